@@ -1,0 +1,220 @@
+//! How a bulkhead is configured: [`BulkheadConfig`] and its builder.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::semaphore::MAX_CONCURRENT;
+use crate::config::{ConfigError, check_limit};
+
+/// The resolved configuration of a bulkhead.
+///
+/// Defaults are Resilience4j's: 25 slots, no waiting, enabled.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use bulkhead_core::BulkheadConfig;
+///
+/// let config = BulkheadConfig::builder()
+///     .max_concurrent(4)
+///     .max_wait(Duration::from_millis(250))
+///     .build()?;
+/// assert_eq!(config.max_concurrent(), 4);
+/// assert_eq!(config.to_string(), "max_concurrent = 4, max_wait = 250ms, enabled = true");
+/// # Ok::<(), bulkhead_core::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct BulkheadConfig {
+    max_concurrent: u32,
+    max_wait: Duration,
+    enabled: bool,
+}
+
+impl BulkheadConfig {
+    /// The default limit, 25.
+    pub const DEFAULT_MAX_CONCURRENT: u32 = 25;
+    /// The largest accepted limit, 2^30 - 1.
+    pub const MAX_CONCURRENT: u32 = MAX_CONCURRENT;
+
+    /// A builder starting from no explicit values.
+    pub fn builder() -> BulkheadConfigBuilder {
+        BulkheadConfigBuilder::default()
+    }
+
+    /// How many calls may hold a slot at once.
+    pub fn max_concurrent(&self) -> u32 {
+        self.max_concurrent
+    }
+
+    /// How long a caller may wait for a slot; zero rejects at once.
+    pub fn max_wait(&self) -> Duration {
+        self.max_wait
+    }
+
+    /// Whether the bulkhead limits anything; a disabled one lets every call
+    /// through and counts nothing.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+}
+
+impl Default for BulkheadConfig {
+    fn default() -> Self {
+        BulkheadConfig {
+            max_concurrent: Self::DEFAULT_MAX_CONCURRENT,
+            max_wait: Duration::ZERO,
+            enabled: true,
+        }
+    }
+}
+
+impl fmt::Display for BulkheadConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "max_concurrent = {}, max_wait = {}, enabled = {}",
+            self.max_concurrent,
+            humantime::format_duration(self.max_wait),
+            self.enabled
+        )
+    }
+}
+
+/// Explicit values for a bulkhead, laid over a base configuration.
+///
+/// Only the values set here override the base (the named configuration given
+/// by [`config`](Self::config), else `default`); see the registry for the full
+/// precedence. Values are checked when the configuration is resolved.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[must_use]
+pub struct BulkheadConfigBuilder {
+    config: Option<String>,
+    max_concurrent: Option<u64>,
+    max_wait: Option<Duration>,
+    enabled: Option<bool>,
+}
+
+impl BulkheadConfigBuilder {
+    /// Starts from the named configuration instead of `default`.
+    pub fn config(mut self, name: impl Into<String>) -> Self {
+        self.config = Some(name.into());
+        self
+    }
+
+    /// How many calls may hold a slot at once (1 to 2^30 - 1).
+    pub fn max_concurrent(mut self, max_concurrent: u32) -> Self {
+        self.max_concurrent = Some(max_concurrent.into());
+        self
+    }
+
+    /// How long a caller may wait for a slot; zero (the default) rejects at
+    /// once.
+    pub fn max_wait(mut self, max_wait: Duration) -> Self {
+        self.max_wait = Some(max_wait);
+        self
+    }
+
+    /// Turns the bulkhead off (every call passes) or on.
+    pub fn enabled(mut self, enabled: bool) -> Self {
+        self.enabled = Some(enabled);
+        self
+    }
+
+    /// The named base configuration, if one was chosen.
+    pub fn config_name(&self) -> Option<&str> {
+        self.config.as_deref()
+    }
+
+    /// Resolves the values set here over the built-in defaults.
+    ///
+    /// # Errors
+    ///
+    /// ATR-003 if `max_concurrent` is out of range.
+    pub fn build(&self) -> Result<BulkheadConfig, ConfigError> {
+        self.build_on(&BulkheadConfig::default())
+    }
+
+    /// Resolves the values set here over `base`.
+    ///
+    /// # Errors
+    ///
+    /// ATR-003 if `max_concurrent` is out of range.
+    pub fn build_on(&self, base: &BulkheadConfig) -> Result<BulkheadConfig, ConfigError> {
+        self.build_keyed(base, "")
+    }
+
+    /// Like [`build_on`](Self::build_on), naming a bad value's key as
+    /// `key_prefix` followed by the key, e.g.
+    /// `bulkhead.configs.slow.max_concurrent`.
+    ///
+    /// # Errors
+    ///
+    /// ATR-003 if `max_concurrent` is out of range.
+    pub fn build_keyed(
+        &self,
+        base: &BulkheadConfig,
+        key_prefix: &str,
+    ) -> Result<BulkheadConfig, ConfigError> {
+        let max_concurrent = match self.max_concurrent {
+            Some(value) => check_limit("max_concurrent", value, MAX_CONCURRENT.into())
+                .map_err(|e| e.prefixed(key_prefix))?,
+            None => base.max_concurrent,
+        };
+        Ok(BulkheadConfig {
+            max_concurrent,
+            max_wait: self.max_wait.unwrap_or(base.max_wait),
+            enabled: self.enabled.unwrap_or(base.enabled),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_resilience4js() {
+        let config = BulkheadConfig::builder().build().unwrap();
+        assert_eq!(config.max_concurrent(), 25);
+        assert_eq!(config.max_wait(), Duration::ZERO);
+        assert!(config.enabled());
+    }
+
+    #[test]
+    fn max_concurrent_zero_is_atr_003() {
+        let err = BulkheadConfig::builder()
+            .max_concurrent(0)
+            .build()
+            .unwrap_err();
+        assert_eq!(err.code(), "ATR-003");
+        assert!(
+            err.to_string().starts_with("ATR-003: max_concurrent"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn max_concurrent_above_the_largest_is_atr_003() {
+        let err = BulkheadConfig::builder()
+            .max_concurrent(u32::MAX)
+            .build()
+            .unwrap_err();
+        assert_eq!(err.code(), "ATR-003");
+    }
+
+    #[test]
+    fn only_explicit_values_override_the_base() {
+        let base = BulkheadConfig::builder()
+            .max_concurrent(3)
+            .max_wait(Duration::from_secs(1))
+            .build()
+            .unwrap();
+        let config = BulkheadConfig::builder()
+            .max_concurrent(7)
+            .build_on(&base)
+            .unwrap();
+        assert_eq!(config.max_concurrent(), 7);
+        assert_eq!(config.max_wait(), Duration::from_secs(1));
+    }
+}

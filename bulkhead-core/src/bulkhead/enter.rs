@@ -1,0 +1,120 @@
+//! The future of an async caller entering a bulkhead.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use super::permit::BulkheadPermit;
+use super::queue::{Kind, WaiterKey};
+use super::semaphore::{Acquired, Enqueued};
+use super::{Bulkhead, Shared};
+use crate::clock::{Sleep, Wake};
+use crate::rejection::BulkheadFull;
+
+/// Waits, without blocking a thread, for a slot in a bulkhead; returned by
+/// [`Bulkhead::enter_async`].
+///
+/// The first poll takes a free slot if there is one. Otherwise, with
+/// `max_wait` zero, it resolves to [`BulkheadFull`]; with `max_wait` > 0 it
+/// queues, and the oldest queued caller receives the next released slot
+/// directly. If `max_wait` passes first (on the bulkhead's clock) it resolves
+/// to [`BulkheadFull`].
+///
+/// # Cancel safety
+///
+/// Dropping it while queued leaves the queue at once. If a slot was handed to
+/// it in the meantime, the slot is passed on to the next waiter (or freed):
+/// a dropped waiter never keeps capacity.
+#[must_use = "futures do nothing unless polled"]
+pub struct Enter<'a> {
+    shared: &'a Shared,
+    state: State,
+}
+
+enum State {
+    Start,
+    Queued {
+        key: WaiterKey,
+        /// `None` when the deadline is too far away to represent.
+        sleep: Option<Sleep>,
+    },
+    Done,
+}
+
+impl<'a> Enter<'a> {
+    pub(super) fn new(bulkhead: &'a Bulkhead) -> Self {
+        Enter {
+            shared: &bulkhead.shared,
+            state: State::Start,
+        }
+    }
+
+    fn outcome(&mut self, acquired: Acquired) -> Poll<Result<BulkheadPermit<'a>, BulkheadFull>> {
+        let waited = matches!(self.state, State::Queued { .. });
+        self.state = State::Done;
+        Poll::Ready(self.shared.permit_or_reject(acquired, waited))
+    }
+}
+
+impl<'a> Future for Enter<'a> {
+    type Output = Result<BulkheadPermit<'a>, BulkheadFull>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        let shared = this.shared;
+        if let State::Start = this.state {
+            let acquired = shared.semaphore.try_acquire();
+            let max_wait = shared.config.max_wait();
+            if acquired != Acquired::Full || max_wait.is_zero() {
+                return this.outcome(acquired);
+            }
+            let key = match shared
+                .semaphore
+                .enqueue(Kind::Task, Wake::Task(cx.waker().clone()))
+            {
+                Enqueued::Done(acquired) => return this.outcome(acquired),
+                Enqueued::Queued(key) => key,
+            };
+            let clock = shared.context.clock();
+            let sleep = clock
+                .now()
+                .checked_add(max_wait)
+                .map(|d| clock.sleep_until(d));
+            this.state = State::Queued { key, sleep };
+        }
+        let State::Queued { key, sleep } = &mut this.state else {
+            // Polled after completion: stay pending, like a fused future.
+            return Poll::Pending;
+        };
+        let expired = sleep
+            .as_mut()
+            .is_some_and(|s| Pin::new(s).poll(cx).is_ready());
+        match shared.semaphore.poll_waiter(*key, expired, Some(cx)) {
+            Some(acquired) => this.outcome(acquired),
+            None => Poll::Pending,
+        }
+    }
+}
+
+impl Drop for Enter<'_> {
+    fn drop(&mut self) {
+        if let State::Queued { key, .. } = self.state {
+            self.shared.semaphore.cancel(key);
+        }
+    }
+}
+
+impl fmt::Debug for Enter<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match self.state {
+            State::Start => "start",
+            State::Queued { .. } => "queued",
+            State::Done => "done",
+        };
+        f.debug_struct("Enter")
+            .field("instance", &self.shared.instance)
+            .field("state", &state)
+            .finish()
+    }
+}

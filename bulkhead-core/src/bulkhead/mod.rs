@@ -1,0 +1,239 @@
+//! The bulkhead: a fixed number of slots that calls to one dependency share,
+//! so that a slow dependency can use up only its own share of concurrency.
+//!
+//! [`Bulkhead`] is one semaphore for sync and async callers alike:
+//!
+//! - [`try_enter`](Bulkhead::try_enter) takes a free slot or fails at once;
+//! - [`enter`](Bulkhead::enter) blocks the thread up to `max_wait`;
+//! - [`enter_async`](Bulkhead::enter_async) waits up to `max_wait` without
+//!   blocking, first come first served.
+//!
+//! Each returns a [`BulkheadPermit`] that gives the slot back when dropped.
+
+mod config;
+mod enter;
+mod permit;
+mod queue;
+mod semaphore;
+
+pub use config::{BulkheadConfig, BulkheadConfigBuilder};
+pub use enter::Enter;
+pub use permit::BulkheadPermit;
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::config::{ConfigError, check_limit};
+use crate::context::PolicyContext;
+use crate::events::{BulkheadEvent, BulkheadEventKind, Event};
+use crate::intern::intern;
+use crate::rejection::BulkheadFull;
+use semaphore::{Acquired, Semaphore};
+
+/// A bulkhead: at most `max_concurrent` calls hold a slot at once.
+///
+/// Cheap to clone; clones share the same slots. Sync and async callers use the
+/// same slots. When both kinds wait, released slots go alternately to the
+/// oldest async waiter and to the oldest blocked thread.
+///
+/// # Examples
+///
+/// ```
+/// use bulkhead_core::{Bulkhead, BulkheadConfig};
+///
+/// let config = BulkheadConfig::builder().max_concurrent(1).build()?;
+/// let bulkhead = Bulkhead::new("renderer", config);
+///
+/// let permit = bulkhead.try_enter()?;            // takes the only slot
+/// assert_eq!(bulkhead.concurrent_calls(), 1);
+/// let rejected = bulkhead.try_enter().unwrap_err();
+/// assert_eq!(rejected.instance(), "renderer");
+/// drop(permit);                                   // gives it back
+/// assert!(bulkhead.try_enter().is_ok());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct Bulkhead {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    semaphore: Semaphore,
+    instance: &'static str,
+    config: BulkheadConfig,
+    context: PolicyContext,
+}
+
+impl Bulkhead {
+    /// A bulkhead on the system clock that publishes no events.
+    pub fn new(instance: &str, config: BulkheadConfig) -> Self {
+        Bulkhead::with_context(instance, config, PolicyContext::default())
+    }
+
+    /// A bulkhead measuring `max_wait` on the context's clock and publishing
+    /// rejections to its event bus.
+    pub fn with_context(instance: &str, config: BulkheadConfig, context: PolicyContext) -> Self {
+        Bulkhead {
+            shared: Arc::new(Shared {
+                semaphore: Semaphore::new(config.max_concurrent(), config.enabled()),
+                instance: intern(instance),
+                config,
+                context,
+            }),
+        }
+    }
+
+    /// The instance id.
+    pub fn instance(&self) -> &'static str {
+        self.shared.instance
+    }
+
+    /// The configuration, with the current limit.
+    pub fn config(&self) -> BulkheadConfig {
+        let mut config = self.shared.config;
+        if config.enabled() {
+            config = BulkheadConfig::builder()
+                .max_concurrent(self.max_concurrent())
+                .build_on(&config)
+                .unwrap_or(config);
+        }
+        config
+    }
+
+    /// Takes a free slot, or fails at once with [`BulkheadFull`] whatever
+    /// `max_wait` says.
+    ///
+    /// # Errors
+    ///
+    /// [`BulkheadFull`] if every slot is taken.
+    #[inline]
+    pub fn try_enter(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
+        let acquired = self.shared.semaphore.try_acquire();
+        self.shared.permit_or_reject(acquired, false)
+    }
+
+    /// Takes a slot, blocking the current thread up to `max_wait` (measured on
+    /// the clock) for one to come free.
+    ///
+    /// Waiting threads are served in arrival order among themselves; while
+    /// async callers wait too, released slots alternate between the two.
+    ///
+    /// # Errors
+    ///
+    /// [`BulkheadFull`] if no slot came free in time.
+    #[inline]
+    pub fn enter(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
+        let shared = &*self.shared;
+        match shared.semaphore.try_acquire() {
+            Acquired::Full if !shared.config.max_wait().is_zero() => shared.enter_blocking(),
+            acquired => shared.permit_or_reject(acquired, false),
+        }
+    }
+
+    /// Takes a slot, waiting without blocking a thread up to `max_wait`.
+    ///
+    /// Nothing happens until the future is first polled. See [`Enter`] for
+    /// the queueing and cancellation rules.
+    #[inline]
+    pub fn enter_async(&self) -> Enter<'_> {
+        Enter::new(self)
+    }
+
+    /// How many calls hold a slot now (0 when disabled).
+    pub fn concurrent_calls(&self) -> u32 {
+        self.shared.semaphore.in_flight()
+    }
+
+    /// How many callers wait for a slot now; for monitoring only.
+    pub fn waiting_calls(&self) -> u32 {
+        self.shared.semaphore.waiting()
+    }
+
+    /// The current limit.
+    pub fn max_concurrent(&self) -> u32 {
+        self.shared.semaphore.max()
+    }
+
+    /// Whether the bulkhead limits calls at all.
+    pub fn is_enabled(&self) -> bool {
+        self.shared.config.enabled()
+    }
+
+    /// Changes the limit at once, without blocking callers.
+    ///
+    /// Raising it hands the new slots to waiting callers. Lowering it below
+    /// the calls in flight lets them finish; new calls are admitted only once
+    /// fewer than the new limit are in flight. Waiting callers keep waiting
+    /// (with their original deadline) for a slot under the new limit.
+    ///
+    /// # Errors
+    ///
+    /// ATR-003 if `max_concurrent` is out of range.
+    pub fn set_max_concurrent(&self, max_concurrent: u32) -> Result<(), ConfigError> {
+        let max = check_limit(
+            "max_concurrent",
+            max_concurrent.into(),
+            BulkheadConfig::MAX_CONCURRENT.into(),
+        )?;
+        self.shared.semaphore.set_max(max);
+        Ok(())
+    }
+}
+
+impl Shared {
+    #[inline]
+    fn permit_or_reject(
+        &self,
+        acquired: Acquired,
+        waited: bool,
+    ) -> Result<BulkheadPermit<'_>, BulkheadFull> {
+        match acquired {
+            Acquired::Slot => Ok(BulkheadPermit::counted(&self.semaphore)),
+            Acquired::Uncounted => Ok(BulkheadPermit::uncounted()),
+            Acquired::Full => Err(self.reject(waited)),
+        }
+    }
+
+    #[inline]
+    fn reject(&self, waited: bool) -> BulkheadFull {
+        if let Some(events) = self.context.events() {
+            if events.has_subscribers() {
+                self.publish_rejection(waited);
+            }
+        }
+        BulkheadFull::new(self.instance)
+    }
+
+    #[cold]
+    fn publish_rejection(&self, waited: bool) {
+        if let Some(events) = self.context.events() {
+            events.publish(Event::Bulkhead(BulkheadEvent {
+                instance: self.instance,
+                kind: BulkheadEventKind::Rejected {
+                    max_concurrent: self.semaphore.max(),
+                    waited,
+                },
+                at: self.context.clock().now(),
+            }));
+        }
+    }
+
+    #[cold]
+    fn enter_blocking(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
+        let clock = &**self.context.clock();
+        let deadline = clock.now().checked_add(self.config.max_wait());
+        let acquired = self.semaphore.acquire_blocking(clock, deadline);
+        self.permit_or_reject(acquired, true)
+    }
+}
+
+impl fmt::Debug for Bulkhead {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Bulkhead")
+            .field("instance", &self.shared.instance)
+            .field("config", &self.config())
+            .field("concurrent_calls", &self.concurrent_calls())
+            .field("waiting_calls", &self.waiting_calls())
+            .finish()
+    }
+}

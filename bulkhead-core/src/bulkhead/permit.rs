@@ -1,0 +1,50 @@
+//! The RAII proof of holding a bulkhead slot.
+
+use std::fmt;
+
+use super::semaphore::Semaphore;
+
+/// A slot in a bulkhead, given back when dropped (also when the holder
+/// panics and unwinds).
+///
+/// A permit from a disabled bulkhead holds nothing and releases nothing.
+#[must_use = "the slot is released as soon as the permit is dropped"]
+pub struct BulkheadPermit<'a> {
+    semaphore: Option<&'a Semaphore>,
+}
+
+impl<'a> BulkheadPermit<'a> {
+    #[inline]
+    pub(super) fn counted(semaphore: &'a Semaphore) -> Self {
+        BulkheadPermit {
+            semaphore: Some(semaphore),
+        }
+    }
+
+    #[inline]
+    pub(super) fn uncounted() -> Self {
+        BulkheadPermit { semaphore: None }
+    }
+
+    /// Whether this permit holds a slot (false for a disabled bulkhead).
+    pub fn holds_slot(&self) -> bool {
+        self.semaphore.is_some()
+    }
+}
+
+impl Drop for BulkheadPermit<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        if let Some(semaphore) = self.semaphore {
+            semaphore.release();
+        }
+    }
+}
+
+impl fmt::Debug for BulkheadPermit<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BulkheadPermit")
+            .field("holds_slot", &self.holds_slot())
+            .finish()
+    }
+}

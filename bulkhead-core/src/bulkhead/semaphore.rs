@@ -1,0 +1,366 @@
+//! # Implementation details
+//!
+//! The slot accounting of a bulkhead: one 64-bit atomic word and, for the
+//! callers that have to wait, a mutex-protected [`WaitQueue`].
+//!
+//! ## The state word
+//!
+//! ```text
+//!  63                 32 31                   2   1          0
+//! +---------------------+----------------------+----------+---------+
+//! | max (limit)         | in flight            | DISABLED | WAITERS |
+//! +---------------------+----------------------+----------+---------+
+//! ```
+//!
+//! - *in flight* counts the slots held, including slots handed to a waiter
+//!   that has not picked its slot up yet.
+//! - *max* is the limit; it lives in the same word so that one load decides a
+//!   rejection, and so that [`Semaphore::set_max`] is atomic with respect to
+//!   every admission.
+//! - `DISABLED` makes every acquisition succeed uncounted.
+//! - `WAITERS` is set exactly while the wait queue is non-empty. It is only
+//!   set or cleared with the queue's mutex held.
+//!
+//! ## Fast paths
+//!
+//! - *Acquire*: load; if `in_flight < max`, one compare-exchange adding one.
+//!   A rejection is the load alone.
+//! - *Release*: load; if `WAITERS` is clear, one compare-exchange subtracting
+//!   one. If `WAITERS` is set the releaser takes the mutex and hands its slot
+//!   directly to the next waiter (*in flight* stays the same), so a queued
+//!   waiter never loses a slot to a newcomer.
+//!
+//! ## Why no wake-up is lost
+//!
+//! A caller that finds no free slot takes the mutex and, in one
+//! compare-exchange on the whole word, either takes a slot that came free or
+//! sets `WAITERS` while `in_flight >= max`. A lock-free release can only
+//! succeed while `WAITERS` is clear, so once a waiter is queued every release
+//! goes through the mutex and sees it. While `WAITERS` is set,
+//! `in_flight >= max` holds (releases hand slots over instead of freeing them,
+//! and a raised limit is handed to waiters under the mutex), so no newcomer
+//! can slip past the queue through the lock-free acquire.
+//!
+//! ## Memory ordering
+//!
+//! A successful acquire is `Acquire` and a release `Release`: the work done
+//! under a slot happens-before the work of whoever takes the slot next. Under
+//! the mutex, read-modify-writes use `AcqRel`; the mutex orders everything
+//! else.
+
+use std::task::Context;
+use std::time::Instant;
+
+use super::queue::{Kind, Status, WaitQueue, WaiterKey};
+use crate::clock::{Clock, Wake};
+use crate::loom::atomic::{AtomicU32, AtomicU64, Ordering::*};
+use crate::loom::{Mutex, MutexGuard, lock, thread};
+
+const WAITERS: u64 = 1;
+const DISABLED: u64 = 1 << 1;
+const IN_FLIGHT_SHIFT: u32 = 2;
+const ONE: u64 = 1 << IN_FLIGHT_SHIFT;
+const IN_FLIGHT_MASK: u64 = (MAX_CONCURRENT as u64) << IN_FLIGHT_SHIFT;
+const MAX_SHIFT: u32 = 32;
+const MAX_MASK: u64 = (u32::MAX as u64) << MAX_SHIFT;
+
+/// The largest supported `max_concurrent`: 2^30 - 1.
+pub(super) const MAX_CONCURRENT: u32 = (1 << 30) - 1;
+
+#[inline(always)]
+fn in_flight(state: u64) -> u32 {
+    ((state & IN_FLIGHT_MASK) >> IN_FLIGHT_SHIFT) as u32
+}
+
+#[inline(always)]
+fn max(state: u64) -> u32 {
+    (state >> MAX_SHIFT) as u32
+}
+
+#[inline(always)]
+fn is_full(state: u64) -> bool {
+    in_flight(state) >= max(state)
+}
+
+/// The outcome of trying to take a slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Acquired {
+    /// A slot was taken and must be released.
+    Slot,
+    /// The bulkhead is disabled: go ahead, nothing to release.
+    Uncounted,
+    /// No free slot.
+    Full,
+}
+
+/// The outcome of queueing.
+#[derive(Debug)]
+pub(crate) enum Enqueued {
+    /// No need to wait after all.
+    Done(Acquired),
+    Queued(WaiterKey),
+}
+
+#[derive(Debug)]
+pub(crate) struct Semaphore {
+    state: AtomicU64,
+    /// Copy of the queue's length, for monitoring without the mutex.
+    waiting: AtomicU32,
+    queue: Mutex<WaitQueue>,
+}
+
+impl Semaphore {
+    pub(crate) fn new(max: u32, enabled: bool) -> Self {
+        let max = max.min(MAX_CONCURRENT);
+        let disabled = if enabled { 0 } else { DISABLED };
+        Semaphore {
+            state: AtomicU64::new(((max as u64) << MAX_SHIFT) | disabled),
+            waiting: AtomicU32::new(0),
+            queue: Mutex::new(WaitQueue::new()),
+        }
+    }
+
+    /// Takes a free slot if there is one. Never waits, never locks.
+    #[inline]
+    pub(crate) fn try_acquire(&self) -> Acquired {
+        let mut state = self.state.load(Relaxed);
+        loop {
+            if state & DISABLED != 0 {
+                return Acquired::Uncounted;
+            }
+            if is_full(state) {
+                return Acquired::Full;
+            }
+            match self
+                .state
+                .compare_exchange_weak(state, state + ONE, Acquire, Relaxed)
+            {
+                Ok(_) => return Acquired::Slot,
+                Err(actual) => state = actual,
+            }
+        }
+    }
+
+    /// Gives a slot back, or hands it to the next waiter.
+    #[inline]
+    pub(crate) fn release(&self) {
+        let mut state = self.state.load(Relaxed);
+        loop {
+            if state & WAITERS != 0 {
+                return self.release_slow();
+            }
+            match self
+                .state
+                .compare_exchange_weak(state, state - ONE, Release, Relaxed)
+            {
+                Ok(_) => return,
+                Err(actual) => state = actual,
+            }
+        }
+    }
+
+    #[cold]
+    fn release_slow(&self) {
+        let mut queue = lock(&self.queue);
+        let wake = self.release_locked(&mut queue);
+        drop(queue);
+        if let Some(wake) = wake {
+            wake.wake();
+        }
+    }
+
+    /// Releases one slot with the queue locked: hands it to the next waiter
+    /// unless the limit was lowered below the slots in flight, else frees it.
+    fn release_locked(&self, queue: &mut MutexGuard<'_, WaitQueue>) -> Option<Wake> {
+        let state = self.state.load(Acquire);
+        if in_flight(state) <= max(state) {
+            if let Some(wake) = queue.grant_next() {
+                self.queue_changed(queue);
+                return Some(wake);
+            }
+        }
+        // WAITERS cannot change while we hold the lock: clear it with the
+        // decrement if the queue is (now) empty.
+        let clear = if state & WAITERS != 0 && queue.is_empty() {
+            WAITERS
+        } else {
+            0
+        };
+        self.state.fetch_sub(ONE + clear, AcqRel);
+        None
+    }
+
+    /// Records a change of the queue's length; clears `WAITERS` once it is
+    /// empty. Call with the lock held, after the change.
+    fn queue_changed(&self, queue: &MutexGuard<'_, WaitQueue>) {
+        if queue.is_empty() {
+            self.state.fetch_and(!WAITERS, AcqRel);
+        }
+        self.waiting.store(queue.len(), Relaxed);
+    }
+
+    /// Takes a slot that came free, or queues the caller.
+    pub(crate) fn enqueue(&self, kind: Kind, wake: Wake) -> Enqueued {
+        let mut queue = lock(&self.queue);
+        let mut state = self.state.load(Acquire);
+        loop {
+            if state & DISABLED != 0 {
+                return Enqueued::Done(Acquired::Uncounted);
+            }
+            let queue_up = is_full(state);
+            if queue_up && state & WAITERS != 0 {
+                break;
+            }
+            let next = if queue_up {
+                state | WAITERS
+            } else {
+                state + ONE
+            };
+            match self.state.compare_exchange(state, next, AcqRel, Acquire) {
+                Ok(_) if queue_up => break,
+                Ok(_) => return Enqueued::Done(Acquired::Slot),
+                Err(actual) => state = actual,
+            }
+        }
+        let key = queue.push(kind, wake);
+        self.queue_changed(&queue);
+        Enqueued::Queued(key)
+    }
+
+    /// Checks a queued waiter: takes its slot if one was handed over, else,
+    /// if `expired`, removes it from the queue, else refreshes its waker.
+    /// Returns `None` while it keeps waiting.
+    pub(crate) fn poll_waiter(
+        &self,
+        key: WaiterKey,
+        expired: bool,
+        cx: Option<&Context<'_>>,
+    ) -> Option<Acquired> {
+        let mut queue = lock(&self.queue);
+        match queue.status(key) {
+            Status::Granted => {
+                queue.remove(key);
+                Some(Acquired::Slot)
+            }
+            Status::Queued if expired => {
+                queue.remove(key);
+                self.queue_changed(&queue);
+                Some(Acquired::Full)
+            }
+            Status::Queued => {
+                if let Some(cx) = cx {
+                    queue.update_waker(key, cx);
+                }
+                None
+            }
+            // Not reachable through the public types, which remove a key
+            // exactly once; answering "full" keeps the accounting intact.
+            Status::Gone => Some(Acquired::Full),
+        }
+    }
+
+    /// Withdraws a waiter that gives up (dropped or unwound). A slot that was
+    /// already handed to it is passed on, so no capacity is lost.
+    pub(crate) fn cancel(&self, key: WaiterKey) {
+        let mut queue = lock(&self.queue);
+        let wake = match queue.remove(key) {
+            Status::Queued => {
+                self.queue_changed(&queue);
+                None
+            }
+            Status::Granted => self.release_locked(&mut queue),
+            Status::Gone => None,
+        };
+        drop(queue);
+        if let Some(wake) = wake {
+            wake.wake();
+        }
+    }
+
+    /// Blocks the calling thread until it gets a slot or `deadline` passes on
+    /// `clock` (`None`: no deadline).
+    pub(crate) fn acquire_blocking(
+        &self,
+        clock: &dyn Clock,
+        deadline: Option<Instant>,
+    ) -> Acquired {
+        let key = match self.enqueue(Kind::Thread, Wake::Thread(thread::current())) {
+            Enqueued::Done(acquired) => return acquired,
+            Enqueued::Queued(key) => key,
+        };
+        // Withdraws the waiter if the clock panics while we wait.
+        let guard = CancelOnDrop {
+            semaphore: self,
+            key,
+        };
+        loop {
+            let expired = deadline.is_some_and(|d| clock.now() >= d);
+            if let Some(acquired) = self.poll_waiter(key, expired, None) {
+                std::mem::forget(guard);
+                return acquired;
+            }
+            match deadline {
+                Some(deadline) => clock.park_until(deadline),
+                None => thread::park(),
+            }
+        }
+    }
+
+    /// Changes the limit. Raising it hands the new slots to waiters at once;
+    /// lowering it lets the calls in flight finish and admits new ones only
+    /// once fewer than the new limit are in flight.
+    pub(crate) fn set_max(&self, new_max: u32) {
+        let new_max = new_max.clamp(1, MAX_CONCURRENT);
+        let mut queue = lock(&self.queue);
+        let mut state = self.state.load(Acquire);
+        loop {
+            let next = (state & !MAX_MASK) | ((new_max as u64) << MAX_SHIFT);
+            match self.state.compare_exchange(state, next, AcqRel, Acquire) {
+                Ok(_) => break,
+                Err(actual) => state = actual,
+            }
+        }
+        let mut wakes = Vec::new();
+        while !queue.is_empty() {
+            let state = self.state.load(Acquire);
+            if is_full(state) {
+                break;
+            }
+            if self
+                .state
+                .compare_exchange(state, state + ONE, AcqRel, Acquire)
+                .is_ok()
+            {
+                wakes.extend(queue.grant_next());
+            }
+        }
+        self.queue_changed(&queue);
+        drop(queue);
+        wakes.into_iter().for_each(Wake::wake);
+    }
+
+    pub(crate) fn in_flight(&self) -> u32 {
+        in_flight(self.state.load(Relaxed))
+    }
+
+    pub(crate) fn max(&self) -> u32 {
+        max(self.state.load(Relaxed))
+    }
+
+    pub(crate) fn waiting(&self) -> u32 {
+        self.waiting.load(Relaxed)
+    }
+}
+
+/// Withdraws a queued waiter when dropped.
+#[derive(Debug)]
+pub(crate) struct CancelOnDrop<'a> {
+    pub(crate) semaphore: &'a Semaphore,
+    pub(crate) key: WaiterKey,
+}
+
+impl Drop for CancelOnDrop<'_> {
+    fn drop(&mut self) {
+        self.semaphore.cancel(self.key);
+    }
+}

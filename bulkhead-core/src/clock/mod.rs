@@ -1,0 +1,121 @@
+//! Time as the policies see it: an injectable [`Clock`], the real
+//! [`SystemClock`] and the test-driven [`ManualClock`].
+//!
+//! Every deadline a policy keeps (how long a caller may wait for a bulkhead
+//! slot, and later retry delays, open-state waits and timeouts) is measured on
+//! a `Clock`, never on the wall clock directly. A registry built with a
+//! [`ManualClock`] therefore makes all of its waits deterministic: a waiter is
+//! rejected exactly when the test moves the clock past its deadline, however
+//! long that takes in real time.
+//!
+//! The fast paths never read the clock: only a caller that has to wait does.
+
+mod manual;
+mod system;
+
+pub use manual::ManualClock;
+pub use system::SystemClock;
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+use std::time::Instant;
+
+use crate::loom::thread;
+
+/// A source of time and of waiting, shared by every policy of a registry.
+///
+/// Implement it to drive the policies from another notion of time; the two
+/// implementations shipped here cover real time ([`SystemClock`]) and tests
+/// ([`ManualClock`]).
+///
+/// # Contract
+///
+/// - [`now`](Clock::now) never goes backwards.
+/// - The future returned by [`sleep_until`](Clock::sleep_until) completes once
+///   `now() >= deadline`, and wakes its task when that happens.
+/// - [`park_until`](Clock::park_until) blocks the calling thread until
+///   `now() >= deadline` *or* the thread is unparked
+///   ([`std::thread::Thread::unpark`]); it may also return spuriously. Callers
+///   re-check their condition and the clock in a loop.
+pub trait Clock: Send + Sync + fmt::Debug + 'static {
+    /// The current time on this clock.
+    fn now(&self) -> Instant;
+
+    /// A future that completes once [`now`](Clock::now) reaches `deadline`.
+    fn sleep_until(&self, deadline: Instant) -> Sleep;
+
+    /// Blocks the current thread until `deadline` passes on this clock or the
+    /// thread is unparked, whichever comes first; may return spuriously.
+    fn park_until(&self, deadline: Instant);
+}
+
+/// The future returned by [`Clock::sleep_until`].
+///
+/// It is boxed because clocks differ in how they wait; a `Sleep` is only ever
+/// created by a caller that already has to wait, never on a fast path.
+#[must_use = "futures do nothing unless polled"]
+pub struct Sleep {
+    inner: Pin<Box<dyn Future<Output = ()> + Send + Sync + 'static>>,
+}
+
+impl Sleep {
+    /// Wraps the future a [`Clock`] implementation uses to wait.
+    pub fn new<F>(future: F) -> Self
+    where
+        F: Future<Output = ()> + Send + Sync + 'static,
+    {
+        Sleep {
+            inner: Box::pin(future),
+        }
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.inner.as_mut().poll(cx)
+    }
+}
+
+impl fmt::Debug for Sleep {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sleep").finish_non_exhaustive()
+    }
+}
+
+/// Blocks the current thread on `clock` until `deadline` has passed.
+///
+/// Unlike [`Clock::park_until`] this does not return early on an unpark.
+pub fn sleep_blocking(clock: &dyn Clock, deadline: Instant) {
+    while clock.now() < deadline {
+        clock.park_until(deadline);
+    }
+}
+
+/// How a waiter is told that something it waits for happened: its task is
+/// woken, or its thread unparked.
+#[derive(Debug)]
+pub(crate) enum Wake {
+    Task(Waker),
+    Thread(thread::Thread),
+}
+
+impl Wake {
+    pub(crate) fn wake(self) {
+        match self {
+            Wake::Task(waker) => waker.wake(),
+            Wake::Thread(thread) => thread.unpark(),
+        }
+    }
+
+    /// Replaces a stored task waker when the task moved; cheap when it did not.
+    pub(crate) fn update(&mut self, cx: &Context<'_>) {
+        match self {
+            Wake::Task(waker) if waker.will_wake(cx.waker()) => {}
+            _ => *self = Wake::Task(cx.waker().clone()),
+        }
+    }
+}

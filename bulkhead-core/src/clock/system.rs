@@ -1,0 +1,181 @@
+//! The real clock, and the one timer thread that wakes async sleepers on it.
+//!
+//! Async waits on the system clock do not depend on any runtime's timer: a
+//! single lazily started thread (`bulkhead-timer`) keeps the deadlines of
+//! pending [`Sleep`]s in a heap and wakes each task when its deadline passes.
+//! It only has work while some caller is waiting with a deadline, which is
+//! never the case on a fast path. If the thread cannot be started, sleeps
+//! complete at once: a waiter is then rejected rather than hung.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::task::{Context, Poll, Waker};
+use std::time::Instant;
+
+use super::{Clock, Sleep};
+
+/// Real monotonic time ([`std::time::Instant`]); the default clock.
+///
+/// # Examples
+///
+/// ```
+/// use bulkhead_core::{Clock, SystemClock};
+///
+/// let clock = SystemClock;
+/// assert!(clock.now() <= std::time::Instant::now());
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+
+    fn sleep_until(&self, deadline: Instant) -> Sleep {
+        Sleep::new(SystemSleep { deadline, id: None })
+    }
+
+    fn park_until(&self, deadline: Instant) {
+        let now = Instant::now();
+        if deadline > now {
+            std::thread::park_timeout(deadline - now);
+        }
+    }
+}
+
+struct SystemSleep {
+    deadline: Instant,
+    /// Our entry in the timer, once registered.
+    id: Option<u64>,
+}
+
+impl Future for SystemSleep {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if Instant::now() >= self.deadline {
+            self.deregister();
+            return Poll::Ready(());
+        }
+        let Some(timer) = Timer::get() else {
+            return Poll::Ready(());
+        };
+        let mut state = timer.lock();
+        match self.id {
+            Some(id) => match state.wakers.get_mut(&id) {
+                Some(waker) => waker.clone_from(cx.waker()),
+                // The timer fired between our clock check and the lock.
+                None => return Poll::Ready(()),
+            },
+            None => {
+                let id = state.next_id;
+                state.next_id += 1;
+                let earliest = state
+                    .heap
+                    .peek()
+                    .is_none_or(|Reverse((first, _))| self.deadline < *first);
+                state.heap.push(Reverse((self.deadline, id)));
+                state.wakers.insert(id, cx.waker().clone());
+                self.id = Some(id);
+                if earliest {
+                    timer.changed.notify_one();
+                }
+            }
+        }
+        Poll::Pending
+    }
+}
+
+impl SystemSleep {
+    fn deregister(&mut self) {
+        if let (Some(id), Some(timer)) = (self.id.take(), Timer::get()) {
+            timer.lock().wakers.remove(&id);
+        }
+    }
+}
+
+impl Drop for SystemSleep {
+    fn drop(&mut self) {
+        self.deregister();
+    }
+}
+
+struct Timer {
+    state: Mutex<TimerState>,
+    changed: Condvar,
+}
+
+#[derive(Default)]
+struct TimerState {
+    /// Deadlines, earliest first; entries whose sleep was dropped stay until
+    /// they expire or the heap is compacted.
+    heap: BinaryHeap<Reverse<(Instant, u64)>>,
+    /// The live sleeps.
+    wakers: HashMap<u64, Waker>,
+    next_id: u64,
+}
+
+impl Timer {
+    /// The process-wide timer, started on first use; `None` if its thread
+    /// could not be spawned.
+    fn get() -> Option<&'static Timer> {
+        static TIMER: OnceLock<Option<&'static Timer>> = OnceLock::new();
+        *TIMER.get_or_init(|| {
+            let timer: &'static Timer = Box::leak(Box::new(Timer {
+                state: Mutex::new(TimerState::default()),
+                changed: Condvar::new(),
+            }));
+            std::thread::Builder::new()
+                .name("bulkhead-timer".into())
+                .spawn(move || timer.run())
+                .ok()
+                .map(|_| timer)
+        })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, TimerState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn run(&self) {
+        let mut due = Vec::new();
+        let mut state = self.lock();
+        loop {
+            let now = Instant::now();
+            while let Some(Reverse((deadline, id))) = state.heap.peek().copied() {
+                if deadline > now {
+                    break;
+                }
+                state.heap.pop();
+                due.extend(state.wakers.remove(&id));
+            }
+            if state.heap.len() > 64 && state.heap.len() > 2 * state.wakers.len() {
+                let TimerState { heap, wakers, .. } = &mut *state;
+                heap.retain(|Reverse((_, id))| wakers.contains_key(id));
+            }
+            if !due.is_empty() {
+                drop(state);
+                due.drain(..).for_each(Waker::wake);
+                state = self.lock();
+                continue;
+            }
+            state = match state.heap.peek() {
+                Some(Reverse((deadline, _))) => {
+                    let timeout = deadline.saturating_duration_since(now);
+                    self.changed
+                        .wait_timeout(state, timeout)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0
+                }
+                None => self
+                    .changed
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner),
+            };
+        }
+    }
+}

@@ -1,0 +1,136 @@
+//! Configuration errors and the parsers of configuration values, shared by
+//! every policy's builder and by configuration loaded at run time.
+
+use std::time::Duration;
+
+/// A configuration value that is out of range or does not parse.
+///
+/// Every variant names the key it came from (`max_concurrent` in a builder,
+/// the full dotted key when loaded from configuration) and the bad value, and
+/// its `Display` starts with its code, e.g.
+/// `ATR-001: invalid duration "25Oms" for max_wait: ...`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A duration that does not parse (ATR-001).
+    #[error(
+        "ATR-001: invalid duration {value:?} for {key}: {reason}; expected a number followed by a unit, such as 250ms, 1s or 1m 30s"
+    )]
+    InvalidDuration {
+        /// The key the value was given for.
+        key: String,
+        /// The value as given.
+        value: String,
+        /// What the parser objected to.
+        reason: String,
+    },
+    /// A concurrency limit below 1 or above the largest supported
+    /// (ATR-003).
+    #[error("ATR-003: {key} must be between 1 and {max}, got {value}")]
+    LimitOutOfRange {
+        /// The key the value was given for.
+        key: String,
+        /// The value as given.
+        value: String,
+        /// The largest accepted value.
+        max: u64,
+    },
+    /// A boolean that is neither `true` nor `false` (ATR-006).
+    #[error("ATR-006: {key} must be true or false, got {value:?}")]
+    InvalidBool {
+        /// The key the value was given for.
+        key: String,
+        /// The value as given.
+        value: String,
+    },
+}
+
+impl ConfigError {
+    /// The error's code, such as `"ATR-001"`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ConfigError::InvalidDuration { .. } => "ATR-001",
+            ConfigError::LimitOutOfRange { .. } => "ATR-003",
+            ConfigError::InvalidBool { .. } => "ATR-006",
+        }
+    }
+
+    /// The key the bad value was given for.
+    pub fn key(&self) -> &str {
+        match self {
+            ConfigError::InvalidDuration { key, .. }
+            | ConfigError::LimitOutOfRange { key, .. }
+            | ConfigError::InvalidBool { key, .. } => key,
+        }
+    }
+
+    /// The same error with `prefix` put before its key, e.g. turning
+    /// `max_wait` into `bulkhead.configs.slow.max_wait`.
+    #[must_use]
+    pub fn prefixed(mut self, prefix: &str) -> Self {
+        if !prefix.is_empty() {
+            let (ConfigError::InvalidDuration { key, .. }
+            | ConfigError::LimitOutOfRange { key, .. }
+            | ConfigError::InvalidBool { key, .. }) = &mut self;
+            key.insert_str(0, prefix);
+        }
+        self
+    }
+}
+
+/// Parses a duration as written in attributes and configuration: humantime
+/// syntax (`250ms`, `1s`, `1m 30s`), or a bare `0`.
+///
+/// # Errors
+///
+/// [`ConfigError::InvalidDuration`] (ATR-001) naming `key`.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use bulkhead_core::parse_duration;
+///
+/// assert_eq!(parse_duration("max_wait", "250ms"), Ok(Duration::from_millis(250)));
+/// assert_eq!(parse_duration("max_wait", "0"), Ok(Duration::ZERO));
+/// assert_eq!(parse_duration("max_wait", "25Oms").unwrap_err().code(), "ATR-001");
+/// ```
+pub fn parse_duration(key: &str, value: &str) -> Result<Duration, ConfigError> {
+    humantime::parse_duration(value.trim()).map_err(|e| ConfigError::InvalidDuration {
+        key: key.to_owned(),
+        value: value.to_owned(),
+        reason: e.to_string(),
+    })
+}
+
+/// Parses `true` or `false` (nothing else: not `yes`, `1` or `TRUE`).
+///
+/// # Errors
+///
+/// [`ConfigError::InvalidBool`] (ATR-006) naming `key`.
+pub fn parse_bool(key: &str, value: &str) -> Result<bool, ConfigError> {
+    match value.trim() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(ConfigError::InvalidBool {
+            key: key.to_owned(),
+            value: value.to_owned(),
+        }),
+    }
+}
+
+/// Checks a concurrency limit: at least 1, at most `max`.
+///
+/// # Errors
+///
+/// [`ConfigError::LimitOutOfRange`] (ATR-003) naming `key`.
+pub fn check_limit(key: &str, value: u64, max: u64) -> Result<u32, ConfigError> {
+    match u32::try_from(value) {
+        Ok(limit) if value >= 1 && value <= max => Ok(limit),
+        _ => Err(ConfigError::LimitOutOfRange {
+            key: key.to_owned(),
+            value: value.to_string(),
+            max,
+        }),
+    }
+}

@@ -1,0 +1,49 @@
+//! What every policy of a registry shares: its clock and its event bus.
+
+use std::sync::Arc;
+
+use crate::clock::{Clock, SystemClock};
+use crate::events::EventBus;
+
+/// The clock policies measure time on and the bus they publish events to.
+///
+/// A registry builds one and hands it to each policy it creates; a policy
+/// built on its own gets [`PolicyContext::default`]: the [`SystemClock`] and
+/// no events.
+#[derive(Debug, Clone)]
+pub struct PolicyContext {
+    clock: Arc<dyn Clock>,
+    events: Option<EventBus>,
+}
+
+impl PolicyContext {
+    /// A context measuring time on `clock`, publishing no events.
+    pub fn new(clock: Arc<dyn Clock>) -> Self {
+        PolicyContext {
+            clock,
+            events: None,
+        }
+    }
+
+    /// The same context, publishing events to `events`.
+    pub fn with_events(mut self, events: EventBus) -> Self {
+        self.events = Some(events);
+        self
+    }
+
+    /// The clock.
+    pub fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// The event bus, if events are published.
+    pub fn events(&self) -> Option<&EventBus> {
+        self.events.as_ref()
+    }
+}
+
+impl Default for PolicyContext {
+    fn default() -> Self {
+        PolicyContext::new(Arc::new(SystemClock))
+    }
+}

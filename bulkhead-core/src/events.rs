@@ -1,0 +1,186 @@
+//! What policies report: [`Event`]s, published on an [`EventBus`] and read
+//! from an [`EventStream`].
+//!
+//! Admitted calls publish nothing. A rejection publishes one event, and only
+//! when someone subscribed: with no subscriber, publishing costs one relaxed
+//! load. Subscribers read from a bounded buffer of their own; one that falls
+//! behind loses the oldest events (counted in [`EventStream::missed`]) and
+//! never slows a caller down.
+
+use std::fmt;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::time::Instant;
+
+use tokio::sync::broadcast;
+
+/// Something a policy did that is worth knowing about.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Event {
+    /// A bulkhead event.
+    Bulkhead(BulkheadEvent),
+}
+
+impl Event {
+    /// The id of the instance the event is about.
+    pub fn instance(&self) -> &'static str {
+        match self {
+            Event::Bulkhead(event) => event.instance,
+        }
+    }
+}
+
+/// An event of one bulkhead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct BulkheadEvent {
+    /// The bulkhead's instance id.
+    pub instance: &'static str,
+    /// What happened.
+    pub kind: BulkheadEventKind,
+    /// When, on the registry's clock.
+    pub at: Instant,
+}
+
+/// What happened to a bulkhead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BulkheadEventKind {
+    /// A call was rejected: no slot was free, and none came free within
+    /// `max_wait`.
+    Rejected {
+        /// The limit at the time.
+        max_concurrent: u32,
+        /// Whether the call had waited (`max_wait` > 0) before it was rejected.
+        waited: bool,
+    },
+}
+
+/// Where policies publish their events: cheap to clone, shared by every
+/// policy of a registry.
+#[derive(Clone)]
+pub struct EventBus {
+    shared: Arc<BusShared>,
+}
+
+struct BusShared {
+    sender: broadcast::Sender<Event>,
+    subscribers: AtomicUsize,
+}
+
+impl EventBus {
+    /// The number of events each subscriber may fall behind by default.
+    pub const DEFAULT_CAPACITY: usize = 1024;
+
+    /// A bus where each subscriber may fall `capacity` events behind before
+    /// it starts losing the oldest ones (at least 1).
+    pub fn new(capacity: usize) -> Self {
+        let (sender, _) = broadcast::channel(capacity.clamp(1, usize::MAX >> 2));
+        EventBus {
+            shared: Arc::new(BusShared {
+                sender,
+                subscribers: AtomicUsize::new(0),
+            }),
+        }
+    }
+
+    /// Starts receiving every event published from now on.
+    pub fn subscribe(&self) -> EventStream {
+        self.shared.subscribers.fetch_add(1, Relaxed);
+        EventStream {
+            receiver: self.shared.sender.subscribe(),
+            shared: Arc::clone(&self.shared),
+            missed: 0,
+        }
+    }
+
+    /// Whether anyone listens; publishers check this before building an event.
+    #[inline]
+    pub fn has_subscribers(&self) -> bool {
+        self.shared.subscribers.load(Relaxed) != 0
+    }
+
+    /// Publishes `event` to every current subscriber. Never blocks.
+    pub fn publish(&self, event: Event) {
+        // An error means nobody subscribed any more: nothing to do.
+        let _ = self.shared.sender.send(event);
+    }
+}
+
+impl Default for EventBus {
+    fn default() -> Self {
+        EventBus::new(Self::DEFAULT_CAPACITY)
+    }
+}
+
+impl fmt::Debug for EventBus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EventBus")
+            .field("subscribers", &self.shared.subscribers.load(Relaxed))
+            .finish()
+    }
+}
+
+/// A subscription to an [`EventBus`]: the events published since it was
+/// created, oldest first.
+///
+/// Read with [`recv`](EventStream::recv) from async code, or
+/// [`try_recv`](EventStream::try_recv) / [`drain`](EventStream::drain) from
+/// anywhere. Dropping it unsubscribes.
+pub struct EventStream {
+    receiver: broadcast::Receiver<Event>,
+    shared: Arc<BusShared>,
+    missed: u64,
+}
+
+impl EventStream {
+    /// Waits for the next event. `None` once the bus is gone and every event
+    /// was read.
+    pub async fn recv(&mut self) -> Option<Event> {
+        loop {
+            match self.receiver.recv().await {
+                Ok(event) => return Some(event),
+                Err(broadcast::error::RecvError::Lagged(n)) => self.missed += n,
+                Err(broadcast::error::RecvError::Closed) => return None,
+            }
+        }
+    }
+
+    /// The next event if one is ready, without waiting.
+    pub fn try_recv(&mut self) -> Option<Event> {
+        loop {
+            match self.receiver.try_recv() {
+                Ok(event) => return Some(event),
+                Err(broadcast::error::TryRecvError::Lagged(n)) => self.missed += n,
+                Err(_) => return None,
+            }
+        }
+    }
+
+    /// Every event ready now, without waiting.
+    pub fn drain(&mut self) -> impl Iterator<Item = Event> + '_ {
+        std::iter::from_fn(|| self.try_recv())
+    }
+
+    /// How many events this subscriber lost by falling more than the bus's
+    /// capacity behind.
+    pub fn missed(&self) -> u64 {
+        self.missed
+    }
+}
+
+impl Drop for EventStream {
+    fn drop(&mut self) {
+        self.shared.subscribers.fetch_sub(1, Relaxed);
+    }
+}
+
+impl fmt::Debug for EventStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EventStream")
+            .field("pending", &self.receiver.len())
+            .field("missed", &self.missed)
+            .finish()
+    }
+}

@@ -1,0 +1,44 @@
+//! The policies of [`bulkhead`](https://docs.rs/bulkhead): the bulkhead
+//! semaphore, clocks, rejections and events. No registry and no macros live
+//! here; most users depend on the `bulkhead` facade instead.
+//!
+//! ```
+//! use std::time::Duration;
+//! use bulkhead_core::{Bulkhead, BulkheadConfig};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let config = BulkheadConfig::builder()
+//!     .max_concurrent(2)
+//!     .max_wait(Duration::from_millis(250))
+//!     .build()?;
+//! let reports = Bulkhead::new("reports", config);
+//!
+//! let sync_slot = reports.enter()?;               // sync callers block up to max_wait
+//! let async_slot = reports.enter_async().await?;  // async callers never block a thread
+//! assert_eq!(reports.concurrent_calls(), 2);
+//! assert!(reports.try_enter().is_err());          // full: rejected at once
+//! drop((sync_slot, async_slot));
+//! # Ok(())
+//! # }
+//! ```
+
+#![forbid(unsafe_code)]
+
+mod bulkhead;
+mod clock;
+mod config;
+mod context;
+mod events;
+mod intern;
+mod loom;
+mod rejection;
+
+pub use bulkhead::{Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, Enter};
+pub use clock::{Clock, ManualClock, Sleep, SystemClock, sleep_blocking};
+pub use config::{ConfigError, check_limit, parse_bool, parse_duration};
+pub use context::PolicyContext;
+pub use events::{BulkheadEvent, BulkheadEventKind, Event, EventBus, EventStream};
+pub use rejection::{
+    BulkheadFull, CallError, CallTimeout, CircuitOpen, RateLimited, Rejection, RejectionKind,
+};

@@ -1,0 +1,2 @@
+//! Attribute macros of the `bulkhead` crate. Use them through the facade:
+//! `use bulkhead::{resilient, bulkhead};`.

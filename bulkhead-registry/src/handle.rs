@@ -1,0 +1,60 @@
+//! Handles to live policy instances.
+
+use bulkhead_core::{Bulkhead, ConfigError};
+
+use crate::snapshot::BulkheadSnapshot;
+
+/// A view of one bulkhead of a registry, from
+/// [`Registry::bulkhead`](crate::Registry::bulkhead).
+///
+/// Cheap to clone; reads are lock-free.
+#[derive(Debug, Clone)]
+pub struct BulkheadHandle {
+    bulkhead: Bulkhead,
+}
+
+impl BulkheadHandle {
+    pub(crate) fn new(bulkhead: Bulkhead) -> Self {
+        BulkheadHandle { bulkhead }
+    }
+
+    /// The instance id.
+    pub fn instance(&self) -> &str {
+        self.bulkhead.instance()
+    }
+
+    /// Calls holding a slot now.
+    pub fn concurrent_calls(&self) -> u32 {
+        self.bulkhead.concurrent_calls()
+    }
+
+    /// Calls waiting for a slot now (0 when `max_wait` is zero). For
+    /// monitoring only: by the time you read it, it may have changed.
+    pub fn waiting_calls(&self) -> u32 {
+        self.bulkhead.waiting_calls()
+    }
+
+    /// The current limit.
+    pub fn max_concurrent(&self) -> u32 {
+        self.bulkhead.max_concurrent()
+    }
+
+    /// The bulkhead's state now.
+    pub fn snapshot(&self) -> BulkheadSnapshot {
+        BulkheadSnapshot::of(&self.bulkhead)
+    }
+
+    /// Changes the limit at once; see [`Bulkhead::set_max_concurrent`].
+    ///
+    /// # Errors
+    ///
+    /// ATR-003 if `max_concurrent` is out of range.
+    pub fn set_max_concurrent(&self, max_concurrent: u32) -> Result<(), ConfigError> {
+        self.bulkhead.set_max_concurrent(max_concurrent)
+    }
+
+    /// The bulkhead itself, to enter it directly.
+    pub fn bulkhead(&self) -> &Bulkhead {
+        &self.bulkhead
+    }
+}

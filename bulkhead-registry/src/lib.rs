@@ -1,0 +1,33 @@
+//! The registry of [`bulkhead`](https://docs.rs/bulkhead): named policy
+//! instances and their configuration ([`Registry`]), handles and snapshots to
+//! watch them ([`BulkheadHandle`], [`RegistrySnapshot`]), and [`Pipeline`] to
+//! build policies in code. Most users depend on the `bulkhead` facade.
+//!
+//! ```
+//! use bulkhead_registry::{Pipeline, Registry};
+//!
+//! let registry = Registry::new();
+//! let render = Pipeline::builder(&registry, "renderer")
+//!     .bulkhead(|b| b.max_concurrent(10))
+//!     .build()?;
+//! let report = render.execute(|| Ok::<_, std::io::Error>("report"));
+//! assert!(report.is_ok());
+//!
+//! let snapshot = registry.snapshot();
+//! assert_eq!(snapshot.bulkheads()[0].instance, "renderer");
+//! # Ok::<(), bulkhead_registry::RegistryError>(())
+//! ```
+
+#![forbid(unsafe_code)]
+
+mod error;
+mod handle;
+mod pipeline;
+mod registry;
+mod snapshot;
+
+pub use error::RegistryError;
+pub use handle::BulkheadHandle;
+pub use pipeline::{Pipeline, PipelineBuilder};
+pub use registry::{DEFAULT_CONFIG, Registry, RegistryBuilder};
+pub use snapshot::{BulkheadSnapshot, RegistrySnapshot};
