@@ -1,1 +1,3 @@
+//! Criterion benchmarks of the bulkhead against the floor and its peers.
+
 fn main() {}

@@ -24,23 +24,8 @@ pub enum RegistryError {
         known: String,
     },
     /// One instance id resolved to two different configurations (REG-008).
-    #[error(
-        "REG-008: {policy} {instance:?} has two different configurations: {first_source} resolves to [{first_config}], but {second_source} resolves to [{second_config}]; give them the same configuration or different names"
-    )]
-    Conflict {
-        /// The kind of policy, such as `"bulkhead"`.
-        policy: &'static str,
-        /// The shared instance id.
-        instance: String,
-        /// Who declared the instance first (a method or a pipeline).
-        first_source: String,
-        /// The configuration it resolved to.
-        first_config: String,
-        /// Who declared it again.
-        second_source: String,
-        /// The configuration that one resolved to.
-        second_config: String,
-    },
+    #[error("REG-008: {0}")]
+    Conflict(Box<Conflict>),
     /// No instance has this id (REG-009).
     #[error(
         "REG-009: no {policy} with id {instance:?}; it exists once its trait is wrapped or its pipeline built{known}"
@@ -69,4 +54,25 @@ impl RegistryError {
             RegistryError::Config(error) => error.code(),
         }
     }
+}
+
+/// The two sides of a REG-008 conflict.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{policy} {instance:?} has two different configurations: {first_source} resolves to [{first_config}], but {second_source} resolves to [{second_config}]; give them the same configuration or different names"
+)]
+#[non_exhaustive]
+pub struct Conflict {
+    /// The kind of policy, such as `"bulkhead"`.
+    pub policy: &'static str,
+    /// The shared instance id.
+    pub instance: String,
+    /// Who declared the instance first (a method or a pipeline).
+    pub first_source: String,
+    /// The configuration it resolved to.
+    pub first_config: String,
+    /// Who declared it again.
+    pub second_source: String,
+    /// The configuration that one resolved to.
+    pub second_config: String,
 }

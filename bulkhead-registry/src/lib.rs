@@ -26,7 +26,7 @@ mod pipeline;
 mod registry;
 mod snapshot;
 
-pub use error::RegistryError;
+pub use error::{Conflict, RegistryError};
 pub use handle::BulkheadHandle;
 pub use pipeline::{Pipeline, PipelineBuilder};
 pub use registry::{DEFAULT_CONFIG, Registry, RegistryBuilder};

@@ -12,7 +12,7 @@ use bulkhead_core::{
 use dashmap::DashMap;
 use dashmap::mapref::entry::Entry;
 
-use crate::error::RegistryError;
+use crate::error::{Conflict, RegistryError};
 use crate::handle::BulkheadHandle;
 use crate::snapshot::{BulkheadSnapshot, RegistrySnapshot};
 
@@ -160,14 +160,14 @@ impl Registry {
                 if existing.config == config {
                     Ok(existing.policy.clone())
                 } else {
-                    Err(RegistryError::Conflict {
+                    Err(RegistryError::Conflict(Box::new(Conflict {
                         policy: "bulkhead",
                         instance: id.to_owned(),
                         first_source: existing.source.clone(),
                         first_config: existing.config.to_string(),
                         second_source: source.to_owned(),
                         second_config: config.to_string(),
-                    })
+                    })))
                 }
             }
             Entry::Vacant(vacant) => {

@@ -81,21 +81,16 @@ impl Pipeline {
     /// # Errors
     ///
     /// As for [`execute`](Self::execute).
-    pub fn execute_async<T, E, F, Fut>(
-        &self,
-        mut call: F,
-    ) -> impl Future<Output = Result<T, CallError<E>>>
+    pub async fn execute_async<T, E, F, Fut>(&self, mut call: F) -> Result<T, CallError<E>>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        async move {
-            let _permit = match &self.bulkhead {
-                Some(bulkhead) => Some(bulkhead.enter_async().await.map_err(Rejection::from)?),
-                None => None,
-            };
-            call().await.map_err(CallError::Inner)
-        }
+        let _permit = match &self.bulkhead {
+            Some(bulkhead) => Some(bulkhead.enter_async().await.map_err(Rejection::from)?),
+            None => None,
+        };
+        call().await.map_err(CallError::Inner)
     }
 }
 

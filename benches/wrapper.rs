@@ -1,0 +1,3 @@
+//! Criterion benchmarks of generated wrappers against hand-written code.
+
+fn main() {}
