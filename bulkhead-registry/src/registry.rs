@@ -224,7 +224,11 @@ impl Registry {
             .collect();
         let known = match ids.len() {
             0 => String::new(),
-            1..=20 => format!("; known: {}", known_names(ids.iter())),
+            1..=20 => {
+                let mut ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+                ids.sort_unstable();
+                format!("; known: {}", ids.join(", "))
+            }
             n => format!("; {n} exist, see registry.snapshot()"),
         };
         RegistryError::UnknownInstance {

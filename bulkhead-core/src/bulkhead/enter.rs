@@ -69,6 +69,10 @@ impl<'a> Future for Enter<'a> {
             if acquired != Acquired::Full || max_wait.is_zero() {
                 return this.outcome(acquired);
             }
+            // The deadline is fixed before queueing: whoever sees this caller
+            // waiting may move a manual clock and know that it counts.
+            let clock = shared.context.clock();
+            let deadline = clock.now().checked_add(max_wait);
             let key = match shared
                 .semaphore
                 .enqueue(Kind::Task, Wake::Task(cx.waker().clone()))
@@ -76,11 +80,7 @@ impl<'a> Future for Enter<'a> {
                 Enqueued::Done(acquired) => return this.outcome(acquired),
                 Enqueued::Queued(key) => key,
             };
-            let clock = shared.context.clock();
-            let sleep = clock
-                .now()
-                .checked_add(max_wait)
-                .map(|d| clock.sleep_until(d));
+            let sleep = deadline.map(|deadline| clock.sleep_until(deadline));
             this.state = State::Queued { key, sleep };
         }
         let State::Queued { key, sleep } = &mut this.state else {
