@@ -1,0 +1,467 @@
+//! The typed model the macros work on: a `#[resilient]` trait with its
+//! methods, and a function whose body `#[bulkhead]` wraps. Built from syn's
+//! tree, keeping the original tokens (and so their spans); the policy
+//! attributes are parsed here, every error going to one accumulator.
+
+use std::collections::HashSet;
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{ToTokens, format_ident};
+use syn::spanned::Spanned;
+use syn::{
+    Attribute, GenericArgument, Ident, ItemFn, ItemTrait, PathArguments, ReceiverKind, ReturnType,
+    Signature, TraitItem, TraitItemConst, TraitItemFn, TraitItemType, Type, TypeParamBound,
+    Visibility,
+};
+
+use crate::attr::{self, BulkheadArgs};
+
+/// A trait under `#[resilient]`.
+pub(crate) struct Trait {
+    /// The trait as the user wrote it, minus the policy attributes.
+    pub(crate) item: ItemTrait,
+    /// `Resilient<Trait>`.
+    pub(crate) wrapper: Ident,
+    /// The wrapper's type parameter for the delegate: `D`, or a name the
+    /// trait does not use.
+    pub(crate) delegate: Ident,
+    pub(crate) methods: Vec<Method>,
+    pub(crate) types: Vec<TraitItemType>,
+    pub(crate) consts: Vec<TraitItemConst>,
+}
+
+/// A method of a `#[resilient]` trait.
+pub(crate) struct Method {
+    /// `#[cfg]` attributes, copied onto the wrapper's method.
+    pub(crate) cfgs: Vec<Attribute>,
+    pub(crate) sig: Signature,
+    pub(crate) receiver: Receiver,
+    pub(crate) ret: Returns,
+    /// The `#[bulkhead]` attribute, if the method has one.
+    pub(crate) annotation: Option<Annotation>,
+}
+
+/// A `#[bulkhead]` attribute found on a method.
+pub(crate) struct Annotation {
+    /// Where the attribute is, for errors about the method as a whole.
+    pub(crate) span: Span,
+    /// Its keys, or `None` if they did not parse (the error is reported).
+    pub(crate) args: Option<BulkheadArgs>,
+}
+
+/// How a method takes `self`.
+#[derive(Clone, Copy)]
+pub(crate) enum Receiver {
+    /// No receiver: an associated function.
+    None,
+    /// `&self`.
+    Ref,
+    /// `&mut self`.
+    RefMut,
+    /// `self` (by value).
+    Value,
+    /// Another receiver type, such as `self: Box<Self>`.
+    Other(Span),
+}
+
+/// What a method or function returns, and when its work happens.
+pub(crate) struct Returns {
+    pub(crate) kind: CallKind,
+    /// The value the call produces: the return type of a sync function, the
+    /// `Output` of a future.
+    pub(crate) value: Type,
+    /// Whether `value` is a `Result` (by its last path segment, so that
+    /// aliases such as `io::Result<T>` count).
+    pub(crate) is_result: bool,
+    /// The span of the return type, for errors.
+    pub(crate) span: Span,
+}
+
+/// Whether a call runs on the spot or returns a future.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum CallKind {
+    /// A plain function.
+    Sync,
+    /// `async fn`.
+    AsyncFn,
+    /// `fn ... -> impl Future<Output = ...>`.
+    ImplFuture,
+    /// `fn ... -> Pin<Box<dyn Future<Output = ...>>>`.
+    BoxedFuture,
+}
+
+/// A function with a body under `#[bulkhead]`: a free function, or a method
+/// in an impl block (or a trait's default method).
+pub(crate) struct Func {
+    pub(crate) item: ItemFn,
+    pub(crate) ret: Returns,
+    pub(crate) args: BulkheadArgs,
+}
+
+impl Trait {
+    /// Builds the model, parsing every `#[bulkhead]` attribute; attribute
+    /// errors go to `errors` and leave that method unannotated.
+    pub(crate) fn from_syn(mut item: ItemTrait, errors: &mut darling::error::Accumulator) -> Self {
+        let wrapper = format_ident!("Resilient{}", item.ident);
+        let delegate = free_ident(&item.to_token_stream());
+        let mut methods = Vec::new();
+        let mut types = Vec::new();
+        let mut consts = Vec::new();
+        for trait_item in &mut item.items {
+            match trait_item {
+                TraitItem::Fn(method) => methods.push(Method::from_syn(method, errors)),
+                TraitItem::Type(ty) => types.push(ty.clone()),
+                TraitItem::Const(constant) => consts.push(constant.clone()),
+                _ => {}
+            }
+        }
+        Trait {
+            item,
+            wrapper,
+            delegate,
+            methods,
+            types,
+            consts,
+        }
+    }
+}
+
+impl Method {
+    /// Reads the method, taking its `#[bulkhead]` attributes off it.
+    fn from_syn(method: &mut TraitItemFn, errors: &mut darling::error::Accumulator) -> Self {
+        let mut annotation: Option<Annotation> = None;
+        let mut kept = Vec::with_capacity(method.attrs.len());
+        for attr in method.attrs.drain(..) {
+            if !attr::is_bulkhead(&attr) {
+                kept.push(attr);
+                continue;
+            }
+            if annotation.is_some() {
+                errors.push(
+                    darling::Error::custom(format!(
+                        "{}: #[bulkhead] is given twice on `{}`; merge the keys into one attribute",
+                        crate::codes::MALFORMED,
+                        method.sig.ident
+                    ))
+                    .with_span(&attr),
+                );
+                continue;
+            }
+            let args = errors.handle(attr::BulkheadArgs::from_attribute(&attr));
+            annotation = Some(Annotation {
+                span: attr.span(),
+                args,
+            });
+        }
+        method.attrs = kept;
+        let cfgs = method
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("cfg"))
+            .cloned()
+            .collect();
+        Method {
+            cfgs,
+            receiver: Receiver::of(&method.sig),
+            ret: Returns::of(&method.sig),
+            sig: method.sig.clone(),
+            annotation,
+        }
+    }
+
+    /// The parsed policy, if the method is annotated and its keys parsed.
+    pub(crate) fn policy(&self) -> Option<&BulkheadArgs> {
+        self.annotation.as_ref().and_then(|a| a.args.as_ref())
+    }
+}
+
+impl Receiver {
+    fn of(sig: &Signature) -> Self {
+        let Some(receiver) = sig.receiver() else {
+            return Receiver::None;
+        };
+        match &receiver.kind {
+            ReceiverKind::Value => Receiver::Value,
+            ReceiverKind::Reference(_, _, None) => Receiver::Ref,
+            ReceiverKind::Reference(_, _, Some(_)) => Receiver::RefMut,
+            ReceiverKind::Typed(_, ty) => match strip(ty) {
+                Type::Path(path) if path.qself.is_none() && path.path.is_ident("Self") => {
+                    Receiver::Value
+                }
+                Type::Reference(reference) if is_self(&reference.elem) => {
+                    if reference.mutability.is_some() {
+                        Receiver::RefMut
+                    } else {
+                        Receiver::Ref
+                    }
+                }
+                other => Receiver::Other(other.span()),
+            },
+            _ => Receiver::Other(receiver.span()),
+        }
+    }
+}
+
+impl Returns {
+    /// Classifies the return type of `sig`.
+    pub(crate) fn of(sig: &Signature) -> Self {
+        let (value, span) = match &sig.output {
+            ReturnType::Default => (syn::parse_quote!(()), sig.paren_token.span.close()),
+            ReturnType::Type(_, ty) => ((**ty).clone(), ty.span()),
+        };
+        let (kind, value) = if sig.asyncness.is_some() {
+            (CallKind::AsyncFn, value)
+        } else if let Some(output) = impl_future_output(&value) {
+            (CallKind::ImplFuture, output)
+        } else if let Some(output) = boxed_future_output(&value) {
+            (CallKind::BoxedFuture, output)
+        } else {
+            (CallKind::Sync, value)
+        };
+        Returns {
+            kind,
+            is_result: is_result(&value),
+            value,
+            span,
+        }
+    }
+}
+
+impl Func {
+    pub(crate) fn new(item: ItemFn, args: BulkheadArgs) -> Self {
+        Func {
+            ret: Returns::of(&item.sig),
+            item,
+            args,
+        }
+    }
+
+    pub(crate) fn vis(&self) -> &Visibility {
+        &self.item.vis
+    }
+}
+
+/// Looks through parentheses and invisible groups around a type.
+pub(crate) fn strip(ty: &Type) -> &Type {
+    match ty {
+        Type::Group(group) => strip(&group.elem),
+        Type::Paren(paren) => strip(&paren.elem),
+        _ => ty,
+    }
+}
+
+fn is_self(ty: &Type) -> bool {
+    matches!(strip(ty), Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self"))
+}
+
+/// Whether `ty` is a `Result`, by the last segment of its path.
+fn is_result(ty: &Type) -> bool {
+    match strip(ty) {
+        Type::Path(path) => path.path.segments.last().is_some_and(|segment| {
+            segment.ident == "Result"
+                && matches!(segment.arguments, PathArguments::AngleBracketed(_))
+        }),
+        _ => false,
+    }
+}
+
+/// The `Output` of `impl Future<Output = T> + ...`.
+fn impl_future_output(ty: &Type) -> Option<Type> {
+    match strip(ty) {
+        Type::ImplTrait(imp) => future_output(imp.bounds.iter()),
+        _ => None,
+    }
+}
+
+/// The `Output` of `Pin<Box<dyn Future<Output = T> + ...>>`.
+fn boxed_future_output(ty: &Type) -> Option<Type> {
+    let pinned = single_type_argument(ty, "Pin")?;
+    let boxed = single_type_argument(pinned, "Box")?;
+    match strip(boxed) {
+        Type::TraitObject(object) => future_output(object.bounds.iter()),
+        _ => None,
+    }
+}
+
+/// The only type argument of `ty` if its path ends in `name<...>`.
+fn single_type_argument<'a>(ty: &'a Type, name: &str) -> Option<&'a Type> {
+    let Type::Path(path) = strip(ty) else {
+        return None;
+    };
+    let segment = path.path.segments.last()?;
+    if segment.ident != name {
+        return None;
+    }
+    let PathArguments::AngleBracketed(args) = &segment.arguments else {
+        return None;
+    };
+    let mut types = args.args.iter().filter_map(|arg| match arg {
+        GenericArgument::Type(ty) => Some(ty),
+        _ => None,
+    });
+    let first = types.next()?;
+    types.next().is_none().then_some(first)
+}
+
+fn future_output<'a>(bounds: impl Iterator<Item = &'a TypeParamBound>) -> Option<Type> {
+    for bound in bounds {
+        let TypeParamBound::Trait(bound) = bound else {
+            continue;
+        };
+        let Some(segment) = bound.path.segments.last() else {
+            continue;
+        };
+        if segment.ident != "Future" {
+            continue;
+        }
+        let PathArguments::AngleBracketed(args) = &segment.arguments else {
+            continue;
+        };
+        for arg in &args.args {
+            if let GenericArgument::AssocType(assoc) = arg {
+                if assoc.ident == "Output" {
+                    return Some(assoc.ty.clone());
+                }
+            }
+        }
+    }
+    None
+}
+
+/// `D`, or `D1`, `D2`, ... : the first of these that no identifier in
+/// `tokens` already is, so the wrapper's type parameter shadows nothing the
+/// trait refers to.
+fn free_ident(tokens: &TokenStream) -> Ident {
+    let mut used = HashSet::new();
+    collect_idents(tokens.clone(), &mut used);
+    let mut candidate = String::from("D");
+    let mut n = 0;
+    while used.contains(&candidate) {
+        n += 1;
+        candidate = format!("D{n}");
+    }
+    Ident::new(&candidate, Span::call_site())
+}
+
+fn collect_idents(tokens: TokenStream, used: &mut HashSet<String>) {
+    for token in tokens {
+        match token {
+            TokenTree::Ident(ident) => {
+                used.insert(ident.to_string());
+            }
+            TokenTree::Group(group) => collect_idents(group.stream(), used),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::quote;
+    use syn::parse_quote;
+
+    fn returns(sig: Signature) -> (CallKind, String, bool) {
+        let ret = Returns::of(&sig);
+        (
+            ret.kind,
+            crate::ids::render(ret.value.to_token_stream()),
+            ret.is_result,
+        )
+    }
+
+    #[test]
+    fn return_types_are_classified() {
+        assert_eq!(
+            returns(parse_quote!(fn f(&self) -> Result<u8, E>)),
+            (CallKind::Sync, "Result<u8, E>".into(), true)
+        );
+        assert_eq!(
+            returns(parse_quote!(async fn f(&self) -> io::Result<u8>)),
+            (CallKind::AsyncFn, "io::Result<u8>".into(), true)
+        );
+        assert_eq!(
+            returns(parse_quote!(fn f(&self) -> impl Future<Output = Result<u8, E>> + Send)),
+            (CallKind::ImplFuture, "Result<u8, E>".into(), true)
+        );
+        assert_eq!(
+            returns(
+                parse_quote!(fn f(&self) -> Pin<Box<dyn Future<Output = Result<u8, E>> + Send + '_>>)
+            ),
+            (CallKind::BoxedFuture, "Result<u8, E>".into(), true)
+        );
+        assert_eq!(
+            returns(parse_quote!(fn f(&self) -> u8)),
+            (CallKind::Sync, "u8".into(), false)
+        );
+        assert_eq!(
+            returns(parse_quote!(fn f(&self))),
+            (CallKind::Sync, "()".into(), false)
+        );
+        assert_eq!(
+            returns(parse_quote!(fn f(&self) -> Result)),
+            (CallKind::Sync, "Result".into(), false)
+        );
+    }
+
+    #[test]
+    fn receivers_are_classified() {
+        let of = |sig: Signature| Receiver::of(&sig);
+        assert!(matches!(of(parse_quote!(fn f(&self))), Receiver::Ref));
+        assert!(matches!(
+            of(parse_quote!(fn f(&'a mut self))),
+            Receiver::RefMut
+        ));
+        assert!(matches!(of(parse_quote!(fn f(mut self))), Receiver::Value));
+        assert!(matches!(of(parse_quote!(fn f(self: &Self))), Receiver::Ref));
+        assert!(matches!(of(parse_quote!(fn f(x: u8))), Receiver::None));
+        assert!(matches!(
+            of(parse_quote!(fn f(self: Box<Self>))),
+            Receiver::Other(_)
+        ));
+    }
+
+    #[test]
+    fn the_delegate_parameter_avoids_names_the_trait_uses() {
+        assert_eq!(
+            free_ident(&quote!(
+                trait T {
+                    fn f(&self);
+                }
+            )),
+            "D"
+        );
+        assert_eq!(
+            free_ident(&quote!(
+                trait T<D> {
+                    fn f(&self, d: D1);
+                }
+            )),
+            "D2"
+        );
+    }
+
+    #[test]
+    fn bulkhead_attributes_are_taken_off_the_trait() {
+        let mut errors = darling::Error::accumulator();
+        let model = Trait::from_syn(
+            parse_quote! {
+                pub trait Shop {
+                    /// Docs stay.
+                    #[bulkhead(max_concurrent = 2)]
+                    fn buy(&self) -> Result<(), E>;
+                    fn name(&self) -> String;
+                }
+            },
+            &mut errors,
+        );
+        errors.finish().unwrap();
+        assert_eq!(model.wrapper, "ResilientShop");
+        assert_eq!(model.methods.len(), 2);
+        assert!(model.methods[0].policy().is_some());
+        assert!(model.methods[1].annotation.is_none());
+        let emitted = model.item.to_token_stream().to_string();
+        assert!(!emitted.contains("bulkhead"), "{emitted}");
+        assert!(emitted.contains("Docs stay"), "{emitted}");
+    }
+}

@@ -1,0 +1,215 @@
+//! Expansion of `#[bulkhead]` on its own: on a function with a body it wraps
+//! the body; on a bodiless trait method it can only mean that `#[resilient]`
+//! is missing from the trait (ATR-005).
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::{ItemFn, TraitItemFn};
+
+use crate::ast::{CallKind, Func};
+use crate::attr::{self, BulkheadArgs};
+use crate::{codes, expand, fallback, ids, valid};
+
+/// `#[bulkhead(args)]` on `input`.
+pub(crate) fn bulkhead(args: TokenStream, input: TokenStream) -> TokenStream {
+    if let Ok(item) = syn::parse2::<ItemFn>(input.clone()) {
+        return match try_expand(args, item.clone()) {
+            Ok(expanded) => expanded,
+            Err(error) => fallback::function(&item, error),
+        };
+    }
+    let error = match syn::parse2::<TraitItemFn>(input.clone()) {
+        Ok(method) if method.default.is_none() => syn::Error::new(
+            Span::call_site(),
+            format!(
+                "{}: #[bulkhead] on trait method `{}` needs #[resilient] on its trait, which generates the wrapper that applies it; add #[resilient] above the trait (if it is there, write the attribute as `bulkhead` or `bulkhead::bulkhead` so that #[resilient] recognises it)",
+                codes::NOT_RESILIENT,
+                method.sig.ident
+            ),
+        ),
+        _ => syn::Error::new(
+            Span::call_site(),
+            format!(
+                "{}: #[bulkhead] applies to functions and to methods of a #[resilient] trait",
+                codes::UNWRAPPABLE
+            ),
+        ),
+    };
+    fallback::tokens(input, error)
+}
+
+fn try_expand(args: TokenStream, item: ItemFn) -> syn::Result<TokenStream> {
+    let mut errors = darling::Error::accumulator();
+    let args = errors.handle(BulkheadArgs::from_tokens(args));
+    let func = Func::new(item, args.unwrap_or_default());
+    valid::check_fn(&func, &mut errors);
+    errors
+        .finish()
+        .map_err(|error| attr::coded(error, "bulkhead"))?;
+    Ok(wrap(&func))
+}
+
+/// The function with its body run under the bulkhead, which is resolved
+/// from `Registry::global()` on the first call and kept in a `static`.
+fn wrap(func: &Func) -> TokenStream {
+    let span = Span::mixed_site();
+    let ItemFn {
+        attrs, sig, block, ..
+    } = &func.item;
+    let vis = func.vis();
+    let params = ids::params(sig);
+    let name = sig.ident.unraw();
+    let source = if sig.receiver().is_some() {
+        let method = format!("{name}{params}");
+        quote! {
+            ::bulkhead::__private::method_source(
+                ::bulkhead::__private::type_name::<Self>(),
+                ::bulkhead::__private::module_path!(),
+                #method,
+            )
+        }
+    } else {
+        let suffix = format!("::{name}{params}");
+        quote! {
+            ::bulkhead::__private::String::from(::bulkhead::__private::concat!(
+                ::bulkhead::__private::module_path!(),
+                #suffix,
+            ))
+        }
+    };
+    let id = match &func.args.name {
+        Some(name) => {
+            let name = &name.value;
+            quote!(::bulkhead::__private::Some(#name))
+        }
+        None => quote!(::bulkhead::__private::None),
+    };
+    let spec = expand::spec(&func.args);
+    let bulkhead = quote_spanned! {span=>
+        {
+            static POLICY: ::bulkhead::__private::FnPolicy = ::bulkhead::__private::FnPolicy::new();
+            POLICY.get(|| ::bulkhead::__private::FnDecl::new(#id, #source, #spec))
+        }
+    };
+    let enter_sync = quote_spanned!(func.ret.span=> ::bulkhead::__private::enter);
+    let enter_async = quote_spanned!(func.ret.span=> ::bulkhead::__private::enter_async);
+    let enter = |how: TokenStream| {
+        quote_spanned! {span=>
+            let _permit = match #how {
+                ::bulkhead::__private::Ok(permit) => permit,
+                ::bulkhead::__private::Err(error) => return ::bulkhead::__private::Err(error),
+            };
+        }
+    };
+    let body = match func.ret.kind {
+        CallKind::Sync => {
+            let enter = enter(quote_spanned!(span=> #enter_sync(#bulkhead)));
+            quote_spanned!(span=> #enter #block)
+        }
+        CallKind::AsyncFn => {
+            let enter = enter(quote_spanned!(span=> #enter_async(#bulkhead).await));
+            quote_spanned!(span=> #enter #block)
+        }
+        kind @ (CallKind::ImplFuture | CallKind::BoxedFuture) => {
+            let enter = enter(quote_spanned!(span=> #enter_async(bulkhead).await));
+            let future = quote_spanned! {span=>
+                async move {
+                    #enter
+                    call.await
+                }
+            };
+            let future = if kind == CallKind::BoxedFuture {
+                quote_spanned!(span=> ::bulkhead::__private::Box::pin(#future))
+            } else {
+                future
+            };
+            // The body runs in a closure so that a `return` in it still
+            // returns the future to be wrapped.
+            quote_spanned! {span=>
+                let bulkhead = #bulkhead;
+                #[allow(clippy::redundant_closure_call)]
+                let call = (move || #block)();
+                #future
+            }
+        }
+    };
+    quote! {
+        #(#attrs)*
+        #vis #sig {
+            #body
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trait_method_without_resilient_is_atr_005() {
+        let out = bulkhead(
+            quote!(max_concurrent = 2),
+            quote!(
+                fn thumbnail(&self) -> Result<(), E>;
+            ),
+        )
+        .to_string();
+        assert!(
+            out.contains("ATR-005: #[bulkhead] on trait method `thumbnail` needs #[resilient]"),
+            "{out}"
+        );
+        assert!(
+            out.contains("fn thumbnail (& self) -> Result < () , E > ;"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_free_function_gets_a_static_policy_and_its_id() {
+        let out = bulkhead(
+            quote!(max_concurrent = 2),
+            quote!(
+                pub fn render(id: &str, width: u32) -> Result<(), E> {
+                    Ok(())
+                }
+            ),
+        )
+        .to_string();
+        assert!(out.contains("static POLICY"), "{out}");
+        assert!(out.contains("\"::render(&str, u32)\""), "{out}");
+        assert!(out.contains(". max_concurrent (2u32)"), "{out}");
+    }
+
+    #[test]
+    fn a_method_names_its_self_type_at_run_time() {
+        let out = bulkhead(
+            TokenStream::new(),
+            quote!(
+                fn render(&self) -> Result<(), E> {
+                    Ok(())
+                }
+            ),
+        )
+        .to_string();
+        assert!(out.contains("type_name :: < Self >"), "{out}");
+        assert!(out.contains("\"render()\""), "{out}");
+    }
+
+    #[test]
+    fn errors_keep_the_function_unchanged() {
+        let out = bulkhead(
+            quote!(max_wait = "25Oms"),
+            quote!(
+                fn render() -> u8 {
+                    1
+                }
+            ),
+        )
+        .to_string();
+        assert!(out.contains("ATR-001"), "{out}");
+        assert!(out.contains("ATR-004"), "{out}");
+        assert!(out.contains("fn render () -> u8 { 1 }"), "{out}");
+        assert!(!out.contains("POLICY"), "{out}");
+    }
+}

@@ -1,0 +1,135 @@
+//! Instance ids (SPEC B9): how a method's parameter types are written into
+//! `<module_path>::<Trait>#<method>(<param types>)`.
+//!
+//! Types are written as in source with the spaces removed, except after a
+//! comma and between two words (`&'a mut Vec<u8>`, `impl AsRef<str>`), where
+//! removing them would change the meaning.
+
+use proc_macro2::{Delimiter, TokenStream, TokenTree};
+use quote::ToTokens;
+use syn::{FnArg, Signature};
+
+/// The parameter list of `sig` without its receiver: `(&str, u32)`.
+pub(crate) fn params(sig: &Signature) -> String {
+    let types: Vec<String> = sig
+        .inputs
+        .iter()
+        .filter_map(|arg| match arg {
+            FnArg::Typed(typed) => Some(render(typed.ty.to_token_stream())),
+            FnArg::Receiver(_) => None,
+        })
+        .collect();
+    format!("({})", types.join(", "))
+}
+
+/// `tokens` written compactly, as described in the module documentation.
+pub(crate) fn render(tokens: TokenStream) -> String {
+    let mut out = String::new();
+    write(&mut out, tokens, &mut false);
+    out
+}
+
+/// Appends `tokens` to `out`; `word` says whether `out` ends with a word
+/// (an identifier or literal), which a following word must be kept apart from.
+fn write(out: &mut String, tokens: TokenStream, word: &mut bool) {
+    for token in tokens {
+        match token {
+            TokenTree::Ident(ident) => {
+                if *word {
+                    out.push(' ');
+                }
+                out.push_str(&ident.to_string());
+                *word = true;
+            }
+            TokenTree::Literal(literal) => {
+                if *word {
+                    out.push(' ');
+                }
+                out.push_str(&literal.to_string());
+                *word = true;
+            }
+            TokenTree::Punct(punct) => {
+                out.push(punct.as_char());
+                if punct.as_char() == ',' {
+                    out.push(' ');
+                }
+                *word = false;
+            }
+            TokenTree::Group(group) => {
+                let (open, close) = match group.delimiter() {
+                    Delimiter::Parenthesis => ("(", ")"),
+                    Delimiter::Bracket => ("[", "]"),
+                    Delimiter::Brace => ("{", "}"),
+                    Delimiter::None => ("", ""),
+                };
+                if group.delimiter() == Delimiter::None {
+                    write(out, group.stream(), word);
+                } else {
+                    out.push_str(open);
+                    *word = false;
+                    write(out, group.stream(), word);
+                    // A trailing comma leaves a space before the closing delimiter.
+                    if out.ends_with(", ") {
+                        out.pop();
+                    }
+                    out.push_str(close);
+                    *word = false;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use syn::parse_quote;
+
+    fn ids(sig: Signature) -> String {
+        params(&sig)
+    }
+
+    #[test]
+    fn the_receiver_is_left_out() {
+        assert_eq!(
+            ids(parse_quote!(fn resize(&self, image_id: &str, width: u32))),
+            "(&str, u32)"
+        );
+        assert_eq!(ids(parse_quote!(fn name(&mut self))), "()");
+    }
+
+    #[test]
+    fn words_stay_apart_and_punctuation_closes_up() {
+        assert_eq!(
+            ids(parse_quote!(fn f<'a>(&self, v: &'a mut Vec<Option<u8>>))),
+            "(&'a mut Vec<Option<u8>>)"
+        );
+        assert_eq!(
+            ids(parse_quote!(fn f(&self, s: impl AsRef<str>))),
+            "(impl AsRef<str>)"
+        );
+        assert_eq!(
+            ids(parse_quote!(fn f(&self, p: *const u8, q: &dyn Fn(u32) -> u8))),
+            "(*const u8, &dyn Fn(u32)->u8)"
+        );
+    }
+
+    #[test]
+    fn commas_are_followed_by_one_space() {
+        assert_eq!(
+            ids(parse_quote!(fn f(&self, pair: (u32,String), map: HashMap<K,V>))),
+            "((u32, String), HashMap<K, V>)"
+        );
+        assert_eq!(ids(parse_quote!(fn f(&self, one: (u32,)))), "((u32,))");
+    }
+
+    #[test]
+    fn generics_paths_and_arrays_render_as_written() {
+        assert_eq!(
+            ids(
+                parse_quote!(fn f<T: Clone>(&self, t: T, items: &[T; 4], x: Self::Item, p: std::path::PathBuf))
+            ),
+            "(T, &[T;4], Self::Item, std::path::PathBuf)"
+        );
+    }
+}
