@@ -23,68 +23,71 @@ pub use std::{concat, module_path};
 
 pub use crate::functions::{FnDecl, FnPolicy, method_source};
 
-/// The error types a method with a bulkhead may return: those a
-/// [`Rejection`] converts into.
+/// The return types of a method with a bulkhead: `Result<T, E>` where a
+/// [`Rejection`] converts into `E`.
 ///
-/// Implemented for every `E: From<Rejection>`; it exists so that a missing
-/// conversion is reported with a code, at the method's return type.
+/// Generated code asks for it at the method's return type, so that any
+/// alias of `Result` works, and anything else is reported there with a code.
 #[diagnostic::on_unimplemented(
-    message = "ATR-004: `{Self}` cannot hold a bulkhead rejection: implement `From<bulkhead::Rejection>` for it",
-    label = "the error type of a method with #[bulkhead] must implement `From<bulkhead::Rejection>`"
+    message = "ATR-004: `{Self}` cannot carry a bulkhead rejection: a method with #[bulkhead] must return `Result<T, E>` with `E: From<bulkhead::Rejection>`",
+    label = "must be `Result<T, E>` with `E: From<bulkhead::Rejection>`"
 )]
-pub trait FromRejection: Sized {
-    /// Converts the rejection.
-    fn from_rejection(rejection: Rejection) -> Self;
+pub trait CallResult: Sized {
+    /// The result of a call the bulkhead rejected.
+    fn rejected(rejection: Rejection) -> Self;
 }
 
-impl<E: From<Rejection>> FromRejection for E {
+impl<T, E: From<Rejection>> CallResult for Result<T, E> {
     #[inline]
-    fn from_rejection(rejection: Rejection) -> Self {
-        E::from(rejection)
+    fn rejected(rejection: Rejection) -> Self {
+        Err(E::from(rejection))
     }
 }
 
-/// [`Bulkhead::enter`], with the rejection converted into the method's error
-/// type.
+/// [`Bulkhead::enter`], a rejection being given as the method's result `R`.
+///
+/// # Errors
+///
+/// The rejected call's result.
 #[inline]
-pub fn enter<E: FromRejection>(bulkhead: &Bulkhead) -> Result<BulkheadPermit<'_>, E> {
+pub fn enter<R: CallResult>(bulkhead: &Bulkhead) -> Result<BulkheadPermit<'_>, R> {
     match bulkhead.enter() {
         Ok(permit) => Ok(permit),
-        Err(full) => Err(E::from_rejection(Rejection::from(full))),
+        Err(full) => Err(R::rejected(Rejection::from(full))),
     }
 }
 
-/// [`Bulkhead::enter_async`], with the rejection converted into the method's
-/// error type.
+/// [`Bulkhead::enter_async`], a rejection being given as the method's
+/// result `R`.
 #[inline]
-pub fn enter_async<E: FromRejection>(bulkhead: &Bulkhead) -> EnterAsync<'_, E> {
+pub fn enter_async<R: CallResult>(bulkhead: &Bulkhead) -> EnterAsync<'_, R> {
     EnterAsync {
         enter: bulkhead.enter_async(),
-        error: PhantomData,
+        result: PhantomData,
     }
 }
 
 /// The future of [`enter_async`].
 #[must_use = "futures do nothing unless polled"]
-pub struct EnterAsync<'a, E> {
+pub struct EnterAsync<'a, R> {
     enter: bulkhead_core::Enter<'a>,
-    error: PhantomData<fn() -> E>,
+    result: PhantomData<fn() -> R>,
 }
 
-impl<'a, E: FromRejection> Future for EnterAsync<'a, E> {
-    type Output = Result<BulkheadPermit<'a>, E>;
+impl<'a, R: CallResult> Future for EnterAsync<'a, R> {
+    type Output = Result<BulkheadPermit<'a>, R>;
 
     #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match Pin::new(&mut self.enter).poll(cx) {
             Poll::Ready(Ok(permit)) => Poll::Ready(Ok(permit)),
-            Poll::Ready(Err(full)) => Poll::Ready(Err(E::from_rejection(Rejection::from(full)))),
+            Poll::Ready(Err(full)) => Poll::Ready(Err(R::rejected(Rejection::from(full)))),
             Poll::Pending => Poll::Pending,
         }
     }
 }
 
-impl<E> fmt::Debug for EnterAsync<'_, E> {
+impl<R> fmt::Debug for EnterAsync<'_, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("EnterAsync")
             .field("enter", &self.enter)

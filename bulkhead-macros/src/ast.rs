@@ -70,8 +70,9 @@ pub(crate) struct Returns {
     /// The value the call produces: the return type of a sync function, the
     /// `Output` of a future.
     pub(crate) value: Type,
-    /// Whether `value` is a `Result` (by its last path segment, so that
-    /// aliases such as `io::Result<T>` count).
+    /// Whether `value` can be a `Result`: whether it is a path. Any alias
+    /// may name one, so the type checker has the last word, through the
+    /// `CallResult` bound of the generated code (also ATR-004).
     pub(crate) is_result: bool,
     /// The span of the return type, for errors.
     pub(crate) span: Span,
@@ -254,15 +255,10 @@ fn is_self(ty: &Type) -> bool {
     matches!(strip(ty), Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self"))
 }
 
-/// Whether `ty` is a `Result`, by the last segment of its path.
+/// Whether `ty` can be a `Result`: a tuple, reference, array and the like
+/// cannot, while a path may be one or an alias of one.
 fn is_result(ty: &Type) -> bool {
-    match strip(ty) {
-        Type::Path(path) => path.path.segments.last().is_some_and(|segment| {
-            segment.ident == "Result"
-                && matches!(segment.arguments, PathArguments::AngleBracketed(_))
-        }),
-        _ => false,
-    }
+    matches!(strip(ty), Type::Path(_))
 }
 
 /// The `Output` of `impl Future<Output = T> + ...`.
@@ -391,16 +387,21 @@ mod tests {
             (CallKind::BoxedFuture, "Result<u8, E>".into(), true)
         );
         assert_eq!(
-            returns(parse_quote!(fn f(&self) -> u8)),
-            (CallKind::Sync, "u8".into(), false)
+            returns(parse_quote!(fn f(&self) -> &u8)),
+            (CallKind::Sync, "&u8".into(), false)
         );
         assert_eq!(
             returns(parse_quote!(fn f(&self))),
             (CallKind::Sync, "()".into(), false)
         );
         assert_eq!(
-            returns(parse_quote!(fn f(&self) -> Result)),
-            (CallKind::Sync, "Result".into(), false)
+            returns(parse_quote!(fn f(&self) -> Outcome)),
+            (CallKind::Sync, "Outcome".into(), true),
+            "an alias may name a Result: the type checker decides"
+        );
+        assert_eq!(
+            returns(parse_quote!(fn f(&self) -> (u8, E))),
+            (CallKind::Sync, "(u8, E)".into(), false)
         );
     }
 

@@ -225,6 +225,9 @@ impl ValueKind for Duration {
 /// a bare `0`.
 pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     humantime::parse_duration(text.trim()).map_err(|reason| {
+        // Keep humantime's diagnosis, not its list of every unit.
+        let reason = reason.to_string();
+        let reason = reason.split(", supported units").next().unwrap_or_default();
         format!(
             "{}: invalid duration {text:?}: expected a number followed by a unit such as 250ms ({reason})",
             codes::DURATION

@@ -302,8 +302,8 @@ fn method(method: &Method, delegate: &TokenStream) -> TokenStream {
             } else {
                 quote_spanned!(span=> let #bulkhead = &#own;)
             };
-            // `E: From<Rejection>` is checked by `enter`; its error points at
-            // the return type.
+            // `enter` checks that the return type can carry a rejection
+            // (ATR-004); its error points at the return type.
             let enter_sync = quote_spanned!(method.ret.span=> ::bulkhead::__private::enter);
             let enter_async = quote_spanned!(method.ret.span=> ::bulkhead::__private::enter_async);
             match method.ret.kind {
@@ -311,7 +311,7 @@ fn method(method: &Method, delegate: &TokenStream) -> TokenStream {
                     #take
                     let permit = match #enter_sync(&#bulkhead) {
                         ::bulkhead::__private::Ok(permit) => permit,
-                        ::bulkhead::__private::Err(error) => return ::bulkhead::__private::Err(error),
+                        ::bulkhead::__private::Err(rejected) => return rejected,
                     };
                     let output = #call;
                     ::bulkhead::__private::drop(permit);
@@ -322,7 +322,7 @@ fn method(method: &Method, delegate: &TokenStream) -> TokenStream {
                         async move {
                             let permit = match #enter_async(&#bulkhead).await {
                                 ::bulkhead::__private::Ok(permit) => permit,
-                                ::bulkhead::__private::Err(error) => return ::bulkhead::__private::Err(error),
+                                ::bulkhead::__private::Err(rejected) => return rejected,
                             };
                             let output = call.await;
                             ::bulkhead::__private::drop(permit);

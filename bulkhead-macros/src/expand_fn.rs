@@ -98,7 +98,7 @@ fn wrap(func: &Func) -> TokenStream {
         quote_spanned! {span=>
             let _permit = match #how {
                 ::bulkhead::__private::Ok(permit) => permit,
-                ::bulkhead::__private::Err(error) => return ::bulkhead::__private::Err(error),
+                ::bulkhead::__private::Err(rejected) => return rejected,
             };
         }
     };
@@ -201,15 +201,18 @@ mod tests {
         let out = bulkhead(
             quote!(max_wait = "25Oms"),
             quote!(
-                fn render() -> u8 {
-                    1
+                fn render() -> (u8, u8) {
+                    (1, 2)
                 }
             ),
         )
         .to_string();
         assert!(out.contains("ATR-001"), "{out}");
         assert!(out.contains("ATR-004"), "{out}");
-        assert!(out.contains("fn render () -> u8 { 1 }"), "{out}");
+        assert!(
+            out.contains("fn render () -> (u8 , u8) { (1 , 2) }"),
+            "{out}"
+        );
         assert!(!out.contains("POLICY"), "{out}");
     }
 }

@@ -290,14 +290,14 @@ mod tests {
         let errors = messages(parse_quote! {
             trait Shop {
                 #[bulkhead]
-                fn count(&self) -> u32;
+                fn count(&self) -> &u32;
                 #[bulkhead]
                 fn touch(&self);
             }
         });
         assert_eq!(errors.len(), 2, "{errors:?}");
         assert!(errors[0].starts_with("ATR-004: `count` must return `Result<T, E>`"));
-        assert!(errors[0].ends_with("it returns `u32`"), "{}", errors[0]);
+        assert!(errors[0].ends_with("it returns `&u32`"), "{}", errors[0]);
         assert!(errors[1].ends_with("it returns `()`"), "{}", errors[1]);
     }
 

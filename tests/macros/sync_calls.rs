@@ -1,0 +1,315 @@
+//! Sync methods through a generated wrapper: B1, B2, B3, B4, B8 (sync),
+//! B10, and plain delegation.
+
+use std::thread;
+use std::time::Duration;
+
+use bulkhead::Registry;
+
+use crate::support::{Hold, Service, ServiceError, assert_full, id, manual, service, wait_until};
+
+#[test]
+fn b1_a_call_holds_its_slot_while_it_runs_and_gives_it_back_when_it_returns() {
+    let (_, registry) = manual();
+    let service = service(&registry);
+    let handle = registry.bulkhead(&id("call(Hold)")).unwrap();
+    let (hold, release) = Hold::until_released();
+    thread::scope(|s| {
+        let running = s.spawn(|| service.call(hold));
+        wait_until("the call holds a slot", || handle.concurrent_calls() == 1);
+        release.release();
+        assert_eq!(running.join().unwrap().unwrap(), 1);
+    });
+    assert_eq!(handle.concurrent_calls(), 0);
+}
+
+#[test]
+fn b1_a_call_that_errs_gives_its_slot_back() {
+    let (_, registry) = manual();
+    let service = service(&registry);
+    for _ in 0..3 {
+        assert!(matches!(service.fails(), Err(ServiceError::Backend(m)) if m == "no such image"));
+    }
+    assert_eq!(
+        registry
+            .bulkhead(&id("fails()"))
+            .unwrap()
+            .concurrent_calls(),
+        0
+    );
+    assert_eq!(service.runs(), 3);
+}
+
+#[test]
+fn b1_at_most_max_concurrent_calls_hold_a_slot() {
+    let (_, registry) = manual();
+    let service = service(&registry);
+    let handle = registry.bulkhead(&id("call(Hold)")).unwrap();
+    let (first, release_first) = Hold::until_released();
+    let (second, release_second) = Hold::until_released();
+    thread::scope(|s| {
+        let a = s.spawn(|| service.call(first));
+        let b = s.spawn(|| service.call(second));
+        wait_until("both calls hold a slot", || handle.concurrent_calls() == 2);
+        assert_full(service.call(Hold::none()), &id("call(Hold)"));
+        assert_eq!(handle.concurrent_calls(), 2);
+        release_first.release();
+        release_second.release();
+        a.join().unwrap().unwrap();
+        b.join().unwrap().unwrap();
+    });
+    assert_eq!(service.call(Hold::none()).unwrap(), 3);
+}
+
+#[test]
+fn b2_a_full_bulkhead_rejects_at_once_without_calling_the_method() {
+    let (_, registry) = manual();
+    let service = service(&registry);
+    let handle = registry.bulkhead(&id("call(Hold)")).unwrap();
+    let (first, release_first) = Hold::until_released();
+    let (second, release_second) = Hold::until_released();
+    thread::scope(|s| {
+        s.spawn(|| service.call(first).unwrap());
+        s.spawn(|| service.call(second).unwrap());
+        wait_until("both slots are taken", || handle.concurrent_calls() == 2);
+        let runs = service.runs();
+        assert_full(service.call(Hold::none()), &id("call(Hold)"));
+        assert_eq!(
+            service.runs(),
+            runs,
+            "a rejected call never reaches the method"
+        );
+        assert_eq!(handle.waiting_calls(), 0);
+        release_first.release();
+        release_second.release();
+    });
+    assert!(handle.snapshot().concurrent_calls == 0);
+}
+
+#[test]
+fn b3_b8_a_blocked_caller_gets_a_slot_as_soon_as_one_is_released() {
+    let (_, registry) = manual();
+    let service = service(&registry);
+    let handle = registry.bulkhead(&id("call_waiting(Hold)")).unwrap();
+    let (hold, release) = Hold::until_released();
+    thread::scope(|s| {
+        let holder = s.spawn(|| service.call_waiting(hold));
+        wait_until("the holder runs", || handle.concurrent_calls() == 1);
+        let waiter = s.spawn(|| service.call_waiting(Hold::none()));
+        wait_until("the second caller waits", || handle.waiting_calls() == 1);
+        // However long this takes in real time, the clock has not moved.
+        release.release();
+        assert_eq!(holder.join().unwrap().unwrap(), 1);
+        assert_eq!(waiter.join().unwrap().unwrap(), 2);
+    });
+    assert_eq!(handle.waiting_calls(), 0);
+}
+
+#[test]
+fn b3_b8_a_blocked_caller_is_rejected_when_the_clock_passes_max_wait() {
+    let (clock, registry) = manual();
+    let service = service(&registry);
+    let handle = registry.bulkhead(&id("call_waiting(Hold)")).unwrap();
+    let (hold, release) = Hold::until_released();
+    thread::scope(|s| {
+        s.spawn(|| service.call_waiting(hold).unwrap());
+        wait_until("the holder runs", || handle.concurrent_calls() == 1);
+        let waiter = s.spawn(|| service.call_waiting(Hold::none()));
+        wait_until("the second caller waits", || handle.waiting_calls() == 1);
+        clock.advance(Duration::from_millis(999));
+        assert_eq!(handle.waiting_calls(), 1, "999ms is not past max_wait");
+        clock.advance(Duration::from_millis(1));
+        assert_full(waiter.join().unwrap(), &id("call_waiting(Hold)"));
+        assert_eq!(service.runs(), 1, "the rejected caller never ran");
+        release.release();
+    });
+}
+
+#[test]
+fn b4_the_method_runs_on_the_callers_thread() {
+    use std::sync::Mutex;
+
+    struct Where(Mutex<Option<thread::ThreadId>>);
+    #[bulkhead::resilient]
+    trait Probe {
+        #[bulkhead(max_concurrent = 1)]
+        fn probe(&self) -> Result<(), ServiceError>;
+    }
+    impl Probe for Where {
+        fn probe(&self) -> Result<(), ServiceError> {
+            *self.0.lock().unwrap() = Some(thread::current().id());
+            Ok(())
+        }
+    }
+    let registry = Registry::new();
+    let probe = ResilientProbe::new(Where(Mutex::new(None)), &registry).unwrap();
+    probe.probe().unwrap();
+    assert_eq!(
+        *probe.delegate().0.lock().unwrap(),
+        Some(thread::current().id())
+    );
+}
+
+#[test]
+fn b10_handles_and_snapshots_show_what_the_wrapper_declared() {
+    let (_, registry) = manual();
+    let service = service(&registry);
+    let snapshot = registry
+        .bulkhead(&id("call_waiting(Hold)"))
+        .unwrap()
+        .snapshot();
+    assert_eq!(snapshot.instance, id("call_waiting(Hold)"));
+    assert_eq!(snapshot.max_concurrent, 1);
+    assert_eq!(snapshot.max_wait, Duration::from_secs(1));
+    assert_eq!(snapshot.concurrent_calls, 0);
+    assert_eq!(snapshot.waiting_calls, 0);
+
+    let ids: Vec<String> = registry
+        .snapshot()
+        .bulkheads()
+        .iter()
+        .map(|b| b.instance.clone())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            id("call(Hold)"),
+            id("call_async(AsyncHold)"),
+            id("call_async_no_wait(AsyncHold)"),
+            id("call_waiting(Hold)"),
+            id("disabled(Hold)"),
+            id("fails()"),
+            id("panics()"),
+            "shared".to_owned(),
+        ]
+    );
+    drop(service);
+}
+
+#[test]
+fn b10_an_unknown_id_is_reg_009() {
+    let (_, registry) = manual();
+    let err = registry.bulkhead(&id("call(Hold)")).unwrap_err();
+    assert_eq!(
+        err.code(),
+        "REG-009",
+        "nothing exists before a trait is wrapped"
+    );
+    let _service = service(&registry);
+    assert_eq!(
+        registry.bulkhead(&id("runs()")).unwrap_err().code(),
+        "REG-009"
+    );
+    assert!(registry.bulkhead(&id("call(Hold)")).is_ok());
+}
+
+#[test]
+fn methods_without_a_policy_delegate_unchanged() {
+    let (_, registry) = manual();
+    let service = service(&registry);
+    service.call(Hold::none()).unwrap();
+    assert_eq!(service.runs(), 1);
+    assert_eq!(service.delegate().runs(), 1);
+    let backend = service.into_inner();
+    assert_eq!(backend.runs(), 1);
+}
+
+#[test]
+fn a_second_wrapper_on_the_same_registry_shares_the_slots() {
+    let (_, registry) = manual();
+    let first = service(&registry);
+    let second = service(&registry);
+    let handle = registry.bulkhead(&id("call(Hold)")).unwrap();
+    let (a, release_a) = Hold::until_released();
+    let (b, release_b) = Hold::until_released();
+    thread::scope(|s| {
+        s.spawn(|| first.call(a).unwrap());
+        s.spawn(|| first.call(b).unwrap());
+        wait_until("the first wrapper fills the bulkhead", || {
+            handle.concurrent_calls() == 2
+        });
+        assert_full(second.call(Hold::none()), &id("call(Hold)"));
+        release_a.release();
+        release_b.release();
+    });
+}
+
+#[test]
+fn clones_share_the_slots_of_the_original() {
+    #[derive(Clone, Debug, Default)]
+    struct Cheap;
+    #[bulkhead::resilient]
+    trait Ping {
+        #[bulkhead(max_concurrent = 1)]
+        fn ping(&self, hold: Hold) -> Result<(), ServiceError>;
+    }
+    impl Ping for Cheap {
+        fn ping(&self, hold: Hold) -> Result<(), ServiceError> {
+            hold.0.map(|rx| rx.recv());
+            Ok(())
+        }
+    }
+    let registry = Registry::new();
+    let original = ResilientPing::new(Cheap, &registry).unwrap();
+    let clone = original.clone();
+    let (hold, release) = Hold::until_released();
+    let handle = registry
+        .bulkhead("macros::sync_calls::Ping#ping(Hold)")
+        .unwrap();
+    thread::scope(|s| {
+        s.spawn(|| original.ping(hold).unwrap());
+        wait_until("the original holds the slot", || {
+            handle.concurrent_calls() == 1
+        });
+        assert_full(
+            clone.ping(Hold::none()),
+            "macros::sync_calls::Ping#ping(Hold)",
+        );
+        release.release();
+    });
+    let debug = format!("{clone:?}");
+    assert!(
+        debug.starts_with("ResilientPing { delegate: Cheap, ping: Bulkhead {"),
+        "{debug}"
+    );
+}
+
+#[test]
+fn b1_a_call_that_panics_gives_its_slot_back() {
+    let (_, registry) = manual();
+    let service = service(&registry);
+    let handle = registry.bulkhead(&id("panics()")).unwrap();
+    for _ in 0..2 {
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| service.panics()));
+        assert!(unwound.is_err(), "the panic reaches the caller");
+        assert_eq!(handle.concurrent_calls(), 0);
+    }
+    assert_eq!(
+        service.runs(),
+        2,
+        "the second call was admitted: the slot came back"
+    );
+}
+
+#[test]
+fn b5_a_disabled_bulkhead_lets_every_call_through_and_counts_nothing() {
+    let (_, registry) = manual();
+    let service = service(&registry);
+    let handle = registry.bulkhead(&id("disabled(Hold)")).unwrap();
+    assert!(!handle.snapshot().enabled);
+    let (a, release_a) = Hold::until_released();
+    let (b, release_b) = Hold::until_released();
+    thread::scope(|s| {
+        s.spawn(|| service.disabled(a).unwrap());
+        s.spawn(|| service.disabled(b).unwrap());
+        wait_until("both calls run", || service.runs() == 2);
+        assert_eq!(
+            service.disabled(Hold::none()).unwrap(),
+            3,
+            "max_concurrent = 1 is ignored"
+        );
+        assert_eq!(handle.concurrent_calls(), 0);
+        release_a.release();
+        release_b.release();
+    });
+}
