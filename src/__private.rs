@@ -2,6 +2,8 @@
 //! `#[bulkhead]` uses. Nothing here is covered by semver.
 
 use std::marker::PhantomData;
+
+use bulkhead_core::BulkheadFull;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
@@ -23,8 +25,8 @@ pub use std::{concat, module_path};
 
 pub use crate::functions::{FnDecl, FnPolicy, method_source};
 
-/// The return types of a method with a bulkhead: `Result<T, E>` where a
-/// [`Rejection`] converts into `E`.
+/// The return types of a method with a bulkhead: `Result<T, E>`, where
+/// `E` must also be [`RejectionInto`].
 ///
 /// Generated code asks for it at the method's return type, so that any
 /// alias of `Result` works, and anything else is reported there with a code.
@@ -33,14 +35,38 @@ pub use crate::functions::{FnDecl, FnPolicy, method_source};
     label = "must be `Result<T, E>` with `E: From<bulkhead::Rejection>`"
 )]
 pub trait CallResult: Sized {
-    /// The result of a call the bulkhead rejected.
-    fn rejected(rejection: Rejection) -> Self;
+    /// The `E` of `Result<T, E>`.
+    type Error;
+
+    /// The failed result.
+    fn from_error(error: Self::Error) -> Self;
 }
 
-impl<T, E: From<Rejection>> CallResult for Result<T, E> {
+impl<T, E> CallResult for Result<T, E> {
+    type Error = E;
+
     #[inline]
-    fn rejected(rejection: Rejection) -> Self {
-        Err(E::from(rejection))
+    fn from_error(error: E) -> Self {
+        Err(error)
+    }
+}
+
+/// The error types of a method with a bulkhead: those a [`Rejection`]
+/// converts into. A separate trait so that a missing conversion is reported
+/// with its own coded message.
+#[diagnostic::on_unimplemented(
+    message = "ATR-004: the error type `{Self}` cannot hold a bulkhead rejection: implement `From<bulkhead::Rejection>` for it",
+    label = "the error type of a method with #[bulkhead] must implement `From<bulkhead::Rejection>`"
+)]
+pub trait RejectionInto: Sized {
+    /// Converts the rejection.
+    fn from_rejection(rejection: Rejection) -> Self;
+}
+
+impl<E: From<Rejection>> RejectionInto for E {
+    #[inline]
+    fn from_rejection(rejection: Rejection) -> Self {
+        E::from(rejection)
     }
 }
 
@@ -50,17 +76,31 @@ impl<T, E: From<Rejection>> CallResult for Result<T, E> {
 ///
 /// The rejected call's result.
 #[inline]
-pub fn enter<R: CallResult>(bulkhead: &Bulkhead) -> Result<BulkheadPermit<'_>, R> {
+pub fn enter<R>(bulkhead: &Bulkhead) -> Result<BulkheadPermit<'_>, R>
+where
+    R: CallResult<Error: RejectionInto>,
+{
     match bulkhead.enter() {
         Ok(permit) => Ok(permit),
-        Err(full) => Err(R::rejected(Rejection::from(full))),
+        Err(full) => Err(rejected(full)),
     }
+}
+
+#[inline]
+fn rejected<R>(full: BulkheadFull) -> R
+where
+    R: CallResult<Error: RejectionInto>,
+{
+    R::from_error(R::Error::from_rejection(Rejection::from(full)))
 }
 
 /// [`Bulkhead::enter_async`], a rejection being given as the method's
 /// result `R`.
 #[inline]
-pub fn enter_async<R: CallResult>(bulkhead: &Bulkhead) -> EnterAsync<'_, R> {
+pub fn enter_async<R>(bulkhead: &Bulkhead) -> EnterAsync<'_, R>
+where
+    R: CallResult<Error: RejectionInto>,
+{
     EnterAsync {
         enter: bulkhead.enter_async(),
         result: PhantomData,
@@ -74,14 +114,17 @@ pub struct EnterAsync<'a, R> {
     result: PhantomData<fn() -> R>,
 }
 
-impl<'a, R: CallResult> Future for EnterAsync<'a, R> {
+impl<'a, R> Future for EnterAsync<'a, R>
+where
+    R: CallResult<Error: RejectionInto>,
+{
     type Output = Result<BulkheadPermit<'a>, R>;
 
     #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match Pin::new(&mut self.enter).poll(cx) {
             Poll::Ready(Ok(permit)) => Poll::Ready(Ok(permit)),
-            Poll::Ready(Err(full)) => Poll::Ready(Err(R::rejected(Rejection::from(full)))),
+            Poll::Ready(Err(full)) => Poll::Ready(Err(rejected(full))),
             Poll::Pending => Poll::Pending,
         }
     }

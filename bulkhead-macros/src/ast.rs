@@ -43,8 +43,6 @@ pub(crate) struct Method {
 
 /// A `#[bulkhead]` attribute found on a method.
 pub(crate) struct Annotation {
-    /// Where the attribute is, for errors about the method as a whole.
-    pub(crate) span: Span,
     /// Its keys, or `None` if they did not parse (the error is reported).
     pub(crate) args: Option<BulkheadArgs>,
 }
@@ -149,10 +147,7 @@ impl Method {
                 continue;
             }
             let args = errors.handle(attr::BulkheadArgs::from_attribute(&attr));
-            annotation = Some(Annotation {
-                span: attr.span(),
-                args,
-            });
+            annotation = Some(Annotation { args });
         }
         method.attrs = kept;
         let cfgs = method

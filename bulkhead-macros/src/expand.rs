@@ -304,12 +304,12 @@ fn method(method: &Method, delegate: &TokenStream) -> TokenStream {
             };
             // `enter` checks that the return type can carry a rejection
             // (ATR-004); its error points at the return type.
-            let enter_sync = quote_spanned!(method.ret.span=> ::bulkhead::__private::enter);
-            let enter_async = quote_spanned!(method.ret.span=> ::bulkhead::__private::enter_async);
+            let enter_sync = enter("enter", &bulkhead, method.ret.span);
+            let enter_async = enter("enter_async", &bulkhead, method.ret.span);
             match method.ret.kind {
                 CallKind::Sync => quote_spanned! {span=>
                     #take
-                    let permit = match #enter_sync(&#bulkhead) {
+                    let permit = match #enter_sync {
                         ::bulkhead::__private::Ok(permit) => permit,
                         ::bulkhead::__private::Err(rejected) => return rejected,
                     };
@@ -320,7 +320,7 @@ fn method(method: &Method, delegate: &TokenStream) -> TokenStream {
                 kind => {
                     let future = quote_spanned! {span=>
                         async move {
-                            let permit = match #enter_async(&#bulkhead).await {
+                            let permit = match #enter_async.await {
                                 ::bulkhead::__private::Ok(permit) => permit,
                                 ::bulkhead::__private::Err(rejected) => return rejected,
                             };
@@ -352,6 +352,15 @@ fn method(method: &Method, delegate: &TokenStream) -> TokenStream {
             #body
         }
     }
+}
+
+/// `::bulkhead::__private::enter(&bulkhead)` (or `enter_async`), located at
+/// the method's return type: the type checker's ATR-004, if the return type
+/// cannot carry a rejection, then points there.
+pub(crate) fn enter(which: &str, bulkhead: &Ident, ret: Span) -> TokenStream {
+    let at = Span::mixed_site().located_at(ret);
+    let which = Ident::new(which, at);
+    quote_spanned!(at=> ::bulkhead::__private::#which(&#bulkhead))
 }
 
 /// The signature of the wrapper's method: the trait's, with the parameters

@@ -5,7 +5,7 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::ext::IdentExt;
-use syn::{ItemFn, TraitItemFn};
+use syn::{Ident, ItemFn, TraitItemFn};
 
 use crate::ast::{CallKind, Func};
 use crate::attr::{self, BulkheadArgs};
@@ -86,17 +86,22 @@ fn wrap(func: &Func) -> TokenStream {
         None => quote!(::bulkhead::__private::None),
     };
     let spec = expand::spec(&func.args);
-    let bulkhead = quote_spanned! {span=>
+    let policy = quote_spanned! {span=>
         {
             static POLICY: ::bulkhead::__private::FnPolicy = ::bulkhead::__private::FnPolicy::new();
             POLICY.get(|| ::bulkhead::__private::FnDecl::new(#id, #source, #spec))
         }
     };
-    let enter_sync = quote_spanned!(func.ret.span=> ::bulkhead::__private::enter);
-    let enter_async = quote_spanned!(func.ret.span=> ::bulkhead::__private::enter_async);
-    let enter = |how: TokenStream| {
+    let bulkhead = Ident::new("bulkhead", span);
+    let enter = |which: &str| {
+        let call = expand::enter(which, &bulkhead, func.ret.span);
+        let call = if which == "enter" {
+            call
+        } else {
+            quote_spanned!(span=> #call.await)
+        };
         quote_spanned! {span=>
-            let _permit = match #how {
+            let _permit = match #call {
                 ::bulkhead::__private::Ok(permit) => permit,
                 ::bulkhead::__private::Err(rejected) => return rejected,
             };
@@ -104,15 +109,15 @@ fn wrap(func: &Func) -> TokenStream {
     };
     let body = match func.ret.kind {
         CallKind::Sync => {
-            let enter = enter(quote_spanned!(span=> #enter_sync(#bulkhead)));
-            quote_spanned!(span=> #enter #block)
+            let enter = enter("enter");
+            quote_spanned!(span=> let #bulkhead = #policy; #enter #block)
         }
         CallKind::AsyncFn => {
-            let enter = enter(quote_spanned!(span=> #enter_async(#bulkhead).await));
-            quote_spanned!(span=> #enter #block)
+            let enter = enter("enter_async");
+            quote_spanned!(span=> let #bulkhead = #policy; #enter #block)
         }
         kind @ (CallKind::ImplFuture | CallKind::BoxedFuture) => {
-            let enter = enter(quote_spanned!(span=> #enter_async(bulkhead).await));
+            let enter = enter("enter_async");
             let future = quote_spanned! {span=>
                 async move {
                     #enter
@@ -127,7 +132,7 @@ fn wrap(func: &Func) -> TokenStream {
             // The body runs in a closure so that a `return` in it still
             // returns the future to be wrapped.
             quote_spanned! {span=>
-                let bulkhead = #bulkhead;
+                let #bulkhead = #policy;
                 #[allow(clippy::redundant_closure_call)]
                 let call = (move || #block)();
                 #future

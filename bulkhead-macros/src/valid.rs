@@ -32,10 +32,10 @@ pub(crate) fn check_trait(model: &Trait, errors: &mut Accumulator) {
         errors.push(error);
     }
     for method in &model.methods {
-        if let Some(annotation) = &method.annotation {
+        if method.annotation.is_some() {
             if matches!(method.receiver, Receiver::None) {
                 errors.push(spanned(
-                    annotation.span,
+                    method.sig.ident.span(),
                     format!(
                         "{}: #[bulkhead] needs a method that takes `self`: `{}` is an associated function, and the wrapper keeps the bulkhead in itself",
                         codes::UNWRAPPABLE,

@@ -1,0 +1,149 @@
+//! Generated code uses absolute paths only: a module that defines its own
+//! `core`, `std` and `bulkhead`, and shadows the prelude's names, still gets
+//! working wrappers and functions.
+#![allow(dead_code, non_camel_case_types, clippy::all)]
+
+mod core {}
+mod std {}
+mod bulkhead {}
+
+struct Result;
+struct Ok;
+struct Err;
+struct Option;
+struct Some;
+struct None;
+struct Box;
+struct String;
+struct Duration;
+struct Future;
+struct Clone;
+struct Debug;
+struct Send;
+struct Sync;
+fn drop() {}
+fn concat() {}
+fn module_path() {}
+
+type Res<T> = ::std::result::Result<T, Error>;
+
+#[derive(::std::fmt::Debug)]
+struct Error(::bulkhead::Rejection);
+
+impl ::std::convert::From<::bulkhead::Rejection> for Error {
+    fn from(rejection: ::bulkhead::Rejection) -> Self {
+        Error(rejection)
+    }
+}
+
+#[::bulkhead::resilient]
+trait Shadowed: ::std::marker::Send + ::std::marker::Sync {
+    #[bulkhead(
+        name = "shadowed",
+        max_concurrent = 1,
+        max_wait = "10ms",
+        enabled = true
+    )]
+    fn sync_call(&self, value: u32) -> Res<u32>;
+
+    #[bulkhead(
+        name = "shadowed",
+        max_concurrent = 1,
+        max_wait = "10ms",
+        enabled = true
+    )]
+    async fn async_call(&mut self, value: u32) -> Res<u32>;
+
+    #[bulkhead(max_concurrent = 2)]
+    fn future_call(
+        &self,
+    ) -> impl ::std::future::Future<Output = ::std::result::Result<u8, Error>> + ::std::marker::Send;
+
+    #[bulkhead(max_concurrent = 2)]
+    fn boxed_call(
+        &self,
+    ) -> ::std::pin::Pin<
+        ::std::boxed::Box<
+            dyn ::std::future::Future<Output = ::std::result::Result<u8, Error>>
+                + ::std::marker::Send
+                + '_,
+        >,
+    >;
+
+    fn plain(&self) -> u32;
+}
+
+#[derive(::std::fmt::Debug, ::std::clone::Clone)]
+struct Backend;
+
+impl Shadowed for Backend {
+    fn sync_call(&self, value: u32) -> Res<u32> {
+        ::std::result::Result::Ok(value)
+    }
+    async fn async_call(&mut self, value: u32) -> Res<u32> {
+        ::std::result::Result::Ok(value + 1)
+    }
+    fn future_call(
+        &self,
+    ) -> impl ::std::future::Future<Output = ::std::result::Result<u8, Error>> + ::std::marker::Send
+    {
+        async { ::std::result::Result::Ok(2) }
+    }
+    fn boxed_call(
+        &self,
+    ) -> ::std::pin::Pin<
+        ::std::boxed::Box<
+            dyn ::std::future::Future<Output = ::std::result::Result<u8, Error>>
+                + ::std::marker::Send
+                + '_,
+        >,
+    > {
+        ::std::boxed::Box::pin(async { ::std::result::Result::Ok(3) })
+    }
+    fn plain(&self) -> u32 {
+        7
+    }
+}
+
+#[::bulkhead::bulkhead(max_concurrent = 1)]
+fn free_function(value: u32) -> Res<u32> {
+    ::std::result::Result::Ok(value * 2)
+}
+
+#[::bulkhead::bulkhead(max_concurrent = 1)]
+async fn free_async_function(value: u32) -> Res<u32> {
+    ::std::result::Result::Ok(value * 3)
+}
+
+#[::bulkhead::bulkhead(max_concurrent = 1)]
+fn free_future_function() -> impl ::std::future::Future<Output = Res<u32>> {
+    async { ::std::result::Result::Ok(4) }
+}
+
+impl Backend {
+    #[::bulkhead::bulkhead(max_concurrent = 1)]
+    fn method(&self) -> Res<u32> {
+        ::std::result::Result::Ok(5)
+    }
+}
+
+#[test]
+fn generated_code_ignores_the_users_core_std_and_prelude_names() {
+    let registry = ::bulkhead::Registry::new();
+    let mut wrapper = ResilientShadowed::new(Backend, &registry).unwrap();
+    let clone = ::std::clone::Clone::clone(&wrapper);
+    assert_eq!(wrapper.sync_call(1).unwrap(), 1);
+    assert_eq!(clone.plain(), 7);
+    let runtime = ::tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    assert_eq!(runtime.block_on(wrapper.async_call(1)).unwrap(), 2);
+    assert_eq!(runtime.block_on(wrapper.future_call()).unwrap(), 2);
+    assert_eq!(runtime.block_on(wrapper.boxed_call()).unwrap(), 3);
+    assert_eq!(free_function(2).unwrap(), 4);
+    assert_eq!(runtime.block_on(free_async_function(2)).unwrap(), 6);
+    assert_eq!(runtime.block_on(free_future_function()).unwrap(), 4);
+    assert_eq!(Backend.method().unwrap(), 5);
+    assert!(::std::format!("{wrapper:?}").starts_with("ResilientShadowed"));
+    assert_eq!(registry.bulkhead("shadowed").unwrap().max_concurrent(), 1);
+}

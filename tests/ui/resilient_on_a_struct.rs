@@ -1,0 +1,6 @@
+use bulkhead::resilient;
+
+#[resilient]
+pub struct Thumbnails;
+
+fn main() {}
