@@ -10,8 +10,8 @@ use std::thread;
 use std::time::Duration;
 
 use bulkhead::{
-    Bulkhead, BulkheadConfig, BulkheadEventKind, CallError, Event, ManualClock, Pipeline,
-    Registry, Rejection,
+    Bulkhead, BulkheadConfig, BulkheadEventKind, CallError, Event, ManualClock, Pipeline, Registry,
+    Rejection,
 };
 use support::{CountingWaker, poll_noop, poll_once, wait_until};
 
@@ -24,7 +24,9 @@ fn bulkhead(registry: &Registry, id: &str, max: u32, max_wait: Duration) -> Bulk
         .bulkhead_policy(
             id,
             "test",
-            &BulkheadConfig::builder().max_concurrent(max).max_wait(max_wait),
+            &BulkheadConfig::builder()
+                .max_concurrent(max)
+                .max_wait(max_wait),
         )
         .unwrap()
 }
@@ -60,7 +62,10 @@ fn b1_a_slot_is_given_back_when_the_call_panics() {
     assert!(unwound.is_err());
     let handle = registry.bulkhead("b1-panics").unwrap();
     assert_eq!(handle.concurrent_calls(), 0);
-    assert!(pipeline.execute(|| Ok::<_, ()>(())).is_ok(), "the slot is usable again");
+    assert!(
+        pipeline.execute(|| Ok::<_, ()>(())).is_ok(),
+        "the slot is usable again"
+    );
 }
 
 #[test]
@@ -104,7 +109,9 @@ fn b2_a_full_bulkhead_with_zero_max_wait_rejects_at_once_without_calling() {
         Ok::<_, ()>(())
     });
     match outcome {
-        Err(CallError::Rejected(Rejection::BulkheadFull(full))) => assert_eq!(full.instance(), "b2"),
+        Err(CallError::Rejected(Rejection::BulkheadFull(full))) => {
+            assert_eq!(full.instance(), "b2")
+        }
         other => panic!("expected BulkheadFull, got {other:?}"),
     }
     assert!(!called, "the method is not called");
@@ -125,7 +132,10 @@ fn b3_a_sync_caller_blocks_until_a_slot_is_released() {
         drop(held);
         assert_eq!(waiter.join().unwrap(), Ok(()));
     });
-    assert_eq!((bulkhead.concurrent_calls(), bulkhead.waiting_calls()), (0, 0));
+    assert_eq!(
+        (bulkhead.concurrent_calls(), bulkhead.waiting_calls()),
+        (0, 0)
+    );
 }
 
 #[test]
@@ -139,7 +149,10 @@ fn b3_a_sync_caller_is_rejected_when_max_wait_passes() {
         wait_until("the thread waits", || bulkhead.waiting_calls() == 1);
         clock.advance(Duration::from_millis(249));
         wait_until("the thread parks on the clock", || clock.sleepers() == 1);
-        assert!(!waiter.is_finished(), "1 ms before its deadline it still waits");
+        assert!(
+            !waiter.is_finished(),
+            "1 ms before its deadline it still waits"
+        );
         clock.advance(Duration::from_millis(1));
         let full = waiter.join().unwrap().unwrap_err();
         assert_eq!(full.instance(), "b3-rejected");
@@ -161,7 +174,10 @@ fn b3_on_the_system_clock_a_sync_wait_ends_after_max_wait() {
     let _held = bulkhead.try_enter().unwrap();
     let started = std::time::Instant::now();
     assert!(bulkhead.enter().is_err());
-    assert!(started.elapsed() >= Duration::from_millis(20), "it waited max_wait first");
+    assert!(
+        started.elapsed() >= Duration::from_millis(20),
+        "it waited max_wait first"
+    );
 }
 
 // ------------------------------------------------- B4 Caller's own thread
@@ -169,9 +185,15 @@ fn b3_on_the_system_clock_a_sync_wait_ends_after_max_wait() {
 #[test]
 fn b4_the_call_runs_on_the_callers_thread() {
     let registry = Registry::new();
-    let pipeline = Pipeline::builder(&registry, "b4").bulkhead(|b| b).build().unwrap();
+    let pipeline = Pipeline::builder(&registry, "b4")
+        .bulkhead(|b| b)
+        .build()
+        .unwrap();
     let caller = thread::current().id();
-    assert_eq!(pipeline.execute(|| Ok::<_, ()>(thread::current().id())), Ok(caller));
+    assert_eq!(
+        pipeline.execute(|| Ok::<_, ()>(thread::current().id())),
+        Ok(caller)
+    );
 }
 
 // ------------------------------------------------------------- B5 Disabled
@@ -184,9 +206,14 @@ fn b5_a_disabled_bulkhead_lets_every_call_through_and_counts_nothing() {
         .build()
         .unwrap();
     let handle = registry.bulkhead("b5").unwrap();
-    let held: Vec<_> = (0..10).map(|_| handle.bulkhead().try_enter().unwrap()).collect();
+    let held: Vec<_> = (0..10)
+        .map(|_| handle.bulkhead().try_enter().unwrap())
+        .collect();
     assert!(held.iter().all(|p| !p.holds_slot()));
-    assert_eq!(pipeline.execute(|| Ok::<_, ()>(handle.concurrent_calls())), Ok(0));
+    assert_eq!(
+        pipeline.execute(|| Ok::<_, ()>(handle.concurrent_calls())),
+        Ok(0)
+    );
     assert_eq!(handle.snapshot().concurrent_calls, 0);
     assert!(!handle.snapshot().enabled);
 }
@@ -207,10 +234,18 @@ async fn b6_an_async_call_holds_its_slot_until_its_future_completes() {
         let released = released.take().unwrap();
         async move { released.await.map_err(|_| "sender dropped") }
     });
-    assert_eq!(handle.concurrent_calls(), 0, "nothing happens before the first poll");
+    assert_eq!(
+        handle.concurrent_calls(),
+        0,
+        "nothing happens before the first poll"
+    );
     let mut call = Box::pin(call);
     assert!(poll_noop(&mut call).is_pending());
-    assert_eq!(handle.concurrent_calls(), 1, "the slot is held while the future is pending");
+    assert_eq!(
+        handle.concurrent_calls(),
+        1,
+        "the slot is held while the future is pending"
+    );
     release.send(()).unwrap();
     assert_eq!(call.await, Ok(()));
     assert_eq!(handle.concurrent_calls(), 0);
@@ -218,7 +253,10 @@ async fn b6_an_async_call_holds_its_slot_until_its_future_completes() {
 
 #[test]
 fn b6_with_zero_max_wait_an_async_call_is_rejected_on_first_poll() {
-    let bulkhead = Bulkhead::new("b6-zero", BulkheadConfig::builder().max_concurrent(1).build().unwrap());
+    let bulkhead = Bulkhead::new(
+        "b6-zero",
+        BulkheadConfig::builder().max_concurrent(1).build().unwrap(),
+    );
     let _held = bulkhead.try_enter().unwrap();
     let mut enter = bulkhead.enter_async();
     match poll_noop(&mut enter) {
@@ -245,19 +283,37 @@ fn b6_queued_async_callers_receive_released_slots_in_arrival_order() {
     assert!(bulkhead.try_enter().is_err());
 
     drop(held);
-    assert_eq!(wakers.iter().map(|(c, _)| c.wakes()).collect::<Vec<_>>(), [1, 0, 0]);
+    assert_eq!(
+        wakers.iter().map(|(c, _)| c.wakes()).collect::<Vec<_>>(),
+        [1, 0, 0]
+    );
     assert_eq!(bulkhead.concurrent_calls(), 1, "handed over, never freed");
     let Poll::Ready(Ok(first)) = poll_once(&mut waiters[0], &wakers[0].1) else {
         panic!("the oldest waiter gets the slot");
     };
-    assert!(poll_once(&mut waiters[2], &wakers[2].1).is_pending(), "the youngest keeps waiting");
+    assert!(
+        poll_once(&mut waiters[2], &wakers[2].1).is_pending(),
+        "the youngest keeps waiting"
+    );
     drop(first);
-    assert_eq!(wakers.iter().map(|(c, _)| c.wakes()).collect::<Vec<_>>(), [1, 1, 0]);
-    assert!(matches!(poll_once(&mut waiters[1], &wakers[1].1), Poll::Ready(Ok(_))));
+    assert_eq!(
+        wakers.iter().map(|(c, _)| c.wakes()).collect::<Vec<_>>(),
+        [1, 1, 0]
+    );
+    assert!(matches!(
+        poll_once(&mut waiters[1], &wakers[1].1),
+        Poll::Ready(Ok(_))
+    ));
     assert_eq!(wakers[2].0.wakes(), 1, "then the last one");
-    assert!(matches!(poll_once(&mut waiters[2], &wakers[2].1), Poll::Ready(Ok(_))));
+    assert!(matches!(
+        poll_once(&mut waiters[2], &wakers[2].1),
+        Poll::Ready(Ok(_))
+    ));
     drop(waiters);
-    assert_eq!((bulkhead.concurrent_calls(), bulkhead.waiting_calls()), (0, 0));
+    assert_eq!(
+        (bulkhead.concurrent_calls(), bulkhead.waiting_calls()),
+        (0, 0)
+    );
 }
 
 #[tokio::test(flavor = "current_thread")]
@@ -282,10 +338,17 @@ async fn b6_an_async_waiter_never_blocks_its_thread() {
     tokio::task::yield_now().await;
     let second = tokio::spawn({
         let pipeline = pipeline.clone();
-        async move { pipeline.execute_async(|| async { Ok::<_, ()>("second") }).await }
+        async move {
+            pipeline
+                .execute_async(|| async { Ok::<_, ()>("second") })
+                .await
+        }
     });
     tokio::task::yield_now().await;
-    assert_eq!(registry.bulkhead("b6-nonblocking").unwrap().waiting_calls(), 1);
+    assert_eq!(
+        registry.bulkhead("b6-nonblocking").unwrap().waiting_calls(),
+        1
+    );
     release.send(()).unwrap();
     assert_eq!(first.await.unwrap(), Ok(()));
     assert_eq!(second.await.unwrap(), Ok("second"));
@@ -305,7 +368,10 @@ fn b6_an_async_waiter_is_rejected_when_max_wait_passes_on_the_clock() {
     assert!(poll_once(&mut waiter, &waker).is_pending());
     clock.advance(Duration::from_millis(1));
     assert_eq!(counter.wakes(), 1, "advancing the clock wakes the waiter");
-    assert!(matches!(poll_once(&mut waiter, &waker), Poll::Ready(Err(_))));
+    assert!(matches!(
+        poll_once(&mut waiter, &waker),
+        Poll::Ready(Err(_))
+    ));
     assert_eq!(bulkhead.waiting_calls(), 0);
 }
 
@@ -332,7 +398,11 @@ fn b6_a_dropped_queued_waiter_leaves_the_queue_and_never_runs() {
     drop(call);
     assert_eq!(handle.waiting_calls(), 0, "it left the queue at once");
     drop(held);
-    assert_eq!(handle.concurrent_calls(), 0, "the released slot went to nobody");
+    assert_eq!(
+        handle.concurrent_calls(),
+        0,
+        "the released slot went to nobody"
+    );
     assert!(!ran.load(Ordering::SeqCst));
 }
 
@@ -343,7 +413,7 @@ fn b6_dropping_a_pending_call_frees_its_slot_at_once() {
         .bulkhead(|b| b.max_concurrent(1))
         .build()
         .unwrap();
-    let mut call = Box::pin(pipeline.execute_async(|| std::future::pending::<Result<(), ()>>()));
+    let mut call = Box::pin(pipeline.execute_async(std::future::pending::<Result<(), ()>>));
     assert!(poll_noop(&mut call).is_pending());
     let handle = registry.bulkhead("b6-cancel-running").unwrap();
     assert_eq!(handle.concurrent_calls(), 1);
@@ -363,9 +433,15 @@ fn b6_a_waiter_dropped_after_being_handed_a_slot_passes_it_on() {
     assert!(poll_noop(&mut second).is_pending());
     drop(held); // handed to `first`, which never picks it up
     drop(first);
-    assert!(matches!(poll_noop(&mut second), Poll::Ready(Ok(_))), "the slot went on to the next waiter");
+    assert!(
+        matches!(poll_noop(&mut second), Poll::Ready(Ok(_))),
+        "the slot went on to the next waiter"
+    );
     drop(second);
-    assert_eq!((bulkhead.concurrent_calls(), bulkhead.waiting_calls()), (0, 0));
+    assert_eq!(
+        (bulkhead.concurrent_calls(), bulkhead.waiting_calls()),
+        (0, 0)
+    );
 }
 
 #[test]
@@ -387,10 +463,16 @@ fn b6_waiters_that_time_out_keep_no_slots() {
             assert!(matches!(poll_noop(w), Poll::Ready(Err(_))), "round {round}");
         }
         drop((a, b));
-        assert_eq!((bulkhead.concurrent_calls(), bulkhead.waiting_calls()), (0, 0));
+        assert_eq!(
+            (bulkhead.concurrent_calls(), bulkhead.waiting_calls()),
+            (0, 0)
+        );
     }
     let all: Vec<_> = (0..2).map(|_| bulkhead.try_enter()).collect();
-    assert!(all.iter().all(Result::is_ok), "full capacity is still there");
+    assert!(
+        all.iter().all(Result::is_ok),
+        "full capacity is still there"
+    );
 }
 
 // -------------------------------------------------------- B7 Shared slots
@@ -401,10 +483,15 @@ fn b7_sync_and_async_callers_share_the_same_slots() {
     let bulkhead = bulkhead(&registry, "b7-shared", 2, Duration::ZERO);
     let sync_slot = bulkhead.enter().unwrap();
     let mut enter = bulkhead.enter_async();
-    let Poll::Ready(Ok(async_slot)) = poll_noop(&mut enter) else { panic!() };
+    let Poll::Ready(Ok(async_slot)) = poll_noop(&mut enter) else {
+        panic!()
+    };
     assert_eq!(bulkhead.concurrent_calls(), 2);
     assert!(bulkhead.enter().is_err());
-    assert!(matches!(poll_noop(&mut bulkhead.enter_async()), Poll::Ready(Err(_))));
+    assert!(matches!(
+        poll_noop(&mut bulkhead.enter_async()),
+        Poll::Ready(Err(_))
+    ));
     drop((sync_slot, async_slot));
 }
 
@@ -446,8 +533,14 @@ fn b7_released_slots_alternate_between_async_waiters_and_blocked_threads() {
         runtime.block_on(task).unwrap();
     }
     let order = order.lock().unwrap().clone();
-    assert_eq!(order, ["task", "thread", "task", "thread", "task", "thread"]);
-    assert_eq!((bulkhead.concurrent_calls(), bulkhead.waiting_calls()), (0, 0));
+    assert_eq!(
+        order,
+        ["task", "thread", "task", "thread", "task", "thread"]
+    );
+    assert_eq!(
+        (bulkhead.concurrent_calls(), bulkhead.waiting_calls()),
+        (0, 0)
+    );
 }
 
 // ----------------------------------------------------------------- B8 Clock
@@ -485,7 +578,9 @@ fn b8_advancing_a_manual_clock_rejects_every_waiter_past_its_deadline() {
     let bulkhead = bulkhead(&registry, "b8-advance", 1, Duration::from_secs(1));
     let _held = bulkhead.try_enter().unwrap();
     thread::scope(|s| {
-        let sync_waiters: Vec<_> = (0..2).map(|_| s.spawn(|| bulkhead.enter().map(|_| ()))).collect();
+        let sync_waiters: Vec<_> = (0..2)
+            .map(|_| s.spawn(|| bulkhead.enter().map(|_| ())))
+            .collect();
         let mut async_waiter = bulkhead.enter_async();
         assert!(poll_noop(&mut async_waiter).is_pending());
         wait_until("all wait", || bulkhead.waiting_calls() == 3);
@@ -518,7 +613,10 @@ fn b12_a_rejection_publishes_an_event_and_an_admitted_call_publishes_none() {
             assert_eq!(event.instance, "b12");
             assert_eq!(
                 event.kind,
-                BulkheadEventKind::Rejected { max_concurrent: 1, waited: false }
+                BulkheadEventKind::Rejected {
+                    max_concurrent: 1,
+                    waited: false
+                }
             );
         }
         other => panic!("expected a rejection event, got {other:?}"),

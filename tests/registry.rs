@@ -34,13 +34,19 @@ fn an_unknown_id_is_reg_009() {
     let registry = Registry::new();
     let err = registry.bulkhead("nope").unwrap_err();
     assert_eq!(err.code(), "REG-009");
-    assert!(err.to_string().starts_with("REG-009: no bulkhead with id \"nope\""), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("REG-009: no bulkhead with id \"nope\""),
+        "{err}"
+    );
 }
 
 #[test]
 fn reg_009_lists_the_ids_that_do_exist() {
     let registry = Registry::new();
-    registry.bulkhead_policy("thumbnails", "test", &spec()).unwrap();
+    registry
+        .bulkhead_policy("thumbnails", "test", &spec())
+        .unwrap();
     let err = registry.bulkhead("thumbnail").unwrap_err();
     assert!(err.to_string().contains("known: thumbnails"), "{err}");
 }
@@ -65,36 +71,67 @@ fn an_unknown_config_is_reg_004() {
     assert_eq!(err.code(), "REG-004");
     assert!(err.to_string().starts_with("REG-004: "), "{err}");
     assert!(err.to_string().contains("\"fast\""), "{err}");
-    assert!(err.to_string().contains("known configs: default, slow"), "{err}");
+    assert!(
+        err.to_string().contains("known configs: default, slow"),
+        "{err}"
+    );
 }
 
 #[test]
 fn the_default_config_always_exists() {
     let registry = Registry::new();
-    assert!(registry.bulkhead_policy("x", "test", &spec().config("default")).is_ok());
+    assert!(
+        registry
+            .bulkhead_policy("x", "test", &spec().config("default"))
+            .is_ok()
+    );
 }
 
 #[test]
 fn shared_name_with_other_config_is_reg_008_naming_both_sides() {
     let registry = Registry::new();
     registry
-        .bulkhead_policy("thumbnails", "shop::Thumbs#small(&str)", &spec().max_concurrent(4))
+        .bulkhead_policy(
+            "thumbnails",
+            "shop::Thumbs#small(&str)",
+            &spec().max_concurrent(4),
+        )
         .unwrap();
     let err = registry
-        .bulkhead_policy("thumbnails", "shop::Thumbs#large(&str)", &spec().max_concurrent(2))
+        .bulkhead_policy(
+            "thumbnails",
+            "shop::Thumbs#large(&str)",
+            &spec().max_concurrent(2),
+        )
         .unwrap_err();
     assert_eq!(err.code(), "REG-008");
     let message = err.to_string();
-    assert!(message.starts_with("REG-008: bulkhead \"thumbnails\""), "{message}");
-    assert!(message.contains("shop::Thumbs#small(&str) resolves to [max_concurrent = 4"), "{message}");
-    assert!(message.contains("shop::Thumbs#large(&str) resolves to [max_concurrent = 2"), "{message}");
-    assert_eq!(registry.bulkhead("thumbnails").unwrap().max_concurrent(), 4, "the first stays");
+    assert!(
+        message.starts_with("REG-008: bulkhead \"thumbnails\""),
+        "{message}"
+    );
+    assert!(
+        message.contains("shop::Thumbs#small(&str) resolves to [max_concurrent = 4"),
+        "{message}"
+    );
+    assert!(
+        message.contains("shop::Thumbs#large(&str) resolves to [max_concurrent = 2"),
+        "{message}"
+    );
+    assert_eq!(
+        registry.bulkhead("thumbnails").unwrap().max_concurrent(),
+        4,
+        "the first stays"
+    );
 }
 
 #[test]
 fn pipelines_with_one_id_and_different_configs_are_reg_008() {
     let registry = Registry::new();
-    Pipeline::builder(&registry, "renderer").bulkhead(|b| b.max_concurrent(10)).build().unwrap();
+    Pipeline::builder(&registry, "renderer")
+        .bulkhead(|b| b.max_concurrent(10))
+        .build()
+        .unwrap();
     let err = Pipeline::builder(&registry, "renderer")
         .bulkhead(|b| b.max_concurrent(10).max_wait(Duration::from_secs(1)))
         .build()
@@ -105,9 +142,13 @@ fn pipelines_with_one_id_and_different_configs_are_reg_008() {
 #[test]
 fn shared_name_with_the_same_config_shares_one_instance_and_its_slots() {
     let registry = Registry::new();
-    let a = registry.bulkhead_policy("pool", "a", &spec().max_concurrent(1)).unwrap();
+    let a = registry
+        .bulkhead_policy("pool", "a", &spec().max_concurrent(1))
+        .unwrap();
     // Resolving to the same values through a different route is no conflict.
-    let b = registry.bulkhead_policy("pool", "b", &spec().max_concurrent(1).enabled(true)).unwrap();
+    let b = registry
+        .bulkhead_policy("pool", "b", &spec().max_concurrent(1).enabled(true))
+        .unwrap();
     let held = a.try_enter().unwrap();
     assert!(b.try_enter().is_err(), "b sees a's slot taken");
     drop(held);
@@ -123,43 +164,77 @@ fn max_concurrent_below_one_in_a_builder_is_atr_003() {
         .build()
         .unwrap_err();
     assert_eq!(err.code(), "ATR-003");
-    assert!(err.to_string().starts_with("ATR-003: max_concurrent must be between 1 and"), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("ATR-003: max_concurrent must be between 1 and"),
+        "{err}"
+    );
     assert!(registry.bulkhead("zero").is_err(), "nothing was registered");
 }
 
 #[test]
 fn a_bad_value_in_a_named_config_is_reported_with_its_full_key() {
-    let registry = Registry::builder().bulkhead_config("broken", |b| b.max_concurrent(0)).build();
-    let err = registry.bulkhead_policy("x", "test", &spec().config("broken")).unwrap_err();
+    let registry = Registry::builder()
+        .bulkhead_config("broken", |b| b.max_concurrent(0))
+        .build();
+    let err = registry
+        .bulkhead_policy("x", "test", &spec().config("broken"))
+        .unwrap_err();
     assert_eq!(err.code(), "ATR-003");
-    assert!(err.to_string().starts_with("ATR-003: bulkhead.configs.broken.max_concurrent"), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("ATR-003: bulkhead.configs.broken.max_concurrent"),
+        "{err}"
+    );
 }
 
 #[test]
 fn precedence_is_instance_then_declaration_then_named_config_then_default_then_built_in() {
     let registry = Registry::builder()
-        .bulkhead_config("default", |b| b.max_wait(Duration::from_millis(5)).max_concurrent(30))
-        .bulkhead_config("slow", |b| b.max_concurrent(3).max_wait(Duration::from_secs(2)))
+        .bulkhead_config("default", |b| {
+            b.max_wait(Duration::from_millis(5)).max_concurrent(30)
+        })
+        .bulkhead_config("slow", |b| {
+            b.max_concurrent(3).max_wait(Duration::from_secs(2))
+        })
         .bulkhead_instance("tuned", |b| b.max_concurrent(9))
         .build();
     // built-in defaults under `default`
-    let plain = registry.bulkhead_policy("plain", "t", &spec()).unwrap().config();
-    assert_eq!((plain.max_concurrent(), plain.max_wait(), plain.enabled()), (30, Duration::from_millis(5), true));
+    let plain = registry
+        .bulkhead_policy("plain", "t", &spec())
+        .unwrap()
+        .config();
+    assert_eq!(
+        (plain.max_concurrent(), plain.max_wait(), plain.enabled()),
+        (30, Duration::from_millis(5), true)
+    );
     // the named config over `default`
-    let slow = registry.bulkhead_policy("slow-one", "t", &spec().config("slow")).unwrap().config();
-    assert_eq!((slow.max_concurrent(), slow.max_wait()), (3, Duration::from_secs(2)));
+    let slow = registry
+        .bulkhead_policy("slow-one", "t", &spec().config("slow"))
+        .unwrap()
+        .config();
+    assert_eq!(
+        (slow.max_concurrent(), slow.max_wait()),
+        (3, Duration::from_secs(2))
+    );
     // the declaration over the named config
     let declared = registry
         .bulkhead_policy("declared", "t", &spec().config("slow").max_concurrent(5))
         .unwrap()
         .config();
-    assert_eq!((declared.max_concurrent(), declared.max_wait()), (5, Duration::from_secs(2)));
+    assert_eq!(
+        (declared.max_concurrent(), declared.max_wait()),
+        (5, Duration::from_secs(2))
+    );
     // the instance override over the declaration
     let tuned = registry
         .bulkhead_policy("tuned", "t", &spec().config("slow").max_concurrent(5))
         .unwrap()
         .config();
-    assert_eq!((tuned.max_concurrent(), tuned.max_wait()), (9, Duration::from_secs(2)));
+    assert_eq!(
+        (tuned.max_concurrent(), tuned.max_wait()),
+        (9, Duration::from_secs(2))
+    );
 }
 
 #[test]
@@ -168,7 +243,13 @@ fn an_instance_override_may_choose_another_base_config() {
         .bulkhead_config("slow", |b| b.max_concurrent(3))
         .bulkhead_instance("x", |b| b.config("slow"))
         .build();
-    assert_eq!(registry.bulkhead_policy("x", "t", &spec()).unwrap().max_concurrent(), 3);
+    assert_eq!(
+        registry
+            .bulkhead_policy("x", "t", &spec())
+            .unwrap()
+            .max_concurrent(),
+        3
+    );
 }
 
 #[test]
@@ -176,12 +257,19 @@ fn b10_a_handle_reports_concurrent_and_waiting_calls_and_a_snapshot() {
     let clock = ManualClock::new();
     let registry = Registry::builder().clock(clock.clone()).build();
     let bulkhead = registry
-        .bulkhead_policy("thumbnails", "t", &spec().max_concurrent(4).max_wait(Duration::from_millis(250)))
+        .bulkhead_policy(
+            "thumbnails",
+            "t",
+            &spec()
+                .max_concurrent(4)
+                .max_wait(Duration::from_millis(250)),
+        )
         .unwrap();
     let handle = registry.bulkhead("thumbnails").unwrap();
     let held: Vec<_> = (0..4).map(|_| bulkhead.try_enter().unwrap()).collect();
     let mut waiter = bulkhead.enter_async();
-    let _ = std::pin::Pin::new(&mut waiter).poll(&mut std::task::Context::from_waker(std::task::Waker::noop()));
+    let _ = std::pin::Pin::new(&mut waiter)
+        .poll(&mut std::task::Context::from_waker(std::task::Waker::noop()));
     assert_eq!(handle.concurrent_calls(), 4);
     assert_eq!(handle.waiting_calls(), 1);
     let snapshot = handle.snapshot();
@@ -203,7 +291,12 @@ fn b10_the_registry_snapshot_lists_every_bulkhead_sorted_by_id() {
     for id in ["reports", "checkout", "payments"] {
         registry.bulkhead_policy(id, "t", &spec()).unwrap();
     }
-    let ids: Vec<_> = registry.snapshot().bulkheads().iter().map(|b| b.instance.clone()).collect();
+    let ids: Vec<_> = registry
+        .snapshot()
+        .bulkheads()
+        .iter()
+        .map(|b| b.instance.clone())
+        .collect();
     assert_eq!(ids, ["checkout", "payments", "reports"]);
 }
 
@@ -211,13 +304,21 @@ fn b10_the_registry_snapshot_lists_every_bulkhead_sorted_by_id() {
 fn raising_the_limit_at_run_time_hands_new_slots_to_waiters() {
     let registry = Registry::new();
     let bulkhead = registry
-        .bulkhead_policy("grow", "t", &spec().max_concurrent(1).max_wait(Duration::from_secs(60)))
+        .bulkhead_policy(
+            "grow",
+            "t",
+            &spec().max_concurrent(1).max_wait(Duration::from_secs(60)),
+        )
         .unwrap();
     let _held = bulkhead.try_enter().unwrap();
     let mut waiter = bulkhead.enter_async();
     let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
     assert!(std::pin::Pin::new(&mut waiter).poll(&mut cx).is_pending());
-    registry.bulkhead("grow").unwrap().set_max_concurrent(2).unwrap();
+    registry
+        .bulkhead("grow")
+        .unwrap()
+        .set_max_concurrent(2)
+        .unwrap();
     let std::task::Poll::Ready(Ok(_granted)) = std::pin::Pin::new(&mut waiter).poll(&mut cx) else {
         panic!("the waiter gets the new slot");
     };
@@ -227,7 +328,9 @@ fn raising_the_limit_at_run_time_hands_new_slots_to_waiters() {
 #[test]
 fn lowering_the_limit_lets_calls_in_flight_finish_and_admits_below_the_new_limit() {
     let registry = Registry::new();
-    let bulkhead = registry.bulkhead_policy("shrink", "t", &spec().max_concurrent(3)).unwrap();
+    let bulkhead = registry
+        .bulkhead_policy("shrink", "t", &spec().max_concurrent(3))
+        .unwrap();
     let handle = registry.bulkhead("shrink").unwrap();
     let mut held: Vec<_> = (0..3).map(|_| bulkhead.try_enter().unwrap()).collect();
     handle.set_max_concurrent(1).unwrap();
@@ -252,10 +355,17 @@ fn the_global_registry_is_one_instance() {
 #[test]
 fn rejections_convert_into_boxed_and_anyhow_style_errors() {
     let registry = Registry::new();
-    let pipeline = Pipeline::builder(&registry, "boxed").bulkhead(|b| b.max_concurrent(1)).build().unwrap();
+    let pipeline = Pipeline::builder(&registry, "boxed")
+        .bulkhead(|b| b.max_concurrent(1))
+        .build()
+        .unwrap();
     let handle = registry.bulkhead("boxed").unwrap();
     let _held = handle.bulkhead().try_enter().unwrap();
-    let result: Result<(), Box<dyn std::error::Error + Send + Sync>> =
-        pipeline.execute(|| Ok::<_, std::io::Error>(())).map_err(|e| e.into());
-    assert_eq!(result.unwrap_err().to_string(), "bulkhead \"boxed\" is full");
+    let result: Result<(), Box<dyn std::error::Error + Send + Sync>> = pipeline
+        .execute(|| Ok::<_, std::io::Error>(()))
+        .map_err(|e| e.into());
+    assert_eq!(
+        result.unwrap_err().to_string(),
+        "bulkhead \"boxed\" is full"
+    );
 }

@@ -34,7 +34,9 @@ mod intern;
 mod loom;
 mod rejection;
 
-pub use bulkhead::{Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, Enter};
+pub use bulkhead::{
+    Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, Enter, OwnedBulkheadPermit,
+};
 pub use clock::{Clock, ManualClock, Sleep, SystemClock, sleep_blocking};
 pub use config::{ConfigError, check_limit, parse_bool, parse_duration};
 pub use context::PolicyContext;

@@ -10,7 +10,53 @@ pub(crate) use std::thread;
 #[cfg(loom)]
 pub(crate) use loom::sync::{Mutex, MutexGuard, atomic};
 #[cfg(loom)]
-pub(crate) use loom::thread;
+pub(crate) mod thread {
+    //! `std::thread`'s park and unpark on top of loom's.
+    //!
+    //! In std an unpark that arrives while the thread is busy (or blocked on a
+    //! mutex) is kept as a token for its next `park`. Loom keeps it only if
+    //! the thread is runnable: an unpark that finds it blocked on a mutex
+    //! wakes it from the mutex wait and is gone, so a later `park` would hang
+    //! although std's would return. An explicit token restores std's meaning.
+    //! It is set with a read-modify-write: loom (0.7) may let a later swap
+    //! read an older value than a plain store's.
+
+    use std::sync::Arc;
+
+    use loom::sync::atomic::{AtomicBool, Ordering::SeqCst};
+
+    loom::thread_local! {
+        static TOKEN: Arc<AtomicBool> = Arc::new(AtomicBool::new(false));
+    }
+
+    #[derive(Debug, Clone)]
+    pub(crate) struct Thread {
+        thread: loom::thread::Thread,
+        token: Arc<AtomicBool>,
+    }
+
+    impl Thread {
+        pub(crate) fn unpark(&self) {
+            self.token.swap(true, SeqCst);
+            self.thread.unpark();
+        }
+    }
+
+    pub(crate) fn current() -> Thread {
+        Thread {
+            thread: loom::thread::current(),
+            token: TOKEN.with(Arc::clone),
+        }
+    }
+
+    pub(crate) fn park() {
+        TOKEN.with(|token| {
+            while !token.swap(false, SeqCst) {
+                loom::thread::park();
+            }
+        });
+    }
+}
 
 /// Locks `mutex`, ignoring poisoning.
 ///

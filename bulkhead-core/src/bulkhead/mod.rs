@@ -18,7 +18,7 @@ mod semaphore;
 
 pub use config::{BulkheadConfig, BulkheadConfigBuilder};
 pub use enter::Enter;
-pub use permit::BulkheadPermit;
+pub use permit::{BulkheadPermit, OwnedBulkheadPermit};
 
 use std::fmt;
 use std::sync::Arc;
@@ -137,6 +137,39 @@ impl Bulkhead {
     #[inline]
     pub fn enter_async(&self) -> Enter<'_> {
         Enter::new(self)
+    }
+
+    /// Like [`try_enter`](Self::try_enter), with a permit that can move to
+    /// another thread or task.
+    ///
+    /// # Errors
+    ///
+    /// [`BulkheadFull`] if every slot is taken.
+    pub fn try_enter_owned(&self) -> Result<OwnedBulkheadPermit, BulkheadFull> {
+        self.try_enter()
+            .map(|permit| OwnedBulkheadPermit::new(self, permit))
+    }
+
+    /// Like [`enter`](Self::enter), with a permit that can move to another
+    /// thread or task.
+    ///
+    /// # Errors
+    ///
+    /// [`BulkheadFull`] if no slot came free in time.
+    pub fn enter_owned(&self) -> Result<OwnedBulkheadPermit, BulkheadFull> {
+        self.enter()
+            .map(|permit| OwnedBulkheadPermit::new(self, permit))
+    }
+
+    /// Like [`enter_async`](Self::enter_async), with a permit that can move
+    /// to another thread or task.
+    ///
+    /// # Errors
+    ///
+    /// [`BulkheadFull`] if no slot came free in time.
+    pub async fn enter_owned_async(&self) -> Result<OwnedBulkheadPermit, BulkheadFull> {
+        let permit = self.enter_async().await?;
+        Ok(OwnedBulkheadPermit::new(self, permit))
     }
 
     /// How many calls hold a slot now (0 when disabled).
