@@ -2,6 +2,51 @@
 //! share of concurrency, so one slow dependency can use up only its own share
 //! and the rest of the service keeps working.
 //!
+//! Annotate a trait's methods, and [`#[resilient]`](resilient) generates a
+//! wrapper implementing the same trait around any implementation of it:
+//!
+//! ```
+//! use bulkhead::{Registry, Rejection, resilient};
+//!
+//! #[derive(Debug)]
+//! pub enum ThumbError { Busy(Rejection), Backend(String) }
+//! impl From<Rejection> for ThumbError {
+//!     fn from(r: Rejection) -> Self { ThumbError::Busy(r) }
+//! }
+//!
+//! #[resilient]
+//! pub trait ThumbnailService: Send + Sync {
+//!     #[bulkhead(name = "thumbnails", max_concurrent = 4, max_wait = "250ms")]
+//!     fn thumbnail(&self, image_id: &str) -> Result<Vec<u8>, ThumbError>;
+//!
+//!     #[bulkhead(name = "thumbnails-async", max_concurrent = 2, max_wait = "1s")]
+//!     async fn thumbnail_async(&self, image_id: &str) -> Result<Vec<u8>, ThumbError>;
+//!
+//!     fn name(&self) -> String; // not annotated: plain delegation
+//! }
+//! # struct Disk;
+//! # impl ThumbnailService for Disk {
+//! #     fn thumbnail(&self, id: &str) -> Result<Vec<u8>, ThumbError> { Ok(id.into()) }
+//! #     async fn thumbnail_async(&self, id: &str) -> Result<Vec<u8>, ThumbError> { Ok(id.into()) }
+//! #     fn name(&self) -> String { "disk".into() }
+//! # }
+//! # let backend = Disk;
+//!
+//! let registry = Registry::new();
+//! // Every policy is resolved here: a conflict fails now, never on a call.
+//! let service = ResilientThumbnailService::new(backend, &registry)?;
+//!
+//! // Four calls at most run `thumbnail` at once; a fifth waits up to 250ms
+//! // for a slot, then fails with `Rejection::BulkheadFull`.
+//! assert_eq!(service.thumbnail("cat").unwrap(), b"cat");
+//!
+//! let thumbnails = registry.bulkhead("thumbnails")?;
+//! assert_eq!(thumbnails.snapshot().max_concurrent, 4);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The same policies can be built in code, without a trait:
+//!
 //! ```
 //! use bulkhead::{CallError, Pipeline, Registry, Rejection};
 //!
@@ -24,6 +69,7 @@
 //!
 //! The parts:
 //!
+//! - [`resilient`] and [`bulkhead`]: the attribute macros;
 //! - [`Bulkhead`]: the semaphore itself, shared by sync and async callers;
 //! - [`Registry`]: named instances, their configuration, clock and events;
 //! - [`Pipeline`]: policies built in code;
@@ -47,7 +93,197 @@ pub mod core {
     pub use bulkhead_core::*;
 }
 
-pub use bulkhead_macros::{bulkhead, resilient};
+/// Generates a wrapper that implements a trait around any implementation of
+/// it, running each method annotated with [`#[bulkhead(...)]`](bulkhead)
+/// under its bulkhead.
+///
+/// On `pub trait Shop`, `#[resilient]` generates `pub struct
+/// ResilientShop<D>` (with the trait's visibility), implementing `Shop` for
+/// every `D: Shop`, and:
+///
+/// - `ResilientShop::new(delegate: D, registry: &Registry) -> Result<Self,
+///   RegistryError>`: resolves every policy from `registry`, so that a call
+///   never looks anything up. REG-004 (an unknown `config`), REG-008 (a
+///   shared `name` resolving to two configurations; the message names both
+///   methods) and invalid configured values fail here;
+/// - `delegate(&self) -> &D` and `into_inner(self) -> D`;
+/// - `Clone` when `D: Clone` (clones share the same slots) and `Debug` when
+///   `D: Debug`.
+///
+/// Methods without a policy attribute, associated types, associated consts
+/// and associated functions delegate unchanged; default methods call the
+/// delegate's version. Methods may take `&self`, `&mut self` or `self`, be
+/// generic, have lifetimes, and be sync, `async fn`, `fn -> impl
+/// Future<Output = Result<..>> (+ Send)` or `fn -> Pin<Box<dyn Future<..>
+/// (+ Send)>>`.
+///
+/// # Calls
+///
+/// A sync method takes a slot (waiting up to `max_wait` on the registry's
+/// clock), calls the delegate, and gives the slot back when the delegate
+/// returns or panics. An async method returns a future that takes its slot
+/// when first polled and holds it until the delegate's future completes;
+/// the delegate's method is called at once to make that future (an `async
+/// fn` runs none of its body before it is polled), and its future is polled
+/// only once a slot is held. Dropping the future frees the slot, or leaves
+/// the queue. The wrapper's future is `Send` whenever the delegate's is, so
+/// a `+ Send` in the trait holds for every delegate.
+///
+/// A rejected call returns `Err(E::from(Rejection::BulkheadFull(..)))`: the
+/// method must return `Result<T, E>` (or an alias of it) with `E:
+/// From<Rejection>`. A call with a free slot costs what `Bulkhead::enter`
+/// and a call to the delegate cost: no allocation, no lookup, no clock read.
+///
+/// # Instance ids
+///
+/// A method without `name` has its own bulkhead, with the id
+/// `<module_path>::<Trait>#<method>(<param types>)`: the parameter types
+/// without `self`, as written, with spaces removed except after commas and
+/// between words, e.g. `shop::Shop#resize(&str, u32)`. Methods with the same
+/// `name` share one bulkhead, also across traits, and must resolve to the
+/// same configuration.
+///
+/// # Errors
+///
+/// Compile errors carry a code. ATR-001, ATR-002, ATR-003 and ATR-006 are
+/// described at [`bulkhead`]; besides them:
+///
+/// | code | when |
+/// |---|---|
+/// | ATR-002 | `#[resilient]` is given arguments, or a method has two `#[bulkhead]` |
+/// | ATR-004 | an annotated method does not return `Result<T, E>`, or `E` does not implement `From<Rejection>` |
+/// | ATR-007 | the trait cannot be wrapped: an `unsafe trait`; a supertrait other than `Send`, `Sync`, `Unpin`, `Sized`, `UnwindSafe`, `RefUnwindSafe`, `Clone`, `Debug`; items made by a macro; a receiver such as `self: Box<Self>`; `Self` used outside the receiver; `#[bulkhead]` on an associated function; `#[resilient]` on something else than a trait |
+///
+/// On an error the trait is still emitted (and its wrapper, when the trait
+/// can be wrapped), so that one mistake does not cascade into others.
+///
+/// # Examples
+///
+/// ```
+/// use std::future::Future;
+/// use bulkhead::{Registry, Rejection, resilient};
+///
+/// #[derive(Debug)]
+/// pub struct DbError(Option<Rejection>);
+/// impl From<Rejection> for DbError {
+///     fn from(r: Rejection) -> Self { DbError(Some(r)) }
+/// }
+///
+/// #[resilient]
+/// pub trait Accounts {
+///     /// Reads and writes share the pool's 10 connections.
+///     #[bulkhead(name = "db", max_concurrent = 10, max_wait = "50ms")]
+///     fn balance(&self, account: u64) -> Result<i64, DbError>;
+///
+///     #[bulkhead(name = "db", max_concurrent = 10, max_wait = "50ms")]
+///     fn deposit(&mut self, account: u64, amount: i64)
+///         -> impl Future<Output = Result<(), DbError>> + Send;
+/// }
+///
+/// #[derive(Debug, Default)]
+/// struct Memory(std::collections::HashMap<u64, i64>);
+///
+/// impl Accounts for Memory {
+///     fn balance(&self, account: u64) -> Result<i64, DbError> {
+///         Ok(self.0.get(&account).copied().unwrap_or(0))
+///     }
+///     fn deposit(&mut self, account: u64, amount: i64)
+///         -> impl Future<Output = Result<(), DbError>> + Send {
+///         *self.0.entry(account).or_default() += amount;
+///         async { Ok(()) }
+///     }
+/// }
+///
+/// let registry = Registry::new();
+/// let accounts = ResilientAccounts::new(Memory::default(), &registry)?;
+/// assert_eq!(accounts.balance(7).unwrap(), 0);
+///
+/// let db = registry.bulkhead("db")?;
+/// let held: Vec<_> = (0..10).map(|_| db.bulkhead().try_enter().unwrap()).collect();
+/// assert!(accounts.balance(7).is_err()); // waited 50ms for one of the 10 slots
+/// # drop(held);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[doc(inline)]
+pub use bulkhead_macros::resilient;
+
+/// Runs a method of a [`#[resilient]`](resilient) trait, or the body of a
+/// function, under a bulkhead.
+///
+/// # Keys
+///
+/// | key | value | default | compile error |
+/// |---|---|---|---|
+/// | `name` | string | none: the method has its own bulkhead | ATR-002 if not a non-empty string |
+/// | `config` | string: a named configuration of the registry | `"default"` | REG-004 at `new` if unknown |
+/// | `max_concurrent` | integer, 1 to 2^30 - 1 | 25 | ATR-003 |
+/// | `max_wait` | duration string (`"250ms"`, `"1s"`, `"1m 30s"`, `"0"`) | `"0"`: reject at once | ATR-001 |
+/// | `enabled` | `true` / `false` (or `"true"` / `"false"`) | `true` | ATR-006 |
+///
+/// Only the keys written are passed to the registry, which lays them over
+/// the named configuration (and lays its per-instance overrides over them).
+/// An unknown or repeated key is ATR-002, with a did-you-mean. Every error
+/// of an attribute is reported at once, each on its own token.
+///
+/// # On trait methods
+///
+/// Inside a `#[resilient]` trait, see [`resilient`]. On a trait without
+/// `#[resilient]` the attribute is an error (ATR-005) saying to add it.
+///
+/// # On functions with a body
+///
+/// On a free function, or a method in an impl block, `#[bulkhead]` wraps
+/// the body: sync `fn`s, `async fn`s and `fn`s returning `impl Future` or
+/// `Pin<Box<dyn Future>>` (whose body then runs when called, and whose slot
+/// is taken when the future is first polled). The bulkhead is resolved from
+/// [`Registry::global`] on the first call and kept in a `static`; later
+/// calls cost what `Bulkhead::enter` costs.
+///
+/// The instance id (unless `name` is given) is
+/// `<module_path>::<fn>(<param types>)` for a function without `self`, and
+/// `<module_path>::<SelfType>::<fn>(<param types>)` for a method, where
+/// `SelfType` is the last segment of `std::any::type_name::<Self>()`
+/// without generic arguments: one bulkhead serves every instantiation of a
+/// generic impl. (An associated function without `self` is named like a
+/// free function; give it a `name` if two impls in one module have one of
+/// the same name.) In a trait's default method, every implementor shares
+/// one bulkhead.
+///
+/// A function cannot return a registry error. If its bulkhead cannot be
+/// resolved (REG-004: `config` names no configuration of the global
+/// registry; REG-008: its `name` is taken with another configuration), it
+/// runs under a bulkhead of its own made from the attribute's values over
+/// the built-in defaults, which is not in the registry, and the error is
+/// kept for [`function_policy_errors`]. Install a configured registry with
+/// [`Registry::set_global`] before the first call.
+///
+/// # Examples
+///
+/// ```
+/// use bulkhead::{Registry, Rejection, bulkhead};
+///
+/// #[bulkhead(max_concurrent = 2)]
+/// fn render(report: &str) -> Result<String, Rejection> {
+///     Ok(format!("<h1>{report}</h1>"))
+/// }
+///
+/// struct Renderer;
+///
+/// impl Renderer {
+///     #[bulkhead(name = "renderer", max_concurrent = 4, max_wait = "100ms")]
+///     async fn render(&self, report: &str) -> Result<String, Rejection> {
+///         Ok(format!("<p>{report}</p>"))
+///     }
+/// }
+///
+/// assert_eq!(render("q3")?, "<h1>q3</h1>");
+/// let id = format!("{}::render(&str)", module_path!());
+/// assert_eq!(Registry::global().bulkhead(&id)?.max_concurrent(), 2);
+/// # let _ = Renderer.render("x");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[doc(inline)]
+pub use bulkhead_macros::bulkhead;
 
 mod functions;
 
