@@ -96,13 +96,13 @@ pub(crate) fn wrapper(model: &Trait) -> TokenStream {
     let trait_impl = trait_impl(model);
     quote! {
         #[doc = #doc]
-        #[allow(dead_code)]
+        #[allow(dead_code, unreachable_pub)]
         #vis struct #wrapper<#d> {
             delegate: #d,
             #(#fields: ::bulkhead::__private::Bulkhead,)*
         }
 
-        #[allow(dead_code)]
+        #[allow(dead_code, unreachable_pub)]
         impl<#d> #wrapper<#d> {
             /// Wraps `delegate`, resolving the policy of every annotated method
             /// from `registry` now, so that no call ever looks one up.

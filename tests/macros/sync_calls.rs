@@ -1,5 +1,5 @@
-//! Sync methods through a generated wrapper: B1, B2, B3, B4, B8 (sync),
-//! B10, and plain delegation.
+//! Sync methods through a generated wrapper: B1, B2, B3, B4, B5, B8
+//! (sync), B10, B12, and plain delegation.
 
 use std::thread;
 use std::time::Duration;
@@ -312,4 +312,34 @@ fn b5_a_disabled_bulkhead_lets_every_call_through_and_counts_nothing() {
         release_a.release();
         release_b.release();
     });
+}
+
+#[test]
+fn b12_a_rejection_through_a_wrapper_publishes_an_event_and_admitted_calls_none() {
+    let (_, registry) = manual();
+    let mut events = registry.subscribe();
+    let service = service(&registry);
+    service.call(Hold::none()).unwrap();
+    assert!(
+        events.try_recv().is_none(),
+        "admitted calls publish nothing"
+    );
+    let handle = registry.bulkhead(&id("call(Hold)")).unwrap();
+    let _slots = [
+        handle.bulkhead().try_enter().unwrap(),
+        handle.bulkhead().try_enter().unwrap(),
+    ];
+    assert_full(service.call(Hold::none()), &id("call(Hold)"));
+    let event = events.try_recv().expect("the rejection was published");
+    assert_eq!(event.instance(), id("call(Hold)"));
+    assert!(matches!(
+        event,
+        bulkhead::Event::Bulkhead(bulkhead::BulkheadEvent {
+            kind: bulkhead::BulkheadEventKind::Rejected {
+                max_concurrent: 2,
+                waited: false
+            },
+            ..
+        })
+    ));
 }

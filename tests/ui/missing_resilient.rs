@@ -9,7 +9,6 @@ impl From<Rejection> for Error {
     }
 }
 
-
 pub trait Thumbnails {
     #[bulkhead(max_concurrent = 4)]
     fn thumbnail(&self, id: &str) -> Result<Vec<u8>, Error>;

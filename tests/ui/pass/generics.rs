@@ -56,7 +56,25 @@ impl Store<String, u32> for Memory {
     }
 }
 
+/// A trait whose own parameter is called `D`, with an annotated default
+/// method: the wrapper picks another name for its delegate's type.
+#[resilient]
+pub trait Convert<D: Copy> {
+    #[bulkhead]
+    fn convert(&self, value: D) -> Result<D, Error> {
+        Ok(value)
+    }
+}
+
+struct Identity;
+
+impl Convert<u8> for Identity {}
+
 fn main() {
+    let registry = Registry::new();
+    let convert = ResilientConvert::new(Identity, &registry).unwrap();
+    let _: u8 = convert.convert(1).unwrap();
+
     let registry = Registry::new();
     let store = ResilientStore::new(Memory(Default::default()), &registry).unwrap();
     let _: Option<u32> = store.get(&"k".to_owned()).unwrap();
