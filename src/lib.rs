@@ -257,6 +257,9 @@ pub use bulkhead_macros::resilient;
 /// kept for [`function_policy_errors`]. Install a configured registry with
 /// [`Registry::set_global`] before the first call.
 ///
+/// A `const fn` cannot be wrapped (ATR-007), and the function must return
+/// `Result<T, E>` (or a future of one) with `E: From<Rejection>` (ATR-004).
+///
 /// # Examples
 ///
 /// ```

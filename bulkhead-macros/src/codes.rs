@@ -9,7 +9,7 @@
 //! | ATR-004 | an annotated method does not return `Result<T, E>` (or a future of one), or `E` does not implement `From<Rejection>` |
 //! | ATR-005 | `#[bulkhead]` on a trait method of a trait without `#[resilient]` |
 //! | ATR-006 | `enabled` is not `true` / `false` (or `"true"` / `"false"`) |
-//! | ATR-007 | `#[resilient]` cannot wrap this item; the message says why |
+//! | ATR-007 | the item cannot be wrapped (an `unsafe trait`, an unsupported supertrait, a macro among the items, an unsupported receiver, `Self` outside the receiver, `#[bulkhead]` on an associated function or a `const fn`, `#[resilient]` on a non-trait); the message says why |
 
 /// A duration that does not parse.
 pub(crate) const DURATION: &str = "ATR-001";

@@ -50,7 +50,18 @@ pub(crate) fn check_trait(model: &Trait, errors: &mut Accumulator) {
 
 /// Checks a function whose body `#[bulkhead]` wraps.
 pub(crate) fn check_fn(func: &Func, errors: &mut Accumulator) {
-    check_returns(&func.item.sig.ident, &func.ret, errors);
+    let sig = &func.item.sig;
+    if let Some(constness) = &sig.constness {
+        errors.push(spanned(
+            constness.span(),
+            format!(
+                "{}: #[bulkhead] cannot wrap `const fn {}`: taking a slot is not a const operation",
+                codes::UNWRAPPABLE,
+                sig.ident
+            ),
+        ));
+    }
+    check_returns(&sig.ident, &func.ret, errors);
 }
 
 /// Why `#[resilient]` cannot implement the trait for its wrapper, if it
@@ -329,6 +340,33 @@ mod tests {
                 "{error}\ndoes not start with\n{start}"
             );
         }
+    }
+
+    #[test]
+    fn a_second_bulkhead_on_one_method_is_atr_002() {
+        let errors = messages(parse_quote! {
+            trait Shop {
+                #[bulkhead(max_concurrent = 1)]
+                #[bulkhead(max_wait = "1s")]
+                fn buy(&self) -> Result<(), E>;
+            }
+        });
+        assert_eq!(
+            errors,
+            ["ATR-002: #[bulkhead] is given twice on `buy`; merge the keys into one attribute"]
+        );
+    }
+
+    #[test]
+    fn a_const_fn_cannot_be_wrapped() {
+        let func = Func::new(
+            parse_quote!(const fn f() -> Result<(), E> { Ok(()) }),
+            crate::attr::BulkheadArgs::default(),
+        );
+        let mut errors = darling::Error::accumulator();
+        check_fn(&func, &mut errors);
+        let error = errors.finish().unwrap_err().to_string();
+        assert!(error.starts_with("ATR-007: #[bulkhead] cannot wrap `const fn f`"), "{error}");
     }
 
     #[test]
