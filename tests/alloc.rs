@@ -1,0 +1,157 @@
+//! B11: a call with a free slot and a rejected call allocate nothing, sync
+//! and async, through the primitive and through a pipeline.
+//!
+//! A counting global allocator counts the bytes allocated by the test's own
+//! thread while a measurement is on.
+
+mod support;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::pin::pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::Poll;
+
+use bulkhead::{BulkheadConfig, CallError, Pipeline, Registry};
+use support::poll_noop;
+
+struct Counting;
+
+static BYTES: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    static MEASURING: Cell<bool> = const { Cell::new(false) };
+}
+
+// SAFETY: forwards every call to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if MEASURING.with(Cell::get) {
+            BYTES.fetch_add(layout.size(), Ordering::SeqCst);
+        }
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// Bytes allocated on this thread while `f` runs.
+fn allocated_by<R>(f: impl FnOnce() -> R) -> (usize, R) {
+    BYTES.store(0, Ordering::SeqCst);
+    MEASURING.with(|m| m.set(true));
+    let result = f();
+    MEASURING.with(|m| m.set(false));
+    (BYTES.load(Ordering::SeqCst), result)
+}
+
+#[test]
+fn the_counter_sees_an_allocation() {
+    let (bytes, _) = allocated_by(|| Box::new([0u8; 64]));
+    assert_eq!(bytes, 64, "the measurement itself works");
+}
+
+#[test]
+fn b11_entering_a_free_slot_and_leaving_allocates_nothing() {
+    let registry = Registry::new();
+    let bulkhead = registry
+        .bulkhead_policy(
+            "alloc-free",
+            "t",
+            &BulkheadConfig::builder().max_concurrent(2),
+        )
+        .unwrap();
+    let (bytes, ()) = allocated_by(|| {
+        drop(bulkhead.try_enter().unwrap());
+        drop(bulkhead.enter().unwrap());
+        drop(bulkhead.try_enter_owned().unwrap());
+        let Poll::Ready(Ok(permit)) = poll_noop(&mut bulkhead.enter_async()) else {
+            panic!("free slot")
+        };
+        drop(permit);
+    });
+    assert_eq!(bytes, 0);
+}
+
+#[test]
+fn b11_a_rejection_allocates_nothing() {
+    let registry = Registry::new();
+    let bulkhead = registry
+        .bulkhead_policy(
+            "alloc-full",
+            "t",
+            &BulkheadConfig::builder().max_concurrent(1),
+        )
+        .unwrap();
+    let _held = bulkhead.try_enter().unwrap();
+    let (bytes, ()) = allocated_by(|| {
+        for _ in 0..100 {
+            assert!(bulkhead.try_enter().is_err());
+            assert!(bulkhead.enter().is_err());
+            assert!(matches!(
+                poll_noop(&mut bulkhead.enter_async()),
+                Poll::Ready(Err(_))
+            ));
+            let rejection = bulkhead::Rejection::from(bulkhead.try_enter().unwrap_err());
+            assert_eq!(rejection.instance(), "alloc-full");
+        }
+    });
+    assert_eq!(bytes, 0);
+}
+
+#[test]
+fn b11_pipeline_calls_allocate_nothing_admitted_or_rejected() {
+    let registry = Registry::new();
+    let pipeline = Pipeline::builder(&registry, "alloc-pipeline")
+        .bulkhead(|b| b.max_concurrent(1))
+        .build()
+        .unwrap();
+    let (bytes, ()) = allocated_by(|| {
+        assert_eq!(pipeline.execute(|| Ok::<_, ()>(7)), Ok(7));
+        let call = pin!(pipeline.execute_async(|| async { Ok::<_, ()>(8) }));
+        assert_eq!(poll_noop(&mut { call }), Poll::Ready(Ok(8)));
+    });
+    assert_eq!(bytes, 0, "admitted");
+
+    let handle = registry.bulkhead("alloc-pipeline").unwrap();
+    let _held = handle.bulkhead().try_enter().unwrap();
+    let (bytes, ()) = allocated_by(|| {
+        assert!(matches!(
+            pipeline.execute(|| Ok::<_, ()>(7)),
+            Err(CallError::Rejected(_))
+        ));
+        let call = pin!(pipeline.execute_async(|| async { Ok::<_, ()>(8) }));
+        assert!(matches!(
+            poll_noop(&mut { call }),
+            Poll::Ready(Err(CallError::Rejected(_)))
+        ));
+    });
+    assert_eq!(bytes, 0, "rejected");
+}
+
+#[test]
+fn a_rejection_with_a_subscriber_publishes_without_allocating() {
+    let registry = Registry::new();
+    let mut events = registry.subscribe();
+    let bulkhead = registry
+        .bulkhead_policy(
+            "alloc-events",
+            "t",
+            &BulkheadConfig::builder().max_concurrent(1),
+        )
+        .unwrap();
+    let _held = bulkhead.try_enter().unwrap();
+    let (bytes, ()) = allocated_by(|| {
+        for _ in 0..10 {
+            assert!(bulkhead.try_enter().is_err());
+        }
+    });
+    assert_eq!(events.drain().count(), 10);
+    assert_eq!(bytes, 0);
+}
