@@ -134,3 +134,70 @@ pub fn check_limit(key: &str, value: u64, max: u64) -> Result<u32, ConfigError> 
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_bad_duration_is_atr_001_naming_key_and_value() {
+        let err = parse_duration("bulkhead.instances.x.max_wait", "25Oms").unwrap_err();
+        assert_eq!(err.code(), "ATR-001");
+        assert_eq!(err.key(), "bulkhead.instances.x.max_wait");
+        let message = err.to_string();
+        assert!(
+            message.starts_with(
+                r#"ATR-001: invalid duration "25Oms" for bulkhead.instances.x.max_wait"#
+            ),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn durations_accept_humantime_and_a_bare_zero() {
+        assert_eq!(parse_duration("k", "0"), Ok(Duration::ZERO));
+        assert_eq!(parse_duration("k", " 1m 30s "), Ok(Duration::from_secs(90)));
+        for bad in ["", "-1s", "1 parsec", "ms"] {
+            assert_eq!(
+                parse_duration("k", bad).unwrap_err().code(),
+                "ATR-001",
+                "{bad:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_bad_boolean_is_atr_006() {
+        assert_eq!(parse_bool("enabled", "true"), Ok(true));
+        assert_eq!(parse_bool("enabled", "false"), Ok(false));
+        for bad in ["yes", "1", "TRUE", ""] {
+            let err = parse_bool("enabled", bad).unwrap_err();
+            assert_eq!(err.code(), "ATR-006");
+            assert!(
+                err.to_string()
+                    .starts_with("ATR-006: enabled must be true or false"),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn limits_are_checked_at_both_ends() {
+        assert_eq!(check_limit("n", 1, 10), Ok(1));
+        assert_eq!(check_limit("n", 10, 10), Ok(10));
+        assert_eq!(check_limit("n", 0, 10).unwrap_err().code(), "ATR-003");
+        assert_eq!(check_limit("n", 11, 10).unwrap_err().code(), "ATR-003");
+        assert_eq!(
+            check_limit("n", u64::MAX, u64::MAX).unwrap_err().code(),
+            "ATR-003"
+        );
+    }
+
+    #[test]
+    fn a_prefix_names_the_full_key() {
+        let err = check_limit("max_concurrent", 0, 10)
+            .unwrap_err()
+            .prefixed("bulkhead.configs.slow.");
+        assert_eq!(err.key(), "bulkhead.configs.slow.max_concurrent");
+    }
+}
