@@ -346,8 +346,11 @@ fn method(method: &Method, delegate: &TokenStream) -> TokenStream {
             }
         }
     };
+    // `#[inline]`, as a hand-written wrapper would be: the method is a few
+    // instructions around the delegate's call.
     quote! {
         #(#cfgs)*
+        #[inline]
         #sig {
             #body
         }
