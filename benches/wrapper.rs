@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `wrapper_sync` | the delegate called directly; `Bulkhead::enter()` + the call + drop, by hand; the `#[resilient]` wrapper's method |
 //! | `wrapper_async` | the same for an `async fn`, each future polled once with a no-op waker |
-//! | `wrapper_rejected` | a full bulkhead (max_wait 0): `enter()` by hand, the wrapper's sync method, its async method polled once |
+//! | `wrapper_rejected` | a full bulkhead (max_wait 0): `enter()` by hand and the wrapper's sync method; `enter_async()` by hand and the wrapper's async method, polled once |
 //! | `function` | a plain `fn` against the same `fn` under `#[bulkhead]` (resolved once from the global registry) |
 //!
 //! The wrapper of a free slot should cost what the hand-written code costs:
@@ -184,6 +184,15 @@ fn wrapper_rejected(c: &mut Criterion) {
     group.bench_function("wrapper", |b| {
         b.iter(|| black_box(black_box(&wrapped).full(black_box(7))))
     });
+    group.bench_function("hand_written_enter_async", |b| {
+        b.iter(|| {
+            black_box(poll_once(by_hand_async(
+                black_box(&full_async),
+                &Table,
+                black_box(7),
+            )))
+        })
+    });
     group.bench_function("wrapper_async", |b| {
         b.iter(|| black_box(poll_once(black_box(&wrapped).full_async(black_box(7)))))
     });
@@ -212,7 +221,7 @@ fn function(c: &mut Criterion) {
 }
 
 fn config() -> Criterion {
-    // About 4 s per case, 11 cases: the run stays under a minute.
+    // About 4 s per case, 12 cases: the run stays under a minute.
     Criterion::default()
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3))
