@@ -360,13 +360,20 @@ mod tests {
     #[test]
     fn a_const_fn_cannot_be_wrapped() {
         let func = Func::new(
-            parse_quote!(const fn f() -> Result<(), E> { Ok(()) }),
+            parse_quote!(
+                const fn f() -> Result<(), E> {
+                    Ok(())
+                }
+            ),
             crate::attr::BulkheadArgs::default(),
         );
         let mut errors = darling::Error::accumulator();
         check_fn(&func, &mut errors);
         let error = errors.finish().unwrap_err().to_string();
-        assert!(error.starts_with("ATR-007: #[bulkhead] cannot wrap `const fn f`"), "{error}");
+        assert!(
+            error.starts_with("ATR-007: #[bulkhead] cannot wrap `const fn f`"),
+            "{error}"
+        );
     }
 
     #[test]
