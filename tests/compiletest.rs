@@ -9,7 +9,14 @@
 //! toolchain upgrade: `TRYBUILD=overwrite cargo test --test compiletest`,
 //! then write `rustc -V` into `tests/ui/RUSTC_VERSION`.
 
+use std::io::Write;
 use std::process::Command;
+
+/// Says why the ui tests are skipped, on the real stderr: libtest would
+/// swallow `println!` output of a passing test.
+fn skip(reason: &str) {
+    let _ = writeln!(std::io::stderr(), "skipping the ui tests: {reason}");
+}
 
 #[test]
 fn ui() {
@@ -20,14 +27,14 @@ fn ui() {
             String::from_utf8_lossy(&output.stdout).trim().to_owned()
         }
         _ => {
-            println!("skipping the ui tests: cannot run `{rustc} -V`");
+            skip(&format!("cannot run `{rustc} -V`"));
             return;
         }
     };
     if current != recorded {
-        println!(
-            "skipping the ui tests: their .stderr files were made with `{recorded}`, this is `{current}`"
-        );
+        skip(&format!(
+            "their .stderr files were made with `{recorded}`, this is `{current}`"
+        ));
         return;
     }
     let cases = trybuild::TestCases::new();

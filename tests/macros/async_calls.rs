@@ -188,3 +188,23 @@ fn b6_an_async_call_runs_on_a_tokio_runtime() {
         .unwrap();
     assert_eq!(n, 1);
 }
+
+#[test]
+fn b1_b6_an_async_call_that_panics_gives_its_slot_back() {
+    let (_, registry) = manual();
+    let service = service(&registry);
+    let handle = registry.bulkhead(&id("panics_async()")).unwrap();
+    for _ in 0..2 {
+        let mut call = Box::pin(service.panics_async());
+        let unwound =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| poll(call.as_mut())));
+        assert!(unwound.is_err(), "the panic reaches the poller");
+        drop(call);
+        assert_eq!(handle.concurrent_calls(), 0);
+    }
+    assert_eq!(
+        service.runs(),
+        2,
+        "the second call was admitted: the slot came back"
+    );
+}

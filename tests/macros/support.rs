@@ -127,6 +127,9 @@ pub trait Service: Send + Sync {
     #[bulkhead(max_concurrent = 1)]
     fn panics(&self) -> Result<u32, ServiceError>;
 
+    #[bulkhead(max_concurrent = 1)]
+    async fn panics_async(&self) -> Result<u32, ServiceError>;
+
     #[bulkhead(max_concurrent = 1, enabled = false)]
     fn disabled(&self, hold: Hold) -> Result<u32, ServiceError>;
 
@@ -184,6 +187,11 @@ impl Service for Backend {
     fn panics(&self) -> Result<u32, ServiceError> {
         self.run();
         panic!("the backend fell over");
+    }
+
+    async fn panics_async(&self) -> Result<u32, ServiceError> {
+        self.run();
+        panic!("the async backend fell over");
     }
 
     fn disabled(&self, hold: Hold) -> Result<u32, ServiceError> {

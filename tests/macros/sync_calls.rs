@@ -180,6 +180,7 @@ fn b10_handles_and_snapshots_show_what_the_wrapper_declared() {
             id("disabled(Hold)"),
             id("fails()"),
             id("panics()"),
+            id("panics_async()"),
             "shared".to_owned(),
         ]
     );
