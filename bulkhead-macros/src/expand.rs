@@ -366,10 +366,10 @@ pub(crate) fn enter(which: &str, bulkhead: &Ident, ret: Span) -> TokenStream {
     quote_spanned!(at=> ::bulkhead::__private::#which(&#bulkhead))
 }
 
-/// The signature of the wrapper's method: the trait's, with the parameters
-/// renamed (patterns are not allowed to be anything else in the impl) and
-/// `async fn` written as `fn -> impl Future`, so that the future can be made
-/// before it is awaited.
+/// The signature of the wrapper's method: the trait's, with each parameter
+/// bound to a plain identifier (whatever pattern a default method used), so
+/// that it can be passed on, and `async fn` written as `fn -> impl Future`,
+/// so that the delegate's future can be made before it is awaited.
 fn signature(method: &Method) -> (Signature, Vec<Ident>) {
     let mut sig = method.sig.clone();
     let mut args = Vec::new();
