@@ -127,7 +127,10 @@ pub mod core {
 /// fn` runs none of its body before it is polled), and its future is polled
 /// only once a slot is held. Dropping the future frees the slot, or leaves
 /// the queue. The wrapper's future is `Send` whenever the delegate's is, so
-/// a `+ Send` in the trait holds for every delegate.
+/// a `+ Send` in the trait holds for every delegate. A future declared
+/// `+ 'static` or `+ use<..>` (or a boxed `dyn Future` without a lifetime)
+/// cannot borrow the wrapper: it gets its own handle on the bulkhead, at the
+/// cost of one reference-count increment per call.
 ///
 /// A rejected call returns `Err(E::from(Rejection::BulkheadFull(..)))`: the
 /// method must return `Result<T, E>` (or an alias of it) with `E:

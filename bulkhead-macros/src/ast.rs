@@ -74,6 +74,11 @@ pub(crate) struct Returns {
     pub(crate) is_result: bool,
     /// The span of the return type, for errors.
     pub(crate) span: Span,
+    /// Whether a returned future may not borrow from the call: its bounds
+    /// say `'static` or `use<..>`, or it is a boxed `dyn Future` without a
+    /// lifetime (so `'static` by default). The wrapper then gives the future
+    /// its own handle on the bulkhead instead of a borrow.
+    pub(crate) detached: bool,
 }
 
 /// Whether a call runs on the spot or returns a future.
@@ -205,6 +210,7 @@ impl Returns {
             ReturnType::Default => (syn::parse_quote!(()), sig.paren_token.span.close()),
             ReturnType::Type(_, ty) => ((**ty).clone(), ty.span()),
         };
+        let ret = value.clone();
         let (kind, value) = if sig.asyncness.is_some() {
             (CallKind::AsyncFn, value)
         } else if let Some(output) = impl_future_output(&value) {
@@ -215,6 +221,7 @@ impl Returns {
             (CallKind::Sync, value)
         };
         Returns {
+            detached: detached(kind, &ret),
             kind,
             is_result: is_result(&value),
             value,
@@ -271,6 +278,37 @@ fn boxed_future_output(ty: &Type) -> Option<Type> {
     match strip(boxed) {
         Type::TraitObject(object) => future_output(object.bounds.iter()),
         _ => None,
+    }
+}
+
+/// See [`Returns::detached`]; `ret` is the declared return type.
+fn detached(kind: CallKind, ret: &Type) -> bool {
+    let is_static = |bound: &TypeParamBound| match bound {
+        TypeParamBound::Lifetime(lifetime) => lifetime.ident == "static",
+        TypeParamBound::PreciseCapture(_) => true,
+        _ => false,
+    };
+    match kind {
+        CallKind::ImplFuture => match strip(ret) {
+            Type::ImplTrait(imp) => imp.bounds.iter().any(is_static),
+            _ => false,
+        },
+        CallKind::BoxedFuture => {
+            let object = single_type_argument(ret, "Pin")
+                .and_then(|pinned| single_type_argument(pinned, "Box"))
+                .map(strip);
+            match object {
+                Some(Type::TraitObject(object)) => {
+                    let lifetimes = object
+                        .bounds
+                        .iter()
+                        .filter(|b| matches!(b, TypeParamBound::Lifetime(_)));
+                    lifetimes.clone().next().is_none() || lifetimes.into_iter().any(is_static)
+                }
+                _ => false,
+            }
+        }
+        CallKind::Sync | CallKind::AsyncFn => false,
     }
 }
 
@@ -398,6 +436,27 @@ mod tests {
             returns(parse_quote!(fn f(&self) -> (u8, E))),
             (CallKind::Sync, "(u8, E)".into(), false)
         );
+    }
+
+    #[test]
+    fn futures_that_may_not_borrow_are_detached() {
+        let detached = |sig: Signature| Returns::of(&sig).detached;
+        assert!(detached(
+            parse_quote!(fn f(&self) -> impl Future<Output = R> + Send + 'static)
+        ));
+        assert!(detached(
+            parse_quote!(fn f(&self) -> impl Future<Output = R> + use<Self>)
+        ));
+        assert!(detached(
+            parse_quote!(fn f(&self) -> Pin<Box<dyn Future<Output = R> + Send>>)
+        ));
+        assert!(!detached(
+            parse_quote!(fn f(&self) -> Pin<Box<dyn Future<Output = R> + '_>>)
+        ));
+        assert!(!detached(
+            parse_quote!(fn f(&self) -> impl Future<Output = R> + Send)
+        ));
+        assert!(!detached(parse_quote!(async fn f(&self) -> R)));
     }
 
     #[test]

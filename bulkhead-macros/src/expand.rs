@@ -299,6 +299,9 @@ fn method(method: &Method, delegate: &TokenStream) -> TokenStream {
             let own = quote!(self.#field);
             let take = if by_value {
                 quote_spanned!(span=> let #bulkhead = #own;)
+            } else if method.ret.detached {
+                // The future may not borrow `self`: it gets its own handle.
+                quote_spanned!(span=> let #bulkhead = ::bulkhead::__private::Clone::clone(&#own);)
             } else {
                 quote_spanned!(span=> let #bulkhead = &#own;)
             };

@@ -231,6 +231,19 @@ pub trait Fetch {
 
     #[bulkhead(max_concurrent = 1)]
     async fn fetch_async(&self, key: String) -> Result<String, ServiceError>;
+
+    /// A future that borrows nothing, so that it can be spawned.
+    #[bulkhead(max_concurrent = 1)]
+    fn fetch_static(
+        &self,
+        key: String,
+    ) -> impl Future<Output = Result<String, ServiceError>> + Send + 'static;
+
+    #[bulkhead(max_concurrent = 1)]
+    fn fetch_boxed(
+        &self,
+        key: String,
+    ) -> Pin<Box<dyn Future<Output = Result<String, ServiceError>> + Send>>;
 }
 
 #[derive(Debug, Default)]
@@ -244,6 +257,45 @@ impl Fetch for NotSync {
     async fn fetch_async(&self, key: String) -> Result<String, ServiceError> {
         Ok(key)
     }
+    fn fetch_static(
+        &self,
+        key: String,
+    ) -> impl Future<Output = Result<String, ServiceError>> + Send + 'static {
+        async move { Ok(key) }
+    }
+    fn fetch_boxed(
+        &self,
+        key: String,
+    ) -> Pin<Box<dyn Future<Output = Result<String, ServiceError>> + Send>> {
+        Box::pin(async move { Ok(key) })
+    }
+}
+
+#[test]
+fn a_static_future_borrows_nothing_from_the_wrapper_and_can_be_spawned() {
+    let registry = Registry::new();
+    let fetch = ResilientFetch::new(NotSync::default(), &registry).unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .build()
+        .unwrap();
+    let spawned = runtime.spawn(fetch.fetch_static("s".into()));
+    let boxed = runtime.spawn(fetch.fetch_boxed("b".into()));
+    drop(fetch);
+    assert_eq!(runtime.block_on(spawned).unwrap().unwrap(), "s");
+    assert_eq!(runtime.block_on(boxed).unwrap().unwrap(), "b");
+
+    // A detached future still takes its slot in the shared bulkhead.
+    let fetch = ResilientFetch::new(NotSync::default(), &registry).unwrap();
+    let handle = registry
+        .bulkhead("macros::shapes::Fetch#fetch_static(String)")
+        .unwrap();
+    let mut pending = Box::pin(fetch.fetch_static("x".into()));
+    let _slot = handle.bulkhead().try_enter().unwrap();
+    assert!(matches!(
+        poll(pending.as_mut()),
+        Poll::Ready(Err(ServiceError::Rejected(_)))
+    ));
 }
 
 #[test]
