@@ -261,6 +261,7 @@ impl Fetch for NotSync {
         &self,
         key: String,
     ) -> impl Future<Output = Result<String, ServiceError>> + Send + 'static {
+        self.0.set(self.0.get() + 1);
         async move { Ok(key) }
     }
     fn fetch_boxed(
