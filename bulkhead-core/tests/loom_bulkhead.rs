@@ -223,3 +223,49 @@ fn the_manual_clock_reads_the_same_time_on_every_thread() {
         assert!(seen == start || seen == start + Duration::from_secs(1));
     });
 }
+
+#[test]
+fn a_newcomer_never_takes_a_slot_released_to_a_queued_waiter() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let bulkhead = bulkhead(1, Duration::from_secs(3600), &clock);
+        let held = bulkhead.try_enter_owned().unwrap();
+        let mut waiter = bulkhead.enter_async();
+        assert!(poll_noop(&mut waiter).is_pending());
+        let releaser = thread::spawn(move || drop(held));
+        let newcomer = {
+            let bulkhead = bulkhead.clone();
+            thread::spawn(move || bulkhead.try_enter().map(drop).is_ok())
+        };
+        assert!(!newcomer.join().unwrap(), "the newcomer overtook the queue");
+        releaser.join().unwrap();
+        assert!(matches!(poll_noop(&mut waiter), Poll::Ready(Ok(_))));
+        drop(waiter);
+        assert_idle(&bulkhead, 1);
+    });
+}
+
+#[test]
+fn two_concurrent_releases_serve_two_waiters() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let bulkhead = bulkhead(2, Duration::from_secs(3600), &clock);
+        let (a, b) = (
+            bulkhead.try_enter_owned().unwrap(),
+            bulkhead.try_enter_owned().unwrap(),
+        );
+        let mut first = bulkhead.enter_async();
+        let mut second = bulkhead.enter_async();
+        assert!(poll_noop(&mut first).is_pending());
+        assert!(poll_noop(&mut second).is_pending());
+        let releasers = [
+            thread::spawn(move || drop(a)),
+            thread::spawn(move || drop(b)),
+        ];
+        releasers.into_iter().for_each(|r| r.join().unwrap());
+        assert!(matches!(poll_noop(&mut first), Poll::Ready(Ok(_))));
+        assert!(matches!(poll_noop(&mut second), Poll::Ready(Ok(_))));
+        drop((first, second));
+        assert_idle(&bulkhead, 2);
+    });
+}

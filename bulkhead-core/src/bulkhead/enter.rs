@@ -60,30 +60,48 @@ impl<'a> Enter<'a> {
 impl<'a> Future for Enter<'a> {
     type Output = Result<BulkheadPermit<'a>, BulkheadFull>;
 
+    /// The first poll with a free slot, or with nothing to wait for, is
+    /// inlined into the caller; queueing and waiting are not.
+    #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
-        let shared = this.shared;
         if let State::Start = this.state {
+            let shared = this.shared;
             let acquired = shared.semaphore.try_acquire();
-            let max_wait = shared.config.max_wait();
-            if acquired != Acquired::Full || max_wait.is_zero() {
-                return this.outcome(acquired);
+            if acquired != Acquired::Full || !shared.waits {
+                // Leaving `Start` drops nothing: forgetting it spares the
+                // drop glue that would keep this path from inlining.
+                std::mem::forget(std::mem::replace(&mut this.state, State::Done));
+                return Poll::Ready(shared.permit_or_reject(acquired, false));
             }
+        }
+        this.poll_slow(cx)
+    }
+}
+
+impl<'a> Enter<'a> {
+    #[inline(never)]
+    fn poll_slow(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<BulkheadPermit<'a>, BulkheadFull>> {
+        let shared = self.shared;
+        if let State::Start = self.state {
             // The deadline is fixed before queueing: whoever sees this caller
             // waiting may move a manual clock and know that it counts.
             let clock = shared.context.clock();
-            let deadline = clock.now().checked_add(max_wait);
+            let deadline = clock.now().checked_add(shared.config.max_wait());
             let key = match shared
                 .semaphore
                 .enqueue(Kind::Task, Wake::Task(cx.waker().clone()))
             {
-                Enqueued::Done(acquired) => return this.outcome(acquired),
+                Enqueued::Done(acquired) => return self.outcome(acquired),
                 Enqueued::Queued(key) => key,
             };
             let sleep = deadline.map(|deadline| clock.sleep_until(deadline));
-            this.state = State::Queued { key, sleep };
+            self.state = State::Queued { key, sleep };
         }
-        let State::Queued { key, sleep } = &mut this.state else {
+        let State::Queued { key, sleep } = &mut self.state else {
             // Polled after completion: stay pending, like a fused future.
             return Poll::Pending;
         };
@@ -91,18 +109,24 @@ impl<'a> Future for Enter<'a> {
             .as_mut()
             .is_some_and(|s| Pin::new(s).poll(cx).is_ready());
         match shared.semaphore.poll_waiter(*key, expired, Some(cx)) {
-            Some(acquired) => this.outcome(acquired),
+            Some(acquired) => self.outcome(acquired),
             None => Poll::Pending,
         }
     }
 }
 
 impl Drop for Enter<'_> {
+    #[inline]
     fn drop(&mut self) {
         if let State::Queued { key, .. } = self.state {
-            self.shared.semaphore.cancel(key);
+            cancel(self.shared, key);
         }
     }
+}
+
+#[cold]
+fn cancel(shared: &Shared, key: WaiterKey) {
+    shared.semaphore.cancel(key);
 }
 
 impl fmt::Debug for Enter<'_> {

@@ -59,6 +59,8 @@ pub struct Bulkhead {
 
 struct Shared {
     semaphore: Semaphore,
+    /// `max_wait > 0`: whether a caller who finds no free slot waits.
+    waits: bool,
     instance: &'static str,
     config: BulkheadConfig,
     context: PolicyContext,
@@ -76,6 +78,7 @@ impl Bulkhead {
         Bulkhead {
             shared: Arc::new(Shared {
                 semaphore: Semaphore::new(config.max_concurrent(), config.enabled()),
+                waits: !config.max_wait().is_zero(),
                 instance: intern(instance),
                 config,
                 context,
@@ -125,7 +128,7 @@ impl Bulkhead {
     pub fn enter(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
         let shared = &*self.shared;
         match shared.semaphore.try_acquire() {
-            Acquired::Full if !shared.config.max_wait().is_zero() => shared.enter_blocking(),
+            Acquired::Full if shared.waits => shared.enter_blocking(),
             acquired => shared.permit_or_reject(acquired, false),
         }
     }

@@ -19,27 +19,31 @@
 //!   every admission.
 //! - `DISABLED` makes every acquisition succeed uncounted.
 //! - `WAITERS` is set exactly while the wait queue is non-empty. It is only
-//!   set or cleared with the queue's mutex held.
+//!   set or cleared with the queue's mutex held. While it is set, the
+//!   lock-free acquire treats the bulkhead as full: every slot that comes
+//!   free belongs to the queue.
 //!
 //! ## Fast paths
 //!
-//! - *Acquire*: load; if `in_flight < max`, one compare-exchange adding one.
-//!   A rejection is the load alone.
-//! - *Release*: load; if `WAITERS` is clear, one compare-exchange subtracting
-//!   one. If `WAITERS` is set the releaser takes the mutex and hands its slot
-//!   directly to the next waiter (*in flight* stays the same), so a queued
-//!   waiter never loses a slot to a newcomer.
+//! - *Acquire*: load; if neither `WAITERS` nor `in_flight >= max`, one
+//!   compare-exchange adding one. A rejection is the load alone.
+//! - *Release*: one `fetch_sub`. If the value it replaced had `WAITERS`
+//!   set, the releaser then takes the mutex and hands the slot it just freed
+//!   to the next waiter (taking it back into *in flight* for the waiter), so
+//!   a queued waiter never loses a slot to a newcomer: newcomers see
+//!   `WAITERS` and queue behind it.
 //!
 //! ## Why no wake-up is lost
 //!
 //! A caller that finds no free slot takes the mutex and, in one
 //! compare-exchange on the whole word, either takes a slot that came free or
-//! sets `WAITERS` while `in_flight >= max`. A lock-free release can only
-//! succeed while `WAITERS` is clear, so once a waiter is queued every release
-//! goes through the mutex and sees it. While `WAITERS` is set,
-//! `in_flight >= max` holds (releases hand slots over instead of freeing them,
-//! and a raised limit is handed to waiters under the mutex), so no newcomer
-//! can slip past the queue through the lock-free acquire.
+//! sets `WAITERS` while `in_flight >= max`. Every release that frees a slot
+//! after that sees `WAITERS` in the value its `fetch_sub` replaced, and so
+//! makes a pass under the mutex that hands one free slot to the oldest
+//! waiter, if any is left. A slot freed while `WAITERS` is set stays free
+//! only until that pass: no newcomer can take it, and a waiter that gives up
+//! in between clears `WAITERS` when the queue empties, which frees the slot
+//! for newcomers again.
 //!
 //! ## Memory ordering
 //!
@@ -80,6 +84,12 @@ fn max(state: u64) -> u32 {
 #[inline(always)]
 fn is_full(state: u64) -> bool {
     in_flight(state) >= max(state)
+}
+
+/// No slot for a newcomer: all taken, or the free ones belong to the queue.
+#[inline(always)]
+fn is_closed(state: u64) -> bool {
+    state & WAITERS != 0 || is_full(state)
 }
 
 /// The outcome of trying to take a slot.
@@ -128,7 +138,7 @@ impl Semaphore {
             if state & DISABLED != 0 {
                 return Acquired::Uncounted;
             }
-            if is_full(state) {
+            if is_closed(state) {
                 return Acquired::Full;
             }
             match self
@@ -141,28 +151,31 @@ impl Semaphore {
         }
     }
 
-    /// Gives a slot back, or hands it to the next waiter.
+    /// Gives a slot back, and hands it to the next waiter if one is queued.
     #[inline]
     pub(crate) fn release(&self) {
-        let mut state = self.state.load(Relaxed);
-        loop {
-            if state & WAITERS != 0 {
-                return self.release_slow();
-            }
-            match self
-                .state
-                .compare_exchange_weak(state, state - ONE, Release, Relaxed)
-            {
-                Ok(_) => return,
-                Err(actual) => state = actual,
-            }
+        let before = self.state.fetch_sub(ONE, Release);
+        if before & WAITERS != 0 {
+            self.hand_over();
         }
     }
 
+    /// After a release that found waiters: gives a free slot, if the limit
+    /// allows one, to the next waiter.
     #[cold]
-    fn release_slow(&self) {
+    fn hand_over(&self) {
         let mut queue = lock(&self.queue);
-        let wake = self.release_locked(&mut queue);
+        let state = self.state.load(Acquire);
+        let wake = if !queue.is_empty() && !is_full(state) {
+            // Newcomers cannot take the slot (WAITERS is set) and only we
+            // hand slots out, under the lock: it is still free.
+            self.state.fetch_add(ONE, Acquire);
+            let wake = queue.grant_next();
+            self.queue_changed(&queue);
+            wake
+        } else {
+            None
+        };
         drop(queue);
         if let Some(wake) = wake {
             wake.wake();
@@ -179,14 +192,7 @@ impl Semaphore {
                 return Some(wake);
             }
         }
-        // WAITERS cannot change while we hold the lock: clear it with the
-        // decrement if the queue is (now) empty.
-        let clear = if state & WAITERS != 0 && queue.is_empty() {
-            WAITERS
-        } else {
-            0
-        };
-        self.state.fetch_sub(ONE + clear, AcqRel);
+        self.state.fetch_sub(ONE, AcqRel);
         None
     }
 
@@ -207,7 +213,7 @@ impl Semaphore {
             if state & DISABLED != 0 {
                 return Enqueued::Done(Acquired::Uncounted);
             }
-            let queue_up = is_full(state);
+            let queue_up = is_closed(state);
             if queue_up && state & WAITERS != 0 {
                 break;
             }
