@@ -369,3 +369,59 @@ fn rejections_convert_into_boxed_and_anyhow_style_errors() {
         "bulkhead \"boxed\" is full"
     );
 }
+
+#[test]
+fn a_batch_of_declarations_is_registered_all_or_nothing() {
+    let registry = Registry::new();
+    let mut batch = registry.declare();
+    batch
+        .bulkhead("a", "T#a()", &spec().max_concurrent(1))
+        .unwrap();
+    batch
+        .bulkhead("shared", "T#b()", &spec().max_concurrent(2))
+        .unwrap();
+    let err = batch
+        .bulkhead("shared", "T#c()", &spec().max_concurrent(3))
+        .unwrap_err();
+    assert_eq!(err.code(), "REG-008");
+    assert!(
+        err.to_string()
+            .contains("T#b() resolves to [max_concurrent = 2"),
+        "{err}"
+    );
+    assert!(
+        err.to_string()
+            .contains("T#c() resolves to [max_concurrent = 3"),
+        "{err}"
+    );
+    drop(batch);
+    assert!(
+        registry.snapshot().bulkheads().is_empty(),
+        "a failed batch registers nothing"
+    );
+
+    let mut batch = registry.declare();
+    let a = batch
+        .bulkhead("a", "T#a()", &spec().max_concurrent(1))
+        .unwrap();
+    let b = batch
+        .bulkhead("shared", "T#b()", &spec().max_concurrent(2))
+        .unwrap();
+    let c = batch
+        .bulkhead("shared", "T#c()", &spec().max_concurrent(2))
+        .unwrap();
+    assert!(registry.bulkhead("a").is_err(), "not visible before commit");
+    batch.commit();
+    let held = b.try_enter().unwrap();
+    let _also = c.try_enter().unwrap();
+    assert!(
+        b.try_enter().is_err(),
+        "b and c share one instance within the batch"
+    );
+    drop(held);
+    assert_eq!(
+        registry.bulkhead("a").unwrap().max_concurrent(),
+        a.max_concurrent()
+    );
+    assert_eq!(registry.snapshot().bulkheads().len(), 2);
+}

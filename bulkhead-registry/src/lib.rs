@@ -29,5 +29,5 @@ mod snapshot;
 pub use error::{Conflict, RegistryError};
 pub use handle::BulkheadHandle;
 pub use pipeline::{Pipeline, PipelineBuilder};
-pub use registry::{DEFAULT_CONFIG, Registry, RegistryBuilder};
+pub use registry::{DEFAULT_CONFIG, Declarations, Registry, RegistryBuilder};
 pub use snapshot::{BulkheadSnapshot, RegistrySnapshot};

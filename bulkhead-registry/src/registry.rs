@@ -3,14 +3,13 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use bulkhead_core::{
     Bulkhead, BulkheadConfig, BulkheadConfigBuilder, Clock, EventBus, EventStream, PolicyContext,
     SystemClock,
 };
 use dashmap::DashMap;
-use dashmap::mapref::entry::Entry;
 
 use crate::error::{Conflict, RegistryError};
 use crate::handle::BulkheadHandle;
@@ -63,9 +62,12 @@ struct Inner {
     bulkhead_configs: HashMap<String, BulkheadConfigBuilder>,
     bulkhead_overrides: HashMap<String, BulkheadConfigBuilder>,
     bulkheads: DashMap<String, Declared<Bulkhead, BulkheadConfig>>,
+    /// Held while a batch of declarations is open.
+    declaring: Mutex<()>,
 }
 
 /// An instance and what it was declared with.
+#[derive(Clone)]
 struct Declared<P, C> {
     policy: P,
     config: C,
@@ -142,6 +144,9 @@ impl Registry {
     /// this id; `spec`'s values; the named config `spec` (or the override)
     /// chooses; the `default` config; the built-in defaults.
     ///
+    /// To declare several instances all-or-nothing (as a wrapper's `new`
+    /// does), use [`declare`](Self::declare).
+    ///
     /// # Errors
     ///
     /// - REG-004 if a named config does not exist;
@@ -153,32 +158,27 @@ impl Registry {
         source: &str,
         spec: &BulkheadConfigBuilder,
     ) -> Result<Bulkhead, RegistryError> {
-        let config = self.resolve_bulkhead(id, spec)?;
-        match self.inner.bulkheads.entry(id.to_owned()) {
-            Entry::Occupied(existing) => {
-                let existing = existing.get();
-                if existing.config == config {
-                    Ok(existing.policy.clone())
-                } else {
-                    Err(RegistryError::Conflict(Box::new(Conflict {
-                        policy: "bulkhead",
-                        instance: id.to_owned(),
-                        first_source: existing.source.clone(),
-                        first_config: existing.config.to_string(),
-                        second_source: source.to_owned(),
-                        second_config: config.to_string(),
-                    })))
-                }
-            }
-            Entry::Vacant(vacant) => {
-                let bulkhead = Bulkhead::with_context(id, config, self.inner.context.clone());
-                vacant.insert(Declared {
-                    policy: bulkhead.clone(),
-                    config,
-                    source: source.to_owned(),
-                });
-                Ok(bulkhead)
-            }
+        let mut declarations = self.declare();
+        let bulkhead = declarations.bulkhead(id, source, spec)?;
+        declarations.commit();
+        Ok(bulkhead)
+    }
+
+    /// Starts declaring several policy instances that are registered together
+    /// by [`Declarations::commit`], or not at all if a declaration fails or
+    /// the batch is dropped.
+    ///
+    /// Declarations are serialised: while a batch is open, other declarations
+    /// on this registry wait (lookups do not).
+    pub fn declare(&self) -> Declarations<'_> {
+        Declarations {
+            registry: self,
+            _serialised: self
+                .inner
+                .declaring
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+            bulkheads: Vec::new(),
         }
     }
 
@@ -339,7 +339,85 @@ impl RegistryBuilder {
                 bulkhead_configs: self.bulkhead_configs,
                 bulkhead_overrides: self.bulkhead_overrides,
                 bulkheads: DashMap::new(),
+                declaring: Mutex::new(()),
             }),
         }
+    }
+}
+
+/// Policy instances being declared together; see [`Registry::declare`].
+///
+/// Each method resolves one instance as [`Registry::bulkhead_policy`] would,
+/// checking it against the registry and against the earlier declarations of
+/// the batch, and returns it at once; none becomes visible in the registry
+/// until [`commit`](Self::commit).
+#[must_use = "nothing is registered until the declarations are committed"]
+pub struct Declarations<'r> {
+    registry: &'r Registry,
+    _serialised: MutexGuard<'r, ()>,
+    bulkheads: Vec<(String, Declared<Bulkhead, BulkheadConfig>)>,
+}
+
+impl Declarations<'_> {
+    /// Declares bulkhead `id`; see [`Registry::bulkhead_policy`].
+    ///
+    /// # Errors
+    ///
+    /// - REG-004 if a named config does not exist;
+    /// - REG-008 if the registry or this batch has the instance with a
+    ///   different configuration;
+    /// - the ATR code of an invalid value.
+    pub fn bulkhead(
+        &mut self,
+        id: &str,
+        source: &str,
+        spec: &BulkheadConfigBuilder,
+    ) -> Result<Bulkhead, RegistryError> {
+        let config = self.registry.resolve_bulkhead(id, spec)?;
+        let staged = self.bulkheads.iter().find(|(staged, _)| staged == id);
+        let existing = match staged {
+            Some((_, declared)) => Some(declared.clone()),
+            None => self.registry.inner.bulkheads.get(id).map(|d| d.clone()),
+        };
+        match existing {
+            Some(existing) if existing.config == config => Ok(existing.policy),
+            Some(existing) => Err(RegistryError::Conflict(Box::new(Conflict {
+                policy: "bulkhead",
+                instance: id.to_owned(),
+                first_source: existing.source,
+                first_config: existing.config.to_string(),
+                second_source: source.to_owned(),
+                second_config: config.to_string(),
+            }))),
+            None => {
+                let context = self.registry.inner.context.clone();
+                let bulkhead = Bulkhead::with_context(id, config, context);
+                self.bulkheads.push((
+                    id.to_owned(),
+                    Declared {
+                        policy: bulkhead.clone(),
+                        config,
+                        source: source.to_owned(),
+                    },
+                ));
+                Ok(bulkhead)
+            }
+        }
+    }
+
+    /// Registers every instance declared in this batch.
+    pub fn commit(self) {
+        for (id, declared) in self.bulkheads {
+            self.registry.inner.bulkheads.insert(id, declared);
+        }
+    }
+}
+
+impl fmt::Debug for Declarations<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let ids: Vec<&str> = self.bulkheads.iter().map(|(id, _)| id.as_str()).collect();
+        f.debug_struct("Declarations")
+            .field("bulkheads", &ids)
+            .finish_non_exhaustive()
     }
 }
