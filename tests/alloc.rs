@@ -80,6 +80,28 @@ fn b11_entering_a_free_slot_and_leaving_allocates_nothing() {
 }
 
 #[test]
+fn b11_a_free_slot_allocates_nothing_when_callers_could_wait() {
+    let registry = Registry::new();
+    let bulkhead = registry
+        .bulkhead_policy(
+            "alloc-free-waiting",
+            "t",
+            &BulkheadConfig::builder()
+                .max_concurrent(2)
+                .max_wait(std::time::Duration::from_secs(1)),
+        )
+        .unwrap();
+    let (bytes, ()) = allocated_by(|| {
+        drop(bulkhead.enter().unwrap());
+        let Poll::Ready(Ok(permit)) = poll_noop(&mut bulkhead.enter_async()) else {
+            panic!("free slot")
+        };
+        drop(permit);
+    });
+    assert_eq!(bytes, 0);
+}
+
+#[test]
 fn b11_a_rejection_allocates_nothing() {
     let registry = Registry::new();
     let bulkhead = registry

@@ -636,3 +636,73 @@ fn b12_a_subscriber_that_falls_behind_loses_old_events_without_slowing_callers()
     assert_eq!(events.drain().count(), 4);
     assert_eq!(events.missed(), 6);
 }
+
+#[tokio::test]
+async fn b6_on_the_system_clock_an_async_waiter_is_rejected_when_max_wait_passes() {
+    let bulkhead = Bulkhead::new(
+        "b6-system",
+        BulkheadConfig::builder()
+            .max_concurrent(1)
+            .max_wait(Duration::from_millis(20))
+            .build()
+            .unwrap(),
+    );
+    let _held = bulkhead.try_enter().unwrap();
+    // The outer timeout only turns a hang into a failure: it must not be what
+    // completes the wait (it would answer `Err(Elapsed)`).
+    let outcome = tokio::time::timeout(Duration::from_secs(30), bulkhead.enter_async()).await;
+    assert!(
+        matches!(outcome, Ok(Err(_))),
+        "the timer rejected the waiter: {outcome:?}"
+    );
+    assert_eq!(bulkhead.waiting_calls(), 0);
+}
+
+#[test]
+fn a_clock_that_panics_while_a_caller_queues_leaves_no_ghost_waiter() {
+    #[derive(Debug)]
+    struct PanickingClock(ManualClock);
+    impl bulkhead::Clock for PanickingClock {
+        fn now(&self) -> std::time::Instant {
+            self.0.now()
+        }
+        fn sleep_until(&self, _: std::time::Instant) -> bulkhead::Sleep {
+            panic!("this clock cannot sleep")
+        }
+        fn park_until(&self, deadline: std::time::Instant) {
+            self.0.park_until(deadline);
+        }
+    }
+    let registry = Registry::builder()
+        .clock(PanickingClock(ManualClock::new()))
+        .build();
+    let bulkhead = bulkhead(&registry, "ghost", 1, Duration::from_secs(1));
+    let held = bulkhead.try_enter().unwrap();
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = poll_noop(&mut bulkhead.enter_async());
+    }));
+    assert!(unwound.is_err());
+    assert_eq!(bulkhead.waiting_calls(), 0);
+    drop(held);
+    assert!(
+        bulkhead.try_enter().is_ok(),
+        "the released slot is free, not handed to a ghost"
+    );
+}
+
+#[tokio::test]
+async fn b12_an_event_stream_ends_once_the_registry_and_its_policies_are_gone() {
+    let registry = Registry::new();
+    let mut events = registry.subscribe();
+    let bulkhead = bulkhead(&registry, "b12-end", 1, Duration::ZERO);
+    let held = bulkhead.try_enter().unwrap();
+    assert!(bulkhead.try_enter().is_err());
+    drop(held);
+    drop((bulkhead, registry));
+    assert!(
+        matches!(events.recv().await, Some(Event::Bulkhead(_))),
+        "what was published is still read"
+    );
+    let end = tokio::time::timeout(Duration::from_secs(30), events.recv()).await;
+    assert_eq!(end, Ok(None));
+}

@@ -25,6 +25,12 @@ fn public_types_are_send_and_sync_and_pipelines_are_cheap_clones() {
     send_sync::<bulkhead::BulkheadPermit<'static>>();
     send_sync::<bulkhead::Enter<'static>>();
     send_sync::<bulkhead::Rejection>();
+    send_sync::<bulkhead::core::OwnedBulkheadPermit>();
+    send_sync::<bulkhead::EventStream>();
+    send_sync::<bulkhead::Sleep>();
+    send_sync::<bulkhead::BulkheadSnapshot>();
+    send_sync::<bulkhead::core::EventBus>();
+    send_sync::<bulkhead::core::PolicyContext>();
     clone_send_sync::<Pipeline>();
     clone_send_sync::<ManualClock>();
 }
@@ -348,8 +354,46 @@ fn lowering_the_limit_lets_calls_in_flight_finish_and_admits_below_the_new_limit
 }
 
 #[test]
-fn the_global_registry_is_one_instance() {
-    assert!(std::ptr::eq(Registry::global(), Registry::global()));
+fn the_global_registry_cannot_be_replaced_once_in_use() {
+    let global = Registry::global();
+    assert!(Registry::set_global(Registry::new()).is_err());
+    assert!(std::ptr::eq(global, Registry::global()));
+}
+
+#[test]
+fn a_disabled_bulkheads_handle_and_snapshot_agree_on_a_changed_limit() {
+    let registry = Registry::new();
+    registry
+        .bulkhead_policy("off", "t", &spec().max_concurrent(5).enabled(false))
+        .unwrap();
+    let handle = registry.bulkhead("off").unwrap();
+    handle.set_max_concurrent(7).unwrap();
+    assert_eq!(handle.max_concurrent(), 7);
+    assert_eq!(handle.snapshot().max_concurrent, 7);
+}
+
+#[test]
+fn an_event_capacity_out_of_range_is_clamped_not_a_panic() {
+    for capacity in [0, usize::MAX] {
+        let registry = Registry::builder().event_capacity(capacity).build();
+        let mut events = registry.subscribe();
+        let bulkhead = registry
+            .bulkhead_policy("cap", "t", &spec().max_concurrent(1))
+            .unwrap();
+        let _held = bulkhead.try_enter().unwrap();
+        assert!(bulkhead.try_enter().is_err());
+        assert_eq!(events.drain().count(), 1);
+    }
+}
+
+#[test]
+fn a_registry_can_share_another_registrys_clock() {
+    let clock = ManualClock::new();
+    let first = Registry::builder().clock(clock.clone()).build();
+    let second = Registry::builder().clock(first.clock().clone()).build();
+    let before = second.clock().now();
+    clock.advance(Duration::from_secs(5));
+    assert_eq!(second.clock().now() - before, Duration::from_secs(5));
 }
 
 #[test]

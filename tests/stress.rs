@@ -20,9 +20,9 @@ use std::time::Duration;
 use bulkhead::{CallError, ManualClock, Pipeline, Registry};
 
 const THREADS: usize = 4;
-const CALLS_PER_THREAD: usize = 15_000;
+const CALLS_PER_THREAD: usize = 50_000;
 const TASKS: usize = 64;
-const CALLS_PER_TASK: usize = 600;
+const CALLS_PER_TASK: usize = 2_000;
 
 /// A small deterministic generator (xorshift64*), one per worker.
 struct Rng(u64);
@@ -112,6 +112,10 @@ fn sync_worker(registry: &Registry, targets: &[Target], seed: u64) {
     let mut rng = Rng::new(seed);
     for _ in 0..CALLS_PER_THREAD {
         let target = &targets[rng.below(targets.len() as u64) as usize];
+        if rng.below(50) == 0 {
+            owned_permit_elsewhere(registry, target);
+            continue;
+        }
         let spin = rng.below(50);
         let panics = rng.below(20) == 0;
         target.attempted.fetch_add(1, SeqCst);
@@ -140,6 +144,27 @@ fn sync_worker(registry: &Registry, targets: &[Target], seed: u64) {
             Err(_) => {
                 target.panicked.fetch_add(1, SeqCst);
             }
+        }
+    }
+}
+
+/// Takes a slot with an owned permit (waiting up to `max_wait`) and gives it
+/// back from another thread.
+fn owned_permit_elsewhere(registry: &Registry, target: &Target) {
+    target.attempted.fetch_add(1, SeqCst);
+    let handle = registry.bulkhead(target.id).unwrap();
+    match handle.bulkhead().enter_owned() {
+        Ok(permit) => {
+            target.enter_body(registry);
+            thread::scope(|s| {
+                s.spawn(move || {
+                    target.leave_body();
+                    drop(permit);
+                });
+            });
+        }
+        Err(_) => {
+            target.rejected.fetch_add(1, SeqCst);
         }
     }
 }
@@ -213,6 +238,21 @@ impl<F: Future> Future for CatchUnwind<F> {
     }
 }
 
+/// Keeps the bodies' deliberate panics out of the test output.
+fn quiet_expected_panics() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .copied()
+            .unwrap_or_default();
+        if !message.ends_with("body panics") {
+            report(info);
+        }
+    }));
+}
+
 /// A lost slot or wake-up shows as a hang; rather than hang CI, print the
 /// state and abort after a generous real-time bound. Dropping the returned
 /// sender stops the watchdog.
@@ -236,12 +276,15 @@ fn watchdog(seed: u64, registry: Registry, ids: Vec<&'static str>) -> std::sync:
 fn threads_and_tasks_hammering_shared_bulkheads_keep_every_invariant() {
     let seed = seed();
     eprintln!("STRESS_SEED={seed}");
+    quiet_expected_panics();
     let clock = ManualClock::new();
     let registry = Registry::builder().clock(clock.clone()).build();
     let targets = Arc::new(vec![
         Target::new(&registry, "stress-reject", 2, Duration::ZERO),
         Target::new(&registry, "stress-short-wait", 3, Duration::from_millis(5)),
-        Target::new(&registry, "stress-long-wait", 4, Duration::from_secs(3600)),
+        // No deadline at all: a lost wake-up here hangs (and the watchdog
+        // reports it) instead of passing as a rejection.
+        Target::new(&registry, "stress-long-wait", 4, Duration::MAX),
     ]);
     let done = AtomicBool::new(false);
     let finished = watchdog(
@@ -262,6 +305,16 @@ fn threads_and_tasks_hammering_shared_bulkheads_keep_every_invariant() {
                 clock.advance(Duration::from_millis(rng.below(3)));
                 thread::yield_now();
             }
+        });
+        // The resizer moves the long-wait limit up and down under load.
+        let resizer = s.spawn(|| {
+            let mut rng = Rng::new(seed ^ 0x512E);
+            let handle = registry.bulkhead("stress-long-wait").unwrap();
+            while !done.load(SeqCst) {
+                handle.set_max_concurrent(1 + rng.below(4) as u32).unwrap();
+                thread::yield_now();
+            }
+            handle.set_max_concurrent(4).unwrap();
         });
         let tasks: Vec<_> = (0..TASKS)
             .map(|i| {
@@ -286,9 +339,15 @@ fn threads_and_tasks_hammering_shared_bulkheads_keep_every_invariant() {
         }
         done.store(true, SeqCst);
         ticker.join().unwrap();
+        resizer.join().unwrap();
     });
     drop(finished);
 
+    assert_eq!(
+        targets[2].rejected.load(SeqCst),
+        0,
+        "a caller without a deadline was rejected"
+    );
     for target in targets.iter() {
         let handle = registry.bulkhead(target.id).unwrap();
         let (attempted, admitted, rejected, cancelled) = (

@@ -66,21 +66,26 @@ pub struct EventBus {
 
 struct BusShared {
     sender: broadcast::Sender<Event>,
-    subscribers: AtomicUsize,
+    subscribers: Arc<AtomicUsize>,
 }
 
 impl EventBus {
     /// The number of events each subscriber may fall behind by default.
     pub const DEFAULT_CAPACITY: usize = 1024;
+    /// The largest capacity: larger requests are cut down to it.
+    pub const MAX_CAPACITY: usize = 1 << 16;
 
-    /// A bus where each subscriber may fall `capacity` events behind before
-    /// it starts losing the oldest ones (at least 1).
+    /// A bus where each subscriber may fall at least `capacity` events
+    /// behind before it starts losing the oldest ones.
+    ///
+    /// The buffer is allocated up front with room for `capacity` rounded up
+    /// to a power of two, between 1 and [`MAX_CAPACITY`](Self::MAX_CAPACITY).
     pub fn new(capacity: usize) -> Self {
-        let (sender, _) = broadcast::channel(capacity.clamp(1, usize::MAX >> 2));
+        let (sender, _) = broadcast::channel(capacity.clamp(1, Self::MAX_CAPACITY));
         EventBus {
             shared: Arc::new(BusShared {
                 sender,
-                subscribers: AtomicUsize::new(0),
+                subscribers: Arc::new(AtomicUsize::new(0)),
             }),
         }
     }
@@ -90,7 +95,7 @@ impl EventBus {
         self.shared.subscribers.fetch_add(1, Relaxed);
         EventStream {
             receiver: self.shared.sender.subscribe(),
-            shared: Arc::clone(&self.shared),
+            subscribers: Arc::clone(&self.shared.subscribers),
             missed: 0,
         }
     }
@@ -130,13 +135,15 @@ impl fmt::Debug for EventBus {
 /// anywhere. Dropping it unsubscribes.
 pub struct EventStream {
     receiver: broadcast::Receiver<Event>,
-    shared: Arc<BusShared>,
+    /// The bus's subscriber count, not the bus: the stream must not keep the
+    /// sender alive, or it would never see the bus close.
+    subscribers: Arc<AtomicUsize>,
     missed: u64,
 }
 
 impl EventStream {
-    /// Waits for the next event. `None` once the bus is gone and every event
-    /// was read.
+    /// Waits for the next event. `None` once the bus is gone (the registry
+    /// and every policy it made were dropped) and every event was read.
     pub async fn recv(&mut self) -> Option<Event> {
         loop {
             match self.receiver.recv().await {
@@ -172,7 +179,7 @@ impl EventStream {
 
 impl Drop for EventStream {
     fn drop(&mut self) {
-        self.shared.subscribers.fetch_sub(1, Relaxed);
+        self.subscribers.fetch_sub(1, Relaxed);
     }
 }
 

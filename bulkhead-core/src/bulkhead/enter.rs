@@ -89,8 +89,11 @@ impl<'a> Enter<'a> {
         if let State::Start = self.state {
             // The deadline is fixed before queueing: whoever sees this caller
             // waiting may move a manual clock and know that it counts.
+            // The sleep is made before queueing too: if a clock panics here,
+            // no waiter is left in the queue without anyone to withdraw it.
             let clock = shared.context.clock();
             let deadline = clock.now().checked_add(shared.config.max_wait());
+            let sleep = deadline.map(|deadline| clock.sleep_until(deadline));
             let key = match shared
                 .semaphore
                 .enqueue(Kind::Task, Wake::Task(cx.waker().clone()))
@@ -98,7 +101,6 @@ impl<'a> Enter<'a> {
                 Enqueued::Done(acquired) => return self.outcome(acquired),
                 Enqueued::Queued(key) => key,
             };
-            let sleep = deadline.map(|deadline| clock.sleep_until(deadline));
             self.state = State::Queued { key, sleep };
         }
         let State::Queued { key, sleep } = &mut self.state else {

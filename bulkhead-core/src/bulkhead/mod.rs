@@ -68,6 +68,11 @@ struct Shared {
 
 impl Bulkhead {
     /// A bulkhead on the system clock that publishes no events.
+    ///
+    /// The instance id is interned: each distinct id is kept for the life of
+    /// the process (so that rejections can name it without allocating).
+    /// Ids are meant to name the dependencies of a program, a bounded set;
+    /// do not build one per request or per tenant.
     pub fn new(instance: &str, config: BulkheadConfig) -> Self {
         Bulkhead::with_context(instance, config, PolicyContext::default())
     }
@@ -93,14 +98,11 @@ impl Bulkhead {
 
     /// The configuration, with the current limit.
     pub fn config(&self) -> BulkheadConfig {
-        let mut config = self.shared.config;
-        if config.enabled() {
-            config = BulkheadConfig::builder()
-                .max_concurrent(self.max_concurrent())
-                .build_on(&config)
-                .unwrap_or(config);
-        }
-        config
+        let config = self.shared.config;
+        BulkheadConfig::builder()
+            .max_concurrent(self.max_concurrent())
+            .build_on(&config)
+            .unwrap_or(config)
     }
 
     /// Takes a free slot, or fails at once with [`BulkheadFull`] whatever
@@ -118,8 +120,15 @@ impl Bulkhead {
     /// Takes a slot, blocking the current thread up to `max_wait` (measured on
     /// the clock) for one to come free.
     ///
-    /// Waiting threads are served in arrival order among themselves; while
-    /// async callers wait too, released slots alternate between the two.
+    /// Waiting threads are served in arrival order among themselves, and a
+    /// newcomer never takes a slot while anyone waits (fairer than SPEC B3
+    /// requires: a released slot is handed to the oldest waiter, and stays
+    /// reserved for it while its thread wakes up). While async callers wait
+    /// too, released slots alternate between the two kinds. A `max_wait` too
+    /// large to add to the clock's time means waiting without a deadline.
+    ///
+    /// This blocks the calling thread: from async code, use
+    /// [`enter_async`](Self::enter_async).
     ///
     /// # Errors
     ///

@@ -342,7 +342,7 @@ impl Semaphore {
         }
         self.queue_changed(&queue);
         drop(queue);
-        wakes.into_iter().for_each(Wake::wake);
+        WakeAll(wakes);
     }
 
     pub(crate) fn in_flight(&self) -> u32 {
@@ -355,6 +355,18 @@ impl Semaphore {
 
     pub(crate) fn waiting(&self) -> u32 {
         self.waiting.load(Relaxed)
+    }
+}
+
+/// Wakes every waiter it holds when dropped: the rest are still woken if
+/// one waker panics.
+struct WakeAll(Vec<Wake>);
+
+impl Drop for WakeAll {
+    fn drop(&mut self) {
+        while let Some(wake) = self.0.pop() {
+            wake.wake();
+        }
     }
 }
 

@@ -85,12 +85,17 @@ impl ManualClock {
         }
     }
 
-    /// Moves time forward by `by` and wakes every waiter whose deadline is now
-    /// reached.
+    /// How far a manual clock can move from its creation: 100 years. Larger
+    /// advances stop there, so that every `Instant` it returns is valid.
+    pub const MAX_ELAPSED: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
+
+    /// Moves time forward by `by` (at most up to
+    /// [`MAX_ELAPSED`](Self::MAX_ELAPSED) after creation) and wakes every
+    /// waiter whose deadline is now reached.
     pub fn advance(&self, by: Duration) {
         let due: Vec<Sleeper> = {
             let mut state = lock(&self.shared.state);
-            state.elapsed = state.elapsed.saturating_add(by);
+            state.elapsed = state.elapsed.saturating_add(by).min(Self::MAX_ELAPSED);
             let now = state.now(self.shared.origin);
             let (due, waiting) = std::mem::take(&mut state.sleepers)
                 .into_iter()
@@ -182,5 +187,20 @@ impl Drop for ManualSleep {
         if let Some(id) = self.id.take() {
             lock(&self.shared.state).remove(id);
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_huge_advance_stops_at_the_largest_elapsed_time_instead_of_panicking() {
+        let clock = ManualClock::new();
+        let start = clock.now();
+        clock.advance(Duration::MAX);
+        clock.advance(Duration::MAX);
+        assert_eq!(clock.now() - start, ManualClock::MAX_ELAPSED);
+        assert_eq!(clock.elapsed(), ManualClock::MAX_ELAPSED);
     }
 }

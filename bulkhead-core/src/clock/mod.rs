@@ -51,6 +51,22 @@ pub trait Clock: Send + Sync + fmt::Debug + 'static {
     fn park_until(&self, deadline: Instant);
 }
 
+/// A shared clock is a clock: `registry.clock().clone()` can build another
+/// registry on the same time line.
+impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
+    fn now(&self) -> Instant {
+        (**self).now()
+    }
+
+    fn sleep_until(&self, deadline: Instant) -> Sleep {
+        (**self).sleep_until(deadline)
+    }
+
+    fn park_until(&self, deadline: Instant) {
+        (**self).park_until(deadline);
+    }
+}
+
 /// The future returned by [`Clock::sleep_until`].
 ///
 /// It is boxed because clocks differ in how they wait; a `Sleep` is only ever

@@ -10,6 +10,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::task::{Context, Poll, Waker};
@@ -92,8 +93,12 @@ impl Future for SystemSleep {
 
 impl SystemSleep {
     fn deregister(&mut self) {
-        if let (Some(id), Some(timer)) = (self.id.take(), Timer::get()) {
-            timer.lock().wakers.remove(&id);
+        if let Some(id) = self.id.take() {
+            if let Some(timer) = Timer::get() {
+                let mut state = timer.lock();
+                state.wakers.remove(&id);
+                state.compact();
+            }
         }
     }
 }
@@ -117,6 +122,17 @@ struct TimerState {
     /// The live sleeps.
     wakers: HashMap<u64, Waker>,
     next_id: u64,
+}
+
+impl TimerState {
+    /// Drops the heap entries of sleeps that were dropped, once they make up
+    /// more than half of it (amortised O(1) per dropped sleep).
+    fn compact(&mut self) {
+        if self.heap.len() > 64 && self.heap.len() > 2 * self.wakers.len() {
+            let TimerState { heap, wakers, .. } = self;
+            heap.retain(|Reverse((_, id))| wakers.contains_key(id));
+        }
+    }
 }
 
 impl Timer {
@@ -153,13 +169,14 @@ impl Timer {
                 state.heap.pop();
                 due.extend(state.wakers.remove(&id));
             }
-            if state.heap.len() > 64 && state.heap.len() > 2 * state.wakers.len() {
-                let TimerState { heap, wakers, .. } = &mut *state;
-                heap.retain(|Reverse((_, id))| wakers.contains_key(id));
-            }
+            state.compact();
             if !due.is_empty() {
                 drop(state);
-                due.drain(..).for_each(Waker::wake);
+                for waker in due.drain(..) {
+                    // A waker runs executor code; one that panics must not
+                    // take the process's only timer down with it.
+                    let _ = std::panic::catch_unwind(AssertUnwindSafe(|| waker.wake()));
+                }
                 state = self.lock();
                 continue;
             }
@@ -177,5 +194,66 @@ impl Timer {
                     .unwrap_or_else(PoisonError::into_inner),
             };
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn dropped_sleeps_do_not_pile_up_in_the_timer() {
+        let clock = SystemClock;
+        let far = Instant::now() + Duration::from_secs(3600);
+        let mut keep = clock.sleep_until(far + Duration::from_secs(1));
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(Pin::new(&mut keep).poll(&mut cx).is_pending());
+        for _ in 0..10_000 {
+            let mut sleep = clock.sleep_until(far);
+            assert!(Pin::new(&mut sleep).poll(&mut cx).is_pending());
+        }
+        let state = Timer::get().unwrap().lock();
+        assert!(
+            state.heap.len() <= 2 * state.wakers.len() + 64,
+            "heap {}",
+            state.heap.len()
+        );
+    }
+
+    #[test]
+    fn a_panicking_waker_does_not_stop_the_timer() {
+        struct Panics;
+        impl std::task::Wake for Panics {
+            fn wake(self: std::sync::Arc<Self>) {
+                panic!("a waker that panics");
+            }
+        }
+        let waker = Waker::from(std::sync::Arc::new(Panics));
+        let clock = SystemClock;
+        let mut first = clock.sleep_until(Instant::now() + Duration::from_millis(1));
+        assert!(
+            Pin::new(&mut first)
+                .poll(&mut Context::from_waker(&waker))
+                .is_pending()
+        );
+        // A later sleep is still woken by the timer thread.
+        let (tx, rx) = std::sync::mpsc::channel();
+        struct Send(std::sync::Mutex<std::sync::mpsc::Sender<()>>);
+        impl std::task::Wake for Send {
+            fn wake(self: std::sync::Arc<Self>) {
+                let _ = self.0.lock().unwrap().send(());
+            }
+        }
+        let waker = Waker::from(std::sync::Arc::new(Send(std::sync::Mutex::new(tx))));
+        std::thread::sleep(Duration::from_millis(20));
+        let mut second = clock.sleep_until(Instant::now() + Duration::from_millis(5));
+        assert!(
+            Pin::new(&mut second)
+                .poll(&mut Context::from_waker(&waker))
+                .is_pending()
+        );
+        rx.recv_timeout(Duration::from_secs(30))
+            .expect("the timer thread still wakes sleepers");
     }
 }

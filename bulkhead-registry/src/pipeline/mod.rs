@@ -55,6 +55,9 @@ impl Pipeline {
 
     /// Runs `call` under the pipeline's policies, on this thread.
     ///
+    /// With a `max_wait`, waiting for a slot blocks the thread: from async
+    /// code, use [`execute_async`](Self::execute_async).
+    ///
     /// `call` is `FnMut` because a retry may call it more than once.
     ///
     /// # Errors
