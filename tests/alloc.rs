@@ -177,3 +177,54 @@ fn a_rejection_with_a_subscriber_publishes_without_allocating() {
     assert_eq!(events.drain().count(), 10);
     assert_eq!(bytes, 0);
 }
+
+#[test]
+fn a_queued_async_waiter_allocates_nothing_once_the_queue_has_grown() {
+    let clock = bulkhead::ManualClock::new();
+    let registry = Registry::builder().clock(clock.clone()).build();
+    let handed_over = registry
+        .bulkhead_policy(
+            "alloc-waiting",
+            "t",
+            &BulkheadConfig::builder()
+                .max_concurrent(1)
+                .max_wait(std::time::Duration::from_secs(1)),
+        )
+        .unwrap();
+    let hand_over = || {
+        let held = handed_over.try_enter().unwrap();
+        let mut waiter = handed_over.enter_async();
+        assert!(poll_noop(&mut waiter).is_pending());
+        drop(held);
+        assert!(matches!(poll_noop(&mut waiter), Poll::Ready(Ok(_))));
+    };
+    // On the system clock, a waiter whose max_wait passes (the timer thread
+    // keeps its deadline).
+    let timed_out = bulkhead::Bulkhead::new(
+        "alloc-timeout",
+        BulkheadConfig::builder()
+            .max_concurrent(1)
+            .max_wait(std::time::Duration::from_millis(2))
+            .build()
+            .unwrap(),
+    );
+    let time_out = || {
+        let held = timed_out.try_enter().unwrap();
+        let mut late = timed_out.enter_async();
+        while poll_noop(&mut late).is_pending() {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        drop(held);
+    };
+    // The first round grows the wait queue, the clock's sleeper list and the
+    // timer's tables; later rounds reuse them.
+    hand_over();
+    time_out();
+    let (bytes, ()) = allocated_by(|| {
+        for _ in 0..3 {
+            hand_over();
+            time_out();
+        }
+    });
+    assert_eq!(bytes, 0);
+}

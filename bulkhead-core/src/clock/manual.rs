@@ -133,11 +133,12 @@ impl Clock for ManualClock {
     }
 
     fn sleep_until(&self, deadline: Instant) -> Sleep {
-        Sleep::new(ManualSleep {
+        ManualSleep {
             shared: Arc::clone(&self.shared),
             deadline,
             id: None,
-        })
+        }
+        .into()
     }
 
     fn park_until(&self, deadline: Instant) {
@@ -153,7 +154,7 @@ impl Clock for ManualClock {
     }
 }
 
-struct ManualSleep {
+pub(super) struct ManualSleep {
     shared: Arc<Shared>,
     deadline: Instant,
     id: Option<u64>,

@@ -69,21 +69,43 @@ impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
 
 /// The future returned by [`Clock::sleep_until`].
 ///
-/// It is boxed because clocks differ in how they wait; a `Sleep` is only ever
-/// created by a caller that already has to wait, never on a fast path.
+/// The shipped clocks' sleeps are stored inline (no allocation); a custom
+/// clock's future is boxed by [`Sleep::new`].
 #[must_use = "futures do nothing unless polled"]
 pub struct Sleep {
-    inner: Pin<Box<dyn Future<Output = ()> + Send + Sync + 'static>>,
+    inner: SleepInner,
+}
+
+enum SleepInner {
+    System(system::SystemSleep),
+    Manual(manual::ManualSleep),
+    Custom(Pin<Box<dyn Future<Output = ()> + Send + Sync + 'static>>),
 }
 
 impl Sleep {
-    /// Wraps the future a [`Clock`] implementation uses to wait.
+    /// Wraps the future a custom [`Clock`] implementation uses to wait.
     pub fn new<F>(future: F) -> Self
     where
         F: Future<Output = ()> + Send + Sync + 'static,
     {
         Sleep {
-            inner: Box::pin(future),
+            inner: SleepInner::Custom(Box::pin(future)),
+        }
+    }
+}
+
+impl From<system::SystemSleep> for Sleep {
+    fn from(sleep: system::SystemSleep) -> Self {
+        Sleep {
+            inner: SleepInner::System(sleep),
+        }
+    }
+}
+
+impl From<manual::ManualSleep> for Sleep {
+    fn from(sleep: manual::ManualSleep) -> Self {
+        Sleep {
+            inner: SleepInner::Manual(sleep),
         }
     }
 }
@@ -92,13 +114,22 @@ impl Future for Sleep {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        self.inner.as_mut().poll(cx)
+        match &mut self.inner {
+            SleepInner::System(sleep) => Pin::new(sleep).poll(cx),
+            SleepInner::Manual(sleep) => Pin::new(sleep).poll(cx),
+            SleepInner::Custom(sleep) => sleep.as_mut().poll(cx),
+        }
     }
 }
 
 impl fmt::Debug for Sleep {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Sleep").finish_non_exhaustive()
+        let kind = match self.inner {
+            SleepInner::System(_) => "system",
+            SleepInner::Manual(_) => "manual",
+            SleepInner::Custom(_) => "custom",
+        };
+        f.debug_struct("Sleep").field("clock", &kind).finish()
     }
 }
 

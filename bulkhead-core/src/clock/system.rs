@@ -37,7 +37,7 @@ impl Clock for SystemClock {
     }
 
     fn sleep_until(&self, deadline: Instant) -> Sleep {
-        Sleep::new(SystemSleep { deadline, id: None })
+        SystemSleep { deadline, id: None }.into()
     }
 
     fn park_until(&self, deadline: Instant) {
@@ -48,7 +48,7 @@ impl Clock for SystemClock {
     }
 }
 
-struct SystemSleep {
+pub(super) struct SystemSleep {
     deadline: Instant,
     /// Our entry in the timer, once registered.
     id: Option<u64>,
