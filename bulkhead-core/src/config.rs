@@ -43,6 +43,39 @@ pub enum ConfigError {
         /// The value as given.
         value: String,
     },
+    /// Any other number outside its range, such as `max_attempts = 0` or
+    /// `failure_rate_threshold = 120` (ATR-008).
+    #[error("ATR-008: {key} must be {range}, got {value}")]
+    NumberOutOfRange {
+        /// The key the value was given for.
+        key: String,
+        /// The value as given.
+        value: String,
+        /// The accepted range, in words (`"between 1 and 100"`).
+        range: String,
+    },
+    /// A name in an `abort_on` or `ignore_on` list that is not a rejection
+    /// kind (ATR-009).
+    #[error(
+        "ATR-009: {key} lists {value:?}, which is not a rejection kind; expected BulkheadFull, CircuitOpen, Timeout or RateLimited"
+    )]
+    UnknownRejectionKind {
+        /// The key the value was given for.
+        key: String,
+        /// The value as given.
+        value: String,
+    },
+    /// A value that is not one of a fixed set of choices, such as
+    /// `sliding_window = "counted"` (ATR-010).
+    #[error("ATR-010: {key} must be one of {choices}, got {value:?}")]
+    InvalidChoice {
+        /// The key the value was given for.
+        key: String,
+        /// The value as given.
+        value: String,
+        /// The accepted values, comma-separated.
+        choices: String,
+    },
 }
 
 impl ConfigError {
@@ -52,6 +85,9 @@ impl ConfigError {
             ConfigError::InvalidDuration { .. } => "ATR-001",
             ConfigError::LimitOutOfRange { .. } => "ATR-003",
             ConfigError::InvalidBool { .. } => "ATR-006",
+            ConfigError::NumberOutOfRange { .. } => "ATR-008",
+            ConfigError::UnknownRejectionKind { .. } => "ATR-009",
+            ConfigError::InvalidChoice { .. } => "ATR-010",
         }
     }
 
@@ -60,7 +96,10 @@ impl ConfigError {
         match self {
             ConfigError::InvalidDuration { key, .. }
             | ConfigError::LimitOutOfRange { key, .. }
-            | ConfigError::InvalidBool { key, .. } => key,
+            | ConfigError::InvalidBool { key, .. }
+            | ConfigError::NumberOutOfRange { key, .. }
+            | ConfigError::UnknownRejectionKind { key, .. }
+            | ConfigError::InvalidChoice { key, .. } => key,
         }
     }
 
@@ -71,7 +110,10 @@ impl ConfigError {
         if !prefix.is_empty() {
             let (ConfigError::InvalidDuration { key, .. }
             | ConfigError::LimitOutOfRange { key, .. }
-            | ConfigError::InvalidBool { key, .. }) = &mut self;
+            | ConfigError::InvalidBool { key, .. }
+            | ConfigError::NumberOutOfRange { key, .. }
+            | ConfigError::UnknownRejectionKind { key, .. }
+            | ConfigError::InvalidChoice { key, .. }) = &mut self;
             key.insert_str(0, prefix);
         }
         self
@@ -135,6 +177,27 @@ pub fn check_limit(key: &str, value: u64, max: u64) -> Result<u32, ConfigError> 
     }
 }
 
+/// Checks that a number lies in `min..=max`.
+///
+/// # Errors
+///
+/// [`ConfigError::NumberOutOfRange`] (ATR-008) naming `key`.
+pub fn check_range<T>(key: &str, value: T, min: T, max: T) -> Result<T, ConfigError>
+where
+    T: PartialOrd + std::fmt::Display + Copy,
+{
+    // Written so that NaN, which compares false with everything, is refused.
+    if value >= min && value <= max {
+        Ok(value)
+    } else {
+        Err(ConfigError::NumberOutOfRange {
+            key: key.to_owned(),
+            value: value.to_string(),
+            range: format!("between {min} and {max}"),
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,6 +253,21 @@ mod tests {
         assert_eq!(
             check_limit("n", u64::MAX, u64::MAX).unwrap_err().code(),
             "ATR-003"
+        );
+    }
+
+    #[test]
+    fn other_numbers_out_of_range_are_atr_008_and_nan_is_refused() {
+        assert_eq!(check_range("multiplier", 1.5, 1.0, 100.0), Ok(1.5));
+        let err = check_range("failure_rate_threshold", 120.0, 0.0, 100.0).unwrap_err();
+        assert_eq!(err.code(), "ATR-008");
+        assert_eq!(
+            err.to_string(),
+            "ATR-008: failure_rate_threshold must be between 0 and 100, got 120"
+        );
+        assert_eq!(
+            check_range("x", f64::NAN, 0.0, 1.0).unwrap_err().code(),
+            "ATR-008"
         );
     }
 

@@ -1,9 +1,10 @@
 //! What every policy of a registry shares: its clock and its event bus.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use crate::clock::{Clock, SystemClock};
-use crate::events::EventBus;
+use crate::events::{Event, EventBus};
 
 /// The clock policies measure time on and the bus they publish events to.
 ///
@@ -39,6 +40,23 @@ impl PolicyContext {
     /// The event bus, if events are published.
     pub fn events(&self) -> Option<&EventBus> {
         self.events.as_ref()
+    }
+
+    /// Publishes the event `make` builds from the current time, if anyone
+    /// listens; otherwise costs one load and builds nothing.
+    #[inline]
+    pub fn publish(&self, make: impl FnOnce(Instant) -> Event) {
+        if let Some(events) = &self.events {
+            if events.has_subscribers() {
+                self.publish_now(events, make);
+            }
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn publish_now(&self, events: &EventBus, make: impl FnOnce(Instant) -> Event) {
+        events.publish(make(self.clock.now()));
     }
 }
 

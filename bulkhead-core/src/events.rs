@@ -10,7 +10,9 @@
 use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use crate::rejection::RejectionKind;
 
 use tokio::sync::broadcast;
 
@@ -20,6 +22,14 @@ use tokio::sync::broadcast;
 pub enum Event {
     /// A bulkhead event.
     Bulkhead(BulkheadEvent),
+    /// A retry event.
+    Retry(RetryEvent),
+    /// A circuit breaker event.
+    CircuitBreaker(CircuitBreakerEvent),
+    /// A timeout event.
+    Timeout(TimeoutEvent),
+    /// A rate limiter event.
+    RateLimiter(RateLimiterEvent),
 }
 
 impl Event {
@@ -27,8 +37,163 @@ impl Event {
     pub fn instance(&self) -> &'static str {
         match self {
             Event::Bulkhead(event) => event.instance,
+            Event::Retry(event) => event.instance,
+            Event::CircuitBreaker(event) => event.instance,
+            Event::Timeout(event) => event.instance,
+            Event::RateLimiter(event) => event.instance,
         }
     }
+
+    /// When it happened, on the registry's clock.
+    pub fn at(&self) -> Instant {
+        match self {
+            Event::Bulkhead(event) => event.at,
+            Event::Retry(event) => event.at,
+            Event::CircuitBreaker(event) => event.at,
+            Event::Timeout(event) => event.at,
+            Event::RateLimiter(event) => event.at,
+        }
+    }
+}
+
+macro_rules! policy_event {
+    ($(#[$meta:meta])* $name:ident, $kind:ident, $policy:literal) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq)]
+        #[non_exhaustive]
+        pub struct $name {
+            #[doc = concat!("The ", $policy, "'s instance id.")]
+            pub instance: &'static str,
+            /// What happened.
+            pub kind: $kind,
+            /// When, on the registry's clock.
+            pub at: Instant,
+        }
+
+        impl $name {
+            /// An event of `instance`.
+            pub fn new(instance: &'static str, kind: $kind, at: Instant) -> Self {
+                $name { instance, kind, at }
+            }
+        }
+    };
+}
+
+policy_event!(
+    /// An event of one retry policy.
+    RetryEvent, RetryEventKind, "retry"
+);
+policy_event!(
+    /// An event of one circuit breaker.
+    CircuitBreakerEvent, CircuitBreakerEventKind, "circuit breaker"
+);
+policy_event!(
+    /// An event of one timeout policy.
+    TimeoutEvent, TimeoutEventKind, "timeout"
+);
+policy_event!(
+    /// An event of one rate limiter.
+    RateLimiterEvent, RateLimiterEventKind, "rate limiter"
+);
+
+/// What a retry policy did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RetryEventKind {
+    /// An attempt failed and another will follow after `delay`.
+    Retrying {
+        /// The attempt that failed (1 for the first call).
+        attempt: u32,
+        /// The wait before the next attempt.
+        delay: Duration,
+        /// The rejection that failed it, or `None` for the call's own error.
+        rejection: Option<RejectionKind>,
+    },
+    /// A call succeeded after at least one retry.
+    Succeeded {
+        /// Attempts made, the successful one included.
+        attempts: u32,
+    },
+    /// The last allowed attempt failed.
+    Exhausted {
+        /// Attempts made.
+        attempts: u32,
+        /// The rejection that failed the last one, or `None` for an error.
+        rejection: Option<RejectionKind>,
+    },
+    /// An attempt failed in a way that is not retried (`abort_on`, or
+    /// `retry_if` said no).
+    Aborted {
+        /// Attempts made.
+        attempts: u32,
+        /// The rejection that failed the last one, or `None` for an error.
+        rejection: Option<RejectionKind>,
+    },
+}
+
+/// The state of a circuit breaker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CircuitState {
+    /// Calls pass; outcomes are recorded.
+    Closed,
+    /// Calls are rejected until `wait_in_open` has passed.
+    Open,
+    /// A limited number of trial calls pass; their outcomes decide.
+    HalfOpen,
+    /// Always open, by an operator's hand.
+    ForcedOpen,
+    /// Never opens, by an operator's hand (nothing is recorded).
+    Disabled,
+}
+
+/// What a circuit breaker did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CircuitBreakerEventKind {
+    /// The breaker changed state.
+    StateTransition {
+        /// The state before.
+        from: CircuitState,
+        /// The state after.
+        to: CircuitState,
+    },
+    /// A call was not permitted (open, or no trial call left in half-open).
+    Rejected {
+        /// The state that refused it.
+        state: CircuitState,
+    },
+}
+
+/// What a timeout policy did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TimeoutEventKind {
+    /// A call did not complete in time: an async call was dropped, or a sync
+    /// wait for a permit or slot was cut short.
+    TimedOut {
+        /// The configured timeout.
+        timeout: Duration,
+    },
+    /// A sync call ran past its timeout; it cannot be pre-empted, so its
+    /// result was kept and this reports the overrun.
+    Overrun {
+        /// The configured timeout.
+        timeout: Duration,
+        /// How long the call took.
+        took: Duration,
+    },
+}
+
+/// What a rate limiter did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RateLimiterEventKind {
+    /// A call got no permit within `max_wait`.
+    Rejected {
+        /// Permits per refresh period at the time.
+        limit_for_period: u32,
+    },
 }
 
 /// An event of one bulkhead.

@@ -38,9 +38,14 @@ pub use bulkhead::{
     Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, Enter, OwnedBulkheadPermit,
 };
 pub use clock::{Clock, ManualClock, Sleep, SystemClock, sleep_blocking};
-pub use config::{ConfigError, check_limit, parse_bool, parse_duration};
+pub use config::{ConfigError, check_limit, check_range, parse_bool, parse_duration};
 pub use context::PolicyContext;
-pub use events::{BulkheadEvent, BulkheadEventKind, Event, EventBus, EventStream};
+pub use events::{
+    BulkheadEvent, BulkheadEventKind, CircuitBreakerEvent, CircuitBreakerEventKind, CircuitState,
+    Event, EventBus, EventStream, RateLimiterEvent, RateLimiterEventKind, RetryEvent,
+    RetryEventKind, TimeoutEvent, TimeoutEventKind,
+};
 pub use rejection::{
     BulkheadFull, CallError, CallTimeout, CircuitOpen, RateLimited, Rejection, RejectionKind,
+    RejectionKinds,
 };

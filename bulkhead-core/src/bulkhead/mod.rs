@@ -241,26 +241,17 @@ impl Shared {
 
     #[inline]
     fn reject(&self, waited: bool) -> BulkheadFull {
-        if let Some(events) = self.context.events() {
-            if events.has_subscribers() {
-                self.publish_rejection(waited);
-            }
-        }
-        BulkheadFull::new(self.instance)
-    }
-
-    #[cold]
-    fn publish_rejection(&self, waited: bool) {
-        if let Some(events) = self.context.events() {
-            events.publish(Event::Bulkhead(BulkheadEvent {
+        self.context.publish(|at| {
+            Event::Bulkhead(BulkheadEvent {
                 instance: self.instance,
                 kind: BulkheadEventKind::Rejected {
                     max_concurrent: self.semaphore.max(),
                     waited,
                 },
-                at: self.context.clock().now(),
-            }));
-        }
+                at,
+            })
+        });
+        BulkheadFull::new(self.instance)
     }
 
     #[cold]
