@@ -72,8 +72,9 @@ pub(crate) struct Returns {
     /// may name one, so the type checker has the last word, through the
     /// `CallResult` bound of the generated code (also ATR-004).
     pub(crate) is_result: bool,
-    /// The span of the return type, for errors.
-    pub(crate) span: Span,
+    /// The return type as written (`()` at the closing parenthesis of the
+    /// parameters if there is none), for error spans covering all of it.
+    pub(crate) written: TokenStream,
     /// Whether a returned future may not borrow from the call: its bounds
     /// say `'static` or `use<..>`, or it is a boxed `dyn Future` without a
     /// lifetime (so `'static` by default). The wrapper then gives the future
@@ -206,9 +207,12 @@ impl Receiver {
 impl Returns {
     /// Classifies the return type of `sig`.
     pub(crate) fn of(sig: &Signature) -> Self {
-        let (value, span) = match &sig.output {
-            ReturnType::Default => (syn::parse_quote!(()), sig.paren_token.span.close()),
-            ReturnType::Type(_, ty) => ((**ty).clone(), ty.span()),
+        let (value, written) = match &sig.output {
+            ReturnType::Default => {
+                let close = sig.paren_token.span.close();
+                (syn::parse_quote!(()), quote::quote_spanned!(close=> ()))
+            }
+            ReturnType::Type(_, ty) => ((**ty).clone(), ty.to_token_stream()),
         };
         let ret = value.clone();
         let (kind, value) = if sig.asyncness.is_some() {
@@ -225,8 +229,18 @@ impl Returns {
             kind,
             is_result: is_result(&value),
             value,
-            span,
+            written,
         }
+    }
+}
+
+impl Returns {
+    /// The spans of the first and last tokens of the return type.
+    pub(crate) fn span_range(&self) -> (Span, Span) {
+        let mut tokens = self.written.clone().into_iter();
+        let first = tokens.next().map_or_else(Span::call_site, |t| t.span());
+        let last = tokens.last().map_or(first, |t| t.span());
+        (first, last)
     }
 }
 

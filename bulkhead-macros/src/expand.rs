@@ -11,7 +11,7 @@ use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::{FnArg, GenericParam, Ident, ItemTrait, Pat, ReturnType, Safety, Signature, parse_quote};
 
-use crate::ast::{CallKind, Method, Receiver, Trait};
+use crate::ast::{CallKind, Method, Receiver, Returns, Trait};
 use crate::attr::{self, BulkheadArgs};
 use crate::{codes, fallback, ids, valid};
 
@@ -305,14 +305,15 @@ fn method(method: &Method, delegate: &TokenStream) -> TokenStream {
             } else {
                 quote_spanned!(span=> let #bulkhead = &#own;)
             };
-            // `enter` checks that the return type can carry a rejection
-            // (ATR-004); its error points at the return type.
-            let enter_sync = enter("enter", &bulkhead, method.ret.span);
-            let enter_async = enter("enter_async", &bulkhead, method.ret.span);
+            // `rejecter` checks, once, that the return type can carry a
+            // rejection (ATR-004); its error covers the return type.
+            let reject = Ident::new("__bulkhead_reject", span);
+            let rejecter = rejecter(&reject, &method.ret);
             match method.ret.kind {
                 CallKind::Sync => quote_spanned! {span=>
                     #take
-                    let permit = match #enter_sync {
+                    #rejecter
+                    let permit = match ::bulkhead::__private::enter(&#bulkhead, #reject) {
                         ::bulkhead::__private::Ok(permit) => permit,
                         ::bulkhead::__private::Err(rejected) => return rejected,
                     };
@@ -323,7 +324,7 @@ fn method(method: &Method, delegate: &TokenStream) -> TokenStream {
                 kind => {
                     let future = quote_spanned! {span=>
                         async move {
-                            let permit = match #enter_async.await {
+                            let permit = match ::bulkhead::__private::enter_async(&#bulkhead, #reject).await {
                                 ::bulkhead::__private::Ok(permit) => permit,
                                 ::bulkhead::__private::Err(rejected) => return rejected,
                             };
@@ -339,6 +340,7 @@ fn method(method: &Method, delegate: &TokenStream) -> TokenStream {
                     };
                     quote_spanned! {span=>
                         #take
+                        #rejecter
                         // The delegate's future is made now but polled only
                         // once a slot is held: an `async fn` runs none of its
                         // body before that.
@@ -360,13 +362,19 @@ fn method(method: &Method, delegate: &TokenStream) -> TokenStream {
     }
 }
 
-/// `::bulkhead::__private::enter(&bulkhead)` (or `enter_async`), located at
-/// the method's return type: the type checker's ATR-004, if the return type
-/// cannot carry a rejection, then points there.
-pub(crate) fn enter(which: &str, bulkhead: &Ident, ret: Span) -> TokenStream {
-    let at = Span::mixed_site().located_at(ret);
-    let which = Ident::new(which, at);
-    quote_spanned!(at=> ::bulkhead::__private::#which(&#bulkhead))
+/// `let #reject = ::bulkhead::__private::rejecter();`, the one place the
+/// generated code asks that the return type can carry a rejection. The
+/// call's path starts at the first token of the return type and ends at its
+/// last, so that the type checker's ATR-004 covers the whole type.
+pub(crate) fn rejecter(reject: &Ident, ret: &Returns) -> TokenStream {
+    let (first, last) = ret.span_range();
+    let first = Span::mixed_site().located_at(first);
+    let last = Span::mixed_site().located_at(last);
+    let name = Ident::new("rejecter", last);
+    let path = quote_spanned!(first=> ::bulkhead::__private::);
+    let mut args = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, TokenStream::new());
+    args.set_span(last);
+    quote_spanned!(Span::mixed_site()=> let #reject = #path #name #args;)
 }
 
 /// The signature of the wrapper's method: the trait's, with each parameter

@@ -93,14 +93,18 @@ fn wrap(func: &Func) -> TokenStream {
         }
     };
     let bulkhead = Ident::new("bulkhead", span);
+    let reject = Ident::new("__bulkhead_reject", span);
+    let rejecter = expand::rejecter(&reject, &func.ret);
     let enter = |which: &str| {
-        let call = expand::enter(which, &bulkhead, func.ret.span);
+        let which = Ident::new(which, span);
+        let call = quote_spanned!(span=> ::bulkhead::__private::#which(&#bulkhead, #reject));
         let call = if which == "enter" {
             call
         } else {
             quote_spanned!(span=> #call.await)
         };
         quote_spanned! {span=>
+            #rejecter
             let _permit = match #call {
                 ::bulkhead::__private::Ok(permit) => permit,
                 ::bulkhead::__private::Err(rejected) => return rejected,

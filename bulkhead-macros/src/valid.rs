@@ -216,7 +216,7 @@ fn unsupported_supertrait(bound: &TypeParamBound) -> Option<String> {
 fn check_returns(name: &syn::Ident, ret: &Returns, errors: &mut Accumulator) {
     if !ret.is_result {
         errors.push(spanned(
-            ret.span,
+            ret.span_range().0,
             format!(
                 "{}: `{name}` must return `Result<T, E>` (or a future of one) with `E: From<bulkhead::Rejection>`, so that a rejected call can return its rejection; it returns `{}`",
                 codes::RETURN_TYPE,
