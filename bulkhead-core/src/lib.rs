@@ -26,13 +26,20 @@
 #![forbid(unsafe_code)]
 
 mod bulkhead;
+mod circuit_breaker;
 mod clock;
 mod config;
 mod context;
 mod events;
 mod intern;
 mod loom;
+mod rate_limiter;
 mod rejection;
+mod retry;
+mod timeout;
+
+#[allow(unused_imports, unreachable_pub)] // until each policy module has its exports
+pub use {circuit_breaker::*, rate_limiter::*, retry::*, timeout::*};
 
 pub use bulkhead::{
     Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, Enter, OwnedBulkheadPermit,

@@ -1,0 +1,1 @@
+//! The circuit_breaker policy (being written).

@@ -1,0 +1,1 @@
+//! The rate_limiter policy (being written).

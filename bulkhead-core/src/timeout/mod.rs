@@ -1,0 +1,1 @@
+//! The timeout policy (being written).
