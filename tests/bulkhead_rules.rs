@@ -706,3 +706,35 @@ async fn b12_an_event_stream_ends_once_the_registry_and_its_policies_are_gone() 
     let end = tokio::time::timeout(Duration::from_secs(30), events.recv()).await;
     assert_eq!(end, Ok(None));
 }
+
+#[test]
+fn an_outer_deadline_cuts_a_sync_wait_short_and_says_so() {
+    use bulkhead::core::EnterError;
+    let clock = ManualClock::new();
+    let registry = registry(&clock);
+    let bulkhead = bulkhead(&registry, "deadline-cut", 1, Duration::from_secs(1));
+    let _held = bulkhead.try_enter().unwrap();
+    thread::scope(|s| {
+        let outer = clock.now() + Duration::from_millis(100);
+        let early = s.spawn(|| bulkhead.enter_until(Some(outer)).map(drop));
+        wait_until("the thread waits", || bulkhead.waiting_calls() == 1);
+        clock.advance(Duration::from_millis(100));
+        assert_eq!(early.join().unwrap(), Err(EnterError::DeadlineReached));
+
+        let outer = clock.now() + Duration::from_secs(5);
+        let late = s.spawn(|| bulkhead.enter_until(Some(outer)).map(drop));
+        wait_until("the thread waits", || bulkhead.waiting_calls() == 1);
+        clock.advance(Duration::from_secs(1));
+        assert!(
+            matches!(late.join().unwrap(), Err(EnterError::Full(_))),
+            "max_wait came first"
+        );
+    });
+    let without_wait = self::bulkhead(&registry, "deadline-nowait", 1, Duration::ZERO);
+    let _held = without_wait.try_enter().unwrap();
+    let far = Some(clock.now() + Duration::from_secs(5));
+    assert!(matches!(
+        without_wait.enter_until(far),
+        Err(EnterError::Full(_))
+    ));
+}

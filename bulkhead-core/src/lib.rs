@@ -42,7 +42,8 @@ mod timeout;
 pub use {circuit_breaker::*, rate_limiter::*, retry::*, timeout::*};
 
 pub use bulkhead::{
-    Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, Enter, OwnedBulkheadPermit,
+    Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, Enter, EnterError,
+    OwnedBulkheadPermit,
 };
 pub use clock::{Clock, ManualClock, Sleep, SystemClock, sleep_blocking};
 pub use config::{ConfigError, check_limit, check_range, parse_bool, parse_duration};

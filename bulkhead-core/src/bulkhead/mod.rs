@@ -22,6 +22,7 @@ pub use permit::{BulkheadPermit, OwnedBulkheadPermit};
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Instant;
 
 use crate::config::{ConfigError, check_limit};
 use crate::context::PolicyContext;
@@ -139,6 +140,26 @@ impl Bulkhead {
         match shared.semaphore.try_acquire() {
             Acquired::Full if shared.waits => shared.enter_blocking(),
             acquired => shared.permit_or_reject(acquired, false),
+        }
+    }
+
+    /// Like [`enter`](Self::enter), but waits no later than `deadline` (an
+    /// outer timeout's) either: the wait ends at whichever comes first, the
+    /// bulkhead's own `max_wait` or `deadline`. A bulkhead with `max_wait`
+    /// zero still rejects at once.
+    ///
+    /// # Errors
+    ///
+    /// [`EnterError::Full`] if `max_wait` ran out (or is zero) first,
+    /// [`EnterError::DeadlineReached`] if `deadline` came first (no rejection
+    /// event is published for it: it is the timeout's to report).
+    pub fn enter_until(&self, deadline: Option<Instant>) -> Result<BulkheadPermit<'_>, EnterError> {
+        let shared = &*self.shared;
+        match shared.semaphore.try_acquire() {
+            Acquired::Full if shared.waits => shared.enter_blocking_until(deadline),
+            acquired => shared
+                .permit_or_reject(acquired, false)
+                .map_err(EnterError::Full),
         }
     }
 
@@ -261,6 +282,37 @@ impl Shared {
         let acquired = self.semaphore.acquire_blocking(clock, deadline);
         self.permit_or_reject(acquired, true)
     }
+
+    #[cold]
+    fn enter_blocking_until(
+        &self,
+        outer: Option<Instant>,
+    ) -> Result<BulkheadPermit<'_>, EnterError> {
+        let clock = &**self.context.clock();
+        let own = clock.now().checked_add(self.config.max_wait());
+        // The outer deadline binds only if it comes strictly first.
+        let outer_first = match (outer, own) {
+            (Some(outer), Some(own)) => outer < own,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        let deadline = if outer_first { outer } else { own };
+        match self.semaphore.acquire_blocking(clock, deadline) {
+            Acquired::Full if outer_first => Err(EnterError::DeadlineReached),
+            acquired => self
+                .permit_or_reject(acquired, true)
+                .map_err(EnterError::Full),
+        }
+    }
+}
+
+/// Why [`Bulkhead::enter_until`] gave up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EnterError {
+    /// No slot came free within `max_wait` (or `max_wait` is zero).
+    Full(BulkheadFull),
+    /// The outer deadline passed first.
+    DeadlineReached,
 }
 
 impl fmt::Debug for Bulkhead {
