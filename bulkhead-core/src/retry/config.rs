@@ -1,0 +1,375 @@
+//! How a retry policy is configured: [`RetryConfig`] and its builder.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::config::{ConfigError, check_range};
+use crate::rejection::{RejectionKind, RejectionKinds};
+
+/// The resolved configuration of a retry policy.
+///
+/// Defaults are Resilience4j's: 3 attempts (the first call included), a fixed
+/// 500 ms wait between them, no jitter, no cap, and every rejection retried.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use bulkhead_core::{RejectionKind, RetryConfig};
+///
+/// let config = RetryConfig::builder()
+///     .max_attempts(5)
+///     .wait(Duration::from_millis(100))
+///     .backoff_multiplier(2.0)
+///     .max_wait_interval(Duration::from_secs(1))
+///     .abort_on([RejectionKind::BulkheadFull])
+///     .build()?;
+/// assert_eq!(config.max_attempts(), 5);
+/// assert_eq!(
+///     config.to_string(),
+///     "max_attempts = 5, wait = 100ms, backoff_multiplier = 2, max_wait_interval = 1s, \
+///      jitter = 0, abort_on = [BulkheadFull]"
+/// );
+/// # Ok::<(), bulkhead_core::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetryConfig {
+    max_attempts: u32,
+    wait: Duration,
+    backoff_multiplier: f64,
+    max_wait_interval: Option<Duration>,
+    jitter: f64,
+    abort_on: RejectionKinds,
+}
+
+impl RetryConfig {
+    /// The default number of attempts, the first call included: 3.
+    pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+    /// The default wait between attempts: 500 ms.
+    pub const DEFAULT_WAIT: Duration = Duration::from_millis(500);
+    /// The default backoff multiplier, 1: every wait is the same.
+    pub const DEFAULT_BACKOFF_MULTIPLIER: f64 = 1.0;
+    /// The default jitter, 0: waits are not randomized.
+    pub const DEFAULT_JITTER: f64 = 0.0;
+
+    /// A builder starting from no explicit values.
+    pub fn builder() -> RetryConfigBuilder {
+        RetryConfigBuilder::default()
+    }
+
+    /// How many attempts a call gets, the first one included (at least 1).
+    pub fn max_attempts(&self) -> u32 {
+        self.max_attempts
+    }
+
+    /// The wait after the first failed attempt.
+    pub fn wait(&self) -> Duration {
+        self.wait
+    }
+
+    /// The factor each further wait grows by (at least 1; 1 keeps the wait
+    /// fixed).
+    pub fn backoff_multiplier(&self) -> f64 {
+        self.backoff_multiplier
+    }
+
+    /// The longest any wait may be, after backoff and jitter; `None` for no
+    /// cap.
+    pub fn max_wait_interval(&self) -> Option<Duration> {
+        self.max_wait_interval
+    }
+
+    /// The randomization factor, between 0 and 1: each wait `d` is drawn
+    /// uniformly from `d * (1 - jitter)` to `d * (1 + jitter)`.
+    pub fn jitter(&self) -> f64 {
+        self.jitter
+    }
+
+    /// The rejection kinds that end a call at once instead of being retried.
+    pub fn abort_on(&self) -> RejectionKinds {
+        self.abort_on
+    }
+}
+
+impl Default for RetryConfig {
+    fn default() -> Self {
+        RetryConfig {
+            max_attempts: Self::DEFAULT_MAX_ATTEMPTS,
+            wait: Self::DEFAULT_WAIT,
+            backoff_multiplier: Self::DEFAULT_BACKOFF_MULTIPLIER,
+            max_wait_interval: None,
+            jitter: Self::DEFAULT_JITTER,
+            abort_on: RejectionKinds::EMPTY,
+        }
+    }
+}
+
+impl fmt::Display for RetryConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "max_attempts = {}, wait = {}, backoff_multiplier = {}, max_wait_interval = ",
+            self.max_attempts,
+            humantime::format_duration(self.wait),
+            self.backoff_multiplier,
+        )?;
+        match self.max_wait_interval {
+            Some(cap) => write!(f, "{}", humantime::format_duration(cap))?,
+            None => f.write_str("none")?,
+        }
+        write!(
+            f,
+            ", jitter = {}, abort_on = {}",
+            self.jitter, self.abort_on
+        )
+    }
+}
+
+/// Explicit values for a retry policy, laid over a base configuration.
+///
+/// Only the values set here override the base (the named configuration given
+/// by [`config`](Self::config), else `default`); see the registry for the full
+/// precedence. Values are checked when the configuration is resolved.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[must_use]
+pub struct RetryConfigBuilder {
+    config: Option<String>,
+    max_attempts: Option<u32>,
+    wait: Option<Duration>,
+    backoff_multiplier: Option<f64>,
+    max_wait_interval: Option<Option<Duration>>,
+    jitter: Option<f64>,
+    abort_on: Option<RejectionKinds>,
+}
+
+impl RetryConfigBuilder {
+    /// Starts from the named configuration instead of `default`.
+    pub fn config(mut self, name: impl Into<String>) -> Self {
+        self.config = Some(name.into());
+        self
+    }
+
+    /// How many attempts a call gets, the first one included (at least 1;
+    /// 1 means no retry).
+    pub fn max_attempts(mut self, max_attempts: u32) -> Self {
+        self.max_attempts = Some(max_attempts);
+        self
+    }
+
+    /// The wait after the first failed attempt (zero retries at once).
+    pub fn wait(mut self, wait: Duration) -> Self {
+        self.wait = Some(wait);
+        self
+    }
+
+    /// The factor each further wait grows by: the wait after the n-th failed
+    /// attempt is `wait * backoff_multiplier^(n - 1)`. At least 1, and finite.
+    pub fn backoff_multiplier(mut self, backoff_multiplier: f64) -> Self {
+        self.backoff_multiplier = Some(backoff_multiplier);
+        self
+    }
+
+    /// The longest any wait may be, after backoff and jitter; `None` removes
+    /// a cap the base configuration set.
+    pub fn max_wait_interval(mut self, max_wait_interval: impl Into<Option<Duration>>) -> Self {
+        self.max_wait_interval = Some(max_wait_interval.into());
+        self
+    }
+
+    /// The randomization factor, between 0 (the default: exact waits) and 1.
+    pub fn jitter(mut self, jitter: f64) -> Self {
+        self.jitter = Some(jitter);
+        self
+    }
+
+    /// The rejection kinds that end a call at once instead of being retried
+    /// (replacing the base's list). By default every kind is retried.
+    pub fn abort_on(mut self, kinds: impl IntoIterator<Item = RejectionKind>) -> Self {
+        self.abort_on = Some(kinds.into_iter().collect());
+        self
+    }
+
+    /// The named base configuration, if one was chosen.
+    pub fn config_name(&self) -> Option<&str> {
+        self.config.as_deref()
+    }
+
+    /// Resolves the values set here over the built-in defaults.
+    ///
+    /// # Errors
+    ///
+    /// ATR-008 if `max_attempts`, `backoff_multiplier` or `jitter` is out of
+    /// range.
+    pub fn build(&self) -> Result<RetryConfig, ConfigError> {
+        self.build_on(&RetryConfig::default())
+    }
+
+    /// Resolves the values set here over `base`.
+    ///
+    /// # Errors
+    ///
+    /// ATR-008 if `max_attempts`, `backoff_multiplier` or `jitter` is out of
+    /// range.
+    pub fn build_on(&self, base: &RetryConfig) -> Result<RetryConfig, ConfigError> {
+        self.build_keyed(base, "")
+    }
+
+    /// Like [`build_on`](Self::build_on), naming a bad value's key as
+    /// `key_prefix` followed by the key, e.g. `retry.configs.slow.jitter`.
+    ///
+    /// # Errors
+    ///
+    /// ATR-008 if `max_attempts`, `backoff_multiplier` or `jitter` is out of
+    /// range.
+    pub fn build_keyed(
+        &self,
+        base: &RetryConfig,
+        key_prefix: &str,
+    ) -> Result<RetryConfig, ConfigError> {
+        let keyed = |e: ConfigError| e.prefixed(key_prefix);
+        let max_attempts = match self.max_attempts {
+            Some(value) => check_range("max_attempts", value, 1, u32::MAX).map_err(keyed)?,
+            None => base.max_attempts,
+        };
+        let backoff_multiplier = match self.backoff_multiplier {
+            Some(value) => check_multiplier(value).map_err(keyed)?,
+            None => base.backoff_multiplier,
+        };
+        let jitter = match self.jitter {
+            Some(value) => check_range("jitter", value, 0.0, 1.0).map_err(keyed)?,
+            None => base.jitter,
+        };
+        Ok(RetryConfig {
+            max_attempts,
+            wait: self.wait.unwrap_or(base.wait),
+            backoff_multiplier,
+            max_wait_interval: self.max_wait_interval.unwrap_or(base.max_wait_interval),
+            jitter,
+            abort_on: self.abort_on.unwrap_or(base.abort_on),
+        })
+    }
+}
+
+/// At least 1 and finite (which also refuses NaN).
+fn check_multiplier(value: f64) -> Result<f64, ConfigError> {
+    if value >= 1.0 && value.is_finite() {
+        Ok(value)
+    } else {
+        Err(ConfigError::NumberOutOfRange {
+            key: "backoff_multiplier".to_owned(),
+            value: value.to_string(),
+            range: "a finite number of at least 1".to_owned(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_resilience4js() {
+        let config = RetryConfig::builder().build().unwrap();
+        assert_eq!(config, RetryConfig::default());
+        assert_eq!(config.max_attempts(), 3);
+        assert_eq!(config.wait(), Duration::from_millis(500));
+        assert_eq!(config.backoff_multiplier(), 1.0);
+        assert_eq!(config.max_wait_interval(), None);
+        assert_eq!(config.jitter(), 0.0);
+        assert!(config.abort_on().is_empty());
+        assert_eq!(
+            config.to_string(),
+            "max_attempts = 3, wait = 500ms, backoff_multiplier = 1, max_wait_interval = none, \
+             jitter = 0, abort_on = []"
+        );
+    }
+
+    #[test]
+    fn max_attempts_zero_is_atr_008() {
+        let err = RetryConfig::builder().max_attempts(0).build().unwrap_err();
+        assert_eq!(err.code(), "ATR-008");
+        assert_eq!(err.key(), "max_attempts");
+        assert!(
+            err.to_string().starts_with("ATR-008: max_attempts must be"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_multiplier_below_one_or_not_finite_is_atr_008() {
+        for bad in [0.0, 0.99, -2.0, f64::NAN, f64::INFINITY] {
+            let err = RetryConfig::builder()
+                .backoff_multiplier(bad)
+                .build()
+                .unwrap_err();
+            assert_eq!(err.code(), "ATR-008", "{bad}");
+            assert_eq!(err.key(), "backoff_multiplier");
+        }
+        let err = RetryConfig::builder()
+            .backoff_multiplier(0.5)
+            .build()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "ATR-008: backoff_multiplier must be a finite number of at least 1, got 0.5"
+        );
+    }
+
+    #[test]
+    fn a_jitter_outside_zero_to_one_is_atr_008() {
+        for good in [0.0, 0.5, 1.0] {
+            assert!(RetryConfig::builder().jitter(good).build().is_ok());
+        }
+        for bad in [-0.1, 1.01, f64::NAN] {
+            let err = RetryConfig::builder().jitter(bad).build().unwrap_err();
+            assert_eq!(err.code(), "ATR-008", "{bad}");
+            assert_eq!(err.key(), "jitter");
+        }
+    }
+
+    #[test]
+    fn a_key_prefix_names_the_full_key() {
+        let err = RetryConfig::builder()
+            .jitter(2.0)
+            .build_keyed(&RetryConfig::default(), "retry.configs.slow.")
+            .unwrap_err();
+        assert_eq!(err.key(), "retry.configs.slow.jitter");
+        assert!(
+            err.to_string()
+                .starts_with("ATR-008: retry.configs.slow.jitter must be between 0 and 1"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn only_explicit_values_override_the_base() {
+        let base = RetryConfig::builder()
+            .max_attempts(5)
+            .wait(Duration::from_secs(1))
+            .max_wait_interval(Duration::from_secs(4))
+            .abort_on([RejectionKind::Timeout])
+            .build()
+            .unwrap();
+        let config = RetryConfig::builder()
+            .max_attempts(2)
+            .build_on(&base)
+            .unwrap();
+        assert_eq!(config.max_attempts(), 2);
+        assert_eq!(config.wait(), Duration::from_secs(1));
+        assert_eq!(config.max_wait_interval(), Some(Duration::from_secs(4)));
+        assert!(config.abort_on().contains(RejectionKind::Timeout));
+
+        let uncapped = RetryConfig::builder()
+            .max_wait_interval(None)
+            .build_on(&base)
+            .unwrap();
+        assert_eq!(uncapped.max_wait_interval(), None);
+    }
+
+    #[test]
+    fn the_builder_remembers_its_base_configuration() {
+        let builder = RetryConfig::builder().config("slow");
+        assert_eq!(builder.config_name(), Some("slow"));
+        assert_eq!(RetryConfig::builder().config_name(), None);
+    }
+}
