@@ -1,8 +1,257 @@
 //! The timeout policy: a call that takes longer than `duration` ends with
-//! a `CallTimeout`.
+//! [`CallTimeout`].
 //!
-//! - `config.rs`: [`TimeoutConfig`] and its builder.
+//! An async call is dropped at its deadline by the [`TimeoutFuture`] that
+//! [`Timeout::run`] wraps it in. A sync call cannot be pre-empted: the caller
+//! bounds its waits for permits and slots by [`Timeout::deadline`], reports a
+//! wait cut short with [`Timeout::timed_out`] and a body that ran too long
+//! with [`Timeout::overran`].
+//!
+//! - `config.rs`: [`TimeoutConfig`] and its builder;
+//! - `future.rs`: [`TimeoutFuture`], the async call raced against its
+//!   deadline.
 
 mod config;
+mod future;
 
 pub use config::{TimeoutConfig, TimeoutConfigBuilder};
+pub use future::TimeoutFuture;
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::context::PolicyContext;
+use crate::events::{Event, TimeoutEvent, TimeoutEventKind};
+use crate::intern::intern;
+use crate::rejection::CallTimeout;
+
+/// A timeout policy: how long a call may take, measured on the policy's
+/// clock.
+///
+/// Cheap to clone; clones share one configuration.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use bulkhead_core::{Timeout, TimeoutConfig};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let config = TimeoutConfig::builder()
+///     .duration(Duration::from_millis(20))
+///     .build()?;
+/// let timeout = Timeout::new("search", config);
+///
+/// let quick = timeout.run(timeout.deadline(), async { 42 }).await;
+/// assert_eq!(quick, Ok(42));
+///
+/// let stuck = timeout.run(timeout.deadline(), std::future::pending::<u32>()).await;
+/// assert_eq!(stuck.unwrap_err().instance(), "search");
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Timeout {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    instance: &'static str,
+    config: TimeoutConfig,
+    context: PolicyContext,
+}
+
+impl Timeout {
+    /// A timeout on the system clock that publishes no events.
+    ///
+    /// The instance id is interned: each distinct id is kept for the life of
+    /// the process. Ids are meant to name the dependencies of a program, a
+    /// bounded set; do not build one per request.
+    pub fn new(instance: &str, config: TimeoutConfig) -> Self {
+        Timeout::with_context(instance, config, PolicyContext::default())
+    }
+
+    /// A timeout measured on the context's clock, publishing its events to
+    /// the context's bus.
+    pub fn with_context(instance: &str, config: TimeoutConfig, context: PolicyContext) -> Self {
+        Timeout {
+            shared: Arc::new(Shared {
+                instance: intern(instance),
+                config,
+                context,
+            }),
+        }
+    }
+
+    /// The instance id.
+    pub fn instance(&self) -> &'static str {
+        self.shared.instance
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> TimeoutConfig {
+        self.shared.config
+    }
+
+    /// How long a call may take.
+    pub fn duration(&self) -> Duration {
+        self.shared.config.duration()
+    }
+
+    /// The deadline of a call starting now: the clock's time plus the
+    /// duration, or `None` (no deadline) if that is too far to represent.
+    ///
+    /// Take it once, before waiting for any permit or slot, so that the
+    /// waits count towards the timeout.
+    #[inline]
+    pub fn deadline(&self) -> Option<Instant> {
+        self.shared
+            .context
+            .clock()
+            .now()
+            .checked_add(self.shared.config.duration())
+    }
+
+    /// Runs `future` until it completes or `deadline` passes, whichever comes
+    /// first; `None` never times out.
+    ///
+    /// See [`TimeoutFuture`] for what happens at the deadline.
+    #[inline]
+    pub fn run<F: Future>(&self, deadline: Option<Instant>, future: F) -> TimeoutFuture<'_, F> {
+        TimeoutFuture::new(&self.shared, deadline, future)
+    }
+
+    /// The rejection of a sync call whose wait for a permit or slot was cut
+    /// short by its deadline; publishes `TimedOut`.
+    #[must_use = "the rejection should be returned to the caller"]
+    pub fn timed_out(&self) -> CallTimeout {
+        self.shared.timed_out()
+    }
+
+    /// Reports a sync call that ran past its timeout and took `took` in all;
+    /// its result is kept (a running thread cannot be pre-empted). Publishes
+    /// `Overrun`.
+    ///
+    /// The caller decides what counts as overrunning, typically
+    /// `took > duration()`.
+    pub fn overran(&self, took: Duration) {
+        let timeout = self.duration();
+        self.shared
+            .publish(TimeoutEventKind::Overrun { timeout, took });
+    }
+}
+
+impl Shared {
+    fn timed_out(&self) -> CallTimeout {
+        let timeout = self.config.duration();
+        self.publish(TimeoutEventKind::TimedOut { timeout });
+        CallTimeout::new(self.instance)
+    }
+
+    fn publish(&self, kind: TimeoutEventKind) {
+        let instance = self.instance;
+        self.context
+            .publish(|at| Event::Timeout(TimeoutEvent::new(instance, kind, at)));
+    }
+}
+
+impl fmt::Debug for Timeout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Timeout")
+            .field("instance", &self.shared.instance)
+            .field("config", &self.shared.config)
+            .finish()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::clock::{Clock, ManualClock};
+    use crate::events::{EventBus, EventStream};
+
+    fn timeout(clock: &ManualClock) -> (Timeout, EventStream) {
+        let bus = EventBus::default();
+        let events = bus.subscribe();
+        let context = PolicyContext::new(Arc::new(clock.clone())).with_events(bus);
+        let config = TimeoutConfig::default();
+        (
+            Timeout::with_context("timeout-sync", config, context),
+            events,
+        )
+    }
+
+    fn kinds(events: &mut EventStream) -> Vec<TimeoutEventKind> {
+        events
+            .drain()
+            .map(|event| match event {
+                Event::Timeout(event) => {
+                    assert_eq!(event.instance, "timeout-sync");
+                    event.kind
+                }
+                other => panic!("not a timeout event: {other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_deadline_is_the_clock_plus_the_duration() {
+        let clock = ManualClock::new();
+        let (timeout, _events) = timeout(&clock);
+        clock.advance(Duration::from_secs(7));
+        assert_eq!(
+            timeout.deadline(),
+            Some(clock.now() + Duration::from_secs(1))
+        );
+        assert_eq!(timeout.duration(), Duration::from_secs(1));
+        assert_eq!(timeout.config(), TimeoutConfig::default());
+    }
+
+    #[test]
+    fn a_duration_too_long_to_represent_means_no_deadline() {
+        let config = TimeoutConfig::builder()
+            .duration(Duration::MAX)
+            .build()
+            .unwrap();
+        let timeout = Timeout::new("timeout-forever", config);
+        assert_eq!(timeout.deadline(), None);
+    }
+
+    #[test]
+    fn a_sync_wait_cut_short_is_a_call_timeout_and_an_event() {
+        let clock = ManualClock::new();
+        let (timeout, mut events) = timeout(&clock);
+        let rejection = timeout.timed_out();
+        assert_eq!(rejection.instance(), "timeout-sync");
+        assert_eq!(
+            kinds(&mut events),
+            [TimeoutEventKind::TimedOut {
+                timeout: Duration::from_secs(1)
+            }]
+        );
+    }
+
+    #[test]
+    fn a_sync_overrun_is_reported() {
+        let clock = ManualClock::new();
+        let (timeout, mut events) = timeout(&clock);
+        timeout.overran(Duration::from_millis(1500));
+        assert_eq!(
+            kinds(&mut events),
+            [TimeoutEventKind::Overrun {
+                timeout: Duration::from_secs(1),
+                took: Duration::from_millis(1500),
+            }]
+        );
+    }
+
+    #[test]
+    fn policies_are_send_sync_and_cheap_to_clone() {
+        fn bounds<T: Send + Sync + Clone + 'static>() {}
+        bounds::<Timeout>();
+        bounds::<TimeoutConfig>();
+    }
+}
