@@ -1,8 +1,8 @@
 //! Handles to live policy instances.
 
-use bulkhead_core::{Bulkhead, ConfigError};
+use bulkhead_core::{Bulkhead, ConfigError, Retry, RetryConfig, Timeout, TimeoutConfig};
 
-use crate::snapshot::BulkheadSnapshot;
+use crate::snapshot::{BulkheadSnapshot, RetrySnapshot, TimeoutSnapshot};
 
 /// A view of one bulkhead of a registry, from
 /// [`Registry::bulkhead`](crate::Registry::bulkhead).
@@ -56,5 +56,71 @@ impl BulkheadHandle {
     /// The bulkhead itself, to enter it directly.
     pub fn bulkhead(&self) -> &Bulkhead {
         &self.bulkhead
+    }
+}
+
+/// A view of one retry policy of a registry, from
+/// [`Registry::retry`](crate::Registry::retry).
+#[derive(Debug, Clone)]
+pub struct RetryHandle {
+    retry: Retry,
+}
+
+impl RetryHandle {
+    pub(crate) fn new(retry: Retry) -> Self {
+        RetryHandle { retry }
+    }
+
+    /// The instance id.
+    pub fn instance(&self) -> &str {
+        self.retry.instance()
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> RetryConfig {
+        self.retry.config()
+    }
+
+    /// The policy's state now.
+    pub fn snapshot(&self) -> RetrySnapshot {
+        RetrySnapshot::of(&self.retry)
+    }
+
+    /// The policy itself.
+    pub fn retry(&self) -> &Retry {
+        &self.retry
+    }
+}
+
+/// A view of one timeout policy of a registry, from
+/// [`Registry::timeout`](crate::Registry::timeout).
+#[derive(Debug, Clone)]
+pub struct TimeoutHandle {
+    timeout: Timeout,
+}
+
+impl TimeoutHandle {
+    pub(crate) fn new(timeout: Timeout) -> Self {
+        TimeoutHandle { timeout }
+    }
+
+    /// The instance id.
+    pub fn instance(&self) -> &str {
+        self.timeout.instance()
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> TimeoutConfig {
+        self.timeout.config()
+    }
+
+    /// The policy's state now.
+    pub fn snapshot(&self) -> TimeoutSnapshot {
+        TimeoutSnapshot::of(&self.timeout)
+    }
+
+    /// The policy itself.
+    pub fn timeout(&self) -> &Timeout {
+        &self.timeout
     }
 }

@@ -22,12 +22,15 @@
 
 mod error;
 mod handle;
+mod kinds;
 mod pipeline;
 mod registry;
 mod snapshot;
+mod store;
 
 pub use error::{Conflict, RegistryError};
-pub use handle::BulkheadHandle;
+pub use handle::{BulkheadHandle, RetryHandle, TimeoutHandle};
 pub use pipeline::{Pipeline, PipelineBuilder};
-pub use registry::{DEFAULT_CONFIG, Declarations, Registry, RegistryBuilder};
-pub use snapshot::{BulkheadSnapshot, RegistrySnapshot};
+pub use registry::{Declarations, Registry, RegistryBuilder};
+pub use snapshot::{BulkheadSnapshot, RegistrySnapshot, RetrySnapshot, TimeoutSnapshot};
+pub use store::DEFAULT_CONFIG;

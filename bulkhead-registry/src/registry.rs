@@ -6,17 +6,15 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use bulkhead_core::{
-    Bulkhead, BulkheadConfig, BulkheadConfigBuilder, Clock, EventBus, EventStream, PolicyContext,
-    SystemClock,
+    Bulkhead, BulkheadConfigBuilder, Clock, EventBus, EventStream, PolicyContext, Retry,
+    RetryConfigBuilder, SystemClock, Timeout, TimeoutConfigBuilder,
 };
-use dashmap::DashMap;
 
-use crate::error::{Conflict, RegistryError};
-use crate::handle::BulkheadHandle;
-use crate::snapshot::{BulkheadSnapshot, RegistrySnapshot};
-
-/// The name of the configuration every instance starts from.
-pub const DEFAULT_CONFIG: &str = "default";
+use crate::error::RegistryError;
+use crate::handle::{BulkheadHandle, RetryHandle, TimeoutHandle};
+use crate::kinds::{Bulkheads, Retries, Timeouts};
+use crate::snapshot::{BulkheadSnapshot, RegistrySnapshot, RetrySnapshot, TimeoutSnapshot};
+use crate::store::{Kind, Staged, Store};
 
 /// Where policy instances live, by id.
 ///
@@ -59,19 +57,11 @@ pub struct Registry {
 struct Inner {
     context: PolicyContext,
     events: EventBus,
-    bulkhead_configs: HashMap<String, BulkheadConfigBuilder>,
-    bulkhead_overrides: HashMap<String, BulkheadConfigBuilder>,
-    bulkheads: DashMap<String, Declared<Bulkhead, BulkheadConfig>>,
+    bulkheads: Store<Bulkheads>,
+    retries: Store<Retries>,
+    timeouts: Store<Timeouts>,
     /// Held while a batch of declarations is open.
     declaring: Mutex<()>,
-}
-
-/// An instance and what it was declared with.
-#[derive(Clone)]
-struct Declared<P, C> {
-    policy: P,
-    config: C,
-    source: String,
 }
 
 impl Registry {
@@ -118,21 +108,35 @@ impl Registry {
     /// REG-009 if no bulkhead has this id (a bulkhead exists once its trait
     /// was wrapped or its pipeline built).
     pub fn bulkhead(&self, id: &str) -> Result<BulkheadHandle, RegistryError> {
-        match self.inner.bulkheads.get(id) {
-            Some(declared) => Ok(BulkheadHandle::new(declared.policy.clone())),
-            None => Err(self.unknown_instance("bulkhead", id)),
-        }
+        self.inner.bulkheads.get(id).map(BulkheadHandle::new)
+    }
+
+    /// The retry policy with this instance id.
+    ///
+    /// # Errors
+    ///
+    /// REG-009 if no retry policy has this id.
+    pub fn retry(&self, id: &str) -> Result<RetryHandle, RegistryError> {
+        self.inner.retries.get(id).map(RetryHandle::new)
+    }
+
+    /// The timeout policy with this instance id.
+    ///
+    /// # Errors
+    ///
+    /// REG-009 if no timeout policy has this id.
+    pub fn timeout(&self, id: &str) -> Result<TimeoutHandle, RegistryError> {
+        self.inner.timeouts.get(id).map(TimeoutHandle::new)
     }
 
     /// Every policy's state now.
     pub fn snapshot(&self) -> RegistrySnapshot {
-        RegistrySnapshot::new(
-            self.inner
-                .bulkheads
-                .iter()
-                .map(|declared| BulkheadSnapshot::of(&declared.policy))
-                .collect(),
-        )
+        let inner = &self.inner;
+        RegistrySnapshot {
+            bulkheads: sorted(inner.bulkheads.policies().iter().map(BulkheadSnapshot::of)),
+            retries: sorted(inner.retries.policies().iter().map(RetrySnapshot::of)),
+            timeouts: sorted(inner.timeouts.policies().iter().map(TimeoutSnapshot::of)),
+        }
     }
 
     /// Resolves the configuration of bulkhead `id` and returns its instance,
@@ -178,74 +182,17 @@ impl Registry {
                 .declaring
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner),
-            bulkheads: Vec::new(),
-        }
-    }
-
-    fn resolve_bulkhead(
-        &self,
-        id: &str,
-        spec: &BulkheadConfigBuilder,
-    ) -> Result<BulkheadConfig, RegistryError> {
-        let configs = &self.inner.bulkhead_configs;
-        let overrides = self.inner.bulkhead_overrides.get(id);
-        let mut base = BulkheadConfig::default();
-        if let Some(default) = configs.get(DEFAULT_CONFIG) {
-            base = default.build_keyed(&base, "bulkhead.configs.default.")?;
-        }
-        let named = overrides
-            .and_then(BulkheadConfigBuilder::config_name)
-            .or(spec.config_name())
-            .filter(|name| *name != DEFAULT_CONFIG);
-        if let Some(name) = named {
-            let Some(config) = configs.get(name) else {
-                return Err(RegistryError::UnknownConfig {
-                    policy: "bulkhead",
-                    instance: id.to_owned(),
-                    config: name.to_owned(),
-                    known: known_names(configs.keys()),
-                });
-            };
-            base = config.build_keyed(&base, &format!("bulkhead.configs.{name}."))?;
-        }
-        let mut config = spec.build_on(&base)?;
-        if let Some(overrides) = overrides {
-            config = overrides.build_keyed(&config, &format!("bulkhead.instances.{id}."))?;
-        }
-        Ok(config)
-    }
-
-    fn unknown_instance(&self, policy: &'static str, id: &str) -> RegistryError {
-        let ids: Vec<String> = self
-            .inner
-            .bulkheads
-            .iter()
-            .map(|e| e.key().clone())
-            .collect();
-        let known = match ids.len() {
-            0 => String::new(),
-            1..=20 => {
-                let mut ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-                ids.sort_unstable();
-                format!("; known: {}", ids.join(", "))
-            }
-            n => format!("; {n} exist, see registry.snapshot()"),
-        };
-        RegistryError::UnknownInstance {
-            policy,
-            instance: id.to_owned(),
-            known,
+            bulkheads: Staged::new(),
+            retries: Staged::new(),
+            timeouts: Staged::new(),
         }
     }
 }
 
-fn known_names<'a>(names: impl Iterator<Item = &'a String>) -> String {
-    let mut names: Vec<&str> = names.map(String::as_str).collect();
-    if !names.contains(&DEFAULT_CONFIG) {
-        names.push(DEFAULT_CONFIG);
-    }
-    names.sort_unstable();
-    names.join(", ")
+fn sorted<S: crate::snapshot::Instance>(snapshots: impl Iterator<Item = S>) -> Vec<S> {
+    let mut snapshots: Vec<S> = snapshots.collect();
+    snapshots.sort_by(|a, b| a.instance().cmp(b.instance()));
+    snapshots
 }
 
 static GLOBAL: OnceLock<Registry> = OnceLock::new();
@@ -261,6 +208,8 @@ impl fmt::Debug for Registry {
         f.debug_struct("Registry")
             .field("clock", self.inner.context.clock())
             .field("bulkheads", &self.inner.bulkheads.len())
+            .field("retries", &self.inner.retries.len())
+            .field("timeouts", &self.inner.timeouts.len())
             .finish_non_exhaustive()
     }
 }
@@ -272,8 +221,49 @@ impl fmt::Debug for Registry {
 pub struct RegistryBuilder {
     clock: Arc<dyn Clock>,
     event_capacity: usize,
-    bulkhead_configs: HashMap<String, BulkheadConfigBuilder>,
-    bulkhead_overrides: HashMap<String, BulkheadConfigBuilder>,
+    bulkheads: Layers<Bulkheads>,
+    retries: Layers<Retries>,
+    timeouts: Layers<Timeouts>,
+}
+
+/// The named configurations and per-instance overrides of one kind.
+struct Layers<K: Kind> {
+    configs: HashMap<String, K::Spec>,
+    overrides: HashMap<String, K::Spec>,
+}
+
+impl<K: Kind> Default for Layers<K> {
+    fn default() -> Self {
+        Layers {
+            configs: HashMap::new(),
+            overrides: HashMap::new(),
+        }
+    }
+}
+
+impl<K: Kind> Layers<K> {
+    fn config(&mut self, name: String, f: impl FnOnce(K::Spec) -> K::Spec) {
+        let entry = self.configs.entry(name).or_default();
+        *entry = f(std::mem::take(entry));
+    }
+
+    fn instance(&mut self, id: String, f: impl FnOnce(K::Spec) -> K::Spec) {
+        let entry = self.overrides.entry(id).or_default();
+        *entry = f(std::mem::take(entry));
+    }
+
+    fn into_store(self) -> Store<K> {
+        Store::new(self.configs, self.overrides)
+    }
+}
+
+impl<K: Kind> fmt::Debug for Layers<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Layers")
+            .field("configs", &self.configs.keys())
+            .field("instances", &self.overrides.keys())
+            .finish()
+    }
 }
 
 impl Default for RegistryBuilder {
@@ -281,8 +271,9 @@ impl Default for RegistryBuilder {
         RegistryBuilder {
             clock: Arc::new(SystemClock),
             event_capacity: EventBus::DEFAULT_CAPACITY,
-            bulkhead_configs: HashMap::new(),
-            bulkhead_overrides: HashMap::new(),
+            bulkheads: Layers::default(),
+            retries: Layers::default(),
+            timeouts: Layers::default(),
         }
     }
 }
@@ -310,8 +301,7 @@ impl RegistryBuilder {
         name: impl Into<String>,
         f: impl FnOnce(BulkheadConfigBuilder) -> BulkheadConfigBuilder,
     ) -> Self {
-        let entry = self.bulkhead_configs.entry(name.into()).or_default();
-        *entry = f(std::mem::take(entry));
+        self.bulkheads.config(name.into(), f);
         self
     }
 
@@ -322,8 +312,51 @@ impl RegistryBuilder {
         id: impl Into<String>,
         f: impl FnOnce(BulkheadConfigBuilder) -> BulkheadConfigBuilder,
     ) -> Self {
-        let entry = self.bulkhead_overrides.entry(id.into()).or_default();
-        *entry = f(std::mem::take(entry));
+        self.bulkheads.instance(id.into(), f);
+        self
+    }
+
+    /// Defines (or extends) the named retry configuration `name`; see
+    /// [`bulkhead_config`](Self::bulkhead_config).
+    pub fn retry_config(
+        mut self,
+        name: impl Into<String>,
+        f: impl FnOnce(RetryConfigBuilder) -> RetryConfigBuilder,
+    ) -> Self {
+        self.retries.config(name.into(), f);
+        self
+    }
+
+    /// Overrides values of the retry instance `id`; see
+    /// [`bulkhead_instance`](Self::bulkhead_instance).
+    pub fn retry_instance(
+        mut self,
+        id: impl Into<String>,
+        f: impl FnOnce(RetryConfigBuilder) -> RetryConfigBuilder,
+    ) -> Self {
+        self.retries.instance(id.into(), f);
+        self
+    }
+
+    /// Defines (or extends) the named timeout configuration `name`; see
+    /// [`bulkhead_config`](Self::bulkhead_config).
+    pub fn timeout_config(
+        mut self,
+        name: impl Into<String>,
+        f: impl FnOnce(TimeoutConfigBuilder) -> TimeoutConfigBuilder,
+    ) -> Self {
+        self.timeouts.config(name.into(), f);
+        self
+    }
+
+    /// Overrides values of the timeout instance `id`; see
+    /// [`bulkhead_instance`](Self::bulkhead_instance).
+    pub fn timeout_instance(
+        mut self,
+        id: impl Into<String>,
+        f: impl FnOnce(TimeoutConfigBuilder) -> TimeoutConfigBuilder,
+    ) -> Self {
+        self.timeouts.instance(id.into(), f);
         self
     }
 
@@ -336,9 +369,9 @@ impl RegistryBuilder {
             inner: Arc::new(Inner {
                 context: PolicyContext::new(self.clock).with_events(events.clone()),
                 events,
-                bulkhead_configs: self.bulkhead_configs,
-                bulkhead_overrides: self.bulkhead_overrides,
-                bulkheads: DashMap::new(),
+                bulkheads: self.bulkheads.into_store(),
+                retries: self.retries.into_store(),
+                timeouts: self.timeouts.into_store(),
                 declaring: Mutex::new(()),
             }),
         }
@@ -355,7 +388,9 @@ impl RegistryBuilder {
 pub struct Declarations<'r> {
     registry: &'r Registry,
     _serialised: MutexGuard<'r, ()>,
-    bulkheads: Vec<(String, Declared<Bulkhead, BulkheadConfig>)>,
+    bulkheads: Staged<Bulkheads>,
+    retries: Staged<Retries>,
+    timeouts: Staged<Timeouts>,
 }
 
 impl Declarations<'_> {
@@ -373,51 +408,61 @@ impl Declarations<'_> {
         source: &str,
         spec: &BulkheadConfigBuilder,
     ) -> Result<Bulkhead, RegistryError> {
-        let config = self.registry.resolve_bulkhead(id, spec)?;
-        let staged = self.bulkheads.iter().find(|(staged, _)| staged == id);
-        let existing = match staged {
-            Some((_, declared)) => Some(declared.clone()),
-            None => self.registry.inner.bulkheads.get(id).map(|d| d.clone()),
-        };
-        match existing {
-            Some(existing) if existing.config == config => Ok(existing.policy),
-            Some(existing) => Err(RegistryError::Conflict(Box::new(Conflict {
-                policy: "bulkhead",
-                instance: id.to_owned(),
-                first_source: existing.source,
-                first_config: existing.config.to_string(),
-                second_source: source.to_owned(),
-                second_config: config.to_string(),
-            }))),
-            None => {
-                let context = self.registry.inner.context.clone();
-                let bulkhead = Bulkhead::with_context(id, config, context);
-                self.bulkheads.push((
-                    id.to_owned(),
-                    Declared {
-                        policy: bulkhead.clone(),
-                        config,
-                        source: source.to_owned(),
-                    },
-                ));
-                Ok(bulkhead)
-            }
-        }
+        let inner = &self.registry.inner;
+        inner
+            .bulkheads
+            .declare(&mut self.bulkheads, &inner.context, id, source, spec)
+    }
+
+    /// Declares retry policy `id`, as [`bulkhead`](Self::bulkhead) does.
+    ///
+    /// # Errors
+    ///
+    /// REG-004, REG-008 or the ATR code of an invalid value.
+    pub fn retry(
+        &mut self,
+        id: &str,
+        source: &str,
+        spec: &RetryConfigBuilder,
+    ) -> Result<Retry, RegistryError> {
+        let inner = &self.registry.inner;
+        inner
+            .retries
+            .declare(&mut self.retries, &inner.context, id, source, spec)
+    }
+
+    /// Declares timeout policy `id`, as [`bulkhead`](Self::bulkhead) does.
+    ///
+    /// # Errors
+    ///
+    /// REG-004, REG-008 or the ATR code of an invalid value.
+    pub fn timeout(
+        &mut self,
+        id: &str,
+        source: &str,
+        spec: &TimeoutConfigBuilder,
+    ) -> Result<Timeout, RegistryError> {
+        let inner = &self.registry.inner;
+        inner
+            .timeouts
+            .declare(&mut self.timeouts, &inner.context, id, source, spec)
     }
 
     /// Registers every instance declared in this batch.
     pub fn commit(self) {
-        for (id, declared) in self.bulkheads {
-            self.registry.inner.bulkheads.insert(id, declared);
-        }
+        let inner = &self.registry.inner;
+        inner.bulkheads.commit(self.bulkheads);
+        inner.retries.commit(self.retries);
+        inner.timeouts.commit(self.timeouts);
     }
 }
 
 impl fmt::Debug for Declarations<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let ids: Vec<&str> = self.bulkheads.iter().map(|(id, _)| id.as_str()).collect();
         f.debug_struct("Declarations")
-            .field("bulkheads", &ids)
+            .field("bulkheads", &self.bulkheads.ids().collect::<Vec<_>>())
+            .field("retries", &self.retries.ids().collect::<Vec<_>>())
+            .field("timeouts", &self.timeouts.ids().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
 }

@@ -2,7 +2,12 @@
 
 use std::time::Duration;
 
-use bulkhead_core::Bulkhead;
+use bulkhead_core::{Bulkhead, RejectionKinds, Retry, Timeout};
+
+/// A snapshot of one instance.
+pub(crate) trait Instance {
+    fn instance(&self) -> &str;
+}
 
 /// A bulkhead's state at one moment.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +30,12 @@ pub struct BulkheadSnapshot {
     pub enabled: bool,
 }
 
+impl Instance for BulkheadSnapshot {
+    fn instance(&self) -> &str {
+        &self.instance
+    }
+}
+
 impl BulkheadSnapshot {
     pub(crate) fn of(bulkhead: &Bulkhead) -> Self {
         let config = bulkhead.config();
@@ -41,21 +52,94 @@ impl BulkheadSnapshot {
     }
 }
 
+/// A retry policy's configuration at one moment.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RetrySnapshot {
+    /// The instance id.
+    pub instance: String,
+    /// Attempts allowed, the first call included.
+    pub max_attempts: u32,
+    /// The wait before the first retry.
+    pub wait: Duration,
+    /// The factor each further wait is multiplied by.
+    pub backoff_multiplier: f64,
+    /// The cap on any wait, if any.
+    pub max_wait_interval: Option<Duration>,
+    /// The randomization factor of waits.
+    pub jitter: f64,
+    /// Rejection kinds that are not retried.
+    pub abort_on: RejectionKinds,
+}
+
+impl Instance for RetrySnapshot {
+    fn instance(&self) -> &str {
+        &self.instance
+    }
+}
+
+impl RetrySnapshot {
+    pub(crate) fn of(retry: &Retry) -> Self {
+        let config = retry.config();
+        RetrySnapshot {
+            instance: retry.instance().to_owned(),
+            max_attempts: config.max_attempts(),
+            wait: config.wait(),
+            backoff_multiplier: config.backoff_multiplier(),
+            max_wait_interval: config.max_wait_interval(),
+            jitter: config.jitter(),
+            abort_on: config.abort_on(),
+        }
+    }
+}
+
+/// A timeout policy's configuration at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TimeoutSnapshot {
+    /// The instance id.
+    pub instance: String,
+    /// How long a call may take.
+    pub duration: Duration,
+}
+
+impl Instance for TimeoutSnapshot {
+    fn instance(&self) -> &str {
+        &self.instance
+    }
+}
+
+impl TimeoutSnapshot {
+    pub(crate) fn of(timeout: &Timeout) -> Self {
+        TimeoutSnapshot {
+            instance: timeout.instance().to_owned(),
+            duration: timeout.duration(),
+        }
+    }
+}
+
 /// Every policy of a registry at one moment, each list sorted by instance id.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
 pub struct RegistrySnapshot {
-    bulkheads: Vec<BulkheadSnapshot>,
+    pub(crate) bulkheads: Vec<BulkheadSnapshot>,
+    pub(crate) retries: Vec<RetrySnapshot>,
+    pub(crate) timeouts: Vec<TimeoutSnapshot>,
 }
 
 impl RegistrySnapshot {
-    pub(crate) fn new(mut bulkheads: Vec<BulkheadSnapshot>) -> Self {
-        bulkheads.sort_by(|a, b| a.instance.cmp(&b.instance));
-        RegistrySnapshot { bulkheads }
-    }
-
     /// The bulkheads, sorted by instance id.
     pub fn bulkheads(&self) -> &[BulkheadSnapshot] {
         &self.bulkheads
+    }
+
+    /// The retry policies, sorted by instance id.
+    pub fn retries(&self) -> &[RetrySnapshot] {
+        &self.retries
+    }
+
+    /// The timeout policies, sorted by instance id.
+    pub fn timeouts(&self) -> &[TimeoutSnapshot] {
+        &self.timeouts
     }
 }
