@@ -1,1 +1,5 @@
-//! The rate_limiter policy (being written).
+//! The rate limiter: at most `limit_for_period` calls per `refresh_period`.
+
+mod config;
+
+pub use config::{RateLimiterConfig, RateLimiterConfigBuilder};

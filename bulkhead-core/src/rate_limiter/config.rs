@@ -1,0 +1,264 @@
+//! How a rate limiter is configured: [`RateLimiterConfig`] and its builder.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::config::{ConfigError, check_range};
+
+/// The resolved configuration of a rate limiter.
+///
+/// Defaults are Resilience4j's: 50 permits every 500 nanoseconds, and a
+/// caller may wait up to 5 seconds for one.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use bulkhead_core::RateLimiterConfig;
+///
+/// let config = RateLimiterConfig::builder()
+///     .limit_for_period(10)
+///     .refresh_period(Duration::from_secs(1))
+///     .max_wait(Duration::ZERO)
+///     .build()?;
+/// assert_eq!(config.limit_for_period(), 10);
+/// assert_eq!(
+///     config.to_string(),
+///     "limit_for_period = 10, refresh_period = 1s, max_wait = 0s"
+/// );
+/// # Ok::<(), bulkhead_core::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RateLimiterConfig {
+    limit_for_period: u32,
+    refresh_period: Duration,
+    max_wait: Duration,
+}
+
+impl RateLimiterConfig {
+    /// The default number of permits per period, 50.
+    pub const DEFAULT_LIMIT_FOR_PERIOD: u32 = 50;
+    /// The default period, 500 nanoseconds.
+    pub const DEFAULT_REFRESH_PERIOD: Duration = Duration::from_nanos(500);
+    /// The default longest wait for a permit, 5 seconds.
+    pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(5);
+
+    /// A builder starting from no explicit values.
+    pub fn builder() -> RateLimiterConfigBuilder {
+        RateLimiterConfigBuilder::default()
+    }
+
+    /// How many permits each period brings.
+    pub fn limit_for_period(&self) -> u32 {
+        self.limit_for_period
+    }
+
+    /// The length of a period; unused permits expire at its end.
+    pub fn refresh_period(&self) -> Duration {
+        self.refresh_period
+    }
+
+    /// How long a caller may wait for a permit; zero rejects at once.
+    pub fn max_wait(&self) -> Duration {
+        self.max_wait
+    }
+}
+
+impl Default for RateLimiterConfig {
+    fn default() -> Self {
+        RateLimiterConfig {
+            limit_for_period: Self::DEFAULT_LIMIT_FOR_PERIOD,
+            refresh_period: Self::DEFAULT_REFRESH_PERIOD,
+            max_wait: Self::DEFAULT_MAX_WAIT,
+        }
+    }
+}
+
+impl fmt::Display for RateLimiterConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "limit_for_period = {}, refresh_period = {}, max_wait = {}",
+            self.limit_for_period,
+            humantime::format_duration(self.refresh_period),
+            humantime::format_duration(self.max_wait)
+        )
+    }
+}
+
+/// Explicit values for a rate limiter, laid over a base configuration.
+///
+/// Only the values set here override the base (the named configuration given
+/// by [`config`](Self::config), else `default`); see the registry for the full
+/// precedence. Values are checked when the configuration is resolved.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[must_use]
+pub struct RateLimiterConfigBuilder {
+    config: Option<String>,
+    limit_for_period: Option<u64>,
+    refresh_period: Option<Duration>,
+    max_wait: Option<Duration>,
+}
+
+impl RateLimiterConfigBuilder {
+    /// Starts from the named configuration instead of `default`.
+    pub fn config(mut self, name: impl Into<String>) -> Self {
+        self.config = Some(name.into());
+        self
+    }
+
+    /// How many permits each period brings (at least 1).
+    pub fn limit_for_period(mut self, limit_for_period: u32) -> Self {
+        self.limit_for_period = Some(limit_for_period.into());
+        self
+    }
+
+    /// The length of a period (more than zero). Periods are counted from the
+    /// rate limiter's creation; periods beyond 584 years count as 584 years.
+    pub fn refresh_period(mut self, refresh_period: Duration) -> Self {
+        self.refresh_period = Some(refresh_period);
+        self
+    }
+
+    /// How long a caller may wait for a permit of a later period; zero
+    /// rejects at once when the current period has none left.
+    pub fn max_wait(mut self, max_wait: Duration) -> Self {
+        self.max_wait = Some(max_wait);
+        self
+    }
+
+    /// The named base configuration, if one was chosen.
+    pub fn config_name(&self) -> Option<&str> {
+        self.config.as_deref()
+    }
+
+    /// Resolves the values set here over the built-in defaults.
+    ///
+    /// # Errors
+    ///
+    /// ATR-008 if `limit_for_period` is zero or `refresh_period` is zero.
+    pub fn build(&self) -> Result<RateLimiterConfig, ConfigError> {
+        self.build_on(&RateLimiterConfig::default())
+    }
+
+    /// Resolves the values set here over `base`.
+    ///
+    /// # Errors
+    ///
+    /// ATR-008 if `limit_for_period` is zero or `refresh_period` is zero.
+    pub fn build_on(&self, base: &RateLimiterConfig) -> Result<RateLimiterConfig, ConfigError> {
+        self.build_keyed(base, "")
+    }
+
+    /// Like [`build_on`](Self::build_on), naming a bad value's key as
+    /// `key_prefix` followed by the key, e.g.
+    /// `rate_limiter.configs.slow.limit_for_period`.
+    ///
+    /// # Errors
+    ///
+    /// ATR-008 if `limit_for_period` is zero or `refresh_period` is zero.
+    pub fn build_keyed(
+        &self,
+        base: &RateLimiterConfig,
+        key_prefix: &str,
+    ) -> Result<RateLimiterConfig, ConfigError> {
+        let limit_for_period = match self.limit_for_period {
+            Some(value) => check_range("limit_for_period", value, 1, u32::MAX.into())
+                .map_err(|e| e.prefixed(key_prefix))? as u32,
+            None => base.limit_for_period,
+        };
+        let refresh_period = match self.refresh_period {
+            Some(value) if value.is_zero() => {
+                return Err(ConfigError::NumberOutOfRange {
+                    key: "refresh_period".to_owned(),
+                    value: humantime::format_duration(value).to_string(),
+                    range: "more than zero".to_owned(),
+                }
+                .prefixed(key_prefix));
+            }
+            Some(value) => value,
+            None => base.refresh_period,
+        };
+        Ok(RateLimiterConfig {
+            limit_for_period,
+            refresh_period,
+            max_wait: self.max_wait.unwrap_or(base.max_wait),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_resilience4js() {
+        let config = RateLimiterConfig::builder().build().unwrap();
+        assert_eq!(config.limit_for_period(), 50);
+        assert_eq!(config.refresh_period(), Duration::from_nanos(500));
+        assert_eq!(config.max_wait(), Duration::from_secs(5));
+        assert_eq!(config, RateLimiterConfig::default());
+        assert_eq!(
+            config.to_string(),
+            "limit_for_period = 50, refresh_period = 500ns, max_wait = 5s"
+        );
+    }
+
+    #[test]
+    fn limit_for_period_zero_is_atr_008_naming_the_key() {
+        let err = RateLimiterConfig::builder()
+            .limit_for_period(0)
+            .build()
+            .unwrap_err();
+        assert_eq!(err.code(), "ATR-008");
+        assert_eq!(
+            err.to_string(),
+            "ATR-008: limit_for_period must be between 1 and 4294967295, got 0"
+        );
+    }
+
+    #[test]
+    fn refresh_period_zero_is_atr_008_naming_the_key() {
+        let err = RateLimiterConfig::builder()
+            .refresh_period(Duration::ZERO)
+            .build()
+            .unwrap_err();
+        assert_eq!(err.code(), "ATR-008");
+        assert_eq!(
+            err.to_string(),
+            "ATR-008: refresh_period must be more than zero, got 0s"
+        );
+    }
+
+    #[test]
+    fn a_prefix_names_the_full_key() {
+        let builder = RateLimiterConfig::builder().limit_for_period(0);
+        let err = builder
+            .build_keyed(&RateLimiterConfig::default(), "rate_limiter.configs.slow.")
+            .unwrap_err();
+        assert_eq!(err.key(), "rate_limiter.configs.slow.limit_for_period");
+        let builder = RateLimiterConfig::builder().refresh_period(Duration::ZERO);
+        let err = builder
+            .build_keyed(&RateLimiterConfig::default(), "rate_limiter.instances.x.")
+            .unwrap_err();
+        assert_eq!(err.key(), "rate_limiter.instances.x.refresh_period");
+    }
+
+    #[test]
+    fn only_explicit_values_override_the_base() {
+        let base = RateLimiterConfig::builder()
+            .limit_for_period(3)
+            .refresh_period(Duration::from_secs(1))
+            .max_wait(Duration::ZERO)
+            .build()
+            .unwrap();
+        let builder = RateLimiterConfig::builder()
+            .config("slow")
+            .limit_for_period(7);
+        assert_eq!(builder.config_name(), Some("slow"));
+        let config = builder.build_on(&base).unwrap();
+        assert_eq!(config.limit_for_period(), 7);
+        assert_eq!(config.refresh_period(), Duration::from_secs(1));
+        assert_eq!(config.max_wait(), Duration::ZERO);
+    }
+}
