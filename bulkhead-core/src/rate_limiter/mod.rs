@@ -1,5 +1,255 @@
 //! The rate limiter: at most `limit_for_period` calls per `refresh_period`.
+//!
+//! [`RateLimiter`] follows Resilience4j's `AtomicRateLimiter`. Time is cut
+//! into periods counted from the limiter's creation, on its clock; each
+//! period brings `limit_for_period` fresh permits, and unused ones expire
+//! with it. A caller that finds none left may reserve a permit of a later
+//! period that starts within `max_wait`, and waits for it:
+//!
+//! - [`try_acquire`](RateLimiter::try_acquire) takes a permit of the current
+//!   period or fails at once;
+//! - [`acquire`](RateLimiter::acquire) blocks the thread up to `max_wait`;
+//! - [`acquire_async`](RateLimiter::acquire_async) waits up to `max_wait`
+//!   without blocking.
+//!
+//! Permits are not given back: a call consumes one whatever its outcome.
 
+mod acquire;
 mod config;
+mod state;
+#[cfg(all(test, not(loom)))]
+mod tests;
 
+pub use acquire::AcquirePermit;
 pub use config::{RateLimiterConfig, RateLimiterConfigBuilder};
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::context::PolicyContext;
+use crate::events::{Event, RateLimiterEvent, RateLimiterEventKind};
+use crate::intern::intern;
+use crate::loom::atomic::{AtomicU32, Ordering};
+use crate::rejection::RateLimited;
+use state::{PermitState, Reserved, nanos};
+
+/// A rate limiter: at most `limit_for_period` permits per `refresh_period`.
+///
+/// Cheap to clone; clones share the same permits. No path takes a lock or
+/// allocates: the permits are one atomic word. Unlike a bulkhead's slot, a
+/// permit is never given back.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use bulkhead_core::{ManualClock, PolicyContext, RateLimiter, RateLimiterConfig};
+///
+/// let clock = ManualClock::new();
+/// let config = RateLimiterConfig::builder()
+///     .limit_for_period(2)
+///     .refresh_period(Duration::from_secs(1))
+///     .build()?;
+/// let context = PolicyContext::new(Arc::new(clock.clone()));
+/// let limiter = RateLimiter::with_context("geocoder", config, context);
+///
+/// limiter.try_acquire()?;
+/// limiter.try_acquire()?;
+/// let rejected = limiter.try_acquire().unwrap_err(); // none left this second
+/// assert_eq!(rejected.instance(), "geocoder");
+///
+/// clock.advance(Duration::from_secs(1));              // the next period
+/// assert_eq!(limiter.available_permits(), 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone)]
+pub struct RateLimiter {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    permits: PermitState,
+    /// The configured `max_wait`, in nanoseconds.
+    max_wait: u64,
+    /// When the first period began, on the context's clock.
+    origin: Instant,
+    /// Callers waiting for a reserved permit, for monitoring.
+    waiting: AtomicU32,
+    instance: &'static str,
+    config: RateLimiterConfig,
+    context: PolicyContext,
+}
+
+/// What a caller got from the permits, in the clock's terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    Granted,
+    /// A permit of a later period, which starts at this instant.
+    Reserved(Instant),
+    Refused,
+}
+
+impl RateLimiter {
+    /// A rate limiter on the system clock that publishes no events.
+    ///
+    /// Its first period starts now. The instance id is interned: each
+    /// distinct id is kept for the life of the process (so that rejections
+    /// can name it without allocating); do not build one per request.
+    pub fn new(instance: &str, config: RateLimiterConfig) -> Self {
+        RateLimiter::with_context(instance, config, PolicyContext::default())
+    }
+
+    /// A rate limiter counting periods and waits on the context's clock and
+    /// publishing rejections to its event bus. Its first period starts at the
+    /// clock's current time.
+    pub fn with_context(instance: &str, config: RateLimiterConfig, context: PolicyContext) -> Self {
+        RateLimiter {
+            shared: Arc::new(Shared {
+                permits: PermitState::new(
+                    config.limit_for_period(),
+                    config.refresh_period(),
+                    config.max_wait(),
+                ),
+                max_wait: nanos(config.max_wait()),
+                origin: context.clock().now(),
+                waiting: AtomicU32::new(0),
+                instance: intern(instance),
+                config,
+                context,
+            }),
+        }
+    }
+
+    /// The instance id.
+    pub fn instance(&self) -> &'static str {
+        self.shared.instance
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> RateLimiterConfig {
+        self.shared.config
+    }
+
+    /// Takes a permit of the current period, or fails at once with
+    /// [`RateLimited`] whatever `max_wait` says; never waits.
+    ///
+    /// # Errors
+    ///
+    /// [`RateLimited`] if the current period has no permit left.
+    #[inline]
+    pub fn try_acquire(&self) -> Result<(), RateLimited> {
+        // With no wait allowed, nothing is ever reserved.
+        match self.shared.reserve(0) {
+            Outcome::Granted => Ok(()),
+            Outcome::Reserved(_) | Outcome::Refused => Err(self.shared.reject()),
+        }
+    }
+
+    /// Takes a permit, blocking the current thread until the period of a
+    /// reserved one begins, up to `max_wait` (measured on the clock).
+    ///
+    /// With no permit left in the current period, the caller reserves one of
+    /// the first later period that has some, if that period starts within
+    /// `max_wait`; it is rejected at once, reserving nothing, otherwise.
+    ///
+    /// This blocks the calling thread: from async code, use
+    /// [`acquire_async`](Self::acquire_async).
+    ///
+    /// # Errors
+    ///
+    /// [`RateLimited`] if no permit can be had within `max_wait`.
+    #[inline]
+    pub fn acquire(&self) -> Result<(), RateLimited> {
+        let shared = &*self.shared;
+        match shared.reserve(shared.max_wait) {
+            Outcome::Granted => Ok(()),
+            Outcome::Reserved(at) => {
+                shared.wait_blocking(at);
+                Ok(())
+            }
+            Outcome::Refused => Err(shared.reject()),
+        }
+    }
+
+    /// Takes a permit, waiting without blocking a thread up to `max_wait`.
+    ///
+    /// Nothing happens until the future is first polled. See
+    /// [`AcquirePermit`] for the waiting and cancellation rules.
+    #[inline]
+    pub fn acquire_async(&self) -> AcquirePermit<'_> {
+        AcquirePermit::new(&self.shared)
+    }
+
+    /// Permits left in the current period; negative while permits of later
+    /// periods are reserved by waiting (or cancelled) callers. Reads the
+    /// clock.
+    pub fn available_permits(&self) -> i64 {
+        let shared = &*self.shared;
+        shared.permits.available(|| shared.elapsed(shared.now()))
+    }
+
+    /// How many callers wait now for the period of their reserved permit;
+    /// for monitoring only.
+    pub fn waiting_calls(&self) -> u32 {
+        self.shared.waiting.load(Ordering::Relaxed)
+    }
+}
+
+impl Shared {
+    fn now(&self) -> Instant {
+        self.context.clock().now()
+    }
+
+    /// Nanoseconds since the first period began.
+    fn elapsed(&self, now: Instant) -> u64 {
+        nanos(now.saturating_duration_since(self.origin))
+    }
+
+    /// Takes or reserves a permit within `max_wait` nanoseconds.
+    #[inline]
+    fn reserve(&self, max_wait: u64) -> Outcome {
+        let mut now = self.origin;
+        let reserved = self.permits.reserve(max_wait, || {
+            now = self.now();
+            self.elapsed(now)
+        });
+        match reserved {
+            Reserved::Now => Outcome::Granted,
+            // An instant the clock cannot represent is one it never reaches
+            // (the wait is at most 584 years): wait for nothing rather than
+            // for ever.
+            Reserved::Later { wait } => match now.checked_add(Duration::from_nanos(wait)) {
+                Some(at) => Outcome::Reserved(at),
+                None => Outcome::Granted,
+            },
+            Reserved::Refused => Outcome::Refused,
+        }
+    }
+
+    #[inline]
+    fn reject(&self) -> RateLimited {
+        self.context.publish(|at| {
+            Event::RateLimiter(RateLimiterEvent::new(
+                self.instance,
+                RateLimiterEventKind::Rejected {
+                    limit_for_period: self.config.limit_for_period(),
+                },
+                at,
+            ))
+        });
+        RateLimited::new(self.instance)
+    }
+}
+
+impl fmt::Debug for RateLimiter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RateLimiter")
+            .field("instance", &self.shared.instance)
+            .field("config", &self.shared.config)
+            .field("available_permits", &self.available_permits())
+            .field("waiting_calls", &self.waiting_calls())
+            .finish()
+    }
+}

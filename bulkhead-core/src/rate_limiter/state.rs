@@ -1,0 +1,357 @@
+//! # Implementation details
+//!
+//! The permit accounting of a rate limiter: one 64-bit atomic word, updated
+//! with a compare-exchange loop. No lock, no allocation, on any path.
+//!
+//! ## Cycles and serial numbers
+//!
+//! Time is cut into cycles of `refresh_period` counted from the limiter's
+//! creation, on its clock: at `elapsed` nanoseconds the current cycle is
+//! `elapsed / period`. Every permit the limiter will ever hand out has a
+//! serial number, and permit `s` belongs to cycle `s / limit`: cycle `c` owns
+//! the serials `c * limit .. (c + 1) * limit`, exactly `limit_for_period` of
+//! them.
+//!
+//! ```text
+//!              cycle c-1          cycle c (now)        cycle c+1
+//!           |----------------|----------------|----------------|
+//! serials    (c-1)*L ..       c*L .. c*L+L-1    (c+1)*L ..
+//!                                   ^ next: the next serial to hand out
+//! ```
+//!
+//! The state word is `next`, the serial of the next permit to hand out. A
+//! caller at cycle `c` first moves `next` up to `c * limit` if it lags behind
+//! (the permits of past cycles are gone: unused ones do not carry over), then
+//! takes serial `next`:
+//!
+//! - if it belongs to cycle `c`, the permit is granted now;
+//! - if it belongs to a later cycle (every permit of the current one is
+//!   taken or reserved), the caller may reserve it if that cycle starts
+//!   within its allowed wait, and then waits for it;
+//! - otherwise it is refused, and the word is left as it was.
+//!
+//! This is Resilience4j's `AtomicRateLimiter` in other coordinates: its state
+//! (`activeCycle`, `activePermissions`) at cycle `c` is `(c, (c + 1) * limit -
+//! next)`, and its refill `min(permissions + elapsed_cycles * limit, limit)`
+//! is `next = max(next, c * limit)`. One number instead of two means nothing
+//! to pack, and no cycle counter to wrap at 32 bits.
+//!
+//! ## Wrap-around
+//!
+//! `next` and `c * limit` are computed modulo 2^64, and compared through their
+//! wrapping difference `ahead = next - c * limit`:
+//!
+//! - a legitimate `next` is never more than `(W + 2) * limit` ahead of the
+//!   current cycle's first serial, where `W = max_wait / period`: a caller
+//!   only reserves a permit of a cycle starting within `max_wait`;
+//! - a `next` left behind by past cycles gives a difference that wrapped
+//!   below zero, a huge number.
+//!
+//! - nor more than `limit + MAX_RESERVED`: every serial past the current
+//!   cycle's is a reservation, and at most [`MAX_RESERVED`] (2^40, a
+//!   trillion calls) may be outstanding; a caller beyond is refused;
+//! - a `next` left behind by past cycles gives a difference that wrapped
+//!   below zero, a huge number.
+//!
+//! So an `ahead` up to the *horizon*, twice the smaller bound, is a real
+//! position in the current or a later cycle, and anything above it is a lag,
+//! read as `ahead = 0`. An active limiter therefore counts correctly across
+//! the point where the serials wrap, whatever its rate.
+//!
+//! The one thing a 64-bit word cannot tell apart is a limiter left idle for
+//! an exact multiple of 2^64 serials (within a horizon, less than 2^42 of
+//! them). That cannot happen while `limit * cycles since creation < 2^63`:
+//! for every rate up to one permit per two nanoseconds (500 million per
+//! second; the default is 100 million) this holds for 584 years, the range of
+//! a nanosecond count, so such limiters never wrap at all. Faster ones wrap
+//! after 2^64 permits' worth of time (4.3 seconds at the extreme of 2^32
+//! permits per nanosecond); if one lies idle for a multiple of that, give or
+//! take a horizon (odds below 2^-21 per idle spell), the cycle it wakes in
+//! may offer fewer permits, or make callers wait up to their `max_wait`, as
+//! if it were still busy. It never grants more than `limit_for_period` per
+//! cycle.
+//!
+//! ## Memory ordering
+//!
+//! The word guards no other data, but its readers rely on time moving
+//! forward: a caller reads the clock *after* loading the word, loads with
+//! `Acquire` and publishes with `Release`, so the clock reading that produced
+//! a value happens-before the reading of whoever loads it. No caller ever
+//! sees a `next` computed from a later time than its own, which keeps a
+//! reservation from being mistaken for a lag.
+
+use std::time::Duration;
+
+use crate::loom::atomic::{AtomicU64, Ordering};
+
+/// The most permits of later cycles that may be reserved at once: 2^40.
+///
+/// It bounds how far ahead a legitimate state can be, which keeps the
+/// horizon small; no program makes a trillion calls within one `max_wait`.
+pub(super) const MAX_RESERVED: u64 = 1 << 40;
+
+/// What a caller got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Reserved {
+    /// A permit of the current cycle.
+    Now,
+    /// A permit of a later cycle, which starts `wait` nanoseconds after the
+    /// `elapsed` time the reservation was computed at.
+    Later { wait: u64 },
+    /// No permit within the allowed wait; nothing was reserved.
+    Refused,
+}
+
+#[derive(Debug)]
+pub(super) struct PermitState {
+    /// The serial number of the next permit to hand out.
+    next: AtomicU64,
+    /// `limit_for_period`, at least 1.
+    limit: u64,
+    /// `refresh_period` in nanoseconds, at least 1.
+    period: u64,
+    /// The configured `max_wait` in nanoseconds: no reservation waits longer.
+    max_wait: u64,
+    /// The largest `ahead` that is a position rather than a lag.
+    horizon: u64,
+}
+
+/// A duration in nanoseconds, saturating at `u64::MAX` (584 years).
+pub(super) fn nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl PermitState {
+    /// A limiter whose first cycle starts at `elapsed` zero, with all of its
+    /// permits available.
+    pub(super) fn new(limit: u32, period: Duration, max_wait: Duration) -> Self {
+        let limit = u64::from(limit.max(1));
+        let period = nanos(period).max(1);
+        let max_wait = nanos(max_wait);
+        let bound = (max_wait / period)
+            .saturating_add(2)
+            .saturating_mul(limit)
+            .min(limit + MAX_RESERVED);
+        PermitState {
+            next: AtomicU64::new(0),
+            limit,
+            period,
+            max_wait,
+            horizon: 2 * bound,
+        }
+    }
+
+    /// Takes a permit of the current cycle, or reserves one of a later cycle
+    /// starting within `max_wait` nanoseconds (at most the configured one).
+    ///
+    /// `elapsed` reads the clock, in nanoseconds since the first cycle began;
+    /// it is called after each load of the word, so each attempt decides on a
+    /// time no earlier than the one the loaded value was computed at.
+    #[inline]
+    pub(super) fn reserve(&self, max_wait: u64, mut elapsed: impl FnMut() -> u64) -> Reserved {
+        let max_wait = max_wait.min(self.max_wait);
+        let mut next = self.next.load(Ordering::Acquire);
+        loop {
+            let now = elapsed();
+            let cycle = now / self.period;
+            let first = cycle.wrapping_mul(self.limit);
+            let ahead = self.ahead(next, first);
+            let reserved = if ahead < self.limit {
+                Reserved::Now
+            } else if ahead - self.limit >= MAX_RESERVED {
+                return Reserved::Refused;
+            } else {
+                // The serial `first + ahead` opens its cycle at this time.
+                let start =
+                    (u128::from(cycle) + u128::from(ahead / self.limit)) * u128::from(self.period);
+                let wait = start - u128::from(now);
+                if wait > u128::from(max_wait) {
+                    return Reserved::Refused;
+                }
+                Reserved::Later { wait: wait as u64 }
+            };
+            let taken = first.wrapping_add(ahead).wrapping_add(1);
+            match self
+                .next
+                .compare_exchange_weak(next, taken, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return reserved,
+                Err(actual) => next = actual,
+            }
+        }
+    }
+
+    /// Permits left in the current cycle at `elapsed()`; negative when
+    /// permits of later cycles are reserved.
+    pub(super) fn available(&self, elapsed: impl FnOnce() -> u64) -> i64 {
+        let next = self.next.load(Ordering::Acquire);
+        let first = (elapsed() / self.period).wrapping_mul(self.limit);
+        // Both fit: limit <= u32::MAX and ahead <= horizon < 2^42.
+        self.limit as i64 - self.ahead(next, first) as i64
+    }
+
+    /// How far `next` is past `first`, the current cycle's first serial;
+    /// zero if it lags behind.
+    #[inline(always)]
+    fn ahead(&self, next: u64, first: u64) -> u64 {
+        match next.wrapping_sub(first) {
+            ahead if ahead <= self.horizon => ahead,
+            _ => 0,
+        }
+    }
+
+    /// Puts the next serial at `serial`, as if the limiter had been busy.
+    #[cfg(all(test, not(loom)))]
+    pub(super) fn set_next(&self, serial: u64) {
+        self.next.store(serial, Ordering::Release);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn state(limit: u32, period_ms: u64, max_wait_ms: u64) -> PermitState {
+        PermitState::new(
+            limit,
+            Duration::from_millis(period_ms),
+            Duration::from_millis(max_wait_ms),
+        )
+    }
+
+    fn take(state: &PermitState, at: u64, max_wait: u64) -> Reserved {
+        state.reserve(max_wait, || at)
+    }
+
+    #[test]
+    fn each_cycle_grants_exactly_its_limit() {
+        let state = state(3, 100, 0);
+        for cycle in [0, 1, 2, 7] {
+            let at = cycle * 100 * MS + 5;
+            for _ in 0..3 {
+                assert_eq!(take(&state, at, 0), Reserved::Now);
+            }
+            assert_eq!(take(&state, at, 0), Reserved::Refused);
+            assert_eq!(state.available(|| at), 0);
+        }
+    }
+
+    #[test]
+    fn reservations_fill_later_cycles_up_to_max_wait() {
+        let state = state(2, 100, 250);
+        let at = 30 * MS;
+        assert_eq!(take(&state, at, u64::MAX), Reserved::Now);
+        assert_eq!(take(&state, at, u64::MAX), Reserved::Now);
+        // Cycle 1 starts in 70ms, cycle 2 in 170ms, cycle 3 in 270ms > 250ms.
+        for wait in [70, 70, 170, 170] {
+            assert_eq!(
+                take(&state, at, u64::MAX),
+                Reserved::Later { wait: wait * MS }
+            );
+        }
+        assert_eq!(take(&state, at, u64::MAX), Reserved::Refused);
+        assert_eq!(state.available(|| at), -4);
+        // A caller allowed a shorter wait does not reach as far.
+        assert_eq!(take(&state, at, 100 * MS), Reserved::Refused);
+        // In cycle 2, the reservations made for it are due: nothing is left.
+        assert_eq!(state.available(|| 200 * MS), 0);
+        assert_eq!(state.available(|| 300 * MS), 2);
+    }
+
+    #[test]
+    fn a_wait_of_exactly_max_wait_is_allowed() {
+        let state = state(1, 100, 100);
+        assert_eq!(take(&state, 0, u64::MAX), Reserved::Now);
+        assert_eq!(
+            take(&state, 0, u64::MAX),
+            Reserved::Later { wait: 100 * MS }
+        );
+        assert_eq!(take(&state, 0, u64::MAX), Reserved::Refused);
+    }
+
+    #[test]
+    fn the_serials_wrap_without_losing_count() {
+        // 1000 permits per nanosecond: the serials wrap within cycle
+        // 18_446_744_073_709_551, whose first serial is 2^64 - 616.
+        let state = PermitState::new(1000, Duration::from_nanos(1), Duration::from_nanos(3));
+        let cycle = u64::MAX / 1000;
+        let first = cycle * 1000;
+        assert_eq!(first, u64::MAX - 615);
+        state.set_next(first);
+        for _ in 0..1000 {
+            assert_eq!(take(&state, cycle, u64::MAX), Reserved::Now);
+        }
+        assert_eq!(state.next.load(Ordering::Relaxed), 384, "wrapped");
+        assert_eq!(take(&state, cycle, 0), Reserved::Refused);
+        // Reservations made before the wrap point into cycles after it.
+        for _ in 0..2000 {
+            assert!(matches!(
+                take(&state, cycle, u64::MAX),
+                Reserved::Later { wait: 1 | 2 }
+            ));
+        }
+        assert_eq!(take(&state, cycle, u64::MAX), Reserved::Later { wait: 3 });
+        assert_eq!(state.available(|| cycle), -2001);
+        assert_eq!(state.available(|| cycle + 1), -1001);
+        assert_eq!(state.available(|| cycle + 3), 999);
+        // Idle cycles after the wrap: back to a full cycle, no more.
+        assert_eq!(state.available(|| cycle + 10), 1000);
+        for _ in 0..1000 {
+            assert_eq!(take(&state, cycle + 10, 0), Reserved::Now);
+        }
+        assert_eq!(take(&state, cycle + 10, 0), Reserved::Refused);
+    }
+
+    #[test]
+    fn a_limiter_idle_for_centuries_is_full_again() {
+        let state = state(50, 1, 5000);
+        for _ in 0..60 {
+            let _ = take(&state, 0, u64::MAX);
+        }
+        assert!(state.available(|| 0) < 0);
+        let later = 500 * 365 * 24 * 3600 * 1_000_000_000;
+        assert_eq!(state.available(|| later), 50);
+    }
+
+    #[test]
+    fn extreme_settings_saturate_instead_of_overflowing() {
+        let state = PermitState::new(u32::MAX, Duration::MAX, Duration::MAX);
+        assert_eq!(take(&state, u64::MAX, u64::MAX), Reserved::Now);
+        assert_eq!(state.available(|| u64::MAX), i64::from(u32::MAX) - 1);
+        let state = PermitState::new(1, Duration::from_nanos(1), Duration::MAX);
+        let at = 1 << 62;
+        assert_eq!(take(&state, at, u64::MAX), Reserved::Now);
+        assert_eq!(take(&state, at, u64::MAX), Reserved::Later { wait: 1 });
+        assert_eq!(state.available(|| at), -1);
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    #[test]
+    fn two_callers_never_share_the_last_permit() {
+        loom::model(|| {
+            let state = Arc::new(PermitState::new(
+                1,
+                Duration::from_nanos(10),
+                Duration::from_nanos(10),
+            ));
+            let other = {
+                let state = Arc::clone(&state);
+                loom::thread::spawn(move || state.reserve(u64::MAX, || 3))
+            };
+            let mine = state.reserve(u64::MAX, || 3);
+            let theirs = other.join().unwrap();
+            let mut both = [mine, theirs];
+            both.sort_by_key(|r| matches!(r, Reserved::Now));
+            assert_eq!(both, [Reserved::Later { wait: 7 }, Reserved::Now]);
+            assert_eq!(state.available(|| 3), -1);
+        });
+    }
+}
