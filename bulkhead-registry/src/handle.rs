@@ -1,8 +1,11 @@
 //! Handles to live policy instances.
 
-use bulkhead_core::{Bulkhead, ConfigError, Retry, RetryConfig, Timeout, TimeoutConfig};
+use bulkhead_core::{
+    Bulkhead, ConfigError, RateLimiter, RateLimiterConfig, Retry, RetryConfig, Timeout,
+    TimeoutConfig,
+};
 
-use crate::snapshot::{BulkheadSnapshot, RetrySnapshot, TimeoutSnapshot};
+use crate::snapshot::{BulkheadSnapshot, RateLimiterSnapshot, RetrySnapshot, TimeoutSnapshot};
 
 /// A view of one bulkhead of a registry, from
 /// [`Registry::bulkhead`](crate::Registry::bulkhead).
@@ -122,5 +125,43 @@ impl TimeoutHandle {
     /// The policy itself.
     pub fn timeout(&self) -> &Timeout {
         &self.timeout
+    }
+}
+
+/// A view of one rate limiter of a registry, from
+/// [`Registry::rate_limiter`](crate::Registry::rate_limiter).
+#[derive(Debug, Clone)]
+pub struct RateLimiterHandle {
+    limiter: RateLimiter,
+}
+
+impl RateLimiterHandle {
+    pub(crate) fn new(limiter: RateLimiter) -> Self {
+        RateLimiterHandle { limiter }
+    }
+
+    /// The instance id.
+    pub fn instance(&self) -> &str {
+        self.limiter.instance()
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> RateLimiterConfig {
+        self.limiter.config()
+    }
+
+    /// Permits left in this period (negative while later ones are reserved).
+    pub fn available_permits(&self) -> i64 {
+        self.limiter.available_permits()
+    }
+
+    /// The limiter's state now.
+    pub fn snapshot(&self) -> RateLimiterSnapshot {
+        RateLimiterSnapshot::of(&self.limiter)
+    }
+
+    /// The limiter itself.
+    pub fn rate_limiter(&self) -> &RateLimiter {
+        &self.limiter
     }
 }

@@ -1,8 +1,9 @@
 //! The kinds of policy the registry knows, as [`Kind`]s.
 
 use bulkhead_core::{
-    Bulkhead, BulkheadConfig, BulkheadConfigBuilder, ConfigError, PolicyContext, Retry,
-    RetryConfig, RetryConfigBuilder, Timeout, TimeoutConfig, TimeoutConfigBuilder,
+    Bulkhead, BulkheadConfig, BulkheadConfigBuilder, ConfigError, PolicyContext, RateLimiter,
+    RateLimiterConfig, RateLimiterConfigBuilder, Retry, RetryConfig, RetryConfigBuilder, Timeout,
+    TimeoutConfig, TimeoutConfigBuilder,
 };
 
 use crate::store::Kind;
@@ -48,4 +49,8 @@ kind!(
 kind!(
     /// Timeouts.
     Timeouts, "timeout", Timeout, TimeoutConfig, TimeoutConfigBuilder
+);
+kind!(
+    /// Rate limiters.
+    RateLimiters, "rate_limiter", RateLimiter, RateLimiterConfig, RateLimiterConfigBuilder
 );

@@ -6,14 +6,17 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use bulkhead_core::{
-    Bulkhead, BulkheadConfigBuilder, Clock, EventBus, EventStream, PolicyContext, Retry,
-    RetryConfigBuilder, SystemClock, Timeout, TimeoutConfigBuilder,
+    Bulkhead, BulkheadConfigBuilder, Clock, EventBus, EventStream, PolicyContext, RateLimiter,
+    RateLimiterConfigBuilder, Retry, RetryConfigBuilder, SystemClock, Timeout,
+    TimeoutConfigBuilder,
 };
 
 use crate::error::RegistryError;
-use crate::handle::{BulkheadHandle, RetryHandle, TimeoutHandle};
-use crate::kinds::{Bulkheads, Retries, Timeouts};
-use crate::snapshot::{BulkheadSnapshot, RegistrySnapshot, RetrySnapshot, TimeoutSnapshot};
+use crate::handle::{BulkheadHandle, RateLimiterHandle, RetryHandle, TimeoutHandle};
+use crate::kinds::{Bulkheads, RateLimiters, Retries, Timeouts};
+use crate::snapshot::{
+    BulkheadSnapshot, RateLimiterSnapshot, RegistrySnapshot, RetrySnapshot, TimeoutSnapshot,
+};
 use crate::store::{Kind, Staged, Store};
 
 /// Where policy instances live, by id.
@@ -60,6 +63,7 @@ struct Inner {
     bulkheads: Store<Bulkheads>,
     retries: Store<Retries>,
     timeouts: Store<Timeouts>,
+    rate_limiters: Store<RateLimiters>,
     /// Held while a batch of declarations is open.
     declaring: Mutex<()>,
 }
@@ -129,6 +133,15 @@ impl Registry {
         self.inner.timeouts.get(id).map(TimeoutHandle::new)
     }
 
+    /// The rate limiter with this instance id.
+    ///
+    /// # Errors
+    ///
+    /// REG-009 if no rate limiter has this id.
+    pub fn rate_limiter(&self, id: &str) -> Result<RateLimiterHandle, RegistryError> {
+        self.inner.rate_limiters.get(id).map(RateLimiterHandle::new)
+    }
+
     /// Every policy's state now.
     pub fn snapshot(&self) -> RegistrySnapshot {
         let inner = &self.inner;
@@ -136,6 +149,13 @@ impl Registry {
             bulkheads: sorted(inner.bulkheads.policies().iter().map(BulkheadSnapshot::of)),
             retries: sorted(inner.retries.policies().iter().map(RetrySnapshot::of)),
             timeouts: sorted(inner.timeouts.policies().iter().map(TimeoutSnapshot::of)),
+            rate_limiters: sorted(
+                inner
+                    .rate_limiters
+                    .policies()
+                    .iter()
+                    .map(RateLimiterSnapshot::of),
+            ),
         }
     }
 
@@ -185,6 +205,7 @@ impl Registry {
             bulkheads: Staged::new(),
             retries: Staged::new(),
             timeouts: Staged::new(),
+            rate_limiters: Staged::new(),
         }
     }
 }
@@ -210,6 +231,7 @@ impl fmt::Debug for Registry {
             .field("bulkheads", &self.inner.bulkheads.len())
             .field("retries", &self.inner.retries.len())
             .field("timeouts", &self.inner.timeouts.len())
+            .field("rate_limiters", &self.inner.rate_limiters.len())
             .finish_non_exhaustive()
     }
 }
@@ -224,6 +246,7 @@ pub struct RegistryBuilder {
     bulkheads: Layers<Bulkheads>,
     retries: Layers<Retries>,
     timeouts: Layers<Timeouts>,
+    rate_limiters: Layers<RateLimiters>,
 }
 
 /// The named configurations and per-instance overrides of one kind.
@@ -274,6 +297,7 @@ impl Default for RegistryBuilder {
             bulkheads: Layers::default(),
             retries: Layers::default(),
             timeouts: Layers::default(),
+            rate_limiters: Layers::default(),
         }
     }
 }
@@ -360,6 +384,28 @@ impl RegistryBuilder {
         self
     }
 
+    /// Defines (or extends) the named rate limiter configuration `name`;
+    /// see [`bulkhead_config`](Self::bulkhead_config).
+    pub fn rate_limiter_config(
+        mut self,
+        name: impl Into<String>,
+        f: impl FnOnce(RateLimiterConfigBuilder) -> RateLimiterConfigBuilder,
+    ) -> Self {
+        self.rate_limiters.config(name.into(), f);
+        self
+    }
+
+    /// Overrides values of the rate limiter instance `id`; see
+    /// [`bulkhead_instance`](Self::bulkhead_instance).
+    pub fn rate_limiter_instance(
+        mut self,
+        id: impl Into<String>,
+        f: impl FnOnce(RateLimiterConfigBuilder) -> RateLimiterConfigBuilder,
+    ) -> Self {
+        self.rate_limiters.instance(id.into(), f);
+        self
+    }
+
     /// Builds the registry. Configuration values are checked when an instance
     /// uses them, so a bad value is reported with its key by the wrapper or
     /// pipeline that needs it.
@@ -372,6 +418,7 @@ impl RegistryBuilder {
                 bulkheads: self.bulkheads.into_store(),
                 retries: self.retries.into_store(),
                 timeouts: self.timeouts.into_store(),
+                rate_limiters: self.rate_limiters.into_store(),
                 declaring: Mutex::new(()),
             }),
         }
@@ -391,6 +438,7 @@ pub struct Declarations<'r> {
     bulkheads: Staged<Bulkheads>,
     retries: Staged<Retries>,
     timeouts: Staged<Timeouts>,
+    rate_limiters: Staged<RateLimiters>,
 }
 
 impl Declarations<'_> {
@@ -448,12 +496,30 @@ impl Declarations<'_> {
             .declare(&mut self.timeouts, &inner.context, id, source, spec)
     }
 
+    /// Declares rate limiter `id`, as [`bulkhead`](Self::bulkhead) does.
+    ///
+    /// # Errors
+    ///
+    /// REG-004, REG-008 or the ATR code of an invalid value.
+    pub fn rate_limiter(
+        &mut self,
+        id: &str,
+        source: &str,
+        spec: &RateLimiterConfigBuilder,
+    ) -> Result<RateLimiter, RegistryError> {
+        let inner = &self.registry.inner;
+        inner
+            .rate_limiters
+            .declare(&mut self.rate_limiters, &inner.context, id, source, spec)
+    }
+
     /// Registers every instance declared in this batch.
     pub fn commit(self) {
         let inner = &self.registry.inner;
         inner.bulkheads.commit(self.bulkheads);
         inner.retries.commit(self.retries);
         inner.timeouts.commit(self.timeouts);
+        inner.rate_limiters.commit(self.rate_limiters);
     }
 }
 
@@ -463,6 +529,10 @@ impl fmt::Debug for Declarations<'_> {
             .field("bulkheads", &self.bulkheads.ids().collect::<Vec<_>>())
             .field("retries", &self.retries.ids().collect::<Vec<_>>())
             .field("timeouts", &self.timeouts.ids().collect::<Vec<_>>())
+            .field(
+                "rate_limiters",
+                &self.rate_limiters.ids().collect::<Vec<_>>(),
+            )
             .finish_non_exhaustive()
     }
 }

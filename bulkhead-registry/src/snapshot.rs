@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use bulkhead_core::{Bulkhead, RejectionKinds, Retry, Timeout};
+use bulkhead_core::{Bulkhead, RateLimiter, RejectionKinds, Retry, Timeout};
 
 /// A snapshot of one instance.
 pub(crate) trait Instance {
@@ -118,6 +118,45 @@ impl TimeoutSnapshot {
     }
 }
 
+/// A rate limiter's state at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RateLimiterSnapshot {
+    /// The instance id.
+    pub instance: String,
+    /// Permits each refresh period brings.
+    pub limit_for_period: u32,
+    /// The length of a period.
+    pub refresh_period: Duration,
+    /// How long a caller may wait for a permit.
+    pub max_wait: Duration,
+    /// Permits left in this period; negative while callers hold reservations
+    /// in later periods.
+    pub available_permits: i64,
+    /// Callers waiting for a reserved permit.
+    pub waiting_calls: u32,
+}
+
+impl Instance for RateLimiterSnapshot {
+    fn instance(&self) -> &str {
+        &self.instance
+    }
+}
+
+impl RateLimiterSnapshot {
+    pub(crate) fn of(limiter: &RateLimiter) -> Self {
+        let config = limiter.config();
+        RateLimiterSnapshot {
+            instance: limiter.instance().to_owned(),
+            limit_for_period: config.limit_for_period(),
+            refresh_period: config.refresh_period(),
+            max_wait: config.max_wait(),
+            available_permits: limiter.available_permits(),
+            waiting_calls: limiter.waiting_calls(),
+        }
+    }
+}
+
 /// Every policy of a registry at one moment, each list sorted by instance id.
 #[derive(Debug, Clone, Default, PartialEq)]
 #[non_exhaustive]
@@ -125,6 +164,7 @@ pub struct RegistrySnapshot {
     pub(crate) bulkheads: Vec<BulkheadSnapshot>,
     pub(crate) retries: Vec<RetrySnapshot>,
     pub(crate) timeouts: Vec<TimeoutSnapshot>,
+    pub(crate) rate_limiters: Vec<RateLimiterSnapshot>,
 }
 
 impl RegistrySnapshot {
@@ -141,5 +181,10 @@ impl RegistrySnapshot {
     /// The timeout policies, sorted by instance id.
     pub fn timeouts(&self) -> &[TimeoutSnapshot] {
         &self.timeouts
+    }
+
+    /// The rate limiters, sorted by instance id.
+    pub fn rate_limiters(&self) -> &[RateLimiterSnapshot] {
+        &self.rate_limiters
     }
 }
