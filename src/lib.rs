@@ -219,7 +219,7 @@ pub use bulkhead_macros::resilient;
 /// |---|---|---|---|
 /// | `name` | string | none: the method has its own bulkhead | ATR-002 if not a non-empty string |
 /// | `config` | string: a named configuration of the registry | `"default"` | REG-004 at `new` if unknown |
-/// | `max_concurrent` | integer, 1 to 2^30 - 1 | 25 | ATR-003 |
+/// | `max_concurrent` | integer, 1 to 2^30 - 1, without a type suffix | 25 | ATR-003 |
 /// | `max_wait` | duration string (`"250ms"`, `"1s"`, `"1m 30s"`, `"0"`) | `"0"`: reject at once | ATR-001 |
 /// | `enabled` | `true` / `false` (or `"true"` / `"false"`) | `true` | ATR-006 |
 ///

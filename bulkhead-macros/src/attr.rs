@@ -182,6 +182,14 @@ impl ValueKind for u32 {
         match expr {
             Expr::Lit(ExprLit {
                 lit: Lit::Int(int), ..
+            }) if !int.suffix().is_empty() => Err(format!(
+                "{}: {key} is written without a type suffix, as in {key} = {}, got {int}",
+                codes::LIMIT,
+                int.base10_digits(),
+                int = int.token()
+            )),
+            Expr::Lit(ExprLit {
+                lit: Lit::Int(int), ..
             }) => match int.base10_parse::<u64>() {
                 Ok(value) if (1..=MAX_CONCURRENT).contains(&value) => {
                     u32::try_from(value).map_err(|_| out_of_range(&value))
@@ -415,6 +423,19 @@ mod tests {
             errors,
             ["ATR-003: max_concurrent must be between 1 and 1073741823, got 1073741824"]
         );
+    }
+
+    #[test]
+    fn a_suffixed_limit_is_atr_003() {
+        let errors = parse(quote!(max_concurrent = 4u8)).unwrap_err();
+        assert_eq!(
+            errors,
+            [
+                "ATR-003: max_concurrent is written without a type suffix, as in max_concurrent = 4, got 4u8"
+            ]
+        );
+        let errors = parse(quote!(max_concurrent = 300u8)).unwrap_err();
+        assert_eq!(errors.len(), 1, "{errors:?}");
     }
 
     #[test]
