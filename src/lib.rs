@@ -84,8 +84,8 @@ pub use bulkhead_core::{
     Event, EventStream, ManualClock, RateLimited, Rejection, RejectionKind, Sleep, SystemClock,
 };
 pub use bulkhead_registry::{
-    BulkheadHandle, BulkheadSnapshot, DEFAULT_CONFIG, Pipeline, PipelineBuilder, Registry,
-    RegistryBuilder, RegistryError, RegistrySnapshot,
+    BulkheadHandle, BulkheadSnapshot, DEFAULT_CONFIG, Declarations, Pipeline, PipelineBuilder,
+    Registry, RegistryBuilder, RegistryError, RegistrySnapshot,
 };
 
 /// The lower layers, for users who build on them directly.
@@ -105,7 +105,8 @@ pub mod core {
 ///   RegistryError>`: resolves every policy from `registry`, so that a call
 ///   never looks anything up. REG-004 (an unknown `config`), REG-008 (a
 ///   shared `name` resolving to two configurations; the message names both
-///   methods) and invalid configured values fail here;
+///   methods) and invalid configured values fail here, and then none of the
+///   wrapper's policies is registered: they are declared together;
 /// - `delegate(&self) -> &D` and `into_inner(self) -> D`;
 /// - `Clone` when `D: Clone` (clones share the same slots) and `Debug` when
 ///   `D: Debug`.
@@ -115,22 +116,48 @@ pub mod core {
 /// delegate's version. Methods may take `&self`, `&mut self` or `self`, be
 /// generic, have lifetimes, and be sync, `async fn`, `fn -> impl
 /// Future<Output = Result<..>> (+ Send)` or `fn -> Pin<Box<dyn Future<..>
-/// (+ Send)>>`.
+/// (+ Send)>>`. A method's `#[cfg(..)]` (and the conditions inside its
+/// `#[cfg_attr(..)]`) apply to everything generated for it: a method
+/// compiled out declares no bulkhead.
 ///
 /// # Calls
 ///
 /// A sync method takes a slot (waiting up to `max_wait` on the registry's
 /// clock), calls the delegate, and gives the slot back when the delegate
-/// returns or panics. An async method returns a future that takes its slot
-/// when first polled and holds it until the delegate's future completes;
-/// the delegate's method is called at once to make that future (an `async
-/// fn` runs none of its body before it is polled), and its future is polled
-/// only once a slot is held. Dropping the future frees the slot, or leaves
-/// the queue. The wrapper's future is `Send` whenever the delegate's is, so
-/// a `+ Send` in the trait holds for every delegate. A future declared
-/// `+ 'static` or `+ use<..>` (or a boxed `dyn Future` without a lifetime)
-/// cannot borrow the wrapper: it gets its own handle on the bulkhead, at the
-/// cost of one reference-count increment per call.
+/// returns or panics.
+///
+/// An async method returns a future that takes its slot when first polled
+/// and holds it until the delegate's future completes. Dropping the future
+/// frees the slot, or leaves the queue. The delegate's method is called
+/// inside that future, once it holds a slot: a rejected call does not call
+/// it, nor run what a `fn -> impl Future` implementation does before its
+/// `async` part. Until then the future holds the receiver (`&D`, `&mut D`
+/// or `D`) and the arguments. Where it cannot hold them, the delegate's
+/// method is called at once, when the wrapper's method is called, and only
+/// its future waits for the slot (an `async fn` runs none of its body before
+/// it is polled, so this matters only for implementations with work before
+/// their `async` part):
+///
+/// - the future is declared `Send` but the receiver or an argument is not
+///   known to be `Send` from the trait's bounds: `&self` without a `Sync`
+///   supertrait, `&mut self` or `self` without a `Send` supertrait, an
+///   argument of a generic or associated type not bounded by `Send`, or of
+///   a type that is not `Send` (the type checker decides, in the wrapper's
+///   generic implementation);
+/// - the future may not borrow the wrapper: it is bound by a lifetime other
+///   than `'_` and the receiver's (`+ 'static`, or the `+ 'a` of an
+///   argument), by `use<..>`, or it is a boxed `dyn Future` without a
+///   lifetime (so `'static`). Such a future also gets its own handle on the
+///   bulkhead, at the cost of one reference-count increment per call;
+/// - the future is bound by the receiver's lifetime (`+ '_`, `dyn Future +
+///   '_` in a box) and the method takes arguments, which may not live as
+///   long.
+///
+/// A `+ Send` in the trait holds for every delegate. A future the trait does
+/// not declare `Send` (an `async fn`'s) is `Send` when the delegate's future,
+/// the receiver and the arguments are. A future declared `+ Unpin` cannot be
+/// wrapped (ATR-007): the wrapper's future, which waits for a slot, is not
+/// `Unpin`; a boxed future is.
 ///
 /// A rejected call returns `Err(E::from(Rejection::BulkheadFull(..)))`: the
 /// method must return `Result<T, E>` (or an alias of it) with `E:
@@ -153,12 +180,13 @@ pub mod core {
 ///
 /// | code | when |
 /// |---|---|
-/// | ATR-002 | `#[resilient]` is given arguments, or a method has two `#[bulkhead]` |
-/// | ATR-004 | an annotated method does not return `Result<T, E>`, or `E` does not implement `From<Rejection>` |
-/// | ATR-007 | the trait cannot be wrapped: an `unsafe trait`; a supertrait other than `Send`, `Sync`, `Unpin`, `Sized`, `UnwindSafe`, `RefUnwindSafe`, `Clone`, `Debug`; items made by a macro; a receiver such as `self: Box<Self>`; `Self` used outside the receiver; `#[bulkhead]` on an associated function; `#[resilient]` on something else than a trait |
+/// | ATR-002 | `#[resilient]` is given arguments, a method has two `#[bulkhead]`, or `#[bulkhead]` is written inside `#[cfg_attr(..)]` (write it directly) |
+/// | ATR-004 | an annotated method does not return `Result<T, E>`, or `E` does not implement `From<Rejection>` (reported once, over the whole return type) |
+/// | ATR-007 | the trait cannot be wrapped: an `unsafe trait`; a supertrait other than `Send`, `Sync`, `Unpin`, `Sized`, `UnwindSafe`, `RefUnwindSafe`, `Clone`, `Debug`; items made by a macro; a receiver such as `self: Box<Self>`; `Self` used outside the receiver (`Self::Item` and `<Self as ThisTrait>::Item` are fine); an attribute on a parameter; a method named `delegate` or `into_inner`, which the wrapper's own methods would shadow; `#[bulkhead]` on an associated function or on a method whose future is declared `Unpin`; `#[resilient]` on something else than a trait |
 ///
 /// On an error the trait is still emitted (and its wrapper, when the trait
-/// can be wrapped), so that one mistake does not cascade into others.
+/// can be wrapped), so that one mistake does not cascade into others. A
+/// trait that does not parse is reported with the parser's error alone.
 ///
 /// # Examples
 ///

@@ -1,20 +1,21 @@
 //! The typed model the macros work on: a `#[resilient]` trait with its
 //! methods, and a function whose body `#[bulkhead]` wraps. Built from syn's
 //! tree, keeping the original tokens (and so their spans); the policy
-//! attributes are parsed here, every error going to one accumulator.
+//! attributes are parsed here, every error going to one collector.
 
 use std::collections::HashSet;
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident};
-use syn::spanned::Spanned;
+use syn::punctuated::Punctuated;
 use syn::{
-    Attribute, GenericArgument, Ident, ItemFn, ItemTrait, PathArguments, ReceiverKind, ReturnType,
-    Signature, TraitItem, TraitItemConst, TraitItemFn, TraitItemType, Type, TypeParamBound,
-    Visibility,
+    Attribute, GenericArgument, Ident, ItemFn, ItemTrait, Lifetime, Meta, PathArguments,
+    ReceiverKind, ReturnType, Signature, Token, TraitItem, TraitItemConst, TraitItemFn,
+    TraitItemType, Type, TypeParamBound, Visibility,
 };
 
 use crate::attr::{self, BulkheadArgs};
+use crate::codes::{self, Errors};
 
 /// A trait under `#[resilient]`.
 pub(crate) struct Trait {
@@ -32,7 +33,10 @@ pub(crate) struct Trait {
 
 /// A method of a `#[resilient]` trait.
 pub(crate) struct Method {
-    /// `#[cfg]` attributes, copied onto the wrapper's method.
+    /// The conditions it exists under (see [`conditions`]), repeated on
+    /// everything generated for it: its implementation, and for an annotated
+    /// method its field, its resolution in `new`, its clone and its `Debug`
+    /// entry.
     pub(crate) cfgs: Vec<Attribute>,
     pub(crate) sig: Signature,
     pub(crate) receiver: Receiver,
@@ -48,7 +52,7 @@ pub(crate) struct Annotation {
 }
 
 /// How a method takes `self`.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub(crate) enum Receiver {
     /// No receiver: an associated function.
     None,
@@ -58,8 +62,8 @@ pub(crate) enum Receiver {
     RefMut,
     /// `self` (by value).
     Value,
-    /// Another receiver type, such as `self: Box<Self>`.
-    Other(Span),
+    /// Another receiver type, such as `self: Box<Self>`, as written.
+    Other(TokenStream),
 }
 
 /// What a method or function returns, and when its work happens.
@@ -75,11 +79,21 @@ pub(crate) struct Returns {
     /// The return type as written (`()` at the closing parenthesis of the
     /// parameters if there is none), for error spans covering all of it.
     pub(crate) written: TokenStream,
-    /// Whether a returned future may not borrow from the call: its bounds
-    /// say `'static` or `use<..>`, or it is a boxed `dyn Future` without a
-    /// lifetime (so `'static` by default). The wrapper then gives the future
-    /// its own handle on the bulkhead instead of a borrow.
+    /// Whether a returned future may not borrow the wrapper: its bounds
+    /// name a lifetime other than `'_` and the receiver's own (`'static`, or
+    /// the lifetime of an argument), or `use<..>`, or it is a boxed `dyn
+    /// Future` without a lifetime (so `'static`). The wrapper then gives the
+    /// future its own handle on the bulkhead instead of a borrow.
     pub(crate) detached: bool,
+    /// Whether a returned future is declared `Send`.
+    pub(crate) send: bool,
+    /// Whether a returned future is bound by a lifetime (`+ '_`, `+ 'a`, a
+    /// boxed `dyn Future`, `use<..>`): then it cannot hold the arguments of
+    /// the call, whose lifetimes may be shorter.
+    pub(crate) outlives: bool,
+    /// The `Unpin` bound of a future declared `+ Unpin`, which the wrapper's
+    /// future cannot meet (ATR-007).
+    pub(crate) unpin: Option<TokenStream>,
 }
 
 /// Whether a call runs on the spot or returns a future.
@@ -106,7 +120,7 @@ pub(crate) struct Func {
 impl Trait {
     /// Builds the model, parsing every `#[bulkhead]` attribute; attribute
     /// errors go to `errors` and leave that method unannotated.
-    pub(crate) fn from_syn(mut item: ItemTrait, errors: &mut darling::error::Accumulator) -> Self {
+    pub(crate) fn from_syn(mut item: ItemTrait, errors: &mut Errors) -> Self {
         let wrapper = format_ident!("Resilient{}", item.ident);
         let delegate = free_ident(&item.to_token_stream());
         let mut methods = Vec::new();
@@ -132,38 +146,37 @@ impl Trait {
 }
 
 impl Method {
-    /// Reads the method, taking its `#[bulkhead]` attributes off it.
-    fn from_syn(method: &mut TraitItemFn, errors: &mut darling::error::Accumulator) -> Self {
+    /// Reads the method, taking its `#[bulkhead]` attributes off it (and
+    /// those written inside `#[cfg_attr]`, which are an error).
+    fn from_syn(method: &mut TraitItemFn, errors: &mut Errors) -> Self {
         let mut annotation: Option<Annotation> = None;
         let mut kept = Vec::with_capacity(method.attrs.len());
         for attr in method.attrs.drain(..) {
+            if attr.path().is_ident("cfg_attr") {
+                kept.extend(without_conditional_bulkhead(attr, errors));
+                continue;
+            }
             if !attr::is_bulkhead(&attr) {
                 kept.push(attr);
                 continue;
             }
             if annotation.is_some() {
-                errors.push(
-                    darling::Error::custom(format!(
+                errors.spanned(
+                    &attr,
+                    format!(
                         "{}: #[bulkhead] is given twice on `{}`; merge the keys into one attribute",
-                        crate::codes::MALFORMED,
+                        codes::MALFORMED,
                         method.sig.ident
-                    ))
-                    .with_span(&attr),
+                    ),
                 );
                 continue;
             }
-            let args = errors.handle(attr::BulkheadArgs::from_attribute(&attr));
+            let args = errors.attribute(attr::BulkheadArgs::from_attribute(&attr));
             annotation = Some(Annotation { args });
         }
         method.attrs = kept;
-        let cfgs = method
-            .attrs
-            .iter()
-            .filter(|a| a.path().is_ident("cfg"))
-            .cloned()
-            .collect();
         Method {
-            cfgs,
+            cfgs: conditions(&method.attrs),
             receiver: Receiver::of(&method.sig),
             ret: Returns::of(&method.sig),
             sig: method.sig.clone(),
@@ -175,6 +188,87 @@ impl Method {
     pub(crate) fn policy(&self) -> Option<&BulkheadArgs> {
         self.annotation.as_ref().and_then(|a| a.args.as_ref())
     }
+}
+
+/// The attributes among `attrs` that decide whether an item exists:
+/// `#[cfg(..)]`, and `#[cfg_attr(predicate, ..)]` reduced to the conditions
+/// it holds (`#[cfg_attr(feature = "x", cfg(unix), doc = "..")]` becomes
+/// `#[cfg_attr(feature = "x", cfg(unix))]`; one that holds none is left
+/// out). Copied onto everything generated for the item, so that it exists
+/// exactly when the item does, and nothing else of the attribute is.
+pub(crate) fn conditions(attrs: &[Attribute]) -> Vec<Attribute> {
+    attrs
+        .iter()
+        .filter_map(|attr| {
+            let meta = condition(&attr.meta)?;
+            let mut attr = attr.clone();
+            attr.meta = meta;
+            Some(attr)
+        })
+        .collect()
+}
+
+/// `meta` if it is a condition, or a `cfg_attr` reduced to its conditions.
+fn condition(meta: &Meta) -> Option<Meta> {
+    if meta.path().is_ident("cfg") {
+        return Some(meta.clone());
+    }
+    if !meta.path().is_ident("cfg_attr") {
+        return None;
+    }
+    let (predicate, attrs) = cfg_attr(meta)?;
+    let conditions: Vec<Meta> = attrs.iter().filter_map(condition).collect();
+    if conditions.is_empty() {
+        return None;
+    }
+    let path = meta.path();
+    Some(syn::parse_quote!(#path(#predicate, #(#conditions),*)))
+}
+
+/// The predicate and the attributes of `#[cfg_attr(predicate, attrs..)]`.
+fn cfg_attr(meta: &Meta) -> Option<(Meta, Vec<Meta>)> {
+    let list = meta.require_list().ok()?;
+    let mut items = list
+        .parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated)
+        .ok()?
+        .into_iter();
+    let predicate = items.next()?;
+    Some((predicate, items.collect()))
+}
+
+/// `attr`, a `#[cfg_attr]` of a trait method, without the `#[bulkhead]`
+/// it holds, which is reported: `#[resilient]` reads the attributes of the
+/// methods before the compiler evaluates their conditions, so it cannot
+/// apply a policy under one. `None` if nothing else is left in it.
+fn without_conditional_bulkhead(attr: Attribute, errors: &mut Errors) -> Option<Attribute> {
+    let Some((predicate, attrs)) = cfg_attr(&attr.meta) else {
+        return Some(attr);
+    };
+    if !attrs.iter().any(holds_bulkhead) {
+        return Some(attr);
+    }
+    errors.spanned(
+        &attr,
+        format!(
+            "{}: #[bulkhead] cannot be applied through #[cfg_attr]: #[resilient] reads the attributes of the trait's methods before their conditions are evaluated; write #[bulkhead(..)] directly on the method (and put the condition on the whole method with #[cfg(..)] if it is conditional)",
+            codes::MALFORMED
+        ),
+    );
+    let rest: Vec<&Meta> = attrs.iter().filter(|meta| !holds_bulkhead(meta)).collect();
+    if rest.is_empty() {
+        return None;
+    }
+    let path = attr.path();
+    let mut attr = attr.clone();
+    attr.meta = syn::parse_quote!(#path(#predicate, #(#rest),*));
+    Some(attr)
+}
+
+/// Whether `meta` is `bulkhead(..)`, or a `cfg_attr` holding one.
+fn holds_bulkhead(meta: &Meta) -> bool {
+    attr::is_bulkhead_path(meta.path())
+        || (meta.path().is_ident("cfg_attr")
+            && cfg_attr(meta).is_some_and(|(_, attrs)| attrs.iter().any(holds_bulkhead)))
 }
 
 impl Receiver {
@@ -197,10 +291,22 @@ impl Receiver {
                         Receiver::Ref
                     }
                 }
-                other => Receiver::Other(other.span()),
+                other => Receiver::Other(other.to_token_stream()),
             },
-            _ => Receiver::Other(receiver.span()),
+            _ => Receiver::Other(receiver.to_token_stream()),
         }
+    }
+}
+
+/// The lifetime of a receiver written `&'a self` or `self: &'a Self`.
+fn receiver_lifetime(sig: &Signature) -> Option<&Lifetime> {
+    match &sig.receiver()?.kind {
+        ReceiverKind::Reference(_, lifetime, _) => lifetime.as_ref(),
+        ReceiverKind::Typed(_, ty) => match strip(ty) {
+            Type::Reference(reference) => reference.lifetime.as_ref(),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -214,27 +320,48 @@ impl Returns {
             }
             ReturnType::Type(_, ty) => ((**ty).clone(), ty.to_token_stream()),
         };
-        let ret = value.clone();
-        let (kind, value) = if sig.asyncness.is_some() {
-            (CallKind::AsyncFn, value)
-        } else if let Some(output) = impl_future_output(&value) {
-            (CallKind::ImplFuture, output)
-        } else if let Some(output) = boxed_future_output(&value) {
-            (CallKind::BoxedFuture, output)
+        let (kind, bounds, output) = if sig.asyncness.is_some() {
+            (CallKind::AsyncFn, None, value.clone())
+        } else if let Some((bounds, output)) = impl_future(&value) {
+            (CallKind::ImplFuture, Some(bounds), output)
+        } else if let Some((bounds, output)) = boxed_future(&value) {
+            (CallKind::BoxedFuture, Some(bounds), output)
         } else {
-            (CallKind::Sync, value)
+            (CallKind::Sync, None, value.clone())
+        };
+        let bounds = bounds.unwrap_or_default();
+        let own = receiver_lifetime(sig);
+        let lifetimes: Vec<&Lifetime> = bounds
+            .iter()
+            .filter_map(|bound| match bound {
+                TypeParamBound::Lifetime(lifetime) => Some(lifetime),
+                _ => None,
+            })
+            .collect();
+        let captures = bounds
+            .iter()
+            .any(|bound| matches!(bound, TypeParamBound::PreciseCapture(_)));
+        // A boxed `dyn Future` without a lifetime is `'static`.
+        let implicit_static = kind == CallKind::BoxedFuture && lifetimes.is_empty();
+        let foreign = |lifetime: &&Lifetime| lifetime.ident != "_" && Some(*lifetime) != own;
+        let trait_bound = |name: &str| {
+            bounds.iter().find(|bound| match bound {
+                TypeParamBound::Trait(t) => t.path.segments.last().is_some_and(|s| s.ident == name),
+                _ => false,
+            })
         };
         Returns {
-            detached: detached(kind, &ret),
+            detached: captures || implicit_static || lifetimes.iter().any(foreign),
+            outlives: captures || kind == CallKind::BoxedFuture || !lifetimes.is_empty(),
+            send: trait_bound("Send").is_some(),
+            unpin: trait_bound("Unpin").map(ToTokens::to_token_stream),
             kind,
-            is_result: is_result(&value),
-            value,
+            is_result: is_result(&output),
+            value: output,
             written,
         }
     }
-}
 
-impl Returns {
     /// The spans of the first and last tokens of the return type.
     pub(crate) fn span_range(&self) -> (Span, Span) {
         let mut tokens = self.written.clone().into_iter();
@@ -267,7 +394,7 @@ pub(crate) fn strip(ty: &Type) -> &Type {
     }
 }
 
-fn is_self(ty: &Type) -> bool {
+pub(crate) fn is_self(ty: &Type) -> bool {
     matches!(strip(ty), Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self"))
 }
 
@@ -277,52 +404,29 @@ fn is_result(ty: &Type) -> bool {
     matches!(strip(ty), Type::Path(_))
 }
 
-/// The `Output` of `impl Future<Output = T> + ...`.
-fn impl_future_output(ty: &Type) -> Option<Type> {
+type Bounds = Vec<TypeParamBound>;
+
+/// The bounds and the `Output` of `impl Future<Output = T> + ...`.
+fn impl_future(ty: &Type) -> Option<(Bounds, Type)> {
     match strip(ty) {
-        Type::ImplTrait(imp) => future_output(imp.bounds.iter()),
+        Type::ImplTrait(imp) => {
+            let output = future_output(imp.bounds.iter())?;
+            Some((imp.bounds.iter().cloned().collect(), output))
+        }
         _ => None,
     }
 }
 
-/// The `Output` of `Pin<Box<dyn Future<Output = T> + ...>>`.
-fn boxed_future_output(ty: &Type) -> Option<Type> {
+/// The bounds and the `Output` of `Pin<Box<dyn Future<Output = T> + ...>>`.
+fn boxed_future(ty: &Type) -> Option<(Bounds, Type)> {
     let pinned = single_type_argument(ty, "Pin")?;
     let boxed = single_type_argument(pinned, "Box")?;
     match strip(boxed) {
-        Type::TraitObject(object) => future_output(object.bounds.iter()),
-        _ => None,
-    }
-}
-
-/// See [`Returns::detached`]; `ret` is the declared return type.
-fn detached(kind: CallKind, ret: &Type) -> bool {
-    let is_static = |bound: &TypeParamBound| match bound {
-        TypeParamBound::Lifetime(lifetime) => lifetime.ident == "static",
-        TypeParamBound::PreciseCapture(_) => true,
-        _ => false,
-    };
-    match kind {
-        CallKind::ImplFuture => match strip(ret) {
-            Type::ImplTrait(imp) => imp.bounds.iter().any(is_static),
-            _ => false,
-        },
-        CallKind::BoxedFuture => {
-            let object = single_type_argument(ret, "Pin")
-                .and_then(|pinned| single_type_argument(pinned, "Box"))
-                .map(strip);
-            match object {
-                Some(Type::TraitObject(object)) => {
-                    let lifetimes = object
-                        .bounds
-                        .iter()
-                        .filter(|b| matches!(b, TypeParamBound::Lifetime(_)));
-                    lifetimes.clone().next().is_none() || lifetimes.into_iter().any(is_static)
-                }
-                _ => false,
-            }
+        Type::TraitObject(object) => {
+            let output = future_output(object.bounds.iter())?;
+            Some((object.bounds.iter().cloned().collect(), output))
         }
-        CallKind::Sync | CallKind::AsyncFn => false,
+        _ => None,
     }
 }
 
@@ -453,6 +557,29 @@ mod tests {
     }
 
     #[test]
+    fn conditions_are_cfgs_and_the_cfgs_inside_cfg_attr() {
+        let attrs: Vec<Attribute> = vec![
+            parse_quote!(#[cfg(unix)]),
+            parse_quote!(#[doc = "docs"]),
+            parse_quote!(#[cfg_attr(feature = "x", cfg(test), must_use)]),
+            parse_quote!(#[cfg_attr(feature = "y", must_use)]),
+            parse_quote!(#[cfg_attr(a, cfg_attr(b, cfg(c), inline))]),
+        ];
+        let kept: Vec<String> = conditions(&attrs)
+            .iter()
+            .map(|a| a.to_token_stream().to_string())
+            .collect();
+        assert_eq!(
+            kept,
+            [
+                "# [cfg (unix)]",
+                "# [cfg_attr (feature = \"x\" , cfg (test))]",
+                "# [cfg_attr (a , cfg_attr (b , cfg (c)))]",
+            ]
+        );
+    }
+
+    #[test]
     fn futures_that_may_not_borrow_are_detached() {
         let detached = |sig: Signature| Returns::of(&sig).detached;
         assert!(detached(
@@ -471,6 +598,52 @@ mod tests {
             parse_quote!(fn f(&self) -> impl Future<Output = R> + Send)
         ));
         assert!(!detached(parse_quote!(async fn f(&self) -> R)));
+        assert!(
+            detached(
+                parse_quote!(fn f<'a>(&self, key: &'a str) -> impl Future<Output = R> + Send + 'a)
+            ),
+            "the lifetime of an argument"
+        );
+        assert!(detached(
+            parse_quote!(fn f<'a>(&self, key: &'a str) -> Pin<Box<dyn Future<Output = R> + 'a>>)
+        ));
+        assert!(
+            !detached(
+                parse_quote!(fn f<'a>(&'a self, key: &'a str) -> impl Future<Output = R> + 'a)
+            ),
+            "the receiver's own lifetime"
+        );
+        assert!(!detached(
+            parse_quote!(fn f<'a>(self: &'a Self) -> Pin<Box<dyn Future<Output = R> + 'a>>)
+        ));
+    }
+
+    #[test]
+    fn futures_bounded_by_a_lifetime_or_declared_send_are_marked() {
+        let of = |sig: Signature| {
+            let ret = Returns::of(&sig);
+            (ret.outlives, ret.send, ret.unpin.is_some())
+        };
+        assert_eq!(
+            of(parse_quote!(fn f(&self) -> impl Future<Output = R> + Send)),
+            (false, true, false)
+        );
+        assert_eq!(
+            of(parse_quote!(fn f(&self) -> impl Future<Output = R> + '_)),
+            (true, false, false)
+        );
+        assert_eq!(
+            of(parse_quote!(fn f(&self) -> Pin<Box<dyn Future<Output = R> + Send + '_>>)),
+            (true, true, false)
+        );
+        assert_eq!(
+            of(parse_quote!(fn f(&self) -> impl Future<Output = R> + Unpin)),
+            (false, false, true)
+        );
+        assert_eq!(
+            of(parse_quote!(async fn f(&self) -> R)),
+            (false, false, false)
+        );
     }
 
     #[test]
@@ -512,7 +685,7 @@ mod tests {
 
     #[test]
     fn bulkhead_attributes_are_taken_off_the_trait() {
-        let mut errors = darling::Error::accumulator();
+        let mut errors = Errors::default();
         let model = Trait::from_syn(
             parse_quote! {
                 pub trait Shop {

@@ -63,8 +63,12 @@ impl BulkheadArgs {
 /// Whether `attr` is `#[bulkhead]` (also written as a path ending in
 /// `bulkhead`, such as `#[bulkhead::bulkhead]`).
 pub(crate) fn is_bulkhead(attr: &Attribute) -> bool {
-    attr.path()
-        .segments
+    is_bulkhead_path(attr.path())
+}
+
+/// Whether an attribute's path names `#[bulkhead]`: it ends in `bulkhead`.
+pub(crate) fn is_bulkhead_path(path: &syn::Path) -> bool {
+    path.segments
         .last()
         .is_some_and(|segment| segment.ident == "bulkhead")
 }

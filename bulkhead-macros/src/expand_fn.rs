@@ -8,7 +8,8 @@ use syn::ext::IdentExt;
 use syn::{Ident, ItemFn, TraitItemFn};
 
 use crate::ast::{CallKind, Func};
-use crate::attr::{self, BulkheadArgs};
+use crate::attr::BulkheadArgs;
+use crate::codes::Errors;
 use crate::{codes, expand, fallback, ids, valid};
 
 /// `#[bulkhead(args)]` on `input`.
@@ -40,13 +41,11 @@ pub(crate) fn bulkhead(args: TokenStream, input: TokenStream) -> TokenStream {
 }
 
 fn try_expand(args: TokenStream, item: ItemFn) -> syn::Result<TokenStream> {
-    let mut errors = darling::Error::accumulator();
-    let args = errors.handle(BulkheadArgs::from_tokens(args));
+    let mut errors = Errors::default();
+    let args = errors.attribute(BulkheadArgs::from_tokens(args));
     let func = Func::new(item, args.unwrap_or_default());
     valid::check_fn(&func, &mut errors);
-    errors
-        .finish()
-        .map_err(|error| attr::coded(error, "bulkhead"))?;
+    errors.finish()?;
     Ok(wrap(&func))
 }
 

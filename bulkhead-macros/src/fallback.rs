@@ -2,27 +2,83 @@
 //! usable, next to the errors, so that one mistake does not cascade into
 //! errors about everything that uses the item.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
 use quote::{ToTokens, quote};
 use syn::{ItemFn, ItemTrait};
 
 use crate::ast::Trait;
-use crate::{expand, valid};
+use crate::codes::Errors;
+use crate::{attr, expand, valid};
 
 /// The trait without its policy attributes and, if the trait can be wrapped
 /// at all, a wrapper in which the methods in error simply delegate; then the
 /// errors.
 pub(crate) fn resilient(item: ItemTrait, error: syn::Error) -> TokenStream {
     // The attribute errors were reported already; only the model is needed.
-    let mut ignored = darling::Error::accumulator();
-    let model = Trait::from_syn(item, &mut ignored);
-    drop(ignored.into_inner());
+    let model = Trait::from_syn(item, &mut Errors::default());
     let wrapper = valid::unwrappable(&model)
         .is_empty()
         .then(|| expand::wrapper(&model));
     let item = &model.item;
     let error = error.into_compile_error();
     quote!(#item #wrapper #error)
+}
+
+/// Whether `input`, which does not parse as a trait, still reads as one:
+/// the keyword `trait` comes before the body.
+pub(crate) fn looks_like_trait(input: &TokenStream) -> bool {
+    input
+        .clone()
+        .into_iter()
+        .take_while(
+            |token| !matches!(token, TokenTree::Group(g) if g.delimiter() == Delimiter::Brace),
+        )
+        .any(|token| matches!(token, TokenTree::Ident(ident) if ident == "trait"))
+}
+
+/// A trait with a syntax error (in a default method, say): syn's error, and
+/// the tokens unchanged but for the `#[bulkhead]` attributes of the trait's
+/// items, which mean nothing without the wrapper and would only add
+/// "cannot find attribute" errors.
+pub(crate) fn unparsed_trait(input: TokenStream, error: syn::Error) -> TokenStream {
+    let mut body_seen = false;
+    let tokens = input.into_iter().map(|token| match token {
+        TokenTree::Group(group) if group.delimiter() == Delimiter::Brace && !body_seen => {
+            body_seen = true;
+            let mut body = Group::new(Delimiter::Brace, without_bulkhead(group.stream()));
+            body.set_span(group.span());
+            TokenTree::Group(body)
+        }
+        other => other,
+    });
+    let error = error.into_compile_error();
+    let tokens: TokenStream = tokens.collect();
+    quote!(#tokens #error)
+}
+
+/// `tokens` without the `#[bulkhead..]` attributes at their top level.
+fn without_bulkhead(tokens: TokenStream) -> TokenStream {
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut kept = Vec::with_capacity(tokens.len());
+    let mut i = 0;
+    while i < tokens.len() {
+        let attribute = match (&tokens[i], tokens.get(i + 1)) {
+            (TokenTree::Punct(pound), Some(TokenTree::Group(group))) => {
+                pound.as_char() == '#'
+                    && group.delimiter() == Delimiter::Bracket
+                    && syn::parse2::<syn::Meta>(group.stream())
+                        .is_ok_and(|meta| attr::is_bulkhead_path(meta.path()))
+            }
+            _ => false,
+        };
+        if attribute {
+            i += 2;
+            continue;
+        }
+        kept.push(tokens[i].clone());
+        i += 1;
+    }
+    kept.into_iter().collect()
 }
 
 /// The function unchanged, then the errors.

@@ -1,16 +1,13 @@
 //! Every meaning-level check of the macros, in one place. Each check pushes
-//! a coded, spanned error and carries on, so the user sees every mistake at
-//! once.
+//! a coded error, spanned on the whole offending type or path, and carries
+//! on, so the user sees every mistake at once.
 
-use darling::Error;
-use darling::error::Accumulator;
-use proc_macro2::{Span, TokenStream, TokenTree};
+use proc_macro2::{Spacing, TokenStream, TokenTree};
 use quote::ToTokens;
-use syn::spanned::Spanned;
-use syn::{FnArg, TraitItem, Type, TypeParamBound, WherePredicate};
+use syn::{FnArg, Ident, TraitItem, TypeParamBound, WherePredicate};
 
-use crate::ast::{Func, Method, Receiver, Returns, Trait};
-use crate::codes;
+use crate::ast::{CallKind, Func, Method, Receiver, Returns, Trait, is_self};
+use crate::codes::{self, Errors};
 
 /// Supertraits the wrapper implements whenever its delegate does: the auto
 /// traits, `Sized`, and `Clone` and `Debug`, which it implements itself.
@@ -25,23 +22,31 @@ const SUPERTRAITS: &[&str] = &[
     "Debug",
 ];
 
+/// The wrapper's own methods, which would shadow trait methods of the same
+/// name for callers (an inherent method wins over a trait's).
+const INHERENT: &[(&str, &str)] = &[
+    ("delegate", "delegate(&self) -> &D"),
+    ("into_inner", "into_inner(self) -> D"),
+];
+
 /// Checks a `#[resilient]` trait: what makes it impossible to wrap
-/// (ATR-007) and what is wrong with each annotated method (ATR-004).
-pub(crate) fn check_trait(model: &Trait, errors: &mut Accumulator) {
+/// (ATR-007) and what is wrong with each annotated method (ATR-004,
+/// ATR-007).
+pub(crate) fn check_trait(model: &Trait, errors: &mut Errors) {
     for error in unwrappable(model) {
         errors.push(error);
     }
     for method in &model.methods {
         if method.annotation.is_some() {
             if matches!(method.receiver, Receiver::None) {
-                errors.push(spanned(
-                    method.sig.ident.span(),
+                errors.spanned(
+                    &method.sig.ident,
                     format!(
                         "{}: #[bulkhead] needs a method that takes `self`: `{}` is an associated function, and the wrapper keeps the bulkhead in itself",
                         codes::UNWRAPPABLE,
                         method.sig.ident
                     ),
-                ));
+                );
             }
             check_returns(&method.sig.ident, &method.ret, errors);
         }
@@ -49,36 +54,49 @@ pub(crate) fn check_trait(model: &Trait, errors: &mut Accumulator) {
 }
 
 /// Checks a function whose body `#[bulkhead]` wraps.
-pub(crate) fn check_fn(func: &Func, errors: &mut Accumulator) {
+pub(crate) fn check_fn(func: &Func, errors: &mut Errors) {
     let sig = &func.item.sig;
     if let Some(constness) = &sig.constness {
-        errors.push(spanned(
-            constness.span(),
+        errors.spanned(
+            constness,
             format!(
                 "{}: #[bulkhead] cannot wrap `const fn {}`: taking a slot is not a const operation",
                 codes::UNWRAPPABLE,
                 sig.ident
             ),
-        ));
+        );
     }
     check_returns(&sig.ident, &func.ret, errors);
 }
 
+/// Whether the wrapper can run `method` under its bulkhead: it takes `self`
+/// and its return type passes [`check_returns`]. A method that cannot (and
+/// was reported) delegates plainly, so that one mistake does not cascade
+/// into errors about the wrapper.
+pub(crate) fn wrappable(method: &Method) -> bool {
+    method.ret.is_result
+        && method.ret.unpin.is_none()
+        && matches!(
+            method.receiver,
+            Receiver::Ref | Receiver::RefMut | Receiver::Value
+        )
+}
+
 /// Why `#[resilient]` cannot implement the trait for its wrapper, if it
 /// cannot (ATR-007). Empty if the wrapper can be generated.
-pub(crate) fn unwrappable(model: &Trait) -> Vec<Error> {
+pub(crate) fn unwrappable(model: &Trait) -> Vec<syn::Error> {
     let item = &model.item;
     let name = &item.ident;
     let mut reasons = Vec::new();
-    let mut reason = |span: Span, why: String| {
-        reasons.push(spanned(
-            span,
+    let mut reason = |tokens: &dyn ToTokens, why: String| {
+        reasons.push(syn::Error::new_spanned(
+            tokens,
             format!("{}: cannot wrap trait `{name}`: {why}", codes::UNWRAPPABLE),
         ));
     };
     if let Some(unsafety) = &item.unsafety {
         reason(
-            unsafety.span(),
+            unsafety,
             "it is an `unsafe trait`, and the wrapper cannot promise its safety contract".into(),
         );
     }
@@ -94,27 +112,27 @@ pub(crate) fn unwrappable(model: &Trait) -> Vec<Error> {
         .flatten();
     for bound in item.supertraits.iter().chain(self_bounds) {
         if let Some(why) = unsupported_supertrait(bound) {
-            reason(bound.span(), why);
+            reason(bound, why);
         }
     }
     for trait_item in &item.items {
         match trait_item {
             TraitItem::Fn(_) | TraitItem::Type(_) | TraitItem::Const(_) => {}
             TraitItem::Macro(mac) => reason(
-                mac.span(),
+                mac,
                 "its items include a macro call, whose expansion `#[resilient]` cannot see; write the items out".into(),
             ),
             other => reason(
-                other.span(),
+                other,
                 "it contains an item `#[resilient]` does not understand".into(),
             ),
         }
     }
+    let selves = SelfPaths::of(model);
     for ty in &model.types {
-        let bounds = ty.bounds.to_token_stream();
-        if let Some(span) = bare_self(bounds) {
+        if let Some(tokens) = selves.bare(ty.bounds.to_token_stream()) {
             reason(
-                span,
+                &tokens,
                 format!(
                     "the bounds of `{}` name `Self`, which is the wrapper in its implementation, not the delegate",
                     ty.ident
@@ -123,9 +141,9 @@ pub(crate) fn unwrappable(model: &Trait) -> Vec<Error> {
         }
     }
     for constant in &model.consts {
-        if let Some(span) = bare_self(constant.ty.to_token_stream()) {
+        if let Some(tokens) = selves.bare(constant.ty.to_token_stream()) {
             reason(
-                span,
+                &tokens,
                 format!(
                     "the type of `{}` is or contains `Self`, which the wrapper cannot produce from its delegate's",
                     constant.ident
@@ -134,18 +152,42 @@ pub(crate) fn unwrappable(model: &Trait) -> Vec<Error> {
         }
     }
     for method in &model.methods {
-        if let Some(why) = unwrappable_method(method) {
-            reason(why.0, why.1);
+        for (tokens, why) in unwrappable_method(method, &selves) {
+            reason(&tokens, why);
         }
     }
     reasons
 }
 
-fn unwrappable_method(method: &Method) -> Option<(Span, String)> {
+/// Why the wrapper cannot implement `method`, each with the tokens to span.
+fn unwrappable_method(method: &Method, selves: &SelfPaths<'_>) -> Vec<(TokenStream, String)> {
     let name = &method.sig.ident;
-    if let Receiver::Other(span) = method.receiver {
-        return Some((
-            span,
+    let mut reasons = Vec::new();
+    if let Some((_, signature)) = INHERENT.iter().find(|(inherent, _)| name == inherent) {
+        reasons.push((
+            name.to_token_stream(),
+            format!(
+                "its method `{name}` would be shadowed by the wrapper's own `{signature}`: a call `wrapper.{name}(..)` picks the inherent method over the trait's; rename the trait's method"
+            ),
+        ));
+    }
+    for input in &method.sig.inputs {
+        let attrs = match input {
+            FnArg::Typed(typed) => &typed.attrs,
+            FnArg::Receiver(receiver) => &receiver.attrs,
+        };
+        for attr in attrs {
+            reasons.push((
+                attr.to_token_stream(),
+                format!(
+                    "a parameter of `{name}` has an attribute, which the wrapper cannot carry over to its call of the delegate; remove it (to make the method conditional, put #[cfg(..)] on the whole method)"
+                ),
+            ));
+        }
+    }
+    if let Receiver::Other(receiver) = &method.receiver {
+        reasons.push((
+            receiver.clone(),
             format!(
                 "method `{name}` takes `self` as a type the wrapper cannot pass on to its delegate; use `self`, `&self` or `&mut self`"
             ),
@@ -169,14 +211,15 @@ fn unwrappable_method(method: &Method) -> Option<(Span, String)> {
                 .filter(|predicate| !is_harmless_self_bound(predicate))
                 .map(ToTokens::to_token_stream),
         );
-    mentions.find_map(bare_self).map(|span| {
-        (
-            span,
+    if let Some(tokens) = mentions.find_map(|tokens| selves.bare(tokens)) {
+        reasons.push((
+            tokens,
             format!(
-                "method `{name}` names `Self` outside its receiver, and in the wrapper `Self` is the wrapper, not the delegate; use an associated type or a generic parameter"
+                "method `{name}` names `Self` outside its receiver, and in the wrapper `Self` is the wrapper, not the delegate; use an associated type (`Self::Item`) or a generic parameter"
             ),
-        )
-    })
+        ));
+    }
+    reasons
 }
 
 /// `Self: Sized` and `Self: 'a` mean the same for the wrapper as for its
@@ -213,52 +256,132 @@ fn unsupported_supertrait(bound: &TypeParamBound) -> Option<String> {
     }
 }
 
-fn check_returns(name: &syn::Ident, ret: &Returns, errors: &mut Accumulator) {
+/// ATR-004 for a return type that cannot be a `Result`, and ATR-007 for a
+/// future declared `Unpin`.
+fn check_returns(name: &Ident, ret: &Returns, errors: &mut Errors) {
     if !ret.is_result {
-        errors.push(spanned(
-            ret.span_range().0,
+        errors.spanned(
+            &ret.written,
             format!(
                 "{}: `{name}` must return `Result<T, E>` (or a future of one) with `E: From<bulkhead::Rejection>`, so that a rejected call can return its rejection; it returns `{}`",
                 codes::RETURN_TYPE,
                 crate::ids::render(ret.value.to_token_stream())
             ),
-        ));
+        );
+    }
+    if let Some(unpin) = &ret.unpin {
+        let hint = if ret.kind == CallKind::BoxedFuture {
+            "remove the bound: the box is `Unpin` without it"
+        } else {
+            "remove the bound (a caller that needs `Unpin` can pin the future with `Box::pin` or `std::pin::pin!`), or return `Pin<Box<dyn Future<Output = ..>>>`, which is `Unpin`"
+        };
+        errors.spanned(
+            unpin,
+            format!(
+                "{}: #[bulkhead] cannot wrap `{name}`: its future is declared `Unpin`, and the future that waits for a slot before running it is not; {hint}",
+                codes::UNWRAPPABLE
+            ),
+        );
     }
 }
 
-fn is_self(ty: &Type) -> bool {
-    matches!(crate::ast::strip(ty), Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self"))
+/// Finds `Self` where the wrapper cannot keep it: anywhere but at the start
+/// of a path (`Self::Item`) or as the trait's own qualified self
+/// (`<Self as ThisTrait<..>>::Item`), both of which mean the delegate's
+/// associated items in the wrapper too.
+struct SelfPaths<'a> {
+    trait_name: &'a Ident,
+    /// The trait's own generic arguments, rendered: `<K, V>`, or empty.
+    trait_args: String,
 }
 
-/// The span of a `Self` in `tokens` that is not the start of a path such as
-/// `Self::Item`.
-fn bare_self(tokens: TokenStream) -> Option<Span> {
-    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
-    for (i, token) in tokens.iter().enumerate() {
-        match token {
-            TokenTree::Ident(ident) if ident == "Self" => {
-                let path_follows = matches!(
-                    (tokens.get(i + 1), tokens.get(i + 2)),
-                    (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
-                        if a.as_char() == ':' && b.as_char() == ':'
-                );
-                if !path_follows {
-                    return Some(ident.span());
+impl<'a> SelfPaths<'a> {
+    fn of(model: &'a Trait) -> Self {
+        let (_, args, _) = model.item.generics.split_for_impl();
+        SelfPaths {
+            trait_name: &model.item.ident,
+            trait_args: crate::ids::render(args.to_token_stream()),
+        }
+    }
+
+    /// The first `Self` in `tokens` the wrapper cannot keep, with the
+    /// qualified path around it if it has one.
+    fn bare(&self, tokens: TokenStream) -> Option<TokenStream> {
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        let mut i = 0;
+        while i < tokens.len() {
+            match &tokens[i] {
+                TokenTree::Ident(ident) if ident == "Self" => {
+                    if is_punct(tokens.get(i + 1), ':') && is_punct(tokens.get(i + 2), ':') {
+                        i += 1;
+                        continue;
+                    }
+                    let qualified = i > 0
+                        && is_punct(tokens.get(i - 1), '<')
+                        && matches!(tokens.get(i + 1), Some(TokenTree::Ident(a)) if a == "as");
+                    if !qualified {
+                        return Some(tokens[i].to_token_stream());
+                    }
+                    let close = closing_angle(&tokens, i + 2)?;
+                    if !self.is_own_trait(&tokens[i + 2..close]) {
+                        return Some(tokens[i - 1..=close].iter().cloned().collect());
+                    }
+                    i = close + 1;
+                    continue;
                 }
+                TokenTree::Group(group) => {
+                    if let Some(found) = self.bare(group.stream()) {
+                        return Some(found);
+                    }
+                }
+                _ => {}
             }
-            TokenTree::Group(group) => {
-                if let Some(span) = bare_self(group.stream()) {
-                    return Some(span);
+            i += 1;
+        }
+        None
+    }
+
+    /// Whether `path` is the trait itself with its own generic arguments.
+    fn is_own_trait(&self, path: &[TokenTree]) -> bool {
+        let path: TokenStream = path.iter().cloned().collect();
+        let Ok(path) = syn::parse2::<syn::Path>(path) else {
+            return false;
+        };
+        path.segments.last().is_some_and(|last| {
+            last.ident == *self.trait_name
+                && crate::ids::render(last.arguments.to_token_stream()) == self.trait_args
+        })
+    }
+}
+
+fn is_punct(token: Option<&TokenTree>, c: char) -> bool {
+    matches!(token, Some(TokenTree::Punct(p)) if p.as_char() == c)
+}
+
+/// The index of the `>` that closes an angle bracket opened before `from`,
+/// skipping nested `<..>` and the `>` of `->`.
+fn closing_angle(tokens: &[TokenTree], from: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, token) in tokens.iter().enumerate().skip(from) {
+        let TokenTree::Punct(punct) = token else {
+            continue;
+        };
+        match punct.as_char() {
+            '<' => depth += 1,
+            '>' => {
+                let arrow = matches!(&tokens[i - 1], TokenTree::Punct(p) if p.as_char() == '-' && p.spacing() == Spacing::Joint);
+                if arrow {
+                    continue;
                 }
+                if depth == 0 {
+                    return Some(i);
+                }
+                depth -= 1;
             }
             _ => {}
         }
     }
     None
-}
-
-fn spanned(span: Span, message: String) -> Error {
-    Error::custom(message).with_span(&span)
 }
 
 #[cfg(test)]
@@ -267,15 +390,12 @@ mod tests {
     use syn::parse_quote;
 
     fn messages(item: syn::ItemTrait) -> Vec<String> {
-        let mut errors = darling::Error::accumulator();
+        let mut errors = Errors::default();
         let model = Trait::from_syn(item, &mut errors);
         check_trait(&model, &mut errors);
         match errors.finish() {
             Ok(()) => Vec::new(),
-            Err(e) => crate::attr::coded(e, "bulkhead")
-                .into_iter()
-                .map(|e| e.to_string())
-                .collect(),
+            Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
         }
     }
 
@@ -367,7 +487,7 @@ mod tests {
             ),
             crate::attr::BulkheadArgs::default(),
         );
-        let mut errors = darling::Error::accumulator();
+        let mut errors = Errors::default();
         check_fn(&func, &mut errors);
         let error = errors.finish().unwrap_err().to_string();
         assert!(
@@ -377,9 +497,134 @@ mod tests {
     }
 
     #[test]
-    fn self_paths_are_fine_but_bare_self_is_not() {
-        assert!(bare_self(parse_quote!(Vec<Self::Item>)).is_none());
-        assert!(bare_self(parse_quote!(Vec<Self>)).is_some());
-        assert!(bare_self(parse_quote!(<Self as Other>::Item)).is_some());
+    fn self_paths_and_the_traits_own_qualified_self_are_fine_but_bare_self_is_not() {
+        let item: syn::ItemTrait = parse_quote! {
+            trait Repo<K> {}
+        };
+        let model = Trait::from_syn(item, &mut Errors::default());
+        let selves = SelfPaths::of(&model);
+        let bare = |tokens: TokenStream| selves.bare(tokens).map(|t| t.to_string());
+        assert_eq!(bare(parse_quote!(Vec<Self::Item>)), None);
+        assert_eq!(bare(parse_quote!(<Self as Repo<K>>::Item)), None);
+        assert_eq!(bare(parse_quote!(<Self as crate::Repo<K>>::Item)), None);
+        assert_eq!(bare(parse_quote!(Vec<Self>)).as_deref(), Some("Self"));
+        assert_eq!(
+            bare(parse_quote!(<Self as Other>::Item)).as_deref(),
+            Some("< Self as Other >")
+        );
+        assert_eq!(
+            bare(parse_quote!(<Self as Repo<u8>>::Item)).as_deref(),
+            Some("< Self as Repo < u8 >>"),
+            "another instance of the trait is not the delegate's"
+        );
+        assert_eq!(
+            bare(parse_quote!(<Self as Repo<fn() -> K>>::Item)).as_deref(),
+            Some("< Self as Repo < fn () -> K >>")
+        );
+    }
+
+    #[test]
+    fn methods_named_like_the_wrappers_own_are_atr_007() {
+        let errors = messages(parse_quote! {
+            trait Proxy {
+                #[bulkhead]
+                fn delegate(&self) -> Result<u8, E>;
+                fn into_inner(self) -> u8 where Self: Sized;
+                fn new(&self) -> u8;
+            }
+        });
+        assert_eq!(errors.len(), 2, "{errors:#?}");
+        assert!(
+            errors[0].starts_with("ATR-007: cannot wrap trait `Proxy`: its method `delegate` would be shadowed by the wrapper's own `delegate(&self) -> &D`"),
+            "{}",
+            errors[0]
+        );
+        assert!(
+            errors[0].ends_with("rename the trait's method"),
+            "{}",
+            errors[0]
+        );
+        assert!(
+            errors[1].contains("`into_inner(self) -> D`"),
+            "{}",
+            errors[1]
+        );
+    }
+
+    #[test]
+    fn parameter_attributes_are_atr_007() {
+        let errors = messages(parse_quote! {
+            trait Shop {
+                #[bulkhead]
+                fn buy(&self, #[cfg(debug_assertions)] trace: u8, id: u8) -> Result<u8, E>;
+                fn plain(&self, #[allow(unused)] x: u8);
+            }
+        });
+        assert_eq!(errors.len(), 2, "{errors:#?}");
+        assert!(errors[0].starts_with(
+            "ATR-007: cannot wrap trait `Shop`: a parameter of `buy` has an attribute"
+        ));
+        assert!(
+            errors[1].contains("a parameter of `plain`"),
+            "{}",
+            errors[1]
+        );
+    }
+
+    #[test]
+    fn unpin_futures_are_atr_007() {
+        let errors = messages(parse_quote! {
+            trait Shop {
+                #[bulkhead]
+                fn buy(&self) -> impl Future<Output = Result<u8, E>> + Unpin + Send;
+                #[bulkhead]
+                fn boxed(&self) -> Pin<Box<dyn Future<Output = Result<u8, E>> + Unpin>>;
+                fn plain(&self) -> impl Future<Output = u8> + Unpin;
+            }
+        });
+        assert_eq!(errors.len(), 2, "{errors:#?}");
+        assert!(
+            errors[0].starts_with(
+                "ATR-007: #[bulkhead] cannot wrap `buy`: its future is declared `Unpin`"
+            )
+        );
+        assert!(
+            errors[1].ends_with("the box is `Unpin` without it"),
+            "{}",
+            errors[1]
+        );
+    }
+
+    #[test]
+    fn a_bulkhead_inside_cfg_attr_is_atr_002_and_taken_off() {
+        let mut errors = Errors::default();
+        let model = Trait::from_syn(
+            parse_quote! {
+                trait Shop {
+                    #[cfg_attr(unix, bulkhead(max_concurrent = 2), doc = "unix")]
+                    fn buy(&self) -> Result<u8, E>;
+                    #[cfg_attr(unix, cfg_attr(test, bulkhead))]
+                    fn sell(&self) -> Result<u8, E>;
+                }
+            },
+            &mut errors,
+        );
+        let errors: Vec<String> = errors
+            .finish()
+            .unwrap_err()
+            .into_iter()
+            .map(|e| e.to_string())
+            .collect();
+        assert_eq!(errors.len(), 2, "{errors:#?}");
+        assert!(
+            errors[0].starts_with("ATR-002: #[bulkhead] cannot be applied through #[cfg_attr]")
+        );
+        let emitted = model.item.to_token_stream().to_string();
+        assert!(!emitted.contains("bulkhead"), "{emitted}");
+        assert!(
+            emitted.contains("cfg_attr (unix , doc = \"unix\")"),
+            "{emitted}"
+        );
+        assert!(model.methods.iter().all(|m| m.annotation.is_none()));
     }
 }

@@ -6,6 +6,8 @@
 
 mod alloc;
 mod async_calls;
+mod call_time;
+mod conditional;
 mod functions;
 mod ids;
 mod registry_errors;

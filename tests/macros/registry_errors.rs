@@ -104,6 +104,34 @@ fn one_name_with_two_configurations_is_reg_008_naming_both_methods() {
     assert!(message.contains("max_concurrent = 3"), "{message}");
 }
 
+#[test]
+fn a_failed_new_registers_nothing() {
+    let registry = Registry::new();
+    let err = ResilientPool::new(Db, &registry).unwrap_err();
+    assert_eq!(err.code(), "REG-008");
+    assert_eq!(registry.bulkhead("pool").unwrap_err().code(), "REG-009");
+    assert!(
+        registry.snapshot().bulkheads().is_empty(),
+        "`read` resolved before `write` failed, but was not registered"
+    );
+    // The name is still free: `write`'s configuration can take it.
+    let writer = ResilientPoolWriter::new(Db, &registry).unwrap();
+    assert!(writer.write_all().is_ok());
+    assert_eq!(registry.bulkhead("pool").unwrap().max_concurrent(), 3);
+}
+
+#[resilient]
+trait PoolWriter {
+    #[bulkhead(name = "pool", max_concurrent = 3)]
+    fn write_all(&self) -> Result<(), ServiceError>;
+}
+
+impl PoolWriter for Db {
+    fn write_all(&self) -> Result<(), ServiceError> {
+        Ok(())
+    }
+}
+
 #[resilient]
 trait Cache {
     #[bulkhead(name = "db", max_concurrent = 2)]
