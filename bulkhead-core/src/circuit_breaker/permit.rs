@@ -1,0 +1,141 @@
+//! The permission to make one call through a circuit breaker, and how the
+//! call ended: [`BreakerPermit`], [`OwnedBreakerPermit`], [`Outcome`].
+
+use std::fmt;
+use std::time::Duration;
+
+use super::CircuitBreaker;
+use super::machine::{Shared, Ticket};
+
+/// How a call made under a [`BreakerPermit`] ended, as the breaker counts it.
+///
+/// The composition decides: `Ok` is a success; the call's own error is a
+/// failure if `record_if` says so (the default), else a success; a rejection
+/// by an inner policy is ignored if its kind is in `ignore_on`, else a
+/// failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// The call succeeded.
+    Success,
+    /// The call failed.
+    Failure,
+    /// The call counts neither way. In half-open, its trial is given back
+    /// for another call (as Resilience4j does for ignored exceptions).
+    Ignored,
+}
+
+/// Permission to make one call through a circuit breaker; record how the
+/// call ended with [`record`](Self::record).
+///
+/// Dropping it without recording (a cancelled call, or a panic) records
+/// nothing; a half-open breaker's trial is given back for another call.
+#[must_use = "record the call's outcome with `record`; dropping the permit counts nothing"]
+pub struct BreakerPermit<'a> {
+    shared: &'a Shared,
+    ticket: Ticket,
+}
+
+impl<'a> BreakerPermit<'a> {
+    #[inline]
+    pub(super) fn new(shared: &'a Shared, ticket: Ticket) -> Self {
+        BreakerPermit { shared, ticket }
+    }
+
+    /// Whether the call's duration can matter, so that the caller should
+    /// measure it and pass it to [`record`](Self::record).
+    ///
+    /// False when `slow_call_rate_threshold` is 100, the default: a rate of
+    /// 100% opens the breaker only if *every* call of the window was slow.
+    /// Resilience4j measures every call for that corner; here, with the
+    /// default, the closed path reads no clock at all (for a count window),
+    /// and a window of calls that are all slower than `slow_call_threshold`
+    /// does not open the breaker by slowness alone. Set a threshold below
+    /// 100 to measure (99.99 is the same as 100 for windows of fewer than
+    /// 10,000 calls). A duration passed anyway is always honoured.
+    ///
+    /// Also false for a disabled breaker, which records nothing.
+    #[inline]
+    pub fn tracks_slow_calls(&self) -> bool {
+        self.shared.tracks_slow_calls(self.ticket)
+    }
+
+    /// Records how the call ended and how long it took (`None` if not
+    /// measured: the call is then not slow).
+    ///
+    /// A call longer than `slow_call_threshold` is slow, whether it
+    /// succeeded or failed. Recording a call admitted before the breaker
+    /// last changed state does nothing: it belongs to a state that is gone.
+    #[inline]
+    pub fn record(mut self, outcome: Outcome, duration: Option<Duration>) {
+        let ticket = std::mem::replace(&mut self.ticket, Ticket::Free);
+        self.shared.record(ticket, outcome, duration);
+    }
+
+    #[cfg(all(test, not(loom)))]
+    pub(super) fn ticket(&self) -> Ticket {
+        self.ticket
+    }
+
+    fn into_ticket(mut self) -> Ticket {
+        std::mem::replace(&mut self.ticket, Ticket::Free)
+    }
+}
+
+impl Drop for BreakerPermit<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        self.shared.cancel(self.ticket);
+    }
+}
+
+impl fmt::Debug for BreakerPermit<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BreakerPermit")
+            .field("instance", &self.shared.instance)
+            .field("ticket", &self.ticket)
+            .finish()
+    }
+}
+
+/// A [`BreakerPermit`] that owns a handle to its breaker, so that it can
+/// move into a spawned task or another thread.
+#[must_use = "record the call's outcome with `record`; dropping the permit counts nothing"]
+pub struct OwnedBreakerPermit {
+    breaker: CircuitBreaker,
+    ticket: Ticket,
+}
+
+impl OwnedBreakerPermit {
+    pub(super) fn new(breaker: &CircuitBreaker, permit: BreakerPermit<'_>) -> Self {
+        OwnedBreakerPermit {
+            breaker: breaker.clone(),
+            ticket: permit.into_ticket(),
+        }
+    }
+
+    /// See [`BreakerPermit::tracks_slow_calls`].
+    pub fn tracks_slow_calls(&self) -> bool {
+        self.breaker.shared.tracks_slow_calls(self.ticket)
+    }
+
+    /// See [`BreakerPermit::record`].
+    pub fn record(mut self, outcome: Outcome, duration: Option<Duration>) {
+        let ticket = std::mem::replace(&mut self.ticket, Ticket::Free);
+        self.breaker.shared.record(ticket, outcome, duration);
+    }
+}
+
+impl Drop for OwnedBreakerPermit {
+    fn drop(&mut self) {
+        self.breaker.shared.cancel(self.ticket);
+    }
+}
+
+impl fmt::Debug for OwnedBreakerPermit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OwnedBreakerPermit")
+            .field("instance", &self.breaker.instance())
+            .field("ticket", &self.ticket)
+            .finish()
+    }
+}

@@ -1,0 +1,293 @@
+//! # Implementation details
+//!
+//! A count-based window: the last `size` outcomes, in a ring of slots, with
+//! running counters of the outcomes the ring holds.
+//!
+//! ## Slots
+//!
+//! ```text
+//!  31                      3     2       1      0
+//! +-------------------------+---------+------+--------+
+//! | epoch                   | WRITTEN | SLOW | FAILED |
+//! +-------------------------+---------+------+--------+
+//! ```
+//!
+//! A call counter, advanced with `fetch_add`, picks the next slot; the slot
+//! is overwritten with the outcome, tagged with the epoch of the closed state
+//! that admitted the call. Only slots of the current epoch count, so
+//! resetting the window (when the breaker closes again) rewrites the three
+//! counters and not the slots.
+//!
+//! ## Counters
+//!
+//! `calls`, `failed` and `slow` count the slots of the current epoch that are
+//! written, failed and slow. Each is a 64-bit word, the epoch it counts in
+//! the upper half and the count (read as signed) in the lower one. A writer
+//! swaps its slot and applies the difference between what it wrote and what
+//! it replaced to each counter, with a compare-exchange that checks the
+//! counter's epoch: an update from a writer of another epoch, or one that
+//! lands after a reset, changes nothing that the new epoch counts. So the
+//! counters always converge on the slots' contents, whatever the
+//! interleaving; in between, a counter may briefly lag its slot by the
+//! updates still in flight (it is clamped to `0..=size` when read).
+//!
+//! ## Costs
+//!
+//! A success that replaces a success of the same epoch, the steady state of
+//! a healthy dependency, is one `fetch_add` and one load: the slot already
+//! holds the value, so nothing is written. Replacing another value adds a
+//! swap and a compare-exchange per counter that changes. No lock, no clock,
+//! no allocation.
+//!
+//! ## When to check the thresholds
+//!
+//! Only a failure or a slow call can raise a rate; a success can only lower
+//! them. The one other change that can open the breaker is the window
+//! reaching `minimum_calls` (with rates already over a threshold): the
+//! writer whose update of `calls` reaches it is told so, exactly once per
+//! epoch.
+//!
+//! ## Memory ordering
+//!
+//! The counters and swaps are `AcqRel`, so a check that reads the counters
+//! after its own update sees every update that came before it on each
+//! counter. The call counter and the equality load are `Relaxed`: they only
+//! pick a slot and skip a write that would change nothing. A reset happens
+//! before the new epoch is published (`Release` on the state word, `Acquire`
+//! when a call is admitted), so writers of the new epoch see it.
+
+use super::Counts;
+use crate::loom::atomic::{AtomicU32, AtomicU64, Ordering::*};
+
+const FAILED: u32 = 1;
+const SLOW: u32 = 1 << 1;
+const WRITTEN: u32 = 1 << 2;
+const TAG_SHIFT: u32 = 3;
+const COUNT_MASK: u64 = u32::MAX as u64;
+
+#[derive(Debug)]
+pub(crate) struct CountWindow {
+    slots: Box<[AtomicU32]>,
+    /// Outcomes recorded since the window was created: picks the next slot.
+    next: AtomicU64,
+    calls: AtomicU64,
+    failed: AtomicU64,
+    slow: AtomicU64,
+    /// `calls` at which the thresholds start to count.
+    minimum: u32,
+}
+
+impl CountWindow {
+    /// An empty window of `size` slots (at least 1) for epoch 0.
+    pub(super) fn new(size: u32, minimum: u32) -> Self {
+        CountWindow {
+            slots: (0..size.max(1)).map(|_| AtomicU32::new(0)).collect(),
+            next: AtomicU64::new(0),
+            calls: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+            slow: AtomicU64::new(0),
+            minimum,
+        }
+    }
+
+    /// Records an outcome of epoch `epoch`; returns whether the thresholds
+    /// need checking.
+    #[inline]
+    pub(super) fn record(&self, epoch: u32, failed: bool, slow: bool) -> bool {
+        let outcome = slot_value(epoch, failed, slow);
+        let index = self.next.fetch_add(1, Relaxed) % self.slots.len() as u64;
+        let slot = &self.slots[index as usize];
+        if slot.load(Relaxed) == outcome {
+            // The same outcome of the same epoch: nothing changes.
+            return failed || slow;
+        }
+        self.replace(slot, outcome) || failed || slow
+    }
+
+    /// Writes `outcome` into `slot` and applies the difference to the
+    /// counters; returns whether `calls` just reached the minimum.
+    fn replace(&self, slot: &AtomicU32, outcome: u32) -> bool {
+        let replaced = slot.swap(outcome, AcqRel);
+        let calls = adjust(&self.calls, replaced, outcome, WRITTEN);
+        adjust(&self.failed, replaced, outcome, FAILED);
+        adjust(&self.slow, replaced, outcome, SLOW);
+        calls == Some(self.minimum)
+    }
+
+    /// What the window holds for epoch `epoch` (nothing if it was reset for
+    /// another one).
+    pub(super) fn counts(&self, epoch: u32) -> Counts {
+        let size = u32::try_from(self.slots.len()).unwrap_or(u32::MAX);
+        let calls = read(&self.calls, epoch, size);
+        Counts {
+            calls,
+            failed: read(&self.failed, epoch, calls),
+            slow: read(&self.slow, epoch, calls),
+        }
+    }
+
+    /// Empties the window for epoch `epoch`.
+    pub(super) fn reset(&self, epoch: u32) {
+        if epoch == 0 {
+            // Epochs wrapped: slots written 2^29 transitions ago would look
+            // current. (Clearing them races only with writers of a state that
+            // long gone, whose outcomes are dropped anyway.)
+            for slot in self.slots.iter() {
+                slot.swap(0, Relaxed);
+            }
+        }
+        // Swaps, not stores, for loom: see `machine.rs`.
+        let empty = u64::from(epoch) << 32;
+        for counter in [&self.calls, &self.failed, &self.slow] {
+            counter.swap(empty, Release);
+        }
+    }
+}
+
+#[cfg(test)]
+impl CountWindow {
+    /// The counters are exactly the written, failed and slow slots of
+    /// their epoch.
+    pub(super) fn assert_consistent(&self) {
+        let epoch = (self.calls.load(Acquire) >> 32) as u32;
+        let recount = |flag| {
+            let n = self.slots.iter();
+            n.filter(|slot| counts_in(slot.load(Acquire), epoch, flag))
+                .count() as u64
+        };
+        for (counter, flag) in [
+            (&self.calls, WRITTEN),
+            (&self.failed, FAILED),
+            (&self.slow, SLOW),
+        ] {
+            let value = counter.load(Acquire);
+            assert_eq!(value >> 32, u64::from(epoch), "counters of one epoch");
+            assert_eq!(value & COUNT_MASK, recount(flag), "flag {flag}");
+        }
+    }
+}
+
+fn slot_value(epoch: u32, failed: bool, slow: bool) -> u32 {
+    epoch << TAG_SHIFT | WRITTEN | u32::from(slow) << 1 | u32::from(failed)
+}
+
+/// Whether the slot value `slot` is an outcome of `epoch` with `flag` set.
+fn counts_in(slot: u32, epoch: u32, flag: u32) -> bool {
+    slot & WRITTEN != 0 && slot >> TAG_SHIFT == epoch && slot & flag != 0
+}
+
+/// Applies to `counter` the change of one slot from `old` to `new`, as far
+/// as the counter's epoch and `flag` are concerned. Returns the new count if
+/// it changed.
+fn adjust(counter: &AtomicU64, old: u32, new: u32, flag: u32) -> Option<u32> {
+    let mut current = counter.load(Acquire);
+    loop {
+        let epoch = (current >> 32) as u32;
+        let delta = i32::from(counts_in(new, epoch, flag)) - i32::from(counts_in(old, epoch, flag));
+        if delta == 0 {
+            return None;
+        }
+        let count = (current as u32).wrapping_add_signed(delta);
+        let next = current & !COUNT_MASK | u64::from(count);
+        match counter.compare_exchange_weak(current, next, AcqRel, Acquire) {
+            Ok(_) => return Some(count),
+            Err(actual) => current = actual,
+        }
+    }
+}
+
+/// A counter's count for `epoch`, within `0..=max`.
+fn read(counter: &AtomicU64, epoch: u32, max: u32) -> u32 {
+    let value = counter.load(Acquire);
+    if (value >> 32) as u32 != epoch {
+        return 0;
+    }
+    // Below zero while a decrement overtook its increment: read 0.
+    u32::try_from(value as u32 as i32).map_or(0, |count| count.min(max))
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    fn record_all(window: &CountWindow, epoch: u32, outcomes: &str) -> Vec<bool> {
+        outcomes
+            .chars()
+            .map(|c| window.record(epoch, c == 'F' || c == 'B', c == 'S' || c == 'B'))
+            .collect()
+    }
+
+    fn counts(calls: u32, failed: u32, slow: u32) -> Counts {
+        Counts {
+            calls,
+            failed,
+            slow,
+        }
+    }
+
+    #[test]
+    fn it_holds_exactly_the_last_n_outcomes() {
+        let window = CountWindow::new(4, 4);
+        record_all(&window, 0, "FF");
+        assert_eq!(window.counts(0), counts(2, 2, 0));
+        record_all(&window, 0, "..S");
+        // F F . . | S: the first failure fell out.
+        assert_eq!(window.counts(0), counts(4, 1, 1));
+        record_all(&window, 0, "....");
+        assert_eq!(window.counts(0), counts(4, 0, 0));
+        record_all(&window, 0, "B");
+        assert_eq!(window.counts(0), counts(4, 1, 1));
+    }
+
+    #[test]
+    fn only_failures_slow_calls_and_reaching_the_minimum_ask_for_a_check() {
+        let window = CountWindow::new(5, 3);
+        assert_eq!(record_all(&window, 0, ".."), [false, false]);
+        assert_eq!(
+            record_all(&window, 0, "."),
+            [true],
+            "the third call reaches the minimum"
+        );
+        assert_eq!(
+            record_all(&window, 0, "..F.S..."),
+            [false, false, true, false, true, false, false, false]
+        );
+    }
+
+    #[test]
+    fn a_reset_forgets_the_old_epoch_and_its_late_writers() {
+        let window = CountWindow::new(3, 3);
+        record_all(&window, 0, "FFF");
+        window.reset(1);
+        assert_eq!(window.counts(1), counts(0, 0, 0));
+        assert_eq!(window.counts(0), counts(0, 0, 0));
+        // A late outcome of epoch 0 does not count in epoch 1 ...
+        record_all(&window, 0, "F");
+        assert_eq!(window.counts(1), counts(0, 0, 0));
+        // ... and epoch 1 overwrites old slots as if they were empty.
+        record_all(&window, 1, ".F.");
+        assert_eq!(window.counts(1), counts(3, 1, 0));
+        record_all(&window, 1, "...");
+        assert_eq!(window.counts(1), counts(3, 0, 0));
+    }
+
+    #[test]
+    fn a_late_writer_replacing_a_current_slot_keeps_the_counters_true() {
+        let window = CountWindow::new(2, 2);
+        window.reset(5);
+        record_all(&window, 5, "FF");
+        // An outcome of epoch 4 lands on a slot of epoch 5: that slot no
+        // longer counts, and the counters say so.
+        record_all(&window, 4, ".");
+        assert_eq!(window.counts(5), counts(1, 1, 0));
+    }
+
+    #[test]
+    fn the_epoch_wrap_clears_the_slots() {
+        let window = CountWindow::new(2, 2);
+        record_all(&window, 0, "FF");
+        window.reset(0);
+        record_all(&window, 0, ".");
+        assert_eq!(window.counts(0), counts(1, 0, 0));
+    }
+}
