@@ -34,6 +34,9 @@ mod window;
 #[cfg(all(test, not(loom)))]
 mod tests;
 
+#[cfg(all(test, loom))]
+mod loom_tests;
+
 pub use config::{CircuitBreakerConfig, CircuitBreakerConfigBuilder, SlidingWindow};
 pub use metrics::CircuitBreakerMetrics;
 pub use permit::{BreakerPermit, Outcome, OwnedBreakerPermit};
