@@ -22,7 +22,7 @@ pub use std::string::String;
 pub use std::time::Duration;
 pub use std::{concat, module_path};
 
-pub use crate::functions::{FnDecl, FnPolicy, method_source};
+pub use crate::functions::{FnDecl, FnPolicy, MethodPolicy};
 
 /// The return types of a method with a bulkhead: `Result<T, E>`, where
 /// `E` must also be [`RejectionInto`].

@@ -272,13 +272,19 @@ pub use bulkhead_macros::resilient;
 ///
 /// The instance id (unless `name` is given) is
 /// `<module_path>::<fn>(<param types>)` for a function without `self`, and
-/// `<module_path>::<SelfType>::<fn>(<param types>)` for a method, where
-/// `SelfType` is the last segment of `std::any::type_name::<Self>()`
-/// without generic arguments: one bulkhead serves every instantiation of a
-/// generic impl. (An associated function without `self` is named like a
-/// free function; give it a `name` if two impls in one module have one of
-/// the same name.) In a trait's default method, every implementor shares
-/// one bulkhead.
+/// `<SelfType>::<fn>(<param types>)` for a method, where `SelfType` is the
+/// type as [`std::any::type_name`] writes it, with its path and generic
+/// arguments: `my_app::shop::Renderer<u32>::render(&str)`,
+/// `(my_app::A, my_app::B)::render()`. (`type_name`'s output is not
+/// guaranteed to stay the same across compiler versions: give a `name` to
+/// rely on an id.) Each `Self` type has its own bulkhead: every
+/// instantiation of a generic impl, and every implementor of a trait's
+/// default method. A method compares `type_name::<Self>()` with the type it
+/// first resolved on each call; only methods of generic impls and default
+/// methods ever run for other types, which they look up in a small map
+/// (under a read lock), each type being resolved once. (An associated
+/// function without `self` is named like a free function; give it a `name`
+/// if two impls in one module have one of the same name.)
 ///
 /// A function cannot return a registry error. If its bulkhead cannot be
 /// resolved (REG-004: `config` names no configuration of the global

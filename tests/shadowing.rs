@@ -1,7 +1,9 @@
 //! Generated code uses absolute paths only: a module that defines its own
 //! `core`, `std` and `bulkhead`, and shadows the prelude's names, still gets
-//! working wrappers and functions.
-#![allow(dead_code, non_camel_case_types, clippy::all)]
+//! working wrappers and functions. Its bindings cannot be mistaken for the
+//! user's unit structs and consts either (a pattern `permit` would match a
+//! unit struct `permit` instead of binding a variable).
+#![allow(dead_code, non_camel_case_types, non_upper_case_globals, clippy::all)]
 
 mod core {}
 mod std {}
@@ -22,6 +24,24 @@ struct Debug;
 struct Send;
 struct Sync;
 fn drop() {}
+
+// Names a hand-written wrapper would use for its variables.
+struct permit;
+struct _permit;
+struct call;
+struct output;
+struct rejected;
+struct reject;
+struct input;
+struct delegate;
+struct registry;
+struct f;
+struct debug;
+struct wrapper;
+struct arg0;
+const arg1: u8 = 0;
+const arg2: u8 = 0;
+const POLICY: u8 = 0;
 fn concat() {}
 fn module_path() {}
 
@@ -70,6 +90,13 @@ trait Shadowed: ::std::marker::Send + ::std::marker::Sync {
         >,
     >;
 
+    #[bulkhead(max_concurrent = 2)]
+    fn future_with_arguments(
+        &self,
+        value: u32,
+        label: &str,
+    ) -> impl ::std::future::Future<Output = Res<u32>> + ::std::marker::Send;
+
     fn plain(&self) -> u32;
 }
 
@@ -100,6 +127,14 @@ impl Shadowed for Backend {
     > {
         ::std::boxed::Box::pin(async { ::std::result::Result::Ok(3) })
     }
+    fn future_with_arguments(
+        &self,
+        value: u32,
+        label: &str,
+    ) -> impl ::std::future::Future<Output = Res<u32>> + ::std::marker::Send {
+        let length = label.len() as u32;
+        async move { ::std::result::Result::Ok(value + length) }
+    }
     fn plain(&self) -> u32 {
         7
     }
@@ -129,21 +164,30 @@ impl Backend {
 
 #[test]
 fn generated_code_ignores_the_users_core_std_and_prelude_names() {
-    let registry = ::bulkhead::Registry::new();
-    let mut wrapper = ResilientShadowed::new(Backend, &registry).unwrap();
-    let clone = ::std::clone::Clone::clone(&wrapper);
-    assert_eq!(wrapper.sync_call(1).unwrap(), 1);
+    let the_registry = ::bulkhead::Registry::new();
+    let mut shadowed = ResilientShadowed::new(Backend, &the_registry).unwrap();
+    let clone = ::std::clone::Clone::clone(&shadowed);
+    assert_eq!(shadowed.sync_call(1).unwrap(), 1);
     assert_eq!(clone.plain(), 7);
     let runtime = ::tokio::runtime::Builder::new_current_thread()
         .build()
         .unwrap();
-    assert_eq!(runtime.block_on(wrapper.async_call(1)).unwrap(), 2);
-    assert_eq!(runtime.block_on(wrapper.future_call()).unwrap(), 2);
-    assert_eq!(runtime.block_on(wrapper.boxed_call()).unwrap(), 3);
+    assert_eq!(runtime.block_on(shadowed.async_call(1)).unwrap(), 2);
+    assert_eq!(runtime.block_on(shadowed.future_call()).unwrap(), 2);
+    assert_eq!(runtime.block_on(shadowed.boxed_call()).unwrap(), 3);
+    assert_eq!(
+        runtime
+            .block_on(shadowed.future_with_arguments(1, "ab"))
+            .unwrap(),
+        3
+    );
     assert_eq!(free_function(2).unwrap(), 4);
     assert_eq!(runtime.block_on(free_async_function(2)).unwrap(), 6);
     assert_eq!(runtime.block_on(free_future_function()).unwrap(), 4);
     assert_eq!(Backend.method().unwrap(), 5);
-    assert!(::std::format!("{wrapper:?}").starts_with("ResilientShadowed"));
-    assert_eq!(registry.bulkhead("shadowed").unwrap().max_concurrent(), 1);
+    assert!(::std::format!("{shadowed:?}").starts_with("ResilientShadowed"));
+    assert_eq!(
+        the_registry.bulkhead("shadowed").unwrap().max_concurrent(),
+        1
+    );
 }

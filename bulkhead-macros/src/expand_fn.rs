@@ -5,7 +5,7 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::ext::IdentExt;
-use syn::{Ident, ItemFn, TraitItemFn};
+use syn::{AttrStyle, Attribute, Ident, ItemFn, TraitItemFn};
 
 use crate::ast::{CallKind, Func};
 use crate::attr::BulkheadArgs;
@@ -57,26 +57,16 @@ fn wrap(func: &Func) -> TokenStream {
         attrs, sig, block, ..
     } = &func.item;
     let vis = func.vis();
+    // Inner attributes (`#![allow(..)]`) open the generated body, as they
+    // opened the user's.
+    let (inner, outer): (Vec<&Attribute>, Vec<&Attribute>) = attrs
+        .iter()
+        .partition(|attr| matches!(attr.style, AttrStyle::Inner(_)));
+    // The body's statements, not its block: `{ Ok(x) }` after our own
+    // statements would be `unused_braces`.
+    let stmts = &block.stmts;
     let params = ids::params(sig);
     let name = sig.ident.unraw();
-    let source = if sig.receiver().is_some() {
-        let method = format!("{name}{params}");
-        quote! {
-            ::bulkhead::__private::method_source(
-                ::bulkhead::__private::type_name::<Self>(),
-                ::bulkhead::__private::module_path!(),
-                #method,
-            )
-        }
-    } else {
-        let suffix = format!("::{name}{params}");
-        quote! {
-            ::bulkhead::__private::String::from(::bulkhead::__private::concat!(
-                ::bulkhead::__private::module_path!(),
-                #suffix,
-            ))
-        }
-    };
     let id = match &func.args.name {
         Some(name) => {
             let name = &name.value;
@@ -85,46 +75,79 @@ fn wrap(func: &Func) -> TokenStream {
         None => quote!(::bulkhead::__private::None),
     };
     let spec = expand::spec(&func.args);
-    let policy = quote_spanned! {span=>
-        {
-            static POLICY: ::bulkhead::__private::FnPolicy = ::bulkhead::__private::FnPolicy::new();
-            POLICY.get(|| ::bulkhead::__private::FnDecl::new(#id, #source, #spec))
+    let policy_static = Ident::new("__BULKHEAD_POLICY", span);
+    let self_type = Ident::new("__bulkhead_type", span);
+    // `Self` and `module_path!()` keep the call-site span: they name the
+    // user's type and module.
+    let policy = if sig.receiver().is_some() {
+        let method = format!("{name}{params}");
+        let type_name = quote!(::bulkhead::__private::type_name::<Self>());
+        quote_spanned! {span=>
+            {
+                static #policy_static: ::bulkhead::__private::MethodPolicy =
+                    ::bulkhead::__private::MethodPolicy::new();
+                #policy_static.get(#type_name, |#self_type| {
+                    ::bulkhead::__private::FnDecl::method(#id, #self_type, #method, #spec)
+                })
+            }
+        }
+    } else {
+        let suffix = format!("::{name}{params}");
+        let source = quote! {
+            ::bulkhead::__private::String::from(::bulkhead::__private::concat!(
+                ::bulkhead::__private::module_path!(),
+                #suffix,
+            ))
+        };
+        quote_spanned! {span=>
+            {
+                static #policy_static: ::bulkhead::__private::FnPolicy =
+                    ::bulkhead::__private::FnPolicy::new();
+                #policy_static.get(|| ::bulkhead::__private::FnDecl::new(#id, #source, #spec))
+            }
         }
     };
-    let bulkhead = Ident::new("bulkhead", span);
+    let bulkhead = Ident::new("__bulkhead", span);
     let reject = Ident::new("__bulkhead_reject", span);
+    let (permit, rejected) = (
+        Ident::new("__bulkhead_permit", span),
+        Ident::new("__bulkhead_rejected", span),
+    );
+    let call = Ident::new("__bulkhead_call", span);
     let rejecter = expand::rejecter(&reject, &func.ret);
     let enter = |which: &str| {
         let which = Ident::new(which, span);
-        let call = quote_spanned!(span=> ::bulkhead::__private::#which(&#bulkhead, #reject));
-        let call = if which == "enter" {
-            call
+        let entered = quote_spanned!(span=> ::bulkhead::__private::#which(#bulkhead, #reject));
+        let entered = if which == "enter" {
+            entered
         } else {
-            quote_spanned!(span=> #call.await)
+            quote_spanned!(span=> #entered.await)
         };
         quote_spanned! {span=>
             #rejecter
-            let _permit = match #call {
-                ::bulkhead::__private::Ok(permit) => permit,
-                ::bulkhead::__private::Err(rejected) => return rejected,
+            let #permit = match #entered {
+                ::bulkhead::__private::Ok(#permit) => #permit,
+                ::bulkhead::__private::Err(#rejected) => return #rejected,
             };
         }
     };
+    // The body's locals are declared after the permit, so they are dropped
+    // before it: the slot is held until the body is done.
     let body = match func.ret.kind {
         CallKind::Sync => {
             let enter = enter("enter");
-            quote_spanned!(span=> let #bulkhead = #policy; #enter #block)
+            quote_spanned!(span=> let #bulkhead = #policy; #enter #(#stmts)*)
         }
         CallKind::AsyncFn => {
             let enter = enter("enter_async");
-            quote_spanned!(span=> let #bulkhead = #policy; #enter #block)
+            quote_spanned!(span=> let #bulkhead = #policy; #enter #(#stmts)*)
         }
         kind @ (CallKind::ImplFuture | CallKind::BoxedFuture) => {
             let enter = enter("enter_async");
             let future = quote_spanned! {span=>
                 async move {
                     #enter
-                    call.await
+                    #call.await
                 }
             };
             let future = if kind == CallKind::BoxedFuture {
@@ -137,14 +160,15 @@ fn wrap(func: &Func) -> TokenStream {
             quote_spanned! {span=>
                 let #bulkhead = #policy;
                 #[allow(clippy::redundant_closure_call)]
-                let call = (move || #block)();
+                let #call = (move || { #(#stmts)* })();
                 #future
             }
         }
     };
     quote! {
-        #(#attrs)*
+        #(#outer)*
         #vis #sig {
+            #(#inner)*
             #body
         }
     }
@@ -184,7 +208,7 @@ mod tests {
             ),
         )
         .to_string();
-        assert!(out.contains("static POLICY"), "{out}");
+        assert!(out.contains("static __BULKHEAD_POLICY"), "{out}");
         assert!(out.contains("\"::render(&str, u32)\""), "{out}");
         assert!(out.contains(". max_concurrent (2u32)"), "{out}");
     }

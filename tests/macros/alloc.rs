@@ -100,3 +100,41 @@ fn b11_a_function_allocates_only_on_its_first_call() {
     );
     assert_eq!(allocations(|| counted().unwrap()), 0);
 }
+
+#[derive(Debug)]
+struct Counted<T>(T);
+
+impl<T: Copy> Counted<T> {
+    #[bulkhead(max_concurrent = 2)]
+    fn get(&self) -> Result<T, ServiceError> {
+        Ok(self.0)
+    }
+}
+
+#[derive(Debug)]
+struct Plain;
+
+impl Plain {
+    #[bulkhead(max_concurrent = 2)]
+    fn get(&self) -> Result<u8, ServiceError> {
+        Ok(1)
+    }
+}
+
+#[test]
+fn b11_a_method_allocates_only_on_its_first_call() {
+    assert!(
+        allocations(|| Plain.get().unwrap()) > 0,
+        "resolves its bulkhead"
+    );
+    assert_eq!(allocations(|| Plain.get().unwrap()), 0);
+}
+
+#[test]
+fn b11_a_generic_method_allocates_only_on_its_first_call_for_each_type() {
+    let (small, large) = (Counted(1u8), Counted(2u64));
+    assert!(allocations(|| small.get().unwrap()) > 0);
+    assert!(allocations(|| large.get().unwrap()) > 0);
+    assert_eq!(allocations(|| small.get().unwrap()), 0, "the first type");
+    assert_eq!(allocations(|| large.get().unwrap()), 0, "a type in the map");
+}

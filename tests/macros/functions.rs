@@ -101,22 +101,17 @@ impl<T: Display> Renderer<T> {
 }
 
 #[test]
-fn a_method_in_an_impl_block_is_named_after_its_self_type() {
+fn a_method_in_an_impl_block_is_named_after_its_self_type_as_type_name_writes_it() {
+    const ID: &str = "macros::functions::Renderer<i32>::draw(Hold)";
     let renderer = Renderer(7);
     assert_eq!(renderer.draw(Hold::none()).unwrap(), "7");
-    let handle = Registry::global()
-        .bulkhead("macros::functions::Renderer::draw(Hold)")
-        .unwrap();
+    let handle = Registry::global().bulkhead(ID).unwrap();
     let (hold, release) = Hold::until_released();
-    let other = Renderer("other");
+    let same_type = Renderer(8);
     thread::scope(|s| {
         s.spawn(|| renderer.draw(hold).unwrap());
         wait_until("the call holds the slot", || handle.concurrent_calls() == 1);
-        // One bulkhead for the method, whatever the type parameter.
-        assert_full(
-            other.draw(Hold::none()),
-            "macros::functions::Renderer::draw(Hold)",
-        );
+        assert_full(same_type.draw(Hold::none()), ID);
         release.release();
     });
     let mut renderer = renderer;
@@ -126,7 +121,7 @@ fn a_method_in_an_impl_block_is_named_after_its_self_type() {
     assert_eq!(runtime.block_on(renderer.draw_async()).unwrap(), "7");
     assert_eq!(
         Registry::global()
-            .bulkhead("macros::functions::Renderer::draw_async()")
+            .bulkhead("macros::functions::Renderer<i32>::draw_async()")
             .unwrap()
             .max_concurrent(),
         3
@@ -134,16 +129,143 @@ fn a_method_in_an_impl_block_is_named_after_its_self_type() {
 }
 
 #[test]
+fn each_instantiation_of_a_generic_impl_has_its_own_bulkhead() {
+    let (hold, release) = Hold::until_released();
+    let numbers = Renderer(1u64);
+    let words = Renderer("words");
+    thread::scope(|s| {
+        s.spawn(|| numbers.draw(hold).unwrap());
+        let handle = || {
+            Registry::global()
+                .bulkhead("macros::functions::Renderer<u64>::draw(Hold)")
+                .ok()
+        };
+        wait_until("the call holds the slot", || {
+            handle().is_some_and(|h| h.concurrent_calls() == 1)
+        });
+        assert_full(
+            Renderer(2u64).draw(Hold::none()),
+            "macros::functions::Renderer<u64>::draw(Hold)",
+        );
+        // Another `Self`: another bulkhead, with a free slot.
+        assert_eq!(words.draw(Hold::none()).unwrap(), "words");
+        release.release();
+    });
+    let words = Registry::global()
+        .bulkhead("macros::functions::Renderer<&str>::draw(Hold)")
+        .unwrap();
+    assert_eq!(words.max_concurrent(), 1);
+}
+
+#[test]
 fn a_function_that_panics_gives_its_slot_back() {
-    let renderer = Renderer("boom");
+    let renderer = Renderer('b');
     for _ in 0..2 {
         let unwound = std::panic::catch_unwind(|| renderer.explode());
         assert!(unwound.is_err());
     }
     let handle = Registry::global()
-        .bulkhead("macros::functions::Renderer::explode()")
+        .bulkhead("macros::functions::Renderer<char>::explode()")
         .unwrap();
     assert_eq!(handle.concurrent_calls(), 0);
+}
+
+/// A trait whose default method has a bulkhead: one `static` in its body,
+/// serving every implementor.
+trait Greet {
+    #[bulkhead(max_concurrent = 1)]
+    fn greet(&self, hold: Hold) -> Result<&'static str, ServiceError> {
+        hold.wait();
+        Ok("hello")
+    }
+}
+
+#[derive(Debug)]
+struct English;
+impl Greet for English {}
+
+#[derive(Debug)]
+struct French;
+impl Greet for French {}
+
+#[test]
+fn a_default_method_has_one_bulkhead_per_implementor_whichever_runs_first() {
+    const FRENCH: &str = "macros::functions::French::greet(Hold)";
+    const ENGLISH: &str = "macros::functions::English::greet(Hold)";
+    // French runs first here; its bulkhead is not English's.
+    French.greet(Hold::none()).unwrap();
+    let (hold, release) = Hold::until_released();
+    thread::scope(|s| {
+        s.spawn(|| English.greet(hold).unwrap());
+        let english = || Registry::global().bulkhead(ENGLISH).ok();
+        wait_until("the call holds the slot", || {
+            english().is_some_and(|h| h.concurrent_calls() == 1)
+        });
+        assert_full(English.greet(Hold::none()), ENGLISH);
+        assert!(
+            French.greet(Hold::none()).is_ok(),
+            "French has its own slot"
+        );
+        release.release();
+    });
+    let french = Registry::global().bulkhead(FRENCH).unwrap();
+    let _slot = french.bulkhead().try_enter().unwrap();
+    assert_full(French.greet(Hold::none()), FRENCH);
+    assert!(English.greet(Hold::none()).is_ok());
+}
+
+mod left_side {
+    #[derive(Debug)]
+    pub struct X;
+}
+
+mod right_side {
+    #[derive(Debug)]
+    pub struct Y;
+}
+
+impl Greet for (left_side::X, right_side::Y) {
+    #[bulkhead(max_concurrent = 2)]
+    fn greet(&self, _: Hold) -> Result<&'static str, ServiceError> {
+        Ok("a pair")
+    }
+}
+
+#[test]
+fn a_tuple_self_type_is_written_whole() {
+    let pair = (left_side::X, right_side::Y);
+    assert_eq!(pair.greet(Hold::none()).unwrap(), "a pair");
+    let id = "(macros::functions::left_side::X, macros::functions::right_side::Y)::greet(Hold)";
+    assert_eq!(Registry::global().bulkhead(id).unwrap().max_concurrent(), 2);
+}
+
+#[bulkhead(max_concurrent = 1)]
+fn with_inner_attributes(unused: u8) -> Result<u8, ServiceError> {
+    #![allow(unused_variables)]
+    #![deny(unused_braces)]
+    let x = 1;
+    Ok(2)
+}
+
+// On one line, as `unused_braces` looks at one-line blocks only.
+#[rustfmt::skip]
+#[bulkhead(max_concurrent = 1)]
+#[deny(unused_braces)]
+fn one_line_body(x: u8) -> Result<u8, ServiceError> { Ok(x) }
+
+#[rustfmt::skip]
+#[bulkhead(max_concurrent = 1)]
+#[deny(unused_braces)]
+async fn one_line_async_body(x: u8) -> Result<u8, ServiceError> { Ok(x) }
+
+#[test]
+fn inner_attributes_and_one_line_bodies_compile_cleanly() {
+    assert_eq!(with_inner_attributes(0).unwrap(), 2);
+    assert_eq!(one_line_body(3).unwrap(), 3);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    assert_eq!(runtime.block_on(one_line_async_body(4)).unwrap(), 4);
 }
 
 #[bulkhead(name = "functions-shared", max_concurrent = 1)]
