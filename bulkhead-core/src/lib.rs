@@ -28,6 +28,7 @@
 mod bulkhead;
 mod circuit_breaker;
 mod clock;
+mod compose;
 mod config;
 mod context;
 mod events;
@@ -38,14 +39,16 @@ mod rejection;
 mod retry;
 mod timeout;
 
-#[allow(unused_imports, unreachable_pub)] // until each policy module has its exports
-pub use {circuit_breaker::*, rate_limiter::*, retry::*, timeout::*};
-
 pub use bulkhead::{
     Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, Enter, EnterError,
     OwnedBulkheadPermit,
 };
+pub use circuit_breaker::{
+    BreakerOutcome, BreakerPermit, CircuitBreaker, CircuitBreakerConfig,
+    CircuitBreakerConfigBuilder, CircuitBreakerMetrics, OwnedBreakerPermit, SlidingWindow,
+};
 pub use clock::{Clock, ManualClock, Sleep, SystemClock, sleep_blocking};
+pub use compose::{Classifier, ErrorPredicate, Policies};
 pub use config::{ConfigError, check_limit, check_range, parse_bool, parse_duration};
 pub use context::PolicyContext;
 pub use events::{
@@ -53,7 +56,10 @@ pub use events::{
     Event, EventBus, EventStream, RateLimiterEvent, RateLimiterEventKind, RetryEvent,
     RetryEventKind, TimeoutEvent, TimeoutEventKind,
 };
+pub use rate_limiter::{AcquirePermit, RateLimiter, RateLimiterConfig, RateLimiterConfigBuilder};
 pub use rejection::{
     BulkheadFull, CallError, CallTimeout, CircuitOpen, RateLimited, Rejection, RejectionKind,
     RejectionKinds,
 };
+pub use retry::{AttemptFailure, Retry, RetryConfig, RetryConfigBuilder, RetryState};
+pub use timeout::{Timeout, TimeoutConfig, TimeoutConfigBuilder, TimeoutFuture};

@@ -92,7 +92,7 @@ fn two_concurrent_failures_open_the_breaker_exactly_once() {
             let breaker = breaker.clone();
             move || {
                 if let Ok(permit) = breaker.try_acquire() {
-                    permit.record(Outcome::Failure, None);
+                    permit.record(BreakerOutcome::Failure, None);
                 }
             }
         };
@@ -124,7 +124,7 @@ fn a_trial_given_back_late_does_not_leak_into_the_next_state() {
             breaker.try_acquire_owned().unwrap(),
         );
         let canceller = thread::spawn(move || drop(second));
-        first.record(Outcome::Success, None);
+        first.record(BreakerOutcome::Success, None);
         canceller.join().unwrap();
         // One success of a minimum of one: closed, whatever the order.
         assert_eq!(breaker.state(), CircuitState::Closed);
@@ -133,7 +133,7 @@ fn a_trial_given_back_late_does_not_leak_into_the_next_state() {
         breaker
             .try_acquire()
             .unwrap()
-            .record(Outcome::Failure, None);
+            .record(BreakerOutcome::Failure, None);
         assert_eq!(breaker.state(), CircuitState::Open);
     });
 }
@@ -155,7 +155,7 @@ fn a_late_failure_cannot_open_a_breaker_reset_meanwhile() {
             let breaker = breaker.clone();
             thread::spawn(move || breaker.reset())
         };
-        late.record(Outcome::Failure, None);
+        late.record(BreakerOutcome::Failure, None);
         operator.join().unwrap();
         // Opened before the reset, or not at all: closed in the end.
         assert_eq!(breaker.state(), CircuitState::Closed);

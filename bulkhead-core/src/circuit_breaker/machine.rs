@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 
 use super::config::CircuitBreakerConfig;
 use super::metrics::CircuitBreakerMetrics;
-use super::permit::Outcome;
+use super::permit::BreakerOutcome;
 use super::state::Word;
 use super::transition::Transitions;
 use super::window::{Counts, Window};
@@ -158,11 +158,16 @@ impl Shared {
     }
 
     #[inline]
-    pub(super) fn record(&self, ticket: Ticket, outcome: Outcome, duration: Option<Duration>) {
+    pub(super) fn record(
+        &self,
+        ticket: Ticket,
+        outcome: BreakerOutcome,
+        duration: Option<Duration>,
+    ) {
         let failed = match outcome {
-            Outcome::Success => false,
-            Outcome::Failure => true,
-            Outcome::Ignored => return self.cancel(ticket),
+            BreakerOutcome::Success => false,
+            BreakerOutcome::Failure => true,
+            BreakerOutcome::Ignored => return self.cancel(ticket),
         };
         let slow = duration.is_some_and(|d| d > self.config.slow_call_threshold());
         match ticket {

@@ -15,13 +15,13 @@ use super::window::Counts;
 /// # Examples
 ///
 /// ```
-/// use bulkhead_core::{CircuitBreaker, CircuitBreakerConfig, Outcome};
+/// use bulkhead_core::{CircuitBreaker, CircuitBreakerConfig, BreakerOutcome};
 ///
 /// let config = CircuitBreakerConfig::builder().minimum_calls(2).build()?;
 /// let breaker = CircuitBreaker::new("ledger", config);
-/// breaker.try_acquire()?.record(Outcome::Success, None);
+/// breaker.try_acquire()?.record(BreakerOutcome::Success, None);
 /// assert_eq!(breaker.metrics().failure_rate, None); // one call: too few
-/// breaker.try_acquire()?.record(Outcome::Success, None);
+/// breaker.try_acquire()?.record(BreakerOutcome::Success, None);
 /// let metrics = breaker.metrics();
 /// assert_eq!(metrics.failure_rate, Some(0.0));
 /// assert_eq!(metrics.buffered_calls, 2);

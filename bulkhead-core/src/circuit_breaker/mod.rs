@@ -13,10 +13,10 @@
 //! - *forced open* and *disabled*, set by an operator, reject or admit every
 //!   call and record nothing.
 //!
-//! A call asks for a [`BreakerPermit`] and records its [`Outcome`] on it.
+//! A call asks for a [`BreakerPermit`] and records its [`BreakerOutcome`] on it.
 //!
 //! - `config.rs`: [`CircuitBreakerConfig`], its builder, [`SlidingWindow`];
-//! - `permit.rs`: [`BreakerPermit`], [`OwnedBreakerPermit`], [`Outcome`];
+//! - `permit.rs`: [`BreakerPermit`], [`OwnedBreakerPermit`], [`BreakerOutcome`];
 //! - `metrics.rs`: [`CircuitBreakerMetrics`];
 //! - `machine.rs`: admission and recording;
 //! - `transition.rs`: the state changes;
@@ -39,7 +39,7 @@ mod loom_tests;
 
 pub use config::{CircuitBreakerConfig, CircuitBreakerConfigBuilder, SlidingWindow};
 pub use metrics::CircuitBreakerMetrics;
-pub use permit::{BreakerPermit, Outcome, OwnedBreakerPermit};
+pub use permit::{BreakerOutcome, BreakerPermit, OwnedBreakerPermit};
 
 use std::fmt;
 use std::sync::Arc;
@@ -62,7 +62,7 @@ use machine::Shared;
 /// use std::sync::Arc;
 /// use std::time::Duration;
 /// use bulkhead_core::{
-///     CircuitBreaker, CircuitBreakerConfig, CircuitState, ManualClock, Outcome, PolicyContext,
+///     CircuitBreaker, CircuitBreakerConfig, CircuitState, ManualClock, BreakerOutcome, PolicyContext,
 /// };
 ///
 /// let config = CircuitBreakerConfig::builder()
@@ -75,7 +75,7 @@ use machine::Shared;
 /// let context = PolicyContext::new(Arc::new(clock.clone()));
 /// let breaker = CircuitBreaker::with_context("payments", config, context);
 ///
-/// for outcome in [Outcome::Success, Outcome::Failure, Outcome::Success, Outcome::Failure] {
+/// for outcome in [BreakerOutcome::Success, BreakerOutcome::Failure, BreakerOutcome::Success, BreakerOutcome::Failure] {
 ///     breaker.try_acquire()?.record(outcome, None);
 /// }
 /// assert_eq!(breaker.state(), CircuitState::Open);  // 50% of 4 calls failed
@@ -85,7 +85,7 @@ use machine::Shared;
 /// clock.advance(Duration::from_secs(30));
 /// let trial = breaker.try_acquire()?;                // the one trial call
 /// assert_eq!(breaker.state(), CircuitState::HalfOpen);
-/// trial.record(Outcome::Success, None);
+/// trial.record(BreakerOutcome::Success, None);
 /// assert_eq!(breaker.state(), CircuitState::Closed);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```

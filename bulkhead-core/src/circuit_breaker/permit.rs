@@ -1,5 +1,5 @@
 //! The permission to make one call through a circuit breaker, and how the
-//! call ended: [`BreakerPermit`], [`OwnedBreakerPermit`], [`Outcome`].
+//! call ended: [`BreakerPermit`], [`OwnedBreakerPermit`], [`BreakerOutcome`].
 
 use std::fmt;
 use std::time::Duration;
@@ -14,7 +14,7 @@ use super::machine::{Shared, Ticket};
 /// by an inner policy is ignored if its kind is in `ignore_on`, else a
 /// failure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Outcome {
+pub enum BreakerOutcome {
     /// The call succeeded.
     Success,
     /// The call failed.
@@ -66,7 +66,7 @@ impl<'a> BreakerPermit<'a> {
     /// succeeded or failed. Recording a call admitted before the breaker
     /// last changed state does nothing: it belongs to a state that is gone.
     #[inline]
-    pub fn record(mut self, outcome: Outcome, duration: Option<Duration>) {
+    pub fn record(mut self, outcome: BreakerOutcome, duration: Option<Duration>) {
         let ticket = std::mem::replace(&mut self.ticket, Ticket::Free);
         self.shared.record(ticket, outcome, duration);
     }
@@ -119,7 +119,7 @@ impl OwnedBreakerPermit {
     }
 
     /// See [`BreakerPermit::record`].
-    pub fn record(mut self, outcome: Outcome, duration: Option<Duration>) {
+    pub fn record(mut self, outcome: BreakerOutcome, duration: Option<Duration>) {
         let ticket = std::mem::replace(&mut self.ticket, Ticket::Free);
         self.breaker.shared.record(ticket, outcome, duration);
     }

@@ -50,11 +50,11 @@ fn calls(breaker: &CircuitBreaker, outcomes: &str) {
             .try_acquire()
             .unwrap_or_else(|e| panic!("{e} before {c:?} of {outcomes:?}"));
         let (outcome, slow) = match c {
-            '.' => (Outcome::Success, false),
-            'F' => (Outcome::Failure, false),
-            'I' => (Outcome::Ignored, false),
-            'S' => (Outcome::Success, true),
-            'X' => (Outcome::Failure, true),
+            '.' => (BreakerOutcome::Success, false),
+            'F' => (BreakerOutcome::Failure, false),
+            'I' => (BreakerOutcome::Ignored, false),
+            'S' => (BreakerOutcome::Success, true),
+            'X' => (BreakerOutcome::Failure, true),
             _ => panic!("unknown outcome {c:?}"),
         };
         let duration = if slow {
@@ -265,9 +265,9 @@ fn a_call_as_long_as_the_threshold_is_not_slow() {
             .slow_call_rate_threshold(50.0),
     );
     let permit = breaker.try_acquire().unwrap();
-    permit.record(Outcome::Success, Some(Duration::from_secs(1)));
+    permit.record(BreakerOutcome::Success, Some(Duration::from_secs(1)));
     let permit = breaker.try_acquire().unwrap();
-    permit.record(Outcome::Success, None);
+    permit.record(BreakerOutcome::Success, None);
     assert_eq!(breaker.metrics().slow_calls, 0);
     assert_eq!(breaker.state(), Closed);
 }
@@ -278,7 +278,7 @@ fn by_default_durations_need_not_be_measured_but_count_if_given() {
     for _ in 0..2 {
         let permit = breaker.try_acquire().unwrap();
         assert!(!permit.tracks_slow_calls());
-        permit.record(Outcome::Success, Some(Duration::from_secs(61)));
+        permit.record(BreakerOutcome::Success, Some(Duration::from_secs(61)));
     }
     // 100% of the calls took longer than 60 s, as Resilience4j would see.
     assert_eq!(breaker.state(), Open);
@@ -423,11 +423,11 @@ fn a_dropped_or_ignored_trial_is_given_back() {
     assert!(breaker.try_acquire().is_err(), "the only trial is out");
     drop(trial);
     let trial = breaker.try_acquire().unwrap();
-    trial.record(Outcome::Ignored, None);
+    trial.record(BreakerOutcome::Ignored, None);
     assert_eq!(breaker.state(), HalfOpen);
     assert_eq!(breaker.metrics().buffered_calls, 0);
     let trial = breaker.try_acquire().unwrap();
-    trial.record(Outcome::Success, None);
+    trial.record(BreakerOutcome::Success, None);
     assert_eq!(breaker.state(), Closed);
 }
 
@@ -442,7 +442,7 @@ fn an_owned_permit_records_from_another_thread() {
     assert!(breaker.try_acquire_owned().is_err());
     drop(trial);
     let trial = breaker.try_acquire_owned().unwrap();
-    std::thread::spawn(move || trial.record(Outcome::Success, None))
+    std::thread::spawn(move || trial.record(BreakerOutcome::Success, None))
         .join()
         .unwrap();
     assert_eq!(breaker.state(), Closed);
@@ -454,7 +454,7 @@ fn an_outcome_of_a_state_that_is_gone_is_dropped() {
     let late = breaker.try_acquire().unwrap();
     calls(&breaker, "FF");
     breaker.reset();
-    late.record(Outcome::Failure, None);
+    late.record(BreakerOutcome::Failure, None);
     assert_eq!(breaker.metrics().buffered_calls, 0);
     // Trials of an earlier half-open state are not trials of this one.
     breaker.transition_to_open();
@@ -469,7 +469,7 @@ fn an_outcome_of_a_state_that_is_gone_is_dropped() {
         breaker.try_acquire().unwrap(),
         breaker.try_acquire().unwrap(),
     );
-    old_a.record(Outcome::Failure, None);
+    old_a.record(BreakerOutcome::Failure, None);
     drop(old_b);
     assert_eq!(breaker.state(), HalfOpen);
     assert_eq!(breaker.metrics().buffered_calls, 0);
@@ -489,7 +489,7 @@ fn a_time_window_drops_an_outcome_of_a_state_that_is_gone() {
     let late = breaker.try_acquire().unwrap();
     breaker.transition_to_open();
     breaker.reset();
-    late.record(Outcome::Failure, None);
+    late.record(BreakerOutcome::Failure, None);
     assert_eq!(breaker.metrics().buffered_calls, 0);
     assert_eq!(breaker.state(), Closed);
 }
@@ -526,7 +526,7 @@ fn disabled_admits_everything_and_records_nothing() {
     breaker.transition_to_disabled();
     let permit = breaker.try_acquire().unwrap();
     assert!(!permit.tracks_slow_calls());
-    permit.record(Outcome::Failure, None);
+    permit.record(BreakerOutcome::Failure, None);
     calls(&breaker, "FFFFXX");
     assert_eq!(breaker.state(), Disabled);
     assert_eq!(breaker.metrics().buffered_calls, 0);
@@ -703,9 +703,9 @@ fn stress(window: SlidingWindow) {
                     let duration = Duration::from_millis(rng.below(20));
                     match rng.below(20) {
                         0 => drop(permit),
-                        1 => permit.record(Outcome::Ignored, Some(duration)),
-                        n if n < 10 => permit.record(Outcome::Success, Some(duration)),
-                        _ => permit.record(Outcome::Failure, Some(duration)),
+                        1 => permit.record(BreakerOutcome::Ignored, Some(duration)),
+                        n if n < 10 => permit.record(BreakerOutcome::Success, Some(duration)),
+                        _ => permit.record(BreakerOutcome::Failure, Some(duration)),
                     }
                 }
             })
@@ -770,7 +770,7 @@ fn stress(window: SlidingWindow) {
         breaker
             .try_acquire()
             .unwrap()
-            .record(Outcome::Failure, None);
+            .record(BreakerOutcome::Failure, None);
     }
     assert_eq!(breaker.state(), Open);
 }

@@ -6,7 +6,7 @@
 //! [`Retry::sleep_async`] (never blocking a thread) on the policy's clock.
 //!
 //! - `config.rs`: [`RetryConfig`] and its builder;
-//! - `state.rs`: [`RetryState`] and [`Failure`], whether to try again;
+//! - `state.rs`: [`RetryState`] and [`AttemptFailure`], whether to try again;
 //! - `backoff.rs`: how long to wait before the next attempt;
 //! - `random.rs`: the random numbers behind jitter.
 
@@ -16,7 +16,7 @@ mod random;
 mod state;
 
 pub use config::{RetryConfig, RetryConfigBuilder};
-pub use state::{Failure, RetryState};
+pub use state::{AttemptFailure, RetryState};
 
 use std::fmt;
 use std::sync::Arc;
@@ -37,7 +37,7 @@ use crate::intern::intern;
 ///
 /// ```
 /// use std::time::Duration;
-/// use bulkhead_core::{Failure, Retry, RetryConfig};
+/// use bulkhead_core::{AttemptFailure, Retry, RetryConfig};
 ///
 /// let config = RetryConfig::builder()
 ///     .wait(Duration::from_millis(100))
@@ -46,7 +46,7 @@ use crate::intern::intern;
 /// let retry = Retry::new("inventory", config);
 ///
 /// let mut state = retry.start();
-/// let error = Failure::Error { retryable: true };
+/// let error = AttemptFailure::Error { retryable: true };
 /// assert_eq!(state.on_failure(error), Some(Duration::from_millis(100)));
 /// assert_eq!(state.on_failure(error), Some(Duration::from_millis(200)));
 /// assert_eq!(state.on_failure(error), None); // 3 attempts made: give up

@@ -13,15 +13,15 @@ use crate::rejection::{Rejection, RejectionKind};
 /// # Examples
 ///
 /// ```
-/// use bulkhead_core::{BulkheadFull, Failure, Rejection, RejectionKind};
+/// use bulkhead_core::{BulkheadFull, AttemptFailure, Rejection, RejectionKind};
 ///
-/// let busy = Failure::from(Rejection::from(BulkheadFull::new("db")));
-/// assert_eq!(busy, Failure::Rejected(RejectionKind::BulkheadFull));
+/// let busy = AttemptFailure::from(Rejection::from(BulkheadFull::new("db")));
+/// assert_eq!(busy, AttemptFailure::Rejected(RejectionKind::BulkheadFull));
 /// assert_eq!(busy.rejection(), Some(RejectionKind::BulkheadFull));
-/// assert_eq!(Failure::Error { retryable: true }.rejection(), None);
+/// assert_eq!(AttemptFailure::Error { retryable: true }.rejection(), None);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Failure {
+pub enum AttemptFailure {
     /// The call ran and returned its own error; `retryable` is what the
     /// `retry_if` predicate said of it (`true` without a predicate).
     Error {
@@ -33,25 +33,25 @@ pub enum Failure {
     Rejected(RejectionKind),
 }
 
-impl Failure {
+impl AttemptFailure {
     /// The kind of rejection that failed the attempt, `None` for an error.
     pub const fn rejection(self) -> Option<RejectionKind> {
         match self {
-            Failure::Error { .. } => None,
-            Failure::Rejected(kind) => Some(kind),
+            AttemptFailure::Error { .. } => None,
+            AttemptFailure::Rejected(kind) => Some(kind),
         }
     }
 }
 
-impl From<Rejection> for Failure {
+impl From<Rejection> for AttemptFailure {
     fn from(rejection: Rejection) -> Self {
-        Failure::Rejected(rejection.kind())
+        AttemptFailure::Rejected(rejection.kind())
     }
 }
 
-impl From<RejectionKind> for Failure {
+impl From<RejectionKind> for AttemptFailure {
     fn from(kind: RejectionKind) -> Self {
-        Failure::Rejected(kind)
+        AttemptFailure::Rejected(kind)
     }
 }
 
@@ -67,7 +67,7 @@ impl From<RejectionKind> for Failure {
 ///
 /// ```
 /// use std::time::Duration;
-/// use bulkhead_core::{Failure, Retry, RetryConfig};
+/// use bulkhead_core::{AttemptFailure, Retry, RetryConfig};
 ///
 /// let config = RetryConfig::builder()
 ///     .max_attempts(3)
@@ -84,7 +84,7 @@ impl From<RejectionKind> for Failure {
 ///             state.on_success();
 ///             break Ok(value);
 ///         }
-///         Err(error) => match state.on_failure(Failure::Error { retryable: true }) {
+///         Err(error) => match state.on_failure(AttemptFailure::Error { retryable: true }) {
 ///             Some(delay) => retry.sleep(delay),
 ///             None => break Err(error),
 ///         },
@@ -118,13 +118,13 @@ impl<'a> RetryState<'a> {
     /// refused, or a rejection listed in `abort_on`), publishing `Aborted`,
     /// or when this was the last of `max_attempts`, publishing `Exhausted`.
     /// Otherwise publishes `Retrying` and moves on to the next attempt.
-    pub fn on_failure(&mut self, failure: Failure) -> Option<Duration> {
+    pub fn on_failure(&mut self, failure: AttemptFailure) -> Option<Duration> {
         let shared = self.shared;
         let attempts = self.attempt;
         let rejection = failure.rejection();
         let retryable = match failure {
-            Failure::Error { retryable } => retryable,
-            Failure::Rejected(kind) => !shared.config.abort_on().contains(kind),
+            AttemptFailure::Error { retryable } => retryable,
+            AttemptFailure::Rejected(kind) => !shared.config.abort_on().contains(kind),
         };
         if !retryable {
             self.publish(RetryEventKind::Aborted {
@@ -223,7 +223,7 @@ mod tests {
             .collect()
     }
 
-    const ERROR: Failure = Failure::Error { retryable: true };
+    const ERROR: AttemptFailure = AttemptFailure::Error { retryable: true };
 
     #[test]
     fn max_attempts_counts_the_first_call() {
@@ -330,7 +330,10 @@ mod tests {
     fn an_error_retry_if_refused_aborts() {
         let (retry, mut events, _clock) = retry(RetryConfig::default());
         let mut state = retry.start();
-        assert_eq!(state.on_failure(Failure::Error { retryable: false }), None);
+        assert_eq!(
+            state.on_failure(AttemptFailure::Error { retryable: false }),
+            None
+        );
         assert_eq!(
             kinds(&mut events),
             [RetryEventKind::Aborted {

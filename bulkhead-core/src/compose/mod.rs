@@ -1,0 +1,282 @@
+//! The policies of one call, composed in the one fixed order:
+//!
+//! ```text
+//! Retry( CircuitBreaker( RateLimiter( Timeout( Bulkhead( call ) ) ) ) )
+//! ```
+//!
+//! whatever order they were declared in. What follows from the order:
+//!
+//! - a bulkhead slot is held only while the call runs, never during a retry
+//!   delay;
+//! - a rejection from an inner policy (a full bulkhead, a timeout, no
+//!   rate-limiter permit) is an outcome like any other to the outer ones: the
+//!   retry retries it unless its kind is in `abort_on`, the breaker records
+//!   it as a failure unless its kind is in `ignore_on`;
+//! - the time spent waiting for a bulkhead slot counts towards the timeout;
+//! - a call the bulkhead rejects has already taken a rate-limiter permit.
+//!
+//! Policies that are not there cost nothing but a branch; policies that are
+//! there but not triggered (a closed breaker, a first attempt that succeeds)
+//! cost a few nanoseconds and allocate nothing.
+
+mod future;
+mod sync;
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::bulkhead::Bulkhead;
+use crate::circuit_breaker::{BreakerOutcome, CircuitBreaker};
+use crate::clock::{Clock, SystemClock};
+use crate::rate_limiter::RateLimiter;
+use crate::rejection::CallError;
+use crate::retry::{AttemptFailure, Retry};
+use crate::timeout::Timeout;
+
+/// The set of policies a call runs under; see the [module docs](self) for the
+/// order. Cheap to clone (each policy is a handle to shared state).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use bulkhead_core::{Bulkhead, BulkheadConfig, CallError, Classifier, Policies, Retry, RetryConfig};
+///
+/// let policies = Policies::new()
+///     .with_retry(Retry::new("db", RetryConfig::builder().wait(Duration::ZERO).build()?))
+///     .with_bulkhead(Bulkhead::new("db", BulkheadConfig::default()));
+///
+/// let mut attempts = 0;
+/// let result: Result<u32, CallError<&str>> = policies.call(&Classifier::new(), || {
+///     attempts += 1;
+///     if attempts < 3 { Err("flaky") } else { Ok(attempts) }
+/// });
+/// assert_eq!(result, Ok(3));
+/// # Ok::<(), bulkhead_core::ConfigError>(())
+/// ```
+#[derive(Clone)]
+pub struct Policies {
+    retry: Option<Retry>,
+    circuit_breaker: Option<CircuitBreaker>,
+    rate_limiter: Option<RateLimiter>,
+    timeout: Option<Timeout>,
+    bulkhead: Option<Bulkhead>,
+    /// Measures call durations (slow calls, overruns).
+    clock: Arc<dyn Clock>,
+}
+
+impl Policies {
+    /// No policy at all: calls pass straight through, measured on the system
+    /// clock if a later policy needs to.
+    pub fn new() -> Self {
+        Policies::on_clock(Arc::new(SystemClock))
+    }
+
+    /// No policy yet; durations are measured on `clock` (the registry's).
+    pub fn on_clock(clock: Arc<dyn Clock>) -> Self {
+        Policies {
+            retry: None,
+            circuit_breaker: None,
+            rate_limiter: None,
+            timeout: None,
+            bulkhead: None,
+            clock,
+        }
+    }
+
+    /// Adds (or replaces) the retry policy.
+    #[must_use]
+    pub fn with_retry(mut self, retry: Retry) -> Self {
+        self.retry = Some(retry);
+        self
+    }
+
+    /// Adds (or replaces) the circuit breaker.
+    #[must_use]
+    pub fn with_circuit_breaker(mut self, circuit_breaker: CircuitBreaker) -> Self {
+        self.circuit_breaker = Some(circuit_breaker);
+        self
+    }
+
+    /// Adds (or replaces) the rate limiter.
+    #[must_use]
+    pub fn with_rate_limiter(mut self, rate_limiter: RateLimiter) -> Self {
+        self.rate_limiter = Some(rate_limiter);
+        self
+    }
+
+    /// Adds (or replaces) the timeout.
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Timeout) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Adds (or replaces) the bulkhead.
+    #[must_use]
+    pub fn with_bulkhead(mut self, bulkhead: Bulkhead) -> Self {
+        self.bulkhead = Some(bulkhead);
+        self
+    }
+
+    /// The retry policy, if any.
+    pub fn retry(&self) -> Option<&Retry> {
+        self.retry.as_ref()
+    }
+
+    /// The circuit breaker, if any.
+    pub fn circuit_breaker(&self) -> Option<&CircuitBreaker> {
+        self.circuit_breaker.as_ref()
+    }
+
+    /// The rate limiter, if any.
+    pub fn rate_limiter(&self) -> Option<&RateLimiter> {
+        self.rate_limiter.as_ref()
+    }
+
+    /// The timeout, if any.
+    pub fn timeout(&self) -> Option<&Timeout> {
+        self.timeout.as_ref()
+    }
+
+    /// The bulkhead, if any.
+    pub fn bulkhead(&self) -> Option<&Bulkhead> {
+        self.bulkhead.as_ref()
+    }
+
+    /// What the breaker records for a call that ended with `result`.
+    fn outcome<T, E>(
+        &self,
+        breaker: &CircuitBreaker,
+        result: &Result<T, CallError<E>>,
+        classify: &Classifier<'_, E>,
+    ) -> BreakerOutcome {
+        match result {
+            Ok(_) => BreakerOutcome::Success,
+            Err(CallError::Inner(error)) if classify.records(error) => {
+                BreakerOutcome::Failure
+            }
+            Err(CallError::Inner(_)) => BreakerOutcome::Success,
+            Err(CallError::Rejected(rejection))
+                if breaker.config().ignore_on().contains(rejection.kind()) =>
+            {
+                BreakerOutcome::Ignored
+            }
+            Err(CallError::Rejected(_)) => BreakerOutcome::Failure,
+        }
+    }
+}
+
+/// What the retry makes of a failed attempt.
+fn failure<T, E>(
+    result: &Result<T, CallError<E>>,
+    classify: &Classifier<'_, E>,
+) -> Option<AttemptFailure> {
+    match result {
+        Ok(_) => None,
+        Err(CallError::Inner(error)) => Some(AttemptFailure::Error {
+            retryable: classify.retries(error),
+        }),
+        Err(CallError::Rejected(rejection)) => Some(AttemptFailure::Rejected(rejection.kind())),
+    }
+}
+
+impl Default for Policies {
+    fn default() -> Self {
+        Policies::new()
+    }
+}
+
+impl fmt::Debug for Policies {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = |p: Option<&'static str>| p.unwrap_or("-");
+        f.debug_struct("Policies")
+            .field("retry", &name(self.retry.as_ref().map(Retry::instance)))
+            .field(
+                "circuit_breaker",
+                &name(self.circuit_breaker.as_ref().map(CircuitBreaker::instance)),
+            )
+            .field(
+                "rate_limiter",
+                &name(self.rate_limiter.as_ref().map(RateLimiter::instance)),
+            )
+            .field(
+                "timeout",
+                &name(self.timeout.as_ref().map(Timeout::instance)),
+            )
+            .field(
+                "bulkhead",
+                &name(self.bulkhead.as_ref().map(Bulkhead::instance)),
+            )
+            .finish()
+    }
+}
+
+/// A predicate over the call's own error.
+pub type ErrorPredicate<'a, E> = &'a (dyn Fn(&E) -> bool + Send + Sync);
+
+/// How the outer policies judge the call's own errors: `retry_if` (is this
+/// error worth another attempt? default: yes) and `record_if` (is it a
+/// failure for the circuit breaker? default: yes; a `false` counts as a
+/// success).
+pub struct Classifier<'a, E> {
+    retry_if: Option<ErrorPredicate<'a, E>>,
+    record_if: Option<ErrorPredicate<'a, E>>,
+}
+
+impl<'a, E> Classifier<'a, E> {
+    /// Every error is retried and recorded as a failure.
+    pub const fn new() -> Self {
+        Classifier {
+            retry_if: None,
+            record_if: None,
+        }
+    }
+
+    /// Retries only the errors `predicate` accepts.
+    #[must_use]
+    pub const fn retry_if(mut self, predicate: ErrorPredicate<'a, E>) -> Self {
+        self.retry_if = Some(predicate);
+        self
+    }
+
+    /// Records as failures only the errors `predicate` accepts.
+    #[must_use]
+    pub const fn record_if(mut self, predicate: ErrorPredicate<'a, E>) -> Self {
+        self.record_if = Some(predicate);
+        self
+    }
+
+    #[inline]
+    fn retries(&self, error: &E) -> bool {
+        self.retry_if.is_none_or(|p| p(error))
+    }
+
+    #[inline]
+    fn records(&self, error: &E) -> bool {
+        self.record_if.is_none_or(|p| p(error))
+    }
+}
+
+impl<E> Default for Classifier<'_, E> {
+    fn default() -> Self {
+        Classifier::new()
+    }
+}
+
+impl<E> Clone for Classifier<'_, E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E> Copy for Classifier<'_, E> {}
+
+impl<E> fmt::Debug for Classifier<'_, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Classifier")
+            .field("retry_if", &self.retry_if.is_some())
+            .field("record_if", &self.record_if.is_some())
+            .finish()
+    }
+}
