@@ -709,6 +709,7 @@ async fn b12_an_event_stream_ends_once_the_registry_and_its_policies_are_gone() 
 
 #[test]
 fn an_outer_deadline_cuts_a_sync_wait_short_and_says_so() {
+    use bulkhead::Clock;
     use bulkhead::core::EnterError;
     let clock = ManualClock::new();
     let registry = registry(&clock);
@@ -716,13 +717,14 @@ fn an_outer_deadline_cuts_a_sync_wait_short_and_says_so() {
     let _held = bulkhead.try_enter().unwrap();
     thread::scope(|s| {
         let outer = clock.now() + Duration::from_millis(100);
-        let early = s.spawn(|| bulkhead.enter_until(Some(outer)).map(drop));
+        let b = &bulkhead;
+        let early = s.spawn(move || b.enter_until(Some(outer)).map(drop));
         wait_until("the thread waits", || bulkhead.waiting_calls() == 1);
         clock.advance(Duration::from_millis(100));
         assert_eq!(early.join().unwrap(), Err(EnterError::DeadlineReached));
 
         let outer = clock.now() + Duration::from_secs(5);
-        let late = s.spawn(|| bulkhead.enter_until(Some(outer)).map(drop));
+        let late = s.spawn(move || b.enter_until(Some(outer)).map(drop));
         wait_until("the thread waits", || bulkhead.waiting_calls() == 1);
         clock.advance(Duration::from_secs(1));
         assert!(

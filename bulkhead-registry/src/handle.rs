@@ -1,11 +1,13 @@
 //! Handles to live policy instances.
 
 use bulkhead_core::{
-    Bulkhead, ConfigError, RateLimiter, RateLimiterConfig, Retry, RetryConfig, Timeout,
-    TimeoutConfig,
+    Bulkhead, CircuitBreaker, CircuitBreakerConfig, CircuitBreakerMetrics, CircuitState,
+    ConfigError, RateLimiter, RateLimiterConfig, Retry, RetryConfig, Timeout, TimeoutConfig,
 };
 
-use crate::snapshot::{BulkheadSnapshot, RateLimiterSnapshot, RetrySnapshot, TimeoutSnapshot};
+use crate::snapshot::{
+    BulkheadSnapshot, CircuitBreakerSnapshot, RateLimiterSnapshot, RetrySnapshot, TimeoutSnapshot,
+};
 
 /// A view of one bulkhead of a registry, from
 /// [`Registry::bulkhead`](crate::Registry::bulkhead).
@@ -163,5 +165,70 @@ impl RateLimiterHandle {
     /// The limiter itself.
     pub fn rate_limiter(&self) -> &RateLimiter {
         &self.limiter
+    }
+}
+
+/// A view of one circuit breaker of a registry, from
+/// [`Registry::circuit_breaker`](crate::Registry::circuit_breaker), with the
+/// operator's controls.
+#[derive(Debug, Clone)]
+pub struct CircuitBreakerHandle {
+    breaker: CircuitBreaker,
+}
+
+impl CircuitBreakerHandle {
+    pub(crate) fn new(breaker: CircuitBreaker) -> Self {
+        CircuitBreakerHandle { breaker }
+    }
+
+    /// The instance id.
+    pub fn instance(&self) -> &str {
+        self.breaker.instance()
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> CircuitBreakerConfig {
+        self.breaker.config()
+    }
+
+    /// The state now.
+    pub fn state(&self) -> CircuitState {
+        self.breaker.state()
+    }
+
+    /// The failure rate of the window, in percent; `None` until the window
+    /// holds `minimum_calls` calls.
+    pub fn failure_rate(&self) -> Option<f32> {
+        self.breaker.metrics().failure_rate
+    }
+
+    /// The window's counts and rates.
+    pub fn metrics(&self) -> CircuitBreakerMetrics {
+        self.breaker.metrics()
+    }
+
+    /// The breaker's state now.
+    pub fn snapshot(&self) -> CircuitBreakerSnapshot {
+        CircuitBreakerSnapshot::of(&self.breaker)
+    }
+
+    /// Forces the breaker open until another transition.
+    pub fn force_open(&self) {
+        self.breaker.transition_to_forced_open();
+    }
+
+    /// Disables the breaker: every call passes, nothing is recorded.
+    pub fn disable(&self) {
+        self.breaker.transition_to_disabled();
+    }
+
+    /// Closes the breaker with an empty window.
+    pub fn reset(&self) {
+        self.breaker.reset();
+    }
+
+    /// The breaker itself.
+    pub fn circuit_breaker(&self) -> &CircuitBreaker {
+        &self.breaker
     }
 }

@@ -1,9 +1,10 @@
 //! The kinds of policy the registry knows, as [`Kind`]s.
 
 use bulkhead_core::{
-    Bulkhead, BulkheadConfig, BulkheadConfigBuilder, ConfigError, PolicyContext, RateLimiter,
-    RateLimiterConfig, RateLimiterConfigBuilder, Retry, RetryConfig, RetryConfigBuilder, Timeout,
-    TimeoutConfig, TimeoutConfigBuilder,
+    Bulkhead, BulkheadConfig, BulkheadConfigBuilder, CircuitBreaker, CircuitBreakerConfig,
+    CircuitBreakerConfigBuilder, ConfigError, PolicyContext, RateLimiter, RateLimiterConfig,
+    RateLimiterConfigBuilder, Retry, RetryConfig, RetryConfigBuilder, Timeout, TimeoutConfig,
+    TimeoutConfigBuilder,
 };
 
 use crate::store::Kind;
@@ -53,4 +54,8 @@ kind!(
 kind!(
     /// Rate limiters.
     RateLimiters, "rate_limiter", RateLimiter, RateLimiterConfig, RateLimiterConfigBuilder
+);
+kind!(
+    /// Circuit breakers.
+    CircuitBreakers, "circuit_breaker", CircuitBreaker, CircuitBreakerConfig, CircuitBreakerConfigBuilder
 );

@@ -29,10 +29,13 @@ mod snapshot;
 mod store;
 
 pub use error::{Conflict, RegistryError};
-pub use handle::{BulkheadHandle, RateLimiterHandle, RetryHandle, TimeoutHandle};
+pub use handle::{
+    BulkheadHandle, CircuitBreakerHandle, RateLimiterHandle, RetryHandle, TimeoutHandle,
+};
 pub use pipeline::{Pipeline, PipelineBuilder};
 pub use registry::{Declarations, Registry, RegistryBuilder};
 pub use snapshot::{
-    BulkheadSnapshot, RateLimiterSnapshot, RegistrySnapshot, RetrySnapshot, TimeoutSnapshot,
+    BulkheadSnapshot, CircuitBreakerSnapshot, RateLimiterSnapshot, RegistrySnapshot, RetrySnapshot,
+    TimeoutSnapshot,
 };
 pub use store::DEFAULT_CONFIG;

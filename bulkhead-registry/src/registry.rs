@@ -6,16 +6,19 @@ use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use bulkhead_core::{
-    Bulkhead, BulkheadConfigBuilder, Clock, EventBus, EventStream, PolicyContext, RateLimiter,
-    RateLimiterConfigBuilder, Retry, RetryConfigBuilder, SystemClock, Timeout,
-    TimeoutConfigBuilder,
+    Bulkhead, BulkheadConfigBuilder, CircuitBreaker, CircuitBreakerConfigBuilder, Clock, EventBus,
+    EventStream, PolicyContext, RateLimiter, RateLimiterConfigBuilder, Retry, RetryConfigBuilder,
+    SystemClock, Timeout, TimeoutConfigBuilder,
 };
 
 use crate::error::RegistryError;
-use crate::handle::{BulkheadHandle, RateLimiterHandle, RetryHandle, TimeoutHandle};
-use crate::kinds::{Bulkheads, RateLimiters, Retries, Timeouts};
+use crate::handle::{
+    BulkheadHandle, CircuitBreakerHandle, RateLimiterHandle, RetryHandle, TimeoutHandle,
+};
+use crate::kinds::{Bulkheads, CircuitBreakers, RateLimiters, Retries, Timeouts};
 use crate::snapshot::{
-    BulkheadSnapshot, RateLimiterSnapshot, RegistrySnapshot, RetrySnapshot, TimeoutSnapshot,
+    BulkheadSnapshot, CircuitBreakerSnapshot, RateLimiterSnapshot, RegistrySnapshot, RetrySnapshot,
+    TimeoutSnapshot,
 };
 use crate::store::{Kind, Staged, Store};
 
@@ -64,6 +67,7 @@ struct Inner {
     retries: Store<Retries>,
     timeouts: Store<Timeouts>,
     rate_limiters: Store<RateLimiters>,
+    circuit_breakers: Store<CircuitBreakers>,
     /// Held while a batch of declarations is open.
     declaring: Mutex<()>,
 }
@@ -133,6 +137,18 @@ impl Registry {
         self.inner.timeouts.get(id).map(TimeoutHandle::new)
     }
 
+    /// The circuit breaker with this instance id.
+    ///
+    /// # Errors
+    ///
+    /// REG-009 if no circuit breaker has this id.
+    pub fn circuit_breaker(&self, id: &str) -> Result<CircuitBreakerHandle, RegistryError> {
+        self.inner
+            .circuit_breakers
+            .get(id)
+            .map(CircuitBreakerHandle::new)
+    }
+
     /// The rate limiter with this instance id.
     ///
     /// # Errors
@@ -149,6 +165,13 @@ impl Registry {
             bulkheads: sorted(inner.bulkheads.policies().iter().map(BulkheadSnapshot::of)),
             retries: sorted(inner.retries.policies().iter().map(RetrySnapshot::of)),
             timeouts: sorted(inner.timeouts.policies().iter().map(TimeoutSnapshot::of)),
+            circuit_breakers: sorted(
+                inner
+                    .circuit_breakers
+                    .policies()
+                    .iter()
+                    .map(CircuitBreakerSnapshot::of),
+            ),
             rate_limiters: sorted(
                 inner
                     .rate_limiters
@@ -206,6 +229,7 @@ impl Registry {
             retries: Staged::new(),
             timeouts: Staged::new(),
             rate_limiters: Staged::new(),
+            circuit_breakers: Staged::new(),
         }
     }
 }
@@ -232,6 +256,7 @@ impl fmt::Debug for Registry {
             .field("retries", &self.inner.retries.len())
             .field("timeouts", &self.inner.timeouts.len())
             .field("rate_limiters", &self.inner.rate_limiters.len())
+            .field("circuit_breakers", &self.inner.circuit_breakers.len())
             .finish_non_exhaustive()
     }
 }
@@ -247,6 +272,7 @@ pub struct RegistryBuilder {
     retries: Layers<Retries>,
     timeouts: Layers<Timeouts>,
     rate_limiters: Layers<RateLimiters>,
+    circuit_breakers: Layers<CircuitBreakers>,
 }
 
 /// The named configurations and per-instance overrides of one kind.
@@ -298,6 +324,7 @@ impl Default for RegistryBuilder {
             retries: Layers::default(),
             timeouts: Layers::default(),
             rate_limiters: Layers::default(),
+            circuit_breakers: Layers::default(),
         }
     }
 }
@@ -406,6 +433,28 @@ impl RegistryBuilder {
         self
     }
 
+    /// Defines (or extends) the named circuit breaker configuration `name`;
+    /// see [`bulkhead_config`](Self::bulkhead_config).
+    pub fn circuit_breaker_config(
+        mut self,
+        name: impl Into<String>,
+        f: impl FnOnce(CircuitBreakerConfigBuilder) -> CircuitBreakerConfigBuilder,
+    ) -> Self {
+        self.circuit_breakers.config(name.into(), f);
+        self
+    }
+
+    /// Overrides values of the circuit breaker instance `id`; see
+    /// [`bulkhead_instance`](Self::bulkhead_instance).
+    pub fn circuit_breaker_instance(
+        mut self,
+        id: impl Into<String>,
+        f: impl FnOnce(CircuitBreakerConfigBuilder) -> CircuitBreakerConfigBuilder,
+    ) -> Self {
+        self.circuit_breakers.instance(id.into(), f);
+        self
+    }
+
     /// Builds the registry. Configuration values are checked when an instance
     /// uses them, so a bad value is reported with its key by the wrapper or
     /// pipeline that needs it.
@@ -419,6 +468,7 @@ impl RegistryBuilder {
                 retries: self.retries.into_store(),
                 timeouts: self.timeouts.into_store(),
                 rate_limiters: self.rate_limiters.into_store(),
+                circuit_breakers: self.circuit_breakers.into_store(),
                 declaring: Mutex::new(()),
             }),
         }
@@ -439,6 +489,7 @@ pub struct Declarations<'r> {
     retries: Staged<Retries>,
     timeouts: Staged<Timeouts>,
     rate_limiters: Staged<RateLimiters>,
+    circuit_breakers: Staged<CircuitBreakers>,
 }
 
 impl Declarations<'_> {
@@ -513,6 +564,23 @@ impl Declarations<'_> {
             .declare(&mut self.rate_limiters, &inner.context, id, source, spec)
     }
 
+    /// Declares circuit breaker `id`, as [`bulkhead`](Self::bulkhead) does.
+    ///
+    /// # Errors
+    ///
+    /// REG-004, REG-008 or the ATR code of an invalid value.
+    pub fn circuit_breaker(
+        &mut self,
+        id: &str,
+        source: &str,
+        spec: &CircuitBreakerConfigBuilder,
+    ) -> Result<CircuitBreaker, RegistryError> {
+        let inner = &self.registry.inner;
+        inner
+            .circuit_breakers
+            .declare(&mut self.circuit_breakers, &inner.context, id, source, spec)
+    }
+
     /// Registers every instance declared in this batch.
     pub fn commit(self) {
         let inner = &self.registry.inner;
@@ -520,6 +588,7 @@ impl Declarations<'_> {
         inner.retries.commit(self.retries);
         inner.timeouts.commit(self.timeouts);
         inner.rate_limiters.commit(self.rate_limiters);
+        inner.circuit_breakers.commit(self.circuit_breakers);
     }
 }
 

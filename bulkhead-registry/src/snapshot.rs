@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use bulkhead_core::{Bulkhead, RateLimiter, RejectionKinds, Retry, Timeout};
+use bulkhead_core::{
+    Bulkhead, CircuitBreaker, CircuitState, RateLimiter, RejectionKinds, Retry, Timeout,
+};
 
 /// A snapshot of one instance.
 pub(crate) trait Instance {
@@ -118,6 +120,54 @@ impl TimeoutSnapshot {
     }
 }
 
+/// A circuit breaker's state at one moment.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CircuitBreakerSnapshot {
+    /// The instance id.
+    pub instance: String,
+    /// Closed, open, half-open, forced open or disabled.
+    pub state: CircuitState,
+    /// Failed calls in the window, in percent; `None` until the window holds
+    /// `minimum_calls` calls.
+    pub failure_rate: Option<f32>,
+    /// Slow calls in the window, in percent; `None` likewise.
+    pub slow_call_rate: Option<f32>,
+    /// Calls in the window.
+    pub buffered_calls: u32,
+    /// Failed calls in the window.
+    pub failed_calls: u32,
+    /// Slow calls in the window.
+    pub slow_calls: u32,
+    /// Calls refused since the breaker was created.
+    pub not_permitted_calls: u64,
+    /// The failure rate at which it opens.
+    pub failure_rate_threshold: f32,
+}
+
+impl Instance for CircuitBreakerSnapshot {
+    fn instance(&self) -> &str {
+        &self.instance
+    }
+}
+
+impl CircuitBreakerSnapshot {
+    pub(crate) fn of(breaker: &CircuitBreaker) -> Self {
+        let metrics = breaker.metrics();
+        CircuitBreakerSnapshot {
+            instance: breaker.instance().to_owned(),
+            state: breaker.state(),
+            failure_rate: metrics.failure_rate,
+            slow_call_rate: metrics.slow_call_rate,
+            buffered_calls: metrics.buffered_calls,
+            failed_calls: metrics.failed_calls,
+            slow_calls: metrics.slow_calls,
+            not_permitted_calls: metrics.not_permitted_calls,
+            failure_rate_threshold: breaker.config().failure_rate_threshold(),
+        }
+    }
+}
+
 /// A rate limiter's state at one moment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -165,6 +215,7 @@ pub struct RegistrySnapshot {
     pub(crate) retries: Vec<RetrySnapshot>,
     pub(crate) timeouts: Vec<TimeoutSnapshot>,
     pub(crate) rate_limiters: Vec<RateLimiterSnapshot>,
+    pub(crate) circuit_breakers: Vec<CircuitBreakerSnapshot>,
 }
 
 impl RegistrySnapshot {
@@ -181,6 +232,11 @@ impl RegistrySnapshot {
     /// The timeout policies, sorted by instance id.
     pub fn timeouts(&self) -> &[TimeoutSnapshot] {
         &self.timeouts
+    }
+
+    /// The circuit breakers, sorted by instance id.
+    pub fn circuit_breakers(&self) -> &[CircuitBreakerSnapshot] {
+        &self.circuit_breakers
     }
 
     /// The rate limiters, sorted by instance id.

@@ -1,16 +1,26 @@
 //! Policies built in code instead of with attributes: [`Pipeline`].
 
+mod predicate;
+
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use bulkhead_core::{Bulkhead, BulkheadConfigBuilder, CallError, Rejection};
+use bulkhead_core::{
+    BulkheadConfigBuilder, CallError, CircuitBreakerConfigBuilder, Classifier, Policies,
+    RateLimiterConfigBuilder, RetryConfigBuilder, TimeoutConfigBuilder,
+};
 
 use crate::error::RegistryError;
 use crate::registry::Registry;
+use predicate::Predicate;
 
 /// A set of policies around calls made through it, built with
 /// [`Pipeline::builder`].
+///
+/// The policies compose in one fixed order, whatever order the builder
+/// methods were called in:
+/// `Retry( CircuitBreaker( RateLimiter( Timeout( Bulkhead( call ) ) ) ) )`.
 ///
 /// The pipeline's id is the instance id of every policy it builds, so
 /// `registry.bulkhead("renderer")` returns the bulkhead of the pipeline
@@ -20,14 +30,20 @@ use crate::registry::Registry;
 /// # Examples
 ///
 /// ```
+/// use std::time::Duration;
 /// use bulkhead_registry::{Pipeline, Registry};
 ///
 /// let registry = Registry::new();
 /// let render = Pipeline::builder(&registry, "renderer")
 ///     .bulkhead(|b| b.max_concurrent(10))
+///     .retry(|r| r.max_attempts(3).wait(Duration::ZERO))
 ///     .build()?;
 ///
-/// let report = render.execute(|| Ok::<_, std::io::Error>("r-1 rendered"));
+/// let mut attempts = 0;
+/// let report = render.execute(|| {
+///     attempts += 1;
+///     if attempts < 2 { Err(std::io::Error::other("flaky")) } else { Ok("r-1 rendered") }
+/// });
 /// assert_eq!(report.unwrap(), "r-1 rendered");
 /// assert_eq!(registry.bulkhead("renderer")?.max_concurrent(), 10);
 /// # Ok::<(), bulkhead_registry::RegistryError>(())
@@ -35,7 +51,9 @@ use crate::registry::Registry;
 #[derive(Clone)]
 pub struct Pipeline {
     id: Arc<str>,
-    bulkhead: Option<Bulkhead>,
+    policies: Policies,
+    retry_if: Option<Predicate>,
+    record_if: Option<Predicate>,
 }
 
 impl Pipeline {
@@ -45,6 +63,12 @@ impl Pipeline {
             registry,
             id: id.into(),
             bulkhead: None,
+            retry: None,
+            circuit_breaker: None,
+            rate_limiter: None,
+            timeout: None,
+            retry_if: None,
+            record_if: None,
         }
     }
 
@@ -53,47 +77,54 @@ impl Pipeline {
         &self.id
     }
 
+    /// The policies, to inspect them.
+    pub fn policies(&self) -> &Policies {
+        &self.policies
+    }
+
     /// Runs `call` under the pipeline's policies, on this thread.
     ///
-    /// With a `max_wait`, waiting for a slot blocks the thread: from async
-    /// code, use [`execute_async`](Self::execute_async).
-    ///
-    /// `call` is `FnMut` because a retry may call it more than once.
+    /// `call` is `FnMut` because a retry may call it more than once. Waits
+    /// (a retry delay, a rate-limiter permit, a bulkhead slot) block the
+    /// thread: from async code, use [`execute_async`](Self::execute_async).
+    /// A timeout cannot pre-empt a sync call: it bounds the waits for a
+    /// permit or slot, and a call that overruns keeps its result and is
+    /// reported (an event).
     ///
     /// # Errors
     ///
-    /// [`CallError::Rejected`] if a policy refused the call,
-    /// [`CallError::Inner`] if the call ran and failed.
-    pub fn execute<T, E, F>(&self, mut call: F) -> Result<T, CallError<E>>
+    /// [`CallError::Rejected`] if a policy refused the (last) attempt,
+    /// [`CallError::Inner`] if it ran and failed.
+    pub fn execute<T, E, F>(&self, call: F) -> Result<T, CallError<E>>
     where
+        E: 'static,
         F: FnMut() -> Result<T, E>,
     {
-        let _permit = match &self.bulkhead {
-            Some(bulkhead) => Some(bulkhead.enter().map_err(Rejection::from)?),
-            None => None,
-        };
-        call().map_err(CallError::Inner)
+        let retry_if = |error: &E| Predicate::test(self.retry_if.as_ref(), error);
+        let record_if = |error: &E| Predicate::test(self.record_if.as_ref(), error);
+        let classify = Classifier::new().retry_if(&retry_if).record_if(&record_if);
+        self.policies.call(&classify, call)
     }
 
     /// Runs the future `call` makes under the pipeline's policies, without
-    /// blocking a thread; the bulkhead slot is held until that future
-    /// completes or is dropped.
+    /// blocking a thread. The bulkhead slot is held until that future
+    /// completes or is dropped; a timeout drops it at the deadline.
     ///
     /// Nothing happens until the returned future is first polled.
     ///
     /// # Errors
     ///
     /// As for [`execute`](Self::execute).
-    pub async fn execute_async<T, E, F, Fut>(&self, mut call: F) -> Result<T, CallError<E>>
+    pub async fn execute_async<T, E, F, Fut>(&self, call: F) -> Result<T, CallError<E>>
     where
+        E: 'static,
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        let _permit = match &self.bulkhead {
-            Some(bulkhead) => Some(bulkhead.enter_async().await.map_err(Rejection::from)?),
-            None => None,
-        };
-        call().await.map_err(CallError::Inner)
+        let retry_if = |error: &E| Predicate::test(self.retry_if.as_ref(), error);
+        let record_if = |error: &E| Predicate::test(self.record_if.as_ref(), error);
+        let classify = Classifier::new().retry_if(&retry_if).record_if(&record_if);
+        self.policies.call_async(&classify, call).await
     }
 }
 
@@ -101,21 +132,31 @@ impl fmt::Debug for Pipeline {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Pipeline")
             .field("id", &self.id)
-            .field("bulkhead", &self.bulkhead)
-            .finish()
+            .field("policies", &self.policies)
+            .finish_non_exhaustive()
     }
 }
 
 /// Builds a [`Pipeline`]; see [`Pipeline::builder`].
 ///
-/// Each policy method takes a closure over that policy's config builder. The
-/// policies always compose in the same order, whatever order they are added
-/// in.
+/// Each policy method takes a closure over that policy's config builder;
+/// calling one twice extends the same builder. The policies always compose in
+/// the same order, whatever order they are added in.
 #[must_use]
 pub struct PipelineBuilder<'r> {
     registry: &'r Registry,
     id: String,
     bulkhead: Option<BulkheadConfigBuilder>,
+    retry: Option<RetryConfigBuilder>,
+    circuit_breaker: Option<CircuitBreakerConfigBuilder>,
+    rate_limiter: Option<RateLimiterConfigBuilder>,
+    timeout: Option<TimeoutConfigBuilder>,
+    retry_if: Option<Predicate>,
+    record_if: Option<Predicate>,
+}
+
+fn extend<B: Default>(slot: &mut Option<B>, f: impl FnOnce(B) -> B) {
+    *slot = Some(f(slot.take().unwrap_or_default()));
 }
 
 impl PipelineBuilder<'_> {
@@ -124,25 +165,95 @@ impl PipelineBuilder<'_> {
         mut self,
         f: impl FnOnce(BulkheadConfigBuilder) -> BulkheadConfigBuilder,
     ) -> Self {
-        self.bulkhead = Some(f(self.bulkhead.take().unwrap_or_default()));
+        extend(&mut self.bulkhead, f);
         self
     }
 
-    /// Resolves every policy in the registry.
+    /// Adds a retry policy (outermost).
+    pub fn retry(mut self, f: impl FnOnce(RetryConfigBuilder) -> RetryConfigBuilder) -> Self {
+        extend(&mut self.retry, f);
+        self
+    }
+
+    /// Adds a circuit breaker (inside the retry).
+    pub fn circuit_breaker(
+        mut self,
+        f: impl FnOnce(CircuitBreakerConfigBuilder) -> CircuitBreakerConfigBuilder,
+    ) -> Self {
+        extend(&mut self.circuit_breaker, f);
+        self
+    }
+
+    /// Adds a rate limiter (inside the circuit breaker).
+    pub fn rate_limiter(
+        mut self,
+        f: impl FnOnce(RateLimiterConfigBuilder) -> RateLimiterConfigBuilder,
+    ) -> Self {
+        extend(&mut self.rate_limiter, f);
+        self
+    }
+
+    /// Adds a timeout (inside the rate limiter, around the bulkhead).
+    pub fn timeout(mut self, f: impl FnOnce(TimeoutConfigBuilder) -> TimeoutConfigBuilder) -> Self {
+        extend(&mut self.timeout, f);
+        self
+    }
+
+    /// Retries only the errors of type `E` that `predicate` accepts (by
+    /// default every error is retried). Calls whose error type is not `E`
+    /// keep the default.
+    pub fn retry_if<E: 'static>(
+        mut self,
+        predicate: impl Fn(&E) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.retry_if = Some(Predicate::new(predicate));
+        self
+    }
+
+    /// Records as circuit-breaker failures only the errors of type `E` that
+    /// `predicate` accepts; the others count as successes (by default every
+    /// error is a failure). Calls whose error type is not `E` keep the
+    /// default.
+    pub fn record_if<E: 'static>(
+        mut self,
+        predicate: impl Fn(&E) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.record_if = Some(Predicate::new(predicate));
+        self
+    }
+
+    /// Resolves every policy in the registry, all or nothing.
     ///
     /// # Errors
     ///
-    /// REG-004, REG-008 or an ATR code, as for
-    /// [`Registry::bulkhead_policy`].
+    /// REG-004 for an unknown config, REG-008 if one of the ids exists with
+    /// another configuration, or the ATR code of an invalid value.
     pub fn build(self) -> Result<Pipeline, RegistryError> {
         let source = format!("pipeline {:?}", self.id);
-        let bulkhead = match &self.bulkhead {
-            Some(spec) => Some(self.registry.bulkhead_policy(&self.id, &source, spec)?),
-            None => None,
-        };
+        let id = self.id.as_str();
+        let mut declare = self.registry.declare();
+        let mut policies = Policies::on_clock(Arc::clone(self.registry.clock()));
+        if let Some(spec) = &self.retry {
+            policies = policies.with_retry(declare.retry(id, &source, spec)?);
+        }
+        if let Some(spec) = &self.circuit_breaker {
+            policies = policies.with_circuit_breaker(declare.circuit_breaker(id, &source, spec)?);
+        }
+        if let Some(spec) = &self.rate_limiter {
+            policies = policies.with_rate_limiter(declare.rate_limiter(id, &source, spec)?);
+        }
+        if let Some(spec) = &self.timeout {
+            policies = policies.with_timeout(declare.timeout(id, &source, spec)?);
+        }
+        if let Some(spec) = &self.bulkhead {
+            policies = policies.with_bulkhead(declare.bulkhead(id, &source, spec)?);
+        }
+        declare.commit();
         Ok(Pipeline {
             id: self.id.into(),
-            bulkhead,
+            policies,
+            retry_if: self.retry_if,
+            record_if: self.record_if,
         })
     }
 }
@@ -152,6 +263,10 @@ impl fmt::Debug for PipelineBuilder<'_> {
         f.debug_struct("PipelineBuilder")
             .field("id", &self.id)
             .field("bulkhead", &self.bulkhead)
+            .field("retry", &self.retry)
+            .field("circuit_breaker", &self.circuit_breaker)
+            .field("rate_limiter", &self.rate_limiter)
+            .field("timeout", &self.timeout)
             .finish_non_exhaustive()
     }
 }
