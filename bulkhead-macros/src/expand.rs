@@ -22,7 +22,7 @@ use crate::{fallback, ids, valid};
 pub(crate) fn resilient(args: TokenStream, input: TokenStream) -> TokenStream {
     let item = match syn::parse2::<ItemTrait>(input.clone()) {
         Ok(item) => item,
-        Err(error) if fallback::looks_like_trait(&input) => {
+        Err(error) if fallback::looks_like(&input, "trait") => {
             return fallback::unparsed_trait(input, error);
         }
         Err(_) => {

@@ -14,12 +14,15 @@ use crate::{codes, expand, fallback, ids, valid};
 
 /// `#[bulkhead(args)]` on `input`.
 pub(crate) fn bulkhead(args: TokenStream, input: TokenStream) -> TokenStream {
-    if let Ok(item) = syn::parse2::<ItemFn>(input.clone()) {
-        return match try_expand(args, item.clone()) {
-            Ok(expanded) => expanded,
-            Err(error) => fallback::function(&item, error),
-        };
-    }
+    let unparsed = match syn::parse2::<ItemFn>(input.clone()) {
+        Ok(item) => {
+            return match try_expand(args, item.clone()) {
+                Ok(expanded) => expanded,
+                Err(error) => fallback::function(&item, error),
+            };
+        }
+        Err(error) => error,
+    };
     let error = match syn::parse2::<TraitItemFn>(input.clone()) {
         Ok(method) if method.default.is_none() => syn::Error::new(
             Span::call_site(),
@@ -29,6 +32,8 @@ pub(crate) fn bulkhead(args: TokenStream, input: TokenStream) -> TokenStream {
                 method.sig.ident
             ),
         ),
+        // A function with a syntax error: the parser's error alone.
+        Err(_) if fallback::looks_like(&input, "fn") => unparsed,
         _ => syn::Error::new(
             Span::call_site(),
             format!(

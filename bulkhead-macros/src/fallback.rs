@@ -24,16 +24,16 @@ pub(crate) fn resilient(item: ItemTrait, error: syn::Error) -> TokenStream {
     quote!(#item #wrapper #error)
 }
 
-/// Whether `input`, which does not parse as a trait, still reads as one:
-/// the keyword `trait` comes before the body.
-pub(crate) fn looks_like_trait(input: &TokenStream) -> bool {
+/// Whether `input`, which does not parse, still reads as an item of the
+/// kind `keyword` (`trait`, `fn`): the keyword comes before the body.
+pub(crate) fn looks_like(input: &TokenStream, keyword: &str) -> bool {
     input
         .clone()
         .into_iter()
         .take_while(
             |token| !matches!(token, TokenTree::Group(g) if g.delimiter() == Delimiter::Brace),
         )
-        .any(|token| matches!(token, TokenTree::Ident(ident) if ident == "trait"))
+        .any(|token| matches!(token, TokenTree::Ident(ident) if ident == keyword))
 }
 
 /// A trait with a syntax error (in a default method, say): syn's error, and
