@@ -425,28 +425,30 @@ fn guarded(
             }
         }
     };
-    let borrowed = own.as_ref().map(|_| quote_spanned!(span=> #delegate));
-    let in_future = guard(call(borrowed.as_ref()));
-    let at_once = guard(future.to_token_stream());
-    let made = call(own.as_ref());
-    let receiver = own
+    // The delegate as the future holds it until it has a slot (`&D`,
+    // `&mut D` or `D`), and the call made from it then.
+    let held = own.as_ref().map(|_| quote_spanned!(span=> #delegate));
+    let hold = own
         .as_ref()
         .map(|own| quote_spanned!(span=> let #delegate = #own;));
-    let receiver_input = borrowed.iter();
-    let time = CallTime::of(method);
-    let body = match time {
+    let in_future = guard(call(held.as_ref()));
+    let at_once = guard(future.to_token_stream());
+    let body = match CallTime::of(method) {
         CallTime::InFuture => quote_spanned! {span=>
             #take
-            #receiver
+            #hold
             #rejecter
             #in_future
         },
         CallTime::InFutureIfSend => {
-            let made_from_input = call(borrowed.as_ref());
-            let pattern = quote_spanned!(span=> (#bulkhead, #(#receiver_input,)* #(#args,)*));
+            // Everything the future would hold, as one value whose type the
+            // type checker tests for `Send`; each closure takes it apart.
+            let held_input = held.iter();
+            let pattern = quote_spanned!(span=> (#bulkhead, #(#held_input,)* #(#args,)*));
+            let made = call(held.as_ref());
             quote_spanned! {span=>
                 #take
-                #receiver
+                #hold
                 #rejecter
                 let #input = #pattern;
                 #[allow(unused_imports)]
@@ -455,18 +457,21 @@ fn guarded(
                     #input,
                     move |#pattern| #in_future,
                     move |#pattern| {
-                        let #future = #made_from_input;
+                        let #future = #made;
                         #at_once
                     },
                 )
             }
         }
-        CallTime::AtOnce => quote_spanned! {span=>
-            #take
-            #rejecter
-            let #future = #made;
-            #at_once
-        },
+        CallTime::AtOnce => {
+            let made = call(own.as_ref());
+            quote_spanned! {span=>
+                #take
+                #rejecter
+                let #future = #made;
+                #at_once
+            }
+        }
     };
     if method.ret.kind == CallKind::BoxedFuture {
         quote_spanned!(span=> ::bulkhead::__private::Box::pin({ #body }))
