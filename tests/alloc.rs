@@ -9,7 +9,6 @@ mod support;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::pin::pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::Poll;
 
 use bulkhead::{BulkheadConfig, CallError, Pipeline, Registry};
@@ -17,17 +16,17 @@ use support::poll_noop;
 
 struct Counting;
 
-static BYTES: AtomicUsize = AtomicUsize::new(0);
-
 thread_local! {
+    // Both per thread: the tests of this binary run in parallel.
     static MEASURING: Cell<bool> = const { Cell::new(false) };
+    static BYTES: Cell<usize> = const { Cell::new(0) };
 }
 
 // SAFETY: forwards every call to the system allocator unchanged; only counts.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         if MEASURING.with(Cell::get) {
-            BYTES.fetch_add(layout.size(), Ordering::SeqCst);
+            BYTES.with(|bytes| bytes.set(bytes.get() + layout.size()));
         }
         // SAFETY: same contract as the caller's.
         unsafe { System.alloc(layout) }
@@ -44,11 +43,11 @@ static ALLOCATOR: Counting = Counting;
 
 /// Bytes allocated on this thread while `f` runs.
 fn allocated_by<R>(f: impl FnOnce() -> R) -> (usize, R) {
-    BYTES.store(0, Ordering::SeqCst);
+    BYTES.with(|bytes| bytes.set(0));
     MEASURING.with(|m| m.set(true));
     let result = f();
     MEASURING.with(|m| m.set(false));
-    (BYTES.load(Ordering::SeqCst), result)
+    (BYTES.with(Cell::get), result)
 }
 
 #[test]
@@ -224,6 +223,30 @@ fn a_queued_async_waiter_allocates_nothing_once_the_queue_has_grown() {
         for _ in 0..3 {
             hand_over();
             time_out();
+        }
+    });
+    assert_eq!(bytes, 0);
+}
+
+#[test]
+fn untriggered_policies_allocate_nothing_sync_or_async() {
+    let registry = Registry::new();
+    let pipeline = Pipeline::builder(&registry, "alloc-all-five")
+        .bulkhead(|b| b.max_concurrent(4))
+        .retry(|r| r.max_attempts(3))
+        .circuit_breaker(|c| c.minimum_calls(10))
+        .rate_limiter(|r| {
+            r.limit_for_period(1_000_000)
+                .refresh_period(std::time::Duration::from_secs(3600))
+        })
+        .timeout(|t| t.duration(std::time::Duration::from_secs(60)))
+        .build()
+        .unwrap();
+    let (bytes, ()) = allocated_by(|| {
+        for _ in 0..100 {
+            assert_eq!(pipeline.execute(|| Ok::<_, ()>(1)), Ok(1));
+            let call = pin!(pipeline.execute_async(|| async { Ok::<_, ()>(2) }));
+            assert_eq!(poll_noop(&mut { call }), Poll::Ready(Ok(2)));
         }
     });
     assert_eq!(bytes, 0);

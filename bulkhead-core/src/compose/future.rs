@@ -1,4 +1,9 @@
 //! Async calls: waits never block a thread.
+//!
+//! One `async fn` holds every layer, so that a call through several policies
+//! is one state machine rather than a stack of nested futures; only the part
+//! a timeout must be able to drop (the bulkhead and the call) is a future of
+//! its own.
 
 use std::future::Future;
 
@@ -25,64 +30,97 @@ impl Policies {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        let Some(retry) = &self.retry else {
-            return self.attempt_async(classify, &mut call).await;
-        };
-        let mut state = retry.start();
+        let mut retry = self.retry.as_ref().map(|retry| (retry, retry.start()));
         loop {
-            let result = self.attempt_async(classify, &mut call).await;
-            let Some(failure) = failure(&result, classify) else {
-                state.on_success();
-                return result;
+            // One attempt: the breaker around the rate limiter around the
+            // timeout around the bulkhead around the call.
+            let permit = match &self.circuit_breaker {
+                None => None,
+                Some(breaker) => match breaker.try_acquire() {
+                    Ok(permit) => Some((breaker, permit)),
+                    Err(open) => {
+                        let result = Err(Rejection::from(open).into());
+                        match self.retry_after(&mut retry, &result, classify) {
+                            Some(delay) => {
+                                if let Some((retry, _)) = &retry {
+                                    retry.sleep_async(delay).await;
+                                }
+                                continue;
+                            }
+                            None => return result,
+                        }
+                    }
+                },
             };
-            match state.on_failure(failure) {
-                Some(delay) => retry.sleep_async(delay).await,
+            let started = match &permit {
+                Some((_, permit)) if permit.tracks_slow_calls() => Some(self.clock.now()),
+                _ => None,
+            };
+            let limited = match &self.rate_limiter {
+                Some(limiter) => limiter.acquire_async().await.map_err(Rejection::from),
+                None => Ok(()),
+            };
+            let result = match limited {
+                Err(rejection) => Err(rejection.into()),
+                Ok(()) => match &self.timeout {
+                    None => self.guarded(&mut call).await,
+                    Some(timeout) => {
+                        match timeout
+                            .run(timeout.deadline(), self.guarded(&mut call))
+                            .await
+                        {
+                            Ok(result) => result,
+                            Err(timed_out) => Err(Rejection::from(timed_out).into()),
+                        }
+                    }
+                },
+            };
+            if let Some((breaker, permit)) = permit {
+                let took = started.map(|s| self.clock.now().saturating_duration_since(s));
+                permit.record(self.outcome(breaker, &result, classify), took);
+            }
+            match self.retry_after(&mut retry, &result, classify) {
+                Some(delay) => {
+                    if let Some((retry, _)) = &retry {
+                        retry.sleep_async(delay).await;
+                    }
+                }
                 None => return result,
             }
         }
     }
 
-    async fn attempt_async<T, E, F, Fut>(
+    /// What the retry makes of an attempt's result: `Some(delay)` to try
+    /// again after `delay`, `None` to return it.
+    #[inline]
+    fn retry_after<T, E>(
         &self,
+        retry: &mut Option<(&crate::retry::Retry, crate::retry::RetryState<'_>)>,
+        result: &Result<T, CallError<E>>,
         classify: &Classifier<'_, E>,
-        call: &mut F,
-    ) -> Result<T, CallError<E>>
-    where
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-    {
-        let Some(breaker) = &self.circuit_breaker else {
-            return self.limited_async(call).await;
-        };
-        let permit = breaker.try_acquire().map_err(Rejection::from)?;
-        let started = permit.tracks_slow_calls().then(|| self.clock.now());
-        let result = self.limited_async(call).await;
-        let took = started.map(|started| self.clock.now().saturating_duration_since(started));
-        permit.record(self.outcome(breaker, &result, classify), took);
-        result
+    ) -> Option<std::time::Duration> {
+        let (_, state) = retry.as_mut()?;
+        match failure(result, classify) {
+            None => {
+                if let Some((_, state)) = retry.take() {
+                    state.on_success();
+                }
+                None
+            }
+            Some(failure) => state.on_failure(failure),
+        }
     }
 
-    async fn limited_async<T, E, F, Fut>(&self, call: &mut F) -> Result<T, CallError<E>>
+    /// The bulkhead around the call: what a timeout drops at its deadline.
+    async fn guarded<T, E, F, Fut>(&self, call: &mut F) -> Result<T, CallError<E>>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        if let Some(limiter) = &self.rate_limiter {
-            limiter.acquire_async().await.map_err(Rejection::from)?;
-        }
-        let guarded = async {
-            let _permit = match &self.bulkhead {
-                Some(bulkhead) => Some(bulkhead.enter_async().await.map_err(Rejection::from)?),
-                None => None,
-            };
-            call().await.map_err(CallError::Inner)
+        let _permit = match &self.bulkhead {
+            Some(bulkhead) => Some(bulkhead.enter_async().await.map_err(Rejection::from)?),
+            None => None,
         };
-        match &self.timeout {
-            None => guarded.await,
-            Some(timeout) => match timeout.run(timeout.deadline(), guarded).await {
-                Ok(result) => result,
-                Err(timed_out) => Err(Rejection::from(timed_out).into()),
-            },
-        }
+        call().await.map_err(CallError::Inner)
     }
 }

@@ -33,8 +33,10 @@ use crate::rejection::CallError;
 use crate::retry::{AttemptFailure, Retry};
 use crate::timeout::Timeout;
 
-/// The set of policies a call runs under; see the [module docs](self) for the
-/// order. Cheap to clone (each policy is a handle to shared state).
+/// The set of policies a call runs under, composed in the fixed order
+/// `Retry( CircuitBreaker( RateLimiter( Timeout( Bulkhead( call ) ) ) ) )`
+/// whatever order they were added in. Cheap to clone (each policy is a
+/// handle to shared state).
 ///
 /// # Examples
 ///

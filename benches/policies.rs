@@ -1,0 +1,124 @@
+//! Criterion benchmarks of the other policies' untriggered fast paths:
+//! what a retry that does not retry, a closed circuit breaker, a rate limiter
+//! with permits left and a timeout that does not fire cost on top of a call,
+//! against the floor (a bare `fetch_add` + `fetch_sub`) and a bare call, in
+//! one run.
+//!
+//! | group | what |
+//! |---|---|
+//! | `policies_sync` | `Pipeline::execute` with one policy at a time, then all five |
+//! | `policies_async` | `Pipeline::execute_async` polled once (ready at once), one policy at a time, then all five |
+//!
+//! Run with `cargo bench --bench policies`; `python3 benches/report.py`
+//! prints the medians (see `BENCHMARKS.md`).
+
+use std::hint::black_box;
+use std::pin::pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use bulkhead::core::SlidingWindow;
+use bulkhead::{Pipeline, PipelineBuilder, Registry};
+use criterion::{Criterion, criterion_group, criterion_main};
+
+type Build = fn(PipelineBuilder<'_>) -> PipelineBuilder<'_>;
+
+/// The pipelines compared, each with one policy (or all) on generous
+/// settings, so that nothing is ever triggered.
+fn cases() -> Vec<(&'static str, Build)> {
+    vec![
+        ("none", |p| p),
+        ("bulkhead", |p| p.bulkhead(|b| b.max_concurrent(25))),
+        ("retry", |p| p.retry(|r| r.max_attempts(3))),
+        ("circuit_breaker_count", |p| p.circuit_breaker(|c| c)),
+        ("circuit_breaker_time", |p| {
+            p.circuit_breaker(|c| {
+                c.sliding_window(SlidingWindow::Time)
+                    .sliding_window_size(60)
+            })
+        }),
+        ("rate_limiter", |p| {
+            p.rate_limiter(|r| {
+                r.limit_for_period(u32::MAX)
+                    .refresh_period(Duration::from_secs(3600))
+            })
+        }),
+        ("timeout", |p| {
+            p.timeout(|t| t.duration(Duration::from_secs(60)))
+        }),
+        ("all_five", |p| {
+            p.bulkhead(|b| b.max_concurrent(25))
+                .retry(|r| r.max_attempts(3))
+                .circuit_breaker(|c| c)
+                .rate_limiter(|r| {
+                    r.limit_for_period(u32::MAX)
+                        .refresh_period(Duration::from_secs(3600))
+                })
+                .timeout(|t| t.duration(Duration::from_secs(60)))
+        }),
+    ]
+}
+
+fn pipeline(registry: &Registry, id: &str, build: Build) -> Pipeline {
+    build(Pipeline::builder(registry, id))
+        .build()
+        .expect("valid policies")
+}
+
+fn floor(c: &mut Criterion) -> AtomicU64 {
+    let counter = AtomicU64::new(0);
+    c.bench_function("policies_floor/atomic_add_sub", |b| {
+        b.iter(|| {
+            black_box(counter.fetch_add(1, Ordering::Acquire));
+            black_box(counter.fetch_sub(1, Ordering::Release));
+        })
+    });
+    c.bench_function("policies_floor/direct_call", |b| {
+        b.iter(|| black_box(Ok::<u64, ()>(black_box(7))))
+    });
+    counter
+}
+
+fn sync(c: &mut Criterion) {
+    floor(c);
+    let registry = Registry::new();
+    let mut group = c.benchmark_group("policies_sync");
+    for (name, build) in cases() {
+        let pipeline = pipeline(&registry, &format!("sync-{name}"), build);
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let result = pipeline.execute(|| Ok::<u64, ()>(black_box(7)));
+                black_box(&result);
+            })
+        });
+    }
+    group.finish();
+}
+
+fn asynchronous(c: &mut Criterion) {
+    let registry = Registry::new();
+    let mut group = c.benchmark_group("policies_async");
+    let mut cx = Context::from_waker(Waker::noop());
+    for (name, build) in cases() {
+        let pipeline = pipeline(&registry, &format!("async-{name}"), build);
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let call = pin!(pipeline.execute_async(|| async { Ok::<u64, ()>(black_box(7)) }));
+                let result = call.poll(&mut cx);
+                debug_assert!(matches!(result, Poll::Ready(Ok(7))));
+                black_box(&result);
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(2));
+    targets = sync, asynchronous
+}
+criterion_main!(benches);
