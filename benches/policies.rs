@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use bulkhead::core::SlidingWindow;
+use bulkhead::SlidingWindow;
 use bulkhead::{Pipeline, PipelineBuilder, Registry};
 use criterion::{Criterion, criterion_group, criterion_main};
 

@@ -79,19 +79,24 @@
 #![forbid(unsafe_code)]
 
 pub use bulkhead_core::{
-    Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadEvent, BulkheadEventKind,
-    BulkheadFull, BulkheadPermit, CallError, CallTimeout, CircuitOpen, Clock, ConfigError, Enter,
-    Event, EventStream, ManualClock, RateLimited, Rejection, RejectionKind, Sleep, SystemClock,
+    AcquirePermit, AttemptFailure, BreakerOutcome, BreakerPermit, Bulkhead, BulkheadConfig,
+    BulkheadConfigBuilder, BulkheadEvent, BulkheadEventKind, BulkheadFull, BulkheadPermit,
+    CallError, CallTimeout, CircuitBreaker, CircuitBreakerConfig, CircuitBreakerConfigBuilder,
+    CircuitBreakerEvent, CircuitBreakerEventKind, CircuitBreakerMetrics, CircuitOpen, CircuitState,
+    Classifier, Clock, ConfigError, Enter, EnterError, ErrorPredicate, Event, EventBus,
+    EventStream, ManualClock, OwnedBreakerPermit, OwnedBulkheadPermit, Policies, PolicyContext,
+    RateLimited, RateLimiter, RateLimiterConfig, RateLimiterConfigBuilder, RateLimiterEvent,
+    RateLimiterEventKind, Rejection, RejectionKind, RejectionKinds, Retry, RetryConfig,
+    RetryConfigBuilder, RetryEvent, RetryEventKind, RetryState, Sleep, SlidingWindow, SystemClock,
+    Timeout, TimeoutConfig, TimeoutConfigBuilder, TimeoutEvent, TimeoutEventKind, TimeoutFuture,
+    check_limit, check_range, parse_bool, parse_duration, sleep_blocking,
 };
 pub use bulkhead_registry::{
-    BulkheadHandle, BulkheadSnapshot, DEFAULT_CONFIG, Declarations, Pipeline, PipelineBuilder,
-    Registry, RegistryBuilder, RegistryError, RegistrySnapshot,
+    BulkheadHandle, BulkheadSnapshot, CircuitBreakerHandle, CircuitBreakerSnapshot, Conflict,
+    DEFAULT_CONFIG, Declarations, Pipeline, PipelineBuilder, RateLimiterHandle,
+    RateLimiterSnapshot, Registry, RegistryBuilder, RegistryError, RegistrySnapshot, RetryHandle,
+    RetrySnapshot, TimeoutHandle, TimeoutSnapshot,
 };
-
-/// The lower layers, for users who build on them directly.
-pub mod core {
-    pub use bulkhead_core::*;
-}
 
 /// Generates a wrapper that implements a trait around any implementation of
 /// it, running each method annotated with [`#[bulkhead(...)]`](bulkhead)

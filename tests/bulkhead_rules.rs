@@ -710,7 +710,7 @@ async fn b12_an_event_stream_ends_once_the_registry_and_its_policies_are_gone() 
 #[test]
 fn an_outer_deadline_cuts_a_sync_wait_short_and_says_so() {
     use bulkhead::Clock;
-    use bulkhead::core::EnterError;
+    use bulkhead::EnterError;
     let clock = ManualClock::new();
     let registry = registry(&clock);
     let bulkhead = bulkhead(&registry, "deadline-cut", 1, Duration::from_secs(1));

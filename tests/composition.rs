@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
 use std::thread;
 use std::time::Duration;
 
-use bulkhead::core::{CircuitState, TimeoutEventKind};
 use bulkhead::{CallError, Event, ManualClock, Pipeline, Registry, Rejection, RejectionKind};
+use bulkhead::{CircuitState, TimeoutEventKind};
 use support::{poll_noop, wait_until};
 
 fn registry(clock: &ManualClock) -> Registry {

@@ -25,12 +25,12 @@ fn public_types_are_send_and_sync_and_pipelines_are_cheap_clones() {
     send_sync::<bulkhead::BulkheadPermit<'static>>();
     send_sync::<bulkhead::Enter<'static>>();
     send_sync::<bulkhead::Rejection>();
-    send_sync::<bulkhead::core::OwnedBulkheadPermit>();
+    send_sync::<bulkhead::OwnedBulkheadPermit>();
     send_sync::<bulkhead::EventStream>();
     send_sync::<bulkhead::Sleep>();
     send_sync::<bulkhead::BulkheadSnapshot>();
-    send_sync::<bulkhead::core::EventBus>();
-    send_sync::<bulkhead::core::PolicyContext>();
+    send_sync::<bulkhead::EventBus>();
+    send_sync::<bulkhead::PolicyContext>();
     clone_send_sync::<Pipeline>();
     clone_send_sync::<ManualClock>();
 }

@@ -155,9 +155,7 @@ impl Policies {
     ) -> BreakerOutcome {
         match result {
             Ok(_) => BreakerOutcome::Success,
-            Err(CallError::Inner(error)) if classify.records(error) => {
-                BreakerOutcome::Failure
-            }
+            Err(CallError::Inner(error)) if classify.records(error) => BreakerOutcome::Failure,
             Err(CallError::Inner(_)) => BreakerOutcome::Success,
             Err(CallError::Rejected(rejection))
                 if breaker.config().ignore_on().contains(rejection.kind()) =>
