@@ -103,6 +103,20 @@ impl ConfigError {
         }
     }
 
+    /// The same error about the key `key` instead (as a configuration
+    /// source wrote it, such as an environment variable's name).
+    #[must_use]
+    pub fn with_key(mut self, new_key: &str) -> Self {
+        let (ConfigError::InvalidDuration { key, .. }
+        | ConfigError::LimitOutOfRange { key, .. }
+        | ConfigError::InvalidBool { key, .. }
+        | ConfigError::NumberOutOfRange { key, .. }
+        | ConfigError::UnknownRejectionKind { key, .. }
+        | ConfigError::InvalidChoice { key, .. }) = &mut self;
+        new_key.clone_into(key);
+        self
+    }
+
     /// The same error with `prefix` put before its key, e.g. turning
     /// `max_wait` into `bulkhead.configs.slow.max_wait`.
     #[must_use]

@@ -220,6 +220,14 @@ pub enum BulkheadEventKind {
         /// Whether the call had waited (`max_wait` > 0) before it was rejected.
         waited: bool,
     },
+    /// The limit was changed at run time (by a handle or a configuration
+    /// reload).
+    LimitChanged {
+        /// The limit before.
+        from: u32,
+        /// The limit after.
+        to: u32,
+    },
 }
 
 /// Where policies publish their events: cheap to clone, shared by every

@@ -42,6 +42,32 @@ pub enum RegistryError {
     /// such as ATR-003).
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// A configuration source names a key that does not exist (CFG-001).
+    #[error("CFG-001: unknown configuration key {key}{hint}")]
+    UnknownKey {
+        /// The full key, as in the source.
+        key: String,
+        /// `; did you mean ...?` or `; expected one of ...`.
+        hint: String,
+    },
+    /// A configuration source cannot be read as configuration: TOML syntax,
+    /// a value of the wrong shape, an environment variable that names no
+    /// key (CFG-002).
+    #[error("CFG-002: {source_name}: {message}")]
+    Malformed {
+        /// Which source: `TOML`, a file's path, or an environment variable.
+        source_name: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A configuration file cannot be read (CFG-003).
+    #[error("CFG-003: cannot read configuration file {path}: {message}")]
+    Unreadable {
+        /// The file's path.
+        path: String,
+        /// The operating system's reason.
+        message: String,
+    },
 }
 
 impl RegistryError {
@@ -52,6 +78,9 @@ impl RegistryError {
             RegistryError::Conflict { .. } => "REG-008",
             RegistryError::UnknownInstance { .. } => "REG-009",
             RegistryError::Config(error) => error.code(),
+            RegistryError::UnknownKey { .. } => "CFG-001",
+            RegistryError::Malformed { .. } => "CFG-002",
+            RegistryError::Unreadable { .. } => "CFG-003",
         }
     }
 }

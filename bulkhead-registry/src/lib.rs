@@ -23,9 +23,11 @@
 mod error;
 mod handle;
 mod kinds;
+mod layers;
 mod pipeline;
 mod registry;
 mod snapshot;
+mod source;
 mod store;
 
 pub use error::{Conflict, RegistryError};
@@ -38,4 +40,4 @@ pub use snapshot::{
     BulkheadSnapshot, CircuitBreakerSnapshot, RateLimiterSnapshot, RegistrySnapshot, RetrySnapshot,
     TimeoutSnapshot,
 };
-pub use store::DEFAULT_CONFIG;
+pub use store::{Change, DEFAULT_CONFIG};

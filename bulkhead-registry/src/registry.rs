@@ -1,8 +1,8 @@
 //! The registry: named policy instances, their configurations, the clock they
 //! share and the events they publish.
 
-use std::collections::HashMap;
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use bulkhead_core::{
@@ -16,11 +16,13 @@ use crate::handle::{
     BulkheadHandle, CircuitBreakerHandle, RateLimiterHandle, RetryHandle, TimeoutHandle,
 };
 use crate::kinds::{Bulkheads, CircuitBreakers, RateLimiters, Retries, Timeouts};
+use crate::layers::AllLayers;
 use crate::snapshot::{
     BulkheadSnapshot, CircuitBreakerSnapshot, RateLimiterSnapshot, RegistrySnapshot, RetrySnapshot,
     TimeoutSnapshot,
 };
-use crate::store::{Kind, Staged, Store};
+use crate::source::{Setting, Source};
+use crate::store::{Change, Staged, Store};
 
 /// Where policy instances live, by id.
 ///
@@ -63,13 +65,34 @@ pub struct Registry {
 struct Inner {
     context: PolicyContext,
     events: EventBus,
-    bulkheads: Store<Bulkheads>,
-    retries: Store<Retries>,
-    timeouts: Store<Timeouts>,
-    rate_limiters: Store<RateLimiters>,
-    circuit_breakers: Store<CircuitBreakers>,
-    /// Held while a batch of declarations is open.
+    stores: Stores,
+    /// The layers given in code, and the sources given to the builder, to
+    /// build the layers again on a reload.
+    programmatic: AllLayers,
+    sources: Mutex<Vec<Source>>,
+    /// Held while a batch of declarations or a reload is under way.
     declaring: Mutex<()>,
+}
+
+/// The configurations and instances of every kind.
+pub(crate) struct Stores {
+    pub(crate) bulkheads: Store<Bulkheads>,
+    pub(crate) retries: Store<Retries>,
+    pub(crate) timeouts: Store<Timeouts>,
+    pub(crate) rate_limiters: Store<RateLimiters>,
+    pub(crate) circuit_breakers: Store<CircuitBreakers>,
+}
+
+impl Stores {
+    fn new(layers: AllLayers) -> Self {
+        Stores {
+            bulkheads: Store::new(layers.bulkheads),
+            retries: Store::new(layers.retries),
+            timeouts: Store::new(layers.timeouts),
+            rate_limiters: Store::new(layers.rate_limiters),
+            circuit_breakers: Store::new(layers.circuit_breakers),
+        }
+    }
 }
 
 impl Registry {
@@ -116,7 +139,7 @@ impl Registry {
     /// REG-009 if no bulkhead has this id (a bulkhead exists once its trait
     /// was wrapped or its pipeline built).
     pub fn bulkhead(&self, id: &str) -> Result<BulkheadHandle, RegistryError> {
-        self.inner.bulkheads.get(id).map(BulkheadHandle::new)
+        self.inner.stores.bulkheads.get(id).map(BulkheadHandle::new)
     }
 
     /// The retry policy with this instance id.
@@ -125,7 +148,7 @@ impl Registry {
     ///
     /// REG-009 if no retry policy has this id.
     pub fn retry(&self, id: &str) -> Result<RetryHandle, RegistryError> {
-        self.inner.retries.get(id).map(RetryHandle::new)
+        self.inner.stores.retries.get(id).map(RetryHandle::new)
     }
 
     /// The timeout policy with this instance id.
@@ -134,7 +157,7 @@ impl Registry {
     ///
     /// REG-009 if no timeout policy has this id.
     pub fn timeout(&self, id: &str) -> Result<TimeoutHandle, RegistryError> {
-        self.inner.timeouts.get(id).map(TimeoutHandle::new)
+        self.inner.stores.timeouts.get(id).map(TimeoutHandle::new)
     }
 
     /// The circuit breaker with this instance id.
@@ -144,6 +167,7 @@ impl Registry {
     /// REG-009 if no circuit breaker has this id.
     pub fn circuit_breaker(&self, id: &str) -> Result<CircuitBreakerHandle, RegistryError> {
         self.inner
+            .stores
             .circuit_breakers
             .get(id)
             .map(CircuitBreakerHandle::new)
@@ -155,18 +179,44 @@ impl Registry {
     ///
     /// REG-009 if no rate limiter has this id.
     pub fn rate_limiter(&self, id: &str) -> Result<RateLimiterHandle, RegistryError> {
-        self.inner.rate_limiters.get(id).map(RateLimiterHandle::new)
+        self.inner
+            .stores
+            .rate_limiters
+            .get(id)
+            .map(RateLimiterHandle::new)
     }
 
     /// Every policy's state now.
     pub fn snapshot(&self) -> RegistrySnapshot {
         let inner = &self.inner;
         RegistrySnapshot {
-            bulkheads: sorted(inner.bulkheads.policies().iter().map(BulkheadSnapshot::of)),
-            retries: sorted(inner.retries.policies().iter().map(RetrySnapshot::of)),
-            timeouts: sorted(inner.timeouts.policies().iter().map(TimeoutSnapshot::of)),
+            bulkheads: sorted(
+                inner
+                    .stores
+                    .bulkheads
+                    .policies()
+                    .iter()
+                    .map(BulkheadSnapshot::of),
+            ),
+            retries: sorted(
+                inner
+                    .stores
+                    .retries
+                    .policies()
+                    .iter()
+                    .map(RetrySnapshot::of),
+            ),
+            timeouts: sorted(
+                inner
+                    .stores
+                    .timeouts
+                    .policies()
+                    .iter()
+                    .map(TimeoutSnapshot::of),
+            ),
             circuit_breakers: sorted(
                 inner
+                    .stores
                     .circuit_breakers
                     .policies()
                     .iter()
@@ -174,6 +224,7 @@ impl Registry {
             ),
             rate_limiters: sorted(
                 inner
+                    .stores
                     .rate_limiters
                     .policies()
                     .iter()
@@ -209,6 +260,67 @@ impl Registry {
         let bulkhead = declarations.bulkhead(id, source, spec)?;
         declarations.commit();
         Ok(bulkhead)
+    }
+
+    /// Reads the configuration files and environment variables the registry
+    /// was built with again, and applies the result.
+    ///
+    /// Every instance is resolved again under the new configuration (the
+    /// values its declaration gave in code still sit between the named
+    /// configs and the per-instance overrides). A bulkhead whose
+    /// `max_concurrent` changes gets its new limit at once, without blocking
+    /// callers: see [`Bulkhead::set_max_concurrent`] for what happens to
+    /// calls in flight and to waiters; a `LimitChanged` event is published.
+    /// Other changes cannot be applied to a live instance: they are listed
+    /// with `applied: false`, and take effect for instances created later.
+    ///
+    /// # Errors
+    ///
+    /// The first error of any source, REG-004 for an unknown config, or the
+    /// ATR code of a bad value; then nothing changes.
+    pub fn reload(&self) -> Result<Vec<Change>, RegistryError> {
+        let sources = self.lock_sources().clone();
+        self.reload_from(sources)
+    }
+
+    /// Replaces the TOML text and files the registry was built with by
+    /// `toml` (environment sources stay, and are read again), and applies the
+    /// result as [`reload`](Self::reload) does.
+    ///
+    /// # Errors
+    ///
+    /// As for [`reload`](Self::reload); then nothing changes.
+    pub fn reload_toml(&self, toml: &str) -> Result<Vec<Change>, RegistryError> {
+        let mut sources = vec![Source::Toml(toml.to_owned())];
+        sources.extend(
+            self.lock_sources()
+                .iter()
+                .filter(|source| matches!(source, Source::Env(_) | Source::Vars(..)))
+                .cloned(),
+        );
+        self.reload_from(sources)
+    }
+
+    fn reload_from(&self, sources: Vec<Source>) -> Result<Vec<Change>, RegistryError> {
+        let mut layers = self.inner.programmatic.clone();
+        for source in &sources {
+            layers.apply(&source.settings()?)?;
+        }
+        let _serialised = self
+            .inner
+            .declaring
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let changes = layers.install(&self.inner.stores)?;
+        *self.lock_sources() = sources;
+        Ok(changes)
+    }
+
+    fn lock_sources(&self) -> MutexGuard<'_, Vec<Source>> {
+        self.inner
+            .sources
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Starts declaring several policy instances that are registered together
@@ -252,67 +364,29 @@ impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
             .field("clock", self.inner.context.clock())
-            .field("bulkheads", &self.inner.bulkheads.len())
-            .field("retries", &self.inner.retries.len())
-            .field("timeouts", &self.inner.timeouts.len())
-            .field("rate_limiters", &self.inner.rate_limiters.len())
-            .field("circuit_breakers", &self.inner.circuit_breakers.len())
+            .field("bulkheads", &self.inner.stores.bulkheads.len())
+            .field("retries", &self.inner.stores.retries.len())
+            .field("timeouts", &self.inner.stores.timeouts.len())
+            .field("rate_limiters", &self.inner.stores.rate_limiters.len())
+            .field(
+                "circuit_breakers",
+                &self.inner.stores.circuit_breakers.len(),
+            )
             .finish_non_exhaustive()
     }
 }
 
 /// Configures a [`Registry`]: its clock, named configurations and per-instance
-/// overrides.
+/// overrides, in code or from configuration sources.
 #[derive(Debug)]
 #[must_use]
 pub struct RegistryBuilder {
     clock: Arc<dyn Clock>,
     event_capacity: usize,
-    bulkheads: Layers<Bulkheads>,
-    retries: Layers<Retries>,
-    timeouts: Layers<Timeouts>,
-    rate_limiters: Layers<RateLimiters>,
-    circuit_breakers: Layers<CircuitBreakers>,
-}
-
-/// The named configurations and per-instance overrides of one kind.
-struct Layers<K: Kind> {
-    configs: HashMap<String, K::Spec>,
-    overrides: HashMap<String, K::Spec>,
-}
-
-impl<K: Kind> Default for Layers<K> {
-    fn default() -> Self {
-        Layers {
-            configs: HashMap::new(),
-            overrides: HashMap::new(),
-        }
-    }
-}
-
-impl<K: Kind> Layers<K> {
-    fn config(&mut self, name: String, f: impl FnOnce(K::Spec) -> K::Spec) {
-        let entry = self.configs.entry(name).or_default();
-        *entry = f(std::mem::take(entry));
-    }
-
-    fn instance(&mut self, id: String, f: impl FnOnce(K::Spec) -> K::Spec) {
-        let entry = self.overrides.entry(id).or_default();
-        *entry = f(std::mem::take(entry));
-    }
-
-    fn into_store(self) -> Store<K> {
-        Store::new(self.configs, self.overrides)
-    }
-}
-
-impl<K: Kind> fmt::Debug for Layers<K> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Layers")
-            .field("configs", &self.configs.keys())
-            .field("instances", &self.overrides.keys())
-            .finish()
-    }
+    /// What was given in code.
+    programmatic: AllLayers,
+    /// The sources, in the order given, with the settings they held.
+    sources: Vec<(Source, Vec<Setting>)>,
 }
 
 impl Default for RegistryBuilder {
@@ -320,11 +394,8 @@ impl Default for RegistryBuilder {
         RegistryBuilder {
             clock: Arc::new(SystemClock),
             event_capacity: EventBus::DEFAULT_CAPACITY,
-            bulkheads: Layers::default(),
-            retries: Layers::default(),
-            timeouts: Layers::default(),
-            rate_limiters: Layers::default(),
-            circuit_breakers: Layers::default(),
+            programmatic: AllLayers::default(),
+            sources: Vec::new(),
         }
     }
 }
@@ -352,7 +423,7 @@ impl RegistryBuilder {
         name: impl Into<String>,
         f: impl FnOnce(BulkheadConfigBuilder) -> BulkheadConfigBuilder,
     ) -> Self {
-        self.bulkheads.config(name.into(), f);
+        self.programmatic.bulkheads.config(name.into(), f);
         self
     }
 
@@ -363,7 +434,7 @@ impl RegistryBuilder {
         id: impl Into<String>,
         f: impl FnOnce(BulkheadConfigBuilder) -> BulkheadConfigBuilder,
     ) -> Self {
-        self.bulkheads.instance(id.into(), f);
+        self.programmatic.bulkheads.instance(id.into(), f);
         self
     }
 
@@ -374,7 +445,7 @@ impl RegistryBuilder {
         name: impl Into<String>,
         f: impl FnOnce(RetryConfigBuilder) -> RetryConfigBuilder,
     ) -> Self {
-        self.retries.config(name.into(), f);
+        self.programmatic.retries.config(name.into(), f);
         self
     }
 
@@ -385,7 +456,7 @@ impl RegistryBuilder {
         id: impl Into<String>,
         f: impl FnOnce(RetryConfigBuilder) -> RetryConfigBuilder,
     ) -> Self {
-        self.retries.instance(id.into(), f);
+        self.programmatic.retries.instance(id.into(), f);
         self
     }
 
@@ -396,7 +467,7 @@ impl RegistryBuilder {
         name: impl Into<String>,
         f: impl FnOnce(TimeoutConfigBuilder) -> TimeoutConfigBuilder,
     ) -> Self {
-        self.timeouts.config(name.into(), f);
+        self.programmatic.timeouts.config(name.into(), f);
         self
     }
 
@@ -407,7 +478,7 @@ impl RegistryBuilder {
         id: impl Into<String>,
         f: impl FnOnce(TimeoutConfigBuilder) -> TimeoutConfigBuilder,
     ) -> Self {
-        self.timeouts.instance(id.into(), f);
+        self.programmatic.timeouts.instance(id.into(), f);
         self
     }
 
@@ -418,7 +489,7 @@ impl RegistryBuilder {
         name: impl Into<String>,
         f: impl FnOnce(RateLimiterConfigBuilder) -> RateLimiterConfigBuilder,
     ) -> Self {
-        self.rate_limiters.config(name.into(), f);
+        self.programmatic.rate_limiters.config(name.into(), f);
         self
     }
 
@@ -429,7 +500,7 @@ impl RegistryBuilder {
         id: impl Into<String>,
         f: impl FnOnce(RateLimiterConfigBuilder) -> RateLimiterConfigBuilder,
     ) -> Self {
-        self.rate_limiters.instance(id.into(), f);
+        self.programmatic.rate_limiters.instance(id.into(), f);
         self
     }
 
@@ -440,7 +511,7 @@ impl RegistryBuilder {
         name: impl Into<String>,
         f: impl FnOnce(CircuitBreakerConfigBuilder) -> CircuitBreakerConfigBuilder,
     ) -> Self {
-        self.circuit_breakers.config(name.into(), f);
+        self.programmatic.circuit_breakers.config(name.into(), f);
         self
     }
 
@@ -451,24 +522,136 @@ impl RegistryBuilder {
         id: impl Into<String>,
         f: impl FnOnce(CircuitBreakerConfigBuilder) -> CircuitBreakerConfigBuilder,
     ) -> Self {
-        self.circuit_breakers.instance(id.into(), f);
+        self.programmatic.circuit_breakers.instance(id.into(), f);
         self
+    }
+
+    /// Loads configuration from TOML text (see the crate docs for the keys).
+    /// Later sources override earlier ones key by key, and environment
+    /// variables override TOML.
+    ///
+    /// # Errors
+    ///
+    /// CFG-002 if it is not TOML of the expected shape, CFG-001 for an
+    /// unknown key (with a did-you-mean), the ATR code of a bad value, each
+    /// naming the full key.
+    pub fn config_toml(self, toml: &str) -> Result<Self, RegistryError> {
+        self.source(Source::Toml(toml.to_owned()))
+    }
+
+    /// Loads configuration from a TOML file, read again by
+    /// [`Registry::reload`].
+    ///
+    /// # Errors
+    ///
+    /// CFG-003 if it cannot be read; otherwise as for
+    /// [`config_toml`](Self::config_toml).
+    pub fn config_file(self, path: impl Into<PathBuf>) -> Result<Self, RegistryError> {
+        self.source(Source::File(path.into()))
+    }
+
+    /// Loads configuration from the environment variables named
+    /// `BULKHEAD_<POLICY>__<CONFIGS|INSTANCES>__<NAME>__<KEY>`; see
+    /// [`config_env_prefix`](Self::config_env_prefix).
+    ///
+    /// # Errors
+    ///
+    /// As for [`config_env_prefix`](Self::config_env_prefix).
+    pub fn config_env(self) -> Result<Self, RegistryError> {
+        self.config_env_prefix("BULKHEAD_")
+    }
+
+    /// Loads configuration from the environment variables whose names start
+    /// with `prefix`, read again by [`Registry::reload`]:
+    /// `<prefix><POLICY>__<CONFIGS|INSTANCES>__<NAME>__<KEY>=<value>`, the
+    /// parts separated by two underscores, for example
+    /// `BULKHEAD_BULKHEAD__INSTANCES__THUMBNAILS_ASYNC__MAX_WAIT=2s`.
+    ///
+    /// `<NAME>` is matched against ids and config names after both are
+    /// normalized: ASCII letters and digits upper-cased, every run of other
+    /// characters (dots, dashes, `#`, `::`, spaces, parentheses) replaced by
+    /// one `_`, none at either end; so `shop::Thumbs#resize(&str, u32)` is
+    /// `SHOP_THUMBS_RESIZE_STR_U32`. Keys are matched without regard to case;
+    /// lists (`abort_on`) are comma-separated.
+    ///
+    /// # Errors
+    ///
+    /// CFG-002 for a variable with the prefix that does not have that shape,
+    /// CFG-001 for an unknown policy, section or key, the ATR code of a bad
+    /// value, each naming the variable.
+    pub fn config_env_prefix(self, prefix: &str) -> Result<Self, RegistryError> {
+        self.source(Source::Env(prefix.to_owned()))
+    }
+
+    /// Loads configuration from the given variables as if they were the
+    /// environment (see [`config_env_prefix`](Self::config_env_prefix)):
+    /// for tests, or variables read from elsewhere. A reload keeps them as
+    /// given.
+    ///
+    /// # Errors
+    ///
+    /// As for [`config_env_prefix`](Self::config_env_prefix).
+    pub fn config_vars<K, V>(
+        self,
+        prefix: &str,
+        vars: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<Self, RegistryError>
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
+        let vars = vars
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        self.source(Source::Vars(prefix.to_owned(), vars))
+    }
+
+    fn source(mut self, source: Source) -> Result<Self, RegistryError> {
+        let settings = source.settings()?;
+        // Checked against a scratch copy now, so that errors name this source.
+        AllLayers::default().apply(&settings)?;
+        self.sources.push((source, settings));
+        Ok(self)
+    }
+
+    fn layers(&self) -> Result<AllLayers, RegistryError> {
+        let mut layers = self.programmatic.clone();
+        for (_, settings) in &self.sources {
+            layers.apply(settings)?;
+        }
+        Ok(layers)
+    }
+
+    /// Builds the registry, checking every configuration it was given
+    /// first: each named config and per-instance override must build, and
+    /// each `base_config` must name a config.
+    ///
+    /// # Errors
+    ///
+    /// REG-004 for a `base_config` that names no config, or the ATR code of
+    /// an invalid value, naming its full key.
+    pub fn try_build(self) -> Result<Registry, RegistryError> {
+        self.layers()?.validate()?;
+        Ok(self.build())
     }
 
     /// Builds the registry. Configuration values are checked when an instance
     /// uses them, so a bad value is reported with its key by the wrapper or
-    /// pipeline that needs it.
+    /// pipeline that needs it; [`try_build`](Self::try_build) checks them all
+    /// now.
     pub fn build(self) -> Registry {
         let events = EventBus::new(self.event_capacity);
+        // Each source was applied on its own when it was given; together
+        // they cannot fail.
+        let layers = self.layers().unwrap_or_else(|_| self.programmatic.clone());
         Registry {
             inner: Arc::new(Inner {
                 context: PolicyContext::new(self.clock).with_events(events.clone()),
                 events,
-                bulkheads: self.bulkheads.into_store(),
-                retries: self.retries.into_store(),
-                timeouts: self.timeouts.into_store(),
-                rate_limiters: self.rate_limiters.into_store(),
-                circuit_breakers: self.circuit_breakers.into_store(),
+                stores: Stores::new(layers),
+                programmatic: self.programmatic,
+                sources: Mutex::new(self.sources.into_iter().map(|(source, _)| source).collect()),
                 declaring: Mutex::new(()),
             }),
         }
@@ -509,6 +692,7 @@ impl Declarations<'_> {
     ) -> Result<Bulkhead, RegistryError> {
         let inner = &self.registry.inner;
         inner
+            .stores
             .bulkheads
             .declare(&mut self.bulkheads, &inner.context, id, source, spec)
     }
@@ -526,6 +710,7 @@ impl Declarations<'_> {
     ) -> Result<Retry, RegistryError> {
         let inner = &self.registry.inner;
         inner
+            .stores
             .retries
             .declare(&mut self.retries, &inner.context, id, source, spec)
     }
@@ -543,6 +728,7 @@ impl Declarations<'_> {
     ) -> Result<Timeout, RegistryError> {
         let inner = &self.registry.inner;
         inner
+            .stores
             .timeouts
             .declare(&mut self.timeouts, &inner.context, id, source, spec)
     }
@@ -559,9 +745,13 @@ impl Declarations<'_> {
         spec: &RateLimiterConfigBuilder,
     ) -> Result<RateLimiter, RegistryError> {
         let inner = &self.registry.inner;
-        inner
-            .rate_limiters
-            .declare(&mut self.rate_limiters, &inner.context, id, source, spec)
+        inner.stores.rate_limiters.declare(
+            &mut self.rate_limiters,
+            &inner.context,
+            id,
+            source,
+            spec,
+        )
     }
 
     /// Declares circuit breaker `id`, as [`bulkhead`](Self::bulkhead) does.
@@ -576,19 +766,23 @@ impl Declarations<'_> {
         spec: &CircuitBreakerConfigBuilder,
     ) -> Result<CircuitBreaker, RegistryError> {
         let inner = &self.registry.inner;
-        inner
-            .circuit_breakers
-            .declare(&mut self.circuit_breakers, &inner.context, id, source, spec)
+        inner.stores.circuit_breakers.declare(
+            &mut self.circuit_breakers,
+            &inner.context,
+            id,
+            source,
+            spec,
+        )
     }
 
     /// Registers every instance declared in this batch.
     pub fn commit(self) {
         let inner = &self.registry.inner;
-        inner.bulkheads.commit(self.bulkheads);
-        inner.retries.commit(self.retries);
-        inner.timeouts.commit(self.timeouts);
-        inner.rate_limiters.commit(self.rate_limiters);
-        inner.circuit_breakers.commit(self.circuit_breakers);
+        inner.stores.bulkheads.commit(self.bulkheads);
+        inner.stores.retries.commit(self.retries);
+        inner.stores.timeouts.commit(self.timeouts);
+        inner.stores.rate_limiters.commit(self.rate_limiters);
+        inner.stores.circuit_breakers.commit(self.circuit_breakers);
     }
 }
 

@@ -4,11 +4,13 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::sync::{PoisonError, RwLock};
 
 use bulkhead_core::{ConfigError, PolicyContext};
 use dashmap::DashMap;
 
 use crate::error::{Conflict, RegistryError};
+use crate::source::{Setting, Target, Value, normalize};
 
 /// The name of the configuration every instance starts from.
 pub const DEFAULT_CONFIG: &str = "default";
@@ -26,6 +28,8 @@ pub(crate) trait Kind: 'static {
 
     /// The named base configuration `spec` chooses, if any.
     fn config_name(spec: &Self::Spec) -> Option<&str>;
+    /// `spec` choosing the named base configuration `name`.
+    fn with_config_name(spec: Self::Spec, name: &str) -> Self::Spec;
     /// `spec`'s values over `base`, bad keys named with `key_prefix`.
     fn build(
         spec: &Self::Spec,
@@ -34,12 +38,24 @@ pub(crate) trait Kind: 'static {
     ) -> Result<Self::Config, ConfigError>;
     /// A new instance.
     fn create(id: &str, config: Self::Config, context: PolicyContext) -> Self::Policy;
+    /// `spec` with `key` set from a configuration source.
+    fn set(
+        spec: Self::Spec,
+        key: &str,
+        value: &Value,
+        full_key: &str,
+    ) -> Result<Self::Spec, RegistryError>;
+    /// Applies what it can of `new` to a live instance configured with
+    /// `old`; whether all of it took effect.
+    fn reconfigure(policy: &Self::Policy, old: &Self::Config, new: &Self::Config) -> bool;
 }
 
 /// An instance and what it was declared with.
 pub(crate) struct Declared<K: Kind> {
     pub(crate) policy: K::Policy,
     pub(crate) config: K::Config,
+    /// The values given in code, to resolve it again on a reload.
+    pub(crate) spec: K::Spec,
     pub(crate) source: String,
 }
 
@@ -48,28 +64,236 @@ impl<K: Kind> Clone for Declared<K> {
         Declared {
             policy: self.policy.clone(),
             config: self.config.clone(),
+            spec: self.spec.clone(),
             source: self.source.clone(),
         }
     }
 }
 
-/// The configurations and instances of one kind of policy.
-pub(crate) struct Store<K: Kind> {
+/// The named configurations and per-instance overrides of one kind: from
+/// code and from TOML by exact name, from the environment by normalized name
+/// (applied after the others).
+pub(crate) struct Layers<K: Kind> {
     configs: HashMap<String, K::Spec>,
     overrides: HashMap<String, K::Spec>,
+    env_configs: HashMap<String, K::Spec>,
+    env_overrides: HashMap<String, K::Spec>,
+}
+
+impl<K: Kind> Default for Layers<K> {
+    fn default() -> Self {
+        Layers {
+            configs: HashMap::new(),
+            overrides: HashMap::new(),
+            env_configs: HashMap::new(),
+            env_overrides: HashMap::new(),
+        }
+    }
+}
+
+impl<K: Kind> Clone for Layers<K> {
+    fn clone(&self) -> Self {
+        Layers {
+            configs: self.configs.clone(),
+            overrides: self.overrides.clone(),
+            env_configs: self.env_configs.clone(),
+            env_overrides: self.env_overrides.clone(),
+        }
+    }
+}
+
+impl<K: Kind> fmt::Debug for Layers<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Layers")
+            .field("configs", &self.configs.keys())
+            .field("instances", &self.overrides.keys())
+            .field("env_configs", &self.env_configs.keys())
+            .field("env_instances", &self.env_overrides.keys())
+            .finish()
+    }
+}
+
+impl<K: Kind> Layers<K> {
+    /// Extends the named configuration `name` in code.
+    pub(crate) fn config(&mut self, name: String, f: impl FnOnce(K::Spec) -> K::Spec) {
+        let entry = self.configs.entry(name).or_default();
+        *entry = f(std::mem::take(entry));
+    }
+
+    /// Extends the overrides of instance `id` in code.
+    pub(crate) fn instance(&mut self, id: String, f: impl FnOnce(K::Spec) -> K::Spec) {
+        let entry = self.overrides.entry(id).or_default();
+        *entry = f(std::mem::take(entry));
+    }
+
+    /// Applies one setting of this kind from a source, checking its value
+    /// on its own so that a bad one is reported with the source's key.
+    pub(crate) fn apply(&mut self, setting: &Setting) -> Result<(), RegistryError> {
+        let (map, name, instance) = match &setting.target {
+            Target::Config(name) => (&mut self.configs, name.clone(), false),
+            Target::Instance(id) => (&mut self.overrides, id.clone(), true),
+            Target::EnvConfig(name) => (&mut self.env_configs, normalize(name), false),
+            Target::EnvInstance(id) => (&mut self.env_overrides, normalize(id), true),
+        };
+        let key = setting.key.as_str();
+        let full_key = setting.full_key.as_str();
+        let single = if key == "base_config" && instance {
+            let Some(base) = setting.value.text().filter(|t| !t.is_empty()) else {
+                return Err(RegistryError::Malformed {
+                    source_name: full_key.to_owned(),
+                    message: format!("base_config must name a config, got {}", setting.value),
+                });
+            };
+            K::with_config_name(K::Spec::default(), base)
+        } else {
+            let single = K::set(K::Spec::default(), key, &setting.value, full_key)?;
+            K::build(&single, &K::Config::default(), "").map_err(|e| e.with_key(full_key))?;
+            single
+        };
+        let entry = map.entry(name).or_default();
+        *entry = if key == "base_config" {
+            K::with_config_name(
+                std::mem::take(entry),
+                K::config_name(&single).unwrap_or_default(),
+            )
+        } else {
+            K::set(std::mem::take(entry), key, &setting.value, full_key)?
+        };
+        Ok(())
+    }
+
+    /// The named configuration `name`, from code/TOML and the environment.
+    fn named(&self, name: &str) -> (Option<&K::Spec>, Option<&K::Spec>) {
+        (
+            self.configs.get(name),
+            self.env_configs.get(&normalize(name)),
+        )
+    }
+
+    fn known_configs(&self) -> String {
+        let mut names: Vec<String> = self.configs.keys().cloned().collect();
+        names.extend(
+            self.env_configs
+                .keys()
+                .map(|n| format!("{n} (environment)")),
+        );
+        if !names.iter().any(|n| n == DEFAULT_CONFIG) {
+            names.push(DEFAULT_CONFIG.to_owned());
+        }
+        names.sort_unstable();
+        names.join(", ")
+    }
+
+    /// Resolves the configuration of instance `id`, highest precedence
+    /// first: the overrides for `id`; `spec`; the named config the overrides
+    /// or `spec` choose; `default`; the built-in defaults. At each level the
+    /// environment's values come after the others.
+    pub(crate) fn resolve(&self, id: &str, spec: &K::Spec) -> Result<K::Config, RegistryError> {
+        let exact = self.overrides.get(id);
+        let env = self.env_overrides.get(&normalize(id));
+        let mut config = K::Config::default();
+        let (default, env_default) = self.named(DEFAULT_CONFIG);
+        config = layer::<K>(config, default, &format!("{}.configs.default.", K::NAME))?;
+        config = layer::<K>(
+            config,
+            env_default,
+            &format!("{}.configs.default.", K::NAME),
+        )?;
+        let named = env
+            .and_then(K::config_name)
+            .or(exact.and_then(K::config_name))
+            .or(K::config_name(spec))
+            .filter(|name| *name != DEFAULT_CONFIG);
+        if let Some(name) = named {
+            let (base, env_base) = self.named(name);
+            if base.is_none() && env_base.is_none() {
+                return Err(RegistryError::UnknownConfig {
+                    policy: K::NAME,
+                    instance: id.to_owned(),
+                    config: name.to_owned(),
+                    known: self.known_configs(),
+                });
+            }
+            let prefix = format!("{}.configs.{name}.", K::NAME);
+            config = layer::<K>(config, base, &prefix)?;
+            config = layer::<K>(config, env_base, &prefix)?;
+        }
+        config = K::build(spec, &config, "")?;
+        let prefix = format!("{}.instances.{id}.", K::NAME);
+        config = layer::<K>(config, exact, &prefix)?;
+        Ok(layer::<K>(config, env, &prefix)?)
+    }
+
+    /// Checks what can be checked before any instance exists: every named
+    /// config and override builds, and every `base_config` names a config.
+    pub(crate) fn validate(&self) -> Result<(), RegistryError> {
+        let default = K::Config::default();
+        for (name, spec) in self.configs.iter().chain(&self.env_configs) {
+            K::build(spec, &default, &format!("{}.configs.{name}.", K::NAME))?;
+        }
+        for (id, spec) in self.overrides.iter().chain(&self.env_overrides) {
+            K::build(spec, &default, &format!("{}.instances.{id}.", K::NAME))?;
+            if let Some(name) = K::config_name(spec).filter(|n| *n != DEFAULT_CONFIG) {
+                if let (None, None) = self.named(name) {
+                    return Err(RegistryError::UnknownConfig {
+                        policy: K::NAME,
+                        instance: id.clone(),
+                        config: name.to_owned(),
+                        known: self.known_configs(),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn layer<K: Kind>(
+    config: K::Config,
+    spec: Option<&K::Spec>,
+    prefix: &str,
+) -> Result<K::Config, ConfigError> {
+    match spec {
+        Some(spec) => K::build(spec, &config, prefix),
+        None => Ok(config),
+    }
+}
+
+/// What a reload changed in one instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Change {
+    /// The kind of policy, such as `"bulkhead"`.
+    pub policy: &'static str,
+    /// The instance id.
+    pub instance: String,
+    /// The configuration before.
+    pub from: String,
+    /// The configuration after.
+    pub to: String,
+    /// Whether the live instance now works with the new configuration.
+    /// Only a bulkhead's `max_concurrent` changes live; any other change
+    /// takes effect for instances created from now on (a new registry, or
+    /// a new id), and the instance keeps its old values.
+    pub applied: bool,
+}
+
+/// The configurations and instances of one kind of policy.
+pub(crate) struct Store<K: Kind> {
+    layers: RwLock<Layers<K>>,
     instances: DashMap<String, Declared<K>>,
 }
 
 impl<K: Kind> Store<K> {
-    pub(crate) fn new(
-        configs: HashMap<String, K::Spec>,
-        overrides: HashMap<String, K::Spec>,
-    ) -> Self {
+    pub(crate) fn new(layers: Layers<K>) -> Self {
         Store {
-            configs,
-            overrides,
+            layers: RwLock::new(layers),
             instances: DashMap::new(),
         }
+    }
+
+    fn layers(&self) -> std::sync::RwLockReadGuard<'_, Layers<K>> {
+        self.layers.read().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The instance `id`.
@@ -89,37 +313,6 @@ impl<K: Kind> Store<K> {
         self.instances.len()
     }
 
-    /// Resolves the configuration of instance `id`, highest precedence
-    /// first: the overrides for `id`; `spec`; the named config the override
-    /// or `spec` chooses; `default`; the built-in defaults.
-    pub(crate) fn resolve(&self, id: &str, spec: &K::Spec) -> Result<K::Config, RegistryError> {
-        let overrides = self.overrides.get(id);
-        let mut base = K::Config::default();
-        if let Some(default) = self.configs.get(DEFAULT_CONFIG) {
-            base = K::build(default, &base, &format!("{}.configs.default.", K::NAME))?;
-        }
-        let named = overrides
-            .and_then(K::config_name)
-            .or(K::config_name(spec))
-            .filter(|name| *name != DEFAULT_CONFIG);
-        if let Some(name) = named {
-            let Some(config) = self.configs.get(name) else {
-                return Err(RegistryError::UnknownConfig {
-                    policy: K::NAME,
-                    instance: id.to_owned(),
-                    config: name.to_owned(),
-                    known: known_configs(self.configs.keys()),
-                });
-            };
-            base = K::build(config, &base, &format!("{}.configs.{name}.", K::NAME))?;
-        }
-        let mut config = K::build(spec, &base, "")?;
-        if let Some(overrides) = overrides {
-            config = K::build(overrides, &config, &format!("{}.instances.{id}.", K::NAME))?;
-        }
-        Ok(config)
-    }
-
     /// Resolves `id` and returns the instance it names: one staged earlier
     /// in the same batch, one already registered, or a new one, which is
     /// staged.
@@ -131,7 +324,7 @@ impl<K: Kind> Store<K> {
         source: &str,
         spec: &K::Spec,
     ) -> Result<K::Policy, RegistryError> {
-        let config = self.resolve(id, spec)?;
+        let config = self.layers().resolve(id, spec)?;
         let existing = match staged.0.iter().find(|(staged, _)| staged == id) {
             Some((_, declared)) => Some(declared.clone()),
             None => self.instances.get(id).map(|d| d.clone()),
@@ -153,6 +346,7 @@ impl<K: Kind> Store<K> {
                     Declared {
                         policy: policy.clone(),
                         config,
+                        spec: spec.clone(),
                         source: source.to_owned(),
                     },
                 ));
@@ -165,6 +359,45 @@ impl<K: Kind> Store<K> {
     pub(crate) fn commit(&self, staged: Staged<K>) {
         for (id, declared) in staged.0 {
             self.instances.insert(id, declared);
+        }
+    }
+
+    /// Resolves every instance under `layers` without changing anything:
+    /// the new configuration of each instance whose configuration changes.
+    pub(crate) fn plan(
+        &self,
+        layers: &Layers<K>,
+    ) -> Result<Vec<(String, K::Config)>, RegistryError> {
+        let mut changes = Vec::new();
+        for declared in self.instances.iter() {
+            let config = layers.resolve(declared.key(), &declared.spec)?;
+            if config != declared.config {
+                changes.push((declared.key().clone(), config));
+            }
+        }
+        Ok(changes)
+    }
+
+    /// Installs `layers` and reconfigures the instances `plan` found.
+    pub(crate) fn install(
+        &self,
+        layers: Layers<K>,
+        plan: Vec<(String, K::Config)>,
+        changes: &mut Vec<Change>,
+    ) {
+        *self.layers.write().unwrap_or_else(PoisonError::into_inner) = layers;
+        for (id, config) in plan {
+            if let Some(mut declared) = self.instances.get_mut(&id) {
+                let applied = K::reconfigure(&declared.policy, &declared.config, &config);
+                changes.push(Change {
+                    policy: K::NAME,
+                    instance: id.clone(),
+                    from: declared.config.to_string(),
+                    to: config.to_string(),
+                    applied,
+                });
+                declared.config = config;
+            }
         }
     }
 
@@ -197,13 +430,4 @@ impl<K: Kind> Staged<K> {
     pub(crate) fn ids(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(|(id, _)| id.as_str())
     }
-}
-
-fn known_configs<'a>(names: impl Iterator<Item = &'a String>) -> String {
-    let mut names: Vec<&str> = names.map(String::as_str).collect();
-    if !names.contains(&DEFAULT_CONFIG) {
-        names.push(DEFAULT_CONFIG);
-    }
-    names.sort_unstable();
-    names.join(", ")
 }

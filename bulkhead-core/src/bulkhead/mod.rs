@@ -225,7 +225,8 @@ impl Bulkhead {
         self.shared.config.enabled()
     }
 
-    /// Changes the limit at once, without blocking callers.
+    /// Changes the limit at once, without blocking callers, and publishes a
+    /// `LimitChanged` event if it changed.
     ///
     /// Raising it hands the new slots to waiting callers. Lowering it below
     /// the calls in flight lets them finish; new calls are admitted only once
@@ -241,7 +242,17 @@ impl Bulkhead {
             max_concurrent.into(),
             BulkheadConfig::MAX_CONCURRENT.into(),
         )?;
-        self.shared.semaphore.set_max(max);
+        let from = self.shared.semaphore.set_max(max);
+        if from != max {
+            let instance = self.shared.instance;
+            self.shared.context.publish(|at| {
+                Event::Bulkhead(BulkheadEvent {
+                    instance,
+                    kind: BulkheadEventKind::LimitChanged { from, to: max },
+                    at,
+                })
+            });
+        }
         Ok(())
     }
 }

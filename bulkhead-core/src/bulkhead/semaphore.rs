@@ -315,7 +315,8 @@ impl Semaphore {
     /// Changes the limit. Raising it hands the new slots to waiters at once;
     /// lowering it lets the calls in flight finish and admits new ones only
     /// once fewer than the new limit are in flight.
-    pub(crate) fn set_max(&self, new_max: u32) {
+    /// Returns the limit it replaced.
+    pub(crate) fn set_max(&self, new_max: u32) -> u32 {
         let new_max = new_max.clamp(1, MAX_CONCURRENT);
         let mut queue = lock(&self.queue);
         let mut state = self.state.load(Acquire);
@@ -326,6 +327,7 @@ impl Semaphore {
                 Err(actual) => state = actual,
             }
         }
+        let before = max(state);
         let mut wakes = Vec::new();
         while !queue.is_empty() {
             let state = self.state.load(Acquire);
@@ -342,7 +344,8 @@ impl Semaphore {
         }
         self.queue_changed(&queue);
         drop(queue);
-        WakeAll(wakes);
+        drop(WakeAll(wakes));
+        before
     }
 
     pub(crate) fn in_flight(&self) -> u32 {

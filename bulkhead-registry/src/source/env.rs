@@ -1,0 +1,80 @@
+//! Environment variable sources.
+//!
+//! `<PREFIX><POLICY>__<CONFIGS|INSTANCES>__<NAME>__<KEY>=<value>`, all parts
+//! separated by two underscores, for example (prefix `BULKHEAD_`):
+//!
+//! ```text
+//! BULKHEAD_BULKHEAD__CONFIGS__SLOW__MAX_CONCURRENT=3
+//! BULKHEAD_BULKHEAD__INSTANCES__THUMBNAILS_ASYNC__MAX_WAIT=2s
+//! BULKHEAD_RETRY__INSTANCES__SHOP_THUMBS_RESIZE_STR_U32__ABORT_ON=BulkheadFull,Timeout
+//! ```
+//!
+//! `<NAME>` is an id or config name in [`normalize`](super::normalize)d
+//! form (letters and digits upper-cased, every run of other characters one
+//! `_`): it applies to every id or name that normalizes to it. Keys are
+//! matched without regard to case. Values are text: durations in humantime
+//! form, lists comma-separated.
+
+use std::ffi::OsString;
+
+use super::{POLICIES, Setting, Target, Value, suggest};
+use crate::error::RegistryError;
+
+/// Every setting among `vars` whose name starts with `prefix`.
+pub(crate) fn from_env(
+    prefix: &str,
+    vars: impl IntoIterator<Item = (OsString, OsString)>,
+) -> Result<Vec<Setting>, RegistryError> {
+    let mut settings = Vec::new();
+    for (name, value) in vars {
+        // Variables that are not valid Unicode cannot be ours.
+        let (Some(name), Some(value)) = (name.to_str(), value.to_str()) else {
+            continue;
+        };
+        let Some(rest) = name.strip_prefix(prefix) else {
+            continue;
+        };
+        settings.push(setting(name, rest, value)?);
+    }
+    Ok(settings)
+}
+
+fn setting(variable: &str, rest: &str, value: &str) -> Result<Setting, RegistryError> {
+    let malformed = |message: String| RegistryError::Malformed {
+        source_name: format!("environment variable {variable}"),
+        message,
+    };
+    let parts: Vec<&str> = rest.split("__").collect();
+    let [policy, section, name, key] = parts[..] else {
+        return Err(malformed(
+            "expected <POLICY>__<CONFIGS|INSTANCES>__<NAME>__<KEY> after the prefix".to_owned(),
+        ));
+    };
+    let policy_lower = policy.to_ascii_lowercase();
+    let Some(&policy_name) = POLICIES.iter().find(|p| **p == policy_lower) else {
+        return Err(RegistryError::UnknownKey {
+            key: variable.to_owned(),
+            hint: suggest(&policy_lower, &POLICIES),
+        });
+    };
+    let target = match section.to_ascii_lowercase().as_str() {
+        "configs" => Target::EnvConfig(name.to_owned()),
+        "instances" => Target::EnvInstance(name.to_owned()),
+        other => {
+            return Err(RegistryError::UnknownKey {
+                key: variable.to_owned(),
+                hint: suggest(other, &["configs", "instances"]),
+            });
+        }
+    };
+    if name.is_empty() {
+        return Err(malformed("the name part is empty".to_owned()));
+    }
+    Ok(Setting {
+        policy: policy_name,
+        target,
+        key: key.to_ascii_lowercase(),
+        value: Value::Text(value.to_owned()),
+        full_key: variable.to_owned(),
+    })
+}

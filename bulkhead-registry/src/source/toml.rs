@@ -1,0 +1,86 @@
+//! TOML sources.
+//!
+//! ```toml
+//! [bulkhead.configs.default]
+//! max_wait = "10ms"
+//!
+//! [bulkhead.configs.slow]
+//! max_concurrent = 3
+//!
+//! [bulkhead.instances.thumbnails]
+//! base_config = "slow"
+//! max_concurrent = 8
+//!
+//! [bulkhead.instances."shop::Thumbs#resize(&str, u32)"]
+//! enabled = false
+//! ```
+
+use super::{POLICIES, Setting, Target, Value, suggest};
+use crate::error::RegistryError;
+
+/// Every setting in `text`; `source` names it in messages.
+pub(crate) fn from_toml(text: &str, source: &str) -> Result<Vec<Setting>, RegistryError> {
+    let malformed = |message: String| RegistryError::Malformed {
+        source_name: source.to_owned(),
+        message,
+    };
+    let table: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| malformed(e.to_string().trim().replace('\n', " ")))?;
+    let mut settings = Vec::new();
+    for (policy, sections) in &table {
+        let Some(&policy_name) = POLICIES.iter().find(|p| **p == policy.as_str()) else {
+            return Err(RegistryError::UnknownKey {
+                key: policy.clone(),
+                hint: suggest(policy, &POLICIES),
+            });
+        };
+        let sections = sections.as_table().ok_or_else(|| {
+            malformed(format!("{policy} must be a table of configs and instances"))
+        })?;
+        for (section, entries) in sections {
+            let target: fn(String) -> Target = match section.as_str() {
+                "configs" => Target::Config,
+                "instances" => Target::Instance,
+                _ => {
+                    return Err(RegistryError::UnknownKey {
+                        key: format!("{policy}.{section}"),
+                        hint: suggest(section, &["configs", "instances"]),
+                    });
+                }
+            };
+            let entries = entries
+                .as_table()
+                .ok_or_else(|| malformed(format!("{policy}.{section} must be a table of names")))?;
+            for (name, keys) in entries {
+                let keys = keys.as_table().ok_or_else(|| {
+                    malformed(format!("{policy}.{section}.{name} must be a table of keys"))
+                })?;
+                for (key, value) in keys {
+                    let full_key = format!("{policy}.{section}.{name}.{key}");
+                    settings.push(Setting {
+                        policy: policy_name,
+                        target: target(name.clone()),
+                        key: key.clone(),
+                        value: convert(value).ok_or_else(|| {
+                            malformed(format!("{full_key} has a value of an unsupported type"))
+                        })?,
+                        full_key,
+                    });
+                }
+            }
+        }
+    }
+    Ok(settings)
+}
+
+fn convert(value: &toml::Value) -> Option<Value> {
+    Some(match value {
+        toml::Value::String(s) => Value::Text(s.clone()),
+        toml::Value::Integer(n) => Value::Integer(*n),
+        toml::Value::Float(x) => Value::Float(*x),
+        toml::Value::Boolean(b) => Value::Bool(*b),
+        toml::Value::Array(items) => Value::List(items.iter().map(convert).collect::<Option<_>>()?),
+        _ => return None,
+    })
+}

@@ -1,0 +1,151 @@
+//! A configuration value as a source gives it, converted on demand into the
+//! type its key needs, with the codes of SPEC section 4 when it does not fit.
+
+use std::fmt;
+use std::time::Duration;
+
+use bulkhead_core::{ConfigError, RejectionKind, parse_bool, parse_duration};
+
+/// A value from TOML (typed) or the environment (always text).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Value {
+    Text(String),
+    Integer(i64),
+    Float(f64),
+    Bool(bool),
+    List(Vec<Value>),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Text(text) => write!(f, "{text:?}"),
+            Value::Integer(n) => write!(f, "{n}"),
+            Value::Float(x) => write!(f, "{x}"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::List(items) => {
+                f.write_str("[")?;
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    item.fmt(f)?;
+                }
+                f.write_str("]")
+            }
+        }
+    }
+}
+
+impl Value {
+    /// A duration: humantime text, or `0`.
+    pub(crate) fn duration(&self, key: &str) -> Result<Duration, ConfigError> {
+        match self {
+            Value::Text(text) => parse_duration(key, text),
+            Value::Integer(0) => Ok(Duration::ZERO),
+            other => Err(ConfigError::InvalidDuration {
+                key: key.to_owned(),
+                value: other.to_string(),
+                reason: "a duration is written as text".to_owned(),
+            }),
+        }
+    }
+
+    /// A concurrency limit (ATR-003 when it is not a whole number in
+    /// `1..=max`).
+    pub(crate) fn limit(&self, key: &str, max: u32) -> Result<u32, ConfigError> {
+        let out_of_range = || ConfigError::LimitOutOfRange {
+            key: key.to_owned(),
+            value: self.to_string(),
+            max: max.into(),
+        };
+        let n = self.integer().ok_or_else(out_of_range)?;
+        u32::try_from(n)
+            .ok()
+            .filter(|n| (1..=max).contains(n))
+            .ok_or_else(out_of_range)
+    }
+
+    /// Any other count (ATR-008 when it is not a whole number in `min..=max`).
+    pub(crate) fn count(&self, key: &str, min: u32, max: u32) -> Result<u32, ConfigError> {
+        let out_of_range = || ConfigError::NumberOutOfRange {
+            key: key.to_owned(),
+            value: self.to_string(),
+            range: format!("a whole number between {min} and {max}"),
+        };
+        let n = self.integer().ok_or_else(out_of_range)?;
+        u32::try_from(n)
+            .ok()
+            .filter(|n| (min..=max).contains(n))
+            .ok_or_else(out_of_range)
+    }
+
+    /// A number (ATR-008 when it is not one; its range is the builder's to
+    /// check).
+    pub(crate) fn number(&self, key: &str) -> Result<f64, ConfigError> {
+        let parsed = match self {
+            Value::Integer(n) => Some(*n as f64),
+            Value::Float(x) => Some(*x),
+            Value::Text(text) => text.trim().parse::<f64>().ok(),
+            _ => None,
+        };
+        parsed
+            .filter(|x| x.is_finite())
+            .ok_or_else(|| ConfigError::NumberOutOfRange {
+                key: key.to_owned(),
+                value: self.to_string(),
+                range: "a finite number".to_owned(),
+            })
+    }
+
+    /// `true` or `false` (ATR-006 otherwise).
+    pub(crate) fn boolean(&self, key: &str) -> Result<bool, ConfigError> {
+        match self {
+            Value::Bool(b) => Ok(*b),
+            Value::Text(text) => parse_bool(key, text),
+            other => Err(ConfigError::InvalidBool {
+                key: key.to_owned(),
+                value: other.to_string(),
+            }),
+        }
+    }
+
+    /// A list of rejection kinds: a TOML array, or comma-separated text
+    /// (ATR-009 for an unknown kind).
+    pub(crate) fn kinds(&self, key: &str) -> Result<Vec<RejectionKind>, ConfigError> {
+        let parse = |text: &str| RejectionKind::parse(key, text);
+        match self {
+            Value::Text(text) => text
+                .split(',')
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+                .map(parse)
+                .collect(),
+            Value::List(items) => items
+                .iter()
+                .map(|item| match item {
+                    Value::Text(text) => parse(text),
+                    other => parse(&other.to_string()),
+                })
+                .collect(),
+            other => parse(&other.to_string()).map(|kind| vec![kind]),
+        }
+    }
+
+    /// A name (a `base_config`, a `sliding_window`).
+    pub(crate) fn text(&self) -> Option<&str> {
+        match self {
+            Value::Text(text) => Some(text.trim()),
+            _ => None,
+        }
+    }
+
+    fn integer(&self) -> Option<i64> {
+        match self {
+            Value::Integer(n) => Some(*n),
+            Value::Text(text) => text.trim().parse().ok(),
+            Value::Float(x) if x.fract() == 0.0 && x.abs() < 9.0e15 => Some(*x as i64),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! Property tests of the configuration parser: no input, however odd, makes
+//! it panic; every refusal is a coded error.
+//!
+//! `PROPTEST_CASES=100000 cargo test -p bulkhead-registry --release --test fuzz_config`
+//! runs a longer search than the default 256 cases per property.
+
+use bulkhead_core::BulkheadConfig;
+use bulkhead_registry::{Registry, RegistryError};
+use proptest::prelude::*;
+
+const CODES: [&str; 12] = [
+    "ATR-001", "ATR-003", "ATR-006", "ATR-008", "ATR-009", "ATR-010", "CFG-001", "CFG-002",
+    "CFG-003", "REG-004", "REG-008", "REG-009",
+];
+
+fn coded(error: &RegistryError) -> bool {
+    CODES.contains(&error.code()) && error.to_string().starts_with(error.code())
+}
+
+/// After a successful load, building and using the registry must not panic
+/// either.
+fn exercise(registry: Registry) {
+    for (id, config) in [
+        ("x", None),
+        ("svc", Some("slow")),
+        ("a.b-c#d", Some("default")),
+    ] {
+        let mut spec = BulkheadConfig::builder();
+        if let Some(config) = config {
+            spec = spec.config(config);
+        }
+        if let Err(e) = registry.bulkhead_policy(id, "fuzz", &spec) {
+            assert!(coded(&e), "{e}");
+        }
+    }
+}
+
+fn policy() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("bulkhead".to_owned()),
+        Just("retry".to_owned()),
+        Just("circuit_breaker".to_owned()),
+        Just("timeout".to_owned()),
+        Just("rate_limiter".to_owned()),
+        "[a-z_]{1,12}",
+    ]
+}
+
+fn key() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("max_concurrent".to_owned()),
+        Just("max_wait".to_owned()),
+        Just("enabled".to_owned()),
+        Just("base_config".to_owned()),
+        Just("max_attempts".to_owned()),
+        Just("wait".to_owned()),
+        Just("backoff_multiplier".to_owned()),
+        Just("jitter".to_owned()),
+        Just("abort_on".to_owned()),
+        Just("sliding_window".to_owned()),
+        Just("sliding_window_size".to_owned()),
+        Just("failure_rate_threshold".to_owned()),
+        Just("ignore_on".to_owned()),
+        Just("duration".to_owned()),
+        Just("limit_for_period".to_owned()),
+        Just("refresh_period".to_owned()),
+        "[a-z_]{1,16}",
+    ]
+}
+
+fn value() -> impl Strategy<Value = String> {
+    prop_oneof![
+        any::<i64>().prop_map(|n| n.to_string()),
+        any::<f64>().prop_map(|x| format!("{x:?}")),
+        any::<bool>().prop_map(|b| b.to_string()),
+        "[0-9]{1,4}(ns|ms|s|m|h|d|y|x)?".prop_map(|s| format!("{s:?}")),
+        "[ -~]{0,12}".prop_map(|s| format!("{s:?}")),
+        Just("[\"BulkheadFull\", \"Timeout\"]".to_owned()),
+        Just("[\"Nope\", 3]".to_owned()),
+        Just("\"count\"".to_owned()),
+        Just("\"time\"".to_owned()),
+        Just("\"slow\"".to_owned()),
+        Just("{ a = 1 }".to_owned()),
+        Just("1979-05-27".to_owned()),
+    ]
+}
+
+proptest! {
+    #[test]
+    fn arbitrary_text_never_panics(text in "\\PC{0,200}") {
+        match Registry::builder().config_toml(&text) {
+            Ok(builder) => exercise(builder.build()),
+            Err(e) => prop_assert!(coded(&e), "{}", e),
+        }
+    }
+
+    #[test]
+    fn arbitrary_settings_never_panic(
+        entries in prop::collection::vec(
+            (policy(), prop_oneof![Just("configs"), Just("instances"), Just("other")], "[a-z.#-]{1,8}", key(), value()),
+            0..8,
+        )
+    ) {
+        let mut text = String::new();
+        for (policy, section, name, key, value) in &entries {
+            text.push_str(&format!("[{policy}.{section}.{name:?}]\n{key} = {value}\n"));
+        }
+        match Registry::builder().config_toml(&text).and_then(|b| b.try_build()) {
+            Ok(registry) => exercise(registry),
+            Err(e) => prop_assert!(coded(&e), "{}\n{}", e, text),
+        }
+    }
+
+    #[test]
+    fn arbitrary_environment_variables_never_panic(
+        vars in prop::collection::vec(("(APP_)?[A-Za-z_]{0,30}", "\\PC{0,20}"), 0..8)
+    ) {
+        match Registry::builder().config_vars("APP_", vars) {
+            Ok(builder) => exercise(builder.build()),
+            Err(e) => prop_assert!(coded(&e), "{}", e),
+        }
+    }
+
+    #[test]
+    fn a_reload_of_arbitrary_text_never_panics(text in "\\PC{0,200}") {
+        let registry = Registry::new();
+        registry.bulkhead_policy("x", "fuzz", &BulkheadConfig::builder()).unwrap();
+        if let Err(e) = registry.reload_toml(&text) {
+            prop_assert!(coded(&e), "{}", e);
+        }
+    }
+}

@@ -1,0 +1,422 @@
+//! Configuration from outside the code (SPEC section 7): TOML, files and
+//! environment variables, the precedence table case by case, every coded
+//! error, and run-time changes.
+
+use std::time::Duration;
+
+use bulkhead::{
+    BulkheadConfig, BulkheadEventKind, Event, ManualClock, Pipeline, Registry, RegistryError,
+};
+
+fn spec() -> bulkhead::BulkheadConfigBuilder {
+    BulkheadConfig::builder()
+}
+
+fn toml(text: &str) -> Registry {
+    Registry::builder().config_toml(text).unwrap().build()
+}
+
+fn limit(registry: &Registry, id: &str, spec: &bulkhead::BulkheadConfigBuilder) -> (u32, Duration) {
+    let config = registry.bulkhead_policy(id, "test", spec).unwrap().config();
+    (config.max_concurrent(), config.max_wait())
+}
+
+// ------------------------------------------------------------- precedence
+
+const LAYERS: &str = r#"
+[bulkhead.configs.default]
+max_concurrent = 20
+max_wait = "5ms"
+
+[bulkhead.configs.slow]
+max_concurrent = 3
+max_wait = "2s"
+
+[bulkhead.instances.tuned]
+max_concurrent = 9
+
+[bulkhead.instances.rebased]
+base_config = "slow"
+"#;
+
+#[test]
+fn with_nothing_configured_the_built_in_defaults_apply() {
+    assert_eq!(limit(&toml(""), "plain", &spec()), (25, Duration::ZERO));
+}
+
+#[test]
+fn configs_default_is_above_the_built_in_defaults() {
+    assert_eq!(
+        limit(&toml(LAYERS), "plain", &spec()),
+        (20, Duration::from_millis(5))
+    );
+}
+
+#[test]
+fn the_named_config_is_above_configs_default() {
+    let registry = toml(LAYERS);
+    assert_eq!(
+        limit(&registry, "named", &spec().config("slow")),
+        (3, Duration::from_secs(2))
+    );
+}
+
+#[test]
+fn attribute_or_builder_values_are_above_the_named_config() {
+    let registry = toml(LAYERS);
+    let got = limit(
+        &registry,
+        "declared",
+        &spec().config("slow").max_concurrent(5),
+    );
+    assert_eq!(got, (5, Duration::from_secs(2)));
+}
+
+#[test]
+fn instance_values_are_above_attribute_or_builder_values() {
+    let registry = toml(LAYERS);
+    let got = limit(&registry, "tuned", &spec().config("slow").max_concurrent(5));
+    assert_eq!(got, (9, Duration::from_secs(2)));
+}
+
+#[test]
+fn an_instances_base_config_replaces_the_config_its_declaration_names() {
+    let registry = Registry::builder()
+        .config_toml(LAYERS)
+        .unwrap()
+        .bulkhead_config("fast", |b| b.max_concurrent(50))
+        .build();
+    assert_eq!(
+        limit(&registry, "rebased", &spec().config("fast")),
+        (3, Duration::from_secs(2))
+    );
+}
+
+#[test]
+fn environment_variables_are_above_toml_and_match_normalized_ids() {
+    let registry = Registry::builder()
+        .config_toml(LAYERS)
+        .unwrap()
+        .config_vars(
+            "APP_",
+            [
+                (
+                    "APP_BULKHEAD__INSTANCES__SHOP_THUMBS_RESIZE_STR_U32__MAX_CONCURRENT",
+                    "7",
+                ),
+                ("APP_BULKHEAD__INSTANCES__TUNED__MAX_WAIT", "1m 30s"),
+                ("APP_BULKHEAD__CONFIGS__SLOW__MAX_CONCURRENT", "4"),
+                (
+                    "OTHER_BULKHEAD__INSTANCES__TUNED__MAX_CONCURRENT",
+                    "not mine",
+                ),
+            ],
+        )
+        .unwrap()
+        .build();
+    assert_eq!(
+        limit(&registry, "shop::Thumbs#resize(&str, u32)", &spec()).0,
+        7
+    );
+    assert_eq!(
+        limit(&registry, "tuned", &spec()),
+        (9, Duration::from_secs(90))
+    );
+    assert_eq!(limit(&registry, "named", &spec().config("slow")).0, 4);
+}
+
+#[test]
+fn later_sources_override_earlier_ones_key_by_key() {
+    let registry = Registry::builder()
+        .config_toml("[bulkhead.configs.default]\nmax_concurrent = 1\nmax_wait = \"1s\"")
+        .unwrap()
+        .config_toml("[bulkhead.configs.default]\nmax_concurrent = 2")
+        .unwrap()
+        .build();
+    assert_eq!(limit(&registry, "x", &spec()), (2, Duration::from_secs(1)));
+}
+
+#[test]
+fn every_policy_reads_its_own_keys() {
+    let registry = toml(
+        r#"
+        [retry.instances.p]
+        max_attempts = 5
+        wait = "20ms"
+        abort_on = ["BulkheadFull", "Timeout"]
+        [circuit_breaker.instances.p]
+        sliding_window = "time"
+        failure_rate_threshold = 25.5
+        ignore_on = ["RateLimited"]
+        [timeout.instances.p]
+        duration = "250ms"
+        [rate_limiter.instances.p]
+        limit_for_period = 7
+        refresh_period = "1s"
+        max_wait = "0"
+        "#,
+    );
+    let pipeline = Pipeline::builder(&registry, "p")
+        .retry(|r| r)
+        .circuit_breaker(|c| c)
+        .timeout(|t| t)
+        .rate_limiter(|r| r)
+        .build()
+        .unwrap();
+    let policies = pipeline.policies();
+    let retry = policies.retry().unwrap().config();
+    assert_eq!(
+        (retry.max_attempts(), retry.wait()),
+        (5, Duration::from_millis(20))
+    );
+    assert_eq!(retry.abort_on().to_string(), "[BulkheadFull, Timeout]");
+    let breaker = policies.circuit_breaker().unwrap().config();
+    assert_eq!(breaker.sliding_window(), bulkhead::SlidingWindow::Time);
+    assert_eq!(breaker.failure_rate_threshold(), 25.5);
+    assert_eq!(
+        policies.timeout().unwrap().duration(),
+        Duration::from_millis(250)
+    );
+    let limiter = policies.rate_limiter().unwrap().config();
+    assert_eq!(
+        (limiter.limit_for_period(), limiter.max_wait()),
+        (7, Duration::ZERO)
+    );
+}
+
+// ----------------------------------------------------------------- errors
+
+fn toml_error(text: &str) -> RegistryError {
+    Registry::builder().config_toml(text).unwrap_err()
+}
+
+#[test]
+fn a_bad_duration_is_atr_001_naming_the_full_key_and_the_value() {
+    let err = toml_error("[bulkhead.instances.thumbnails]\nmax_wait = \"25Oms\"");
+    assert_eq!(err.code(), "ATR-001");
+    let message = err.to_string();
+    assert!(
+        message.starts_with(
+            "ATR-001: invalid duration \"25Oms\" for bulkhead.instances.thumbnails.max_wait"
+        ),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_bad_limit_is_atr_003_naming_the_full_key_and_the_value() {
+    for value in ["0", "-3", "\"many\"", "2147483648", "1.5"] {
+        let err = toml_error(&format!(
+            "[bulkhead.configs.slow]\nmax_concurrent = {value}"
+        ));
+        assert_eq!(err.code(), "ATR-003", "{value}");
+        assert!(
+            err.to_string()
+                .contains("bulkhead.configs.slow.max_concurrent"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_bad_boolean_is_atr_006() {
+    let err = toml_error("[bulkhead.configs.default]\nenabled = \"yes\"");
+    assert_eq!(err.code(), "ATR-006");
+    assert!(
+        err.to_string().contains("bulkhead.configs.default.enabled"),
+        "{err}"
+    );
+}
+
+#[test]
+fn other_bad_values_have_their_codes_too() {
+    let cases = [
+        ("[retry.configs.x]\nmax_attempts = 0", "ATR-008"),
+        ("[retry.configs.x]\njitter = 2.0", "ATR-008"),
+        ("[retry.configs.x]\nabort_on = [\"BulkheadFul\"]", "ATR-009"),
+        (
+            "[circuit_breaker.configs.x]\nsliding_window = \"counted\"",
+            "ATR-010",
+        ),
+        (
+            "[circuit_breaker.configs.x]\nfailure_rate_threshold = 0",
+            "ATR-008",
+        ),
+        ("[timeout.configs.x]\nduration = \"0\"", "ATR-008"),
+        (
+            "[rate_limiter.configs.x]\nrefresh_period = \"soon\"",
+            "ATR-001",
+        ),
+    ];
+    for (text, code) in cases {
+        assert_eq!(toml_error(text).code(), code, "{text}");
+    }
+}
+
+#[test]
+fn an_unknown_key_is_cfg_001_with_a_did_you_mean() {
+    let err = toml_error("[bulkhead.instances.thumbnails]\nmax_concurent = 4");
+    assert_eq!(err.code(), "CFG-001");
+    assert_eq!(
+        err.to_string(),
+        "CFG-001: unknown configuration key bulkhead.instances.thumbnails.max_concurent; did you mean \"max_concurrent\"?"
+    );
+    assert_eq!(
+        toml_error("[bulkhed.configs.x]\nmax_wait = \"1s\"").to_string(),
+        "CFG-001: unknown configuration key bulkhed; did you mean \"bulkhead\"?"
+    );
+    assert_eq!(
+        toml_error("[bulkhead.instance.x]\nmax_wait = \"1s\"").code(),
+        "CFG-001"
+    );
+    assert_eq!(
+        toml_error("[bulkhead.configs.x]\nbase_config = \"y\"").code(),
+        "CFG-001",
+        "base_config belongs to instances"
+    );
+}
+
+#[test]
+fn malformed_sources_are_cfg_002_and_unreadable_files_cfg_003() {
+    assert_eq!(toml_error("[bulkhead").code(), "CFG-002");
+    assert_eq!(toml_error("bulkhead = 3").code(), "CFG-002");
+    assert_eq!(toml_error("[bulkhead.instances]\nx = 3").code(), "CFG-002");
+    let err = Registry::builder()
+        .config_vars("APP_", [("APP_BULKHEAD__X", "1")])
+        .unwrap_err();
+    assert_eq!(err.code(), "CFG-002");
+    assert!(err.to_string().contains("APP_BULKHEAD__X"), "{err}");
+    let err = Registry::builder()
+        .config_vars(
+            "APP_",
+            [("APP_BULKHEAD__INSTANCES__X__MAX_CONCURRENT", "zero")],
+        )
+        .unwrap_err();
+    assert_eq!(err.code(), "ATR-003");
+    assert!(
+        err.to_string()
+            .contains("APP_BULKHEAD__INSTANCES__X__MAX_CONCURRENT"),
+        "{err}"
+    );
+    let err = Registry::builder()
+        .config_file("/nonexistent/bulkhead.toml")
+        .unwrap_err();
+    assert_eq!(err.code(), "CFG-003");
+}
+
+#[test]
+fn an_unknown_base_config_is_reg_004_at_build_or_at_declaration() {
+    let text = "[bulkhead.instances.x]\nbase_config = \"nope\"";
+    let err = Registry::builder()
+        .config_toml(text)
+        .unwrap()
+        .try_build()
+        .unwrap_err();
+    assert_eq!(err.code(), "REG-004");
+    let registry = toml(text);
+    assert_eq!(
+        registry
+            .bulkhead_policy("x", "t", &spec())
+            .unwrap_err()
+            .code(),
+        "REG-004"
+    );
+}
+
+#[test]
+fn try_build_checks_configs_given_in_code_too() {
+    let err = Registry::builder()
+        .bulkhead_config("broken", |b| b.max_concurrent(0))
+        .try_build()
+        .unwrap_err();
+    assert_eq!(err.code(), "ATR-003");
+    assert!(
+        err.to_string()
+            .contains("bulkhead.configs.broken.max_concurrent"),
+        "{err}"
+    );
+}
+
+// ---------------------------------------------------------------- run time
+
+#[test]
+fn a_reload_changes_a_live_bulkheads_limit_and_reports_what_else_it_could_not() {
+    let dir = std::env::temp_dir().join(format!("bulkhead-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("bulkhead.toml");
+    std::fs::write(&file, "[bulkhead.instances.reports]\nmax_concurrent = 2\n").unwrap();
+    let clock = ManualClock::new();
+    let registry = Registry::builder()
+        .clock(clock.clone())
+        .config_file(&file)
+        .unwrap()
+        .build();
+    let mut events = registry.subscribe();
+    let reports = Pipeline::builder(&registry, "reports")
+        .bulkhead(|b| b)
+        .build()
+        .unwrap();
+    let handle = registry.bulkhead("reports").unwrap();
+    assert_eq!(handle.max_concurrent(), 2);
+    let held: Vec<_> = (0..2)
+        .map(|_| handle.bulkhead().try_enter().unwrap())
+        .collect();
+    assert!(reports.execute(|| Ok::<_, ()>(())).is_err());
+
+    std::fs::write(
+        &file,
+        "[bulkhead.instances.reports]\nmax_concurrent = 3\nmax_wait = \"1s\"\n",
+    )
+    .unwrap();
+    let changes = registry.reload().unwrap();
+    assert_eq!(changes.len(), 1);
+    assert!(
+        !changes[0].applied,
+        "max_wait cannot change live: {changes:?}"
+    );
+    assert_eq!(handle.max_concurrent(), 3, "the limit changed at once");
+    assert_eq!(reports.execute(|| Ok::<_, ()>("through")), Ok("through"));
+    let changed = events.drain().find_map(|e| match e {
+        Event::Bulkhead(b) => match b.kind {
+            BulkheadEventKind::LimitChanged { from, to } => Some((from, to)),
+            _ => None,
+        },
+        _ => None,
+    });
+    assert_eq!(changed, Some((2, 3)));
+    drop(held);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_reload_with_a_bad_value_changes_nothing() {
+    let registry = toml("[bulkhead.instances.x]\nmax_concurrent = 2");
+    registry.bulkhead_policy("x", "t", &spec()).unwrap();
+    let err = registry
+        .reload_toml("[bulkhead.instances.x]\nmax_concurrent = 0")
+        .unwrap_err();
+    assert_eq!(err.code(), "ATR-003");
+    assert_eq!(registry.bulkhead("x").unwrap().max_concurrent(), 2);
+    let changes = registry
+        .reload_toml("[bulkhead.instances.x]\nmax_concurrent = 4")
+        .unwrap();
+    assert!(changes[0].applied);
+    assert_eq!(registry.bulkhead("x").unwrap().max_concurrent(), 4);
+}
+
+#[test]
+fn after_a_reload_declarations_are_checked_against_the_new_configuration() {
+    let registry = toml("[bulkhead.instances.x]\nmax_concurrent = 2");
+    registry.bulkhead_policy("x", "first", &spec()).unwrap();
+    registry
+        .reload_toml("[bulkhead.instances.x]\nmax_concurrent = 6")
+        .unwrap();
+    // A new declaration resolves under the new configuration: no REG-008.
+    assert_eq!(
+        registry
+            .bulkhead_policy("x", "second", &spec())
+            .unwrap()
+            .max_concurrent(),
+        6
+    );
+}
