@@ -29,6 +29,10 @@ mod registry;
 mod snapshot;
 mod source;
 mod store;
+#[cfg(feature = "tower")]
+pub mod tower;
+#[cfg(any(feature = "metrics", feature = "tracing"))]
+pub mod observe;
 
 pub use error::{Conflict, RegistryError};
 pub use handle::{
