@@ -15,6 +15,7 @@ use crate::events::{Event, EventBus};
 pub struct PolicyContext {
     clock: Arc<dyn Clock>,
     events: Option<EventBus>,
+    sizing: bool,
 }
 
 impl PolicyContext {
@@ -23,6 +24,7 @@ impl PolicyContext {
         PolicyContext {
             clock,
             events: None,
+            sizing: false,
         }
     }
 
@@ -30,6 +32,18 @@ impl PolicyContext {
     pub fn with_events(mut self, events: EventBus) -> Self {
         self.events = Some(events);
         self
+    }
+
+    /// The same context, with bulkheads counting their traffic (see
+    /// [`Traffic`](crate::Traffic)) if `track` is true.
+    pub fn with_sizing(mut self, track: bool) -> Self {
+        self.sizing = track;
+        self
+    }
+
+    /// Whether bulkheads count their traffic.
+    pub fn tracks_sizing(&self) -> bool {
+        self.sizing
     }
 
     /// The clock.

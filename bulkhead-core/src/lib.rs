@@ -41,7 +41,7 @@ mod timeout;
 
 pub use bulkhead::{
     Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, Enter, EnterError,
-    OwnedBulkheadPermit,
+    OwnedBulkheadPermit, Traffic,
 };
 pub use circuit_breaker::{
     BreakerOutcome, BreakerPermit, CircuitBreaker, CircuitBreakerConfig,

@@ -42,6 +42,32 @@ pub enum RegistryError {
     /// such as ATR-003).
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The bulkheads on a resource would need more slots than its budget
+    /// (REG-010).
+    #[error(
+        "REG-010: resource {resource:?} has a budget of {budget} slots, but its bulkheads would take {needed}: {usage}"
+    )]
+    OverBudget {
+        /// The resource.
+        resource: String,
+        /// Its budget.
+        budget: u32,
+        /// The slots its bulkheads would take together.
+        needed: u64,
+        /// Each bulkhead and its `max_concurrent`, comma-separated.
+        usage: String,
+    },
+    /// A bulkhead names a resource the registry has no budget for
+    /// (REG-011).
+    #[error(
+        "REG-011: bulkhead {instance:?} uses resource {resource:?}, which has no budget; declare it with registry.resource({resource:?}, budget) first"
+    )]
+    UnknownResource {
+        /// The bulkhead.
+        instance: String,
+        /// The resource it names.
+        resource: String,
+    },
     /// A configuration source names a key that does not exist (CFG-001).
     #[error("CFG-001: unknown configuration key {key}{hint}")]
     UnknownKey {
@@ -78,6 +104,8 @@ impl RegistryError {
             RegistryError::Conflict { .. } => "REG-008",
             RegistryError::UnknownInstance { .. } => "REG-009",
             RegistryError::Config(error) => error.code(),
+            RegistryError::OverBudget { .. } => "REG-010",
+            RegistryError::UnknownResource { .. } => "REG-011",
             RegistryError::UnknownKey { .. } => "CFG-001",
             RegistryError::Malformed { .. } => "CFG-002",
             RegistryError::Unreadable { .. } => "CFG-003",

@@ -57,7 +57,7 @@ macro_rules! kind {
 
 mod keys {
     #![allow(non_upper_case_globals)]
-    pub(super) const Bulkheads: &[&str] = &["max_concurrent", "max_wait", "enabled"];
+    pub(super) const Bulkheads: &[&str] = &["max_concurrent", "max_wait", "enabled", "resource"];
     pub(super) const Retries: &[&str] = &[
         "max_attempts",
         "wait",
@@ -150,6 +150,16 @@ impl SetKey for BulkheadConfigBuilder {
             }
             "max_wait" => self.max_wait(value.duration(full_key)?),
             "enabled" => self.enabled(value.boolean(full_key)?),
+            "resource" => match value.text().filter(|t| !t.is_empty()) {
+                Some(name) => self.resource(name),
+                None => {
+                    return Err(ConfigError::InvalidChoice {
+                        key: full_key.to_owned(),
+                        value: value.to_string(),
+                        choices: "a resource name".to_owned(),
+                    });
+                }
+            },
             _ => return Ok(None),
         }))
     }

@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use crate::budget::Budgets;
 use crate::error::RegistryError;
 use crate::kinds::{Bulkheads, CircuitBreakers, RateLimiters, Retries, Timeouts};
 use crate::registry::Stores;
@@ -47,8 +48,19 @@ impl AllLayers {
 
     /// Puts these layers in place of `stores`' and reconfigures the live
     /// instances whose configuration they change; all or nothing.
-    pub(crate) fn install(self, stores: &Stores) -> Result<Vec<Change>, RegistryError> {
+    pub(crate) fn install(
+        self,
+        stores: &Stores,
+        budgets: &Budgets,
+    ) -> Result<Vec<Change>, RegistryError> {
         let bulkheads = stores.bulkheads.plan(&self.bulkheads)?;
+        let current = stores.bulkheads.configs();
+        budgets.check(
+            current
+                .iter()
+                .map(|(id, c)| (id.as_str(), c))
+                .chain(bulkheads.iter().map(|(id, c)| (id.as_str(), c))),
+        )?;
         let retries = stores.retries.plan(&self.retries)?;
         let timeouts = stores.timeouts.plan(&self.timeouts)?;
         let rate_limiters = stores.rate_limiters.plan(&self.rate_limiters)?;

@@ -20,12 +20,15 @@
 
 #![forbid(unsafe_code)]
 
+mod budget;
 mod error;
+mod events;
 mod handle;
 mod kinds;
 mod layers;
 mod pipeline;
 mod registry;
+mod sizing;
 mod snapshot;
 mod source;
 mod store;
@@ -35,11 +38,13 @@ pub mod tower;
 pub mod observe;
 
 pub use error::{Conflict, RegistryError};
+pub use events::{InstanceEvents, PolicyEvent};
 pub use handle::{
     BulkheadHandle, CircuitBreakerHandle, RateLimiterHandle, RetryHandle, TimeoutHandle,
 };
 pub use pipeline::{Pipeline, PipelineBuilder};
 pub use registry::{Declarations, Registry, RegistryBuilder};
+pub use sizing::{BulkheadSizing, DEFAULT_HEADROOM, Diagnosis, SizingReport};
 pub use snapshot::{
     BulkheadSnapshot, CircuitBreakerSnapshot, RateLimiterSnapshot, RegistrySnapshot, RetrySnapshot,
     TimeoutSnapshot,

@@ -11,12 +11,14 @@ use bulkhead_core::{
     SystemClock, Timeout, TimeoutConfigBuilder,
 };
 
+use crate::budget::Budgets;
 use crate::error::RegistryError;
 use crate::handle::{
     BulkheadHandle, CircuitBreakerHandle, RateLimiterHandle, RetryHandle, TimeoutHandle,
 };
 use crate::kinds::{Bulkheads, CircuitBreakers, RateLimiters, Retries, Timeouts};
 use crate::layers::AllLayers;
+use crate::sizing::{DEFAULT_HEADROOM, SizingReport, Windows};
 use crate::snapshot::{
     BulkheadSnapshot, CircuitBreakerSnapshot, RateLimiterSnapshot, RegistrySnapshot, RetrySnapshot,
     TimeoutSnapshot,
@@ -72,6 +74,10 @@ struct Inner {
     sources: Mutex<Vec<Source>>,
     /// Held while a batch of declarations or a reload is under way.
     declaring: Mutex<()>,
+    /// Where each bulkhead's sizing window started.
+    windows: Mutex<Windows>,
+    /// The budgets of shared resources.
+    budgets: Mutex<Budgets>,
 }
 
 /// The configurations and instances of every kind.
@@ -184,6 +190,96 @@ impl Registry {
             .rate_limiters
             .get(id)
             .map(RateLimiterHandle::new)
+    }
+
+    /// Gives the shared resource `name` (a connection pool, a database
+    /// server) a budget of `slots`: from now on the registry refuses any
+    /// bulkhead on that resource (`resource = "name"` in its attribute,
+    /// `.resource("name")` in code, `resource` in configuration) whose
+    /// `max_concurrent`, added to the others', would exceed it: when it is
+    /// declared, and when a reload raises a limit. Calling it again changes
+    /// the budget.
+    ///
+    /// # Errors
+    ///
+    /// REG-010 if the bulkheads already on the resource need more than
+    /// `slots`; the budget is then unchanged.
+    pub fn resource(&self, name: &str, slots: u32) -> Result<(), RegistryError> {
+        let _serialised = self.lock_declaring();
+        let mut budgets = self
+            .inner
+            .budgets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let previous = budgets.get(name);
+        budgets.set(name, slots);
+        let configs = self.inner.stores.bulkheads.configs();
+        let checked = budgets.check(configs.iter().map(|(id, c)| (id.as_str(), c)));
+        if checked.is_err() {
+            match previous {
+                Some(previous) => budgets.set(name, previous),
+                None => budgets.remove(name),
+            }
+        }
+        checked
+    }
+
+    /// The budget of resource `name` and the slots its bulkheads take now,
+    /// if it has a budget.
+    pub fn resource_usage(&self, name: &str) -> Option<(u32, u64)> {
+        let budget = self
+            .inner
+            .budgets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(name)?;
+        let used = self
+            .inner
+            .stores
+            .bulkheads
+            .configs()
+            .iter()
+            .filter(|(_, config)| config.resource() == Some(name))
+            .map(|(_, config)| u64::from(config.max_concurrent()))
+            .sum();
+        Some((budget, used))
+    }
+
+    fn lock_declaring(&self) -> MutexGuard<'_, ()> {
+        self.inner
+            .declaring
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sizes every bulkhead from its traffic since the previous call (the
+    /// first call covers everything since each bulkhead was created), with
+    /// the default headroom of 1.5. Needs
+    /// `Registry::builder().track_sizing(true)`; without it every bulkhead
+    /// is [`Diagnosis::NotTracked`](crate::Diagnosis::NotTracked).
+    ///
+    /// For each bulkhead: the arrival rate λ and mean hold time W of the
+    /// window, the concurrency Little's law says the traffic needs (λ × W,
+    /// and λ times the usual hold time, the lowest of any window), a
+    /// recommended `max_concurrent` with headroom, and a diagnosis: calls
+    /// rejected while the traffic at its usual speed would fit under the
+    /// limit mean the dependency is degrading; rejected while it would not,
+    /// the limit is too low.
+    pub fn sizing(&self) -> SizingReport {
+        self.sizing_with_headroom(DEFAULT_HEADROOM)
+    }
+
+    /// [`sizing`](Self::sizing) with another headroom factor (at least 1;
+    /// the pattern suggests about 3 for a fast critical path and a little
+    /// over 1 for a slow optional one).
+    pub fn sizing_with_headroom(&self, headroom: f64) -> SizingReport {
+        let bulkheads = self.inner.stores.bulkheads.policies();
+        let now = self.inner.context.clock().now();
+        self.inner
+            .windows
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .report(&bulkheads, now, headroom)
     }
 
     /// Every policy's state now.
@@ -311,7 +407,13 @@ impl Registry {
             .declaring
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let changes = layers.install(&self.inner.stores)?;
+        let budgets = self
+            .inner
+            .budgets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let changes = layers.install(&self.inner.stores, &budgets)?;
+        drop(budgets);
         *self.lock_sources() = sources;
         Ok(changes)
     }
@@ -387,6 +489,7 @@ pub struct RegistryBuilder {
     programmatic: AllLayers,
     /// The sources, in the order given, with the settings they held.
     sources: Vec<(Source, Vec<Setting>)>,
+    track_sizing: bool,
 }
 
 impl Default for RegistryBuilder {
@@ -396,6 +499,7 @@ impl Default for RegistryBuilder {
             event_capacity: EventBus::DEFAULT_CAPACITY,
             programmatic: AllLayers::default(),
             sources: Vec::new(),
+            track_sizing: false,
         }
     }
 }
@@ -405,6 +509,15 @@ impl RegistryBuilder {
     /// default; a [`ManualClock`](bulkhead_core::ManualClock) in tests).
     pub fn clock(mut self, clock: impl Clock) -> Self {
         self.clock = Arc::new(clock);
+        self
+    }
+
+    /// Makes every bulkhead count its traffic (arrivals, admissions,
+    /// rejections, hold times) for [`Registry::sizing`] and snapshots. Off by
+    /// default: it costs two clock reads and two atomic additions per
+    /// admitted call, and one addition per rejection.
+    pub fn track_sizing(mut self, track: bool) -> Self {
+        self.track_sizing = track;
         self
     }
 
@@ -647,12 +760,16 @@ impl RegistryBuilder {
         let layers = self.layers().unwrap_or_else(|_| self.programmatic.clone());
         Registry {
             inner: Arc::new(Inner {
-                context: PolicyContext::new(self.clock).with_events(events.clone()),
+                context: PolicyContext::new(self.clock)
+                    .with_events(events.clone())
+                    .with_sizing(self.track_sizing),
                 events,
                 stores: Stores::new(layers),
                 programmatic: self.programmatic,
                 sources: Mutex::new(self.sources.into_iter().map(|(source, _)| source).collect()),
                 declaring: Mutex::new(()),
+                windows: Mutex::new(Windows::default()),
+                budgets: Mutex::new(Budgets::default()),
             }),
         }
     }
@@ -691,6 +808,17 @@ impl Declarations<'_> {
         spec: &BulkheadConfigBuilder,
     ) -> Result<Bulkhead, RegistryError> {
         let inner = &self.registry.inner;
+        let config = inner.stores.bulkheads.resolve(id, spec)?;
+        if config.resource().is_some() {
+            let registered = inner.stores.bulkheads.configs();
+            let all = registered
+                .iter()
+                .map(|(id, c)| (id.as_str(), c))
+                .chain(self.bulkheads.configs())
+                .chain([(id, &config)]);
+            let budgets = inner.budgets.lock().unwrap_or_else(PoisonError::into_inner);
+            budgets.check(all)?;
+        }
         inner
             .stores
             .bulkheads
@@ -778,6 +906,13 @@ impl Declarations<'_> {
     /// Registers every instance declared in this batch.
     pub fn commit(self) {
         let inner = &self.registry.inner;
+        if inner.context.tracks_sizing() {
+            let now = inner.context.clock().now();
+            let mut windows = inner.windows.lock().unwrap_or_else(PoisonError::into_inner);
+            for policy in self.bulkheads.policies() {
+                windows.open(policy.instance(), now);
+            }
+        }
         inner.stores.bulkheads.commit(self.bulkheads);
         inner.stores.retries.commit(self.retries);
         inner.stores.timeouts.commit(self.timeouts);

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use bulkhead_core::{
-    Bulkhead, CircuitBreaker, CircuitState, RateLimiter, RejectionKinds, Retry, Timeout,
+    Bulkhead, CircuitBreaker, CircuitState, RateLimiter, RejectionKinds, Retry, Timeout, Traffic,
 };
 
 /// A snapshot of one instance.
@@ -30,6 +30,10 @@ pub struct BulkheadSnapshot {
     pub max_wait: Duration,
     /// Whether the bulkhead limits anything.
     pub enabled: bool,
+    /// Arrivals, admissions, rejections and hold times since the bulkhead
+    /// was created, when the registry tracks sizing
+    /// (`Registry::builder().track_sizing(true)`); see `Registry::sizing`.
+    pub traffic: Option<Traffic>,
 }
 
 impl Instance for BulkheadSnapshot {
@@ -50,6 +54,7 @@ impl BulkheadSnapshot {
             available: config.max_concurrent().saturating_sub(concurrent_calls),
             max_wait: config.max_wait(),
             enabled: config.enabled(),
+            traffic: bulkhead.traffic(),
         }
     }
 }

@@ -304,6 +304,19 @@ impl<K: Kind> Store<K> {
         }
     }
 
+    /// Resolves instance `id` under the current layers.
+    pub(crate) fn resolve(&self, id: &str, spec: &K::Spec) -> Result<K::Config, RegistryError> {
+        self.layers().resolve(id, spec)
+    }
+
+    /// Every instance with its configuration.
+    pub(crate) fn configs(&self) -> Vec<(String, K::Config)> {
+        self.instances
+            .iter()
+            .map(|d| (d.key().clone(), d.config.clone()))
+            .collect()
+    }
+
     /// Every instance.
     pub(crate) fn policies(&self) -> Vec<K::Policy> {
         self.instances.iter().map(|d| d.policy.clone()).collect()
@@ -429,5 +442,15 @@ impl<K: Kind> Staged<K> {
 
     pub(crate) fn ids(&self) -> impl Iterator<Item = &str> {
         self.0.iter().map(|(id, _)| id.as_str())
+    }
+
+    pub(crate) fn policies(&self) -> impl Iterator<Item = &K::Policy> {
+        self.0.iter().map(|(_, declared)| &declared.policy)
+    }
+
+    pub(crate) fn configs(&self) -> impl Iterator<Item = (&str, &K::Config)> {
+        self.0
+            .iter()
+            .map(|(id, declared)| (id.as_str(), &declared.config))
     }
 }

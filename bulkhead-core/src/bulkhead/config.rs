@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::semaphore::MAX_CONCURRENT;
 use crate::config::{ConfigError, check_limit};
+use crate::intern::intern;
 
 /// The resolved configuration of a bulkhead.
 ///
@@ -29,6 +30,9 @@ pub struct BulkheadConfig {
     max_concurrent: u32,
     max_wait: Duration,
     enabled: bool,
+    /// The shared resource (a connection pool, a database) whose budget this
+    /// bulkhead's slots count against, interned.
+    resource: Option<&'static str>,
 }
 
 impl BulkheadConfig {
@@ -57,6 +61,12 @@ impl BulkheadConfig {
     pub fn enabled(&self) -> bool {
         self.enabled
     }
+
+    /// The shared resource whose budget this bulkhead's `max_concurrent`
+    /// counts against, if any (see `Registry::resource`).
+    pub fn resource(&self) -> Option<&'static str> {
+        self.resource
+    }
 }
 
 impl Default for BulkheadConfig {
@@ -65,6 +75,7 @@ impl Default for BulkheadConfig {
             max_concurrent: Self::DEFAULT_MAX_CONCURRENT,
             max_wait: Duration::ZERO,
             enabled: true,
+            resource: None,
         }
     }
 }
@@ -77,7 +88,11 @@ impl fmt::Display for BulkheadConfig {
             self.max_concurrent,
             humantime::format_duration(self.max_wait),
             self.enabled
-        )
+        )?;
+        if let Some(resource) = self.resource {
+            write!(f, ", resource = {resource}")?;
+        }
+        Ok(())
     }
 }
 
@@ -93,6 +108,7 @@ pub struct BulkheadConfigBuilder {
     max_concurrent: Option<u64>,
     max_wait: Option<Duration>,
     enabled: Option<bool>,
+    resource: Option<String>,
 }
 
 impl BulkheadConfigBuilder {
@@ -118,6 +134,14 @@ impl BulkheadConfigBuilder {
     /// Turns the bulkhead off (every call passes) or on.
     pub fn enabled(mut self, enabled: bool) -> Self {
         self.enabled = Some(enabled);
+        self
+    }
+
+    /// Counts this bulkhead's slots against the budget of the shared
+    /// resource `name` (a connection pool, a database), which the registry
+    /// enforces; see `Registry::resource`.
+    pub fn resource(mut self, name: impl Into<String>) -> Self {
+        self.resource = Some(name.into());
         self
     }
 
@@ -165,6 +189,10 @@ impl BulkheadConfigBuilder {
             max_concurrent,
             max_wait: self.max_wait.unwrap_or(base.max_wait),
             enabled: self.enabled.unwrap_or(base.enabled),
+            resource: match &self.resource {
+                Some(name) => Some(intern(name)),
+                None => base.resource,
+            },
         })
     }
 }

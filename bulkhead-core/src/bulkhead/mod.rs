@@ -15,10 +15,12 @@ mod enter;
 mod permit;
 mod queue;
 mod semaphore;
+mod traffic;
 
 pub use config::{BulkheadConfig, BulkheadConfigBuilder};
 pub use enter::Enter;
 pub use permit::{BulkheadPermit, OwnedBulkheadPermit};
+pub use traffic::Traffic;
 
 use std::fmt;
 use std::sync::Arc;
@@ -29,7 +31,9 @@ use crate::context::PolicyContext;
 use crate::events::{BulkheadEvent, BulkheadEventKind, Event};
 use crate::intern::intern;
 use crate::rejection::BulkheadFull;
+use permit::Held;
 use semaphore::{Acquired, Semaphore};
+use traffic::Counters;
 
 /// A bulkhead: at most `max_concurrent` calls hold a slot at once.
 ///
@@ -60,6 +64,8 @@ pub struct Bulkhead {
 
 struct Shared {
     semaphore: Semaphore,
+    /// Present when the registry tracks sizing.
+    traffic: Option<Box<Counters>>,
     /// `max_wait > 0`: whether a caller who finds no free slot waits.
     waits: bool,
     instance: &'static str,
@@ -84,6 +90,7 @@ impl Bulkhead {
         Bulkhead {
             shared: Arc::new(Shared {
                 semaphore: Semaphore::new(config.max_concurrent(), config.enabled()),
+                traffic: context.tracks_sizing().then(Box::default),
                 waits: !config.max_wait().is_zero(),
                 instance: intern(instance),
                 config,
@@ -205,6 +212,12 @@ impl Bulkhead {
         Ok(OwnedBulkheadPermit::new(self, permit))
     }
 
+    /// The bulkhead's traffic since it was created, if its registry tracks
+    /// sizing (`Registry::builder().track_sizing(true)`).
+    pub fn traffic(&self) -> Option<Traffic> {
+        self.shared.traffic.as_deref().map(Counters::read)
+    }
+
     /// How many calls hold a slot now (0 when disabled).
     pub fn concurrent_calls(&self) -> u32 {
         self.shared.semaphore.in_flight()
@@ -265,14 +278,34 @@ impl Shared {
         waited: bool,
     ) -> Result<BulkheadPermit<'_>, BulkheadFull> {
         match acquired {
-            Acquired::Slot => Ok(BulkheadPermit::counted(&self.semaphore)),
-            Acquired::Uncounted => Ok(BulkheadPermit::uncounted()),
+            Acquired::Slot => Ok(BulkheadPermit::new(match &self.traffic {
+                None => Held::Slot(self),
+                Some(traffic) => self.admitted_timed(traffic),
+            })),
+            Acquired::Uncounted => Ok(BulkheadPermit::new(Held::Nothing)),
             Acquired::Full => Err(self.reject(waited)),
+        }
+    }
+
+    #[cold]
+    fn admitted_timed(&self, traffic: &Counters) -> Held<'_> {
+        traffic.admitted();
+        Held::Timed(self, self.context.clock().now())
+    }
+
+    /// Gives back a slot taken at `started` on a bulkhead tracking sizing.
+    pub(super) fn release_timed(&self, started: Instant) {
+        self.semaphore.release();
+        if let Some(traffic) = &self.traffic {
+            traffic.completed(started, self.context.clock().now());
         }
     }
 
     #[inline]
     fn reject(&self, waited: bool) -> BulkheadFull {
+        if let Some(traffic) = &self.traffic {
+            traffic.rejected();
+        }
         self.context.publish(|at| {
             Event::Bulkhead(BulkheadEvent {
                 instance: self.instance,

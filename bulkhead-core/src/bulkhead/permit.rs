@@ -1,9 +1,9 @@
 //! The RAII proof of holding a bulkhead slot.
 
 use std::fmt;
+use std::time::Instant;
 
-use super::Bulkhead;
-use super::semaphore::Semaphore;
+use super::{Bulkhead, Shared};
 
 /// A slot in a bulkhead, given back when dropped (also when the holder
 /// panics and unwinds).
@@ -11,33 +11,49 @@ use super::semaphore::Semaphore;
 /// A permit from a disabled bulkhead holds nothing and releases nothing.
 #[must_use = "the slot is released as soon as the permit is dropped"]
 pub struct BulkheadPermit<'a> {
-    semaphore: Option<&'a Semaphore>,
+    held: Held<'a>,
+}
+
+/// What a permit holds.
+#[derive(Clone, Copy)]
+pub(super) enum Held<'a> {
+    /// Nothing: the bulkhead is disabled.
+    Nothing,
+    /// A slot.
+    Slot(&'a Shared),
+    /// A slot taken at this time, on a bulkhead that tracks sizing.
+    Timed(&'a Shared, Instant),
+}
+
+impl Held<'_> {
+    /// Gives the slot back.
+    #[inline]
+    fn release(self) {
+        match self {
+            Held::Nothing => {}
+            Held::Slot(shared) => shared.semaphore.release(),
+            Held::Timed(shared, started) => shared.release_timed(started),
+        }
+    }
 }
 
 impl<'a> BulkheadPermit<'a> {
     #[inline]
-    pub(super) fn counted(semaphore: &'a Semaphore) -> Self {
-        BulkheadPermit {
-            semaphore: Some(semaphore),
-        }
-    }
-
-    #[inline]
-    pub(super) fn uncounted() -> Self {
-        BulkheadPermit { semaphore: None }
+    pub(super) fn new(held: Held<'a>) -> Self {
+        BulkheadPermit { held }
     }
 
     /// Whether this permit holds a slot (false for a disabled bulkhead).
     pub fn holds_slot(&self) -> bool {
-        self.semaphore.is_some()
+        !matches!(self.held, Held::Nothing)
     }
 
-    /// Gives up the permit without releasing; returns whether it held a
-    /// slot, which the caller now owns.
-    pub(super) fn into_slot(self) -> bool {
-        let holds_slot = self.holds_slot();
+    /// Gives up the permit without releasing; the caller now owns what it
+    /// held.
+    pub(super) fn into_held(self) -> Held<'a> {
+        let held = self.held;
         std::mem::forget(self);
-        holds_slot
+        held
     }
 }
 
@@ -45,14 +61,19 @@ impl<'a> BulkheadPermit<'a> {
 /// moved into a spawned task or another thread; given back when dropped.
 #[must_use = "the slot is released as soon as the permit is dropped"]
 pub struct OwnedBulkheadPermit {
-    bulkhead: Option<Bulkhead>,
+    /// The bulkhead, and when the slot was taken if sizing is tracked;
+    /// `None` for a disabled bulkhead.
+    bulkhead: Option<(Bulkhead, Option<Instant>)>,
 }
 
 impl OwnedBulkheadPermit {
     pub(super) fn new(bulkhead: &Bulkhead, permit: BulkheadPermit<'_>) -> Self {
-        OwnedBulkheadPermit {
-            bulkhead: permit.into_slot().then(|| bulkhead.clone()),
-        }
+        let bulkhead = match permit.into_held() {
+            Held::Nothing => None,
+            Held::Slot(_) => Some((bulkhead.clone(), None)),
+            Held::Timed(_, started) => Some((bulkhead.clone(), Some(started))),
+        };
+        OwnedBulkheadPermit { bulkhead }
     }
 
     /// Whether this permit holds a slot (false for a disabled bulkhead).
@@ -63,8 +84,12 @@ impl OwnedBulkheadPermit {
 
 impl Drop for OwnedBulkheadPermit {
     fn drop(&mut self) {
-        if let Some(bulkhead) = &self.bulkhead {
-            bulkhead.shared.semaphore.release();
+        if let Some((bulkhead, started)) = &self.bulkhead {
+            let shared = &*bulkhead.shared;
+            match started {
+                None => Held::Slot(shared).release(),
+                Some(started) => Held::Timed(shared, *started).release(),
+            }
         }
     }
 }
@@ -72,7 +97,7 @@ impl Drop for OwnedBulkheadPermit {
 impl fmt::Debug for OwnedBulkheadPermit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OwnedBulkheadPermit")
-            .field("instance", &self.bulkhead.as_ref().map(Bulkhead::instance))
+            .field("instance", &self.bulkhead.as_ref().map(|(b, _)| b.instance()))
             .finish()
     }
 }
@@ -80,9 +105,7 @@ impl fmt::Debug for OwnedBulkheadPermit {
 impl Drop for BulkheadPermit<'_> {
     #[inline]
     fn drop(&mut self) {
-        if let Some(semaphore) = self.semaphore {
-            semaphore.release();
-        }
+        self.held.release();
     }
 }
 

@@ -1,0 +1,70 @@
+//! Resource budgets: the registry refuses bulkheads whose slots, added up,
+//! would exceed the real limit of the resource behind them.
+
+use std::collections::{BTreeMap, HashMap};
+
+use bulkhead_core::BulkheadConfig;
+
+use crate::error::RegistryError;
+
+/// The budgets of the registry's resources, by name.
+#[derive(Debug, Default)]
+pub(crate) struct Budgets {
+    budgets: HashMap<String, u32>,
+}
+
+impl Budgets {
+    pub(crate) fn get(&self, resource: &str) -> Option<u32> {
+        self.budgets.get(resource).copied()
+    }
+
+    pub(crate) fn set(&mut self, resource: &str, budget: u32) {
+        self.budgets.insert(resource.to_owned(), budget);
+    }
+
+    pub(crate) fn remove(&mut self, resource: &str) {
+        self.budgets.remove(resource);
+    }
+
+    /// Checks that the bulkheads `configs` (id and configuration; later
+    /// entries of one id replace earlier ones) fit the budgets of the
+    /// resources they name.
+    pub(crate) fn check<'a>(
+        &self,
+        configs: impl IntoIterator<Item = (&'a str, &'a BulkheadConfig)>,
+    ) -> Result<(), RegistryError> {
+        let mut by_resource: BTreeMap<&str, BTreeMap<&str, u32>> = BTreeMap::new();
+        for (id, config) in configs {
+            if let Some(resource) = config.resource() {
+                by_resource
+                    .entry(resource)
+                    .or_default()
+                    .insert(id, config.max_concurrent());
+            }
+        }
+        for (resource, bulkheads) in by_resource {
+            let Some(budget) = self.get(resource) else {
+                let instance = bulkheads.keys().next().copied().unwrap_or_default();
+                return Err(RegistryError::UnknownResource {
+                    instance: instance.to_owned(),
+                    resource: resource.to_owned(),
+                });
+            };
+            let needed: u64 = bulkheads.values().map(|&n| u64::from(n)).sum();
+            if needed > u64::from(budget) {
+                let usage = bulkheads
+                    .iter()
+                    .map(|(id, n)| format!("{id} ({n})"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                return Err(RegistryError::OverBudget {
+                    resource: resource.to_owned(),
+                    budget,
+                    needed,
+                    usage,
+                });
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,130 @@
+//! Resource budgets (SPEC section 8): the registry refuses bulkheads whose
+//! `max_concurrent`, added up, would exceed the budget of the resource
+//! behind them.
+
+use bulkhead::{BulkheadConfig, Pipeline, Registry};
+
+fn on(resource: &str, max: u32) -> bulkhead::BulkheadConfigBuilder {
+    BulkheadConfig::builder()
+        .max_concurrent(max)
+        .resource(resource)
+}
+
+#[test]
+fn bulkheads_within_the_budget_are_accepted_and_counted() {
+    let registry = Registry::new();
+    registry.resource("db", 10).unwrap();
+    registry
+        .bulkhead_policy("checkout", "t", &on("db", 6))
+        .unwrap();
+    registry
+        .bulkhead_policy("reports", "t", &on("db", 4))
+        .unwrap();
+    assert_eq!(registry.resource_usage("db"), Some((10, 10)));
+    assert_eq!(registry.resource_usage("cache"), None);
+}
+
+#[test]
+fn a_bulkhead_that_would_exceed_the_budget_is_reg_010_naming_every_bulkhead() {
+    let registry = Registry::new();
+    registry.resource("db", 10).unwrap();
+    registry
+        .bulkhead_policy("checkout", "t", &on("db", 6))
+        .unwrap();
+    let err = registry
+        .bulkhead_policy("reports", "t", &on("db", 5))
+        .unwrap_err();
+    assert_eq!(err.code(), "REG-010");
+    assert_eq!(
+        err.to_string(),
+        "REG-010: resource \"db\" has a budget of 10 slots, but its bulkheads would take 11: checkout (6), reports (5)"
+    );
+    assert!(
+        registry.bulkhead("reports").is_err(),
+        "refused, not registered"
+    );
+}
+
+#[test]
+fn bulkheads_declared_together_count_together() {
+    let registry = Registry::new();
+    registry.resource("db", 10).unwrap();
+    let mut batch = registry.declare();
+    batch.bulkhead("a", "t", &on("db", 6)).unwrap();
+    assert_eq!(
+        batch.bulkhead("b", "t", &on("db", 6)).unwrap_err().code(),
+        "REG-010"
+    );
+    drop(batch);
+    assert!(registry.snapshot().bulkheads().is_empty());
+}
+
+#[test]
+fn one_shared_name_counts_once() {
+    let registry = Registry::new();
+    registry.resource("db", 6).unwrap();
+    registry.bulkhead_policy("pool", "a", &on("db", 6)).unwrap();
+    registry.bulkhead_policy("pool", "b", &on("db", 6)).unwrap();
+    assert_eq!(registry.resource_usage("db"), Some((6, 6)));
+}
+
+#[test]
+fn a_resource_without_a_budget_is_reg_011() {
+    let registry = Registry::new();
+    let err = Pipeline::builder(&registry, "reports")
+        .bulkhead(|b| b.max_concurrent(4).resource("dbb"))
+        .build()
+        .unwrap_err();
+    assert_eq!(err.code(), "REG-011");
+    assert!(
+        err.to_string()
+            .contains("registry.resource(\"dbb\", budget)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn lowering_a_budget_below_what_is_in_use_is_refused_and_changes_nothing() {
+    let registry = Registry::new();
+    registry.resource("db", 10).unwrap();
+    registry
+        .bulkhead_policy("checkout", "t", &on("db", 8))
+        .unwrap();
+    assert_eq!(registry.resource("db", 5).unwrap_err().code(), "REG-010");
+    assert_eq!(registry.resource_usage("db"), Some((10, 8)));
+    registry.resource("db", 8).unwrap();
+}
+
+#[test]
+fn a_reload_that_would_exceed_a_budget_is_refused_whole() {
+    let registry = Registry::new();
+    registry.resource("db", 10).unwrap();
+    registry
+        .bulkhead_policy("checkout", "t", &on("db", 6))
+        .unwrap();
+    registry
+        .bulkhead_policy("reports", "t", &on("db", 4))
+        .unwrap();
+    let err = registry
+        .reload_toml("[bulkhead.instances.reports]\nmax_concurrent = 5")
+        .unwrap_err();
+    assert_eq!(err.code(), "REG-010");
+    assert_eq!(registry.bulkhead("reports").unwrap().max_concurrent(), 4);
+    registry
+        .reload_toml("[bulkhead.instances.reports]\nmax_concurrent = 3")
+        .unwrap();
+    assert_eq!(registry.bulkhead("reports").unwrap().max_concurrent(), 3);
+}
+
+#[test]
+fn the_resource_can_come_from_configuration() {
+    let registry = Registry::builder()
+        .config_toml("[bulkhead.instances.reports]\nresource = \"db\"\nmax_concurrent = 7")
+        .unwrap()
+        .build();
+    registry.resource("db", 6).unwrap();
+    let err = registry
+        .bulkhead_policy("reports", "t", &BulkheadConfig::builder())
+        .unwrap_err();
+    assert_eq!(err.code(), "REG-010");
+}
