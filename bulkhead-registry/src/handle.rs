@@ -1,10 +1,12 @@
 //! Handles to live policy instances.
 
 use bulkhead_core::{
-    Bulkhead, CircuitBreaker, CircuitBreakerConfig, CircuitBreakerMetrics, CircuitState,
-    ConfigError, RateLimiter, RateLimiterConfig, Retry, RetryConfig, Timeout, TimeoutConfig,
+    Bulkhead, BulkheadEvent, CircuitBreaker, CircuitBreakerConfig, CircuitBreakerEvent,
+    CircuitBreakerMetrics, CircuitState, ConfigError, EventBus, RateLimiter, RateLimiterConfig,
+    RateLimiterEvent, Retry, RetryConfig, RetryEvent, Timeout, TimeoutConfig, TimeoutEvent,
 };
 
+use crate::events::{InstanceEvents, PolicyEvent};
 use crate::snapshot::{
     BulkheadSnapshot, CircuitBreakerSnapshot, RateLimiterSnapshot, RetrySnapshot, TimeoutSnapshot,
 };
@@ -16,11 +18,35 @@ use crate::snapshot::{
 #[derive(Debug, Clone)]
 pub struct BulkheadHandle {
     bulkhead: Bulkhead,
+    /// The registry's bus, which the policy publishes to.
+    events: Option<EventBus>,
 }
 
 impl BulkheadHandle {
     pub(crate) fn new(bulkhead: Bulkhead) -> Self {
-        BulkheadHandle { bulkhead }
+        BulkheadHandle {
+            bulkhead,
+            events: None,
+        }
+    }
+
+    /// The same handle, subscribing to `events`, the bus its registry's
+    /// policies publish to.
+    // The registry's lookups are to call this (`.map(|p| Handle::new(p)
+    // .with_events(&self.inner.events))`); until they do, handles have no bus.
+    #[allow(dead_code)]
+    pub(crate) fn with_events(mut self, events: &EventBus) -> Self {
+        self.events = Some(events.clone());
+        self
+    }
+
+    /// Starts receiving this instance's events: its rejections and limit
+    /// changes. Admitted calls publish nothing.
+    ///
+    /// The stream holds only this instance's events of this policy; it never
+    /// slows a caller down (see [`InstanceEvents`]).
+    pub fn subscribe(&self) -> InstanceEvents<BulkheadEvent> {
+        subscribe(self.events.as_ref(), self.bulkhead.instance())
     }
 
     /// The instance id.
@@ -69,11 +95,36 @@ impl BulkheadHandle {
 #[derive(Debug, Clone)]
 pub struct RetryHandle {
     retry: Retry,
+    /// The registry's bus, which the policy publishes to.
+    events: Option<EventBus>,
 }
 
 impl RetryHandle {
     pub(crate) fn new(retry: Retry) -> Self {
-        RetryHandle { retry }
+        RetryHandle {
+            retry,
+            events: None,
+        }
+    }
+
+    /// The same handle, subscribing to `events`, the bus its registry's
+    /// policies publish to.
+    // The registry's lookups are to call this (`.map(|p| Handle::new(p)
+    // .with_events(&self.inner.events))`); until they do, handles have no bus.
+    #[allow(dead_code)]
+    pub(crate) fn with_events(mut self, events: &EventBus) -> Self {
+        self.events = Some(events.clone());
+        self
+    }
+
+    /// Starts receiving this instance's events: its retries, and calls that
+    /// succeeded after a retry, exhausted their attempts or were aborted.
+    /// Admitted calls publish nothing.
+    ///
+    /// The stream holds only this instance's events of this policy; it never
+    /// slows a caller down (see [`InstanceEvents`]).
+    pub fn subscribe(&self) -> InstanceEvents<RetryEvent> {
+        subscribe(self.events.as_ref(), self.retry.instance())
     }
 
     /// The instance id.
@@ -102,11 +153,35 @@ impl RetryHandle {
 #[derive(Debug, Clone)]
 pub struct TimeoutHandle {
     timeout: Timeout,
+    /// The registry's bus, which the policy publishes to.
+    events: Option<EventBus>,
 }
 
 impl TimeoutHandle {
     pub(crate) fn new(timeout: Timeout) -> Self {
-        TimeoutHandle { timeout }
+        TimeoutHandle {
+            timeout,
+            events: None,
+        }
+    }
+
+    /// The same handle, subscribing to `events`, the bus its registry's
+    /// policies publish to.
+    // The registry's lookups are to call this (`.map(|p| Handle::new(p)
+    // .with_events(&self.inner.events))`); until they do, handles have no bus.
+    #[allow(dead_code)]
+    pub(crate) fn with_events(mut self, events: &EventBus) -> Self {
+        self.events = Some(events.clone());
+        self
+    }
+
+    /// Starts receiving this instance's events: its calls that timed out, and
+    /// sync calls that overran. Admitted calls publish nothing.
+    ///
+    /// The stream holds only this instance's events of this policy; it never
+    /// slows a caller down (see [`InstanceEvents`]).
+    pub fn subscribe(&self) -> InstanceEvents<TimeoutEvent> {
+        subscribe(self.events.as_ref(), self.timeout.instance())
     }
 
     /// The instance id.
@@ -135,11 +210,35 @@ impl TimeoutHandle {
 #[derive(Debug, Clone)]
 pub struct RateLimiterHandle {
     limiter: RateLimiter,
+    /// The registry's bus, which the policy publishes to.
+    events: Option<EventBus>,
 }
 
 impl RateLimiterHandle {
     pub(crate) fn new(limiter: RateLimiter) -> Self {
-        RateLimiterHandle { limiter }
+        RateLimiterHandle {
+            limiter,
+            events: None,
+        }
+    }
+
+    /// The same handle, subscribing to `events`, the bus its registry's
+    /// policies publish to.
+    // The registry's lookups are to call this (`.map(|p| Handle::new(p)
+    // .with_events(&self.inner.events))`); until they do, handles have no bus.
+    #[allow(dead_code)]
+    pub(crate) fn with_events(mut self, events: &EventBus) -> Self {
+        self.events = Some(events.clone());
+        self
+    }
+
+    /// Starts receiving this instance's events: its rejections. Admitted calls
+    /// publish nothing.
+    ///
+    /// The stream holds only this instance's events of this policy; it never
+    /// slows a caller down (see [`InstanceEvents`]).
+    pub fn subscribe(&self) -> InstanceEvents<RateLimiterEvent> {
+        subscribe(self.events.as_ref(), self.limiter.instance())
     }
 
     /// The instance id.
@@ -174,11 +273,35 @@ impl RateLimiterHandle {
 #[derive(Debug, Clone)]
 pub struct CircuitBreakerHandle {
     breaker: CircuitBreaker,
+    /// The registry's bus, which the policy publishes to.
+    events: Option<EventBus>,
 }
 
 impl CircuitBreakerHandle {
     pub(crate) fn new(breaker: CircuitBreaker) -> Self {
-        CircuitBreakerHandle { breaker }
+        CircuitBreakerHandle {
+            breaker,
+            events: None,
+        }
+    }
+
+    /// The same handle, subscribing to `events`, the bus its registry's
+    /// policies publish to.
+    // The registry's lookups are to call this (`.map(|p| Handle::new(p)
+    // .with_events(&self.inner.events))`); until they do, handles have no bus.
+    #[allow(dead_code)]
+    pub(crate) fn with_events(mut self, events: &EventBus) -> Self {
+        self.events = Some(events.clone());
+        self
+    }
+
+    /// Starts receiving this instance's events: its state transitions and
+    /// rejections. Admitted calls publish nothing.
+    ///
+    /// The stream holds only this instance's events of this policy; it never
+    /// slows a caller down (see [`InstanceEvents`]).
+    pub fn subscribe(&self) -> InstanceEvents<CircuitBreakerEvent> {
+        subscribe(self.events.as_ref(), self.breaker.instance())
     }
 
     /// The instance id.
@@ -231,4 +354,14 @@ impl CircuitBreakerHandle {
     pub fn circuit_breaker(&self) -> &CircuitBreaker {
         &self.breaker
     }
+}
+
+/// A subscription to `instance`'s events on `events`; without a bus, a
+/// stream that has ended (nothing is published for the policy).
+fn subscribe<E: PolicyEvent>(events: Option<&EventBus>, instance: &str) -> InstanceEvents<E> {
+    let stream = match events {
+        Some(events) => events.subscribe(),
+        None => EventBus::new(1).subscribe(),
+    };
+    InstanceEvents::new(stream, instance)
 }

@@ -1,0 +1,72 @@
+//! Counters (and the gauges a change of state moves at once) from the
+//! policies' events.
+
+use ::metrics::{counter, gauge};
+use bulkhead_core::{
+    BulkheadEvent, BulkheadEventKind, CircuitBreakerEvent, CircuitBreakerEventKind,
+    RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind, TimeoutEvent,
+    TimeoutEventKind,
+};
+
+use super::names::{
+    BREAKER_STATE, BREAKER_TRANSITIONS, LIMIT_CHANGES, LIMITER_REJECTIONS, MAX_CONCURRENT,
+    OVERRUNS, REJECTIONS, RETRIES, RETRY_CALLS, TIMEOUTS,
+};
+use crate::observe::names::{cause, circuit_state};
+
+pub(super) fn bulkhead(event: &BulkheadEvent) {
+    let instance = event.instance;
+    match event.kind {
+        BulkheadEventKind::Rejected { .. } => {
+            counter!(REJECTIONS, "instance" => instance).increment(1);
+        }
+        BulkheadEventKind::LimitChanged { to, .. } => {
+            counter!(LIMIT_CHANGES, "instance" => instance).increment(1);
+            gauge!(MAX_CONCURRENT, "instance" => instance).set(to);
+        }
+        _ => {}
+    }
+}
+
+pub(super) fn retry(event: &RetryEvent) {
+    let instance = event.instance;
+    let outcome = match event.kind {
+        RetryEventKind::Retrying { rejection, .. } => {
+            counter!(RETRIES, "instance" => instance, "cause" => cause(rejection)).increment(1);
+            return;
+        }
+        RetryEventKind::Succeeded { .. } => "succeeded_after_retry",
+        RetryEventKind::Exhausted { .. } => "exhausted",
+        RetryEventKind::Aborted { .. } => "aborted",
+        _ => return,
+    };
+    counter!(RETRY_CALLS, "instance" => instance, "outcome" => outcome).increment(1);
+}
+
+pub(super) fn circuit_breaker(event: &CircuitBreakerEvent) {
+    let instance = event.instance;
+    if let CircuitBreakerEventKind::StateTransition { from, to } = event.kind {
+        let (from, to) = (circuit_state(from), circuit_state(to));
+        counter!(BREAKER_TRANSITIONS, "instance" => instance, "from" => from, "to" => to)
+            .increment(1);
+        gauge!(BREAKER_STATE, "instance" => instance, "state" => from).set(0.0);
+        gauge!(BREAKER_STATE, "instance" => instance, "state" => to).set(1.0);
+    }
+}
+
+pub(super) fn timeout(event: &TimeoutEvent) {
+    let instance = event.instance;
+    match event.kind {
+        TimeoutEventKind::TimedOut { .. } => {
+            counter!(TIMEOUTS, "instance" => instance).increment(1)
+        }
+        TimeoutEventKind::Overrun { .. } => counter!(OVERRUNS, "instance" => instance).increment(1),
+        _ => {}
+    }
+}
+
+pub(super) fn rate_limiter(event: &RateLimiterEvent) {
+    if let RateLimiterEventKind::Rejected { .. } = event.kind {
+        counter!(LIMITER_REJECTIONS, "instance" => event.instance).increment(1);
+    }
+}

@@ -1,0 +1,139 @@
+//! Policy state and events as `metrics`: [`export_metrics`].
+
+mod events;
+mod names;
+mod samples;
+
+use std::io;
+use std::time::Duration;
+
+use ::metrics::{Recorder, counter};
+use bulkhead_core::Event;
+
+use super::observer::{self, ObserverHandle, Sampling, Sink};
+use crate::Registry;
+use names::EVENTS_LOST;
+
+/// The shortest sampling interval: shorter ones are raised to it.
+const MIN_INTERVAL: Duration = Duration::from_millis(1);
+
+/// Exports the state of `registry`'s policies and counts their events as
+/// `metrics` gauges and counters, to the global recorder, from a thread of
+/// its own, until the returned handle is dropped.
+///
+/// Gauges are sampled from a [`snapshot`](Registry::snapshot) at once and
+/// then every `interval` on the registry's clock (a `ManualClock` samples
+/// when a test moves it past the next due time; intervals below 1 ms are
+/// raised to 1 ms); counters follow the policies' events as they come. Every
+/// metric, its unit and labels are in the [module docs](super#metrics).
+///
+/// Callers never wait for the exporter: admitted calls are not touched at
+/// all, and events are read from a bounded buffer. An exporter that falls
+/// more than the registry's `event_capacity` behind loses the oldest events
+/// (counted in `bulkhead_observer_events_lost_total` and
+/// [`ObserverHandle::lost`]), so its event counters then undercount.
+///
+/// The thread holds a clone of the registry (to take snapshots): the
+/// registry lives at least as long as the handle.
+///
+/// # Errors
+///
+/// If the thread cannot be started.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use bulkhead_registry::{observe, Registry};
+///
+/// let registry = Registry::new();
+/// // After installing a recorder (metrics-exporter-prometheus, ...):
+/// let metrics = observe::export_metrics(&registry, Duration::from_secs(5))?;
+/// # drop(metrics);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn export_metrics(registry: &Registry, interval: Duration) -> io::Result<ObserverHandle> {
+    spawn(registry, interval, None)
+}
+
+/// [`export_metrics`] to `recorder` instead of the global recorder: for a
+/// program with several recorders, or a test with its own.
+///
+/// # Errors
+///
+/// If the thread cannot be started.
+pub fn export_metrics_to<R>(
+    registry: &Registry,
+    interval: Duration,
+    recorder: R,
+) -> io::Result<ObserverHandle>
+where
+    R: Recorder + Send + 'static,
+{
+    spawn(registry, interval, Some(Box::new(recorder)))
+}
+
+fn spawn(
+    registry: &Registry,
+    interval: Duration,
+    recorder: Option<Box<dyn Recorder + Send>>,
+) -> io::Result<ObserverHandle> {
+    let sampling = Sampling {
+        clock: registry.clock().clone(),
+        interval: interval.max(MIN_INTERVAL),
+    };
+    let mut exporter = Exporter {
+        registry: registry.clone(),
+    };
+    observer::spawn(
+        "bulkhead-metrics",
+        registry.subscribe(),
+        Some(sampling),
+        move |observer| {
+            let run = || {
+                names::describe();
+                observer.run(&mut exporter);
+            };
+            match recorder {
+                Some(recorder) => ::metrics::with_local_recorder(&*recorder, run),
+                None => run(),
+            }
+        },
+    )
+}
+
+/// Turns events into counter increments and samples into gauges.
+struct Exporter {
+    registry: Registry,
+}
+
+impl Sink for Exporter {
+    fn event(&mut self, event: Event) {
+        match event {
+            Event::Bulkhead(event) => events::bulkhead(&event),
+            Event::Retry(event) => events::retry(&event),
+            Event::CircuitBreaker(event) => events::circuit_breaker(&event),
+            Event::Timeout(event) => events::timeout(&event),
+            Event::RateLimiter(event) => events::rate_limiter(&event),
+            _ => {}
+        }
+    }
+
+    fn lost(&mut self, count: u64) {
+        counter!(EVENTS_LOST).increment(count);
+    }
+
+    fn sample(&mut self) {
+        let snapshot = self.registry.snapshot();
+        snapshot.bulkheads().iter().for_each(samples::bulkhead);
+        snapshot
+            .circuit_breakers()
+            .iter()
+            .for_each(samples::circuit_breaker);
+        snapshot
+            .rate_limiters()
+            .iter()
+            .for_each(samples::rate_limiter);
+        snapshot.timeouts().iter().for_each(samples::timeout);
+    }
+}

@@ -1,0 +1,82 @@
+//! The name, type, unit and description of every metric exported, in the
+//! order of the module docs' table.
+
+use ::metrics::{Unit, describe_counter, describe_gauge};
+
+/// A metric: name, whether it is a counter (else a gauge), unit, what it
+/// measures.
+type Metric = (&'static str, bool, Unit, &'static str);
+
+macro_rules! metrics {
+    ($($konst:ident = $name:literal, $counter:literal, $unit:ident, $help:literal;)*) => {
+        $(pub(super) const $konst: &str = $name;)*
+        /// Every metric exported, as the module docs' table lists them.
+        const METRICS: &[Metric] = &[$(($name, $counter, Unit::$unit, $help)),*];
+    };
+}
+
+metrics! {
+    IN_FLIGHT = "bulkhead_in_flight", false, Count, "Calls holding a slot of the bulkhead.";
+    MAX_CONCURRENT = "bulkhead_max_concurrent", false, Count, "The bulkhead's limit.";
+    WAITING = "bulkhead_waiting", false, Count, "Calls waiting for a slot of the bulkhead.";
+    REJECTIONS = "bulkhead_rejections_total", true, Count, "Calls the bulkhead rejected.";
+    LIMIT_CHANGES = "bulkhead_limit_changes_total", true, Count, "Changes of the bulkhead's limit.";
+    ADMITTED = "bulkhead_admitted_total", true, Count,
+        "Calls that got a slot (when the registry tracks sizing).";
+    COMPLETED = "bulkhead_completed_total", true, Count,
+        "Admitted calls that gave their slot back (when the registry tracks sizing).";
+    HOLD = "bulkhead_hold_microseconds_total", true, Microseconds,
+        "Time completed calls held their slot, in total (when the registry tracks sizing).";
+    RETRIES = "bulkhead_retries_total", true, Count,
+        "Failed attempts followed by another, by cause.";
+    RETRY_CALLS = "bulkhead_retry_calls_total", true, Count,
+        "Calls that succeeded after retrying, exhausted their attempts or were aborted.";
+    BREAKER_STATE = "bulkhead_circuit_breaker_state", false, Count,
+        "1 for the circuit breaker's current state, 0 for the others.";
+    BREAKER_TRANSITIONS = "bulkhead_circuit_breaker_transitions_total", true, Count,
+        "State transitions of the circuit breaker.";
+    BREAKER_REJECTIONS = "bulkhead_circuit_breaker_rejections_total", true, Count,
+        "Calls the circuit breaker did not permit.";
+    TIMEOUTS = "bulkhead_timeouts_total", true, Count, "Calls that timed out.";
+    OVERRUNS = "bulkhead_timeout_overruns_total", true, Count,
+        "Sync calls that ran past their timeout (and kept their result).";
+    LIMITER_REJECTIONS = "bulkhead_rate_limiter_rejections_total", true, Count,
+        "Calls the rate limiter rejected.";
+    LIMITER_AVAILABLE = "bulkhead_rate_limiter_available_permits", false, Count,
+        "Permits left in the current period (negative while reserved ahead).";
+    LIMITER_WAITING = "bulkhead_rate_limiter_waiting", false, Count,
+        "Calls waiting for a reserved permit.";
+    EVENTS_LOST = "bulkhead_observer_events_lost_total", true, Count,
+        "Events the exporter lost by falling behind; event counters undercount by as much.";
+}
+
+/// Describes every metric to the recorder.
+pub(super) fn describe() {
+    for &(name, is_counter, unit, help) in METRICS {
+        if is_counter {
+            describe_counter!(name, unit, help);
+        } else {
+            describe_gauge!(name, unit, help);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::METRICS;
+
+    #[test]
+    fn every_metric_is_in_the_module_docs_table_and_no_other() {
+        let docs = include_str!("../mod.rs");
+        let rows: Vec<&str> = docs
+            .lines()
+            .filter_map(|line| line.strip_prefix("//! | `bulkhead_"))
+            .filter_map(|row| row.split('`').next())
+            .collect();
+        let names: Vec<String> = METRICS
+            .iter()
+            .map(|(name, ..)| name["bulkhead_".len()..].to_owned())
+            .collect();
+        assert_eq!(rows, names);
+    }
+}

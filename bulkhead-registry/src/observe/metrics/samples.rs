@@ -1,0 +1,53 @@
+//! Gauges (and exact counters) from a snapshot of the registry. Counters
+//! that follow events are registered here too, so that they read 0 before
+//! the first event.
+
+use ::metrics::{counter, gauge};
+
+use super::names::{
+    ADMITTED, BREAKER_REJECTIONS, BREAKER_STATE, COMPLETED, HOLD, IN_FLIGHT, LIMIT_CHANGES,
+    LIMITER_AVAILABLE, LIMITER_REJECTIONS, LIMITER_WAITING, MAX_CONCURRENT, OVERRUNS, REJECTIONS,
+    TIMEOUTS, WAITING,
+};
+use crate::observe::names::{CIRCUIT_STATES, circuit_state};
+use crate::{BulkheadSnapshot, CircuitBreakerSnapshot, RateLimiterSnapshot, TimeoutSnapshot};
+
+pub(super) fn bulkhead(bulkhead: &BulkheadSnapshot) {
+    let instance = &bulkhead.instance;
+    gauge!(IN_FLIGHT, "instance" => instance.clone()).set(bulkhead.concurrent_calls);
+    gauge!(MAX_CONCURRENT, "instance" => instance.clone()).set(bulkhead.max_concurrent);
+    gauge!(WAITING, "instance" => instance.clone()).set(bulkhead.waiting_calls);
+    let _ = counter!(REJECTIONS, "instance" => instance.clone());
+    let _ = counter!(LIMIT_CHANGES, "instance" => instance.clone());
+    if let Some(traffic) = &bulkhead.traffic {
+        let hold = u64::try_from(traffic.total_hold.as_micros()).unwrap_or(u64::MAX);
+        counter!(ADMITTED, "instance" => instance.clone()).absolute(traffic.admitted);
+        counter!(COMPLETED, "instance" => instance.clone()).absolute(traffic.completed);
+        counter!(HOLD, "instance" => instance.clone()).absolute(hold);
+    }
+}
+
+pub(super) fn circuit_breaker(breaker: &CircuitBreakerSnapshot) {
+    let instance = &breaker.instance;
+    for state in CIRCUIT_STATES {
+        let current = f64::from(u8::from(state == breaker.state));
+        gauge!(BREAKER_STATE, "instance" => instance.clone(), "state" => circuit_state(state))
+            .set(current);
+    }
+    counter!(BREAKER_REJECTIONS, "instance" => instance.clone())
+        .absolute(breaker.not_permitted_calls);
+}
+
+pub(super) fn rate_limiter(limiter: &RateLimiterSnapshot) {
+    let instance = &limiter.instance;
+    #[allow(clippy::cast_precision_loss)] // permits are far below 2^53
+    let available = limiter.available_permits as f64;
+    gauge!(LIMITER_AVAILABLE, "instance" => instance.clone()).set(available);
+    gauge!(LIMITER_WAITING, "instance" => instance.clone()).set(limiter.waiting_calls);
+    let _ = counter!(LIMITER_REJECTIONS, "instance" => instance.clone());
+}
+
+pub(super) fn timeout(timeout: &TimeoutSnapshot) {
+    let _ = counter!(TIMEOUTS, "instance" => timeout.instance.clone());
+    let _ = counter!(OVERRUNS, "instance" => timeout.instance.clone());
+}

@@ -1,0 +1,143 @@
+//! Watching a registry's policies: their events as
+//! [`tracing`](https://docs.rs/tracing) events (feature `tracing`,
+//! `trace_events`) and their state as [`metrics`](https://docs.rs/metrics)
+//! gauges and counters (feature `metrics`, `export_metrics`).
+//!
+//! ```
+//! use std::time::Duration;
+//! use bulkhead_registry::{observe, Registry};
+//!
+//! let registry = Registry::new();
+//! # #[cfg(feature = "tracing")]
+//! let tracing = observe::trace_events(&registry)?;
+//! # #[cfg(feature = "metrics")]
+//! let metrics = observe::export_metrics(&registry, Duration::from_secs(5))?;
+//! // ... build pipelines and wrappers on `registry`, serve traffic ...
+//! // Each observer stops when its handle is dropped.
+//! # Ok::<(), std::io::Error>(())
+//! ```
+//!
+//! A bulkhead nobody watches fails silently: its rejections look like
+//! ordinary errors. Four numbers tell how one is doing: the calls in flight
+//! against its limit, the calls waiting, the rejections per interval and the
+//! latency of admitted calls. The first three are always exported; the
+//! fourth (as a total hold time and a count of completed calls) when the
+//! registry tracks sizing (`Registry::builder().track_sizing(true)`), since
+//! timing calls costs two clock reads each.
+//!
+//! # How observers run
+//!
+//! Each observer is a thread of its own, fed by a subscription to the
+//! registry's events ([`Registry::subscribe`](crate::Registry::subscribe));
+//! no async runtime is needed. It stops when its [`ObserverHandle`] is
+//! dropped.
+//!
+//! - **Admitted calls cost nothing more.** They publish no event, and no
+//!   metric is touched on the call path: gauges are sampled from
+//!   [`Registry::snapshot`](crate::Registry::snapshot) every interval.
+//! - **Observers never slow callers down.** A call that publishes an event
+//!   (a rejection, a retry, ...) puts it in a bounded buffer and returns; it
+//!   never waits for `tracing` or a metrics recorder. A slow subscriber or
+//!   recorder makes the observer fall behind, and one more than the
+//!   registry's `event_capacity` (1024 by default) behind loses the oldest
+//!   events: it counts them ([`ObserverHandle::lost`]), reports them (a
+//!   `warn` event, the counter `bulkhead_observer_events_lost_total`), and
+//!   carries on. A panic in a subscriber or recorder ends the observer's
+//!   thread ([`ObserverHandle::is_running`]), never a caller's.
+//! - **The price of that** is that events are emitted after the fact, from
+//!   another thread: a `tracing` event does not sit in the span of the call
+//!   that caused it (its fields name the instance instead), and an event
+//!   counter may undercount if events were lost. Counters that come from a
+//!   sample are exact.
+//!
+//! # Tracing
+//!
+//! `trace_events` emits one event per policy event, with target
+//! `bulkhead` (filter with `RUST_LOG=bulkhead=debug`) and the fields
+//! `instance` (the instance id), `policy`, `kind` and the kind's own fields.
+//! Events about single calls are `DEBUG`, since under load there may be one
+//! per call (rates belong in metrics); changes of state are `INFO`, and a
+//! circuit breaker opening is `WARN`.
+//!
+//! | `policy` | `kind` | level | other fields |
+//! |---|---|---|---|
+//! | `bulkhead` | `rejected` | DEBUG | `max_concurrent`, `waited` (whether the call waited before it was rejected) |
+//! | `bulkhead` | `limit_changed` | INFO | `from`, `to` |
+//! | `retry` | `retrying` | DEBUG | `attempt` (the one that failed, from 1), `delay` (before the next), `cause` |
+//! | `retry` | `succeeded` | DEBUG | `attempts` |
+//! | `retry` | `exhausted` | DEBUG | `attempts`, `cause` |
+//! | `retry` | `aborted` | DEBUG | `attempts`, `cause` |
+//! | `circuit_breaker` | `state_transition` | WARN to `open` or `forced_open`, else INFO | `from`, `to` |
+//! | `circuit_breaker` | `rejected` | DEBUG | `state` |
+//! | `timeout` | `timed_out` | DEBUG | `timeout` |
+//! | `timeout` | `overrun` | DEBUG | `timeout`, `took` |
+//! | `rate_limiter` | `rejected` | DEBUG | `limit_for_period` |
+//! | (none) | `events_lost` | WARN | `lost` (how many; no `instance`) |
+//!
+//! Durations are recorded with their `Debug` form (`250ms`). `cause` is
+//! `error` for the call's own error, else the rejection kind as `abort_on`
+//! lists name it (`BulkheadFull`, `CircuitOpen`, `Timeout`, `RateLimited`).
+//! Circuit states are `closed`, `open`, `half_open`, `forced_open`,
+//! `disabled`. Every event also has a short `message`.
+//!
+//! # Metrics
+//!
+//! `export_metrics` exports these, each labelled with `instance` (the
+//! instance id) and the labels listed. A gauge comes from a sample of the
+//! registry's snapshot, taken every interval; a counter from the events as
+//! they come ("event"), or from a sample when the policy counts it exactly
+//! ("sample"). Counters are registered (at 0) with the first sample that
+//! shows their instance, except those with more labels, which appear with
+//! their first event.
+//!
+//! | metric | type | unit | labels | source | what |
+//! |---|---|---|---|---|---|
+//! | `bulkhead_in_flight` | gauge | count | `instance` | sample | calls holding a slot |
+//! | `bulkhead_max_concurrent` | gauge | count | `instance` | sample, and `limit_changed` events | the limit |
+//! | `bulkhead_waiting` | gauge | count | `instance` | sample | calls waiting for a slot (0 when `max_wait` is zero) |
+//! | `bulkhead_rejections_total` | counter | count | `instance` | event | calls rejected with `BulkheadFull` |
+//! | `bulkhead_limit_changes_total` | counter | count | `instance` | event | changes of the limit at run time |
+//! | `bulkhead_admitted_total` | counter | count | `instance` | sample, only when the registry tracks sizing | calls that got a slot |
+//! | `bulkhead_completed_total` | counter | count | `instance` | sample, only when the registry tracks sizing | admitted calls that gave their slot back |
+//! | `bulkhead_hold_microseconds_total` | counter | microseconds | `instance` | sample, only when the registry tracks sizing | how long completed calls held their slot, in total: its rate over the rate of `bulkhead_completed_total` is the mean latency of admitted calls |
+//! | `bulkhead_retries_total` | counter | count | `instance`, `cause` | event | failed attempts followed by another; `cause` as in the tracing fields |
+//! | `bulkhead_retry_calls_total` | counter | count | `instance`, `outcome` | event | calls that ended after a failed attempt: `outcome` is `succeeded_after_retry`, `exhausted` or `aborted` |
+//! | `bulkhead_circuit_breaker_state` | gauge | count | `instance`, `state` | sample, and transitions | 1 for the current state, 0 for the four others |
+//! | `bulkhead_circuit_breaker_transitions_total` | counter | count | `instance`, `from`, `to` | event | state transitions |
+//! | `bulkhead_circuit_breaker_rejections_total` | counter | count | `instance` | sample | calls not permitted (open, or no trial call left) |
+//! | `bulkhead_timeouts_total` | counter | count | `instance` | event | calls that timed out (an async call dropped, a sync wait cut short) |
+//! | `bulkhead_timeout_overruns_total` | counter | count | `instance` | event | sync calls that ran past their timeout and kept their result |
+//! | `bulkhead_rate_limiter_rejections_total` | counter | count | `instance` | event | calls that got no permit within `max_wait` |
+//! | `bulkhead_rate_limiter_available_permits` | gauge | count | `instance` | sample | permits left in this period (negative while reserved ahead) |
+//! | `bulkhead_rate_limiter_waiting` | gauge | count | `instance` | sample | calls waiting for a reserved permit |
+//! | `bulkhead_observer_events_lost_total` | counter | count | none | event | events the exporter lost by falling behind: the event counters undercount by as much |
+//!
+//! There is no histogram of call durations: it would need a clock read and a
+//! recorder call on every admitted call. The sizing counters give the mean
+//! latency per interval at the price of two clock reads per call, paid only
+//! by registries that ask for it.
+
+mod names;
+mod observer;
+
+#[cfg(feature = "metrics")]
+mod metrics;
+#[cfg(feature = "tracing")]
+mod tracing;
+
+#[cfg(feature = "metrics")]
+pub use self::metrics::{export_metrics, export_metrics_to};
+#[cfg(feature = "tracing")]
+pub use self::tracing::trace_events;
+pub use observer::ObserverHandle;
+
+#[cfg(test)]
+mod tests {
+    use super::ObserverHandle;
+
+    #[test]
+    fn bounds() {
+        fn send_sync<T: Send + Sync>() {}
+        send_sync::<ObserverHandle>();
+    }
+}

@@ -1,0 +1,186 @@
+//! Policy events as `tracing` events: [`trace_events`].
+
+use std::io;
+
+use ::tracing::subscriber::NoSubscriber;
+use ::tracing::{Dispatch, Level, dispatcher, event};
+use bulkhead_core::{
+    BulkheadEvent, BulkheadEventKind, CircuitBreakerEvent, CircuitBreakerEventKind, CircuitState,
+    Event, RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind, TimeoutEvent,
+    TimeoutEventKind,
+};
+
+use super::names::{cause, circuit_state};
+use super::observer::{self, ObserverHandle, Sink};
+use crate::Registry;
+
+/// The target of every event: filter with `bulkhead=debug`.
+const TARGET: &str = "bulkhead";
+
+/// Emits a `tracing` event for every event of `registry`'s policies, from a
+/// thread of its own, until the returned handle is dropped or the registry
+/// is gone.
+///
+/// Events go to the subscriber that is the default where this is called
+/// (a scoped default from `tracing::subscriber::with_default`, or else the
+/// global one when each event is emitted). Their target is `bulkhead`; the
+/// fields and levels are in the [module docs](super#tracing).
+///
+/// Callers never wait for `tracing`: the thread reads the registry's events
+/// from a bounded buffer, and if a slow subscriber makes it fall behind it
+/// loses the oldest ones, counts them ([`ObserverHandle::lost`]) and says so
+/// in a `warn` event.
+///
+/// The thread holds no reference to the registry: it ends by itself once
+/// the registry and every policy it made are dropped.
+///
+/// # Errors
+///
+/// If the thread cannot be started.
+///
+/// # Examples
+///
+/// ```
+/// use bulkhead_registry::{observe, Registry};
+///
+/// let registry = Registry::new();
+/// let tracing = observe::trace_events(&registry)?; // keep it alive
+/// # drop(tracing);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn trace_events(registry: &Registry) -> io::Result<ObserverHandle> {
+    let dispatch = dispatcher::get_default(Dispatch::clone);
+    // No subscriber yet: use whatever is the global one at each event.
+    let dispatch = (!dispatch.is::<NoSubscriber>()).then_some(dispatch);
+    observer::spawn(
+        "bulkhead-tracing",
+        registry.subscribe(),
+        None,
+        move |observer| match dispatch {
+            Some(dispatch) => dispatcher::with_default(&dispatch, || observer.run(&mut Tracer)),
+            None => observer.run(&mut Tracer),
+        },
+    )
+}
+
+/// Emits each event.
+struct Tracer;
+
+impl Sink for Tracer {
+    fn event(&mut self, event: Event) {
+        match event {
+            Event::Bulkhead(event) => bulkhead(&event),
+            Event::Retry(event) => retry(&event),
+            Event::CircuitBreaker(event) => circuit_breaker(&event),
+            Event::Timeout(event) => timeout(&event),
+            Event::RateLimiter(event) => rate_limiter(&event),
+            other => {
+                event!(target: TARGET, Level::DEBUG, instance = other.instance(), event = ?other)
+            }
+        }
+    }
+
+    fn lost(&mut self, count: u64) {
+        event!(
+            target: TARGET,
+            Level::WARN,
+            kind = "events_lost",
+            lost = count,
+            "bulkhead events lost: the tracing observer fell behind"
+        );
+    }
+}
+
+/// `event!` with the fields every event has: `instance`, `policy`, `kind`.
+macro_rules! emit {
+    ($level:ident, $event:expr, $policy:literal, $kind:literal; $($rest:tt)+) => {
+        event!(
+            target: TARGET,
+            Level::$level,
+            instance = $event.instance,
+            policy = $policy,
+            kind = $kind,
+            $($rest)+
+        )
+    };
+}
+
+fn bulkhead(event: &BulkheadEvent) {
+    match event.kind {
+        BulkheadEventKind::Rejected {
+            max_concurrent,
+            waited,
+        } => emit!(DEBUG, event, "bulkhead", "rejected";
+            max_concurrent, waited, "bulkhead full: call rejected"),
+        BulkheadEventKind::LimitChanged { from, to } => {
+            emit!(INFO, event, "bulkhead", "limit_changed";
+                from, to, "bulkhead limit changed")
+        }
+        kind => emit!(DEBUG, event, "bulkhead", "other"; detail = ?kind, "bulkhead event"),
+    }
+}
+
+fn retry(event: &RetryEvent) {
+    match event.kind {
+        RetryEventKind::Retrying {
+            attempt,
+            delay,
+            rejection,
+        } => emit!(DEBUG, event, "retry", "retrying";
+            attempt, ?delay, cause = cause(rejection), "attempt failed, retrying"),
+        RetryEventKind::Succeeded { attempts } => emit!(DEBUG, event, "retry", "succeeded";
+            attempts, "call succeeded after retrying"),
+        RetryEventKind::Exhausted {
+            attempts,
+            rejection,
+        } => emit!(DEBUG, event, "retry", "exhausted";
+            attempts, cause = cause(rejection), "last attempt failed, retries exhausted"),
+        RetryEventKind::Aborted {
+            attempts,
+            rejection,
+        } => emit!(DEBUG, event, "retry", "aborted";
+            attempts, cause = cause(rejection), "attempt failed in a way that is not retried"),
+        kind => emit!(DEBUG, event, "retry", "other"; detail = ?kind, "retry event"),
+    }
+}
+
+fn circuit_breaker(event: &CircuitBreakerEvent) {
+    match event.kind {
+        CircuitBreakerEventKind::StateTransition {
+            from,
+            to: to @ (CircuitState::Open | CircuitState::ForcedOpen),
+        } => emit!(WARN, event, "circuit_breaker", "state_transition";
+            from = circuit_state(from), to = circuit_state(to), "circuit breaker opened"),
+        CircuitBreakerEventKind::StateTransition { from, to } => {
+            emit!(INFO, event, "circuit_breaker", "state_transition";
+                from = circuit_state(from), to = circuit_state(to), "circuit breaker changed state")
+        }
+        CircuitBreakerEventKind::Rejected { state } => {
+            emit!(DEBUG, event, "circuit_breaker", "rejected";
+                state = circuit_state(state), "circuit breaker open: call rejected")
+        }
+        kind => {
+            emit!(DEBUG, event, "circuit_breaker", "other"; detail = ?kind, "circuit breaker event")
+        }
+    }
+}
+
+fn timeout(event: &TimeoutEvent) {
+    match event.kind {
+        TimeoutEventKind::TimedOut { timeout } => emit!(DEBUG, event, "timeout", "timed_out";
+            ?timeout, "call timed out"),
+        TimeoutEventKind::Overrun { timeout, took } => emit!(DEBUG, event, "timeout", "overrun";
+            ?timeout, ?took, "sync call overran its timeout"),
+        kind => emit!(DEBUG, event, "timeout", "other"; detail = ?kind, "timeout event"),
+    }
+}
+
+fn rate_limiter(event: &RateLimiterEvent) {
+    match event.kind {
+        RateLimiterEventKind::Rejected { limit_for_period } => {
+            emit!(DEBUG, event, "rate_limiter", "rejected";
+            limit_for_period, "rate limiter: no permit, call rejected")
+        }
+        kind => emit!(DEBUG, event, "rate_limiter", "other"; detail = ?kind, "rate limiter event"),
+    }
+}

@@ -1,0 +1,385 @@
+//! `observe::export_metrics`: gauges sampled on the registry's clock,
+//! counters from the policies' events, as the module docs' table names them.
+
+use std::collections::BTreeMap;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use bulkhead_core::{CallError, ManualClock, Rejection};
+use bulkhead_registry::observe::{ObserverHandle, export_metrics_to};
+use bulkhead_registry::{Pipeline, Registry, RegistryError};
+use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+
+const INTERVAL: Duration = Duration::from_secs(10);
+
+/// A registry on a manual clock, exported to a recorder of its own.
+struct Exported {
+    registry: Registry,
+    clock: ManualClock,
+    observer: ObserverHandle,
+    snapshotter: Snapshotter,
+}
+
+impl Exported {
+    fn new(track_sizing: bool) -> Self {
+        let clock = ManualClock::new();
+        let registry = Registry::builder()
+            .clock(clock.clone())
+            .track_sizing(track_sizing)
+            .build();
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        let observer =
+            export_metrics_to(&registry, INTERVAL, recorder).expect("the exporter thread starts");
+        Exported {
+            registry,
+            clock,
+            observer,
+            snapshotter,
+        }
+    }
+
+    /// Moves the clock to the next sample and waits until it was taken.
+    fn sample(&self) {
+        let taken = self.observer.samples();
+        self.clock.advance(INTERVAL);
+        eventually(|| self.observer.samples() > taken);
+    }
+
+    /// Waits until the exporter has handled `n` events in all.
+    fn handled(&self, n: u64) {
+        eventually(|| self.observer.events() >= n);
+    }
+
+    /// Every metric, as `name{label=value,...}` (labels sorted) to its
+    /// value. Reading resets what the debugging recorder holds: counters
+    /// read as what was added since the last reading.
+    fn read(&self) -> BTreeMap<String, f64> {
+        self.snapshotter
+            .snapshot()
+            .into_vec()
+            .into_iter()
+            .map(|(key, _, _, value)| {
+                let mut labels: Vec<String> = key
+                    .key()
+                    .labels()
+                    .map(|label| format!("{}={}", label.key(), label.value()))
+                    .collect();
+                labels.sort();
+                let name = format!("{}{{{}}}", key.key().name(), labels.join(","));
+                #[allow(clippy::cast_precision_loss)]
+                let value = match value {
+                    DebugValue::Counter(n) => n as f64,
+                    DebugValue::Gauge(g) => g.into_inner(),
+                    DebugValue::Histogram(_) => panic!("no histogram is exported: {name}"),
+                };
+                (name, value)
+            })
+            .collect()
+    }
+}
+
+/// Polls `done` until it holds; fails after 10 s.
+fn eventually(mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(Instant::now() < deadline, "timed out waiting");
+        thread::yield_now();
+    }
+}
+
+fn call(pipeline: &Pipeline) -> Result<(), CallError<std::io::Error>> {
+    pipeline.execute(|| Ok(()))
+}
+
+#[test]
+fn a_full_bulkhead_counts_rejections_and_samples_in_flight() -> Result<(), RegistryError> {
+    let exported = Exported::new(false);
+    let pipeline = Pipeline::builder(&exported.registry, "thumbnails")
+        .bulkhead(|b| b.max_concurrent(2))
+        .build()?;
+    let handle = exported.registry.bulkhead("thumbnails")?;
+
+    let held = [handle.bulkhead().try_enter(), handle.bulkhead().try_enter()];
+    for _ in 0..3 {
+        assert!(matches!(
+            call(&pipeline),
+            Err(CallError::Rejected(Rejection::BulkheadFull(_)))
+        ));
+    }
+    exported.handled(3);
+    exported.sample();
+    let metrics = exported.read();
+    assert_eq!(metrics["bulkhead_in_flight{instance=thumbnails}"], 2.0);
+    assert_eq!(metrics["bulkhead_max_concurrent{instance=thumbnails}"], 2.0);
+    assert_eq!(metrics["bulkhead_waiting{instance=thumbnails}"], 0.0);
+    assert_eq!(
+        metrics["bulkhead_rejections_total{instance=thumbnails}"],
+        3.0
+    );
+    assert_eq!(
+        metrics["bulkhead_limit_changes_total{instance=thumbnails}"],
+        0.0
+    );
+    assert!(
+        !metrics.contains_key("bulkhead_admitted_total{instance=thumbnails}"),
+        "sizing counters need track_sizing"
+    );
+
+    drop(held);
+    handle.set_max_concurrent(5).expect("a valid limit");
+    exported.handled(4);
+    let metrics = exported.read();
+    assert_eq!(
+        metrics["bulkhead_limit_changes_total{instance=thumbnails}"],
+        1.0
+    );
+    assert_eq!(metrics["bulkhead_max_concurrent{instance=thumbnails}"], 5.0);
+    exported.sample();
+    let metrics = exported.read();
+    assert_eq!(metrics["bulkhead_in_flight{instance=thumbnails}"], 0.0);
+    assert_eq!(
+        metrics["bulkhead_rejections_total{instance=thumbnails}"],
+        0.0
+    );
+    Ok(())
+}
+
+#[test]
+fn waiting_callers_are_sampled() -> Result<(), RegistryError> {
+    let exported = Exported::new(false);
+    let pipeline = Pipeline::builder(&exported.registry, "reports")
+        .bulkhead(|b| b.max_concurrent(1).max_wait(Duration::from_secs(3600)))
+        .build()?;
+    let handle = exported.registry.bulkhead("reports")?;
+    let held = handle.bulkhead().try_enter();
+
+    thread::scope(|scope| {
+        let waiter = scope.spawn(|| call(&pipeline));
+        eventually(|| handle.waiting_calls() == 1);
+        exported.sample();
+        let metrics = exported.read();
+        assert_eq!(metrics["bulkhead_waiting{instance=reports}"], 1.0);
+        assert_eq!(metrics["bulkhead_in_flight{instance=reports}"], 1.0);
+        drop(held);
+        assert!(waiter.join().expect("the waiter returns").is_ok());
+    });
+    Ok(())
+}
+
+#[test]
+fn retries_count_by_cause_and_outcome() -> Result<(), RegistryError> {
+    let exported = Exported::new(false);
+    let pipeline = Pipeline::builder(&exported.registry, "inventory")
+        .retry(|r| r.max_attempts(3).wait(Duration::ZERO))
+        .bulkhead(|b| b.max_concurrent(1))
+        .build()?;
+    let handle = exported.registry.bulkhead("inventory")?;
+
+    let held = handle.bulkhead().try_enter();
+    assert!(call(&pipeline).is_err());
+    drop(held);
+    let mut failures = 0;
+    let flaky = pipeline.execute(|| {
+        failures += 1;
+        if failures == 1 {
+            Err(std::io::Error::other("flaky"))
+        } else {
+            Ok(())
+        }
+    });
+    assert!(flaky.is_ok());
+
+    // 3 rejections, 2 retries and an exhausted call; a retry and a success.
+    exported.handled(8);
+    let metrics = exported.read();
+    assert_eq!(
+        metrics["bulkhead_rejections_total{instance=inventory}"],
+        3.0
+    );
+    assert_eq!(
+        metrics["bulkhead_retries_total{cause=BulkheadFull,instance=inventory}"],
+        2.0
+    );
+    assert_eq!(
+        metrics["bulkhead_retries_total{cause=error,instance=inventory}"],
+        1.0
+    );
+    assert_eq!(
+        metrics["bulkhead_retry_calls_total{instance=inventory,outcome=exhausted}"],
+        1.0
+    );
+    assert_eq!(
+        metrics["bulkhead_retry_calls_total{instance=inventory,outcome=succeeded_after_retry}"],
+        1.0
+    );
+    Ok(())
+}
+
+#[test]
+fn circuit_breaker_state_transitions_and_rejections() -> Result<(), RegistryError> {
+    let exported = Exported::new(false);
+    let pipeline = Pipeline::builder(&exported.registry, "payments")
+        .circuit_breaker(|c| c)
+        .build()?;
+    let breaker = exported.registry.circuit_breaker("payments")?;
+
+    exported.sample();
+    let metrics = exported.read();
+    assert_eq!(
+        metrics["bulkhead_circuit_breaker_state{instance=payments,state=closed}"],
+        1.0
+    );
+    assert_eq!(
+        metrics["bulkhead_circuit_breaker_state{instance=payments,state=open}"],
+        0.0
+    );
+    assert_eq!(
+        metrics["bulkhead_circuit_breaker_rejections_total{instance=payments}"],
+        0.0
+    );
+
+    breaker.force_open();
+    for _ in 0..2 {
+        assert!(matches!(
+            call(&pipeline),
+            Err(CallError::Rejected(Rejection::CircuitOpen(_)))
+        ));
+    }
+    exported.handled(3);
+    exported.sample();
+    let metrics = exported.read();
+    assert_eq!(
+        metrics["bulkhead_circuit_breaker_transitions_total{from=closed,instance=payments,to=forced_open}"],
+        1.0
+    );
+    assert_eq!(
+        metrics["bulkhead_circuit_breaker_state{instance=payments,state=forced_open}"],
+        1.0
+    );
+    assert_eq!(
+        metrics["bulkhead_circuit_breaker_state{instance=payments,state=closed}"],
+        0.0
+    );
+    assert_eq!(
+        metrics["bulkhead_circuit_breaker_rejections_total{instance=payments}"],
+        2.0
+    );
+    Ok(())
+}
+
+#[test]
+fn timeouts_and_rate_limiters_are_counted_and_sampled() -> Result<(), RegistryError> {
+    let exported = Exported::new(false);
+    let _timed = Pipeline::builder(&exported.registry, "search")
+        .timeout(|t| t.duration(Duration::from_millis(250)))
+        .build()?;
+    let limited = Pipeline::builder(&exported.registry, "mail")
+        .rate_limiter(|r| {
+            r.limit_for_period(2)
+                .refresh_period(Duration::from_secs(3600))
+                .max_wait(Duration::ZERO)
+        })
+        .build()?;
+
+    exported.sample();
+    let metrics = exported.read();
+    assert_eq!(metrics["bulkhead_timeouts_total{instance=search}"], 0.0);
+    assert_eq!(
+        metrics["bulkhead_timeout_overruns_total{instance=search}"],
+        0.0
+    );
+    assert_eq!(
+        metrics["bulkhead_rate_limiter_available_permits{instance=mail}"],
+        2.0
+    );
+
+    let timeout = exported.registry.timeout("search")?;
+    let _rejection = timeout.timeout().timed_out();
+    timeout.timeout().overran(Duration::from_millis(300));
+    let outcomes: Vec<_> = (0..3).map(|_| call(&limited).is_ok()).collect();
+    assert_eq!(outcomes, [true, true, false]);
+    exported.handled(3);
+    exported.sample();
+    let metrics = exported.read();
+    assert_eq!(metrics["bulkhead_timeouts_total{instance=search}"], 1.0);
+    assert_eq!(
+        metrics["bulkhead_timeout_overruns_total{instance=search}"],
+        1.0
+    );
+    assert_eq!(
+        metrics["bulkhead_rate_limiter_rejections_total{instance=mail}"],
+        1.0
+    );
+    assert_eq!(
+        metrics["bulkhead_rate_limiter_available_permits{instance=mail}"],
+        0.0
+    );
+    assert_eq!(metrics["bulkhead_rate_limiter_waiting{instance=mail}"], 0.0);
+    Ok(())
+}
+
+#[test]
+fn with_sizing_the_hold_time_of_admitted_calls_is_exported() -> Result<(), RegistryError> {
+    let exported = Exported::new(true);
+    let pipeline = Pipeline::builder(&exported.registry, "renderer")
+        .bulkhead(|b| b.max_concurrent(1))
+        .build()?;
+
+    for _ in 0..2 {
+        let outcome = pipeline.execute(|| {
+            exported.clock.advance(Duration::from_millis(5));
+            Ok::<_, std::io::Error>(())
+        });
+        assert!(outcome.is_ok());
+    }
+    let handle = exported.registry.bulkhead("renderer")?;
+    let held = handle.bulkhead().try_enter();
+    assert!(call(&pipeline).is_err());
+    exported.handled(1);
+    exported.sample();
+    drop(held);
+    let metrics = exported.read();
+    assert_eq!(metrics["bulkhead_admitted_total{instance=renderer}"], 3.0);
+    assert_eq!(metrics["bulkhead_completed_total{instance=renderer}"], 2.0);
+    assert_eq!(
+        metrics["bulkhead_hold_microseconds_total{instance=renderer}"],
+        10_000.0
+    );
+    assert_eq!(metrics["bulkhead_rejections_total{instance=renderer}"], 1.0);
+    Ok(())
+}
+
+#[test]
+fn the_exporter_stops_when_its_handle_is_dropped() -> Result<(), RegistryError> {
+    let Exported {
+        registry,
+        clock,
+        observer,
+        snapshotter,
+    } = Exported::new(false);
+    let pipeline = Pipeline::builder(&registry, "short-lived")
+        .bulkhead(|b| b.max_concurrent(1))
+        .build()?;
+    let handle = registry.bulkhead("short-lived")?;
+    let held = handle.bulkhead().try_enter();
+
+    assert!(call(&pipeline).is_err());
+    eventually(|| observer.events() == 1);
+    let samples = observer.samples();
+    drop(observer);
+    assert!(call(&pipeline).is_err());
+    clock.advance(INTERVAL);
+    drop(held);
+
+    let rejections: Vec<_> = snapshotter
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .filter(|(key, ..)| key.key().name() == "bulkhead_rejections_total")
+        .map(|(.., value)| value)
+        .collect();
+    assert_eq!(rejections, [DebugValue::Counter(1)]);
+    assert!(samples >= 1);
+    Ok(())
+}
