@@ -32,9 +32,6 @@ impl BulkheadHandle {
 
     /// The same handle, subscribing to `events`, the bus its registry's
     /// policies publish to.
-    // The registry's lookups are to call this (`.map(|p| Handle::new(p)
-    // .with_events(&self.inner.events))`); until they do, handles have no bus.
-    #[allow(dead_code)]
     pub(crate) fn with_events(mut self, events: &EventBus) -> Self {
         self.events = Some(events.clone());
         self
@@ -109,9 +106,6 @@ impl RetryHandle {
 
     /// The same handle, subscribing to `events`, the bus its registry's
     /// policies publish to.
-    // The registry's lookups are to call this (`.map(|p| Handle::new(p)
-    // .with_events(&self.inner.events))`); until they do, handles have no bus.
-    #[allow(dead_code)]
     pub(crate) fn with_events(mut self, events: &EventBus) -> Self {
         self.events = Some(events.clone());
         self
@@ -167,9 +161,6 @@ impl TimeoutHandle {
 
     /// The same handle, subscribing to `events`, the bus its registry's
     /// policies publish to.
-    // The registry's lookups are to call this (`.map(|p| Handle::new(p)
-    // .with_events(&self.inner.events))`); until they do, handles have no bus.
-    #[allow(dead_code)]
     pub(crate) fn with_events(mut self, events: &EventBus) -> Self {
         self.events = Some(events.clone());
         self
@@ -224,9 +215,6 @@ impl RateLimiterHandle {
 
     /// The same handle, subscribing to `events`, the bus its registry's
     /// policies publish to.
-    // The registry's lookups are to call this (`.map(|p| Handle::new(p)
-    // .with_events(&self.inner.events))`); until they do, handles have no bus.
-    #[allow(dead_code)]
     pub(crate) fn with_events(mut self, events: &EventBus) -> Self {
         self.events = Some(events.clone());
         self
@@ -287,9 +275,6 @@ impl CircuitBreakerHandle {
 
     /// The same handle, subscribing to `events`, the bus its registry's
     /// policies publish to.
-    // The registry's lookups are to call this (`.map(|p| Handle::new(p)
-    // .with_events(&self.inner.events))`); until they do, handles have no bus.
-    #[allow(dead_code)]
     pub(crate) fn with_events(mut self, events: &EventBus) -> Self {
         self.events = Some(events.clone());
         self

@@ -145,7 +145,11 @@ impl Registry {
     /// REG-009 if no bulkhead has this id (a bulkhead exists once its trait
     /// was wrapped or its pipeline built).
     pub fn bulkhead(&self, id: &str) -> Result<BulkheadHandle, RegistryError> {
-        self.inner.stores.bulkheads.get(id).map(BulkheadHandle::new)
+        self.inner
+            .stores
+            .bulkheads
+            .get(id)
+            .map(|policy| BulkheadHandle::new(policy).with_events(&self.inner.events))
     }
 
     /// The retry policy with this instance id.
@@ -154,7 +158,11 @@ impl Registry {
     ///
     /// REG-009 if no retry policy has this id.
     pub fn retry(&self, id: &str) -> Result<RetryHandle, RegistryError> {
-        self.inner.stores.retries.get(id).map(RetryHandle::new)
+        self.inner
+            .stores
+            .retries
+            .get(id)
+            .map(|policy| RetryHandle::new(policy).with_events(&self.inner.events))
     }
 
     /// The timeout policy with this instance id.
@@ -163,7 +171,11 @@ impl Registry {
     ///
     /// REG-009 if no timeout policy has this id.
     pub fn timeout(&self, id: &str) -> Result<TimeoutHandle, RegistryError> {
-        self.inner.stores.timeouts.get(id).map(TimeoutHandle::new)
+        self.inner
+            .stores
+            .timeouts
+            .get(id)
+            .map(|policy| TimeoutHandle::new(policy).with_events(&self.inner.events))
     }
 
     /// The circuit breaker with this instance id.
@@ -176,7 +188,7 @@ impl Registry {
             .stores
             .circuit_breakers
             .get(id)
-            .map(CircuitBreakerHandle::new)
+            .map(|policy| CircuitBreakerHandle::new(policy).with_events(&self.inner.events))
     }
 
     /// The rate limiter with this instance id.
@@ -189,7 +201,7 @@ impl Registry {
             .stores
             .rate_limiters
             .get(id)
-            .map(RateLimiterHandle::new)
+            .map(|policy| RateLimiterHandle::new(policy).with_events(&self.inner.events))
     }
 
     /// Gives the shared resource `name` (a connection pool, a database

@@ -162,7 +162,6 @@ fn a_subscriber_thread_that_panics_does_not_affect_callers() -> Result<(), Regis
 }
 
 #[test]
-#[ignore = "needs the registry's lookups to hand their event bus to handles (Handle::with_events)"]
 fn a_handle_subscribes_to_its_own_instance() -> Result<(), RegistryError> {
     let registry = Registry::new();
     let guarded = Pipeline::builder(&registry, "guarded")
