@@ -69,7 +69,8 @@
 //!
 //! The parts:
 //!
-//! - [`resilient`] and [`bulkhead`]: the attribute macros;
+//! - [`resilient`], and the policy attributes [`bulkhead`], [`retry`],
+//!   [`circuit_breaker`], [`timeout`] and [`rate_limiter`];
 //! - [`Bulkhead`]: the semaphore itself, shared by sync and async callers;
 //! - [`Registry`]: named instances, their configuration, clock and events;
 //! - [`Pipeline`]: policies built in code;
@@ -99,8 +100,10 @@ pub use bulkhead_registry::{
 };
 
 /// Generates a wrapper that implements a trait around any implementation of
-/// it, running each method annotated with [`#[bulkhead(...)]`](bulkhead)
-/// under its bulkhead.
+/// it, running each method annotated with policy attributes
+/// ([`#[bulkhead]`](bulkhead), [`#[retry]`](retry),
+/// [`#[circuit_breaker]`](circuit_breaker), [`#[timeout]`](timeout),
+/// [`#[rate_limiter]`](rate_limiter)) under its policies.
 ///
 /// On `pub trait Shop`, `#[resilient]` generates `pub struct
 /// ResilientShop<D>` (with the trait's visibility), implementing `Shop` for
@@ -123,7 +126,51 @@ pub use bulkhead_registry::{
 /// Future<Output = Result<..>> (+ Send)` or `fn -> Pin<Box<dyn Future<..>
 /// (+ Send)>>`. A method's `#[cfg(..)]` (and the conditions inside its
 /// `#[cfg_attr(..)]`) apply to everything generated for it: a method
-/// compiled out declares no bulkhead.
+/// compiled out declares no policy.
+///
+/// # Policies
+///
+/// A method takes any subset of the five policy attributes, in any order,
+/// each at most once. They always compose in one order, whatever order they
+/// are written in:
+///
+/// ```text
+/// Retry( CircuitBreaker( RateLimiter( Timeout( Bulkhead( method ) ) ) ) )
+/// ```
+///
+/// so that a slot is held only while the method runs (never during a retry
+/// delay); a rejection by an inner policy is an outcome like any other to
+/// the outer ones (retried unless `abort_on` lists its kind, a breaker
+/// failure unless `ignore_on` does); the time spent waiting for a slot
+/// counts towards the timeout; and a call the bulkhead rejects has already
+/// taken a rate-limiter permit. Every policy of a method without `name` has
+/// the method's id (see *Instance ids*), so `registry.retry(id)`,
+/// `registry.circuit_breaker(id)`, ... find them after `new`.
+///
+/// A method with `#[bulkhead]` alone takes its slot itself, as described
+/// under *Calls*. Any other method holds one [`Policies`], built in `new`
+/// from the registry on its clock, and a call runs the delegate through
+/// it: `Policies::call` for a sync method, `Policies::call_async` for one
+/// returning a future. The outcome is the method's own `Result<T, E>`: a
+/// rejection becomes `E` with `From<Rejection>` (no `CallError`, no nested
+/// error). `retry_if` and `record_if` are passed to each call as references
+/// to the functions they name: no allocation, no lookup. A call that
+/// triggers no policy allocates nothing.
+///
+/// With `#[retry]`, each attempt calls the delegate again, with its own
+/// clone of every argument: the arguments must be `Clone` (ATR-012 over the
+/// argument's type otherwise; references are `Copy`, so `&str` and `&T`
+/// just work). A `&mut self` method is borrowed again by each attempt; an
+/// async one lends the delegate to each attempt's future in turn. `#[retry]`
+/// cannot call the delegate again, and is refused with ATR-007, on a method
+/// taking `self` by value, and on a method whose future may not borrow the
+/// wrapper (bound by `'static`, by the lifetime of an argument or by
+/// `use<..>`) or, taking arguments, is bound by the receiver's lifetime
+/// (`+ '_`). With `#[retry]` an async method always calls the delegate from
+/// inside its future, for each attempt: if the trait declares the future
+/// `Send`, the receiver and the arguments must be `Send` in the trait's
+/// generic context. Without `#[retry]`, the one attempt moves the receiver
+/// and the arguments into the call: nothing is cloned.
 ///
 /// # Calls
 ///
@@ -180,14 +227,16 @@ pub use bulkhead_registry::{
 ///
 /// # Errors
 ///
-/// Compile errors carry a code. ATR-001, ATR-002, ATR-003 and ATR-006 are
-/// described at [`bulkhead`]; besides them:
+/// Compile errors carry a code. The codes of the attributes' keys (ATR-001,
+/// ATR-002, ATR-003, ATR-006, ATR-008, ATR-009, ATR-010, ATR-011) are
+/// described at each attribute; besides them:
 ///
 /// | code | when |
 /// |---|---|
-/// | ATR-002 | `#[resilient]` is given arguments, a method has two `#[bulkhead]`, or `#[bulkhead]` is written inside `#[cfg_attr(..)]` (write it directly) |
+/// | ATR-002 | `#[resilient]` is given arguments, a method has one policy attribute twice, or a policy attribute is written inside `#[cfg_attr(..)]` (write it directly) |
 /// | ATR-004 | an annotated method does not return `Result<T, E>`, or `E` does not implement `From<Rejection>` (reported once, over the whole return type) |
-/// | ATR-007 | the trait cannot be wrapped: an `unsafe trait`; a supertrait other than `Send`, `Sync`, `Unpin`, `Sized`, `UnwindSafe`, `RefUnwindSafe`, `Clone`, `Debug`; items made by a macro; a receiver such as `self: Box<Self>`; `Self` used outside the receiver (`Self::Item` and `<Self as ThisTrait>::Item` are fine); an attribute on a parameter; a method named `delegate` or `into_inner`, which the wrapper's own methods would shadow; `#[bulkhead]` on an associated function or on a method whose future is declared `Unpin`; `#[resilient]` on something else than a trait |
+/// | ATR-007 | the trait cannot be wrapped: an `unsafe trait`; a supertrait other than `Send`, `Sync`, `Unpin`, `Sized`, `UnwindSafe`, `RefUnwindSafe`, `Clone`, `Debug`; items made by a macro; a receiver such as `self: Box<Self>`; `Self` used outside the receiver (`Self::Item` and `<Self as ThisTrait>::Item` are fine); an attribute on a parameter; a method named `delegate` or `into_inner`, which the wrapper's own methods would shadow; a policy attribute on an associated function or on a method whose future is declared `Unpin`; `#[retry]` on a method it cannot call again (see *Policies*); `#[resilient]` on something else than a trait |
+/// | ATR-012 | with `#[retry]`, an argument that is not `Clone` (over its type) |
 ///
 /// On an error the trait is still emitted (and its wrapper, when the trait
 /// can be wrapped), so that one mistake does not cascade into others. A
@@ -244,7 +293,9 @@ pub use bulkhead_registry::{
 pub use bulkhead_macros::resilient;
 
 /// Runs a method of a [`#[resilient]`](resilient) trait, or the body of a
-/// function, under a bulkhead.
+/// function, under a bulkhead: the innermost policy, right around the call,
+/// alone or with [`#[retry]`](retry), [`#[circuit_breaker]`](circuit_breaker),
+/// [`#[timeout]`](timeout) and [`#[rate_limiter]`](rate_limiter).
 ///
 /// # Keys
 ///
@@ -291,16 +342,38 @@ pub use bulkhead_macros::resilient;
 /// function without `self` is named like a free function; give it a `name`
 /// if two impls in one module have one of the same name.)
 ///
-/// A function cannot return a registry error. If its bulkhead cannot be
-/// resolved (REG-004: `config` names no configuration of the global
-/// registry; REG-008: its `name` is taken with another configuration), it
-/// runs under a bulkhead of its own made from the attribute's values over
-/// the built-in defaults, which is not in the registry, and the error is
+/// A function cannot return a registry error. If its policies cannot be
+/// resolved (REG-004: a `config` names no configuration of the global
+/// registry; REG-008: a `name` is taken with another configuration), it
+/// runs under policies of its own made from the attributes' values over the
+/// built-in defaults, none of which is in the registry, and the error is
 /// kept for [`function_policy_errors`]. Install a configured registry with
 /// [`Registry::set_global`] before the first call.
 ///
 /// A `const fn` cannot be wrapped (ATR-007), and the function must return
 /// `Result<T, E>` (or a future of one) with `E: From<Rejection>` (ATR-004).
+///
+/// ## With other policy attributes
+///
+/// A function may carry any of the five policy attributes, in any order;
+/// the first to expand applies all of them, composed in the fixed order of
+/// [`resilient`]'s *Policies*, each with the function's id unless it has a
+/// `name`, all resolved together on the first call (a [`Policies`]). The
+/// body then runs from a closure, once per attempt:
+///
+/// - a sync `fn` or an `async fn`: with `#[retry]`, each attempt binds the
+///   parameters to its own clones of the arguments (ATR-012 for an argument
+///   that is not `Clone`); without, the one attempt binds them to the
+///   arguments themselves. A `return` or `?` in the body ends the attempt
+///   with its result;
+/// - a `fn` returning a future: the body runs when the function is called,
+///   and its future runs under the policies when polled (`#[retry]` is not
+///   supported there yet: ATR-007, write an `async fn`).
+///
+/// Not supported yet, with ATR-007 (`#[bulkhead]` alone supports them, and
+/// so does a [`#[resilient]`](resilient) trait's wrapper): a method taking
+/// `self` by value (or as `self: Box<Self>` and the like), and an `async
+/// fn` taking `&mut self`.
 ///
 /// # Examples
 ///
@@ -329,6 +402,244 @@ pub use bulkhead_macros::resilient;
 /// ```
 #[doc(inline)]
 pub use bulkhead_macros::bulkhead;
+
+/// Retries a method of a [`#[resilient]`](resilient) trait, or the body of a
+/// function, when an attempt fails: the outermost policy, around
+/// [`#[circuit_breaker]`](circuit_breaker), [`#[rate_limiter]`](rate_limiter),
+/// [`#[timeout]`](timeout) and [`#[bulkhead]`](bulkhead), whatever order the
+/// attributes are written in.
+///
+/// # Keys
+///
+/// | key | value | default | compile error |
+/// |---|---|---|---|
+/// | `name` | string: the retry's instance id | the method's id, shared by its other policies | ATR-002 |
+/// | `config` | string: a named retry configuration of the registry | `"default"` | REG-004 at `new` if unknown |
+/// | `max_attempts` | integer, at least 1: attempts, the first call included | 3 | ATR-008 |
+/// | `wait` | duration string: the wait after the first failed attempt | `"500ms"` | ATR-001 |
+/// | `backoff_multiplier` | number, at least 1: each further wait is multiplied by it | 1 | ATR-008 |
+/// | `max_wait_interval` | duration string: the longest wait | none | ATR-001 |
+/// | `jitter` | number from 0 to 1: each wait is drawn from `wait * (1 ± jitter)` | 0 | ATR-008 |
+/// | `retry_if` | path of a `fn(&E) -> bool`, `E` the method's error type | every error is retried | ATR-011 |
+/// | `abort_on` | rejection kinds: `[BulkheadFull, CircuitOpen, Timeout, RateLimited]` | `[]`: every rejection is retried | ATR-009 |
+///
+/// Numbers are written without a type suffix; every value is checked at
+/// compile time exactly as [`RetryConfigBuilder`] checks it, so that no
+/// literal can make `new` fail.
+///
+/// # Attempts
+///
+/// An attempt that fails with the method's own error is retried if
+/// `retry_if` says so; one refused by an inner policy (a full bulkhead, an
+/// open breaker, a timeout, no rate-limiter permit) is retried unless its
+/// kind is in `abort_on`. Between attempts the call waits on the registry's
+/// clock (a sync call blocks its thread; an async call's future waits
+/// without blocking one), holding no bulkhead slot. The last attempt's
+/// outcome is the method's result.
+///
+/// Each attempt calls the delegate (or runs the body) again, with its own
+/// clone of every argument: arguments must be `Clone` (ATR-012). Where it
+/// cannot call it again, `#[retry]` is refused with ATR-007: see
+/// [`resilient`]'s *Policies* and [`bulkhead`]'s *With other policy
+/// attributes*.
+///
+/// # Examples
+///
+/// ```
+/// use bulkhead::{Registry, Rejection, resilient};
+///
+/// #[derive(Debug)]
+/// pub enum DbError { Busy(Rejection), Transient, NotFound }
+/// impl From<Rejection> for DbError {
+///     fn from(r: Rejection) -> Self { DbError::Busy(r) }
+/// }
+///
+/// pub fn is_transient(error: &DbError) -> bool {
+///     matches!(error, DbError::Transient)
+/// }
+///
+/// #[resilient]
+/// pub trait Accounts {
+///     #[retry(max_attempts = 3, wait = "10ms", retry_if = is_transient, abort_on = [BulkheadFull])]
+///     #[bulkhead(max_concurrent = 10)]
+///     fn balance(&self, account: &str) -> Result<i64, DbError>;
+/// }
+///
+/// struct Flaky(std::sync::atomic::AtomicU32);
+///
+/// impl Accounts for Flaky {
+///     fn balance(&self, account: &str) -> Result<i64, DbError> {
+///         match self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst) {
+///             0 => Err(DbError::Transient),
+///             _ if account == "nobody" => Err(DbError::NotFound),
+///             _ => Ok(42),
+///         }
+///     }
+/// }
+///
+/// let registry = Registry::new();
+/// let accounts = ResilientAccounts::new(Flaky(Default::default()), &registry)?;
+/// assert_eq!(accounts.balance("alice").unwrap(), 42); // the second attempt
+/// assert!(matches!(accounts.balance("nobody"), Err(DbError::NotFound))); // not retried
+///
+/// let id = format!("{}::Accounts#balance(&str)", module_path!());
+/// assert_eq!(registry.retry(&id)?.snapshot().max_attempts, 3);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[doc(inline)]
+pub use bulkhead_macros::retry;
+
+/// Runs a method of a [`#[resilient]`](resilient) trait, or the body of a
+/// function, behind a circuit breaker: after too many failures (or slow
+/// calls) among the recent ones, calls are refused with
+/// `Rejection::CircuitOpen` without running, until `wait_in_open` has
+/// passed; then a few trial calls decide whether to close it again. It sits
+/// inside [`#[retry]`](retry), around [`#[rate_limiter]`](rate_limiter),
+/// [`#[timeout]`](timeout) and [`#[bulkhead]`](bulkhead).
+///
+/// # Keys
+///
+/// | key | value | default | compile error |
+/// |---|---|---|---|
+/// | `name` | string: the breaker's instance id | the method's id | ATR-002 |
+/// | `config` | string: a named circuit breaker configuration | `"default"` | REG-004 at `new` if unknown |
+/// | `failure_rate_threshold` | percentage, more than 0 and at most 100 | 50 | ATR-008 |
+/// | `sliding_window` | `"count"` (the last N calls) or `"time"` (the last N seconds) | `"count"` | ATR-010 |
+/// | `sliding_window_size` | integer, 1 to 1,000,000 | 100 | ATR-008 |
+/// | `minimum_calls` | integer, at least 1: calls recorded before a rate counts | 100 | ATR-008 |
+/// | `wait_in_open` | duration string | `"60s"` | ATR-001 |
+/// | `permitted_calls_in_half_open` | integer, at least 1 | 10 | ATR-008 |
+/// | `slow_call_threshold` | duration string: a call at least this long is slow | `"60s"` | ATR-001 |
+/// | `slow_call_rate_threshold` | percentage, more than 0 and at most 100 (100: slow calls never open it) | 100 | ATR-008 |
+/// | `record_if` | path of a `fn(&E) -> bool`: which of the method's errors are failures (the others count as successes) | every error | ATR-011 |
+/// | `ignore_on` | rejection kinds of the inner policies that are not recorded at all | `[]`: every rejection is a failure | ATR-009 |
+///
+/// Each attempt is recorded: its duration is measured on the registry's
+/// clock, a full bulkhead, a timeout or a missing rate-limiter permit is a
+/// failure unless `ignore_on` lists its kind. `registry.circuit_breaker(id)`
+/// shows the breaker's state and metrics, and can force it open or reset it.
+///
+/// # Examples
+///
+/// ```
+/// use bulkhead::{CircuitState, Registry, Rejection, RejectionKind, resilient};
+///
+/// #[derive(Debug)]
+/// pub enum PayError { Refused(Rejection), Down }
+/// impl From<Rejection> for PayError {
+///     fn from(r: Rejection) -> Self { PayError::Refused(r) }
+/// }
+///
+/// #[resilient]
+/// pub trait Payments {
+///     #[circuit_breaker(minimum_calls = 2, sliding_window_size = 2, wait_in_open = "30s")]
+///     fn charge(&self, cents: u64) -> Result<(), PayError>;
+/// }
+///
+/// struct Down;
+/// impl Payments for Down {
+///     fn charge(&self, _: u64) -> Result<(), PayError> { Err(PayError::Down) }
+/// }
+///
+/// let registry = Registry::new();
+/// let payments = ResilientPayments::new(Down, &registry)?;
+/// assert!(matches!(payments.charge(100), Err(PayError::Down)));
+/// assert!(matches!(payments.charge(100), Err(PayError::Down)));
+/// // Two failures out of two: open. The backend is spared the next calls.
+/// match payments.charge(100) {
+///     Err(PayError::Refused(r)) => assert_eq!(r.kind(), RejectionKind::CircuitOpen),
+///     other => panic!("{other:?}"),
+/// }
+/// let id = format!("{}::Payments#charge(u64)", module_path!());
+/// assert_eq!(registry.circuit_breaker(&id)?.state(), CircuitState::Open);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[doc(inline)]
+pub use bulkhead_macros::circuit_breaker;
+
+/// Bounds how long a method of a [`#[resilient]`](resilient) trait, or the
+/// body of a function, may take: inside [`#[retry]`](retry),
+/// [`#[circuit_breaker]`](circuit_breaker) and
+/// [`#[rate_limiter]`](rate_limiter), around [`#[bulkhead]`](bulkhead), so
+/// that the time spent waiting for a slot counts.
+///
+/// # Keys
+///
+/// | key | value | default | compile error |
+/// |---|---|---|---|
+/// | `name` | string: the timeout's instance id | the method's id | ATR-002 |
+/// | `config` | string: a named timeout configuration | `"default"` | REG-004 at `new` if unknown |
+/// | `duration` | duration string, longer than zero | `"1s"` | ATR-001, ATR-008 for zero |
+///
+/// An async call that has not completed at the deadline (measured on the
+/// registry's clock) is dropped there, freeing its bulkhead slot, and ends
+/// with `Rejection::Timeout`. A sync call cannot be pre-empted: the timeout
+/// bounds its waits for a rate-limiter permit and a bulkhead slot (a wait
+/// cut short ends with `Rejection::Timeout`); a body that overruns keeps
+/// its result and is reported with a timeout event.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use bulkhead::{Registry, Rejection, timeout};
+///
+/// #[timeout(name = "render", duration = "250ms")]
+/// async fn render(report: &str) -> Result<String, Rejection> {
+///     Ok(format!("<h1>{report}</h1>"))
+/// }
+///
+/// let rendered = tokio::runtime::Builder::new_current_thread()
+///     .enable_all()
+///     .build()?
+///     .block_on(render("q3"))?;
+/// assert_eq!(rendered, "<h1>q3</h1>");
+/// let timeout = Registry::global().timeout("render")?;
+/// assert_eq!(timeout.snapshot().duration, Duration::from_millis(250));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[doc(inline)]
+pub use bulkhead_macros::timeout;
+
+/// Limits how often a method of a [`#[resilient]`](resilient) trait, or the
+/// body of a function, may be called: `limit_for_period` calls per
+/// `refresh_period`. It sits inside [`#[retry]`](retry) and
+/// [`#[circuit_breaker]`](circuit_breaker), around [`#[timeout]`](timeout)
+/// and [`#[bulkhead]`](bulkhead): a call the bulkhead rejects has already
+/// taken a permit.
+///
+/// # Keys
+///
+/// | key | value | default | compile error |
+/// |---|---|---|---|
+/// | `name` | string: the rate limiter's instance id | the method's id | ATR-002 |
+/// | `config` | string: a named rate limiter configuration | `"default"` | REG-004 at `new` if unknown |
+/// | `limit_for_period` | integer, at least 1 | 50 | ATR-008 |
+/// | `refresh_period` | duration string, longer than zero | `"500ns"` | ATR-001, ATR-008 for zero |
+/// | `max_wait` | duration string (`"0"`: refuse at once) | `"5s"` | ATR-001 |
+///
+/// A call without a permit waits for the next period, up to `max_wait`, on
+/// the registry's clock (a sync call blocks its thread, an async call's
+/// future waits without blocking one), then fails with
+/// `Rejection::RateLimited`.
+///
+/// # Examples
+///
+/// ```
+/// use bulkhead::{Registry, Rejection, RejectionKind, rate_limiter};
+///
+/// #[rate_limiter(name = "geocoder", limit_for_period = 2, refresh_period = "1h", max_wait = "0")]
+/// fn geocode(address: &str) -> Result<usize, Rejection> {
+///     Ok(address.len())
+/// }
+///
+/// assert!(geocode("a").is_ok() && geocode("b").is_ok());
+/// assert_eq!(geocode("c").unwrap_err().kind(), RejectionKind::RateLimited);
+/// assert_eq!(Registry::global().rate_limiter("geocoder")?.snapshot().limit_for_period, 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[doc(inline)]
+pub use bulkhead_macros::rate_limiter;
 
 mod functions;
 

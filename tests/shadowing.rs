@@ -42,6 +42,20 @@ struct arg0;
 const arg1: u8 = 0;
 const arg2: u8 = 0;
 const POLICY: u8 = 0;
+struct policies;
+struct flatten;
+struct classifier;
+struct once;
+struct lend;
+struct lent;
+struct retry_if;
+struct record_if;
+struct Policies;
+struct Classifier;
+struct Arc;
+fn again() {}
+fn attempt() {}
+fn call_async() {}
 fn concat() {}
 fn module_path() {}
 
@@ -97,7 +111,33 @@ trait Shadowed: ::std::marker::Send + ::std::marker::Sync {
         label: &str,
     ) -> impl ::std::future::Future<Output = Res<u32>> + ::std::marker::Send;
 
+    #[::bulkhead::retry(name = "shadowed-retry", max_attempts = 2, wait = "0", retry_if = transient, abort_on = [BulkheadFull])]
+    #[circuit_breaker(record_if = transient, ignore_on = [Timeout], sliding_window = "time")]
+    #[timeout(duration = "1s")]
+    #[rate_limiter(limit_for_period = 10)]
+    #[bulkhead(max_concurrent = 2)]
+    fn composed(&self, value: u32, label: &str) -> Res<u32>;
+
+    #[retry(max_attempts = 2, wait = "0", retry_if = transient)]
+    #[timeout(duration = "1s")]
+    async fn composed_async(&mut self, value: u32) -> Res<u32>;
+
+    #[timeout(duration = "1s")]
+    fn composed_future(
+        &self,
+        value: u32,
+    ) -> impl ::std::future::Future<Output = Res<u32>> + ::std::marker::Send;
+
+    #[timeout(duration = "1s")]
+    fn composed_once(self, value: u32) -> Res<u32>
+    where
+        Self: ::std::marker::Sized;
+
     fn plain(&self) -> u32;
+}
+
+fn transient(_: &Error) -> bool {
+    true
 }
 
 #[derive(::std::fmt::Debug, ::std::clone::Clone)]
@@ -135,6 +175,21 @@ impl Shadowed for Backend {
         let length = label.len() as u32;
         async move { ::std::result::Result::Ok(value + length) }
     }
+    fn composed(&self, value: u32, label: &str) -> Res<u32> {
+        ::std::result::Result::Ok(value + label.len() as u32)
+    }
+    async fn composed_async(&mut self, value: u32) -> Res<u32> {
+        ::std::result::Result::Ok(value + 10)
+    }
+    fn composed_future(
+        &self,
+        value: u32,
+    ) -> impl ::std::future::Future<Output = Res<u32>> + ::std::marker::Send {
+        async move { ::std::result::Result::Ok(value + 20) }
+    }
+    fn composed_once(self, value: u32) -> Res<u32> {
+        ::std::result::Result::Ok(value + 30)
+    }
     fn plain(&self) -> u32 {
         7
     }
@@ -160,6 +215,28 @@ impl Backend {
     fn method(&self) -> Res<u32> {
         ::std::result::Result::Ok(5)
     }
+
+    #[::bulkhead::retry(max_attempts = 2, wait = "0", retry_if = transient)]
+    #[::bulkhead::timeout(duration = "1s")]
+    fn retried_method(&self, value: u32) -> Res<u32> {
+        ::std::result::Result::Ok(value + 6)
+    }
+
+    #[::bulkhead::circuit_breaker(record_if = transient)]
+    async fn async_method(&self, value: u32) -> Res<u32> {
+        ::std::result::Result::Ok(value + 7)
+    }
+}
+
+#[::bulkhead::retry(max_attempts = 2, wait = "0")]
+#[::bulkhead::rate_limiter(limit_for_period = 100)]
+fn retried_function(value: u32, label: &str) -> Res<u32> {
+    ::std::result::Result::Ok(value + label.len() as u32)
+}
+
+#[::bulkhead::timeout(duration = "1s")]
+fn timed_future_function() -> impl ::std::future::Future<Output = Res<u32>> {
+    async { ::std::result::Result::Ok(8) }
 }
 
 #[test]
@@ -185,9 +262,18 @@ fn generated_code_ignores_the_users_core_std_and_prelude_names() {
     assert_eq!(runtime.block_on(free_async_function(2)).unwrap(), 6);
     assert_eq!(runtime.block_on(free_future_function()).unwrap(), 4);
     assert_eq!(Backend.method().unwrap(), 5);
+    assert_eq!(shadowed.composed(1, "ab").unwrap(), 3);
+    assert_eq!(runtime.block_on(shadowed.composed_async(1)).unwrap(), 11);
+    assert_eq!(runtime.block_on(shadowed.composed_future(1)).unwrap(), 21);
+    assert_eq!(Backend.retried_method(1).unwrap(), 7);
+    assert_eq!(runtime.block_on(Backend.async_method(1)).unwrap(), 8);
+    assert_eq!(retried_function(1, "abc").unwrap(), 4);
+    assert_eq!(runtime.block_on(timed_future_function()).unwrap(), 8);
+    assert!(the_registry.retry("shadowed-retry").is_ok());
     assert!(::std::format!("{shadowed:?}").starts_with("ResilientShadowed"));
     assert_eq!(
         the_registry.bulkhead("shadowed").unwrap().max_concurrent(),
         1
     );
+    assert_eq!(shadowed.composed_once(1).unwrap(), 31);
 }

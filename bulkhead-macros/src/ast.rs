@@ -14,8 +14,8 @@ use syn::{
     TraitItemType, Type, TypeParamBound, Visibility,
 };
 
-use crate::attr::{self, BulkheadArgs};
 use crate::codes::{self, Errors};
+use crate::policies::{Annotations, Input, Kind, PolicyArgs};
 
 /// A trait under `#[resilient]`.
 pub(crate) struct Trait {
@@ -41,14 +41,9 @@ pub(crate) struct Method {
     pub(crate) sig: Signature,
     pub(crate) receiver: Receiver,
     pub(crate) ret: Returns,
-    /// The `#[bulkhead]` attribute, if the method has one.
-    pub(crate) annotation: Option<Annotation>,
-}
-
-/// A `#[bulkhead]` attribute found on a method.
-pub(crate) struct Annotation {
-    /// Its keys, or `None` if they did not parse (the error is reported).
-    pub(crate) args: Option<BulkheadArgs>,
+    /// The policy attributes of the method (none for a method that only
+    /// delegates).
+    pub(crate) annotations: Annotations,
 }
 
 /// How a method takes `self`.
@@ -109,13 +104,24 @@ pub(crate) enum CallKind {
     BoxedFuture,
 }
 
-/// A function with a body under `#[bulkhead]`: a free function, or a method
-/// in an impl block (or a trait's default method).
+/// A function with a body under policy attributes: a free function, or a
+/// method in an impl block (or a trait's default method).
 pub(crate) struct Func {
+    /// The function, without its policy attributes.
     pub(crate) item: ItemFn,
+    pub(crate) receiver: Receiver,
     pub(crate) ret: Returns,
-    pub(crate) args: BulkheadArgs,
+    pub(crate) annotations: Annotations,
+    /// The paths of the other policy attributes, as written, taken off the
+    /// function: the expansion puts them back as `#[path(__bulkhead_applied)]`,
+    /// which expands to the function unchanged, so that their imports are
+    /// used (see [`APPLIED`]).
+    pub(crate) applied: Vec<syn::Path>,
 }
+
+/// The argument of a policy attribute that another one on the same function
+/// already applied: it expands to the function unchanged.
+pub(crate) const APPLIED: &str = "__bulkhead_applied";
 
 impl Trait {
     /// Builds the model, parsing every `#[bulkhead]` attribute; attribute
@@ -146,33 +152,26 @@ impl Trait {
 }
 
 impl Method {
-    /// Reads the method, taking its `#[bulkhead]` attributes off it (and
-    /// those written inside `#[cfg_attr]`, which are an error).
+    /// Reads the method, taking its policy attributes off it (and those
+    /// written inside `#[cfg_attr]`, which are an error).
     fn from_syn(method: &mut TraitItemFn, errors: &mut Errors) -> Self {
-        let mut annotation: Option<Annotation> = None;
+        let mut annotations = Annotations::default();
         let mut kept = Vec::with_capacity(method.attrs.len());
         for attr in method.attrs.drain(..) {
             if attr.path().is_ident("cfg_attr") {
-                kept.extend(without_conditional_bulkhead(attr, errors));
+                kept.extend(without_conditional_policy(attr, errors));
                 continue;
             }
-            if !attr::is_bulkhead(&attr) {
-                kept.push(attr);
-                continue;
-            }
-            if annotation.is_some() {
-                errors.spanned(
+            match Kind::of(attr.path()) {
+                Some(kind) => annotations.add(
+                    kind,
                     &attr,
-                    format!(
-                        "{}: #[bulkhead] is given twice on `{}`; merge the keys into one attribute",
-                        codes::MALFORMED,
-                        method.sig.ident
-                    ),
-                );
-                continue;
+                    Input::Attribute(&attr),
+                    &method.sig.ident,
+                    errors,
+                ),
+                None => kept.push(attr),
             }
-            let args = errors.attribute(attr::BulkheadArgs::from_attribute(&attr));
-            annotation = Some(Annotation { args });
         }
         method.attrs = kept;
         Method {
@@ -180,13 +179,23 @@ impl Method {
             receiver: Receiver::of(&method.sig),
             ret: Returns::of(&method.sig),
             sig: method.sig.clone(),
-            annotation,
+            annotations,
         }
     }
 
-    /// The parsed policy, if the method is annotated and its keys parsed.
-    pub(crate) fn policy(&self) -> Option<&BulkheadArgs> {
-        self.annotation.as_ref().and_then(|a| a.args.as_ref())
+    /// Whether the method has a policy attribute.
+    pub(crate) fn is_annotated(&self) -> bool {
+        !self.annotations.is_empty()
+    }
+
+    /// The parsed policies, if the method is annotated and every attribute
+    /// parsed.
+    pub(crate) fn policy(&self) -> Option<&PolicyArgs> {
+        if self.is_annotated() {
+            self.annotations.args()
+        } else {
+            None
+        }
     }
 }
 
@@ -236,25 +245,30 @@ fn cfg_attr(meta: &Meta) -> Option<(Meta, Vec<Meta>)> {
     Some((predicate, items.collect()))
 }
 
-/// `attr`, a `#[cfg_attr]` of a trait method, without the `#[bulkhead]`
-/// it holds, which is reported: `#[resilient]` reads the attributes of the
-/// methods before the compiler evaluates their conditions, so it cannot
-/// apply a policy under one. `None` if nothing else is left in it.
-fn without_conditional_bulkhead(attr: Attribute, errors: &mut Errors) -> Option<Attribute> {
+/// `attr`, a `#[cfg_attr]` of a trait method, without the policy
+/// attributes it holds, which are reported: `#[resilient]` reads the
+/// attributes of the methods before the compiler evaluates their
+/// conditions, so it cannot apply a policy under one. `None` if nothing
+/// else is left in it.
+fn without_conditional_policy(attr: Attribute, errors: &mut Errors) -> Option<Attribute> {
     let Some((predicate, attrs)) = cfg_attr(&attr.meta) else {
         return Some(attr);
     };
-    if !attrs.iter().any(holds_bulkhead) {
+    let Some(kind) = attrs.iter().find_map(held_policy) else {
         return Some(attr);
-    }
+    };
     errors.spanned(
         &attr,
         format!(
-            "{}: #[bulkhead] cannot be applied through #[cfg_attr]: #[resilient] reads the attributes of the trait's methods before their conditions are evaluated; write #[bulkhead(..)] directly on the method (and put the condition on the whole method with #[cfg(..)] if it is conditional)",
-            codes::MALFORMED
+            "{}: #[{name}] cannot be applied through #[cfg_attr]: #[resilient] reads the attributes of the trait's methods before their conditions are evaluated; write #[{name}(..)] directly on the method (and put the condition on the whole method with #[cfg(..)] if it is conditional)",
+            codes::MALFORMED,
+            name = kind.name(),
         ),
     );
-    let rest: Vec<&Meta> = attrs.iter().filter(|meta| !holds_bulkhead(meta)).collect();
+    let rest: Vec<&Meta> = attrs
+        .iter()
+        .filter(|meta| held_policy(meta).is_none())
+        .collect();
     if rest.is_empty() {
         return None;
     }
@@ -264,11 +278,16 @@ fn without_conditional_bulkhead(attr: Attribute, errors: &mut Errors) -> Option<
     Some(attr)
 }
 
-/// Whether `meta` is `bulkhead(..)`, or a `cfg_attr` holding one.
-fn holds_bulkhead(meta: &Meta) -> bool {
-    attr::is_bulkhead_path(meta.path())
-        || (meta.path().is_ident("cfg_attr")
-            && cfg_attr(meta).is_some_and(|(_, attrs)| attrs.iter().any(holds_bulkhead)))
+/// The policy attribute `meta` is, or that a `cfg_attr` in it holds.
+fn held_policy(meta: &Meta) -> Option<Kind> {
+    if let Some(kind) = Kind::of(meta.path()) {
+        return Some(kind);
+    }
+    if !meta.path().is_ident("cfg_attr") {
+        return None;
+    }
+    let (_, attrs) = cfg_attr(meta)?;
+    attrs.iter().find_map(held_policy)
 }
 
 impl Receiver {
@@ -372,12 +391,42 @@ impl Returns {
 }
 
 impl Func {
-    pub(crate) fn new(item: ItemFn, args: BulkheadArgs) -> Self {
+    /// Reads the function under the attribute `kind` with the arguments
+    /// `args`, taking its other policy attributes off it.
+    pub(crate) fn from_syn(
+        kind: Kind,
+        args: TokenStream,
+        mut item: ItemFn,
+        errors: &mut Errors,
+    ) -> Self {
+        let mut annotations = Annotations::default();
+        let name = item.sig.ident.clone();
+        let here = proc_macro2::Ident::new(kind.name(), Span::call_site());
+        annotations.add(kind, &here, Input::Tokens(args), &name, errors);
+        let mut kept = Vec::with_capacity(item.attrs.len());
+        let mut applied = Vec::new();
+        for attr in item.attrs.drain(..) {
+            match Kind::of(attr.path()) {
+                Some(kind) => {
+                    annotations.add(kind, &attr, Input::Attribute(&attr), &name, errors);
+                    applied.push(attr.path().clone());
+                }
+                None => kept.push(attr),
+            }
+        }
+        item.attrs = kept;
         Func {
+            receiver: Receiver::of(&item.sig),
             ret: Returns::of(&item.sig),
             item,
-            args,
+            annotations,
+            applied,
         }
+    }
+
+    /// The parsed policies, or `None` if an attribute did not parse.
+    pub(crate) fn policy(&self) -> Option<&PolicyArgs> {
+        self.annotations.args()
     }
 
     pub(crate) fn vis(&self) -> &Visibility {
@@ -684,13 +733,15 @@ mod tests {
     }
 
     #[test]
-    fn bulkhead_attributes_are_taken_off_the_trait() {
+    fn policy_attributes_are_taken_off_the_trait() {
         let mut errors = Errors::default();
         let model = Trait::from_syn(
             parse_quote! {
                 pub trait Shop {
                     /// Docs stay.
                     #[bulkhead(max_concurrent = 2)]
+                    #[retry(max_attempts = 2)]
+                    #[timeout]
                     fn buy(&self) -> Result<(), E>;
                     fn name(&self) -> String;
                 }
@@ -701,9 +752,13 @@ mod tests {
         assert_eq!(model.wrapper, "ResilientShop");
         assert_eq!(model.methods.len(), 2);
         assert!(model.methods[0].policy().is_some());
-        assert!(model.methods[1].annotation.is_none());
+        assert!(!model.methods[1].is_annotated());
         let emitted = model.item.to_token_stream().to_string();
         assert!(!emitted.contains("bulkhead"), "{emitted}");
+        assert!(
+            !emitted.contains("retry") && !emitted.contains("timeout"),
+            "{emitted}"
+        );
         assert!(emitted.contains("Docs stay"), "{emitted}");
     }
 }

@@ -1,10 +1,14 @@
-//! The attribute receivers: what `#[bulkhead(...)]` says, parsed with darling.
+//! How attribute keys are read with darling: [`Value`] and [`ValueKind`],
+//! the values `#[bulkhead(...)]` takes, its receiver [`BulkheadArgs`], and
+//! [`coded`], which gives darling's own errors their code.
 //!
 //! Each key's value has its own type whose parser reports that key's coded
 //! error (ATR-001 for `max_wait`, ATR-003 for `max_concurrent`, ATR-006 for
 //! `enabled`, ATR-002 for `name` and `config`), spanned on the value. Errors
 //! darling raises itself (unknown or duplicate keys, literals without a key)
-//! are reworded with [`coded`] to carry ATR-002 and a did-you-mean.
+//! are reworded with [`coded`] to carry ATR-002 and a did-you-mean. The
+//! values of the other policies' keys are in `values.rs`, their receivers in
+//! `policies.rs`.
 
 use std::time::Duration;
 
@@ -35,42 +39,39 @@ pub(crate) struct BulkheadArgs {
     pub(crate) enabled: Option<Enabled>,
 }
 
-impl BulkheadArgs {
-    /// Parses the arguments of a `#[bulkhead(...)]` attribute macro call.
-    pub(crate) fn from_tokens(args: TokenStream) -> darling::Result<Self> {
+/// The receiver of one policy attribute: its keys, all optional.
+pub(crate) trait Receiver: FromMeta + Default {
+    /// The attribute's name: `bulkhead`, `retry`, ...
+    const ATTRIBUTE: &'static str;
+
+    /// Parses the arguments of the attribute, as a macro call receives them.
+    fn from_tokens(args: TokenStream) -> darling::Result<Self> {
         if args.is_empty() {
-            return Ok(BulkheadArgs::default());
+            return Ok(Self::default());
         }
         let items = NestedMeta::parse_meta_list(args)?;
-        BulkheadArgs::from_list(&items)
+        Self::from_list(&items)
     }
 
-    /// Parses a `#[bulkhead]` or `#[bulkhead(...)]` attribute found on a
-    /// trait method.
-    pub(crate) fn from_attribute(attr: &Attribute) -> darling::Result<Self> {
+    /// Parses the attribute written as `#[name]` or `#[name(...)]` on an item.
+    fn from_attribute(attr: &Attribute) -> darling::Result<Self> {
         match &attr.meta {
-            Meta::Path(_) => Ok(BulkheadArgs::default()),
-            Meta::List(list) => BulkheadArgs::from_tokens(list.tokens.clone()),
+            Meta::Path(_) => Ok(Self::default()),
+            Meta::List(list) => Self::from_tokens(list.tokens.clone()),
             Meta::NameValue(nv) => Err(darling::Error::custom(format!(
-                "{}: #[bulkhead] takes a list of keys, as in #[bulkhead(max_concurrent = 4)]",
-                codes::MALFORMED
+                "{}: #[{name}] takes a list of keys, as in #[{name}({example})]",
+                codes::MALFORMED,
+                name = Self::ATTRIBUTE,
+                example = crate::policies::Kind::named(Self::ATTRIBUTE)
+                    .map_or("..", crate::policies::Kind::example),
             ))
             .with_span(&nv.eq_token)),
         }
     }
 }
 
-/// Whether `attr` is `#[bulkhead]` (also written as a path ending in
-/// `bulkhead`, such as `#[bulkhead::bulkhead]`).
-pub(crate) fn is_bulkhead(attr: &Attribute) -> bool {
-    is_bulkhead_path(attr.path())
-}
-
-/// Whether an attribute's path names `#[bulkhead]`: it ends in `bulkhead`.
-pub(crate) fn is_bulkhead_path(path: &syn::Path) -> bool {
-    path.segments
-        .last()
-        .is_some_and(|segment| segment.ident == "bulkhead")
+impl Receiver for BulkheadArgs {
+    const ATTRIBUTE: &'static str = "bulkhead";
 }
 
 /// A value with the span of the tokens it was written as.
@@ -91,9 +92,11 @@ pub(crate) type Enabled = Value<bool>;
 
 /// How one key's value is read from its expression.
 pub(crate) trait ValueKind: Sized {
+    /// The value of `key = expr`, or the coded message saying what is wrong.
     fn parse(key: &str, expr: &Expr) -> Result<Self, String>;
-    /// What to write, for a key given without a value.
-    const EXAMPLE: &'static str;
+    /// How to write `key` with a value of this kind: `max_wait = "250ms"`.
+    fn example(key: &str) -> String;
+    /// The code of a value that is not of this kind at all.
     const CODE: &'static str;
 }
 
@@ -114,7 +117,7 @@ impl<T: ValueKind> FromMeta for Value<T> {
             Meta::Path(_) | Meta::List(_) => Err(darling::Error::custom(format!(
                 "{}: {key} needs a value, as in {}",
                 T::CODE,
-                T::EXAMPLE
+                T::example(&key)
             ))
             .with_span(item)),
         }
@@ -125,7 +128,7 @@ impl<T: ValueKind> FromMeta for Value<T> {
         Err(darling::Error::custom(format!(
             "{}: {key} must be written as in {}, got `{}`",
             T::CODE,
-            T::EXAMPLE,
+            T::example(&key),
             meta.value
         ))
         .with_span(&meta.value))
@@ -133,14 +136,14 @@ impl<T: ValueKind> FromMeta for Value<T> {
 }
 
 /// Looks through the invisible groups `macro_rules!` wraps around fragments.
-fn ungroup(expr: &Expr) -> &Expr {
+pub(crate) fn ungroup(expr: &Expr) -> &Expr {
     match expr {
         Expr::Group(group) => ungroup(&group.expr),
         _ => expr,
     }
 }
 
-fn literal(expr: &Expr) -> Option<&Lit> {
+pub(crate) fn literal(expr: &Expr) -> Option<&Lit> {
     match expr {
         Expr::Lit(ExprLit { lit, .. }) => Some(lit),
         _ => None,
@@ -148,7 +151,7 @@ fn literal(expr: &Expr) -> Option<&Lit> {
 }
 
 /// The source text of an expression, for error messages.
-fn source(expr: &Expr) -> String {
+pub(crate) fn source(expr: &Expr) -> String {
     match literal(expr) {
         Some(Lit::Str(s)) => format!("{:?}", s.value()),
         _ => quote::ToTokens::to_token_stream(expr).to_string(),
@@ -156,8 +159,11 @@ fn source(expr: &Expr) -> String {
 }
 
 impl ValueKind for String {
-    const EXAMPLE: &'static str = "name = \"thumbnails\"";
     const CODE: &'static str = codes::MALFORMED;
+
+    fn example(key: &str) -> String {
+        format!("{key} = \"thumbnails\"")
+    }
 
     fn parse(key: &str, expr: &Expr) -> Result<Self, String> {
         match literal(expr) {
@@ -173,8 +179,11 @@ impl ValueKind for String {
 }
 
 impl ValueKind for u32 {
-    const EXAMPLE: &'static str = "max_concurrent = 4";
     const CODE: &'static str = codes::LIMIT;
+
+    fn example(key: &str) -> String {
+        format!("{key} = 4")
+    }
 
     fn parse(key: &str, expr: &Expr) -> Result<Self, String> {
         let out_of_range = |got: &dyn std::fmt::Display| {
@@ -218,8 +227,11 @@ impl ValueKind for u32 {
 }
 
 impl ValueKind for Duration {
-    const EXAMPLE: &'static str = "max_wait = \"250ms\"";
     const CODE: &'static str = codes::DURATION;
+
+    fn example(key: &str) -> String {
+        format!("{key} = \"250ms\"")
+    }
 
     fn parse(key: &str, expr: &Expr) -> Result<Self, String> {
         match literal(expr) {
@@ -248,8 +260,11 @@ pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
 }
 
 impl ValueKind for bool {
-    const EXAMPLE: &'static str = "enabled = false";
     const CODE: &'static str = codes::BOOL;
+
+    fn example(key: &str) -> String {
+        format!("{key} = false")
+    }
 
     fn parse(key: &str, expr: &Expr) -> Result<Self, String> {
         match literal(expr) {
@@ -306,8 +321,9 @@ fn reword(message: &str, attribute: &str) -> String {
         return format!("{code}: duplicate key {key} in #[{attribute}]");
     }
     if message.starts_with("Unexpected meta-item format `literal`") {
+        let example = crate::policies::Kind::named(attribute).map_or("..", |k| k.example());
         return format!(
-            "{code}: #[{attribute}] takes `key = value` pairs, not bare literals, as in #[{attribute}(max_concurrent = 4)]"
+            "{code}: #[{attribute}] takes `key = value` pairs, not bare literals, as in #[{attribute}({example})]"
         );
     }
     let mut chars = message.chars();
@@ -466,16 +482,5 @@ mod tests {
     fn an_empty_name_is_refused() {
         let errors = parse(quote!(name = "")).unwrap_err();
         assert_eq!(errors, ["ATR-002: name must not be empty"]);
-    }
-
-    #[test]
-    fn bulkhead_attributes_are_recognised_by_their_last_segment() {
-        let attrs: Vec<Attribute> = vec![
-            syn::parse_quote!(#[bulkhead]),
-            syn::parse_quote!(#[bulkhead::bulkhead(max_concurrent = 1)]),
-            syn::parse_quote!(#[doc = "bulkhead"]),
-        ];
-        let found: Vec<bool> = attrs.iter().map(is_bulkhead).collect();
-        assert_eq!(found, [true, true, false]);
     }
 }

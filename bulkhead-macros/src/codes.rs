@@ -4,13 +4,18 @@
 //!
 //! | code | meaning |
 //! |---|---|
-//! | ATR-001 | `max_wait` is not a duration (humantime syntax or `"0"`) |
-//! | ATR-002 | a malformed attribute: unknown or duplicate key, a value of the wrong kind for `name` / `config`, arguments given to `#[resilient]`, two `#[bulkhead]` on one method, `#[bulkhead]` inside `#[cfg_attr]` on a trait method |
+//! | ATR-001 | a duration key (`max_wait`, `wait`, `max_wait_interval`, `wait_in_open`, `slow_call_threshold`, `duration`, `refresh_period`) is not a duration (humantime syntax or `"0"`) |
+//! | ATR-002 | a malformed attribute: unknown or duplicate key, a value of the wrong kind for `name` / `config`, arguments given to `#[resilient]`, one policy attribute given twice on one method or function, a policy attribute inside `#[cfg_attr]` on a trait method |
 //! | ATR-003 | `max_concurrent` is not an unsuffixed integer from 1 to 2^30 - 1 |
 //! | ATR-004 | an annotated method does not return `Result<T, E>` (or a future of one), or `E` does not implement `From<Rejection>` |
-//! | ATR-005 | `#[bulkhead]` on a trait method of a trait without `#[resilient]` |
+//! | ATR-005 | a policy attribute on a trait method of a trait without `#[resilient]` |
 //! | ATR-006 | `enabled` is not `true` / `false` (or `"true"` / `"false"`) |
-//! | ATR-007 | the item cannot be wrapped (an `unsafe trait`, an unsupported supertrait, a macro among the items, an unsupported receiver, `Self` outside the receiver, an attribute on a parameter, a method named `delegate` or `into_inner`, `#[bulkhead]` on an associated function, a `const fn` or a future declared `Unpin`, `#[resilient]` on a non-trait); the message says why |
+//! | ATR-007 | the item cannot be wrapped (an `unsafe trait`, an unsupported supertrait, a macro among the items, an unsupported receiver, `Self` outside the receiver, an attribute on a parameter, a method named `delegate` or `into_inner`, a policy attribute on an associated function, a `const fn` or a future declared `Unpin`, `#[resilient]` on a non-trait, `#[retry]` where the delegate or body cannot be called again, policies other than `#[bulkhead]` on a function body they cannot run more than once or from a closure); the message says why |
+//! | ATR-008 | a number out of the range the policy's builder accepts (`max_attempts`, `minimum_calls`, ... below 1; a rate threshold outside (0, 100]; `backoff_multiplier` below 1; `jitter` outside [0, 1]; `sliding_window_size` above 1,000,000; a zero `duration` or `refresh_period`), or a number with a type suffix |
+//! | ATR-009 | `abort_on` / `ignore_on` lists something that is not a rejection kind (`BulkheadFull`, `CircuitOpen`, `Timeout`, `RateLimited`) |
+//! | ATR-010 | `sliding_window` is not `"count"` or `"time"` |
+//! | ATR-011 | `retry_if` / `record_if` is not the path of a function, or that function is not a `Fn(&E) -> bool + Send + Sync` over the method's error type `E` (the type checker's error, coded by `__private::ErrorPredicateFn`) |
+//! | ATR-012 | an argument of a method or function with `#[retry]` is not `Clone` (each attempt gets its own copy; the type checker's error, coded by `__private::RetryArgument`) |
 
 /// A duration that does not parse.
 pub(crate) const DURATION: &str = "ATR-001";
@@ -26,6 +31,14 @@ pub(crate) const NOT_RESILIENT: &str = "ATR-005";
 pub(crate) const BOOL: &str = "ATR-006";
 /// An item `#[resilient]` cannot wrap.
 pub(crate) const UNWRAPPABLE: &str = "ATR-007";
+/// A number out of the range its policy's builder accepts.
+pub(crate) const NUMBER: &str = "ATR-008";
+/// An unknown rejection kind in `abort_on` / `ignore_on`.
+pub(crate) const KIND: &str = "ATR-009";
+/// A value that is not one of a fixed set of choices.
+pub(crate) const CHOICE: &str = "ATR-010";
+/// A `retry_if` / `record_if` that is not the path of a function.
+pub(crate) const PREDICATE: &str = "ATR-011";
 
 /// The errors of one expansion, all reported at once.
 ///
@@ -48,13 +61,17 @@ impl Errors {
         self.push(syn::Error::new_spanned(tokens, message));
     }
 
-    /// The value of a darling parse, or `None` with its errors, reworded to
-    /// carry their codes, kept here.
-    pub(crate) fn attribute<T>(&mut self, parsed: darling::Result<T>) -> Option<T> {
+    /// The value of a darling parse of the attribute `#[attribute]`, or
+    /// `None` with its errors, reworded to carry their codes, kept here.
+    pub(crate) fn attribute<T>(
+        &mut self,
+        attribute: &str,
+        parsed: darling::Result<T>,
+    ) -> Option<T> {
         match parsed {
             Ok(value) => Some(value),
             Err(error) => {
-                self.push(crate::attr::coded(error, "bulkhead"));
+                self.push(crate::attr::coded(error, attribute));
                 None
             }
         }

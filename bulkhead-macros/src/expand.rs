@@ -13,9 +13,9 @@ use syn::ext::IdentExt;
 use syn::{FnArg, GenericParam, Ident, ItemTrait, Pat, ReturnType, Safety, Signature, parse_quote};
 
 use crate::ast::{CallKind, Method, Receiver, Returns, Trait, conditions};
-use crate::attr::BulkheadArgs;
 use crate::codes::{self, Errors};
-use crate::{fallback, ids, valid};
+use crate::policies::PolicyArgs;
+use crate::{composed, fallback, ids, specs, valid};
 
 /// `#[resilient]` on `input`: the trait, without its policy attributes, and
 /// its wrapper; or, on error, what [`fallback`] gives.
@@ -62,7 +62,7 @@ fn try_resilient(args: TokenStream, item: ItemTrait) -> syn::Result<TokenStream>
 }
 
 /// A binding of the generated code: `__bulkhead_<name>`, mixed-site.
-fn local(name: &str) -> Ident {
+pub(crate) fn local(name: &str) -> Ident {
     let name = if name.is_empty() {
         "__bulkhead".to_owned()
     } else {
@@ -83,23 +83,33 @@ pub(crate) fn wrapper(model: &Trait) -> TokenStream {
 
     // Everything generated for a method carries its conditions, so that a
     // method compiled out has no field, no bulkhead and no Debug entry.
-    let annotated: Vec<(&Method, &BulkheadArgs)> = model
+    let annotated: Vec<(&Method, &PolicyArgs)> = model
         .methods
         .iter()
         .filter_map(|m| wrapped(m).map(|args| (m, args)))
         .collect();
     let cfgs: Vec<&[syn::Attribute]> = annotated.iter().map(|(m, _)| &m.cfgs[..]).collect();
-    let fields: Vec<Ident> = annotated.iter().map(|(m, _)| field(m)).collect();
+    let fields: Vec<Ident> = annotated.iter().map(|(m, args)| field(m, args)).collect();
+    let types = annotated.iter().map(|(_, args)| {
+        if args.only_bulkhead() {
+            quote!(::bulkhead::__private::Bulkhead)
+        } else {
+            quote!(::bulkhead::__private::Policies)
+        }
+    });
     let (delegate, registry) = (local("delegate"), local("registry"));
     let declarations = local("declarations");
     let inits = annotated.iter().map(|(m, args)| {
         let source = source(model, m);
-        let id = match &args.name {
-            Some(name) => name.value.to_token_stream(),
-            None => source.clone(),
-        };
-        let spec = spec(args);
-        quote!(#declarations.bulkhead(#id, #source, &#spec)?)
+        if args.only_bulkhead() {
+            let default = crate::attr::BulkheadArgs::default();
+            let bulkhead = args.bulkhead.as_ref().unwrap_or(&default);
+            let id = id(&bulkhead.name, &source);
+            let spec = specs::bulkhead(bulkhead);
+            quote!(#declarations.bulkhead(#id, #source, &#spec)?)
+        } else {
+            declare_policies(args, &declarations, &registry, &source)
+        }
     });
     let names = annotated
         .iter()
@@ -115,7 +125,7 @@ pub(crate) fn wrapper(model: &Trait) -> TokenStream {
         #[allow(dead_code, unreachable_pub, non_snake_case)]
         #vis struct #wrapper<#d> {
             delegate: #d,
-            #(#(#cfgs)* #fields: ::bulkhead::__private::Bulkhead,)*
+            #(#(#cfgs)* #fields: #types,)*
         }
 
         #[allow(dead_code, unreachable_pub)]
@@ -185,16 +195,64 @@ pub(crate) fn wrapper(model: &Trait) -> TokenStream {
     }
 }
 
-/// The bulkhead of `method`, if it gets one: it is annotated, its keys
+/// The policies of `method`, if it gets them: it is annotated, its keys
 /// parsed, and [`valid::wrappable`] (other methods delegate plainly, so that
 /// one mistake does not cascade into errors about the wrapper).
-fn wrapped(method: &Method) -> Option<&BulkheadArgs> {
+fn wrapped(method: &Method) -> Option<&PolicyArgs> {
     method.policy().filter(|_| valid::wrappable(method))
 }
 
-/// The wrapper's field holding the bulkhead of `method`.
-fn field(method: &Method) -> Ident {
-    format_ident!("bulkhead_{}", method.sig.ident.unraw())
+/// The wrapper's field holding the policies of `method`: its `Bulkhead`
+/// when that is its only policy (`bulkhead_<method>`), its `Policies`
+/// otherwise (`policies_<method>`).
+fn field(method: &Method, args: &PolicyArgs) -> Ident {
+    if args.only_bulkhead() {
+        format_ident!("bulkhead_{}", method.sig.ident.unraw())
+    } else {
+        format_ident!("policies_{}", method.sig.ident.unraw())
+    }
+}
+
+/// The instance id of a policy: its `name`, or the method's `source` id.
+fn id(name: &Option<crate::attr::Id>, source: &TokenStream) -> TokenStream {
+    match name {
+        Some(name) => name.value.to_token_stream(),
+        None => source.clone(),
+    }
+}
+
+/// The `Policies` of a method, each policy declared in the wrapper's batch
+/// (under its `name`, or the method's id), in the order of the composition.
+fn declare_policies(
+    args: &PolicyArgs,
+    declarations: &Ident,
+    registry: &Ident,
+    source: &TokenStream,
+) -> TokenStream {
+    let retry = args.retry.as_ref().map(|a| {
+        let (id, spec) = (id(&a.name, source), specs::retry(a));
+        quote!(.with_retry(#declarations.retry(#id, #source, &#spec)?))
+    });
+    let breaker = args.circuit_breaker.as_ref().map(|a| {
+        let (id, spec) = (id(&a.name, source), specs::circuit_breaker(a));
+        quote!(.with_circuit_breaker(#declarations.circuit_breaker(#id, #source, &#spec)?))
+    });
+    let limiter = args.rate_limiter.as_ref().map(|a| {
+        let (id, spec) = (id(&a.name, source), specs::rate_limiter(a));
+        quote!(.with_rate_limiter(#declarations.rate_limiter(#id, #source, &#spec)?))
+    });
+    let timeout = args.timeout.as_ref().map(|a| {
+        let (id, spec) = (id(&a.name, source), specs::timeout(a));
+        quote!(.with_timeout(#declarations.timeout(#id, #source, &#spec)?))
+    });
+    let bulkhead = args.bulkhead.as_ref().map(|a| {
+        let (id, spec) = (id(&a.name, source), specs::bulkhead(a));
+        quote!(.with_bulkhead(#declarations.bulkhead(#id, #source, &#spec)?))
+    });
+    quote! {
+        ::bulkhead::__private::policies(#registry)
+            #retry #breaker #limiter #timeout #bulkhead
+    }
 }
 
 /// `concat!(module_path!(), "::Trait#method(types)")`: the method's
@@ -207,32 +265,6 @@ fn source(model: &Trait, method: &Method) -> TokenStream {
         ids::params(&method.sig)
     );
     quote!(::bulkhead::__private::concat!(::bulkhead::__private::module_path!(), #suffix))
-}
-
-/// The builder holding the values the attribute gives explicitly.
-pub(crate) fn spec(args: &BulkheadArgs) -> TokenStream {
-    // Each value keeps the span of the literal it was written as.
-    let config = args.config.as_ref().map(|c| {
-        let name = &c.value;
-        quote_spanned!(c.span=> .config(#name))
-    });
-    let max_concurrent = args.max_concurrent.as_ref().map(|m| {
-        let value = m.value;
-        quote_spanned!(m.span=> .max_concurrent(#value))
-    });
-    let max_wait = args.max_wait.as_ref().map(|w| {
-        let secs = w.value.as_secs();
-        let nanos = w.value.subsec_nanos();
-        quote_spanned!(w.span=> .max_wait(::bulkhead::__private::Duration::new(#secs, #nanos)))
-    });
-    let enabled = args.enabled.as_ref().map(|e| {
-        let value = e.value;
-        quote_spanned!(e.span=> .enabled(#value))
-    });
-    quote! {
-        ::bulkhead::__private::BulkheadConfig::builder()
-            #config #max_concurrent #max_wait #enabled
-    }
 }
 
 /// `impl<..., D> Trait<...> for Wrapper<D> where D: Trait<...>`.
@@ -286,7 +318,7 @@ fn trait_impl(model: &Trait) -> TokenStream {
 /// method, which makes the delegate's future (running whatever the method
 /// does before its `async` part).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum CallTime {
+pub(crate) enum CallTime {
     /// Inside the wrapper's future, once it holds a slot: a rejected call
     /// does not call the method (SPEC B2). The future holds the receiver and
     /// the arguments until then.
@@ -303,7 +335,7 @@ enum CallTime {
 }
 
 impl CallTime {
-    fn of(method: &Method) -> Self {
+    pub(crate) fn of(method: &Method) -> Self {
         let ret = &method.ret;
         let arguments = method
             .sig
@@ -344,9 +376,16 @@ fn method(method: &Method, delegate: &TokenStream) -> TokenStream {
         Receiver::None | Receiver::Other(_) => None,
     };
 
+    // The delegate's method called on `receiver` with `arguments`.
+    let call_with = |receiver: &TokenStream, arguments: &[TokenStream]| {
+        quote_spanned! {span=>
+            #unsafety { #delegate::#ident #turbofish(#receiver, #(#arguments),*) }
+        }
+    };
     let body = match wrapped(method) {
         None => call(own.as_ref()),
-        Some(_) => guarded(method, &own, &args, call),
+        Some(policy) if policy.only_bulkhead() => guarded(method, &own, &args, call),
+        Some(policy) => composed::body(method, policy, &args, &call_with),
     };
     // `#[inline]`, as a hand-written wrapper would be: the method is a few
     // instructions around the delegate's call.
@@ -368,7 +407,7 @@ fn guarded(
     call: impl Fn(Option<&TokenStream>) -> TokenStream,
 ) -> TokenStream {
     let span = Span::mixed_site();
-    let field = field(method);
+    let field = format_ident!("bulkhead_{}", method.sig.ident.unraw());
     let bulkhead = local("");
     let reject = local("reject");
     let (permit, output, rejected) = (local("permit"), local("output"), local("rejected"));
@@ -498,7 +537,7 @@ pub(crate) fn rejecter(reject: &Ident, ret: &Returns) -> TokenStream {
 /// The signature of the wrapper's method: the trait's, with each parameter
 /// bound to a plain identifier (whatever pattern a default method used), so
 /// that it can be passed on, and `async fn` written as `fn -> impl Future`.
-fn signature(method: &Method) -> (Signature, Vec<Ident>) {
+pub(crate) fn signature(method: &Method) -> (Signature, Vec<Ident>) {
     let mut sig = method.sig.clone();
     let mut args = Vec::new();
     for (i, input) in sig.inputs.iter_mut().enumerate() {

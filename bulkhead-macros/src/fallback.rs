@@ -8,7 +8,8 @@ use syn::{ItemFn, ItemTrait};
 
 use crate::ast::Trait;
 use crate::codes::Errors;
-use crate::{attr, expand, valid};
+use crate::policies::Kind;
+use crate::{expand, valid};
 
 /// The trait without its policy attributes and, if the trait can be wrapped
 /// at all, a wrapper in which the methods in error simply delegate; then the
@@ -37,15 +38,15 @@ pub(crate) fn looks_like(input: &TokenStream, keyword: &str) -> bool {
 }
 
 /// A trait with a syntax error (in a default method, say): syn's error, and
-/// the tokens unchanged but for the `#[bulkhead]` attributes of the trait's
-/// items, which mean nothing without the wrapper and would only add
-/// "cannot find attribute" errors.
+/// the tokens unchanged but for the policy attributes of the trait's items,
+/// which mean nothing without the wrapper and would only add "cannot find
+/// attribute" errors.
 pub(crate) fn unparsed_trait(input: TokenStream, error: syn::Error) -> TokenStream {
     let mut body_seen = false;
     let tokens = input.into_iter().map(|token| match token {
         TokenTree::Group(group) if group.delimiter() == Delimiter::Brace && !body_seen => {
             body_seen = true;
-            let mut body = Group::new(Delimiter::Brace, without_bulkhead(group.stream()));
+            let mut body = Group::new(Delimiter::Brace, without_policies(group.stream()));
             body.set_span(group.span());
             TokenTree::Group(body)
         }
@@ -56,8 +57,8 @@ pub(crate) fn unparsed_trait(input: TokenStream, error: syn::Error) -> TokenStre
     quote!(#tokens #error)
 }
 
-/// `tokens` without the `#[bulkhead..]` attributes at their top level.
-fn without_bulkhead(tokens: TokenStream) -> TokenStream {
+/// `tokens` without the policy attributes at their top level.
+fn without_policies(tokens: TokenStream) -> TokenStream {
     let tokens: Vec<TokenTree> = tokens.into_iter().collect();
     let mut kept = Vec::with_capacity(tokens.len());
     let mut i = 0;
@@ -67,7 +68,7 @@ fn without_bulkhead(tokens: TokenStream) -> TokenStream {
                 pound.as_char() == '#'
                     && group.delimiter() == Delimiter::Bracket
                     && syn::parse2::<syn::Meta>(group.stream())
-                        .is_ok_and(|meta| attr::is_bulkhead_path(meta.path()))
+                        .is_ok_and(|meta| Kind::of(meta.path()).is_some())
             }
             _ => false,
         };

@@ -8,6 +8,7 @@ use syn::{FnArg, Ident, TraitItem, TypeParamBound, WherePredicate};
 
 use crate::ast::{CallKind, Func, Method, Receiver, Returns, Trait, is_self};
 use crate::codes::{self, Errors};
+use crate::policies::{Annotations, Kind};
 
 /// Supertraits the wrapper implements whenever its delegate does: the auto
 /// traits, `Sized`, and `Clone` and `Debug`, which it implements itself.
@@ -37,42 +38,119 @@ pub(crate) fn check_trait(model: &Trait, errors: &mut Errors) {
         errors.push(error);
     }
     for method in &model.methods {
-        if method.annotation.is_some() {
+        if method.is_annotated() {
+            let names = method.annotations.names();
             if matches!(method.receiver, Receiver::None) {
                 errors.spanned(
                     &method.sig.ident,
                     format!(
-                        "{}: #[bulkhead] needs a method that takes `self`: `{}` is an associated function, and the wrapper keeps the bulkhead in itself",
+                        "{}: {names} {needs} a method that takes `self`: `{}` is an associated function, and the wrapper keeps the policies in itself",
                         codes::UNWRAPPABLE,
-                        method.sig.ident
+                        method.sig.ident,
+                        needs = verb(&method.annotations, "needs", "need"),
                     ),
                 );
             }
-            check_returns(&method.sig.ident, &method.ret, errors);
+            check_returns(&method.sig.ident, &names, &method.ret, errors);
+            if let Some((span, why)) = cannot_retry(method) {
+                errors.push(syn::Error::new(span, why));
+            }
         }
     }
 }
 
-/// Checks a function whose body `#[bulkhead]` wraps.
+/// `singular` for one attribute, `plural` for several.
+fn verb(annotations: &Annotations, singular: &'static str, plural: &'static str) -> &'static str {
+    if annotations.written.len() > 1 {
+        plural
+    } else {
+        singular
+    }
+}
+
+/// Why `#[retry]` on a method of a `#[resilient]` trait cannot call the
+/// delegate again, if it cannot, spanned on the attribute.
+fn cannot_retry(method: &Method) -> Option<(proc_macro2::Span, String)> {
+    let (_, span) = *method
+        .annotations
+        .written
+        .iter()
+        .find(|(kind, _)| *kind == Kind::Retry)?;
+    let name = &method.sig.ident;
+    let code = codes::UNWRAPPABLE;
+    let arguments = method
+        .sig
+        .inputs
+        .iter()
+        .any(|input| matches!(input, FnArg::Typed(_)));
+    let why = if matches!(method.receiver, Receiver::Value) {
+        format!(
+            "{code}: #[retry] cannot run `{name}` again: it takes `self` by value, so its first attempt consumes the delegate; take `&self` or `&mut self`"
+        )
+    } else if method.ret.kind == CallKind::Sync {
+        return None;
+    } else if method.ret.detached {
+        format!(
+            "{code}: #[retry] cannot run `{name}` again: its future may not borrow the wrapper (it is `'static`, bound by the lifetime of an argument, or `use<..>`), and each attempt calls the delegate again from inside it; bound it by `'_` or write an `async fn`"
+        )
+    } else if method.ret.outlives && arguments {
+        format!(
+            "{code}: #[retry] cannot run `{name}` again: its future is bound by a lifetime its arguments may not outlive, and each attempt passes them to the delegate again from inside it; remove the lifetime bound or write an `async fn`"
+        )
+    } else {
+        return None;
+    };
+    Some((span, why))
+}
+
+/// Checks a function whose body policy attributes wrap.
 pub(crate) fn check_fn(func: &Func, errors: &mut Errors) {
     let sig = &func.item.sig;
+    let names = func.annotations.names();
     if let Some(constness) = &sig.constness {
         errors.spanned(
             constness,
             format!(
-                "{}: #[bulkhead] cannot wrap `const fn {}`: taking a slot is not a const operation",
+                "{}: {names} cannot wrap `const fn {}`: running a call under a policy is not a const operation",
                 codes::UNWRAPPABLE,
                 sig.ident
             ),
         );
     }
-    check_returns(&sig.ident, &func.ret, errors);
+    check_returns(&sig.ident, &names, &func.ret, errors);
+    let Some(policy) = func.policy() else {
+        return;
+    };
+    if policy.only_bulkhead() {
+        return;
+    }
+    let code = codes::UNWRAPPABLE;
+    let name = &sig.ident;
+    let attempts = "each attempt runs the body again from a closure";
+    let why = match (&func.receiver, func.ret.kind) {
+        (Receiver::Value | Receiver::Other(_), _) => Some(format!(
+            "{code}: {names} cannot wrap `{name}` yet: it takes `self` by value (or as a smart pointer), which {attempts} cannot move; take `&self` (or `&mut self` in a sync method), use #[bulkhead] alone, or put the method in a #[resilient] trait"
+        )),
+        (Receiver::RefMut, CallKind::AsyncFn) => Some(format!(
+            "{code}: {names} cannot wrap `{name}` yet: it is an `async fn` taking `&mut self`, which the future of each attempt would borrow from a closure; take `&self`, use #[bulkhead] alone, or put the method in a #[resilient] trait, whose wrapper supports it"
+        )),
+        (_, CallKind::ImplFuture | CallKind::BoxedFuture) if policy.retry.is_some() => {
+            Some(format!(
+                "{code}: #[retry] cannot wrap `{name}` yet: it returns a future made by its body, which a retry would have to run again from inside that future; write it as an `async fn`"
+            ))
+        }
+        _ => None,
+    };
+    if let Some(why) = why {
+        errors.spanned(&sig.ident, why);
+    }
 }
 
-/// Whether the wrapper can run `method` under its bulkhead: it takes `self`
-/// and its return type passes [`check_returns`]. A method that cannot (and
-/// was reported) delegates plainly, so that one mistake does not cascade
-/// into errors about the wrapper.
+/// Whether the wrapper can run `method` under its policies: it takes `self`,
+/// its return type passes [`check_returns`], and a `#[retry]` can call the
+/// delegate again. A method that cannot (and was reported) delegates
+/// plainly, so that one mistake does not cascade into errors about the
+/// wrapper.
 pub(crate) fn wrappable(method: &Method) -> bool {
     method.ret.is_result
         && method.ret.unpin.is_none()
@@ -80,6 +158,7 @@ pub(crate) fn wrappable(method: &Method) -> bool {
             method.receiver,
             Receiver::Ref | Receiver::RefMut | Receiver::Value
         )
+        && cannot_retry(method).is_none()
 }
 
 /// Why `#[resilient]` cannot implement the trait for its wrapper, if it
@@ -258,7 +337,7 @@ fn unsupported_supertrait(bound: &TypeParamBound) -> Option<String> {
 
 /// ATR-004 for a return type that cannot be a `Result`, and ATR-007 for a
 /// future declared `Unpin`.
-fn check_returns(name: &Ident, ret: &Returns, errors: &mut Errors) {
+fn check_returns(name: &Ident, names: &str, ret: &Returns, errors: &mut Errors) {
     if !ret.is_result {
         errors.spanned(
             &ret.written,
@@ -278,7 +357,7 @@ fn check_returns(name: &Ident, ret: &Returns, errors: &mut Errors) {
         errors.spanned(
             unpin,
             format!(
-                "{}: #[bulkhead] cannot wrap `{name}`: its future is declared `Unpin`, and the future that waits for a slot before running it is not; {hint}",
+                "{}: {names} cannot wrap `{name}`: its future is declared `Unpin`, and the future that runs it under its policies is not; {hint}",
                 codes::UNWRAPPABLE
             ),
         );
@@ -479,21 +558,129 @@ mod tests {
 
     #[test]
     fn a_const_fn_cannot_be_wrapped() {
-        let func = Func::new(
+        let mut errors = Errors::default();
+        let func = Func::from_syn(
+            Kind::Bulkhead,
+            TokenStream::new(),
             parse_quote!(
                 const fn f() -> Result<(), E> {
                     Ok(())
                 }
             ),
-            crate::attr::BulkheadArgs::default(),
+            &mut errors,
         );
-        let mut errors = Errors::default();
         check_fn(&func, &mut errors);
         let error = errors.finish().unwrap_err().to_string();
         assert!(
             error.starts_with("ATR-007: #[bulkhead] cannot wrap `const fn f`"),
             "{error}"
         );
+    }
+
+    fn function_errors(kind: Kind, args: TokenStream, item: syn::ItemFn) -> Vec<String> {
+        let mut errors = Errors::default();
+        let func = Func::from_syn(kind, args, item, &mut errors);
+        check_fn(&func, &mut errors);
+        match errors.finish() {
+            Ok(()) => Vec::new(),
+            Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn bodies_that_cannot_run_per_attempt_are_atr_007() {
+        let by_value = function_errors(
+            Kind::Timeout,
+            TokenStream::new(),
+            parse_quote!(
+                fn f(self) -> Result<(), E> {
+                    Ok(())
+                }
+            ),
+        );
+        assert_eq!(by_value.len(), 1, "{by_value:?}");
+        assert!(
+            by_value[0]
+                .starts_with("ATR-007: #[timeout] cannot wrap `f` yet: it takes `self` by value")
+        );
+        let async_mut = function_errors(
+            Kind::Retry,
+            TokenStream::new(),
+            parse_quote!(
+                #[bulkhead]
+                async fn f(&mut self) -> Result<(), E> {
+                    Ok(())
+                }
+            ),
+        );
+        assert_eq!(async_mut.len(), 1, "{async_mut:?}");
+        assert!(async_mut[0].starts_with(
+            "ATR-007: #[retry] and #[bulkhead] cannot wrap `f` yet: it is an `async fn` taking `&mut self`"
+        ));
+        let future = function_errors(
+            Kind::Retry,
+            TokenStream::new(),
+            parse_quote!(
+                fn f() -> impl Future<Output = Result<(), E>> {
+                    async { Ok(()) }
+                }
+            ),
+        );
+        assert!(
+            future[0].starts_with("ATR-007: #[retry] cannot wrap `f` yet: it returns a future")
+        );
+        let fine = function_errors(
+            Kind::Retry,
+            TokenStream::new(),
+            parse_quote!(
+                #[bulkhead]
+                fn f(&mut self, x: u8) -> Result<(), E> {
+                    Ok(())
+                }
+            ),
+        );
+        assert_eq!(fine, Vec::<String>::new());
+        let only_bulkhead = function_errors(
+            Kind::Bulkhead,
+            TokenStream::new(),
+            parse_quote!(
+                async fn f(self) -> Result<(), E> {
+                    Ok(())
+                }
+            ),
+        );
+        assert_eq!(only_bulkhead, Vec::<String>::new());
+    }
+
+    #[test]
+    fn retry_where_the_delegate_cannot_be_called_again_is_atr_007() {
+        let errors = messages(parse_quote! {
+            trait Shop {
+                #[retry]
+                fn consume(self) -> Result<(), E> where Self: Sized;
+                #[retry]
+                fn detached(&self) -> impl Future<Output = Result<(), E>> + 'static;
+                #[retry]
+                fn bounded(&self, key: &str) -> impl Future<Output = Result<(), E>> + '_;
+                #[retry]
+                #[bulkhead]
+                fn fine(&mut self, key: &str) -> impl Future<Output = Result<(), E>>;
+                #[timeout]
+                fn consume_once(self) -> Result<(), E> where Self: Sized;
+            }
+        });
+        assert_eq!(errors.len(), 3, "{errors:#?}");
+        assert!(
+            errors[0].starts_with(
+                "ATR-007: #[retry] cannot run `consume` again: it takes `self` by value"
+            )
+        );
+        assert!(errors[1].starts_with(
+            "ATR-007: #[retry] cannot run `detached` again: its future may not borrow the wrapper"
+        ));
+        assert!(errors[2].starts_with(
+            "ATR-007: #[retry] cannot run `bounded` again: its future is bound by a lifetime"
+        ));
     }
 
     #[test]
@@ -625,6 +812,6 @@ mod tests {
             emitted.contains("cfg_attr (unix , doc = \"unix\")"),
             "{emitted}"
         );
-        assert!(model.methods.iter().all(|m| m.annotation.is_none()));
+        assert!(model.methods.iter().all(|m| !m.is_annotated()));
     }
 }

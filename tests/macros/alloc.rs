@@ -1,13 +1,14 @@
 //! B11 through generated code: a call with a free slot and a rejected call
-//! allocate nothing, sync or async, wrapper or function. Allocations are
-//! counted per thread by the binary's global allocator (see `main.rs`).
+//! allocate nothing, sync or async, wrapper or function; nor does a call
+//! through all five policies when none of them is triggered. Allocations
+//! are counted per thread by the binary's global allocator (see `main.rs`).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::pin::pin;
 use std::task::Poll;
 
-use bulkhead::bulkhead;
+use bulkhead::{bulkhead, resilient, retry, timeout};
 
 use crate::support::{AsyncHold, Hold, Service, ServiceError, id, manual, poll, service};
 
@@ -137,4 +138,98 @@ fn b11_a_generic_method_allocates_only_on_its_first_call_for_each_type() {
     assert!(allocations(|| large.get().unwrap()) > 0);
     assert_eq!(allocations(|| small.get().unwrap()), 0, "the first type");
     assert_eq!(allocations(|| large.get().unwrap()), 0, "a type in the map");
+}
+
+/// Every policy, on settings no call here triggers: a free slot, a first
+/// attempt that succeeds, a closed breaker, permits left, a distant
+/// deadline.
+#[resilient]
+trait Guarded: Send + Sync {
+    #[retry(max_attempts = 3, wait = "0")]
+    #[circuit_breaker(minimum_calls = 100)]
+    #[rate_limiter(limit_for_period = 1000000, refresh_period = "1h")]
+    #[timeout(duration = "60s")]
+    #[bulkhead(max_concurrent = 25)]
+    fn get(&self, key: &str) -> Result<usize, ServiceError>;
+
+    #[retry(max_attempts = 3, wait = "0")]
+    #[circuit_breaker(minimum_calls = 100)]
+    #[rate_limiter(limit_for_period = 1000000, refresh_period = "1h")]
+    #[timeout(duration = "60s")]
+    #[bulkhead(max_concurrent = 25)]
+    async fn get_async(&self, key: &str) -> Result<usize, ServiceError>;
+
+    #[retry(max_attempts = 3, wait = "0")]
+    #[timeout(duration = "60s")]
+    async fn bump(&mut self, by: usize) -> Result<usize, ServiceError>;
+}
+
+#[derive(Debug, Default)]
+struct Table(usize);
+
+impl Guarded for Table {
+    fn get(&self, key: &str) -> Result<usize, ServiceError> {
+        Ok(key.len())
+    }
+    async fn get_async(&self, key: &str) -> Result<usize, ServiceError> {
+        Ok(key.len())
+    }
+    async fn bump(&mut self, by: usize) -> Result<usize, ServiceError> {
+        self.0 += by;
+        Ok(self.0)
+    }
+}
+
+#[test]
+fn untriggered_policies_allocate_nothing_sync() {
+    let (_, registry) = manual();
+    let guarded = ResilientGuarded::new(Table::default(), &registry).unwrap();
+    guarded.get("warm").unwrap();
+    assert_eq!(allocations(|| guarded.get("key").unwrap()), 0);
+}
+
+#[test]
+fn untriggered_policies_allocate_nothing_async() {
+    let (_, registry) = manual();
+    let mut guarded = ResilientGuarded::new(Table::default(), &registry).unwrap();
+    let free = allocations(|| {
+        let mut call = pin!(guarded.get_async("key"));
+        assert!(matches!(poll(call.as_mut()), Poll::Ready(Ok(3))));
+    });
+    assert_eq!(free, 0);
+    let lent = allocations(|| {
+        let mut call = pin!(guarded.bump(2));
+        assert!(matches!(poll(call.as_mut()), Poll::Ready(Ok(2))));
+    });
+    assert_eq!(lent, 0, "`&mut self` lent to the attempt");
+}
+
+#[test]
+fn a_call_rejected_by_every_attempt_allocates_nothing() {
+    let (_, registry) = manual();
+    let guarded = ResilientGuarded::new(Table::default(), &registry).unwrap();
+    let handle = registry
+        .bulkhead("macros::alloc::Guarded#get(&str)")
+        .unwrap();
+    let _slots: Vec<_> = (0..25)
+        .map(|_| handle.bulkhead().try_enter().unwrap())
+        .collect();
+    assert!(guarded.get("key").is_err());
+    assert_eq!(
+        allocations(|| assert!(guarded.get("key").is_err())),
+        0,
+        "three rejected attempts, recorded by the breaker"
+    );
+}
+
+#[retry(max_attempts = 3, wait = "0")]
+#[timeout(duration = "60s")]
+fn counted_retry(key: &str) -> Result<usize, ServiceError> {
+    Ok(key.len())
+}
+
+#[test]
+fn a_function_with_policies_allocates_only_on_its_first_call() {
+    assert!(allocations(|| counted_retry("k").unwrap()) > 0);
+    assert_eq!(allocations(|| counted_retry("key").unwrap()), 0);
 }

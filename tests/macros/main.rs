@@ -1,15 +1,20 @@
 //! The attribute macros, tested through the wrappers they generate: the
-//! bulkhead rules of SPEC section 3 (B1-B10), the registry's coded errors,
-//! the shapes of trait `#[resilient]` accepts, and `#[bulkhead]` on
-//! functions with a body.
+//! bulkhead rules of SPEC section 3 (B1-B10), the composition rules of
+//! section 5 with `#[retry]`, `#[circuit_breaker]`, `#[timeout]` and
+//! `#[rate_limiter]`, the registry's coded errors, the shapes of trait
+//! `#[resilient]` accepts, and the policy attributes on functions with a
+//! body.
 #![allow(unreachable_pub)]
 
 mod alloc;
 mod async_calls;
 mod call_time;
+mod composition;
 mod conditional;
 mod functions;
 mod ids;
+mod policy_functions;
+mod policy_registry;
 mod registry_errors;
 mod shapes;
 mod shared;

@@ -71,7 +71,10 @@ fn b2_a_full_bulkhead_rejects_at_once_without_calling_the_method() {
     thread::scope(|s| {
         s.spawn(|| service.call(first).unwrap());
         s.spawn(|| service.call(second).unwrap());
-        wait_until("both slots are taken", || handle.concurrent_calls() == 2);
+        // A slot is taken just before the method runs: wait for both runs.
+        wait_until("both calls run", || {
+            handle.concurrent_calls() == 2 && service.runs() == 2
+        });
         let runs = service.runs();
         assert_full(service.call(Hold::none()), &id("call(Hold)"));
         assert_eq!(

@@ -1,0 +1,424 @@
+//! The body of a wrapper's method whose policies include more than a
+//! bulkhead: the call goes through the method's `Policies`, which compose
+//! them in the fixed order `Retry( CircuitBreaker( RateLimiter( Timeout(
+//! Bulkhead( call ) ) ) ) )`, and the `Result<T, CallError<E>>` it gives
+//! becomes the method's own `Result<T, E>`: a rejection through
+//! `E: From<Rejection>` (`__private::Via`, see [`Frame`]).
+//!
+//! `Policies` takes a closure it may call once per attempt:
+//!
+//! - with `#[retry]`, each attempt calls the delegate with its own clone of
+//!   every argument (`__private::again`, ATR-012 for an argument that is not
+//!   `Clone`); an async method taking `&mut self` lends the delegate to one
+//!   attempt's future at a time (`__private::Lend`);
+//! - without, the one attempt takes the receiver and the arguments (or, for
+//!   a future that cannot hold them, the delegate's future made at once) out
+//!   of a `__private::Once`, so nothing is cloned and nothing needs `Clone`.
+//!
+//! When an async method calls its delegate (inside its future, or at once)
+//! follows the same rules as for a bulkhead alone ([`CallTime`]); with
+//! `#[retry]` it is always inside the future, where each attempt happens.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::ext::IdentExt;
+use syn::visit_mut::VisitMut;
+use syn::{FnArg, Ident, Type};
+
+use crate::ast::{CallKind, Method, Receiver, Returns};
+use crate::expand::{CallTime, local, rejecter};
+use crate::policies::PolicyArgs;
+use crate::specs;
+
+/// The delegate's method called on a receiver with arguments.
+pub(crate) type CallWith<'a> = dyn Fn(&TokenStream, &[TokenStream]) -> TokenStream + 'a;
+
+/// What every call through `Policies` starts with, and the names it binds:
+/// the rejecter (ATR-004, once, over the return type), the `Via` of the
+/// result type, and the classifier with the `retry_if` / `record_if`
+/// functions.
+pub(crate) struct Frame {
+    /// `let __bulkhead_reject = ..; use ..; let __bulkhead_via = ..;`
+    pub(crate) setup: TokenStream,
+    /// `let __bulkhead_classifier = ..;`, where the calls are made (inside
+    /// the future of an async method).
+    pub(crate) classify: TokenStream,
+    pub(crate) reject: Ident,
+    pub(crate) via: Ident,
+    pub(crate) classifier: Ident,
+}
+
+impl Frame {
+    pub(crate) fn new(policy: &PolicyArgs, ret: &Returns) -> Self {
+        let span = Span::mixed_site();
+        let (reject, via, classifier) = (local("reject"), local("via"), local("classifier"));
+        let checked = rejecter(&reject, ret);
+        let value = inferable(&ret.value);
+        let setup = quote_spanned! {span=>
+            #checked
+            #[allow(unused_imports)]
+            use ::bulkhead::__private::{ViaOther as _, ViaResult as _};
+            let #via = ::bulkhead::__private::Via::<#value>::NEW;
+        };
+        let classify = classifier_of(policy, &via, &classifier);
+        Frame {
+            setup,
+            classify,
+            reject,
+            via,
+            classifier,
+        }
+    }
+
+    /// `(&via).split(made)`: an attempt's result as the policies take it.
+    pub(crate) fn split(&self, made: &TokenStream) -> TokenStream {
+        let via = &self.via;
+        quote_spanned!(Span::mixed_site()=> (&#via).split(#made))
+    }
+
+    /// `(&via).split_future(made)`: an attempt's future as the policies
+    /// take it.
+    pub(crate) fn split_future(&self, made: &TokenStream) -> TokenStream {
+        let via = &self.via;
+        quote_spanned!(Span::mixed_site()=> (&#via).split_future(#made))
+    }
+
+    /// The method's result from the policies' `outcome`.
+    pub(crate) fn finish(&self, outcome: &TokenStream) -> TokenStream {
+        let (via, reject) = (&self.via, &self.reject);
+        quote_spanned!(Span::mixed_site()=> (&#via).finish(#outcome, #reject))
+    }
+
+    /// `policies.call(&classifier, attempt)`, finished.
+    pub(crate) fn call(&self, policies: &TokenStream, attempt: &TokenStream) -> TokenStream {
+        let classifier = &self.classifier;
+        self.finish(&quote_spanned! {Span::mixed_site()=>
+            ::bulkhead::__private::Policies::call(#policies, &#classifier, #attempt)
+        })
+    }
+
+    /// `policies.call_async(&classifier, attempt).await`, finished.
+    pub(crate) fn call_async(&self, policies: &TokenStream, attempt: &TokenStream) -> TokenStream {
+        let classifier = &self.classifier;
+        self.finish(&quote_spanned! {Span::mixed_site()=>
+            ::bulkhead::__private::Policies::call_async(#policies, &#classifier, #attempt).await
+        })
+    }
+}
+
+/// The body of `method`, run under `policy` (which has more than a
+/// bulkhead); `args` are the wrapper's parameters.
+pub(crate) fn body(
+    method: &Method,
+    policy: &PolicyArgs,
+    args: &[Ident],
+    call_with: &CallWith<'_>,
+) -> TokenStream {
+    let span = Span::mixed_site();
+    let field = format_ident!("policies_{}", method.sig.ident.unraw());
+    let frame = Frame::new(policy, &method.ret);
+    let setup = &frame.setup;
+    let classify = &frame.classify;
+    let (policies, delegate) = (local("policies"), local("delegate"));
+    let (once, call, lend, lent) = (local("once"), local("call"), local("lend"), local("lent"));
+    let retry = policy.retry.is_some();
+    let plain: Vec<TokenStream> = args.iter().map(ToTokens::to_token_stream).collect();
+    let cloned: Vec<TokenStream> = args
+        .iter()
+        .zip(argument_types(method))
+        .map(|(arg, ty)| again(arg, ty))
+        .collect();
+
+    // `self` keeps the call-site span of the signature's receiver.
+    let own = match method.receiver {
+        Receiver::RefMut => quote!(&mut self.delegate),
+        Receiver::Value => quote!(self.delegate),
+        _ => quote!(&self.delegate),
+    };
+    let slots = quote!(self.#field);
+
+    if method.ret.kind == CallKind::Sync {
+        let attempt = if retry {
+            let made = frame.split(&call_with(&own, &cloned));
+            quote_spanned!(span=> || #made)
+        } else {
+            let made = frame.split(&call_with(&delegate.to_token_stream(), &plain));
+            quote_spanned! {span=>
+                || {
+                    let (#delegate, #(#args,)*) = #once.take();
+                    #made
+                }
+            }
+        };
+        let hold = (!retry).then(|| {
+            quote_spanned! {span=>
+                let mut #once = ::bulkhead::__private::Once::new((#own, #(#args,)*));
+            }
+        });
+        let call = frame.call(&policies.to_token_stream(), &attempt);
+        return quote_spanned! {span=>
+            #setup
+            let #policies = &#slots;
+            #hold
+            #classify
+            #call
+        };
+    }
+
+    // The policies as the future holds them, and as it uses them.
+    let owned = matches!(method.receiver, Receiver::Value) || method.ret.detached;
+    let take = if matches!(method.receiver, Receiver::Value) {
+        quote_spanned!(span=> let #policies = #slots;)
+    } else if method.ret.detached {
+        quote_spanned!(span=> let #policies = ::bulkhead::__private::Clone::clone(&#slots);)
+    } else {
+        quote_spanned!(span=> let #policies = &#slots;)
+    };
+    let used = if owned {
+        quote_spanned!(span=> &#policies)
+    } else {
+        policies.to_token_stream()
+    };
+    // The future that runs the attempts, each made by `attempt`, after
+    // `prepare`.
+    let run = |prepare: TokenStream, attempt: TokenStream| {
+        let call = frame.call_async(&used, &attempt);
+        quote_spanned! {span=>
+            async move {
+                #prepare
+                #classify
+                #call
+            }
+        }
+    };
+    let hold = quote_spanned!(span=> let #delegate = #own;);
+    let in_future_once = || {
+        let made = frame.split_future(&call_with(&delegate.to_token_stream(), &plain));
+        run(
+            quote_spanned! {span=>
+                let mut #once = ::bulkhead::__private::Once::new((#delegate, #(#args,)*));
+            },
+            quote_spanned! {span=>
+                || {
+                    let (#delegate, #(#args,)*) = #once.take();
+                    #made
+                }
+            },
+        )
+    };
+    let at_once = {
+        let taken = frame.split_future(&quote_spanned!(span=> #once.take()));
+        run(
+            quote_spanned!(span=> let mut #once = ::bulkhead::__private::Once::new(#call);),
+            quote_spanned!(span=> || #taken),
+        )
+    };
+    let body = if retry && matches!(method.receiver, Receiver::RefMut) {
+        let made = call_with(&quote_spanned!(span=> &mut *#lent), &plain);
+        let made = frame.split_future(&quote_spanned!(span=> async move { #made.await }));
+        let future = run(
+            quote_spanned!(span=> let #lend = ::bulkhead::__private::Lend::new(#delegate);),
+            quote_spanned! {span=>
+                || {
+                    let mut #lent = #lend.lend();
+                    let (#(#args,)*) = (#(#cloned,)*);
+                    #made
+                }
+            },
+        );
+        quote_spanned!(span=> #setup #take #hold #future)
+    } else if retry {
+        let made = frame.split_future(&call_with(&delegate.to_token_stream(), &cloned));
+        let future = run(TokenStream::new(), quote_spanned!(span=> || #made));
+        quote_spanned!(span=> #setup #take #hold #future)
+    } else {
+        match CallTime::of(method) {
+            CallTime::InFuture => {
+                let future = in_future_once();
+                quote_spanned!(span=> #setup #take #hold #future)
+            }
+            CallTime::AtOnce => {
+                let made = call_with(&own, &plain);
+                quote_spanned! {span=>
+                    #setup
+                    #take
+                    let #call = #made;
+                    #at_once
+                }
+            }
+            CallTime::InFutureIfSend => {
+                // Everything the future would hold, as one value whose type
+                // the type checker tests for `Send`; each closure takes it
+                // apart.
+                let input = local("input");
+                let pattern = quote_spanned!(span=> (#policies, #delegate, #(#args,)*));
+                let made = call_with(&delegate.to_token_stream(), &plain);
+                let in_future = in_future_once();
+                quote_spanned! {span=>
+                    #setup
+                    #take
+                    #hold
+                    let #input = #pattern;
+                    #[allow(unused_imports)]
+                    use ::bulkhead::__private::{CallAtOnce as _, CallInFutureIfSend as _};
+                    (&::bulkhead::__private::Defer::of(&#input)).pick(
+                        #input,
+                        move |#pattern| #in_future,
+                        move |#pattern| {
+                            let #call = #made;
+                            #at_once
+                        },
+                    )
+                }
+            }
+        }
+    };
+    if method.ret.kind == CallKind::BoxedFuture {
+        quote_spanned!(span=> ::bulkhead::__private::Box::pin({ #body }))
+    } else {
+        body
+    }
+}
+
+/// The types of the method's parameters, without the receiver.
+fn argument_types(method: &Method) -> impl Iterator<Item = &Type> {
+    method.sig.inputs.iter().filter_map(|input| match input {
+        FnArg::Typed(typed) => Some(&*typed.ty),
+        FnArg::Receiver(_) => None,
+    })
+}
+
+/// `ty` as it can be written inside a body: each `impl Trait` in it
+/// replaced by `_`, which the type checker infers.
+pub(crate) fn inferable(ty: &Type) -> Type {
+    struct Infer;
+    impl VisitMut for Infer {
+        fn visit_type_mut(&mut self, ty: &mut Type) {
+            if let Type::ImplTrait(imp) = ty {
+                let underscore = syn::Token![_](imp.impl_token.span);
+                *ty = syn::parse_quote!(#underscore);
+                return;
+            }
+            syn::visit_mut::visit_type_mut(self, ty);
+        }
+    }
+    let mut ty = ty.clone();
+    Infer.visit_type_mut(&mut ty);
+    ty
+}
+
+/// The spans of the first and last tokens of `tokens`, mixed-site, so that
+/// an expression made of a token at each covers all of `tokens` in errors.
+fn ends(tokens: TokenStream) -> (Span, Span) {
+    let mut tokens = tokens.into_iter();
+    let first = tokens.next().map_or_else(Span::call_site, |t| t.span());
+    let last = tokens.last().map_or(first, |t| t.span());
+    (
+        Span::mixed_site().located_at(first),
+        Span::mixed_site().located_at(last),
+    )
+}
+
+/// `::bulkhead::__private::again(&arg)`: the clone of `arg` an attempt gets,
+/// covering `ty` in the error of an argument that is not `Clone` (ATR-012).
+pub(crate) fn again(arg: &Ident, ty: &Type) -> TokenStream {
+    let (first, last) = ends(ty.to_token_stream());
+    let arg = Ident::new(&arg.to_string(), last);
+    quote_spanned!(first=> ::bulkhead::__private::again(&#arg))
+}
+
+/// `let #classifier = (&#via).classifier()..;`, with the policy's
+/// `retry_if` and `record_if` functions, each bound to a local first; a
+/// function that is not a `fn(&E) -> bool` is reported over its path
+/// (ATR-011).
+fn classifier_of(policy: &PolicyArgs, via: &Ident, classifier: &Ident) -> TokenStream {
+    let span = Span::mixed_site();
+    let retry_if = policy
+        .retry
+        .as_ref()
+        .and_then(|r| specs::predicate(&r.retry_if))
+        .map(|path| ("retry_if", path));
+    let record_if = policy
+        .circuit_breaker
+        .as_ref()
+        .and_then(|c| specs::predicate(&c.record_if))
+        .map(|path| ("record_if", path));
+    let mut bindings = TokenStream::new();
+    let mut calls = TokenStream::new();
+    for (key, path) in retry_if.into_iter().chain(record_if) {
+        let (first, last) = ends(path.to_token_stream());
+        let local = Ident::new(&format!("__bulkhead_{key}"), span);
+        bindings.extend(quote_spanned!(span=> let #local = #path;));
+        let method = Ident::new(key, span);
+        let used = Ident::new(&local.to_string(), last);
+        let via = Ident::new(&via.to_string(), first);
+        let wrapped = quote_spanned!(first=> (&#via).predicate(&#used));
+        calls.extend(quote_spanned!(span=> .#method(#wrapped)));
+    }
+    quote_spanned! {span=>
+        #bindings
+        let #classifier = (&#via).classifier() #calls;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ast::Trait;
+    use crate::codes::Errors;
+    use syn::parse_quote;
+
+    fn expand(item: syn::ItemTrait) -> String {
+        let mut errors = Errors::default();
+        let model = Trait::from_syn(item, &mut errors);
+        errors.finish().unwrap();
+        crate::expand::wrapper(&model).to_string()
+    }
+
+    #[test]
+    fn policies_are_declared_in_the_order_of_the_composition_whatever_the_attribute_order() {
+        let out = expand(parse_quote! {
+            trait Shop {
+                #[bulkhead(max_concurrent = 2)]
+                #[timeout(duration = "1s")]
+                #[rate_limiter]
+                #[circuit_breaker]
+                #[retry(name = "shop-retry")]
+                fn buy(&self, item: &str) -> Result<(), E>;
+                #[bulkhead]
+                fn sell(&self) -> Result<(), E>;
+            }
+        });
+        assert!(
+            out.contains("policies_buy : :: bulkhead :: __private :: Policies"),
+            "{out}"
+        );
+        assert!(
+            out.contains("bulkhead_sell : :: bulkhead :: __private :: Bulkhead"),
+            "{out}"
+        );
+        let order: Vec<usize> = [
+            ". with_retry (__bulkhead_declarations . retry (\"shop-retry\"",
+            ". with_circuit_breaker (__bulkhead_declarations . circuit_breaker (",
+            ". with_rate_limiter (",
+            ". with_timeout (",
+            ". with_bulkhead (",
+        ]
+        .iter()
+        .map(|needle| {
+            out.find(needle)
+                .unwrap_or_else(|| panic!("{needle} in {out}"))
+        })
+        .collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
+    }
+
+    #[test]
+    fn impl_trait_in_a_result_type_is_inferred_inside_the_body() {
+        let ty: Type = parse_quote!(Result<impl Iterator<Item = u8>, Vec<impl Sized>>);
+        assert_eq!(
+            inferable(&ty).to_token_stream().to_string(),
+            "Result < _ , Vec < _ > >"
+        );
+    }
+}

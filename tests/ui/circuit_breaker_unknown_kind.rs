@@ -1,0 +1,19 @@
+// `ignore_on` names something that is not a rejection kind: ATR-009.
+use bulkhead::{Rejection, resilient};
+
+#[derive(Debug)]
+pub struct Error;
+
+impl From<Rejection> for Error {
+    fn from(_: Rejection) -> Self {
+        Error
+    }
+}
+
+#[resilient]
+pub trait Images {
+    #[circuit_breaker(ignore_on = [Busy])]
+    fn fetch(&self, id: &str) -> Result<Vec<u8>, Error>;
+}
+
+fn main() {}

@@ -1,0 +1,12 @@
+// `#[retry]` on a function returning a future made by its body: not
+// supported yet (ATR-007), write an `async fn`.
+use std::future::Future;
+
+use bulkhead::{Rejection, retry};
+
+#[retry(max_attempts = 2)]
+pub fn fetch(id: String) -> impl Future<Output = Result<usize, Rejection>> {
+    async move { Ok(id.len()) }
+}
+
+fn main() {}

@@ -1,0 +1,19 @@
+// A `refresh_period` of zero: ATR-008.
+use bulkhead::{Rejection, resilient};
+
+#[derive(Debug)]
+pub struct Error;
+
+impl From<Rejection> for Error {
+    fn from(_: Rejection) -> Self {
+        Error
+    }
+}
+
+#[resilient]
+pub trait Images {
+    #[rate_limiter(refresh_period = "0")]
+    fn fetch(&self, id: &str) -> Result<Vec<u8>, Error>;
+}
+
+fn main() {}
