@@ -1,0 +1,164 @@
+//! The layers: [`BulkheadLayer`] and [`PipelineLayer`].
+
+use std::time::Duration;
+
+use bulkhead_core::Bulkhead;
+use tower_layer::Layer;
+
+use super::replay::{ReplayWith, SendOnce};
+use super::service::{BulkheadService, PipelineService};
+use crate::error::RegistryError;
+use crate::pipeline::Pipeline;
+use crate::registry::Registry;
+
+/// The `Retry-After` hint of a refusal unless a layer sets another: the
+/// smallest the header can say. A bulkhead's slot comes free within about one
+/// call's latency, usually well under a second.
+pub const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
+
+/// Runs every request of the services it wraps through one bulkhead: a
+/// request that finds no free slot is refused at once, with
+/// [`ServiceError::Unavailable`](super::ServiceError::Unavailable).
+///
+/// Every service the layer makes (every clone of every route it is applied
+/// to) shares the bulkhead's slots. See the [module docs](super) for where
+/// the slot is taken and when it goes back.
+#[derive(Debug, Clone)]
+pub struct BulkheadLayer {
+    bulkhead: Bulkhead,
+    retry_after: Duration,
+}
+
+impl BulkheadLayer {
+    /// A layer over `bulkhead`.
+    ///
+    /// The layer never waits for a slot, whatever the bulkhead's `max_wait`:
+    /// a server answers a full bulkhead at once (a 503 the client can back
+    /// off from) rather than queueing the request. For a bulkhead that waits,
+    /// use a [`PipelineLayer`].
+    pub fn new(bulkhead: Bulkhead) -> Self {
+        BulkheadLayer {
+            bulkhead,
+            retry_after: DEFAULT_RETRY_AFTER,
+        }
+    }
+
+    /// A layer over the bulkhead `id` of `registry`.
+    ///
+    /// # Errors
+    ///
+    /// REG-009 if the registry has no bulkhead `id`.
+    pub fn from_registry(registry: &Registry, id: &str) -> Result<Self, RegistryError> {
+        let handle = registry.bulkhead(id)?;
+        Ok(BulkheadLayer::new(handle.bulkhead().clone()))
+    }
+
+    /// Sets the `Retry-After` hint of refusals ([`DEFAULT_RETRY_AFTER`]
+    /// unless set).
+    #[must_use]
+    pub fn retry_after(mut self, retry_after: Duration) -> Self {
+        self.retry_after = retry_after;
+        self
+    }
+
+    /// The bulkhead.
+    pub fn bulkhead(&self) -> &Bulkhead {
+        &self.bulkhead
+    }
+}
+
+impl<S> Layer<S> for BulkheadLayer {
+    type Service = BulkheadService<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        BulkheadService::new(inner, self.bulkhead.clone(), self.retry_after)
+    }
+}
+
+/// Runs every request of the services it wraps under a [`Pipeline`]'s
+/// policies: `Retry( CircuitBreaker( RateLimiter( Timeout( Bulkhead( call
+/// ) ) ) ) )`. A refusal by any of them is
+/// [`ServiceError::Unavailable`](super::ServiceError::Unavailable).
+///
+/// Unlike a [`BulkheadLayer`], the pipeline's bulkhead waits up to its
+/// `max_wait` for a slot (without blocking a thread), and the inner service
+/// is called only once it has one. The service needs `S: Clone` (each request
+/// runs in a future of its own) and allocates one box per request.
+///
+/// `R` says how a retry gets a request to send again: [`SendOnce`] (no
+/// retry) or [`ReplayWith`].
+#[derive(Debug, Clone)]
+pub struct PipelineLayer<R = SendOnce> {
+    pipeline: Pipeline,
+    replay: R,
+    retry_after: Duration,
+}
+
+impl PipelineLayer {
+    /// A layer over `pipeline`, sending each request once.
+    ///
+    /// # Panics
+    ///
+    /// If the pipeline has a retry with more than one attempt: the inner
+    /// service consumes the request, so a second attempt needs a copy. Use
+    /// [`with_replay`](Self::with_replay) for such a pipeline.
+    #[track_caller]
+    pub fn new(pipeline: Pipeline) -> Self {
+        let retries = pipeline
+            .policies()
+            .retry()
+            .is_some_and(|retry| retry.config().max_attempts() > 1);
+        assert!(
+            !retries,
+            "pipeline {:?} retries, and a request can be sent only once: \
+             use PipelineLayer::with_replay to copy it for each attempt",
+            pipeline.id()
+        );
+        PipelineLayer {
+            pipeline,
+            replay: SendOnce,
+            retry_after: DEFAULT_RETRY_AFTER,
+        }
+    }
+}
+
+impl<F> PipelineLayer<ReplayWith<F>> {
+    /// A layer over `pipeline` whose attempts each send `replay(&request)`,
+    /// a copy of the request (for a `Clone` request, `Clone::clone`); the
+    /// original is kept until the last attempt is over.
+    pub fn with_replay(pipeline: Pipeline, replay: F) -> Self {
+        PipelineLayer {
+            pipeline,
+            replay: ReplayWith(replay),
+            retry_after: DEFAULT_RETRY_AFTER,
+        }
+    }
+}
+
+impl<R> PipelineLayer<R> {
+    /// Sets the `Retry-After` hint of refusals ([`DEFAULT_RETRY_AFTER`]
+    /// unless set).
+    #[must_use]
+    pub fn retry_after(mut self, retry_after: Duration) -> Self {
+        self.retry_after = retry_after;
+        self
+    }
+
+    /// The pipeline.
+    pub fn pipeline(&self) -> &Pipeline {
+        &self.pipeline
+    }
+}
+
+impl<S, R: Clone> Layer<S> for PipelineLayer<R> {
+    type Service = PipelineService<S, R>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        PipelineService::new(
+            inner,
+            self.pipeline.clone(),
+            self.replay.clone(),
+            self.retry_after,
+        )
+    }
+}

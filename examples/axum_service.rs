@@ -1,0 +1,231 @@
+//! An axum service whose checkout and reports routes sit on separate
+//! bulkheads: when the reports backend turns slow, reports answer
+//! `503 Service Unavailable` with `Retry-After` at once, and checkout keeps
+//! answering 200.
+//!
+//! ```sh
+//! cargo run --example axum_service --features tower          # a demo, then exit
+//! cargo run --example axum_service --features tower -- serve # serve on 127.0.0.1:3000
+//! ```
+//!
+//! Routes: `POST /checkout`, `GET /reports/{id}`, `GET /bulkheads` (every
+//! bulkhead's snapshot as JSON) and `POST /reports/degrade` /
+//! `POST /reports/recover` (make the reports backend slow, or well again).
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::error_handling::HandleErrorLayer;
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use bulkhead::{BulkheadConfig, Registry, RegistryError};
+use bulkhead_registry::tower::{BulkheadLayer, ServiceError};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+use tower::ServiceBuilder;
+
+/// Slots for checkout: 40 requests/s x 50 ms = 2 by Little's law, with room
+/// for bursts.
+pub(crate) const CHECKOUT_SLOTS: u32 = 8;
+/// Slots for reports: 2 requests/s x 1.5 s = 3 by Little's law.
+pub(crate) const REPORTS_SLOTS: u32 = 3;
+/// What a refused report tells the client: about one report's latency.
+pub(crate) const REPORTS_RETRY_AFTER: Duration = Duration::from_secs(2);
+
+/// The reports backend: quick when well; while degraded, a report takes
+/// `slow` (or until the backend recovers).
+#[derive(Debug, Clone)]
+pub(crate) struct ReportsBackend {
+    degraded: watch::Sender<bool>,
+    slow: Duration,
+}
+
+impl ReportsBackend {
+    /// A backend that is well now, and takes `slow` per report when degraded.
+    pub(crate) fn new(slow: Duration) -> Self {
+        ReportsBackend {
+            degraded: watch::Sender::new(false),
+            slow,
+        }
+    }
+
+    /// Makes reports slow (`true`) or quick again (`false`); reports already
+    /// waiting finish when it recovers.
+    pub(crate) fn set_degraded(&self, degraded: bool) {
+        self.degraded.send_replace(degraded);
+    }
+
+    async fn render(&self, id: &str) -> String {
+        let mut health = self.degraded.subscribe();
+        if *health.borrow_and_update() {
+            tokio::select! {
+                () = tokio::time::sleep(self.slow) => {}
+                _ = health.wait_for(|degraded| !degraded) => {}
+            }
+        }
+        format!("report {id}")
+    }
+}
+
+#[derive(Clone)]
+struct AppState {
+    registry: Registry,
+    reports: ReportsBackend,
+}
+
+/// The application: checkout and reports, each behind its own bulkhead of
+/// `registry`, and `/bulkheads`.
+///
+/// # Errors
+///
+/// A registry error if `registry` already has a bulkhead `checkout` or
+/// `reports` with another configuration (REG-008).
+pub(crate) fn app(registry: &Registry, reports: ReportsBackend) -> Result<Router, RegistryError> {
+    let checkout = registry.bulkhead_policy(
+        "checkout",
+        "examples/axum_service.rs",
+        &BulkheadConfig::builder().max_concurrent(CHECKOUT_SLOTS),
+    )?;
+    let reports_bulkhead = registry.bulkhead_policy(
+        "reports",
+        "examples/axum_service.rs",
+        &BulkheadConfig::builder().max_concurrent(REPORTS_SLOTS),
+    )?;
+    let state = AppState {
+        registry: registry.clone(),
+        reports,
+    };
+    Ok(Router::new()
+        .route(
+            "/checkout",
+            post(place_order).layer(
+                ServiceBuilder::new()
+                    .layer(HandleErrorLayer::new(unavailable))
+                    .layer(BulkheadLayer::new(checkout)),
+            ),
+        )
+        .route(
+            "/reports/{id}",
+            get(report).layer(
+                ServiceBuilder::new()
+                    .layer(HandleErrorLayer::new(unavailable))
+                    .layer(BulkheadLayer::new(reports_bulkhead).retry_after(REPORTS_RETRY_AFTER)),
+            ),
+        )
+        .route("/reports/degrade", post(degrade))
+        .route("/reports/recover", post(recover))
+        .route("/bulkheads", get(bulkheads))
+        .with_state(state))
+}
+
+/// A refused request: 503, with the layer's hint as `Retry-After`.
+async fn unavailable(error: ServiceError<Infallible>) -> impl IntoResponse {
+    let ServiceError::Unavailable(refused) = error;
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(header::RETRY_AFTER, refused.retry_after_secs().to_string())],
+        refused.to_string(),
+    )
+}
+
+async fn place_order() -> &'static str {
+    "order placed"
+}
+
+async fn report(State(state): State<AppState>, Path(id): Path<String>) -> String {
+    state.reports.render(&id).await
+}
+
+async fn degrade(State(state): State<AppState>) -> StatusCode {
+    state.reports.set_degraded(true);
+    StatusCode::NO_CONTENT
+}
+
+async fn recover(State(state): State<AppState>) -> StatusCode {
+    state.reports.set_degraded(false);
+    StatusCode::NO_CONTENT
+}
+
+/// Every bulkhead's snapshot, as a JSON array.
+async fn bulkheads(State(state): State<AppState>) -> Json<Value> {
+    let snapshot = state.registry.snapshot();
+    let bulkheads = snapshot.bulkheads().iter().map(|b| {
+        json!({
+            "instance": b.instance,
+            "concurrent_calls": b.concurrent_calls,
+            "waiting_calls": b.waiting_calls,
+            "max_concurrent": b.max_concurrent,
+            "available": b.available,
+            "max_wait_ms": b.max_wait.as_millis(),
+            "enabled": b.enabled,
+        })
+    });
+    Json(Value::Array(bulkheads.collect()))
+}
+
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let registry = Registry::new();
+    let backend = ReportsBackend::new(Duration::from_secs(30));
+    let app = app(&registry, backend.clone())?;
+
+    if std::env::args().nth(1).as_deref() == Some("serve") {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
+        println!("serving on http://{}", listener.local_addr()?);
+        axum::serve(listener, app).await?;
+        return Ok(());
+    }
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let base = format!("http://{}", listener.local_addr()?);
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let client = reqwest::Client::new();
+
+    println!("The reports backend degrades: a report now takes 30 s.");
+    backend.set_degraded(true);
+    let floods: Vec<_> = (0..10)
+        .map(|i| {
+            let request = client.get(format!("{base}/reports/r-{i}")).send();
+            tokio::spawn(request)
+        })
+        .collect();
+    // Wait until the flood has taken every report slot.
+    let reports = registry.bulkhead("reports")?;
+    while reports.concurrent_calls() < REPORTS_SLOTS {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    let refused = client.get(format!("{base}/reports/late")).send().await?;
+    println!(
+        "GET /reports/late   -> {} (Retry-After: {})",
+        refused.status(),
+        refused.headers()[header::RETRY_AFTER].to_str()?
+    );
+    for _ in 0..3 {
+        let order = client.post(format!("{base}/checkout")).send().await?;
+        println!("POST /checkout      -> {}", order.status());
+    }
+    let snapshots: Value = serde_json::from_str(
+        &client
+            .get(format!("{base}/bulkheads"))
+            .send()
+            .await?
+            .text()
+            .await?,
+    )?;
+    println!("GET /bulkheads      -> {snapshots:#}");
+
+    println!("The backend recovers: the slow reports finish, and their slots come back.");
+    backend.set_degraded(false);
+    let mut statuses = Vec::new();
+    for flood in floods {
+        statuses.push(flood.await??.status().as_u16());
+    }
+    println!("the flood's answers: {statuses:?}");
+    let again = client.get(format!("{base}/reports/r-11")).send().await?;
+    println!("GET /reports/r-11   -> {}", again.status());
+    Ok(())
+}

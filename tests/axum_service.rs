@@ -1,0 +1,359 @@
+//! The axum example (`examples/axum_service.rs`) served on 127.0.0.1 and
+//! driven over real HTTP: a slow reports backend flooded with requests takes
+//! only the reports bulkhead's slots; further reports are answered 503 with
+//! `Retry-After` at once, checkout keeps answering 200, `/bulkheads` shows
+//! it, and every refusal is a `Rejected` event of the reports bulkhead.
+//!
+//! With the feature `metrics`, the same flood is checked in the metrics
+//! exported by `bulkhead_registry::observe` to a test recorder.
+
+#[allow(dead_code)]
+#[path = "../examples/axum_service.rs"]
+mod example;
+
+use std::time::{Duration, Instant};
+
+use bulkhead::{BulkheadEventKind, Event, EventStream, Registry};
+use example::{REPORTS_SLOTS, ReportsBackend};
+use reqwest::{Client, StatusCode, header};
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio::task::JoinSet;
+
+/// A report takes this long while the backend is degraded: longer than any
+/// test, so the flood holds its slots until the backend recovers.
+const SLOW: Duration = Duration::from_secs(600);
+
+struct Server {
+    base: String,
+    registry: Registry,
+    backend: ReportsBackend,
+    client: Client,
+}
+
+async fn serve() -> Server {
+    serve_on(Registry::new()).await
+}
+
+async fn serve_on(registry: Registry) -> Server {
+    let backend = ReportsBackend::new(SLOW);
+    let app = example::app(&registry, backend.clone()).expect("a fresh registry");
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
+    let base = format!("http://{}", listener.local_addr().expect("bound"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    Server {
+        base,
+        registry,
+        backend,
+        client: Client::new(),
+    }
+}
+
+impl Server {
+    fn reports_in_flight(&self) -> u32 {
+        self.registry
+            .bulkhead("reports")
+            .expect("declared by the app")
+            .concurrent_calls()
+    }
+
+    /// Sends `count` report requests that hang on the degraded backend, and
+    /// waits until they hold their slots.
+    async fn hang_reports(&self, count: u32) -> JoinSet<reqwest::Result<reqwest::Response>> {
+        let mut hanging = JoinSet::new();
+        for i in 0..count {
+            hanging.spawn(
+                self.client
+                    .get(format!("{}/reports/slow-{i}", self.base))
+                    .send(),
+            );
+        }
+        wait_until("the slow reports hold their slots", || {
+            self.reports_in_flight() == count
+        })
+        .await;
+        hanging
+    }
+
+    async fn bulkheads(&self) -> Value {
+        let body = self
+            .client
+            .get(format!("{}/bulkheads", self.base))
+            .send()
+            .await
+            .expect("the server answers")
+            .text()
+            .await
+            .expect("a body");
+        serde_json::from_str(&body).expect("JSON")
+    }
+}
+
+/// Waits (without blocking the runtime) until `condition` holds. Not a
+/// timing assertion: the bound only turns a hang into a failure.
+async fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
+    let give_up = Instant::now() + Duration::from_secs(60);
+    while !condition() {
+        assert!(Instant::now() < give_up, "gave up waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// The bulkhead rejections received so far, as instance ids.
+fn rejections(events: &mut EventStream) -> Vec<&'static str> {
+    events
+        .drain()
+        .filter_map(|event| match event {
+            Event::Bulkhead(event) => match event.kind {
+                BulkheadEventKind::Rejected { waited, .. } => {
+                    assert!(!waited, "the layer never waits for a slot");
+                    Some(event.instance)
+                }
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+fn snapshot<'v>(bulkheads: &'v Value, instance: &str) -> &'v Value {
+    bulkheads
+        .as_array()
+        .expect("an array of snapshots")
+        .iter()
+        .find(|b| b["instance"] == instance)
+        .unwrap_or_else(|| panic!("no snapshot of {instance}: {bulkheads}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_slow_reports_gets_503_with_retry_after_while_checkout_answers_200() {
+    let server = serve().await;
+    let mut events = server.registry.subscribe();
+    let client = &server.client;
+    let base = &server.base;
+
+    server.backend.set_degraded(true);
+    let hanging = server.hang_reports(REPORTS_SLOTS).await;
+
+    // The flood goes on, and checkout traffic arrives at the same time.
+    let mut flood = JoinSet::new();
+    for i in 0..20 {
+        flood.spawn(client.get(format!("{base}/reports/flood-{i}")).send());
+    }
+    let mut orders = JoinSet::new();
+    for _ in 0..20 {
+        orders.spawn(client.post(format!("{base}/checkout")).send());
+    }
+    for refused in flood.join_all().await {
+        let refused = refused.expect("the server answers");
+        assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(refused.headers()[header::RETRY_AFTER], "2");
+        let body = refused.text().await.expect("a body");
+        assert_eq!(body, r#"service unavailable: bulkhead "reports" is full"#);
+    }
+    for order in orders.join_all().await {
+        let order = order.expect("the server answers");
+        assert_eq!(order.status(), StatusCode::OK);
+        assert_eq!(order.text().await.expect("a body"), "order placed");
+    }
+
+    let bulkheads = server.bulkheads().await;
+    let reports = snapshot(&bulkheads, "reports");
+    assert_eq!(reports["concurrent_calls"], REPORTS_SLOTS);
+    assert_eq!(reports["max_concurrent"], REPORTS_SLOTS);
+    assert_eq!(reports["available"], 0);
+    let checkout = snapshot(&bulkheads, "checkout");
+    assert_eq!(checkout["concurrent_calls"], 0);
+    assert_eq!(checkout["max_concurrent"], example::CHECKOUT_SLOTS);
+
+    // Every refusal, and nothing else, was published.
+    assert_eq!(rejections(&mut events), vec!["reports"; 20]);
+
+    // The backend recovers: the slow reports finish and give their slots back.
+    server.backend.set_degraded(false);
+    for report in hanging.join_all().await {
+        assert_eq!(report.expect("the server answers").status(), StatusCode::OK);
+    }
+    wait_until("the slots are back", || server.reports_in_flight() == 0).await;
+    let report = client
+        .get(format!("{base}/reports/r-1"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(report.status(), StatusCode::OK);
+    assert_eq!(report.text().await.unwrap(), "report r-1");
+    assert!(rejections(&mut events).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_hangs_up_gives_its_report_slot_back() {
+    let server = serve().await;
+    server.backend.set_degraded(true);
+    let hanging = server.hang_reports(REPORTS_SLOTS).await;
+    let full = server
+        .client
+        .get(format!("{}/reports/late", server.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(full.status(), StatusCode::SERVICE_UNAVAILABLE);
+
+    // The clients go away: the server drops their handlers, and the response
+    // futures give the slots back although no report finished.
+    drop(hanging); // aborts the tasks
+    wait_until("the abandoned slots are back", || {
+        server.reports_in_flight() == 0
+    })
+    .await;
+    // The backend is still slow, but there is room again: a new report is
+    // admitted (and hangs) instead of being refused.
+    let _hanging = server.hang_reports(1).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bulkheads_route_lists_both_bulkheads_idle() {
+    let server = serve().await;
+    let bulkheads = server.bulkheads().await;
+    assert_eq!(bulkheads.as_array().map(Vec::len), Some(2), "{bulkheads}");
+    for instance in ["checkout", "reports"] {
+        let b = snapshot(&bulkheads, instance);
+        assert_eq!(b["concurrent_calls"], 0);
+        assert_eq!(b["waiting_calls"], 0);
+        assert_eq!(b["available"], b["max_concurrent"]);
+        assert_eq!(b["max_wait_ms"], 0);
+        assert_eq!(b["enabled"], true);
+    }
+}
+
+#[cfg(feature = "metrics")]
+mod metrics {
+    use std::collections::BTreeMap;
+
+    use bulkhead::ManualClock;
+    use bulkhead_registry::observe::{ObserverHandle, export_metrics_to};
+    use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+
+    use super::*;
+
+    const INTERVAL: Duration = Duration::from_secs(10);
+
+    /// The exporter of a registry on a manual clock, to a recorder of its own.
+    struct Exported {
+        clock: ManualClock,
+        observer: ObserverHandle,
+        snapshotter: Snapshotter,
+    }
+
+    impl Exported {
+        fn new(registry: &Registry, clock: ManualClock) -> Self {
+            let recorder = DebuggingRecorder::new();
+            let snapshotter = recorder.snapshotter();
+            let observer = export_metrics_to(registry, INTERVAL, recorder).expect("started");
+            Exported {
+                clock,
+                observer,
+                snapshotter,
+            }
+        }
+
+        /// Moves the clock to the next sample and waits until it was taken.
+        async fn sample(&self) {
+            let taken = self.observer.samples();
+            self.clock.advance(INTERVAL);
+            wait_until("a sample", || self.observer.samples() > taken).await;
+        }
+
+        /// Every metric as `name{instance}` to its value; counters read as
+        /// what was added since the last reading.
+        fn read(&self) -> BTreeMap<String, f64> {
+            self.snapshotter
+                .snapshot()
+                .into_vec()
+                .into_iter()
+                .map(|(key, _, _, value)| {
+                    let instance = key
+                        .key()
+                        .labels()
+                        .find(|label| label.key() == "instance")
+                        .map_or(String::new(), |label| label.value().to_owned());
+                    #[allow(clippy::cast_precision_loss)]
+                    let value = match value {
+                        DebugValue::Counter(n) => n as f64,
+                        DebugValue::Gauge(g) => g.into_inner(),
+                        DebugValue::Histogram(_) => f64::NAN,
+                    };
+                    (format!("{}{{{instance}}}", key.key().name()), value)
+                })
+                .collect()
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_flood_shows_in_the_exported_metrics() {
+        let clock = ManualClock::new();
+        let registry = Registry::builder()
+            .clock(clock.clone())
+            .track_sizing(true)
+            .build();
+        let exported = Exported::new(&registry, clock);
+        let server = serve_on(registry).await;
+        let (client, base) = (&server.client, &server.base);
+
+        server.backend.set_degraded(true);
+        let hanging = server.hang_reports(REPORTS_SLOTS).await;
+        for i in 0..5 {
+            let refused = client
+                .get(format!("{base}/reports/more-{i}"))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+        }
+        for _ in 0..4 {
+            let order = client
+                .post(format!("{base}/checkout"))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(order.status(), StatusCode::OK);
+        }
+        wait_until("the exporter counted the refusals", || {
+            exported.observer.events() >= 5
+        })
+        .await;
+        exported.sample().await;
+        let metrics = exported.read();
+        assert_eq!(metrics["bulkhead_rejections_total{reports}"], 5.0);
+        let checkout_rejections = metrics.get("bulkhead_rejections_total{checkout}");
+        assert_eq!(checkout_rejections.copied().unwrap_or(0.0), 0.0);
+        assert_eq!(
+            metrics["bulkhead_in_flight{reports}"],
+            f64::from(REPORTS_SLOTS)
+        );
+        assert_eq!(
+            metrics["bulkhead_max_concurrent{reports}"],
+            f64::from(REPORTS_SLOTS)
+        );
+        assert_eq!(metrics["bulkhead_in_flight{checkout}"], 0.0);
+        assert_eq!(metrics["bulkhead_admitted_total{checkout}"], 4.0);
+        assert_eq!(metrics["bulkhead_completed_total{checkout}"], 4.0);
+        assert_eq!(
+            metrics["bulkhead_admitted_total{reports}"],
+            f64::from(REPORTS_SLOTS)
+        );
+        assert_eq!(metrics["bulkhead_completed_total{reports}"], 0.0);
+
+        server.backend.set_degraded(false);
+        for report in hanging.join_all().await {
+            assert_eq!(report.unwrap().status(), StatusCode::OK);
+        }
+        exported.sample().await;
+        let metrics = exported.read();
+        assert_eq!(metrics["bulkhead_in_flight{reports}"], 0.0);
+        assert_eq!(
+            metrics["bulkhead_completed_total{reports}"],
+            f64::from(REPORTS_SLOTS)
+        );
+        assert_eq!(exported.observer.lost(), 0);
+    }
+}
