@@ -14,7 +14,7 @@
 //! | ATR-008 | a number out of the range the policy's builder accepts (`max_attempts`, `minimum_calls`, ... below 1; a rate threshold outside (0, 100]; `backoff_multiplier` below 1; `jitter` outside [0, 1]; `sliding_window_size` above 1,000,000; a zero `duration` or `refresh_period`), or a number with a type suffix |
 //! | ATR-009 | `abort_on` / `ignore_on` lists something that is not a rejection kind (`BulkheadFull`, `CircuitOpen`, `Timeout`, `RateLimited`) |
 //! | ATR-010 | `sliding_window` is not `"count"` or `"time"` |
-//! | ATR-011 | `retry_if` / `record_if` is not the path of a function, or that function is not a `Fn(&E) -> bool + Send + Sync` over the method's error type `E` (the type checker's error, coded by `__private::ErrorPredicateFn`) |
+//! | ATR-011 | `retry_if` / `record_if` is not the path of a function (here), or names something that is not a `Fn(&E) -> bool + Send + Sync` at all (the type checker's error, coded by `__private::ErrorPredicateFn`); a function whose parameter is not `&E` for the method's error type `E` is reported by the type checker as E0631 (expected `fn(&E) -> _`), over the same path |
 //! | ATR-012 | an argument of a method or function with `#[retry]` is not `Clone` (each attempt gets its own copy; the type checker's error, coded by `__private::RetryArgument`) |
 
 /// A duration that does not parse.

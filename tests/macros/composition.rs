@@ -172,6 +172,10 @@ pub trait Composed: Send + Sync {
     #[bulkhead(max_concurrent = 1)]
     async fn retried_later(&self, script: Arc<Script>) -> Result<u32, ServiceError>;
 
+    #[retry(max_attempts = 2, wait = "0")]
+    #[timeout(duration = "1s")]
+    async fn stuck_once(&mut self, script: &Script) -> Result<u32, ServiceError>;
+
     #[circuit_breaker(
         minimum_calls = 2,
         sliding_window_size = 2,
@@ -255,6 +259,13 @@ impl Composed for Runner {
         script.run()
     }
     async fn retried_later(&self, script: Arc<Script>) -> Result<u32, ServiceError> {
+        script.run()
+    }
+    async fn stuck_once(&mut self, script: &Script) -> Result<u32, ServiceError> {
+        if script.calls() == 0 {
+            script.run()?;
+            std::future::pending::<()>().await;
+        }
         script.run()
     }
     fn half_open(&self, script: &Script) -> Result<u32, ServiceError> {
@@ -683,5 +694,27 @@ fn every_policy_of_a_method_has_the_methods_id_and_a_handle_after_new() {
         registry.timeout(&self::id("delayed")).unwrap_err().code(),
         "REG-009",
         "a method without #[timeout] has none"
+    );
+}
+
+#[test]
+fn an_async_mut_self_method_lends_the_delegate_to_each_attempt_even_after_a_timeout() {
+    let (clock, registry) = manual();
+    let mut service = wrapped(&registry);
+    let script = Script::ok();
+    {
+        let mut call = pin!(service.stuck_once(&script));
+        assert!(poll(call.as_mut()).is_pending(), "the first attempt hangs");
+        clock.advance(Duration::from_secs(1));
+        // The timeout dropped the first attempt, which gave the delegate
+        // back; the retry's second attempt borrows it again.
+        assert!(matches!(poll(call.as_mut()), Poll::Ready(Ok(2))));
+    }
+    assert_eq!(script.calls(), 2);
+    let out = ready(service.stuck_once(&script));
+    assert_eq!(
+        out.unwrap(),
+        3,
+        "the delegate is still there for the next call"
     );
 }
