@@ -68,6 +68,15 @@ pub enum RegistryError {
         /// The resource it names.
         resource: String,
     },
+    /// A pipeline that retries was given to a `tower` layer that can send
+    /// each request only once (REG-012).
+    #[error(
+        "REG-012: pipeline {pipeline:?} retries, and a request can be sent only once: use PipelineLayer::with_replay to copy it for each attempt"
+    )]
+    RetryNeedsReplay {
+        /// The pipeline's id.
+        pipeline: String,
+    },
     /// A configuration source names a key that does not exist (CFG-001).
     #[error("CFG-001: unknown configuration key {key}{hint}")]
     UnknownKey {
@@ -106,6 +115,7 @@ impl RegistryError {
             RegistryError::Config(error) => error.code(),
             RegistryError::OverBudget { .. } => "REG-010",
             RegistryError::UnknownResource { .. } => "REG-011",
+            RegistryError::RetryNeedsReplay { .. } => "REG-012",
             RegistryError::UnknownKey { .. } => "CFG-001",
             RegistryError::Malformed { .. } => "CFG-002",
             RegistryError::Unreadable { .. } => "CFG-003",

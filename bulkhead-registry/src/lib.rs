@@ -26,6 +26,8 @@ mod events;
 mod handle;
 mod kinds;
 mod layers;
+#[cfg(any(feature = "metrics", feature = "tracing"))]
+pub mod observe;
 mod pipeline;
 mod registry;
 mod sizing;
@@ -34,8 +36,6 @@ mod source;
 mod store;
 #[cfg(feature = "tower")]
 pub mod tower;
-#[cfg(any(feature = "metrics", feature = "tracing"))]
-pub mod observe;
 
 pub use error::{Conflict, RegistryError};
 pub use events::{InstanceEvents, PolicyEvent};

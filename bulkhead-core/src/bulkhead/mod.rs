@@ -185,6 +185,7 @@ impl Bulkhead {
     /// # Errors
     ///
     /// [`BulkheadFull`] if every slot is taken.
+    #[inline]
     pub fn try_enter_owned(&self) -> Result<OwnedBulkheadPermit, BulkheadFull> {
         self.try_enter()
             .map(|permit| OwnedBulkheadPermit::new(self, permit))

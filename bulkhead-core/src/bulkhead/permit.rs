@@ -67,6 +67,7 @@ pub struct OwnedBulkheadPermit {
 }
 
 impl OwnedBulkheadPermit {
+    #[inline]
     pub(super) fn new(bulkhead: &Bulkhead, permit: BulkheadPermit<'_>) -> Self {
         let bulkhead = match permit.into_held() {
             Held::Nothing => None,
@@ -83,6 +84,7 @@ impl OwnedBulkheadPermit {
 }
 
 impl Drop for OwnedBulkheadPermit {
+    #[inline]
     fn drop(&mut self) {
         if let Some((bulkhead, started)) = &self.bulkhead {
             let shared = &*bulkhead.shared;
@@ -97,7 +99,10 @@ impl Drop for OwnedBulkheadPermit {
 impl fmt::Debug for OwnedBulkheadPermit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OwnedBulkheadPermit")
-            .field("instance", &self.bulkhead.as_ref().map(|(b, _)| b.instance()))
+            .field(
+                "instance",
+                &self.bulkhead.as_ref().map(|(b, _)| b.instance()),
+            )
             .finish()
     }
 }

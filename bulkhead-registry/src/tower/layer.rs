@@ -97,28 +97,26 @@ pub struct PipelineLayer<R = SendOnce> {
 impl PipelineLayer {
     /// A layer over `pipeline`, sending each request once.
     ///
-    /// # Panics
+    /// # Errors
     ///
-    /// If the pipeline has a retry with more than one attempt: the inner
-    /// service consumes the request, so a second attempt needs a copy. Use
-    /// [`with_replay`](Self::with_replay) for such a pipeline.
-    #[track_caller]
-    pub fn new(pipeline: Pipeline) -> Self {
+    /// REG-012 if the pipeline has a retry with more than one attempt: the
+    /// inner service consumes the request, so a second attempt needs a copy.
+    /// Use [`with_replay`](Self::with_replay) for such a pipeline.
+    pub fn new(pipeline: Pipeline) -> Result<Self, RegistryError> {
         let retries = pipeline
             .policies()
             .retry()
             .is_some_and(|retry| retry.config().max_attempts() > 1);
-        assert!(
-            !retries,
-            "pipeline {:?} retries, and a request can be sent only once: \
-             use PipelineLayer::with_replay to copy it for each attempt",
-            pipeline.id()
-        );
-        PipelineLayer {
+        if retries {
+            return Err(RegistryError::RetryNeedsReplay {
+                pipeline: pipeline.id().to_owned(),
+            });
+        }
+        Ok(PipelineLayer {
             pipeline,
             replay: SendOnce,
             retry_after: DEFAULT_RETRY_AFTER,
-        }
+        })
     }
 }
 

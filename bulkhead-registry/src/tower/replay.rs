@@ -99,7 +99,7 @@ where
             None => (self.spare.clone(), false),
         };
         async move {
-            // `PipelineLayer::new` refuses pipelines that retry, and
+            // `PipelineLayer::new` refuses pipelines that retry (REG-012), and
             // `with_replay` always has a copy: every attempt has both.
             let (Some(mut service), Some(request)) = (service, request) else {
                 unreachable!(

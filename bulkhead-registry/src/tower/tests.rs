@@ -269,7 +269,7 @@ async fn a_pipeline_bulkhead_waits_and_the_inner_service_is_called_only_with_a_s
         .build()
         .unwrap();
     let inner = Gated::default();
-    let mut service = PipelineLayer::new(pipeline).layer(inner.clone());
+    let mut service = PipelineLayer::new(pipeline).unwrap().layer(inner.clone());
 
     let first = tokio::spawn(service.call(1));
     let second = tokio::spawn(service.call(2));
@@ -301,7 +301,9 @@ async fn a_pipeline_timeout_drops_the_call_and_is_unavailable() {
         .bulkhead(|b| b.max_concurrent(1))
         .build()
         .unwrap();
-    let layer = PipelineLayer::new(pipeline).retry_after(Duration::from_secs(3));
+    let layer = PipelineLayer::new(pipeline)
+        .unwrap()
+        .retry_after(Duration::from_secs(3));
     let mut service = layer.layer(Gated::default());
 
     let call = tokio::spawn(service.call(1));
@@ -361,14 +363,18 @@ async fn a_pipeline_with_replay_sends_a_copy_per_attempt_and_a_full_one_is_unava
 }
 
 #[test]
-#[should_panic(expected = "use PipelineLayer::with_replay")]
-fn a_pipeline_that_retries_needs_a_replay() {
+fn a_pipeline_that_retries_needs_a_replay_and_is_reg_012_without_one() {
     let registry = Registry::new();
     let pipeline = Pipeline::builder(&registry, "retrying")
         .retry(|r| r.max_attempts(2))
         .build()
         .unwrap();
-    let _ = PipelineLayer::new(pipeline);
+    let err = PipelineLayer::new(pipeline).unwrap_err();
+    assert_eq!(err.code(), "REG-012");
+    assert!(
+        err.to_string().contains("PipelineLayer::with_replay"),
+        "{err}"
+    );
 }
 
 #[test]
