@@ -79,7 +79,10 @@ impl<E: From<Rejection>> RejectionInto for E {
 /// CallResult<Error: RejectionInto>` (at the method's return type), so that
 /// a return type that cannot carry a rejection is reported once, however
 /// many times the method enters its bulkhead.
-pub struct Reject<R>(fn(Rejection) -> R);
+pub struct Reject<R> {
+    full: fn(BulkheadFull) -> R,
+    any: fn(Rejection) -> R,
+}
 
 impl<R> Clone for Reject<R> {
     #[inline]
@@ -100,13 +103,13 @@ impl<R> Reject<R> {
     /// The result of a call rejected with `full`.
     #[inline]
     pub fn reject(self, full: BulkheadFull) -> R {
-        (self.0)(Rejection::from(full))
+        (self.full)(full)
     }
 
     /// The result of a call a policy refused with `rejection`.
     #[inline]
     pub fn rejected(self, rejection: Rejection) -> R {
-        (self.0)(rejection)
+        (self.any)(rejection)
     }
 }
 
@@ -116,7 +119,20 @@ pub fn rejecter<R>() -> Reject<R>
 where
     R: CallResult<Error: RejectionInto>,
 {
-    Reject(rejected::<R>)
+    Reject {
+        full: full::<R>,
+        any: rejected::<R>,
+    }
+}
+
+// Two functions rather than one: a bulkhead's own rejection (the common
+// case of a method with `#[bulkhead]` alone) passes the smaller
+// `BulkheadFull` and is converted inside.
+fn full<R>(full: BulkheadFull) -> R
+where
+    R: CallResult<Error: RejectionInto>,
+{
+    rejected(Rejection::from(full))
 }
 
 fn rejected<R>(rejection: Rejection) -> R
