@@ -90,13 +90,14 @@ pub use bulkhead_core::{
     RateLimiterEventKind, Rejection, RejectionKind, RejectionKinds, Retry, RetryConfig,
     RetryConfigBuilder, RetryEvent, RetryEventKind, RetryState, Sleep, SlidingWindow, SystemClock,
     Timeout, TimeoutConfig, TimeoutConfigBuilder, TimeoutEvent, TimeoutEventKind, TimeoutFuture,
-    check_limit, check_range, parse_bool, parse_duration, sleep_blocking,
+    Traffic, check_limit, check_range, parse_bool, parse_duration, sleep_blocking,
 };
 pub use bulkhead_registry::{
-    BulkheadHandle, BulkheadSnapshot, CircuitBreakerHandle, CircuitBreakerSnapshot, Conflict,
-    DEFAULT_CONFIG, Declarations, Pipeline, PipelineBuilder, RateLimiterHandle,
-    RateLimiterSnapshot, Registry, RegistryBuilder, RegistryError, RegistrySnapshot, RetryHandle,
-    RetrySnapshot, TimeoutHandle, TimeoutSnapshot,
+    BulkheadHandle, BulkheadSizing, BulkheadSnapshot, Change, CircuitBreakerHandle,
+    CircuitBreakerSnapshot, Conflict, DEFAULT_CONFIG, DEFAULT_HEADROOM, Declarations, Diagnosis,
+    InstanceEvents, Pipeline, PipelineBuilder, PolicyEvent, RateLimiterHandle, RateLimiterSnapshot,
+    Registry, RegistryBuilder, RegistryError, RegistrySnapshot, RetryHandle, RetrySnapshot,
+    SizingReport, TimeoutHandle, TimeoutSnapshot,
 };
 
 /// Generates a wrapper that implements a trait around any implementation of
