@@ -249,6 +249,16 @@ mod metrics {
             let recorder = DebuggingRecorder::new();
             let snapshotter = recorder.snapshotter();
             let observer = export_metrics_to(registry, INTERVAL, recorder).expect("started");
+            // The exporter samples once as it starts: wait for that sample,
+            // so that every later one is the one `sample()` asked for.
+            let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while observer.samples() < 1 {
+                assert!(
+                    std::time::Instant::now() < give_up,
+                    "the exporter never sampled"
+                );
+                std::thread::yield_now();
+            }
             Exported {
                 clock,
                 observer,

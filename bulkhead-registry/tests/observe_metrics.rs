@@ -31,6 +31,9 @@ impl Exported {
         let snapshotter = recorder.snapshotter();
         let observer =
             export_metrics_to(&registry, INTERVAL, recorder).expect("the exporter thread starts");
+        // The exporter samples once as it starts: wait for that sample, so
+        // that every later one is the one a test's `sample()` asked for.
+        eventually(|| observer.samples() >= 1);
         Exported {
             registry,
             clock,
