@@ -100,6 +100,18 @@ pub use bulkhead_registry::{
     SizingReport, TimeoutHandle, TimeoutSnapshot,
 };
 
+/// `tower` layers for bulkheads and pipelines (feature `tower`): a full
+/// bulkhead answers at once, and axum turns the refusal into a 503 with
+/// `Retry-After`; see `examples/axum_service.rs`.
+#[cfg(feature = "tower")]
+pub use bulkhead_registry::tower;
+
+/// Policy events as `tracing` events (feature `tracing`) and policy state as
+/// `metrics` gauges and counters (feature `metrics`), exported from a thread
+/// of their own so that no caller waits on them.
+#[cfg(any(feature = "metrics", feature = "tracing"))]
+pub use bulkhead_registry::observe;
+
 /// Generates a wrapper that implements a trait around any implementation of
 /// it, running each method annotated with policy attributes
 /// ([`#[bulkhead]`](bulkhead), [`#[retry]`](retry),
