@@ -30,8 +30,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use bulkhead::tower::BulkheadLayer;
 use bulkhead::{Bulkhead, BulkheadConfig};
-use bulkhead_registry::tower::BulkheadLayer;
 use criterion::{Criterion, SamplingMode};
 use tokio::runtime::Runtime;
 use tokio::sync::Semaphore;

@@ -5,7 +5,7 @@
 //! it, and every refusal is a `Rejected` event of the reports bulkhead.
 //!
 //! With the feature `metrics`, the same flood is checked in the metrics
-//! exported by `bulkhead_registry::observe` to a test recorder.
+//! exported by `bulkhead::observe` to a test recorder.
 
 #[allow(dead_code)]
 #[path = "../examples/axum_service.rs"]
@@ -230,7 +230,7 @@ mod metrics {
     use std::collections::BTreeMap;
 
     use bulkhead::ManualClock;
-    use bulkhead_registry::observe::{ObserverHandle, export_metrics_to};
+    use bulkhead::observe::{ObserverHandle, export_metrics_to};
     use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 
     use super::*;

@@ -3,8 +3,7 @@
 
 use std::time::Duration;
 
-use bulkhead::{BulkheadConfig, ManualClock, Registry};
-use bulkhead_registry::Diagnosis;
+use bulkhead::{BulkheadConfig, Diagnosis, ManualClock, Registry};
 
 const MS: Duration = Duration::from_millis(1);
 
