@@ -420,3 +420,61 @@ fn after_a_reload_declarations_are_checked_against_the_new_configuration() {
         6
     );
 }
+
+mod wrapped {
+    use bulkhead::{Registry, Rejection, resilient};
+
+    #[derive(Debug)]
+    pub enum ReportError {
+        Busy,
+    }
+
+    impl From<Rejection> for ReportError {
+        fn from(_: Rejection) -> Self {
+            ReportError::Busy
+        }
+    }
+
+    #[resilient]
+    pub trait Reports: Send + Sync {
+        #[bulkhead(name = "reports", max_concurrent = 2)]
+        fn render(&self, id: u32) -> Result<u32, ReportError>;
+    }
+
+    struct Renderer;
+
+    impl Reports for Renderer {
+        fn render(&self, id: u32) -> Result<u32, ReportError> {
+            Ok(id)
+        }
+    }
+
+    #[test]
+    fn a_reload_changes_the_limit_of_a_live_wrapped_trait() {
+        let registry = Registry::builder()
+            .config_toml("[bulkhead.instances.reports]\nmax_concurrent = 1")
+            .unwrap()
+            .build();
+        let reports = ResilientReports::new(Renderer, &registry).unwrap();
+        let handle = registry.bulkhead("reports").unwrap();
+        assert_eq!(
+            handle.max_concurrent(),
+            1,
+            "the instance value is above the attribute's 2"
+        );
+        let held = handle.bulkhead().try_enter().unwrap();
+        assert!(matches!(reports.render(1), Err(ReportError::Busy)));
+
+        let changes = registry
+            .reload_toml("[bulkhead.instances.reports]\nmax_concurrent = 3")
+            .unwrap();
+        assert!(changes.iter().all(|c| c.applied), "{changes:?}");
+        assert_eq!(
+            reports.render(2).unwrap(),
+            2,
+            "the live wrapper sees the new limit"
+        );
+        assert_eq!(handle.max_concurrent(), 3);
+        drop(held);
+    }
+}
