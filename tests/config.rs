@@ -425,7 +425,7 @@ mod wrapped {
     use bulkhead::{Registry, Rejection, resilient};
 
     #[derive(Debug)]
-    pub enum ReportError {
+    enum ReportError {
         Busy,
     }
 
@@ -436,7 +436,7 @@ mod wrapped {
     }
 
     #[resilient]
-    pub trait Reports: Send + Sync {
+    trait Reports: Send + Sync {
         #[bulkhead(name = "reports", max_concurrent = 2)]
         fn render(&self, id: u32) -> Result<u32, ReportError>;
     }
