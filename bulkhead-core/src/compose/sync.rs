@@ -26,12 +26,32 @@ impl Policies {
     where
         F: FnMut() -> Result<T, E>,
     {
-        let Some(retry) = &self.retry else {
-            return self.attempt(classify, &mut call);
-        };
+        let result = self.attempt(classify, &mut call);
+        match &self.retry {
+            // The first attempt succeeded, or there is no retry: nothing to
+            // record, no retry state to keep.
+            None => result,
+            Some(_) if result.is_ok() => result,
+            Some(retry) => self.retry_after_first(retry, classify, call, result),
+        }
+    }
+
+    /// The retries after a failed first attempt.
+    #[cold]
+    #[inline(never)]
+    fn retry_after_first<T, E, F>(
+        &self,
+        retry: &crate::retry::Retry,
+        classify: &Classifier<'_, E>,
+        mut call: F,
+        first: Result<T, CallError<E>>,
+    ) -> Result<T, CallError<E>>
+    where
+        F: FnMut() -> Result<T, E>,
+    {
         let mut state = retry.start();
+        let mut result = first;
         loop {
-            let result = self.attempt(classify, &mut call);
             let Some(failure) = failure(&result, classify) else {
                 state.on_success();
                 return result;
@@ -40,6 +60,7 @@ impl Policies {
                 Some(delay) => retry.sleep(delay),
                 None => return result,
             }
+            result = self.attempt(classify, &mut call);
         }
     }
 
