@@ -319,6 +319,7 @@ pub use bulkhead_macros::resilient;
 /// | `max_concurrent` | integer, 1 to 2^30 - 1, without a type suffix | 25 | ATR-003 |
 /// | `max_wait` | duration string (`"250ms"`, `"1s"`, `"1m 30s"`, `"0"`) | `"0"`: reject at once | ATR-001 |
 /// | `enabled` | `true` / `false` (or `"true"` / `"false"`) | `true` | ATR-006 |
+/// | `resource` | string | none | ATR-002 if not a non-empty string; REG-010 at `new` if the bulkheads on it would exceed its budget, REG-011 if it has none (see `Registry::resource`) |
 ///
 /// Only the keys written are passed to the registry, which lays them over
 /// the named configuration (and lays its per-instance overrides over them).

@@ -128,3 +128,57 @@ fn the_resource_can_come_from_configuration() {
         .unwrap_err();
     assert_eq!(err.code(), "REG-010");
 }
+
+mod attribute {
+    use bulkhead::{Registry, Rejection, resilient};
+
+    #[derive(Debug)]
+    enum DbError {
+        Busy,
+    }
+
+    impl From<Rejection> for DbError {
+        fn from(_: Rejection) -> Self {
+            DbError::Busy
+        }
+    }
+
+    #[resilient]
+    trait Orders: Send + Sync {
+        #[bulkhead(name = "orders", max_concurrent = 6, resource = "db")]
+        fn place(&self) -> Result<(), DbError>;
+    }
+
+    #[resilient]
+    trait Reports: Send + Sync {
+        #[bulkhead(name = "reports", max_concurrent = 5, resource = "db")]
+        fn render(&self) -> Result<(), DbError>;
+    }
+
+    struct Db;
+
+    impl Orders for Db {
+        fn place(&self) -> Result<(), DbError> {
+            Ok(())
+        }
+    }
+
+    impl Reports for Db {
+        fn render(&self) -> Result<(), DbError> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_resource_attribute_key_is_checked_against_the_budget_at_new() {
+        let registry = Registry::new();
+        registry.resource("db", 10).unwrap();
+        let orders = ResilientOrders::new(Db, &registry).unwrap();
+        assert!(orders.place().is_ok());
+        let err = ResilientReports::new(Db, &registry).err().unwrap();
+        assert_eq!(err.code(), "REG-010");
+        assert!(err.to_string().contains("orders (6), reports (5)"), "{err}");
+        assert!(matches!(orders.place(), Ok(())));
+        let _ = DbError::Busy;
+    }
+}

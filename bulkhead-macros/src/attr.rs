@@ -37,6 +37,9 @@ pub(crate) struct BulkheadArgs {
     pub(crate) max_wait: Option<Wait>,
     /// `enabled = true` or `enabled = "true"`.
     pub(crate) enabled: Option<Enabled>,
+    /// `resource = "db"`: the shared resource whose budget the slots count
+    /// against.
+    pub(crate) resource: Option<Id>,
 }
 
 /// The receiver of one policy attribute: its keys, all optional.
@@ -464,7 +467,7 @@ mod tests {
         assert_eq!(
             errors,
             [
-                "ATR-002: unknown key `colour` in #[bulkhead]; expected one of `config`, `enabled`, `max_concurrent`, `max_wait`, `name`"
+                "ATR-002: unknown key `colour` in #[bulkhead]; expected one of `config`, `enabled`, `max_concurrent`, `max_wait`, `name`, `resource`"
             ]
         );
     }

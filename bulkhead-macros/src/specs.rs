@@ -58,9 +58,10 @@ pub(crate) fn bulkhead(args: &BulkheadArgs) -> TokenStream {
     let max_concurrent = set("max_concurrent", &args.max_concurrent, |v| quote!(#v));
     let max_wait = set("max_wait", &args.max_wait, duration);
     let enabled = set("enabled", &args.enabled, |v| quote!(#v));
+    let resource = set("resource", &args.resource, |v| quote!(#v));
     quote! {
         ::bulkhead::__private::BulkheadConfig::builder()
-            #config #max_concurrent #max_wait #enabled
+            #config #max_concurrent #max_wait #enabled #resource
     }
 }
 
