@@ -179,6 +179,8 @@ mod attribute {
         assert_eq!(err.code(), "REG-010");
         assert!(err.to_string().contains("orders (6), reports (5)"), "{err}");
         assert!(matches!(orders.place(), Ok(())));
+        // The refused wrapper was never built; the delegate itself still works.
+        assert!(matches!(Db.render(), Ok(())));
         let _ = DbError::Busy;
     }
 }
