@@ -274,6 +274,12 @@ fn an_unknown_key_is_cfg_001_with_a_did_you_mean() {
         "CFG-001",
         "base_config belongs to instances"
     );
+    assert!(
+        toml_error("[retry.instances.x]\nbase_confg = \"y\"")
+            .to_string()
+            .ends_with("did you mean \"base_config\"?"),
+        "an instance's keys include base_config"
+    );
 }
 
 #[test]
@@ -286,6 +292,12 @@ fn malformed_sources_are_cfg_002_and_unreadable_files_cfg_003() {
         .unwrap_err();
     assert_eq!(err.code(), "CFG-002");
     assert!(err.to_string().contains("APP_BULKHEAD__X"), "{err}");
+    // Without `__` a variable is not in our shape: someone else's.
+    let registry = Registry::builder()
+        .config_vars("APP_", [("APP_LOG", "debug")])
+        .unwrap()
+        .build();
+    assert!(registry.bulkhead_policy("x", "t", &spec()).is_ok());
     let err = Registry::builder()
         .config_vars(
             "APP_",
@@ -386,6 +398,58 @@ fn a_reload_changes_a_live_bulkheads_limit_and_reports_what_else_it_could_not() 
     assert_eq!(changed, Some((2, 3)));
     drop(held);
     std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_reload_puts_back_a_limit_changed_at_run_time() {
+    let registry = toml("[bulkhead.instances.x]\nmax_concurrent = 5");
+    registry.bulkhead_policy("x", "t", &spec()).unwrap();
+    let handle = registry.bulkhead("x").unwrap();
+    handle.set_max_concurrent(50).unwrap();
+    let changes = registry
+        .reload_toml("[bulkhead.instances.x]\nmax_concurrent = 5")
+        .unwrap();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert!(
+        changes[0].from.contains("max_concurrent = 50"),
+        "{changes:?}"
+    );
+    assert!(changes[0].applied);
+    assert_eq!(handle.max_concurrent(), 5);
+}
+
+#[test]
+fn a_change_that_cannot_apply_live_is_listed_while_the_instance_differs() {
+    let registry = toml("[bulkhead.instances.x]\nmax_wait = \"1s\"");
+    registry.bulkhead_policy("x", "t", &spec()).unwrap();
+    let changes = registry
+        .reload_toml("[bulkhead.instances.x]\nmax_wait = \"2s\"")
+        .unwrap();
+    assert!(!changes[0].applied, "{changes:?}");
+    // Still running with 1s: a later reload says so again ...
+    let again = registry
+        .reload_toml("[bulkhead.instances.x]\nmax_wait = \"2s\"")
+        .unwrap();
+    assert_eq!(again.len(), 1, "{again:?}");
+    assert!(!again[0].applied);
+    // ... and going back to 1s is no change at all.
+    let back = registry
+        .reload_toml("[bulkhead.instances.x]\nmax_wait = \"1s\"")
+        .unwrap();
+    assert!(back.is_empty(), "{back:?}");
+}
+
+#[test]
+fn a_reload_checks_overrides_of_instances_not_declared_yet() {
+    let registry = Registry::new();
+    let err = registry
+        .reload_toml("[bulkhead.instances.future]\nbase_config = \"nope\"")
+        .unwrap_err();
+    assert_eq!(err.code(), "REG-004");
+    let err = registry
+        .reload_toml("[bulkhead.configs.slow]\nmax_concurrent = 0")
+        .unwrap_err();
+    assert_eq!(err.code(), "ATR-003");
 }
 
 #[test]

@@ -117,6 +117,69 @@ fn a_reload_that_would_exceed_a_budget_is_refused_whole() {
 }
 
 #[test]
+fn set_max_concurrent_stays_within_the_budget() {
+    let registry = Registry::new();
+    registry.resource("db", 10).unwrap();
+    registry.bulkhead_policy("a", "t", &on("db", 5)).unwrap();
+    registry.bulkhead_policy("b", "t", &on("db", 5)).unwrap();
+    let a = registry.bulkhead("a").unwrap();
+    let err = a.set_max_concurrent(6).unwrap_err();
+    assert_eq!(err.code(), "REG-010");
+    assert!(err.to_string().contains("a (6), b (5)"), "{err}");
+    assert_eq!(a.max_concurrent(), 5, "refused, unchanged");
+    // Lowering one makes room for the other, and usage follows the live
+    // limits.
+    a.set_max_concurrent(2).unwrap();
+    assert_eq!(registry.resource_usage("db"), Some((10, 7)));
+    registry
+        .bulkhead("b")
+        .unwrap()
+        .set_max_concurrent(8)
+        .unwrap();
+    assert_eq!(registry.resource_usage("db"), Some((10, 10)));
+    assert_eq!(a.set_max_concurrent(3).unwrap_err().code(), "REG-010");
+}
+
+#[test]
+fn a_redeclaration_shares_the_bulkhead_without_counting_it_again() {
+    let registry = Registry::new();
+    registry.resource("db", 10).unwrap();
+    registry.bulkhead_policy("a", "t", &on("db", 8)).unwrap();
+    registry.bulkhead_policy("b", "t", &on("db", 2)).unwrap();
+    registry
+        .bulkhead("a")
+        .unwrap()
+        .set_max_concurrent(2)
+        .unwrap();
+    registry
+        .bulkhead("b")
+        .unwrap()
+        .set_max_concurrent(8)
+        .unwrap();
+    // "a" still resolves to 8: it is shared as it is, not counted as 8 more.
+    let again = registry
+        .bulkhead_policy("a", "second", &on("db", 8))
+        .unwrap();
+    assert_eq!(again.max_concurrent(), 2);
+}
+
+#[test]
+fn a_disabled_bulkhead_cannot_take_a_budget_it_would_not_keep() {
+    let registry = Registry::new();
+    registry.resource("db", 10).unwrap();
+    let err = registry
+        .bulkhead_policy("a", "t", &on("db", 5).enabled(false))
+        .unwrap_err();
+    assert_eq!(err.code(), "REG-013");
+    assert!(err.to_string().contains("\"a\" is disabled"), "{err}");
+    registry.bulkhead_policy("b", "t", &on("db", 5)).unwrap();
+    let err = registry
+        .reload_toml("[bulkhead.instances.b]\nenabled = false")
+        .unwrap_err();
+    assert_eq!(err.code(), "REG-013");
+}
+
+#[test]
 fn the_resource_can_come_from_configuration() {
     let registry = Registry::builder()
         .config_toml("[bulkhead.instances.reports]\nresource = \"db\"\nmax_concurrent = 7")

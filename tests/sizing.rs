@@ -97,11 +97,30 @@ fn littles_law_gives_the_need_and_a_recommendation_with_headroom() {
     );
     assert_eq!(sizing.diagnosis, Diagnosis::Fits);
     let generous = registry.sizing_with_headroom(3.0);
+    let empty = generous.bulkhead("fits").unwrap();
+    assert_eq!(empty.diagnosis, Diagnosis::NoTraffic, "a new, empty window");
     assert_eq!(
-        generous.bulkhead("fits").unwrap().diagnosis,
-        Diagnosis::NoTraffic,
-        "a new, empty window"
+        empty.recommended_max_concurrent, None,
+        "no traffic, no recommendation"
     );
+}
+
+#[test]
+fn rejecting_before_any_call_completed_points_at_the_dependency_not_the_limit() {
+    let clock = ManualClock::new();
+    let registry = tracked(&clock);
+    let b = bulkhead(&registry, "hung", 2);
+    // Two calls that never return, and ten more knocking on the full bulkhead.
+    let hung: Vec<_> = (0..2).map(|_| b.try_enter().unwrap()).collect();
+    for _ in 0..10 {
+        assert!(b.try_enter().is_err());
+        clock.advance(100 * MS);
+    }
+    let sizing = registry.sizing().bulkhead("hung").cloned().unwrap();
+    assert_eq!(sizing.mean_hold, None);
+    assert_eq!(sizing.diagnosis, Diagnosis::NoneCompleted, "{sizing:?}");
+    assert_eq!(sizing.recommended_max_concurrent, None);
+    drop(hung);
 }
 
 #[test]

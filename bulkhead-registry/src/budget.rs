@@ -36,6 +36,12 @@ impl Budgets {
         let mut by_resource: BTreeMap<&str, BTreeMap<&str, u32>> = BTreeMap::new();
         for (id, config) in configs {
             if let Some(resource) = config.resource() {
+                if !config.enabled() {
+                    return Err(RegistryError::DisabledOnResource {
+                        instance: id.to_owned(),
+                        resource: resource.to_owned(),
+                    });
+                }
                 by_resource
                     .entry(resource)
                     .or_default()

@@ -68,6 +68,17 @@ pub enum RegistryError {
         /// The resource it names.
         resource: String,
     },
+    /// A disabled bulkhead names a resource (REG-013): it admits every call,
+    /// so its slots cannot be counted against the resource's budget.
+    #[error(
+        "REG-013: bulkhead {instance:?} is disabled (enabled = false) and admits every call, so it cannot count against the budget of resource {resource:?}; enable it or remove its resource"
+    )]
+    DisabledOnResource {
+        /// The bulkhead.
+        instance: String,
+        /// The resource it names.
+        resource: String,
+    },
     /// A pipeline that retries was given to a `tower` layer that can send
     /// each request only once (REG-012).
     #[error(
@@ -116,6 +127,7 @@ impl RegistryError {
             RegistryError::OverBudget { .. } => "REG-010",
             RegistryError::UnknownResource { .. } => "REG-011",
             RegistryError::RetryNeedsReplay { .. } => "REG-012",
+            RegistryError::DisabledOnResource { .. } => "REG-013",
             RegistryError::UnknownKey { .. } => "CFG-001",
             RegistryError::Malformed { .. } => "CFG-002",
             RegistryError::Unreadable { .. } => "CFG-003",

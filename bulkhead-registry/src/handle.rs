@@ -2,11 +2,13 @@
 
 use bulkhead_core::{
     Bulkhead, BulkheadEvent, CircuitBreaker, CircuitBreakerConfig, CircuitBreakerEvent,
-    CircuitBreakerMetrics, CircuitState, ConfigError, EventBus, RateLimiter, RateLimiterConfig,
+    CircuitBreakerMetrics, CircuitState, EventBus, RateLimiter, RateLimiterConfig,
     RateLimiterEvent, Retry, RetryConfig, RetryEvent, Timeout, TimeoutConfig, TimeoutEvent,
 };
 
+use crate::error::RegistryError;
 use crate::events::{InstanceEvents, PolicyEvent};
+use crate::registry::Registry;
 use crate::snapshot::{
     BulkheadSnapshot, CircuitBreakerSnapshot, RateLimiterSnapshot, RetrySnapshot, TimeoutSnapshot,
 };
@@ -18,23 +20,13 @@ use crate::snapshot::{
 #[derive(Debug, Clone)]
 pub struct BulkheadHandle {
     bulkhead: Bulkhead,
-    /// The registry's bus, which the policy publishes to.
-    events: Option<EventBus>,
+    /// Its registry: its bus, and its budgets for `set_max_concurrent`.
+    registry: Registry,
 }
 
 impl BulkheadHandle {
-    pub(crate) fn new(bulkhead: Bulkhead) -> Self {
-        BulkheadHandle {
-            bulkhead,
-            events: None,
-        }
-    }
-
-    /// The same handle, subscribing to `events`, the bus its registry's
-    /// policies publish to.
-    pub(crate) fn with_events(mut self, events: &EventBus) -> Self {
-        self.events = Some(events.clone());
-        self
+    pub(crate) fn new(bulkhead: Bulkhead, registry: Registry) -> Self {
+        BulkheadHandle { bulkhead, registry }
     }
 
     /// Starts receiving this instance's events: its rejections and limit
@@ -43,7 +35,7 @@ impl BulkheadHandle {
     /// The stream holds only this instance's events of this policy; it never
     /// slows a caller down (see [`InstanceEvents`]).
     pub fn subscribe(&self) -> InstanceEvents<BulkheadEvent> {
-        subscribe(self.events.as_ref(), self.bulkhead.instance())
+        InstanceEvents::new(self.registry.subscribe(), self.bulkhead.instance())
     }
 
     /// The instance id.
@@ -72,13 +64,26 @@ impl BulkheadHandle {
         BulkheadSnapshot::of(&self.bulkhead)
     }
 
-    /// Changes the limit at once; see [`Bulkhead::set_max_concurrent`].
+    /// Changes the limit at once; see [`Bulkhead::set_max_concurrent`] for
+    /// what happens to calls in flight and to waiters. A `LimitChanged`
+    /// event is published.
+    ///
+    /// The change lasts until the next [`Registry::reload`], which puts
+    /// every limit back to what the configuration says. A bulkhead on a
+    /// resource stays within the resource's budget: unlike
+    /// [`Bulkhead::set_max_concurrent`] on [`bulkhead`](Self::bulkhead),
+    /// which knows nothing of budgets, this checks it.
     ///
     /// # Errors
     ///
-    /// ATR-003 if `max_concurrent` is out of range.
-    pub fn set_max_concurrent(&self, max_concurrent: u32) -> Result<(), ConfigError> {
-        self.bulkhead.set_max_concurrent(max_concurrent)
+    /// - ATR-003 if `max_concurrent` is out of range;
+    /// - REG-010 if the bulkheads on its resource would then need more
+    ///   slots than the resource's budget.
+    ///
+    /// The limit is then unchanged.
+    pub fn set_max_concurrent(&self, max_concurrent: u32) -> Result<(), RegistryError> {
+        self.registry
+            .set_max_concurrent(&self.bulkhead, max_concurrent)
     }
 
     /// The bulkhead itself, to enter it directly.

@@ -20,6 +20,7 @@ macro_rules! kind {
 
         impl Kind for $kind {
             const NAME: &'static str = $name;
+            const KEYS: &'static [&'static str] = <$spec as SetKey>::KEYS;
             type Config = $config;
             type Spec = $spec;
             type Policy = $policy;
@@ -50,6 +51,10 @@ macro_rules! kind {
 
             fn reconfigure(policy: &Self::Policy, old: &Self::Config, new: &Self::Config) -> bool {
                 Live::reconfigure(policy, old, new)
+            }
+
+            fn live(policy: &Self::Policy) -> Self::Config {
+                policy.config()
             }
         }
     };
@@ -155,7 +160,9 @@ impl SetKey for BulkheadConfigBuilder {
                 None => {
                     return Err(ConfigError::InvalidChoice {
                         key: full_key.to_owned(),
-                        value: value.to_string(),
+                        value: value
+                            .text()
+                            .map_or_else(|| value.to_string(), str::to_owned),
                         choices: "a resource name".to_owned(),
                     });
                 }

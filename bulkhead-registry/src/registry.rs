@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use bulkhead_core::{
-    Bulkhead, BulkheadConfigBuilder, CircuitBreaker, CircuitBreakerConfigBuilder, Clock, EventBus,
-    EventStream, PolicyContext, RateLimiter, RateLimiterConfigBuilder, Retry, RetryConfigBuilder,
-    SystemClock, Timeout, TimeoutConfigBuilder,
+    Bulkhead, BulkheadConfig, BulkheadConfigBuilder, CircuitBreaker, CircuitBreakerConfigBuilder,
+    Clock, EventBus, EventStream, PolicyContext, RateLimiter, RateLimiterConfigBuilder, Retry,
+    RetryConfigBuilder, SystemClock, Timeout, TimeoutConfigBuilder,
 };
 
 use crate::budget::Budgets;
@@ -149,7 +149,7 @@ impl Registry {
             .stores
             .bulkheads
             .get(id)
-            .map(|policy| BulkheadHandle::new(policy).with_events(&self.inner.events))
+            .map(|policy| BulkheadHandle::new(policy, self.clone()))
     }
 
     /// The retry policy with this instance id.
@@ -209,8 +209,15 @@ impl Registry {
     /// bulkhead on that resource (`resource = "name"` in its attribute,
     /// `.resource("name")` in code, `resource` in configuration) whose
     /// `max_concurrent`, added to the others', would exceed it: when it is
-    /// declared, and when a reload raises a limit. Calling it again changes
-    /// the budget.
+    /// declared, and when a reload or `BulkheadHandle::set_max_concurrent`
+    /// raises a limit (REG-010). A disabled bulkhead admits every call, so
+    /// it cannot name a resource (REG-013). Calling it again changes the
+    /// budget.
+    ///
+    /// The budget bounds the sum of the limits. When a change lowers one
+    /// bulkhead and raises another, the calls in flight on the lowered one
+    /// finish under its old limit: until they have, more calls than the
+    /// budget can be in flight together.
     ///
     /// # Errors
     ///
@@ -234,6 +241,36 @@ impl Registry {
             }
         }
         checked
+    }
+
+    /// Sets the limit of `bulkhead`, one of this registry's, after checking
+    /// it against its resource's budget (REG-010), under the lock that
+    /// serialises declarations, so that no declaration or reload checks the
+    /// budget against a stale limit.
+    pub(crate) fn set_max_concurrent(
+        &self,
+        bulkhead: &Bulkhead,
+        max_concurrent: u32,
+    ) -> Result<(), RegistryError> {
+        let _serialised = self.lock_declaring();
+        let current = bulkhead.config();
+        let config = BulkheadConfig::builder()
+            .max_concurrent(max_concurrent)
+            .build_on(&current)?;
+        if config.resource().is_some() {
+            let id = bulkhead.instance();
+            let configs = self.inner.stores.bulkheads.configs();
+            let all = configs
+                .iter()
+                .map(|(id, c)| (id.as_str(), c))
+                .chain([(id, &config)]);
+            self.inner
+                .budgets
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .check(all)?;
+        }
+        Ok(bulkhead.set_max_concurrent(max_concurrent)?)
     }
 
     /// The budget of resource `name` and the slots its bulkheads take now,
@@ -414,6 +451,9 @@ impl Registry {
         for source in &sources {
             layers.apply(&source.settings()?)?;
         }
+        // As `try_build` does: an override of an instance nobody declared
+        // yet must be valid too, not fail only when it is declared.
+        layers.validate()?;
         let _serialised = self
             .inner
             .declaring
@@ -701,9 +741,10 @@ impl RegistryBuilder {
     ///
     /// # Errors
     ///
-    /// CFG-002 for a variable with the prefix that does not have that shape,
-    /// CFG-001 for an unknown policy, section or key, the ATR code of a bad
-    /// value, each naming the variable.
+    /// CFG-002 for a variable with the prefix and a `__` that does not have
+    /// that shape, CFG-001 for an unknown policy, section or key, the ATR
+    /// code of a bad value, each naming the variable. Variables with the
+    /// prefix and no `__` (`BULKHEAD_LOG`) are not ours and are ignored.
     pub fn config_env_prefix(self, prefix: &str) -> Result<Self, RegistryError> {
         self.source(Source::Env(prefix.to_owned()))
     }
@@ -821,7 +862,11 @@ impl Declarations<'_> {
     ) -> Result<Bulkhead, RegistryError> {
         let inner = &self.registry.inner;
         let config = inner.stores.bulkheads.resolve(id, spec)?;
-        if config.resource().is_some() {
+        // A bulkhead already declared is shared (or refused with REG-008):
+        // its slots were counted when it was created.
+        let exists = inner.stores.bulkheads.get(id).is_ok()
+            || self.bulkheads.ids().any(|staged| staged == id);
+        if config.resource().is_some() && !exists {
             let registered = inner.stores.bulkheads.configs();
             let all = registered
                 .iter()

@@ -29,6 +29,10 @@ pub enum Diagnosis {
     /// used to, so the dependency is degrading. Raising the limit would only
     /// let it take more of the service down with it.
     DependencyDegrading,
+    /// Calls were rejected, and no admitted call has completed yet, so no
+    /// hold time is known: the slots are held by calls that have not
+    /// returned. Look at the dependency (it may hang) before the limit.
+    NoneCompleted,
 }
 
 /// One bulkhead's sizing over one window.
@@ -57,7 +61,8 @@ pub struct BulkheadSizing {
     /// The same at the usual hold time: what the traffic would need if the
     /// dependency were as fast as usual.
     pub usual_need: Option<f64>,
-    /// `usual_need` times the headroom, rounded up (at least 1).
+    /// `usual_need` times the headroom, rounded up (at least 1); `None`
+    /// when no call arrived in the window or none has completed yet.
     pub recommended_max_concurrent: Option<u32>,
     /// What the window says.
     pub diagnosis: Diagnosis,
@@ -172,13 +177,16 @@ impl Windows {
             sizing.rejection_rate = traffic.rejected as f64 / seconds;
             sizing.need = mean_hold.map(|w| sizing.arrival_rate * w.as_secs_f64());
             sizing.usual_need = usual_hold.map(|w| sizing.arrival_rate * w.as_secs_f64());
-            sizing.recommended_max_concurrent = sizing
-                .usual_need
-                .map(|need| ((need * headroom).ceil() as u32).max(1));
+            if traffic.arrivals() > 0 {
+                sizing.recommended_max_concurrent = sizing
+                    .usual_need
+                    .map(|need| ((need * headroom).ceil() as u32).max(1));
+            }
         }
         sizing.diagnosis = match (traffic.arrivals(), traffic.rejected, sizing.usual_need) {
             (0, _, _) => Diagnosis::NoTraffic,
             (_, 0, _) => Diagnosis::Fits,
+            (_, _, None) => Diagnosis::NoneCompleted,
             (_, _, Some(need)) if need < f64::from(max_concurrent) => {
                 Diagnosis::DependencyDegrading
             }

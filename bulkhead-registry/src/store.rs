@@ -10,7 +10,7 @@ use bulkhead_core::{ConfigError, PolicyContext};
 use dashmap::DashMap;
 
 use crate::error::{Conflict, RegistryError};
-use crate::source::{Setting, Target, Value, normalize};
+use crate::source::{Setting, Target, Value, normalize, suggest};
 
 /// The name of the configuration every instance starts from.
 pub const DEFAULT_CONFIG: &str = "default";
@@ -19,6 +19,8 @@ pub const DEFAULT_CONFIG: &str = "default";
 pub(crate) trait Kind: 'static {
     /// The kind's name in messages and configuration keys (`bulkhead`).
     const NAME: &'static str;
+    /// Its configuration keys.
+    const KEYS: &'static [&'static str];
     /// A resolved configuration.
     type Config: Clone + PartialEq + fmt::Display + Default + Send + Sync;
     /// Explicit values laid over a base configuration (the config builder).
@@ -48,6 +50,9 @@ pub(crate) trait Kind: 'static {
     /// Applies what it can of `new` to a live instance configured with
     /// `old`; whether all of it took effect.
     fn reconfigure(policy: &Self::Policy, old: &Self::Config, new: &Self::Config) -> bool;
+    /// The configuration a live instance runs with now (a bulkhead's limit
+    /// may have been changed since it was declared).
+    fn live(policy: &Self::Policy) -> Self::Config;
 }
 
 /// An instance and what it was declared with.
@@ -146,7 +151,19 @@ impl<K: Kind> Layers<K> {
             };
             K::with_config_name(K::Spec::default(), base)
         } else {
-            let single = K::set(K::Spec::default(), key, &setting.value, full_key)?;
+            let single =
+                K::set(K::Spec::default(), key, &setting.value, full_key).map_err(|error| {
+                    match error {
+                        // An instance also takes `base_config`: suggest it too.
+                        RegistryError::UnknownKey { key: full, .. } if instance => {
+                            RegistryError::UnknownKey {
+                                key: full,
+                                hint: suggest(key, &[K::KEYS, &["base_config"]].concat()),
+                            }
+                        }
+                        error => error,
+                    }
+                })?;
             K::build(&single, &K::Config::default(), "").map_err(|e| e.with_key(full_key))?;
             single
         };
@@ -267,14 +284,15 @@ pub struct Change {
     pub policy: &'static str,
     /// The instance id.
     pub instance: String,
-    /// The configuration before.
+    /// The configuration the live instance ran with before.
     pub from: String,
-    /// The configuration after.
+    /// The configuration resolved now.
     pub to: String,
     /// Whether the live instance now works with the new configuration.
     /// Only a bulkhead's `max_concurrent` changes live; any other change
     /// takes effect for instances created from now on (a new registry, or
-    /// a new id), and the instance keeps its old values.
+    /// a new id), and the instance keeps its old values: every later reload
+    /// lists it again while the two differ.
     pub applied: bool,
 }
 
@@ -309,11 +327,11 @@ impl<K: Kind> Store<K> {
         self.layers().resolve(id, spec)
     }
 
-    /// Every instance with its configuration.
+    /// Every instance with the configuration it runs with now.
     pub(crate) fn configs(&self) -> Vec<(String, K::Config)> {
         self.instances
             .iter()
-            .map(|d| (d.key().clone(), d.config.clone()))
+            .map(|d| (d.key().clone(), K::live(&d.policy)))
             .collect()
     }
 
@@ -376,7 +394,9 @@ impl<K: Kind> Store<K> {
     }
 
     /// Resolves every instance under `layers` without changing anything:
-    /// the new configuration of each instance whose configuration changes.
+    /// the new configuration of each instance that does not run with it
+    /// (compared with what it runs with now, so that a reload also puts back
+    /// a limit changed by `set_max_concurrent`).
     pub(crate) fn plan(
         &self,
         layers: &Layers<K>,
@@ -384,7 +404,7 @@ impl<K: Kind> Store<K> {
         let mut changes = Vec::new();
         for declared in self.instances.iter() {
             let config = layers.resolve(declared.key(), &declared.spec)?;
-            if config != declared.config {
+            if config != K::live(&declared.policy) {
                 changes.push((declared.key().clone(), config));
             }
         }
@@ -401,11 +421,12 @@ impl<K: Kind> Store<K> {
         *self.layers.write().unwrap_or_else(PoisonError::into_inner) = layers;
         for (id, config) in plan {
             if let Some(mut declared) = self.instances.get_mut(&id) {
-                let applied = K::reconfigure(&declared.policy, &declared.config, &config);
+                let live = K::live(&declared.policy);
+                let applied = K::reconfigure(&declared.policy, &live, &config);
                 changes.push(Change {
                     policy: K::NAME,
                     instance: id.clone(),
-                    from: declared.config.to_string(),
+                    from: live.to_string(),
                     to: config.to_string(),
                     applied,
                 });

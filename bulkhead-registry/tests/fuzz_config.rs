@@ -4,13 +4,17 @@
 //! `PROPTEST_CASES=100000 cargo test -p bulkhead-registry --release --test fuzz_config`
 //! runs a longer search than the default 256 cases per property.
 
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Waker};
+
 use bulkhead_core::BulkheadConfig;
-use bulkhead_registry::{Registry, RegistryError};
+use bulkhead_registry::{Pipeline, Registry, RegistryError};
 use proptest::prelude::*;
 
-const CODES: [&str; 12] = [
+const CODES: [&str; 15] = [
     "ATR-001", "ATR-003", "ATR-006", "ATR-008", "ATR-009", "ATR-010", "CFG-001", "CFG-002",
-    "CFG-003", "REG-004", "REG-008", "REG-009",
+    "CFG-003", "REG-004", "REG-008", "REG-009", "REG-010", "REG-011", "REG-013",
 ];
 
 fn coded(error: &RegistryError) -> bool {
@@ -32,6 +36,27 @@ fn exercise(registry: Registry) {
         if let Err(e) = registry.bulkhead_policy(id, "fuzz", &spec) {
             assert!(coded(&e), "{e}");
         }
+        // Every policy from the same configuration, and one call through
+        // them, sync and async: a configured duration far in the future
+        // (`"99999999999y"`) must not overflow a deadline. The call
+        // succeeds at once, so nothing waits: the first call of a period
+        // always has a rate-limiter permit.
+        let name = config.unwrap_or("default");
+        let pipeline = Pipeline::builder(&registry, format!("{id}/all"))
+            .bulkhead(|b| b.config(name))
+            .retry(|r| r.config(name))
+            .circuit_breaker(|c| c.config(name))
+            .rate_limiter(|r| r.config(name))
+            .timeout(|t| t.config(name))
+            .build();
+        match pipeline {
+            Ok(pipeline) => {
+                let _ = pipeline.execute(|| Ok::<_, ()>(()));
+                let call = pin!(pipeline.execute_async(|| async { Ok::<_, ()>(()) }));
+                let _ = call.poll(&mut Context::from_waker(Waker::noop()));
+            }
+            Err(e) => assert!(coded(&e), "{e}"),
+        }
     }
 }
 
@@ -43,6 +68,17 @@ fn policy() -> impl Strategy<Value = String> {
         Just("timeout".to_owned()),
         Just("rate_limiter".to_owned()),
         "[a-z_]{1,12}",
+    ]
+}
+
+/// Config names and ids, often ones `exercise` uses.
+fn name() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("default".to_owned()),
+        Just("slow".to_owned()),
+        Just("x".to_owned()),
+        Just("svc/all".to_owned()),
+        "[a-z.#-]{1,8}",
     ]
 }
 
@@ -64,6 +100,10 @@ fn key() -> impl Strategy<Value = String> {
         Just("duration".to_owned()),
         Just("limit_for_period".to_owned()),
         Just("refresh_period".to_owned()),
+        Just("limit_for_period".to_owned()),
+        Just("wait_in_open".to_owned()),
+        Just("max_wait_interval".to_owned()),
+        Just("resource".to_owned()),
         "[a-z_]{1,16}",
     ]
 }
@@ -74,6 +114,7 @@ fn value() -> impl Strategy<Value = String> {
         any::<f64>().prop_map(|x| format!("{x:?}")),
         any::<bool>().prop_map(|b| b.to_string()),
         "[0-9]{1,4}(ns|ms|s|m|h|d|y|x)?".prop_map(|s| format!("{s:?}")),
+        "[0-9]{9,20}(s|y)".prop_map(|s| format!("{s:?}")),
         "[ -~]{0,12}".prop_map(|s| format!("{s:?}")),
         Just("[\"BulkheadFull\", \"Timeout\"]".to_owned()),
         Just("[\"Nope\", 3]".to_owned()),
@@ -83,6 +124,47 @@ fn value() -> impl Strategy<Value = String> {
         Just("{ a = 1 }".to_owned()),
         Just("1979-05-27".to_owned()),
     ]
+}
+
+#[test]
+fn durations_far_in_the_future_do_not_overflow_a_call() {
+    let text = r#"
+        [bulkhead.configs.default]
+        max_wait = "99999999999y"
+        [retry.configs.default]
+        wait = "99999999999y"
+        max_wait_interval = "99999999999y"
+        [circuit_breaker.configs.default]
+        wait_in_open = "99999999999y"
+        slow_call_threshold = "99999999999y"
+        slow_call_rate_threshold = 50
+        [rate_limiter.configs.default]
+        refresh_period = "99999999999y"
+        max_wait = "99999999999y"
+        [timeout.configs.default]
+        duration = "99999999999y"
+    "#;
+    let registry = Registry::builder()
+        .config_toml(text)
+        .unwrap()
+        .try_build()
+        .unwrap();
+    let pipeline = Pipeline::builder(&registry, "far")
+        .bulkhead(|b| b)
+        .retry(|r| r)
+        .circuit_breaker(|c| c)
+        .rate_limiter(|r| r)
+        .timeout(|t| t)
+        .build()
+        .unwrap();
+    assert_eq!(pipeline.execute(|| Ok::<_, ()>(1)), Ok(1));
+    let call = pin!(pipeline.execute_async(|| async { Ok::<_, ()>(2) }));
+    let polled = call.poll(&mut Context::from_waker(Waker::noop()));
+    assert!(
+        matches!(polled, std::task::Poll::Ready(Ok(2))),
+        "{polled:?}"
+    );
+    exercise(registry);
 }
 
 proptest! {
@@ -97,7 +179,7 @@ proptest! {
     #[test]
     fn arbitrary_settings_never_panic(
         entries in prop::collection::vec(
-            (policy(), prop_oneof![Just("configs"), Just("instances"), Just("other")], "[a-z.#-]{1,8}", key(), value()),
+            (policy(), prop_oneof![Just("configs"), Just("instances"), Just("other")], name(), key(), value()),
             0..8,
         )
     ) {

@@ -386,3 +386,30 @@ fn the_exporter_stops_when_its_handle_is_dropped() -> Result<(), RegistryError> 
     assert!(samples >= 1);
     Ok(())
 }
+
+#[test]
+fn an_interval_too_long_to_add_samples_once_and_keeps_counting() -> Result<(), RegistryError> {
+    let registry = Registry::builder().clock(ManualClock::new()).build();
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let observer = export_metrics_to(&registry, Duration::MAX, recorder).expect("it starts");
+    eventually(|| observer.samples() >= 1);
+    let pipeline = Pipeline::builder(&registry, "forever")
+        .bulkhead(|b| b.max_concurrent(1))
+        .build()?;
+    let handle = registry.bulkhead("forever")?;
+    let held = handle.bulkhead().try_enter();
+    assert!(call(&pipeline).is_err());
+    eventually(|| observer.events() == 1);
+    assert!(observer.is_running(), "the exporter thread is alive");
+    assert_eq!(observer.samples(), 1, "no second sample");
+    let rejections = snapshotter
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .filter(|(key, ..)| key.key().name() == "bulkhead_rejections_total")
+        .count();
+    assert_eq!(rejections, 1);
+    drop(held);
+    Ok(())
+}

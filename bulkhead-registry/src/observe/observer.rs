@@ -167,7 +167,9 @@ impl Observer {
                 if sampling.clock.now() >= due {
                     sink.sample();
                     self.shared.samples.fetch_add(1, Ordering::Relaxed);
-                    next_sample = Some(sampling.clock.now() + sampling.interval);
+                    // An interval too long to add (`Duration::MAX`) means
+                    // no further sample.
+                    next_sample = sampling.clock.now().checked_add(sampling.interval);
                 }
             }
             let woken = self.wait(&mut cx, next_sample);

@@ -14,6 +14,10 @@
 //! `_`): it applies to every id or name that normalizes to it. Keys are
 //! matched without regard to case. Values are text: durations in humantime
 //! form, lists comma-separated.
+//!
+//! A variable with the prefix but no `__` after it (`BULKHEAD_LOG`) is not
+//! in this shape and is left alone; one with `__` is ours, and a part that
+//! names nothing is an error (CFG-001 with a did-you-mean, or CFG-002).
 
 use std::ffi::OsString;
 
@@ -31,7 +35,10 @@ pub(crate) fn from_env(
         let (Some(name), Some(value)) = (name.to_str(), value.to_str()) else {
             continue;
         };
-        let Some(rest) = name.strip_prefix(prefix) else {
+        // Only variables in our shape (parts separated by `__`) are read:
+        // `BULKHEAD_LOG` belongs to someone else, while a typo in
+        // `BULKHEAD_BULKHEAD__CONFIG__SLOW__MAX_WAIT` is reported.
+        let Some(rest) = name.strip_prefix(prefix).filter(|rest| rest.contains("__")) else {
             continue;
         };
         settings.push(setting(name, rest, value)?);
