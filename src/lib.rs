@@ -432,7 +432,7 @@ pub use bulkhead_macros::bulkhead;
 /// | `max_attempts` | integer, at least 1: attempts, the first call included | 3 | ATR-008 |
 /// | `wait` | duration string: the wait after the first failed attempt | `"500ms"` | ATR-001 |
 /// | `backoff_multiplier` | number, at least 1: each further wait is multiplied by it | 1 | ATR-008 |
-/// | `max_wait_interval` | duration string: the longest wait | none | ATR-001 |
+/// | `max_wait_interval` | duration string: the longest the backoff grows to (jitter then applies to it) | none | ATR-001 |
 /// | `jitter` | number from 0 to 1: each wait is drawn from `wait * (1 ± jitter)` | 0 | ATR-008 |
 /// | `retry_if` | path of a `fn(&E) -> bool`, `E` the method's error type | every error is retried | ATR-011 |
 /// | `abort_on` | rejection kinds: `[BulkheadFull, CircuitOpen, Timeout, RateLimited]` | `[]`: every rejection is retried | ATR-009 |

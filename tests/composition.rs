@@ -419,3 +419,54 @@ fn an_open_breaker_lets_a_trial_through_once_wait_in_open_passes_on_the_clock() 
     assert_eq!(pipeline.execute(|| Ok::<_, ()>("trial")), Ok("trial"));
     assert_eq!(breaker.state(), CircuitState::Closed);
 }
+
+#[test]
+fn with_the_default_slow_call_rate_a_window_of_slow_calls_opens_the_breaker() {
+    // slow_call_rate_threshold stays at its default, 100: Resilience4j opens
+    // when every call of the window was slow, and so do we, sync and async.
+    let clock = ManualClock::new();
+    let registry = registry(&clock);
+    let breaker = |id: &str| {
+        Pipeline::builder(&registry, id)
+            .circuit_breaker(|c| {
+                c.sliding_window_size(4)
+                    .minimum_calls(4)
+                    .slow_call_threshold(Duration::from_secs(1))
+            })
+            .build()
+            .unwrap()
+    };
+    let sync = breaker("slow-sync");
+    for _ in 0..4 {
+        let out = sync.execute(|| {
+            clock.advance(Duration::from_secs(2));
+            Ok::<_, ()>(())
+        });
+        assert_eq!(out, Ok(()), "slow, but successful");
+    }
+    let handle = registry.circuit_breaker("slow-sync").unwrap();
+    assert_eq!(handle.state(), CircuitState::Open);
+
+    let asynchronous = breaker("slow-async");
+    for _ in 0..4 {
+        let mut call = Box::pin(asynchronous.execute_async(|| async {
+            clock.advance(Duration::from_secs(2));
+            Ok::<_, ()>(())
+        }));
+        let out = poll_noop(&mut call);
+        assert!(matches!(out, std::task::Poll::Ready(Ok(()))), "{out:?}");
+    }
+    let handle = registry.circuit_breaker("slow-async").unwrap();
+    assert_eq!(handle.state(), CircuitState::Open);
+    // Calls as long as the threshold are not slow.
+    let fast = breaker("not-slow");
+    for _ in 0..4 {
+        fast.execute(|| {
+            clock.advance(Duration::from_secs(1));
+            Ok::<_, ()>(())
+        })
+        .unwrap();
+    }
+    let handle = registry.circuit_breaker("not-slow").unwrap();
+    assert_eq!(handle.state(), CircuitState::Closed);
+}

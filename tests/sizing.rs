@@ -166,3 +166,38 @@ fn rejecting_while_the_usual_speed_would_fit_is_a_degrading_dependency() {
     );
     assert_eq!(sizing.diagnosis, Diagnosis::DependencyDegrading);
 }
+
+#[test]
+fn calls_that_stop_waiting_for_a_slot_are_arrivals_too() {
+    let clock = ManualClock::new();
+    let registry = tracked(&clock);
+    let b = registry
+        .bulkhead_policy(
+            "waited",
+            "test",
+            &BulkheadConfig::builder()
+                .max_concurrent(1)
+                .max_wait(Duration::from_secs(10)),
+        )
+        .unwrap();
+    let held = b.try_enter().unwrap();
+    // A sync wait cut short by an outer deadline (a timeout's) ...
+    assert!(b.enter_until(Some(registry.clock().now())).is_err());
+    // ... and an async wait dropped while queued.
+    let mut waiting = Box::pin(b.enter_async());
+    let polled = std::future::Future::poll(
+        waiting.as_mut(),
+        &mut std::task::Context::from_waker(std::task::Waker::noop()),
+    );
+    assert!(polled.is_pending());
+    assert_eq!(b.waiting_calls(), 1);
+    drop(waiting);
+    drop(held);
+    let traffic = b.traffic().unwrap();
+    assert_eq!(
+        (traffic.admitted, traffic.rejected, traffic.abandoned),
+        (1, 0, 2),
+        "{traffic:?}"
+    );
+    assert_eq!(traffic.arrivals(), 3);
+}

@@ -129,6 +129,9 @@ impl Drop for Enter<'_> {
 #[cold]
 fn cancel(shared: &Shared, key: WaiterKey) {
     shared.semaphore.cancel(key);
+    if let Some(traffic) = &shared.traffic {
+        traffic.abandoned();
+    }
 }
 
 impl fmt::Debug for Enter<'_> {

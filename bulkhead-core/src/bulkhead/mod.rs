@@ -343,7 +343,12 @@ impl Shared {
         };
         let deadline = if outer_first { outer } else { own };
         match self.semaphore.acquire_blocking(clock, deadline) {
-            Acquired::Full if outer_first => Err(EnterError::DeadlineReached),
+            Acquired::Full if outer_first => {
+                if let Some(traffic) = &self.traffic {
+                    traffic.abandoned();
+                }
+                Err(EnterError::DeadlineReached)
+            }
             acquired => self
                 .permit_or_reject(acquired, true)
                 .map_err(EnterError::Full),

@@ -13,7 +13,7 @@ use crate::loom::atomic::{AtomicU64, Ordering::Relaxed};
 /// A bulkhead's traffic since it was created, when sizing is tracked
 /// (`Registry::builder().track_sizing(true)`).
 ///
-/// Arrivals are `admitted + rejected`. Over an interval, the difference of
+/// Arrivals are `admitted + rejected + abandoned`. Over an interval, the difference of
 /// two readings gives the arrival rate λ and the mean hold time W =
 /// `total_hold / completed`; Little's law gives the concurrency the traffic
 /// needs, λ × W.
@@ -24,6 +24,10 @@ pub struct Traffic {
     pub admitted: u64,
     /// Calls that were rejected.
     pub rejected: u64,
+    /// Calls that stopped waiting for a slot before they got one: a wait
+    /// cut short by an outer deadline (a timeout), or an async call dropped
+    /// while it waited.
+    pub abandoned: u64,
     /// Admitted calls that gave their slot back.
     pub completed: u64,
     /// How long the completed calls held their slots, in total.
@@ -31,9 +35,9 @@ pub struct Traffic {
 }
 
 impl Traffic {
-    /// Calls that arrived: admitted or rejected.
+    /// Calls that arrived: admitted, rejected or abandoned while waiting.
     pub fn arrivals(&self) -> u64 {
-        self.admitted + self.rejected
+        self.admitted + self.rejected + self.abandoned
     }
 
     /// The mean time a completed call held its slot, if any completed.
@@ -50,6 +54,7 @@ impl Traffic {
         Traffic {
             admitted: self.admitted.saturating_sub(earlier.admitted),
             rejected: self.rejected.saturating_sub(earlier.rejected),
+            abandoned: self.abandoned.saturating_sub(earlier.abandoned),
             completed: self.completed.saturating_sub(earlier.completed),
             total_hold: self.total_hold.saturating_sub(earlier.total_hold),
         }
@@ -61,6 +66,7 @@ impl Traffic {
 pub(super) struct Counters {
     admitted: AtomicU64,
     rejected: AtomicU64,
+    abandoned: AtomicU64,
     completed: AtomicU64,
     hold_nanos: AtomicU64,
 }
@@ -72,6 +78,10 @@ impl Counters {
 
     pub(super) fn rejected(&self) {
         self.rejected.fetch_add(1, Relaxed);
+    }
+
+    pub(super) fn abandoned(&self) {
+        self.abandoned.fetch_add(1, Relaxed);
     }
 
     /// A call that got its slot at `started` gave it back at `now`.
@@ -86,6 +96,7 @@ impl Counters {
         Traffic {
             admitted: self.admitted.load(Relaxed),
             rejected: self.rejected.load(Relaxed),
+            abandoned: self.abandoned.load(Relaxed),
             completed: self.completed.load(Relaxed),
             total_hold: Duration::from_nanos(self.hold_nanos.load(Relaxed)),
         }

@@ -198,7 +198,7 @@ impl CircuitBreakerConfig {
     /// Whether a call's duration can change anything: see
     /// [`BreakerPermit::tracks_slow_calls`](super::BreakerPermit::tracks_slow_calls).
     pub(super) fn tracks_slow_calls(&self) -> bool {
-        self.slow_call_rate_threshold < 100.0
+        self.slow_call_threshold < Duration::MAX
     }
 }
 

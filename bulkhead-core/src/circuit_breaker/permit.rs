@@ -44,14 +44,13 @@ impl<'a> BreakerPermit<'a> {
     /// Whether the call's duration can matter, so that the caller should
     /// measure it and pass it to [`record`](Self::record).
     ///
-    /// False when `slow_call_rate_threshold` is 100, the default: a rate of
-    /// 100% opens the breaker only if *every* call of the window was slow.
-    /// Resilience4j measures every call for that corner; here, with the
-    /// default, the closed path reads no clock at all (for a count window),
-    /// and a window of calls that are all slower than `slow_call_threshold`
-    /// does not open the breaker by slowness alone. Set a threshold below
-    /// 100 to measure (99.99 is the same as 100 for windows of fewer than
-    /// 10,000 calls). A duration passed anyway is always honoured.
+    /// True unless `slow_call_threshold` is [`Duration::MAX`], which no
+    /// call can exceed: then nothing is slow, and the closed path of a
+    /// count-window breaker reads no clock at all. With the defaults
+    /// (`slow_call_threshold` 60 s, `slow_call_rate_threshold` 100) calls
+    /// are timed, as in Resilience4j: a window in which every call took
+    /// longer than 60 s opens the breaker. A duration passed anyway is
+    /// always honoured.
     ///
     /// Also false for a disabled breaker, which records nothing.
     #[inline]

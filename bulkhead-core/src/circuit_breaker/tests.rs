@@ -273,15 +273,27 @@ fn a_call_as_long_as_the_threshold_is_not_slow() {
 }
 
 #[test]
-fn by_default_durations_need_not_be_measured_but_count_if_given() {
+fn by_default_calls_are_timed_and_a_window_of_slow_calls_opens() {
     let Fixture { breaker, .. } = fixture(counting(2, 2));
     for _ in 0..2 {
         let permit = breaker.try_acquire().unwrap();
-        assert!(!permit.tracks_slow_calls());
+        assert!(permit.tracks_slow_calls());
         permit.record(BreakerOutcome::Success, Some(Duration::from_secs(61)));
     }
     // 100% of the calls took longer than 60 s, as Resilience4j would see.
     assert_eq!(breaker.state(), Open);
+}
+
+#[test]
+fn a_slow_call_threshold_of_duration_max_turns_timing_off() {
+    let Fixture { breaker, .. } = fixture(counting(2, 2).slow_call_threshold(Duration::MAX));
+    for _ in 0..2 {
+        let permit = breaker.try_acquire().unwrap();
+        assert!(!permit.tracks_slow_calls());
+        permit.record(BreakerOutcome::Success, None);
+    }
+    assert_eq!(breaker.metrics().slow_calls, 0);
+    assert_eq!(breaker.state(), Closed);
 }
 
 #[test]
@@ -437,7 +449,7 @@ fn an_owned_permit_records_from_another_thread() {
     trip(&breaker);
     clock.advance(WAIT);
     let trial = breaker.try_acquire_owned().unwrap();
-    assert!(!trial.tracks_slow_calls());
+    assert!(trial.tracks_slow_calls());
     assert!(format!("{trial:?}").contains("breaker-test"));
     assert!(breaker.try_acquire_owned().is_err());
     drop(trial);

@@ -1,5 +1,6 @@
-//! Where the retry delay is computed: exponential backoff, then jitter, then
-//! the cap.
+//! Where the retry delay is computed: exponential backoff, then the cap,
+//! then jitter (as Resilience4j's `ofExponentialRandomBackoff` does, so
+//! that callers whose backoff reached the cap still spread out).
 //!
 //! Every step saturates: a delay too large for a [`Duration`] becomes
 //! [`Duration::MAX`] (before the cap), and nothing here panics, whatever the
@@ -15,11 +16,11 @@ use super::config::RetryConfig;
 pub(crate) fn delay(config: &RetryConfig, failed_attempt: u32, unit: f64) -> Duration {
     let exponent = i32::try_from(failed_attempt.saturating_sub(1)).unwrap_or(i32::MAX);
     let backoff = scale(config.wait(), config.backoff_multiplier().powi(exponent));
-    let jittered = jitter(backoff, config.jitter(), unit);
-    match config.max_wait_interval() {
-        Some(cap) => jittered.min(cap),
-        None => jittered,
-    }
+    let capped = match config.max_wait_interval() {
+        Some(cap) => backoff.min(cap),
+        None => backoff,
+    };
+    jitter(capped, config.jitter(), unit)
 }
 
 /// `delay` moved uniformly within `jitter` of itself: `unit = 0` gives
@@ -93,6 +94,7 @@ mod tests {
         assert_eq!(delay(&uncapped, 1_000, 0.5), Duration::MAX);
         let capped = config(100, 10.0, Some(60_000), 1.0);
         assert_eq!(delay(&capped, u32::MAX, 0.5), ms(60_000));
+        assert_eq!(delay(&capped, u32::MAX, 1.0), ms(120_000));
         assert_eq!(
             delay(&capped, u32::MAX, 0.0),
             Duration::ZERO,
@@ -123,9 +125,15 @@ mod tests {
     }
 
     #[test]
-    fn the_cap_applies_after_jitter() {
-        let config = config(1000, 1.0, Some(1100), 0.5);
-        assert_eq!(delay(&config, 1, 0.99), ms(1100));
-        assert_eq!(delay(&config, 1, 0.0), ms(500));
+    fn the_cap_applies_before_jitter_so_capped_delays_still_spread() {
+        let config = config(100, 2.0, Some(1000), 0.5);
+        // Attempt 12: the backoff (204.8 s) is capped to 1 s, then jittered.
+        assert_eq!(delay(&config, 12, 0.0), ms(500));
+        assert_eq!(delay(&config, 12, 0.5), ms(1000));
+        assert_eq!(delay(&config, 12, 1.0), ms(1500));
+        let distinct: std::collections::BTreeSet<_> = (0..200)
+            .map(|i| delay(&config, 12, f64::from(i) / 200.0))
+            .collect();
+        assert_eq!(distinct.len(), 200, "every draw its own delay");
     }
 }

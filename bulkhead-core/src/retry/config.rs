@@ -73,8 +73,9 @@ impl RetryConfig {
         self.backoff_multiplier
     }
 
-    /// The longest any wait may be, after backoff and jitter; `None` for no
-    /// cap.
+    /// The longest the backoff may grow to, before jitter (as in
+    /// Resilience4j: a capped wait `c` is then drawn from `c * (1 ± jitter)`,
+    /// so that retries at the cap still spread out); `None` for no cap.
     pub fn max_wait_interval(&self) -> Option<Duration> {
         self.max_wait_interval
     }
@@ -169,8 +170,9 @@ impl RetryConfigBuilder {
         self
     }
 
-    /// The longest any wait may be, after backoff and jitter; `None` removes
-    /// a cap the base configuration set.
+    /// The longest the backoff may grow to, before jitter (see
+    /// [`RetryConfig::max_wait_interval`]); `None` removes a cap the base
+    /// configuration set.
     pub fn max_wait_interval(mut self, max_wait_interval: impl Into<Option<Duration>>) -> Self {
         self.max_wait_interval = Some(max_wait_interval.into());
         self

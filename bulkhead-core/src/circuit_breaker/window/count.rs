@@ -128,10 +128,15 @@ impl CountWindow {
 
     /// Empties the window for epoch `epoch`.
     pub(super) fn reset(&self, epoch: u32) {
-        if epoch == 0 {
-            // Epochs wrapped: slots written 2^29 transitions ago would look
-            // current. (Clearing them races only with writers of a state that
-            // long gone, whose outcomes are dropped anyway.)
+        // Closed epochs grow (modulo 2^29), so every slot is tagged with an
+        // epoch no later than the previous closed one. A new closed epoch
+        // that is not later than it means the epochs wrapped since: a slot
+        // written 2^29 transitions ago could look current, so all are
+        // cleared. (The wrap may land on any state, not only on a closed
+        // epoch 0. Clearing races only with writers of a state that long
+        // gone, whose outcomes are dropped anyway.)
+        let previous = (self.calls.load(Acquire) >> 32) as u32;
+        if epoch <= previous {
             for slot in self.slots.iter() {
                 slot.swap(0, Relaxed);
             }
@@ -289,5 +294,26 @@ mod tests {
         window.reset(0);
         record_all(&window, 0, ".");
         assert_eq!(window.counts(0), counts(1, 0, 0));
+    }
+
+    #[test]
+    fn a_wrap_that_lands_on_another_state_clears_the_slots_too() {
+        // Closed at epoch 1 with three failures, then closed again at 5;
+        // 2^29 transitions later (the wrap fell on an open or half-open
+        // state) the breaker closes at epoch 1 again.
+        let window = CountWindow::new(4, 4);
+        window.reset(1);
+        record_all(&window, 1, "FFF");
+        window.reset(5);
+        record_all(&window, 5, ".");
+        window.reset(1);
+        assert_eq!(
+            window.counts(1),
+            counts(0, 0, 0),
+            "nothing of the old epoch 1"
+        );
+        record_all(&window, 1, "....");
+        assert_eq!(window.counts(1), counts(4, 0, 0));
+        window.assert_consistent();
     }
 }
