@@ -32,6 +32,9 @@ fn cases() -> Vec<(&'static str, Build)> {
         ("bulkhead", |p| p.bulkhead(|b| b.max_concurrent(25))),
         ("retry", |p| p.retry(|r| r.max_attempts(3))),
         ("circuit_breaker_count", |p| p.circuit_breaker(|c| c)),
+        ("circuit_breaker_count_untimed", |p| {
+            p.circuit_breaker(|c| c.slow_call_threshold(Duration::MAX))
+        }),
         ("circuit_breaker_time", |p| {
             p.circuit_breaker(|c| {
                 c.sliding_window(SlidingWindow::Time)

@@ -470,3 +470,42 @@ fn with_the_default_slow_call_rate_a_window_of_slow_calls_opens_the_breaker() {
     let handle = registry.circuit_breaker("not-slow").unwrap();
     assert_eq!(handle.state(), CircuitState::Closed);
 }
+
+#[test]
+fn the_timeout_counts_from_after_a_rate_limiter_wait_when_a_breaker_times_the_call() {
+    // The breaker's clock reading at the start serves the rate limiter and
+    // the timeout too, but not once the rate limiter made the call wait:
+    // the deadline then counts from the end of that wait.
+    let clock = ManualClock::new();
+    let registry = registry(&clock);
+    let pipeline = Arc::new(
+        Pipeline::builder(&registry, "after-wait")
+            .circuit_breaker(|c| c)
+            .rate_limiter(|r| {
+                r.limit_for_period(1)
+                    .refresh_period(Duration::from_secs(1))
+                    .max_wait(Duration::from_secs(2))
+            })
+            .timeout(|t| t.duration(500 * MS))
+            .bulkhead(|b| b.max_concurrent(1).max_wait(Duration::from_secs(1)))
+            .build()
+            .unwrap(),
+    );
+    assert_eq!(pipeline.execute(|| Ok::<_, ()>(1)), Ok(1));
+    let handle = registry.bulkhead("after-wait").unwrap();
+    let limiter = registry.rate_limiter("after-wait").unwrap();
+    let held = handle.bulkhead().try_enter().unwrap();
+    let caller = {
+        let pipeline = Arc::clone(&pipeline);
+        thread::spawn(move || pipeline.execute(|| Ok::<_, ()>(2)))
+    };
+    wait_until("the caller waits for the next period", || {
+        limiter.rate_limiter().waiting_calls() == 1
+    });
+    clock.advance(Duration::from_secs(1));
+    wait_until("the caller waits for a slot, or gave up", || {
+        handle.waiting_calls() == 1 || caller.is_finished()
+    });
+    drop(held);
+    assert_eq!(caller.join().unwrap(), Ok(2), "500 ms left after the wait");
+}

@@ -65,8 +65,12 @@ impl Policies {
                 Ok(()) => match &self.timeout {
                     None => self.guarded(&mut call).await,
                     Some(timeout) => {
+                        // The breaker's reading serves as the start of the
+                        // deadline too, unless a rate limiter came between.
+                        let now =
+                            started.filter(|_| self.shares_clock && self.rate_limiter.is_none());
                         match timeout
-                            .run(timeout.deadline(), self.guarded(&mut call))
+                            .run(timeout.deadline_at(now), self.guarded(&mut call))
                             .await
                         {
                             Ok(result) => result,

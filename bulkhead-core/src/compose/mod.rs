@@ -65,6 +65,9 @@ pub struct Policies {
     bulkhead: Option<Bulkhead>,
     /// Measures call durations (slow calls, overruns).
     clock: Arc<dyn Clock>,
+    /// Whether the rate limiter and the timeout (those present) run on
+    /// `clock`, so that one reading of it can serve them all.
+    shares_clock: bool,
 }
 
 impl Policies {
@@ -83,6 +86,7 @@ impl Policies {
             timeout: None,
             bulkhead: None,
             clock,
+            shares_clock: true,
         }
     }
 
@@ -104,13 +108,22 @@ impl Policies {
     #[must_use]
     pub fn with_rate_limiter(mut self, rate_limiter: RateLimiter) -> Self {
         self.rate_limiter = Some(rate_limiter);
-        self
+        self.share_clock_if_one()
     }
 
     /// Adds (or replaces) the timeout.
     #[must_use]
     pub fn with_timeout(mut self, timeout: Timeout) -> Self {
         self.timeout = Some(timeout);
+        self.share_clock_if_one()
+    }
+
+    /// Decides whether one clock reading can serve every policy that reads
+    /// the clock: only if they all run on the same clock (the registry's).
+    fn share_clock_if_one(mut self) -> Self {
+        let same = |clock: &Arc<dyn Clock>| Arc::ptr_eq(clock, &self.clock);
+        self.shares_clock = self.rate_limiter.as_ref().is_none_or(|r| same(r.clock()))
+            && self.timeout.as_ref().is_none_or(|t| same(t.clock()));
         self
     }
 

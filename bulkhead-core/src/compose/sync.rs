@@ -1,9 +1,10 @@
 //! Calls on the caller's thread: waits block it.
 
+use std::time::Instant;
+
 use super::{Classifier, Policies, failure};
 use crate::bulkhead::EnterError;
 use crate::rejection::{CallError, CallTimeout, Rejection};
-use crate::timeout::Timeout;
 
 impl Policies {
     /// Runs `call` under the policies, on this thread; waits (for a retry
@@ -65,6 +66,12 @@ impl Policies {
     }
 
     /// One attempt: the breaker around the rest.
+    ///
+    /// The clock is read at most twice per attempt however many policies
+    /// need it: when the breaker times the call, its reading at the start
+    /// also gives the rate limiter its period and the timeout its deadline
+    /// (unless the rate limiter made the call wait), and the timeout's
+    /// reading at the end also gives the breaker the call's duration.
     #[inline]
     fn attempt<T, E, F>(
         &self,
@@ -75,58 +82,77 @@ impl Policies {
         F: FnMut() -> Result<T, E>,
     {
         let Some(breaker) = &self.circuit_breaker else {
-            return self.limited(call);
+            return self.limited(call, None).0;
         };
         let permit = breaker.try_acquire().map_err(Rejection::from)?;
         let started = permit.tracks_slow_calls().then(|| self.clock.now());
-        let result = self.limited(call);
-        let took = started.map(|started| self.clock.now().saturating_duration_since(started));
+        let (result, ended) = self.limited(call, started);
+        let took = started.map(|started| {
+            ended
+                .unwrap_or_else(|| self.clock.now())
+                .saturating_duration_since(started)
+        });
         permit.record(self.outcome(breaker, &result, classify), took);
         result
     }
 
-    /// The rate limiter around the rest.
+    /// The rate limiter around the rest, at the time `now` if the caller
+    /// has just read it; with the time the call ended if it was read.
     #[inline]
-    fn limited<T, E, F>(&self, call: &mut F) -> Result<T, CallError<E>>
+    fn limited<T, E, F>(
+        &self,
+        call: &mut F,
+        now: Option<Instant>,
+    ) -> (Result<T, CallError<E>>, Option<Instant>)
     where
         F: FnMut() -> Result<T, E>,
     {
+        let mut now = now.filter(|_| self.shares_clock);
         if let Some(limiter) = &self.rate_limiter {
-            limiter.acquire().map_err(Rejection::from)?;
+            if let Err(limited) = limiter.acquire_at(&mut now) {
+                return (Err(Rejection::from(limited).into()), None);
+            }
         }
-        self.timed(call)
+        self.timed(call, now.filter(|_| self.shares_clock))
     }
 
-    /// The timeout and the bulkhead around the call.
+    /// The timeout and the bulkhead around the call; the deadline counts
+    /// from `now` if given.
     #[inline]
-    fn timed<T, E, F>(&self, call: &mut F) -> Result<T, CallError<E>>
+    fn timed<T, E, F>(
+        &self,
+        call: &mut F,
+        now: Option<Instant>,
+    ) -> (Result<T, CallError<E>>, Option<Instant>)
     where
         F: FnMut() -> Result<T, E>,
     {
-        let deadline = self.timeout.as_ref().and_then(Timeout::deadline);
+        let deadline = self.timeout.as_ref().and_then(|t| t.deadline_at(now));
         let _permit = match &self.bulkhead {
             None => None,
             Some(bulkhead) => match bulkhead.enter_until(deadline) {
                 Ok(permit) => Some(permit),
-                Err(EnterError::Full(full)) => return Err(Rejection::from(full).into()),
+                Err(EnterError::Full(full)) => return (Err(Rejection::from(full).into()), None),
                 // Only a timeout sets a deadline.
                 Err(EnterError::DeadlineReached) => {
                     let timed_out = match &self.timeout {
                         Some(timeout) => timeout.timed_out(),
                         None => CallTimeout::new(bulkhead.instance()),
                     };
-                    return Err(Rejection::from(timed_out).into());
+                    return (Err(Rejection::from(timed_out).into()), None);
                 }
             },
         };
         let result = call();
+        let mut ended = None;
         if let (Some(timeout), Some(deadline)) = (&self.timeout, deadline) {
-            let now = self.clock.now();
+            let now = timeout.clock().now();
             if now > deadline {
                 let started = deadline.checked_sub(timeout.duration()).unwrap_or(deadline);
                 timeout.overran(now.saturating_duration_since(started));
             }
+            ended = Some(now).filter(|_| self.shares_clock);
         }
-        result.map_err(CallError::Inner)
+        (result.map_err(CallError::Inner), ended)
     }
 }

@@ -84,7 +84,7 @@ impl Future for AcquirePermit<'_> {
         let this = &mut *self;
         if let State::Start = this.state {
             let shared = this.shared;
-            match shared.reserve(shared.max_wait) {
+            match shared.reserve(shared.max_wait, &mut None) {
                 Outcome::Granted => {
                     this.state = State::Done;
                     return Poll::Ready(Ok(()));

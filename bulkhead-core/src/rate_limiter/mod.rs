@@ -27,6 +27,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::clock::Clock;
 use crate::context::PolicyContext;
 use crate::events::{Event, RateLimiterEvent, RateLimiterEventKind};
 use crate::intern::intern;
@@ -141,7 +142,7 @@ impl RateLimiter {
     #[inline]
     pub fn try_acquire(&self) -> Result<(), RateLimited> {
         // With no wait allowed, nothing is ever reserved.
-        match self.shared.reserve(0) {
+        match self.shared.reserve(0, &mut None) {
             Outcome::Granted => Ok(()),
             Outcome::Reserved(_) | Outcome::Refused => Err(self.shared.reject()),
         }
@@ -162,15 +163,30 @@ impl RateLimiter {
     /// [`RateLimited`] if no permit can be had within `max_wait`.
     #[inline]
     pub fn acquire(&self) -> Result<(), RateLimited> {
+        self.acquire_at(&mut None)
+    }
+
+    /// [`acquire`](Self::acquire) at the time `*now`, if the caller has
+    /// read the clock a moment ago (else it is read, and left in `*now`);
+    /// `*now` is `None` afterwards if the caller waited, since time moved
+    /// on. The composition shares one clock reading between policies.
+    #[inline]
+    pub(crate) fn acquire_at(&self, now: &mut Option<Instant>) -> Result<(), RateLimited> {
         let shared = &*self.shared;
-        match shared.reserve(shared.max_wait) {
+        match shared.reserve(shared.max_wait, now) {
             Outcome::Granted => Ok(()),
             Outcome::Reserved(at) => {
                 shared.wait_blocking(at);
+                *now = None;
                 Ok(())
             }
             Outcome::Refused => Err(shared.reject()),
         }
+    }
+
+    /// The clock it counts periods on.
+    pub(crate) fn clock(&self) -> &Arc<dyn Clock> {
+        self.shared.context.clock()
     }
 
     /// Takes a permit, waiting without blocking a thread up to `max_wait`.
@@ -207,14 +223,15 @@ impl Shared {
         nanos(now.saturating_duration_since(self.origin))
     }
 
-    /// Takes or reserves a permit within `max_wait` nanoseconds.
+    /// Takes or reserves a permit within `max_wait` nanoseconds, at the
+    /// time `*now` (read from the clock, and kept there, if `None`).
     #[inline]
-    fn reserve(&self, max_wait: u64) -> Outcome {
-        let mut now = self.origin;
+    fn reserve(&self, max_wait: u64, now: &mut Option<Instant>) -> Outcome {
         let reserved = self.permits.reserve(max_wait, || {
-            now = self.now();
-            self.elapsed(now)
+            let at = *now.get_or_insert_with(|| self.now());
+            self.elapsed(at)
         });
+        let now = now.unwrap_or(self.origin);
         match reserved {
             Reserved::Now => Outcome::Granted,
             // An instant the clock cannot represent is one it never reaches

@@ -22,6 +22,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::clock::Clock;
 use crate::context::PolicyContext;
 use crate::events::{Event, TimeoutEvent, TimeoutEventKind};
 use crate::intern::intern;
@@ -108,11 +109,20 @@ impl Timeout {
     /// waits count towards the timeout.
     #[inline]
     pub fn deadline(&self) -> Option<Instant> {
-        self.shared
-            .context
-            .clock()
-            .now()
+        self.deadline_at(None)
+    }
+
+    /// The deadline of a call starting at `now`, or now on the clock if
+    /// `None` (the composition passes a reading it shares with others).
+    #[inline]
+    pub(crate) fn deadline_at(&self, now: Option<Instant>) -> Option<Instant> {
+        now.unwrap_or_else(|| self.shared.context.clock().now())
             .checked_add(self.shared.config.duration())
+    }
+
+    /// The clock it measures deadlines on.
+    pub(crate) fn clock(&self) -> &Arc<dyn Clock> {
+        self.shared.context.clock()
     }
 
     /// Runs `future` until it completes or `deadline` passes, whichever comes
