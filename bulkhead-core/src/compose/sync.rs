@@ -82,13 +82,14 @@ impl Policies {
         F: FnMut() -> Result<T, E>,
     {
         let Some(breaker) = &self.circuit_breaker else {
-            return self.limited(call, None).0;
+            return self.limited(call, &mut None);
         };
         let permit = breaker.try_acquire().map_err(Rejection::from)?;
         let started = permit.tracks_slow_calls().then(|| self.clock.now());
-        let (result, ended) = self.limited(call, started);
+        let mut moment = started;
+        let result = self.limited(call, &mut moment);
         let took = started.map(|started| {
-            ended
+            moment
                 .unwrap_or_else(|| self.clock.now())
                 .saturating_duration_since(started)
         });
@@ -96,63 +97,70 @@ impl Policies {
         result
     }
 
-    /// The rate limiter around the rest, at the time `now` if the caller
-    /// has just read it; with the time the call ended if it was read.
+    /// The rate limiter around the rest. `moment` holds the time the
+    /// caller has just read, if any, and afterwards the time the call ended
+    /// if that was read (else `None`).
     #[inline]
     fn limited<T, E, F>(
         &self,
         call: &mut F,
-        now: Option<Instant>,
-    ) -> (Result<T, CallError<E>>, Option<Instant>)
+        moment: &mut Option<Instant>,
+    ) -> Result<T, CallError<E>>
     where
         F: FnMut() -> Result<T, E>,
     {
-        let mut now = now.filter(|_| self.shares_clock);
+        if !self.shares_clock {
+            *moment = None;
+        }
         if let Some(limiter) = &self.rate_limiter {
-            if let Err(limited) = limiter.acquire_at(&mut now) {
-                return (Err(Rejection::from(limited).into()), None);
+            if let Err(limited) = limiter.acquire_at(moment) {
+                *moment = None;
+                return Err(Rejection::from(limited).into());
+            }
+            if !self.shares_clock {
+                *moment = None;
             }
         }
-        self.timed(call, now.filter(|_| self.shares_clock))
+        self.timed(call, moment)
     }
 
     /// The timeout and the bulkhead around the call; the deadline counts
-    /// from `now` if given.
+    /// from `*moment` if given, and `*moment` is then the time the call
+    /// ended if that was read (else `None`).
     #[inline]
-    fn timed<T, E, F>(
-        &self,
-        call: &mut F,
-        now: Option<Instant>,
-    ) -> (Result<T, CallError<E>>, Option<Instant>)
+    fn timed<T, E, F>(&self, call: &mut F, moment: &mut Option<Instant>) -> Result<T, CallError<E>>
     where
         F: FnMut() -> Result<T, E>,
     {
-        let deadline = self.timeout.as_ref().and_then(|t| t.deadline_at(now));
+        // Taken whatever happens: what is left in `moment` is an end time.
+        let start = moment.take();
+        let deadline = self.timeout.as_ref().and_then(|t| t.deadline_at(start));
         let _permit = match &self.bulkhead {
             None => None,
             Some(bulkhead) => match bulkhead.enter_until(deadline) {
                 Ok(permit) => Some(permit),
-                Err(EnterError::Full(full)) => return (Err(Rejection::from(full).into()), None),
+                Err(EnterError::Full(full)) => return Err(Rejection::from(full).into()),
                 // Only a timeout sets a deadline.
                 Err(EnterError::DeadlineReached) => {
                     let timed_out = match &self.timeout {
                         Some(timeout) => timeout.timed_out(),
                         None => CallTimeout::new(bulkhead.instance()),
                     };
-                    return (Err(Rejection::from(timed_out).into()), None);
+                    return Err(Rejection::from(timed_out).into());
                 }
             },
         };
         let result = call();
-        let mut ended = None;
         if let (Some(timeout), Some(deadline)) = (&self.timeout, deadline) {
             let now = timeout.clock().now();
             if now > deadline {
                 let started = deadline.checked_sub(timeout.duration()).unwrap_or(deadline);
                 timeout.overran(now.saturating_duration_since(started));
             }
-            ended = Some(now).filter(|_| self.shares_clock);
+            if self.shares_clock {
+                *moment = Some(now);
+            }
         }
-        (result.map_err(CallError::Inner), ended)
+        result.map_err(CallError::Inner)
     }
 }
