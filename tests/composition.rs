@@ -509,3 +509,39 @@ fn the_timeout_counts_from_after_a_rate_limiter_wait_when_a_breaker_times_the_ca
     drop(held);
     assert_eq!(caller.join().unwrap(), Ok(2), "500 ms left after the wait");
 }
+
+#[test]
+fn the_timeout_counts_from_after_a_rate_limiter_wait_async() {
+    let clock = ManualClock::new();
+    let registry = registry(&clock);
+    let pipeline = Pipeline::builder(&registry, "after-wait-async")
+        .circuit_breaker(|c| c)
+        .rate_limiter(|r| {
+            r.limit_for_period(1)
+                .refresh_period(Duration::from_secs(1))
+                .max_wait(Duration::from_secs(2))
+        })
+        .timeout(|t| t.duration(500 * MS))
+        .bulkhead(|b| b.max_concurrent(1).max_wait(Duration::from_secs(1)))
+        .build()
+        .unwrap();
+    assert_eq!(pipeline.execute(|| Ok::<_, ()>(1)), Ok(1));
+    let handle = registry.bulkhead("after-wait-async").unwrap();
+    let held = handle.bulkhead().try_enter().unwrap();
+    let mut call = Box::pin(pipeline.execute_async(|| async { Ok::<_, ()>(2) }));
+    assert!(
+        poll_noop(&mut call).is_pending(),
+        "waiting for the next period"
+    );
+    clock.advance(Duration::from_secs(1));
+    assert!(
+        poll_noop(&mut call).is_pending(),
+        "waiting for a slot, with 500 ms left"
+    );
+    assert_eq!(handle.waiting_calls(), 1);
+    drop(held);
+    assert!(matches!(
+        poll_noop(&mut call),
+        std::task::Poll::Ready(Ok(2))
+    ));
+}

@@ -56,21 +56,24 @@ impl Policies {
                 Some((_, permit)) if permit.tracks_slow_calls() => Some(self.clock.now()),
                 _ => None,
             };
+            // One clock reading serves the breaker, the rate limiter and the
+            // timeout's deadline (unless the rate limiter makes us wait).
+            let mut moment = started.filter(|_| self.shares_clock);
             let limited = match &self.rate_limiter {
-                Some(limiter) => limiter.acquire_async().await.map_err(Rejection::from),
+                Some(limiter) => {
+                    let permit = limiter.acquire_async_at(&mut moment);
+                    permit.await.map_err(Rejection::from)
+                }
                 None => Ok(()),
             };
+            let moment = moment.filter(|_| self.shares_clock);
             let result = match limited {
                 Err(rejection) => Err(rejection.into()),
                 Ok(()) => match &self.timeout {
                     None => self.guarded(&mut call).await,
                     Some(timeout) => {
-                        // The breaker's reading serves as the start of the
-                        // deadline too, unless a rate limiter came between.
-                        let now =
-                            started.filter(|_| self.shares_clock && self.rate_limiter.is_none());
                         match timeout
-                            .run(timeout.deadline_at(now), self.guarded(&mut call))
+                            .run(timeout.deadline_at(moment), self.guarded(&mut call))
                             .await
                         {
                             Ok(result) => result,

@@ -61,7 +61,12 @@ pub struct AcquirePermit<'a> {
 
 enum State<'a> {
     Start,
-    Waiting { sleep: Sleep, _waiting: Waiting<'a> },
+    /// Decided before the first poll (see `reserved`).
+    Ready(Result<(), RateLimited>),
+    Waiting {
+        sleep: Sleep,
+        _waiting: Waiting<'a>,
+    },
     Done,
 }
 
@@ -71,6 +76,23 @@ impl<'a> AcquirePermit<'a> {
             shared,
             state: State::Start,
         }
+    }
+
+    /// A permit taken or reserved now, at the time `*now` (read and left
+    /// there if `None`; `None` afterwards if a wait lies ahead), for a
+    /// caller that is itself being polled.
+    #[inline]
+    pub(super) fn reserved(shared: &'a Shared, now: &mut Option<Instant>) -> Self {
+        let mut permit = AcquirePermit::new(shared);
+        match shared.reserve(shared.max_wait, now) {
+            Outcome::Granted => permit.state = State::Ready(Ok(())),
+            Outcome::Refused => permit.state = State::Ready(Err(shared.reject())),
+            Outcome::Reserved(at) => {
+                *now = None;
+                permit.start_waiting(at);
+            }
+        }
+        permit
     }
 }
 
@@ -82,6 +104,10 @@ impl Future for AcquirePermit<'_> {
     #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
+        if let State::Ready(result) = this.state {
+            this.state = State::Done;
+            return Poll::Ready(result);
+        }
         if let State::Start = this.state {
             let shared = this.shared;
             match shared.reserve(shared.max_wait, &mut None) {
@@ -130,6 +156,7 @@ impl fmt::Debug for AcquirePermit<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match self.state {
             State::Start => "start",
+            State::Ready(_) => "ready",
             State::Waiting { .. } => "waiting",
             State::Done => "done",
         };

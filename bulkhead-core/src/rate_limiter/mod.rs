@@ -184,6 +184,14 @@ impl RateLimiter {
         }
     }
 
+    /// [`acquire_async`](Self::acquire_async) for a caller that is being
+    /// polled: the permit is taken or reserved at once, at the time `*now`
+    /// as for `acquire_at`.
+    #[inline]
+    pub(crate) fn acquire_async_at(&self, now: &mut Option<Instant>) -> AcquirePermit<'_> {
+        AcquirePermit::reserved(&self.shared, now)
+    }
+
     /// The clock it counts periods on.
     pub(crate) fn clock(&self) -> &Arc<dyn Clock> {
         self.shared.context.clock()
