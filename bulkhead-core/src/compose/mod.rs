@@ -16,8 +16,11 @@
 //! - a call the bulkhead rejects has already taken a rate-limiter permit.
 //!
 //! Policies that are not there cost nothing but a branch; policies that are
-//! there but not triggered (a closed breaker, a first attempt that succeeds)
-//! cost a few nanoseconds and allocate nothing.
+//! there but not triggered allocate nothing and cost a few nanoseconds (a
+//! first attempt that succeeds, a closed breaker that does not time calls)
+//! plus the clock readings they need: a timed breaker, a rate limiter and a
+//! timeout need the time, and share one reading at the start of an attempt
+//! and one at its end when they run on the same clock.
 
 mod future;
 mod sync;
