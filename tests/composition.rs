@@ -545,3 +545,31 @@ fn the_timeout_counts_from_after_a_rate_limiter_wait_async() {
         std::task::Poll::Ready(Ok(2))
     ));
 }
+
+#[test]
+fn a_time_window_counts_a_call_in_the_second_it_ended() {
+    // One-second window, two calls needed: a failure that started in the
+    // first second but ended in the second counts with a failure made
+    // there, and together they open the breaker.
+    let clock = ManualClock::new();
+    let registry = registry(&clock);
+    let pipeline = Pipeline::builder(&registry, "time-window")
+        .circuit_breaker(|c| {
+            c.sliding_window(bulkhead::SlidingWindow::Time)
+                .sliding_window_size(1)
+                .minimum_calls(2)
+        })
+        .timeout(|t| t.duration(Duration::from_secs(10)))
+        .build()
+        .unwrap();
+    clock.advance(200 * MS);
+    let slow_failure = pipeline.execute(|| {
+        clock.advance(Duration::from_secs(1));
+        Err::<(), _>("down")
+    });
+    assert!(matches!(slow_failure, Err(CallError::Inner("down"))));
+    let handle = registry.circuit_breaker("time-window").unwrap();
+    assert_eq!(handle.state(), CircuitState::Closed);
+    assert!(pipeline.execute(|| Err::<(), _>("down")).is_err());
+    assert_eq!(handle.state(), CircuitState::Open);
+}

@@ -157,12 +157,15 @@ impl Shared {
         self.tracks_slow_calls && ticket != Ticket::Free
     }
 
+    /// Records an outcome; `at` is the time it ended on the breaker's
+    /// clock, if the caller has read it (a time window needs the second).
     #[inline]
     pub(super) fn record(
         &self,
         ticket: Ticket,
         outcome: BreakerOutcome,
         duration: Option<Duration>,
+        at: Option<Instant>,
     ) {
         let failed = match outcome {
             BreakerOutcome::Success => false,
@@ -171,7 +174,7 @@ impl Shared {
         };
         let slow = duration.is_some_and(|d| d > self.config.slow_call_threshold());
         match ticket {
-            Ticket::Closed(epoch) => self.record_closed(epoch, failed, slow),
+            Ticket::Closed(epoch) => self.record_closed(epoch, failed, slow, at),
             Ticket::Trial(epoch) => self.record_trial(epoch, failed, slow),
             Ticket::Free => {}
         }
@@ -186,12 +189,17 @@ impl Shared {
     }
 
     #[inline]
-    fn record_closed(&self, epoch: u32, failed: bool, slow: bool) {
+    fn record_closed(&self, epoch: u32, failed: bool, slow: bool, at: Option<Instant>) {
         if !Word(self.state.load(Acquire)).is(CircuitState::Closed, epoch) {
             return;
         }
         let mut now = None;
-        let mut second = || *now.get_or_insert_with(|| self.second());
+        let mut second = || {
+            *now.get_or_insert_with(|| match at {
+                Some(at) => self.second_at(at),
+                None => self.second(),
+            })
+        };
         if self.window.record(epoch, failed, slow, &mut second) {
             self.check_closed(epoch, &mut second);
         }
@@ -307,7 +315,15 @@ impl Shared {
 
     /// The current second, counted from 1 at the breaker's creation.
     pub(super) fn second(&self) -> u32 {
-        let second = self.elapsed().as_secs().saturating_add(1);
+        self.second_at(self.context.clock().now())
+    }
+
+    /// The second `at` falls in, counted from 1 at the breaker's creation.
+    fn second_at(&self, at: Instant) -> u32 {
+        let second = at
+            .saturating_duration_since(self.origin)
+            .as_secs()
+            .saturating_add(1);
         u32::try_from(second).unwrap_or(u32::MAX)
     }
 }

@@ -44,6 +44,7 @@ pub use permit::{BreakerOutcome, BreakerPermit, OwnedBreakerPermit};
 use std::fmt;
 use std::sync::Arc;
 
+use crate::clock::Clock;
 use crate::context::PolicyContext;
 use crate::events::CircuitState;
 use crate::intern::intern;
@@ -120,6 +121,11 @@ impl CircuitBreaker {
     /// The instance id.
     pub fn instance(&self) -> &'static str {
         self.shared.instance
+    }
+
+    /// The clock it measures windows and waits on.
+    pub(crate) fn clock(&self) -> &Arc<dyn Clock> {
+        self.shared.context.clock()
     }
 
     /// The configuration.

@@ -2,7 +2,7 @@
 //! call ended: [`BreakerPermit`], [`OwnedBreakerPermit`], [`BreakerOutcome`].
 
 use std::fmt;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::CircuitBreaker;
 use super::machine::{Shared, Ticket};
@@ -65,9 +65,22 @@ impl<'a> BreakerPermit<'a> {
     /// succeeded or failed. Recording a call admitted before the breaker
     /// last changed state does nothing: it belongs to a state that is gone.
     #[inline]
-    pub fn record(mut self, outcome: BreakerOutcome, duration: Option<Duration>) {
+    pub fn record(self, outcome: BreakerOutcome, duration: Option<Duration>) {
+        self.record_at(outcome, duration, None);
+    }
+
+    /// [`record`](Self::record), with the time the call ended on the
+    /// breaker's clock if the caller has read it (the composition shares
+    /// its readings).
+    #[inline]
+    pub(crate) fn record_at(
+        mut self,
+        outcome: BreakerOutcome,
+        duration: Option<Duration>,
+        at: Option<Instant>,
+    ) {
         let ticket = std::mem::replace(&mut self.ticket, Ticket::Free);
-        self.shared.record(ticket, outcome, duration);
+        self.shared.record(ticket, outcome, duration, at);
     }
 
     #[cfg(all(test, not(loom)))]
@@ -120,7 +133,7 @@ impl OwnedBreakerPermit {
     /// See [`BreakerPermit::record`].
     pub fn record(mut self, outcome: BreakerOutcome, duration: Option<Duration>) {
         let ticket = std::mem::replace(&mut self.ticket, Ticket::Free);
-        self.breaker.shared.record(ticket, outcome, duration);
+        self.breaker.shared.record(ticket, outcome, duration, None);
     }
 }
 

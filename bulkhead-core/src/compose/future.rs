@@ -6,6 +6,7 @@
 //! its own.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use super::{Classifier, Policies, failure};
 use crate::rejection::{CallError, Rejection};
@@ -83,8 +84,12 @@ impl Policies {
                 },
             };
             if let Some((breaker, permit)) = permit {
-                let took = started.map(|s| self.clock.now().saturating_duration_since(s));
-                permit.record(self.outcome(breaker, &result, classify), took);
+                let ended = started.map(|_| self.clock.now());
+                let took = started
+                    .zip(ended)
+                    .map(|(started, ended)| ended.saturating_duration_since(started));
+                let at = ended.filter(|_| Arc::ptr_eq(breaker.clock(), &self.clock));
+                permit.record_at(self.outcome(breaker, &result, classify), took, at);
             }
             match self.retry_after(&mut retry, &result, classify) {
                 Some(delay) => {

@@ -1,5 +1,6 @@
 //! Calls on the caller's thread: waits block it.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::{Classifier, Policies, failure};
@@ -88,12 +89,13 @@ impl Policies {
         let started = permit.tracks_slow_calls().then(|| self.clock.now());
         let mut moment = started;
         let result = self.limited(call, &mut moment);
-        let took = started.map(|started| {
-            moment
-                .unwrap_or_else(|| self.clock.now())
-                .saturating_duration_since(started)
-        });
-        permit.record(self.outcome(breaker, &result, classify), took);
+        let ended = started.map(|_| moment.unwrap_or_else(|| self.clock.now()));
+        let took = started
+            .zip(ended)
+            .map(|(started, ended)| ended.saturating_duration_since(started));
+        // The end also gives a time window its second, on the same clock.
+        let at = ended.filter(|_| Arc::ptr_eq(breaker.clock(), &self.clock));
+        permit.record_at(self.outcome(breaker, &result, classify), took, at);
         result
     }
 
