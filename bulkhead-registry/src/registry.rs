@@ -424,8 +424,11 @@ impl Registry {
     /// The first error of any source, REG-004 for an unknown config, or the
     /// ATR code of a bad value; then nothing changes.
     pub fn reload(&self) -> Result<Vec<Change>, RegistryError> {
+        // Serialised from the reading of the sources on, so that a
+        // concurrent `reload_toml` cannot be undone by an older list.
+        let serialised = self.lock_declaring();
         let sources = self.lock_sources().clone();
-        self.reload_from(sources)
+        self.reload_from(sources, serialised)
     }
 
     /// Replaces the TOML text and files the registry was built with by
@@ -436,6 +439,7 @@ impl Registry {
     ///
     /// As for [`reload`](Self::reload); then nothing changes.
     pub fn reload_toml(&self, toml: &str) -> Result<Vec<Change>, RegistryError> {
+        let serialised = self.lock_declaring();
         let mut sources = vec![Source::Toml(toml.to_owned())];
         sources.extend(
             self.lock_sources()
@@ -443,10 +447,16 @@ impl Registry {
                 .filter(|source| matches!(source, Source::Env(_) | Source::Vars(..)))
                 .cloned(),
         );
-        self.reload_from(sources)
+        self.reload_from(sources, serialised)
     }
 
-    fn reload_from(&self, sources: Vec<Source>) -> Result<Vec<Change>, RegistryError> {
+    /// Applies `sources`, under `_serialised`, the lock that serialises
+    /// declarations and reloads.
+    fn reload_from(
+        &self,
+        sources: Vec<Source>,
+        _serialised: MutexGuard<'_, ()>,
+    ) -> Result<Vec<Change>, RegistryError> {
         let mut layers = self.inner.programmatic.clone();
         for source in &sources {
             layers.apply(&source.settings()?)?;
@@ -454,11 +464,6 @@ impl Registry {
         // As `try_build` does: an override of an instance nobody declared
         // yet must be valid too, not fail only when it is declared.
         layers.validate()?;
-        let _serialised = self
-            .inner
-            .declaring
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
         let budgets = self
             .inner
             .budgets
