@@ -339,11 +339,25 @@ fn with_sizing_the_hold_time_of_admitted_calls_is_exported() -> Result<(), Regis
     let handle = exported.registry.bulkhead("renderer")?;
     let held = handle.bulkhead().try_enter();
     assert!(call(&pipeline).is_err());
+    // A wait cut short by an outer deadline is abandoned, not rejected.
+    let waits = exported.registry.bulkhead_policy(
+        "waits",
+        "test",
+        &bulkhead_core::BulkheadConfig::builder()
+            .max_concurrent(1)
+            .max_wait(Duration::from_secs(1)),
+    )?;
+    let taken = waits.try_enter();
+    let now = exported.registry.clock().now();
+    assert!(waits.enter_until(Some(now)).is_err());
+    drop(taken);
     exported.handled(1);
     exported.sample();
     drop(held);
     let metrics = exported.read();
     assert_eq!(metrics["bulkhead_admitted_total{instance=renderer}"], 3.0);
+    assert_eq!(metrics["bulkhead_abandoned_total{instance=renderer}"], 0.0);
+    assert_eq!(metrics["bulkhead_abandoned_total{instance=waits}"], 1.0);
     assert_eq!(metrics["bulkhead_completed_total{instance=renderer}"], 2.0);
     assert_eq!(
         metrics["bulkhead_hold_microseconds_total{instance=renderer}"],

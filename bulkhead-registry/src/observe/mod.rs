@@ -98,6 +98,7 @@
 //! | `bulkhead_rejections_total` | counter | count | `instance` | event | calls rejected with `BulkheadFull` |
 //! | `bulkhead_limit_changes_total` | counter | count | `instance` | event | changes of the limit at run time |
 //! | `bulkhead_admitted_total` | counter | count | `instance` | sample, only when the registry tracks sizing | calls that got a slot |
+//! | `bulkhead_abandoned_total` | counter | count | `instance` | sample, only when the registry tracks sizing | calls that stopped waiting for a slot before they got one: cut short by a timeout, or an async call dropped while it waited |
 //! | `bulkhead_completed_total` | counter | count | `instance` | sample, only when the registry tracks sizing | admitted calls that gave their slot back |
 //! | `bulkhead_hold_microseconds_total` | counter | microseconds | `instance` | sample, only when the registry tracks sizing | how long completed calls held their slot, in total: its rate over the rate of `bulkhead_completed_total` is the mean latency of admitted calls |
 //! | `bulkhead_retries_total` | counter | count | `instance`, `cause` | event | failed attempts followed by another; `cause` as in the tracing fields |

@@ -23,6 +23,8 @@ metrics! {
     LIMIT_CHANGES = "bulkhead_limit_changes_total", true, Count, "Changes of the bulkhead's limit.";
     ADMITTED = "bulkhead_admitted_total", true, Count,
         "Calls that got a slot (when the registry tracks sizing).";
+    ABANDONED = "bulkhead_abandoned_total", true, Count,
+        "Calls that stopped waiting for a slot before they got one: a timeout, or a dropped future (when the registry tracks sizing).";
     COMPLETED = "bulkhead_completed_total", true, Count,
         "Admitted calls that gave their slot back (when the registry tracks sizing).";
     HOLD = "bulkhead_hold_microseconds_total", true, Microseconds,

@@ -5,9 +5,9 @@
 use ::metrics::{counter, gauge};
 
 use super::names::{
-    ADMITTED, BREAKER_REJECTIONS, BREAKER_STATE, COMPLETED, HOLD, IN_FLIGHT, LIMIT_CHANGES,
-    LIMITER_AVAILABLE, LIMITER_REJECTIONS, LIMITER_WAITING, MAX_CONCURRENT, OVERRUNS, REJECTIONS,
-    TIMEOUTS, WAITING,
+    ABANDONED, ADMITTED, BREAKER_REJECTIONS, BREAKER_STATE, COMPLETED, HOLD, IN_FLIGHT,
+    LIMIT_CHANGES, LIMITER_AVAILABLE, LIMITER_REJECTIONS, LIMITER_WAITING, MAX_CONCURRENT,
+    OVERRUNS, REJECTIONS, TIMEOUTS, WAITING,
 };
 use crate::observe::names::{CIRCUIT_STATES, circuit_state};
 use crate::{BulkheadSnapshot, CircuitBreakerSnapshot, RateLimiterSnapshot, TimeoutSnapshot};
@@ -22,6 +22,7 @@ pub(super) fn bulkhead(bulkhead: &BulkheadSnapshot) {
     if let Some(traffic) = &bulkhead.traffic {
         let hold = u64::try_from(traffic.total_hold.as_micros()).unwrap_or(u64::MAX);
         counter!(ADMITTED, "instance" => instance.clone()).absolute(traffic.admitted);
+        counter!(ABANDONED, "instance" => instance.clone()).absolute(traffic.abandoned);
         counter!(COMPLETED, "instance" => instance.clone()).absolute(traffic.completed);
         counter!(HOLD, "instance" => instance.clone()).absolute(hold);
     }
