@@ -523,8 +523,8 @@ pub use bulkhead_macros::retry;
 /// | `minimum_calls` | integer, at least 1: calls recorded before a rate counts | 100 | ATR-008 |
 /// | `wait_in_open` | duration string | `"60s"` | ATR-001 |
 /// | `permitted_calls_in_half_open` | integer, at least 1 | 10 | ATR-008 |
-/// | `slow_call_threshold` | duration string: a call at least this long is slow | `"60s"` | ATR-001 |
-/// | `slow_call_rate_threshold` | percentage, more than 0 and at most 100 (100: slow calls never open it) | 100 | ATR-008 |
+/// | `slow_call_threshold` | duration string: a call longer than this is slow (calls are timed: two clock reads each) | `"60s"` | ATR-001 |
+/// | `slow_call_rate_threshold` | percentage, more than 0 and at most 100 (100: a window in which every call was slow opens it) | 100 | ATR-008 |
 /// | `record_if` | path of a `fn(&E) -> bool`: which of the method's errors are failures (the others count as successes) | every error | ATR-011 |
 /// | `ignore_on` | rejection kinds of the inner policies that are not recorded at all | `[]`: every rejection is a failure | ATR-009 |
 ///

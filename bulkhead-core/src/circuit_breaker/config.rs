@@ -303,7 +303,10 @@ impl CircuitBreakerConfigBuilder {
         self
     }
 
-    /// The duration above which a call counts as slow.
+    /// The duration above which a call counts as slow. Calls are timed
+    /// (two clock readings each, shared with the other policies of a
+    /// composition); [`Duration::MAX`], which no call exceeds, turns timing
+    /// off.
     pub fn slow_call_threshold(mut self, threshold: Duration) -> Self {
         self.slow_call_threshold = Some(threshold);
         self
