@@ -4,10 +4,10 @@
 
 mod support;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU32, Ordering::SeqCst};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, Ordering::SeqCst};
+use std::sync::{Arc, Barrier};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bulkhead::{CallError, Event, ManualClock, Pipeline, Registry, Rejection, RejectionKind};
 use bulkhead::{CircuitState, TimeoutEventKind};
@@ -572,4 +572,46 @@ fn a_time_window_counts_a_call_in_the_second_it_ended() {
     assert_eq!(handle.state(), CircuitState::Closed);
     assert!(pipeline.execute(|| Err::<(), _>("down")).is_err());
     assert_eq!(handle.state(), CircuitState::Open);
+}
+
+#[test]
+fn a_shared_clock_reading_never_makes_the_rate_limiter_refuse_a_permit_that_is_left() {
+    // The breaker's reading at the start serves the rate limiter too; taken
+    // before the limiter's counter is loaded, it can be older than a permit
+    // another thread took in the next period.
+    let registry = Registry::builder().build();
+    let pipeline = Arc::new(
+        Pipeline::builder(&registry, "stale")
+            .circuit_breaker(|c| c.minimum_calls(1_000_000).sliding_window_size(1_000_000))
+            .rate_limiter(|r| {
+                r.limit_for_period(1_000_000)
+                    .refresh_period(Duration::from_micros(20))
+                    .max_wait(Duration::ZERO)
+            })
+            .build()
+            .unwrap(),
+    );
+    let refused = Arc::new(AtomicU64::new(0));
+    let threads = 8;
+    let barrier = Arc::new(Barrier::new(threads));
+    let handles: Vec<_> = (0..threads)
+        .map(|_| {
+            let (p, refused, barrier) = (pipeline.clone(), refused.clone(), barrier.clone());
+            thread::spawn(move || {
+                barrier.wait();
+                let end = Instant::now() + Duration::from_secs(1);
+                while Instant::now() < end {
+                    for _ in 0..1000 {
+                        if let Err(CallError::Rejected(_)) = p.execute(|| Ok::<_, ()>(())) {
+                            refused.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(refused.load(Ordering::Relaxed), 0);
 }

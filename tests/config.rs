@@ -542,3 +542,15 @@ mod wrapped {
         drop(held);
     }
 }
+
+#[test]
+fn a_reload_that_names_a_base_config_with_the_same_values_is_listed_once() {
+    let text = "[bulkhead.configs.slow]\nmax_concurrent = 3\n[bulkhead.instances.x]\nbase_config = \"slow\"";
+    let registry = toml("[bulkhead.configs.slow]\nmax_concurrent = 3");
+    registry
+        .bulkhead_policy("x", "t", &BulkheadConfig::builder().max_concurrent(3))
+        .unwrap();
+    registry.reload_toml(text).unwrap();
+    let again = registry.reload_toml(text).unwrap();
+    assert!(again.is_empty(), "nothing changed: {again:?}");
+}

@@ -247,3 +247,63 @@ mod attribute {
         let _ = DbError::Busy;
     }
 }
+
+#[test]
+fn a_reload_that_moves_a_bulkhead_to_another_resource_moves_its_slots() {
+    let registry = Registry::new();
+    registry.resource("a", 10).unwrap();
+    registry.resource("b", 10).unwrap();
+    registry.bulkhead_policy("x", "t", &on("a", 5)).unwrap();
+    let changes = registry
+        .reload_toml("[bulkhead.instances.x]\nresource = \"b\"")
+        .unwrap();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert_eq!(
+        registry.resource_usage("b"),
+        Some((10, 5)),
+        "x counts against b"
+    );
+    assert_eq!(
+        registry.resource_usage("a"),
+        Some((10, 0)),
+        "and no longer against a"
+    );
+    let again = registry
+        .reload_toml("[bulkhead.instances.x]\nresource = \"b\"")
+        .unwrap();
+    assert!(again.is_empty(), "nothing changed: {again:?}");
+}
+
+#[test]
+fn moving_a_bulkhead_off_a_resource_frees_its_slots_in_the_same_reload() {
+    let registry = Registry::new();
+    registry.resource("a", 5).unwrap();
+    registry.resource("b", 10).unwrap();
+    registry.bulkhead_policy("x", "t", &on("a", 3)).unwrap();
+    registry.bulkhead_policy("y", "t", &on("a", 2)).unwrap();
+    registry
+        .reload_toml(
+            "[bulkhead.instances.x]\nresource = \"b\"\n[bulkhead.instances.y]\nmax_concurrent = 5",
+        )
+        .unwrap();
+    assert_eq!(registry.resource_usage("a"), Some((5, 5)));
+}
+
+#[test]
+fn set_max_concurrent_after_a_move_checks_the_new_resource() {
+    let registry = Registry::new();
+    registry.resource("a", 5).unwrap();
+    registry.resource("b", 10).unwrap();
+    registry.bulkhead_policy("x", "t", &on("a", 3)).unwrap();
+    registry.bulkhead_policy("y", "t", &on("a", 2)).unwrap();
+    registry
+        .reload_toml("[bulkhead.instances.x]\nresource = \"b\"")
+        .unwrap();
+    // x is on b now (10 slots): 8 fits.
+    registry
+        .bulkhead("x")
+        .unwrap()
+        .set_max_concurrent(8)
+        .unwrap();
+    assert_eq!(registry.resource_usage("b"), Some((10, 8)));
+}

@@ -201,3 +201,27 @@ fn calls_that_stop_waiting_for_a_slot_are_arrivals_too() {
     );
     assert_eq!(traffic.arrivals(), 3);
 }
+
+#[test]
+fn a_bulkhead_whose_waiters_give_up_does_not_fit() {
+    let clock = ManualClock::new();
+    let registry = tracked(&clock);
+    let b = registry
+        .bulkhead_policy(
+            "w",
+            "t",
+            &BulkheadConfig::builder()
+                .max_concurrent(1)
+                .max_wait(Duration::from_secs(10)),
+        )
+        .unwrap();
+    for _ in 0..10 {
+        let held = b.try_enter().unwrap();
+        // A caller behind a timeout gives up waiting for the slot.
+        assert!(b.enter_until(Some(registry.clock().now())).is_err());
+        clock.advance(100 * MS);
+        drop(held);
+    }
+    let sizing = registry.sizing().bulkhead("w").cloned().unwrap();
+    assert_eq!(sizing.diagnosis, Diagnosis::LimitTooLow, "{sizing:?}");
+}

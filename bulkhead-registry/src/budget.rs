@@ -33,8 +33,11 @@ impl Budgets {
         &self,
         configs: impl IntoIterator<Item = (&'a str, &'a BulkheadConfig)>,
     ) -> Result<(), RegistryError> {
+        // Later entries of one id replace earlier ones whatever resource
+        // they name (a reload may move a bulkhead to another resource).
+        let by_id: BTreeMap<&str, &BulkheadConfig> = configs.into_iter().collect();
         let mut by_resource: BTreeMap<&str, BTreeMap<&str, u32>> = BTreeMap::new();
-        for (id, config) in configs {
+        for (id, config) in by_id {
             if let Some(resource) = config.resource() {
                 if !config.enabled() {
                     return Err(RegistryError::DisabledOnResource {

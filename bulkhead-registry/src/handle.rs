@@ -81,6 +81,9 @@ impl BulkheadHandle {
     ///   slots than the resource's budget.
     ///
     /// The limit is then unchanged.
+    ///
+    /// It takes the lock that serialises declarations: calling it on a
+    /// thread that holds an open [`Registry::declare`] batch deadlocks.
     pub fn set_max_concurrent(&self, max_concurrent: u32) -> Result<(), RegistryError> {
         self.registry
             .set_max_concurrent(&self.bulkhead, max_concurrent)

@@ -53,8 +53,8 @@ macro_rules! kind {
                 Live::reconfigure(policy, old, new)
             }
 
-            fn live(policy: &Self::Policy) -> Self::Config {
-                policy.config()
+            fn live(policy: &Self::Policy, declared: &Self::Config) -> Self::Config {
+                Live::live(policy, declared)
             }
         }
     };
@@ -90,6 +90,9 @@ mod keys {
 trait Live<C> {
     /// Applies what it can of `new`; whether all of it took effect.
     fn reconfigure(&self, old: &C, new: &C) -> bool;
+    /// What it runs with now, where `declared` is what the registry last
+    /// resolved for it.
+    fn live(&self, declared: &C) -> C;
 }
 
 impl Live<BulkheadConfig> for Bulkhead {
@@ -100,6 +103,18 @@ impl Live<BulkheadConfig> for Bulkhead {
         }
         old.max_wait() == new.max_wait() && old.enabled() == new.enabled()
     }
+
+    fn live(&self, declared: &BulkheadConfig) -> BulkheadConfig {
+        // The limit, wait and switch are the instance's; the resource is
+        // the registry's bookkeeping, as last resolved.
+        let running = self.config();
+        BulkheadConfig::builder()
+            .max_concurrent(running.max_concurrent())
+            .max_wait(running.max_wait())
+            .enabled(running.enabled())
+            .build_on(declared)
+            .unwrap_or(running)
+    }
 }
 
 macro_rules! fixed {
@@ -107,6 +122,10 @@ macro_rules! fixed {
         impl Live<$config> for $policy {
             fn reconfigure(&self, old: &$config, new: &$config) -> bool {
                 old == new
+            }
+
+            fn live(&self, _declared: &$config) -> $config {
+                self.config()
             }
         }
     )*};

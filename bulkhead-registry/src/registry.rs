@@ -253,13 +253,16 @@ impl Registry {
         max_concurrent: u32,
     ) -> Result<(), RegistryError> {
         let _serialised = self.lock_declaring();
-        let current = bulkhead.config();
+        let id = bulkhead.instance();
+        let configs = self.inner.stores.bulkheads.configs();
+        let current = configs
+            .iter()
+            .find(|(known, _)| known == id)
+            .map_or_else(|| bulkhead.config(), |(_, c)| *c);
         let config = BulkheadConfig::builder()
             .max_concurrent(max_concurrent)
             .build_on(&current)?;
         if config.resource().is_some() {
-            let id = bulkhead.instance();
-            let configs = self.inner.stores.bulkheads.configs();
             let all = configs
                 .iter()
                 .map(|(id, c)| (id.as_str(), c))
@@ -486,8 +489,10 @@ impl Registry {
     /// by [`Declarations::commit`], or not at all if a declaration fails or
     /// the batch is dropped.
     ///
-    /// Declarations are serialised: while a batch is open, other declarations
-    /// on this registry wait (lookups do not).
+    /// Declarations are serialised: while a batch is open, other declarations,
+    /// reloads, `resource` and `BulkheadHandle::set_max_concurrent` on this
+    /// registry wait (lookups do not); on the thread holding the batch they
+    /// would deadlock.
     pub fn declare(&self) -> Declarations<'_> {
         Declarations {
             registry: self,

@@ -21,7 +21,7 @@ pub enum Diagnosis {
     NoTraffic,
     /// Nothing was rejected: the limit holds the traffic.
     Fits,
-    /// Calls were rejected, and the traffic at its usual hold time needs
+    /// Calls were rejected (or gave up waiting), and the traffic at its usual hold time needs
     /// more slots than the limit: demand grew, or the limit is too low.
     LimitTooLow,
     /// Calls were rejected although the traffic at its usual hold time
@@ -47,7 +47,8 @@ pub struct BulkheadSizing {
     pub window: Duration,
     /// What happened in the window (`None` if sizing is not tracked).
     pub traffic: Option<Traffic>,
-    /// Arrivals per second (admitted and rejected).
+    /// Arrivals per second (admitted, rejected, and abandoned while they
+    /// waited).
     pub arrival_rate: f64,
     /// Rejections per second.
     pub rejection_rate: f64,
@@ -183,7 +184,11 @@ impl Windows {
                     .map(|need| ((need * headroom).ceil() as u32).max(1));
             }
         }
-        sizing.diagnosis = match (traffic.arrivals(), traffic.rejected, sizing.usual_need) {
+        sizing.diagnosis = match (
+            traffic.arrivals(),
+            traffic.rejected + traffic.abandoned,
+            sizing.usual_need,
+        ) {
             (0, _, _) => Diagnosis::NoTraffic,
             (_, 0, _) => Diagnosis::Fits,
             (_, _, None) => Diagnosis::NoneCompleted,

@@ -52,7 +52,7 @@ pub(crate) trait Kind: 'static {
     fn reconfigure(policy: &Self::Policy, old: &Self::Config, new: &Self::Config) -> bool;
     /// The configuration a live instance runs with now (a bulkhead's limit
     /// may have been changed since it was declared).
-    fn live(policy: &Self::Policy) -> Self::Config;
+    fn live(policy: &Self::Policy, declared: &Self::Config) -> Self::Config;
 }
 
 /// An instance and what it was declared with.
@@ -331,7 +331,7 @@ impl<K: Kind> Store<K> {
     pub(crate) fn configs(&self) -> Vec<(String, K::Config)> {
         self.instances
             .iter()
-            .map(|d| (d.key().clone(), K::live(&d.policy)))
+            .map(|d| (d.key().clone(), K::live(&d.policy, &d.config)))
             .collect()
     }
 
@@ -404,7 +404,7 @@ impl<K: Kind> Store<K> {
         let mut changes = Vec::new();
         for declared in self.instances.iter() {
             let config = layers.resolve(declared.key(), &declared.spec)?;
-            if config != K::live(&declared.policy) {
+            if config != K::live(&declared.policy, &declared.config) {
                 changes.push((declared.key().clone(), config));
             }
         }
@@ -421,7 +421,7 @@ impl<K: Kind> Store<K> {
         *self.layers.write().unwrap_or_else(PoisonError::into_inner) = layers;
         for (id, config) in plan {
             if let Some(mut declared) = self.instances.get_mut(&id) {
-                let live = K::live(&declared.policy);
+                let live = K::live(&declared.policy, &declared.config);
                 let applied = K::reconfigure(&declared.policy, &live, &config);
                 changes.push(Change {
                     policy: K::NAME,

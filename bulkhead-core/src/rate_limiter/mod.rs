@@ -235,10 +235,27 @@ impl Shared {
     /// time `*now` (read from the clock, and kept there, if `None`).
     #[inline]
     fn reserve(&self, max_wait: u64, now: &mut Option<Instant>) -> Outcome {
+        // The caller's reading serves the first try only: a retry after a
+        // lost race must see a time no earlier than the winner's.
+        let mut first = true;
+        let given = now.is_some();
         let reserved = self.permits.reserve(max_wait, || {
-            let at = *now.get_or_insert_with(|| self.now());
+            let at = match (*now, first) {
+                (Some(at), true) => at,
+                _ => *now.insert(self.now()),
+            };
+            first = false;
             self.elapsed(at)
         });
+        // A reading taken before `next` was loaded may be older than a
+        // permit another caller took since: never refuse on it.
+        let reserved = match reserved {
+            Reserved::Refused if given => {
+                *now = None;
+                return self.reserve(max_wait, now);
+            }
+            reserved => reserved,
+        };
         let now = now.unwrap_or(self.origin);
         match reserved {
             Reserved::Now => Outcome::Granted,
