@@ -26,7 +26,7 @@ use syn::visit_mut::VisitMut;
 use syn::{FnArg, Ident, Type};
 
 use crate::ast::{CallKind, Method, Receiver, Returns};
-use crate::expand::{CallTime, local, rejecter};
+use crate::expand::{CallTime, local, pick_call_time, rejecter};
 use crate::policies::PolicyArgs;
 use crate::specs;
 
@@ -250,25 +250,15 @@ pub(crate) fn body(
                 // Everything the future would hold, as one value whose type
                 // the type checker tests for `Send`; each closure takes it
                 // apart.
-                let input = local("input");
                 let pattern = quote_spanned!(span=> (#policies, #delegate, #(#args,)*));
                 let made = call_with(&delegate.to_token_stream(), &plain);
                 let in_future = in_future_once();
+                let pick = pick_call_time(span, &pattern, &in_future, &call, &made, &at_once);
                 quote_spanned! {span=>
                     #setup
                     #take
                     #hold
-                    let #input = #pattern;
-                    #[allow(unused_imports)]
-                    use ::bulkhead::__private::{CallAtOnce as _, CallInFutureIfSend as _};
-                    (&::bulkhead::__private::Defer::of(&#input)).pick(
-                        #input,
-                        move |#pattern| #in_future,
-                        move |#pattern| {
-                            let #call = #made;
-                            #at_once
-                        },
-                    )
+                    #pick
                 }
             }
         }

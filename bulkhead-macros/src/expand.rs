@@ -411,7 +411,7 @@ fn guarded(
     let bulkhead = local("");
     let reject = local("reject");
     let (permit, output, rejected) = (local("permit"), local("output"), local("rejected"));
-    let (future, delegate, input) = (local("call"), local("delegate"), local("input"));
+    let (future, delegate) = (local("call"), local("delegate"));
     // `self` keeps the call-site span of the signature's receiver.
     let slots = quote!(self.#field);
     let take = if matches!(method.receiver, Receiver::Value) {
@@ -485,21 +485,12 @@ fn guarded(
             let held_input = held.iter();
             let pattern = quote_spanned!(span=> (#bulkhead, #(#held_input,)* #(#args,)*));
             let made = call(held.as_ref());
+            let pick = pick_call_time(span, &pattern, &in_future, &future, &made, &at_once);
             quote_spanned! {span=>
                 #take
                 #hold
                 #rejecter
-                let #input = #pattern;
-                #[allow(unused_imports)]
-                use ::bulkhead::__private::{CallAtOnce as _, CallInFutureIfSend as _};
-                (&::bulkhead::__private::Defer::of(&#input)).pick(
-                    #input,
-                    move |#pattern| #in_future,
-                    move |#pattern| {
-                        let #future = #made;
-                        #at_once
-                    },
-                )
+                #pick
             }
         }
         CallTime::AtOnce => {
@@ -516,6 +507,36 @@ fn guarded(
         quote_spanned!(span=> ::bulkhead::__private::Box::pin({ #body }))
     } else {
         body
+    }
+}
+
+/// The delegate's call made in the future if everything the future would
+/// hold is `Send`, else at once, as the type checker decides: `pattern`
+/// gathers it into one value, `input`, whose type is tested, and each
+/// closure takes it apart again. `in_future` is the future that calls the
+/// delegate; the other binds `made` (the delegate's future, made at once)
+/// to `binding` and then runs `at_once`.
+pub(crate) fn pick_call_time(
+    span: Span,
+    pattern: &TokenStream,
+    in_future: &TokenStream,
+    binding: &impl ToTokens,
+    made: &TokenStream,
+    at_once: &TokenStream,
+) -> TokenStream {
+    let input = local("input");
+    quote_spanned! {span=>
+        let #input = #pattern;
+        #[allow(unused_imports)]
+        use ::bulkhead::__private::{CallAtOnce as _, CallInFutureIfSend as _};
+        (&::bulkhead::__private::Defer::of(&#input)).pick(
+            #input,
+            move |#pattern| #in_future,
+            move |#pattern| {
+                let #binding = #made;
+                #at_once
+            },
+        )
     }
 }
 
