@@ -292,12 +292,21 @@ fn malformed_sources_are_cfg_002_and_unreadable_files_cfg_003() {
         .unwrap_err();
     assert_eq!(err.code(), "CFG-002");
     assert!(err.to_string().contains("APP_BULKHEAD__X"), "{err}");
-    // Without `__` a variable is not in our shape: someone else's.
+    // Without `__` or a policy's name a variable is someone else's ...
     let registry = Registry::builder()
         .config_vars("APP_", [("APP_LOG", "debug")])
         .unwrap()
         .build();
     assert!(registry.bulkhead_policy("x", "t", &spec()).is_ok());
+    // ... but one that starts with a policy's name is a typo of ours.
+    let err = Registry::builder()
+        .config_vars("APP_", [("APP_BULKHEAD_MAX_CONCURRENT", "3")])
+        .unwrap_err();
+    assert_eq!(err.code(), "CFG-002");
+    assert!(
+        err.to_string().contains("APP_BULKHEAD_MAX_CONCURRENT"),
+        "{err}"
+    );
     let err = Registry::builder()
         .config_vars(
             "APP_",

@@ -754,7 +754,8 @@ impl RegistryBuilder {
     /// CFG-002 for a variable with the prefix and a `__` that does not have
     /// that shape, CFG-001 for an unknown policy, section or key, the ATR
     /// code of a bad value, each naming the variable. Variables with the
-    /// prefix and no `__` (`BULKHEAD_LOG`) are not ours and are ignored.
+    /// prefix, no `__` and no policy's name after it (`BULKHEAD_LOG`) are
+    /// not ours and are ignored.
     pub fn config_env_prefix(self, prefix: &str) -> Result<Self, RegistryError> {
         self.source(Source::Env(prefix.to_owned()))
     }

@@ -15,9 +15,10 @@
 //! matched without regard to case. Values are text: durations in humantime
 //! form, lists comma-separated.
 //!
-//! A variable with the prefix but no `__` after it (`BULKHEAD_LOG`) is not
-//! in this shape and is left alone; one with `__` is ours, and a part that
-//! names nothing is an error (CFG-001 with a did-you-mean, or CFG-002).
+//! A variable with the prefix that neither has a `__` after it nor starts
+//! with a policy's name and `_` (`BULKHEAD_LOG`) is not in this shape and
+//! is left alone; any other is ours, and a part that names nothing is an
+//! error (CFG-001 with a did-you-mean, or CFG-002).
 
 use std::ffi::OsString;
 
@@ -35,15 +36,27 @@ pub(crate) fn from_env(
         let (Some(name), Some(value)) = (name.to_str(), value.to_str()) else {
             continue;
         };
-        // Only variables in our shape (parts separated by `__`) are read:
-        // `BULKHEAD_LOG` belongs to someone else, while a typo in
-        // `BULKHEAD_BULKHEAD__CONFIG__SLOW__MAX_WAIT` is reported.
-        let Some(rest) = name.strip_prefix(prefix).filter(|rest| rest.contains("__")) else {
+        // Only variables in our shape are read: parts separated by `__`, or
+        // starting with a policy's name. `BULKHEAD_LOG` belongs to someone
+        // else, while a typo in `BULKHEAD_BULKHEAD__CONFIG__SLOW__MAX_WAIT`
+        // or `BULKHEAD_BULKHEAD_MAX_WAIT` is reported.
+        let Some(rest) = name.strip_prefix(prefix).filter(|rest| ours(rest)) else {
             continue;
         };
         settings.push(setting(name, rest, value)?);
     }
     Ok(settings)
+}
+
+/// Whether the part of a variable's name after the prefix is meant for us.
+fn ours(rest: &str) -> bool {
+    let lower = rest.to_ascii_lowercase();
+    rest.contains("__")
+        || POLICIES.iter().any(|policy| {
+            lower
+                .strip_prefix(policy)
+                .is_some_and(|r| r.starts_with('_'))
+        })
 }
 
 fn setting(variable: &str, rest: &str, value: &str) -> Result<Setting, RegistryError> {
