@@ -20,8 +20,6 @@
 //! counted by this binary's global allocator. Run with
 //! `cargo bench --bench tower --features tower` (see `BENCHMARKS.md`).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::convert::Infallible;
 use std::future::{Future, Pending, Ready, pending, poll_fn, ready};
 use std::hint::black_box;
@@ -42,41 +40,17 @@ use tower_resilience::bulkhead::BulkheadLayer as ResilienceLayer;
 
 // ---- the counting allocator -------------------------------------------------
 
-struct Counting;
-
-thread_local! {
-    static MEASURING: Cell<bool> = const { Cell::new(false) };
-    static BYTES: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if MEASURING.with(Cell::get) {
-            BYTES.with(|bytes| bytes.set(bytes.get() + layout.size()));
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
+#[path = "../tests/support/counting.rs"]
+mod counting;
 
 /// Bytes allocated on this thread per run of `f`, over `runs` runs.
 fn bytes_per_run(runs: usize, mut f: impl FnMut()) -> f64 {
-    BYTES.with(|bytes| bytes.set(0));
-    MEASURING.with(|m| m.set(true));
-    for _ in 0..runs {
-        f();
-    }
-    MEASURING.with(|m| m.set(false));
-    BYTES.with(Cell::get) as f64 / runs as f64
+    let (_, bytes, ()) = counting::allocated_by(|| {
+        for _ in 0..runs {
+            f();
+        }
+    });
+    bytes as f64 / runs as f64
 }
 
 // ---- the services -----------------------------------------------------------

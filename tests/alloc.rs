@@ -4,50 +4,20 @@
 //! A counting global allocator counts the bytes allocated by the test's own
 //! thread while a measurement is on.
 
+#[path = "support/counting.rs"]
+mod counting;
 mod support;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::pin::pin;
 use std::task::Poll;
 
 use bulkhead::{BulkheadConfig, CallError, Pipeline, Registry};
 use support::poll_noop;
 
-struct Counting;
-
-thread_local! {
-    // Both per thread: the tests of this binary run in parallel.
-    static MEASURING: Cell<bool> = const { Cell::new(false) };
-    static BYTES: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: forwards every call to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if MEASURING.with(Cell::get) {
-            BYTES.with(|bytes| bytes.set(bytes.get() + layout.size()));
-        }
-        // SAFETY: same contract as the caller's.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as the caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
 /// Bytes allocated on this thread while `f` runs.
 fn allocated_by<R>(f: impl FnOnce() -> R) -> (usize, R) {
-    BYTES.with(|bytes| bytes.set(0));
-    MEASURING.with(|m| m.set(true));
-    let result = f();
-    MEASURING.with(|m| m.set(false));
-    (BYTES.with(Cell::get), result)
+    let (_, bytes, result) = counting::allocated_by(f);
+    (bytes, result)
 }
 
 #[test]

@@ -1,10 +1,9 @@
 //! B11 through generated code: a call with a free slot and a rejected call
 //! allocate nothing, sync or async, wrapper or function; nor does a call
 //! through all five policies when none of them is triggered. Allocations
-//! are counted per thread by the binary's global allocator (see `main.rs`).
+//! are counted per thread by the binary's global allocator
+//! (`tests/support/counting.rs`).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::pin::pin;
 use std::task::Poll;
 
@@ -12,40 +11,9 @@ use bulkhead::{bulkhead, resilient, retry, timeout};
 
 use crate::support::{AsyncHold, Hold, Service, ServiceError, id, manual, poll, service};
 
-/// The system allocator, counting the allocations of each thread.
-pub struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-// SAFETY: every call is passed on unchanged to the system allocator.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller upholds `GlobalAlloc::dealloc`'s contract.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-        // SAFETY: the caller upholds `GlobalAlloc::realloc`'s contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 /// How many allocations `f` made on this thread.
 fn allocations<T>(f: impl FnOnce() -> T) -> usize {
-    let before = ALLOCATIONS.with(Cell::get);
-    let output = f();
-    let after = ALLOCATIONS.with(Cell::get);
-    drop(output);
-    after - before
+    crate::counting::allocated_by(f).0
 }
 
 #[test]

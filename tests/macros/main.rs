@@ -11,6 +11,8 @@ mod async_calls;
 mod call_time;
 mod composition;
 mod conditional;
+#[path = "../support/counting.rs"]
+mod counting;
 mod functions;
 mod ids;
 mod policy_functions;
@@ -20,6 +22,3 @@ mod shapes;
 mod shared;
 mod support;
 mod sync_calls;
-
-#[global_allocator]
-static ALLOCATOR: alloc::Counting = alloc::Counting;
