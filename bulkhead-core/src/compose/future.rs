@@ -6,7 +6,6 @@
 //! its own.
 
 use std::future::Future;
-use std::sync::Arc;
 
 use super::{Classifier, Policies, failure};
 use crate::rejection::{CallError, Rejection};
@@ -88,7 +87,7 @@ impl Policies {
                 let took = started
                     .zip(ended)
                     .map(|(started, ended)| ended.saturating_duration_since(started));
-                let at = ended.filter(|_| Arc::ptr_eq(breaker.clock(), &self.clock));
+                let at = ended.filter(|_| self.shares_clock);
                 permit.record_at(self.outcome(breaker, &result, classify), took, at);
             }
             match self.retry_after(&mut retry, &result, classify) {

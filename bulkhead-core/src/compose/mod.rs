@@ -68,8 +68,9 @@ pub struct Policies {
     bulkhead: Option<Bulkhead>,
     /// Measures call durations (slow calls, overruns).
     clock: Arc<dyn Clock>,
-    /// Whether the rate limiter and the timeout (those present) run on
-    /// `clock`, so that one reading of it can serve them all.
+    /// Whether the circuit breaker, the rate limiter and the timeout (those
+    /// present) run on `clock`, so that one reading of it can serve them
+    /// all.
     shares_clock: bool,
 }
 
@@ -104,7 +105,7 @@ impl Policies {
     #[must_use]
     pub fn with_circuit_breaker(mut self, circuit_breaker: CircuitBreaker) -> Self {
         self.circuit_breaker = Some(circuit_breaker);
-        self
+        self.share_clock_if_one()
     }
 
     /// Adds (or replaces) the rate limiter.
@@ -125,7 +126,11 @@ impl Policies {
     /// the clock: only if they all run on the same clock (the registry's).
     fn share_clock_if_one(mut self) -> Self {
         let same = |clock: &Arc<dyn Clock>| Arc::ptr_eq(clock, &self.clock);
-        self.shares_clock = self.rate_limiter.as_ref().is_none_or(|r| same(r.clock()))
+        self.shares_clock = self
+            .circuit_breaker
+            .as_ref()
+            .is_none_or(|c| same(c.clock()))
+            && self.rate_limiter.as_ref().is_none_or(|r| same(r.clock()))
             && self.timeout.as_ref().is_none_or(|t| same(t.clock()));
         self
     }

@@ -1,6 +1,5 @@
 //! Calls on the caller's thread: waits block it.
 
-use std::sync::Arc;
 use std::time::Instant;
 
 use super::{Classifier, Policies, failure};
@@ -94,7 +93,7 @@ impl Policies {
             .zip(ended)
             .map(|(started, ended)| ended.saturating_duration_since(started));
         // The end also gives a time window its second, on the same clock.
-        let at = ended.filter(|_| Arc::ptr_eq(breaker.clock(), &self.clock));
+        let at = ended.filter(|_| self.shares_clock);
         permit.record_at(self.outcome(breaker, &result, classify), took, at);
         result
     }

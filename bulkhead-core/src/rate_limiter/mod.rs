@@ -237,25 +237,18 @@ impl Shared {
     fn reserve(&self, max_wait: u64, now: &mut Option<Instant>) -> Outcome {
         // The caller's reading serves the first try only: a retry after a
         // lost race must see a time no earlier than the winner's.
-        let mut first = true;
-        let given = now.is_some();
+        let mut given = now.take();
+        let shared = given.is_some();
         let reserved = self.permits.reserve(max_wait, || {
-            let at = match (*now, first) {
-                (Some(at), true) => at,
-                _ => *now.insert(self.now()),
-            };
-            first = false;
+            let at = *now.insert(given.take().unwrap_or_else(|| self.now()));
             self.elapsed(at)
         });
         // A reading taken before `next` was loaded may be older than a
         // permit another caller took since: never refuse on it.
-        let reserved = match reserved {
-            Reserved::Refused if given => {
-                *now = None;
-                return self.reserve(max_wait, now);
-            }
-            reserved => reserved,
-        };
+        if shared && matches!(reserved, Reserved::Refused) {
+            *now = None;
+            return self.reserve(max_wait, now);
+        }
         let now = now.unwrap_or(self.origin);
         match reserved {
             Reserved::Now => Outcome::Granted,
