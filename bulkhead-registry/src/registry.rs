@@ -254,26 +254,41 @@ impl Registry {
     ) -> Result<(), RegistryError> {
         let _serialised = self.lock_declaring();
         let id = bulkhead.instance();
-        let configs = self.inner.stores.bulkheads.configs();
-        let current = configs
-            .iter()
+        let current = self
+            .inner
+            .stores
+            .bulkheads
+            .configs()
+            .into_iter()
             .find(|(known, _)| known == id)
-            .map_or_else(|| bulkhead.config(), |(_, c)| *c);
+            .map_or_else(|| bulkhead.config(), |(_, c)| c);
         let config = BulkheadConfig::builder()
             .max_concurrent(max_concurrent)
             .build_on(&current)?;
         if config.resource().is_some() {
-            let all = configs
-                .iter()
-                .map(|(id, c)| (id.as_str(), c))
-                .chain([(id, &config)]);
-            self.inner
-                .budgets
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .check(all)?;
+            self.check_budgets([(id, &config)])?;
         }
         Ok(bulkhead.set_max_concurrent(max_concurrent)?)
+    }
+
+    /// Checks the resource budgets against the registered bulkheads with
+    /// `changed` laid over them (later entries of one id win). Call it under
+    /// the declarations lock.
+    fn check_budgets<'a>(
+        &self,
+        changed: impl IntoIterator<Item = (&'a str, &'a BulkheadConfig)>,
+    ) -> Result<(), RegistryError> {
+        let registered = self.inner.stores.bulkheads.configs();
+        let mut all: Vec<(&str, &BulkheadConfig)> =
+            registered.iter().map(|(id, c)| (id.as_str(), c)).collect();
+        for (id, config) in changed {
+            all.push((id, config));
+        }
+        self.inner
+            .budgets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .check(all)
     }
 
     /// The budget of resource `name` and the slots its bulkheads take now,
@@ -878,14 +893,8 @@ impl Declarations<'_> {
         let exists = inner.stores.bulkheads.get(id).is_ok()
             || self.bulkheads.ids().any(|staged| staged == id);
         if config.resource().is_some() && !exists {
-            let registered = inner.stores.bulkheads.configs();
-            let all = registered
-                .iter()
-                .map(|(id, c)| (id.as_str(), c))
-                .chain(self.bulkheads.configs())
-                .chain([(id, &config)]);
-            let budgets = inner.budgets.lock().unwrap_or_else(PoisonError::into_inner);
-            budgets.check(all)?;
+            self.registry
+                .check_budgets(self.bulkheads.configs().chain([(id, &config)]))?;
         }
         inner
             .stores
