@@ -269,3 +269,52 @@ fn two_concurrent_releases_serve_two_waiters() {
         assert_idle(&bulkhead, 2);
     });
 }
+
+#[test]
+fn a_waiter_whose_deadline_passed_before_the_release_never_gets_the_slot() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let bulkhead = bulkhead(1, Duration::from_secs(1), &clock);
+        let held = bulkhead.try_enter_owned().unwrap();
+        let mut waiter = bulkhead.enter_async();
+        assert!(poll_noop(&mut waiter).is_pending());
+        clock.advance(Duration::from_secs(1));
+        // The release, a newcomer and the expired waiter's own poll race.
+        let releaser = thread::spawn(move || drop(held));
+        let newcomer = {
+            let bulkhead = bulkhead.clone();
+            thread::spawn(move || bulkhead.try_enter().map(drop).is_ok())
+        };
+        assert!(
+            matches!(poll_noop(&mut waiter), Poll::Ready(Err(_))),
+            "an expired waiter was handed a slot"
+        );
+        releaser.join().unwrap();
+        let _ = newcomer.join().unwrap();
+        drop(waiter);
+        assert_idle(&bulkhead, 1);
+    });
+}
+
+#[test]
+fn a_cancelled_waiter_passes_its_slot_over_an_expired_one() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let bulkhead = bulkhead(1, Duration::from_secs(1), &clock);
+        let held = bulkhead.try_enter_owned().unwrap();
+        let mut first = bulkhead.enter_async();
+        assert!(poll_noop(&mut first).is_pending());
+        clock.advance(Duration::from_millis(500));
+        let mut second = bulkhead.enter_async();
+        assert!(poll_noop(&mut second).is_pending());
+        // `first` expires, `second` does not; `first` is dropped while the
+        // slot is released.
+        clock.advance(Duration::from_millis(500));
+        let releaser = thread::spawn(move || drop(held));
+        drop(first);
+        releaser.join().unwrap();
+        assert!(matches!(poll_noop(&mut second), Poll::Ready(Ok(_))));
+        drop(second);
+        assert_idle(&bulkhead, 1);
+    });
+}

@@ -19,7 +19,9 @@ use crate::rejection::BulkheadFull;
 /// `max_wait` zero, it resolves to [`BulkheadFull`]; with `max_wait` > 0 it
 /// queues, and the oldest queued caller receives the next released slot
 /// directly. If `max_wait` passes first (on the bulkhead's clock) it resolves
-/// to [`BulkheadFull`].
+/// to [`BulkheadFull`]: a slot released once its deadline has passed is never
+/// handed to it (it goes to the next waiter, or to newcomers), while a slot
+/// handed over before the deadline stays its own even if it is polled later.
 ///
 /// # Cancel safety
 ///
@@ -94,13 +96,14 @@ impl<'a> Enter<'a> {
             let clock = shared.context.clock();
             let deadline = clock.now().checked_add(shared.config.max_wait());
             let sleep = deadline.map(|deadline| clock.sleep_until(deadline));
-            let key = match shared
-                .semaphore
-                .enqueue(Kind::Task, Wake::Task(cx.waker().clone()))
-            {
-                Enqueued::Done(acquired) => return self.outcome(acquired),
-                Enqueued::Queued(key) => key,
-            };
+            let key =
+                match shared
+                    .semaphore
+                    .enqueue(Kind::Task, Wake::Task(cx.waker().clone()), deadline)
+                {
+                    Enqueued::Done(acquired) => return self.outcome(acquired),
+                    Enqueued::Queued(key) => key,
+                };
             self.state = State::Queued { key, sleep };
         }
         let State::Queued { key, sleep } = &mut self.state else {
@@ -128,7 +131,7 @@ impl Drop for Enter<'_> {
 
 #[cold]
 fn cancel(shared: &Shared, key: WaiterKey) {
-    shared.semaphore.cancel(key);
+    shared.semaphore.cancel(key, shared.context.clock());
     if let Some(traffic) = &shared.traffic {
         traffic.abandoned();
     }

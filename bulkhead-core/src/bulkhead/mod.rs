@@ -256,7 +256,10 @@ impl Bulkhead {
             max_concurrent.into(),
             BulkheadConfig::MAX_CONCURRENT.into(),
         )?;
-        let from = self.shared.semaphore.set_max(max);
+        let from = self
+            .shared
+            .semaphore
+            .set_max(max, &**self.shared.context.clock());
         if from != max {
             let instance = self.shared.instance;
             self.shared.context.publish(|at| {
@@ -296,7 +299,7 @@ impl Shared {
 
     /// Gives back a slot taken at `started` on a bulkhead tracking sizing.
     pub(super) fn release_timed(&self, started: Instant) {
-        self.semaphore.release();
+        self.semaphore.release(self.context.clock());
         if let Some(traffic) = &self.traffic {
             traffic.completed(started, self.context.clock().now());
         }
@@ -322,7 +325,7 @@ impl Shared {
 
     #[cold]
     fn enter_blocking(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
-        let clock = &**self.context.clock();
+        let clock = self.context.clock();
         let deadline = clock.now().checked_add(self.config.max_wait());
         let acquired = self.semaphore.acquire_blocking(clock, deadline);
         self.permit_or_reject(acquired, true)
@@ -333,7 +336,7 @@ impl Shared {
         &self,
         outer: Option<Instant>,
     ) -> Result<BulkheadPermit<'_>, EnterError> {
-        let clock = &**self.context.clock();
+        let clock = self.context.clock();
         let own = clock.now().checked_add(self.config.max_wait());
         // The outer deadline binds only if it comes strictly first.
         let outer_first = match (outer, own) {

@@ -6,7 +6,16 @@
 //! A waiter holds a [`WaiterKey`] (index and generation); the generation makes
 //! a stale key harmless after its node was reused.
 //!
-//! The queue is only ever touched under the semaphore's mutex.
+//! Each waiter carries its deadline, so that a hand-off passes over a waiter
+//! whose deadline has already passed instead of giving it a slot it may no
+//! longer take.
+//!
+//! The queue is only ever touched under the semaphore's mutex. Nothing here
+//! drops or wakes a waker: every [`Wake`] leaving a node is returned to the
+//! caller, which drops or wakes it after unlocking (a waker's drop may run
+//! arbitrary code, including releasing a slot of this very bulkhead).
+
+use std::time::Instant;
 
 use crate::clock::Wake;
 
@@ -29,6 +38,10 @@ pub(super) enum Status {
     /// Handed a slot by a releaser; the slot is counted as in flight and is
     /// the waiter's to use or to pass on.
     Granted,
+    /// Passed over by a hand-off because its deadline had passed: it holds
+    /// no slot and is out of its list. Its own timer wakes it (its deadline
+    /// has passed on the clock), and it then leaves empty-handed.
+    Expired,
     /// Not a live waiter (never was, or already removed).
     Gone,
 }
@@ -47,6 +60,8 @@ struct Node {
     kind: Kind,
     prev: u32,
     next: u32,
+    /// `None`: waits without a deadline.
+    deadline: Option<Instant>,
     wake: Option<Wake>,
 }
 
@@ -94,8 +109,8 @@ impl WaitQueue {
         self.queued == 0
     }
 
-    /// Appends a waiter to the end of its list.
-    pub(super) fn push(&mut self, kind: Kind, wake: Wake) -> WaiterKey {
+    /// Appends a waiter that gives up at `deadline` to the end of its list.
+    pub(super) fn push(&mut self, kind: Kind, wake: Wake, deadline: Option<Instant>) -> WaiterKey {
         let index = match self.free {
             NIL => {
                 // More than u32::MAX - 1 simultaneous waiters would need more
@@ -106,6 +121,7 @@ impl WaitQueue {
                     kind,
                     prev: NIL,
                     next: NIL,
+                    deadline: None,
                     wake: None,
                 });
                 (self.nodes.len() - 1) as u32
@@ -121,6 +137,7 @@ impl WaitQueue {
         node.kind = kind;
         node.prev = tail;
         node.next = NIL;
+        node.deadline = deadline;
         node.wake = Some(wake);
         let key = WaiterKey {
             index,
@@ -145,51 +162,80 @@ impl WaitQueue {
         self.node(key).map_or(Status::Gone, |n| n.status)
     }
 
-    /// Refreshes the waker of a queued task.
-    pub(super) fn update_waker(&mut self, key: WaiterKey, cx: &std::task::Context<'_>) {
+    /// Refreshes the waker of a queued task. Returns the waker it replaced,
+    /// for the caller to drop after unlocking.
+    #[must_use = "drop the replaced waker after unlocking"]
+    pub(super) fn update_waker(
+        &mut self,
+        key: WaiterKey,
+        cx: &std::task::Context<'_>,
+    ) -> Option<Wake> {
         if self.node(key).is_some() {
             if let Some(wake) = &mut self.nodes[key.index as usize].wake {
-                wake.update(cx);
+                return wake.update(cx);
             }
         }
+        None
     }
 
-    /// Removes a waiter, whatever its status, and returns the status it had.
-    pub(super) fn remove(&mut self, key: WaiterKey) -> Status {
+    /// Removes a waiter, whatever its status. Returns the status it had and
+    /// its waker, for the caller to drop after unlocking.
+    #[must_use = "drop the waker after unlocking"]
+    pub(super) fn remove(&mut self, key: WaiterKey) -> (Status, Option<Wake>) {
         let status = self.status(key);
         match status {
-            Status::Gone => return status,
+            Status::Gone => return (status, None),
             Status::Queued => self.unlink(key.index),
-            Status::Granted => {}
+            Status::Granted | Status::Expired => {}
         }
         let free = self.free;
         let node = &mut self.nodes[key.index as usize];
         node.status = Status::Gone;
         node.generation = node.generation.wrapping_add(1);
-        node.wake = None;
         node.next = free;
         self.free = key.index;
-        status
+        (status, node.wake.take())
     }
 
-    /// Hands a slot to the next waiter: the oldest task or the oldest thread,
-    /// alternating while both kinds wait. Returns how to wake it.
-    pub(super) fn grant_next(&mut self) -> Option<Wake> {
-        let tasks = self.lists[Kind::Task as usize].head;
-        let threads = self.lists[Kind::Thread as usize].head;
-        let index = match (tasks, threads) {
-            (NIL, NIL) => return None,
-            (task, NIL) => task,
-            (NIL, thread) => thread,
-            (task, thread) => {
-                self.threads_next = !self.threads_next;
-                if self.threads_next { task } else { thread }
+    /// Hands a slot to the next waiter whose deadline is still ahead at
+    /// `now`: the oldest task or the oldest thread, alternating while both
+    /// kinds wait. Waiters found expired on the way are passed over (marked
+    /// [`Status::Expired`], left for their own timers to wake). Returns how
+    /// to wake the waiter served, `None` if nobody was.
+    pub(super) fn grant_next(&mut self, now: Instant) -> Option<Wake> {
+        loop {
+            let tasks = self.lists[Kind::Task as usize].head;
+            let threads = self.lists[Kind::Thread as usize].head;
+            let index = match (tasks, threads) {
+                (NIL, NIL) => return None,
+                (task, NIL) => task,
+                (NIL, thread) => thread,
+                (task, thread) => {
+                    // A waiter passed over does not take its kind's turn.
+                    let threads_next = !self.threads_next;
+                    let index = if threads_next { task } else { thread };
+                    if !self.is_expired(index, now) {
+                        self.threads_next = threads_next;
+                    }
+                    index
+                }
+            };
+            self.unlink(index);
+            let expired = self.is_expired(index, now);
+            let node = &mut self.nodes[index as usize];
+            if expired {
+                node.status = Status::Expired;
+                continue;
             }
-        };
-        self.unlink(index);
-        let node = &mut self.nodes[index as usize];
-        node.status = Status::Granted;
-        node.wake.take()
+            node.status = Status::Granted;
+            return node.wake.take();
+        }
+    }
+
+    fn is_expired(&self, index: u32, now: Instant) -> bool {
+        self.nodes[index as usize]
+            .deadline
+            .is_some_and(|deadline| now >= deadline)
     }
 
     fn unlink(&mut self, index: u32) {
@@ -210,33 +256,41 @@ impl WaitQueue {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     fn wake() -> Wake {
         Wake::Thread(std::thread::current())
     }
 
+    fn push(q: &mut WaitQueue, kind: Kind) -> WaiterKey {
+        q.push(kind, wake(), None)
+    }
+
     #[test]
     fn each_kind_is_served_in_arrival_order() {
+        let now = Instant::now();
         let mut q = WaitQueue::new();
-        let t1 = q.push(Kind::Task, wake());
-        let t2 = q.push(Kind::Task, wake());
-        assert!(q.grant_next().is_some());
+        let t1 = push(&mut q, Kind::Task);
+        let t2 = push(&mut q, Kind::Task);
+        assert!(q.grant_next(now).is_some());
         assert_eq!(q.status(t1), Status::Granted);
         assert_eq!(q.status(t2), Status::Queued);
-        assert!(q.grant_next().is_some());
+        assert!(q.grant_next(now).is_some());
         assert_eq!(q.status(t2), Status::Granted);
-        assert!(q.grant_next().is_none());
+        assert!(q.grant_next(now).is_none());
     }
 
     #[test]
     fn tasks_and_threads_alternate_when_both_wait() {
+        let now = Instant::now();
         let mut q = WaitQueue::new();
-        let tasks: Vec<_> = (0..3).map(|_| q.push(Kind::Task, wake())).collect();
-        let threads: Vec<_> = (0..3).map(|_| q.push(Kind::Thread, wake())).collect();
+        let tasks: Vec<_> = (0..3).map(|_| push(&mut q, Kind::Task)).collect();
+        let threads: Vec<_> = (0..3).map(|_| push(&mut q, Kind::Thread)).collect();
         let mut order = Vec::new();
         for _ in 0..6 {
-            q.grant_next();
+            let _ = q.grant_next(now);
             let granted = |keys: &[WaiterKey]| {
                 keys.iter()
                     .filter(|k| q.status(**k) == Status::Granted)
@@ -249,14 +303,17 @@ mod tests {
 
     #[test]
     fn a_removed_waiter_leaves_the_middle_of_its_list() {
+        let now = Instant::now();
         let mut q = WaitQueue::new();
-        let a = q.push(Kind::Thread, wake());
-        let b = q.push(Kind::Thread, wake());
-        let c = q.push(Kind::Thread, wake());
-        assert_eq!(q.remove(b), Status::Queued);
+        let a = push(&mut q, Kind::Thread);
+        let b = push(&mut q, Kind::Thread);
+        let c = push(&mut q, Kind::Thread);
+        let (status, wake) = q.remove(b);
+        assert_eq!(status, Status::Queued);
+        assert!(wake.is_some(), "the waker is handed back, not dropped");
         assert_eq!(q.len(), 2);
-        q.grant_next();
-        q.grant_next();
+        let _ = q.grant_next(now);
+        let _ = q.grant_next(now);
         assert_eq!(
             (q.status(a), q.status(c)),
             (Status::Granted, Status::Granted)
@@ -267,12 +324,63 @@ mod tests {
     #[test]
     fn a_stale_key_does_not_touch_the_reused_node() {
         let mut q = WaitQueue::new();
-        let old = q.push(Kind::Task, wake());
-        q.remove(old);
-        let new = q.push(Kind::Task, wake());
+        let old = push(&mut q, Kind::Task);
+        let _ = q.remove(old);
+        let new = push(&mut q, Kind::Task);
         assert_eq!(q.status(old), Status::Gone);
-        assert_eq!(q.remove(old), Status::Gone);
+        assert_eq!(q.remove(old).0, Status::Gone);
         assert_eq!(q.status(new), Status::Queued);
         assert_eq!(q.nodes.len(), 1, "the node was reused");
+    }
+
+    #[test]
+    fn a_hand_off_passes_over_waiters_whose_deadline_has_passed() {
+        let start = Instant::now();
+        let soon = Some(start + Duration::from_millis(10));
+        let later = Some(start + Duration::from_millis(20));
+        let mut q = WaitQueue::new();
+        let early = q.push(Kind::Task, wake(), soon);
+        let patient = q.push(Kind::Task, wake(), later);
+        let forever = q.push(Kind::Task, wake(), None);
+        // At exactly the first deadline, that waiter is expired.
+        assert!(q.grant_next(start + Duration::from_millis(10)).is_some());
+        assert_eq!(q.status(early), Status::Expired);
+        assert_eq!(q.status(patient), Status::Granted);
+        assert_eq!(q.len(), 1);
+        // Long after every deadline, a waiter without one is still served.
+        assert!(q.grant_next(start + Duration::from_secs(3600)).is_some());
+        assert_eq!(q.status(forever), Status::Granted);
+        // The expired waiter leaves when it notices, with its waker.
+        let (status, wake) = q.remove(early);
+        assert_eq!(status, Status::Expired);
+        assert!(wake.is_some());
+        assert_eq!(q.status(early), Status::Gone);
+    }
+
+    #[test]
+    fn a_hand_off_finding_only_expired_waiters_serves_nobody() {
+        let start = Instant::now();
+        let mut q = WaitQueue::new();
+        let task = q.push(Kind::Task, wake(), Some(start));
+        let thread = q.push(Kind::Thread, wake(), Some(start));
+        assert!(q.grant_next(start).is_none());
+        assert!(q.is_empty());
+        assert_eq!(q.status(task), Status::Expired);
+        assert_eq!(q.status(thread), Status::Expired);
+    }
+
+    #[test]
+    fn an_expired_waiter_does_not_take_its_kinds_turn() {
+        let start = Instant::now();
+        let mut q = WaitQueue::new();
+        let expired_task = q.push(Kind::Task, wake(), Some(start));
+        let task = q.push(Kind::Task, wake(), None);
+        let thread = q.push(Kind::Thread, wake(), None);
+        // Tasks go first; the expired task is passed over and the next task
+        // is served in its place.
+        assert!(q.grant_next(start).is_some());
+        assert_eq!(q.status(expired_task), Status::Expired);
+        assert_eq!(q.status(task), Status::Granted);
+        assert_eq!(q.status(thread), Status::Queued);
     }
 }

@@ -28,10 +28,28 @@
 //! - *Acquire*: load; if neither `WAITERS` nor `in_flight >= max`, one
 //!   compare-exchange adding one. A rejection is the load alone.
 //! - *Release*: one `fetch_sub`. If the value it replaced had `WAITERS`
-//!   set, the releaser then takes the mutex and hands the slot it just freed
-//!   to the next waiter (taking it back into *in flight* for the waiter), so
-//!   a queued waiter never loses a slot to a newcomer: newcomers see
-//!   `WAITERS` and queue behind it.
+//!   set, the releaser then reads the clock, takes the mutex and hands the
+//!   slot it just freed to the next waiter whose deadline that reading has
+//!   not reached (taking it back into *in flight* for the waiter), so a
+//!   queued waiter never loses a slot to a newcomer: newcomers see `WAITERS`
+//!   and queue behind it.
+//!
+//! ## Deadlines
+//!
+//! Every waiter is queued with its deadline. A hand-off (a release, a
+//! cancelled waiter passing its slot on, a raised limit) passes over the
+//! waiters whose deadline has passed: they are unlinked and marked expired,
+//! hold nothing, and leave when their own timer wakes them. So an expired
+//! waiter is never handed a slot, and a slot it would have got goes to the
+//! next waiter in line or, if none is left, back to newcomers.
+//!
+//! ## Locks and wakers
+//!
+//! No waker is woken or dropped, and no clock is read, while the mutex is
+//! held: the queue hands every waker it gives up back to its caller, which
+//! lets go of it after unlocking. A waker's drop may run arbitrary code,
+//! including releasing a slot of this bulkhead, which takes the mutex
+//! (tokio's issue 5429).
 //!
 //! ## Why no wake-up is lost
 //!
@@ -52,6 +70,7 @@
 //! the mutex, read-modify-writes use `AcqRel`; the mutex orders everything
 //! else.
 
+use std::sync::Arc;
 use std::task::Context;
 use std::time::Instant;
 
@@ -152,25 +171,36 @@ impl Semaphore {
     }
 
     /// Gives a slot back, and hands it to the next waiter if one is queued.
+    ///
+    /// `clock` is read only on a hand-off, to pass over waiters whose
+    /// deadline has passed.
     #[inline]
-    pub(crate) fn release(&self) {
+    pub(crate) fn release(&self, clock: &Arc<dyn Clock>) {
         let before = self.state.fetch_sub(ONE, Release);
         if before & WAITERS != 0 {
-            self.hand_over();
+            self.hand_over(&**clock);
         }
     }
 
     /// After a release that found waiters: gives a free slot, if the limit
-    /// allows one, to the next waiter.
+    /// allows one, to the next waiter whose deadline has not passed.
     #[cold]
-    fn hand_over(&self) {
+    fn hand_over(&self, clock: &dyn Clock) {
+        // Read before locking: no lock of ours is held while a clock runs.
+        // The hand-off takes effect at this reading: a waiter whose deadline
+        // it has reached gets nothing.
+        let now = clock.now();
         let mut queue = lock(&self.queue);
         let state = self.state.load(Acquire);
         let wake = if !queue.is_empty() && !is_full(state) {
             // Newcomers cannot take the slot (WAITERS is set) and only we
             // hand slots out, under the lock: it is still free.
-            self.state.fetch_add(ONE, Acquire);
-            let wake = queue.grant_next();
+            let wake = queue.grant_next(now);
+            if wake.is_some() {
+                self.state.fetch_add(ONE, Acquire);
+            }
+            // If every waiter had expired, the queue is now empty and this
+            // clears WAITERS: the slot is free for newcomers again.
             self.queue_changed(&queue);
             wake
         } else {
@@ -182,20 +212,6 @@ impl Semaphore {
         }
     }
 
-    /// Releases one slot with the queue locked: hands it to the next waiter
-    /// unless the limit was lowered below the slots in flight, else frees it.
-    fn release_locked(&self, queue: &mut MutexGuard<'_, WaitQueue>) -> Option<Wake> {
-        let state = self.state.load(Acquire);
-        if in_flight(state) <= max(state) {
-            if let Some(wake) = queue.grant_next() {
-                self.queue_changed(queue);
-                return Some(wake);
-            }
-        }
-        self.state.fetch_sub(ONE, AcqRel);
-        None
-    }
-
     /// Records a change of the queue's length; clears `WAITERS` once it is
     /// empty. Call with the lock held, after the change.
     fn queue_changed(&self, queue: &MutexGuard<'_, WaitQueue>) {
@@ -205,8 +221,9 @@ impl Semaphore {
         self.waiting.store(queue.len(), Relaxed);
     }
 
-    /// Takes a slot that came free, or queues the caller.
-    pub(crate) fn enqueue(&self, kind: Kind, wake: Wake) -> Enqueued {
+    /// Takes a slot that came free, or queues the caller until `deadline`
+    /// (`None`: no deadline).
+    pub(crate) fn enqueue(&self, kind: Kind, wake: Wake, deadline: Option<Instant>) -> Enqueued {
         let mut queue = lock(&self.queue);
         let mut state = self.state.load(Acquire);
         loop {
@@ -228,14 +245,18 @@ impl Semaphore {
                 Err(actual) => state = actual,
             }
         }
-        let key = queue.push(kind, wake);
+        let key = queue.push(kind, wake, deadline);
         self.queue_changed(&queue);
         Enqueued::Queued(key)
     }
 
     /// Checks a queued waiter: takes its slot if one was handed over, else,
-    /// if `expired`, removes it from the queue, else refreshes its waker.
-    /// Returns `None` while it keeps waiting.
+    /// if `expired` or passed over as expired, removes it from the queue,
+    /// else refreshes its waker. Returns `None` while it keeps waiting.
+    ///
+    /// A slot handed over is the waiter's even if it notices only after its
+    /// deadline: hand-offs pass over waiters already expired, so the slot
+    /// was given while the waiter was still entitled to it.
     pub(crate) fn poll_waiter(
         &self,
         key: WaiterKey,
@@ -243,43 +264,43 @@ impl Semaphore {
         cx: Option<&Context<'_>>,
     ) -> Option<Acquired> {
         let mut queue = lock(&self.queue);
-        match queue.status(key) {
+        let (acquired, stale) = match queue.status(key) {
             Status::Granted => {
-                queue.remove(key);
-                Some(Acquired::Slot)
+                let (_, wake) = queue.remove(key);
+                (Some(Acquired::Slot), wake)
+            }
+            Status::Expired => {
+                let (_, wake) = queue.remove(key);
+                (Some(Acquired::Full), wake)
             }
             Status::Queued if expired => {
-                queue.remove(key);
+                let (_, wake) = queue.remove(key);
                 self.queue_changed(&queue);
-                Some(Acquired::Full)
+                (Some(Acquired::Full), wake)
             }
-            Status::Queued => {
-                if let Some(cx) = cx {
-                    queue.update_waker(key, cx);
-                }
-                None
-            }
+            Status::Queued => (None, cx.and_then(|cx| queue.update_waker(key, cx))),
             // Not reachable through the public types, which remove a key
             // exactly once; answering "full" keeps the accounting intact.
-            Status::Gone => Some(Acquired::Full),
-        }
+            Status::Gone => (Some(Acquired::Full), None),
+        };
+        drop(queue);
+        drop(stale);
+        acquired
     }
 
     /// Withdraws a waiter that gives up (dropped or unwound). A slot that was
-    /// already handed to it is passed on, so no capacity is lost.
-    pub(crate) fn cancel(&self, key: WaiterKey) {
+    /// already handed to it is released like any other, so it goes to the
+    /// next waiter (or is freed): no capacity is lost.
+    pub(crate) fn cancel(&self, key: WaiterKey, clock: &Arc<dyn Clock>) {
         let mut queue = lock(&self.queue);
-        let wake = match queue.remove(key) {
-            Status::Queued => {
-                self.queue_changed(&queue);
-                None
-            }
-            Status::Granted => self.release_locked(&mut queue),
-            Status::Gone => None,
-        };
+        let (status, wake) = queue.remove(key);
+        if status == Status::Queued {
+            self.queue_changed(&queue);
+        }
         drop(queue);
-        if let Some(wake) = wake {
-            wake.wake();
+        drop(wake);
+        if status == Status::Granted {
+            self.release(clock);
         }
     }
 
@@ -287,10 +308,10 @@ impl Semaphore {
     /// `clock` (`None`: no deadline).
     pub(crate) fn acquire_blocking(
         &self,
-        clock: &dyn Clock,
+        clock: &Arc<dyn Clock>,
         deadline: Option<Instant>,
     ) -> Acquired {
-        let key = match self.enqueue(Kind::Thread, Wake::Thread(thread::current())) {
+        let key = match self.enqueue(Kind::Thread, Wake::Thread(thread::current()), deadline) {
             Enqueued::Done(acquired) => return acquired,
             Enqueued::Queued(key) => key,
         };
@@ -298,6 +319,7 @@ impl Semaphore {
         let guard = CancelOnDrop {
             semaphore: self,
             key,
+            clock,
         };
         loop {
             let expired = deadline.is_some_and(|d| clock.now() >= d);
@@ -312,12 +334,14 @@ impl Semaphore {
         }
     }
 
-    /// Changes the limit. Raising it hands the new slots to waiters at once;
-    /// lowering it lets the calls in flight finish and admits new ones only
-    /// once fewer than the new limit are in flight.
+    /// Changes the limit. Raising it hands the new slots to waiters at once
+    /// (passing over those whose deadline has passed on `clock`); lowering
+    /// it lets the calls in flight finish and admits new ones only once
+    /// fewer than the new limit are in flight.
     /// Returns the limit it replaced.
-    pub(crate) fn set_max(&self, new_max: u32) -> u32 {
+    pub(crate) fn set_max(&self, new_max: u32, clock: &dyn Clock) -> u32 {
         let new_max = new_max.clamp(1, MAX_CONCURRENT);
+        let now = clock.now();
         let mut queue = lock(&self.queue);
         let mut state = self.state.load(Acquire);
         loop {
@@ -329,18 +353,15 @@ impl Semaphore {
         }
         let before = max(state);
         let mut wakes = Vec::new();
-        while !queue.is_empty() {
-            let state = self.state.load(Acquire);
-            if is_full(state) {
+        // While the queue is not empty WAITERS is set: nobody else takes a
+        // slot, and releases only lower the count, so a slot found free
+        // stays free until we take it.
+        while !queue.is_empty() && !is_full(self.state.load(Acquire)) {
+            let Some(wake) = queue.grant_next(now) else {
                 break;
-            }
-            if self
-                .state
-                .compare_exchange(state, state + ONE, AcqRel, Acquire)
-                .is_ok()
-            {
-                wakes.extend(queue.grant_next());
-            }
+            };
+            self.state.fetch_add(ONE, AcqRel);
+            wakes.push(wake);
         }
         self.queue_changed(&queue);
         drop(queue);
@@ -378,10 +399,11 @@ impl Drop for WakeAll {
 pub(crate) struct CancelOnDrop<'a> {
     pub(crate) semaphore: &'a Semaphore,
     pub(crate) key: WaiterKey,
+    pub(crate) clock: &'a Arc<dyn Clock>,
 }
 
 impl Drop for CancelOnDrop<'_> {
     fn drop(&mut self) {
-        self.semaphore.cancel(self.key);
+        self.semaphore.cancel(self.key, self.clock);
     }
 }

@@ -66,10 +66,13 @@ impl State {
         id
     }
 
-    fn remove(&mut self, id: u64) -> bool {
-        let before = self.sleepers.len();
-        self.sleepers.retain(|s| s.id != id);
-        self.sleepers.len() != before
+    /// Takes a sleeper out, for the caller to drop after unlocking: a
+    /// waker's drop may run arbitrary code, such as releasing a bulkhead slot
+    /// (which reads this clock).
+    #[must_use = "drop the sleeper after unlocking"]
+    fn remove(&mut self, id: u64) -> Option<Sleeper> {
+        let at = self.sleepers.iter().position(|s| s.id == id)?;
+        Some(self.sleepers.remove(at))
     }
 }
 
@@ -150,7 +153,8 @@ impl Clock for ManualClock {
             state.register(deadline, Wake::Thread(thread::current()))
         };
         thread::park();
-        lock(&self.shared.state).remove(id);
+        let removed = lock(&self.shared.state).remove(id);
+        drop(removed);
     }
 }
 
@@ -167,18 +171,23 @@ impl Future for ManualSleep {
         let this = &mut *self;
         let mut state = lock(&this.shared.state);
         if state.now(this.shared.origin) >= this.deadline {
-            if let Some(id) = this.id.take() {
-                state.remove(id);
-            }
+            let removed = this.id.take().and_then(|id| state.remove(id));
+            drop(state);
+            drop(removed);
             return Poll::Ready(());
         }
         let registered = this
             .id
             .and_then(|id| state.sleepers.iter_mut().find(|s| s.id == id));
-        match registered {
+        let replaced = match registered {
             Some(sleeper) => sleeper.wake.update(cx),
-            None => this.id = Some(state.register(this.deadline, Wake::Task(cx.waker().clone()))),
-        }
+            None => {
+                this.id = Some(state.register(this.deadline, Wake::Task(cx.waker().clone())));
+                None
+            }
+        };
+        drop(state);
+        drop(replaced);
         Poll::Pending
     }
 }
@@ -186,7 +195,8 @@ impl Future for ManualSleep {
 impl Drop for ManualSleep {
     fn drop(&mut self) {
         if let Some(id) = self.id.take() {
-            lock(&self.shared.state).remove(id);
+            let removed = lock(&self.shared.state).remove(id);
+            drop(removed);
         }
     }
 }

@@ -158,11 +158,14 @@ impl Wake {
         }
     }
 
-    /// Replaces a stored task waker when the task moved; cheap when it did not.
-    pub(crate) fn update(&mut self, cx: &Context<'_>) {
+    /// Replaces a stored task waker when the task moved; cheap when it did
+    /// not. Returns what it replaced, for the caller to drop once it holds
+    /// no lock: dropping a waker may run arbitrary code.
+    #[must_use = "drop the replaced waker after unlocking"]
+    pub(crate) fn update(&mut self, cx: &Context<'_>) -> Option<Wake> {
         match self {
-            Wake::Task(waker) if waker.will_wake(cx.waker()) => {}
-            _ => *self = Wake::Task(cx.waker().clone()),
+            Wake::Task(waker) if waker.will_wake(cx.waker()) => None,
+            _ => Some(std::mem::replace(self, Wake::Task(cx.waker().clone()))),
         }
     }
 }

@@ -68,7 +68,15 @@ impl Future for SystemSleep {
         let mut state = timer.lock();
         match self.id {
             Some(id) => match state.wakers.get_mut(&id) {
-                Some(waker) => waker.clone_from(cx.waker()),
+                Some(waker) if waker.will_wake(cx.waker()) => {}
+                Some(waker) => {
+                    // Dropped after unlocking: a waker's drop may run
+                    // arbitrary code, such as dropping another sleep.
+                    let replaced = std::mem::replace(waker, cx.waker().clone());
+                    drop(state);
+                    drop(replaced);
+                    return Poll::Pending;
+                }
                 // The timer fired between our clock check and the lock.
                 None => return Poll::Ready(()),
             },
@@ -96,8 +104,10 @@ impl SystemSleep {
         if let Some(id) = self.id.take() {
             if let Some(timer) = Timer::get() {
                 let mut state = timer.lock();
-                state.wakers.remove(&id);
+                let removed = state.wakers.remove(&id);
                 state.compact();
+                drop(state);
+                drop(removed);
             }
         }
     }
