@@ -588,9 +588,12 @@ pub use bulkhead_macros::circuit_breaker;
 /// An async call that has not completed at the deadline (measured on the
 /// registry's clock) is dropped there, freeing its bulkhead slot, and ends
 /// with `Rejection::Timeout`. A sync call cannot be pre-empted: the timeout
-/// bounds its waits for a rate-limiter permit and a bulkhead slot (a wait
-/// cut short ends with `Rejection::Timeout`); a body that overruns keeps
-/// its result and is reported with a timeout event.
+/// bounds its wait for a bulkhead slot (a wait cut short ends with
+/// `Rejection::Timeout`); a body that overruns keeps its result and is
+/// reported with a timeout event. The wait for a rate-limiter permit comes
+/// before the timeout in the fixed order and is not part of it, for sync
+/// and async calls alike: the deadline counts from when the permit was
+/// granted.
 ///
 /// # Examples
 ///

@@ -170,7 +170,7 @@ pub enum CircuitBreakerEventKind {
 #[non_exhaustive]
 pub enum TimeoutEventKind {
     /// A call did not complete in time: an async call was dropped, or a sync
-    /// wait for a permit or slot was cut short.
+    /// call's wait for a bulkhead slot was cut short.
     TimedOut {
         /// The configured timeout.
         timeout: Duration,

@@ -10,9 +10,11 @@ impl Policies {
     /// Runs `call` under the policies, on this thread; waits (for a retry
     /// delay, a rate-limiter permit, a bulkhead slot) block it.
     ///
-    /// A sync call cannot be pre-empted: a timeout bounds the waits for a
-    /// permit or slot (a wait cut short ends with `Rejection::Timeout`), and a
+    /// A sync call cannot be pre-empted: a timeout bounds the wait for a
+    /// bulkhead slot (a wait cut short ends with `Rejection::Timeout`), and a
     /// call that overruns keeps its result and is reported as an overrun.
+    /// The wait for a rate-limiter permit is outside the timeout (the fixed
+    /// order): the deadline counts from when the permit was granted.
     ///
     /// # Errors
     ///

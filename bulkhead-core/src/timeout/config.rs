@@ -36,7 +36,8 @@ impl TimeoutConfig {
         TimeoutConfigBuilder::default()
     }
 
-    /// How long a call may take, waits for permits and slots included.
+    /// How long a call may take, its wait for a bulkhead slot included (a
+    /// wait for a rate-limiter permit comes before the timeout and is not).
     pub fn duration(&self) -> Duration {
         self.duration
     }

@@ -3,9 +3,13 @@
 //!
 //! An async call is dropped at its deadline by the [`TimeoutFuture`] that
 //! [`Timeout::run`] wraps it in. A sync call cannot be pre-empted: the caller
-//! bounds its waits for permits and slots by [`Timeout::deadline`], reports a
+//! bounds its wait for a bulkhead slot by [`Timeout::deadline`], reports a
 //! wait cut short with [`Timeout::timed_out`] and a body that ran too long
 //! with [`Timeout::overran`].
+//!
+//! In the fixed order the timeout sits inside the rate limiter: a wait for a
+//! rate-limiter permit is not part of the timeout, for sync and async calls
+//! alike, and the deadline counts from when the permit was granted.
 //!
 //! - `config.rs`: [`TimeoutConfig`] and its builder;
 //! - `future.rs`: [`TimeoutFuture`], the async call raced against its
@@ -105,8 +109,9 @@ impl Timeout {
     /// The deadline of a call starting now: the clock's time plus the
     /// duration, or `None` (no deadline) if that is too far to represent.
     ///
-    /// Take it once, before waiting for any permit or slot, so that the
-    /// waits count towards the timeout.
+    /// Take it once, after any rate-limiter permit and before waiting for a
+    /// bulkhead slot, so that the wait for the slot counts towards the
+    /// timeout.
     #[inline]
     pub fn deadline(&self) -> Option<Instant> {
         self.deadline_at(None)
@@ -134,7 +139,7 @@ impl Timeout {
         TimeoutFuture::new(&self.shared, deadline, future)
     }
 
-    /// The rejection of a sync call whose wait for a permit or slot was cut
+    /// The rejection of a sync call whose wait for a bulkhead slot was cut
     /// short by its deadline; publishes `TimedOut`.
     #[must_use = "the rejection should be returned to the caller"]
     pub fn timed_out(&self) -> CallTimeout {

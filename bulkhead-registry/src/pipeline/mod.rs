@@ -87,9 +87,11 @@ impl Pipeline {
     /// `call` is `FnMut` because a retry may call it more than once. Waits
     /// (a retry delay, a rate-limiter permit, a bulkhead slot) block the
     /// thread: from async code, use [`execute_async`](Self::execute_async).
-    /// A timeout cannot pre-empt a sync call: it bounds the waits for a
-    /// permit or slot, and a call that overruns keeps its result and is
-    /// reported (an event).
+    /// A timeout cannot pre-empt a sync call: it bounds the wait for a
+    /// bulkhead slot, and a call that overruns keeps its result and is
+    /// reported (an event). The wait for a rate-limiter permit is outside
+    /// the timeout (the fixed order, as for async calls): the deadline
+    /// counts from when the permit was granted.
     ///
     /// # Errors
     ///
