@@ -10,7 +10,8 @@
 //!
 //! Routes: `POST /checkout`, `GET /reports/{id}`, `GET /bulkheads` (every
 //! bulkhead's snapshot as JSON) and `POST /reports/degrade` /
-//! `POST /reports/recover` (make the reports backend slow, or well again).
+//! `POST /reports/fail` / `POST /reports/recover` (make the reports backend
+//! slow, failing at once with 500, or well again).
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -35,11 +36,23 @@ pub(crate) const REPORTS_SLOTS: u32 = 3;
 /// What a refused report tells the client: about one report's latency.
 pub(crate) const REPORTS_RETRY_AFTER: Duration = Duration::from_secs(2);
 
+/// How the reports backend behaves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Health {
+    /// Reports are quick.
+    Well,
+    /// A report takes the backend's `slow` time (or until it recovers).
+    Slow,
+    /// Every report fails at once.
+    Failing,
+}
+
 /// The reports backend: quick when well; while degraded, a report takes
-/// `slow` (or until the backend recovers).
+/// `slow` (or until the backend is no longer slow); while failing, a report
+/// fails at once.
 #[derive(Debug, Clone)]
 pub(crate) struct ReportsBackend {
-    degraded: watch::Sender<bool>,
+    health: watch::Sender<Health>,
     slow: Duration,
 }
 
@@ -47,26 +60,34 @@ impl ReportsBackend {
     /// A backend that is well now, and takes `slow` per report when degraded.
     pub(crate) fn new(slow: Duration) -> Self {
         ReportsBackend {
-            degraded: watch::Sender::new(false),
+            health: watch::Sender::new(Health::Well),
             slow,
         }
     }
 
-    /// Makes reports slow (`true`) or quick again (`false`); reports already
-    /// waiting finish when it recovers.
+    /// Makes reports slow (`true`) or well again (`false`).
     pub(crate) fn set_degraded(&self, degraded: bool) {
-        self.degraded.send_replace(degraded);
+        self.set_health(if degraded { Health::Slow } else { Health::Well });
     }
 
-    async fn render(&self, id: &str) -> String {
-        let mut health = self.degraded.subscribe();
-        if *health.borrow_and_update() {
-            tokio::select! {
+    /// Changes how the backend behaves; slow reports already running finish
+    /// as soon as it is no longer slow.
+    pub(crate) fn set_health(&self, health: Health) {
+        self.health.send_replace(health);
+    }
+
+    async fn render(&self, id: &str) -> Result<String, &'static str> {
+        let mut health = self.health.subscribe();
+        let now = *health.borrow_and_update();
+        match now {
+            Health::Well => {}
+            Health::Failing => return Err("the reports backend failed"),
+            Health::Slow => tokio::select! {
                 () = tokio::time::sleep(self.slow) => {}
-                _ = health.wait_for(|degraded| !degraded) => {}
-            }
+                _ = health.wait_for(|health| *health != Health::Slow) => {}
+            },
         }
-        format!("report {id}")
+        Ok(format!("report {id}"))
     }
 }
 
@@ -116,6 +137,7 @@ pub(crate) fn app(registry: &Registry, reports: ReportsBackend) -> Result<Router
             ),
         )
         .route("/reports/degrade", post(degrade))
+        .route("/reports/fail", post(fail))
         .route("/reports/recover", post(recover))
         .route("/bulkheads", get(bulkheads))
         .with_state(state))
@@ -135,17 +157,29 @@ async fn place_order() -> &'static str {
     "order placed"
 }
 
-async fn report(State(state): State<AppState>, Path(id): Path<String>) -> String {
-    state.reports.render(&id).await
+async fn report(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<String, (StatusCode, &'static str)> {
+    state
+        .reports
+        .render(&id)
+        .await
+        .map_err(|failed| (StatusCode::INTERNAL_SERVER_ERROR, failed))
 }
 
 async fn degrade(State(state): State<AppState>) -> StatusCode {
-    state.reports.set_degraded(true);
+    state.reports.set_health(Health::Slow);
+    StatusCode::NO_CONTENT
+}
+
+async fn fail(State(state): State<AppState>) -> StatusCode {
+    state.reports.set_health(Health::Failing);
     StatusCode::NO_CONTENT
 }
 
 async fn recover(State(state): State<AppState>) -> StatusCode {
-    state.reports.set_degraded(false);
+    state.reports.set_health(Health::Well);
     StatusCode::NO_CONTENT
 }
 
