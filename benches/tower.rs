@@ -4,7 +4,7 @@
 //!
 //! | group | what |
 //! |---|---|
-//! | `tower_free` | `poll_ready` + `call` + one poll of the response future (ready), a slot free |
+//! | `tower_free` | `poll_ready` + `call` + one poll of the response future (ready), a slot free; ours also over a bulkhead with a `max_wait` (which must not allocate either) |
 //! | `tower_rejected` | the same while the only slot is held: the rejection, one poll |
 //! | `tower_rejected_in_runtime` | a rejected call driven to its answer by `Runtime::block_on` |
 //!
@@ -82,8 +82,14 @@ struct TowerLimit(Arc<Semaphore>);
 
 impl Ours {
     fn new(slots: u32) -> Self {
+        Ours::with_max_wait(slots, Duration::ZERO)
+    }
+
+    /// A bulkhead whose requests wait up to `max_wait` for a slot.
+    fn with_max_wait(slots: u32, max_wait: Duration) -> Self {
         let config = BulkheadConfig::builder()
             .max_concurrent(slots)
+            .max_wait(max_wait)
             .build()
             .expect("a valid limit");
         Ours(Bulkhead::new("bench-tower", config))
@@ -211,6 +217,16 @@ fn free(c: &mut Criterion, rt: &Runtime, bytes: &mut Vec<Case>) {
     bytes.push(Case {
         name: "tower_free/ours_bulkhead_layer",
         bytes: bytes_per_run(1000, || consume(call_once(&mut ours, 1))),
+    });
+
+    let mut waiting = Ours::with_max_wait(25, Duration::from_millis(250)).wrap(echo());
+    assert!(matches!(call_once(&mut waiting, 1), Poll::Ready(Ok(1))));
+    group.bench_function("ours_bulkhead_layer_max_wait", |b| {
+        b.iter(|| consume(call_once(black_box(&mut waiting), 1)))
+    });
+    bytes.push(Case {
+        name: "tower_free/ours_bulkhead_layer_max_wait",
+        bytes: bytes_per_run(1000, || consume(call_once(&mut waiting, 1))),
     });
 
     let mut resilience = Resilience::new(25).wrap(echo());

@@ -1,7 +1,8 @@
 //! An axum service whose checkout and reports routes sit on separate
 //! bulkheads: when the reports backend turns slow, reports answer
 //! `503 Service Unavailable` with `Retry-After` at once, and checkout keeps
-//! answering 200.
+//! answering 200. Checkout's bulkhead has a short `max_wait`: a burst beyond
+//! its slots waits for one rather than being refused.
 //!
 //! ```sh
 //! cargo run --example axum_service --features tower          # a demo, then exit
@@ -31,9 +32,14 @@ use tower::ServiceBuilder;
 /// Slots for checkout: 40 requests/s x 50 ms = 2 by Little's law, with room
 /// for bursts.
 pub(crate) const CHECKOUT_SLOTS: u32 = 8;
+/// How long a checkout waits for a slot when all are taken: a burst is
+/// served a little late rather than refused; a checkout that cannot get a
+/// slot within two call latencies gets a 503.
+pub(crate) const CHECKOUT_MAX_WAIT: Duration = Duration::from_millis(100);
 /// Slots for reports: 2 requests/s x 1.5 s = 3 by Little's law.
 pub(crate) const REPORTS_SLOTS: u32 = 3;
-/// What a refused report tells the client: about one report's latency.
+/// What a refused report tells the client: about one report's latency (the
+/// least it tells, when the registry tracks sizing and estimates it).
 pub(crate) const REPORTS_RETRY_AFTER: Duration = Duration::from_secs(2);
 
 /// How the reports backend behaves.
@@ -76,7 +82,8 @@ impl ReportsBackend {
         self.health.send_replace(health);
     }
 
-    async fn render(&self, id: &str) -> Result<String, &'static str> {
+    /// Renders the report `id`, or fails if the backend is failing.
+    pub(crate) async fn render(&self, id: &str) -> Result<String, &'static str> {
         let mut health = self.health.subscribe();
         let now = *health.borrow_and_update();
         match now {
@@ -108,7 +115,9 @@ pub(crate) fn app(registry: &Registry, reports: ReportsBackend) -> Result<Router
     let checkout = registry.bulkhead_policy(
         "checkout",
         "examples/axum_service.rs",
-        &BulkheadConfig::builder().max_concurrent(CHECKOUT_SLOTS),
+        &BulkheadConfig::builder()
+            .max_concurrent(CHECKOUT_SLOTS)
+            .max_wait(CHECKOUT_MAX_WAIT),
     )?;
     let reports_bulkhead = registry.bulkhead_policy(
         "reports",
@@ -143,8 +152,10 @@ pub(crate) fn app(registry: &Registry, reports: ReportsBackend) -> Result<Router
         .with_state(state))
 }
 
-/// A refused request: 503, with the layer's hint as `Retry-After`.
-async fn unavailable(error: ServiceError<Infallible>) -> impl IntoResponse {
+/// A refused request: 503, with the refusal's hint as `Retry-After` (the
+/// layer's, or estimated from the bulkhead's figures when the registry
+/// tracks sizing).
+pub(crate) async fn unavailable(error: ServiceError<Infallible>) -> impl IntoResponse {
     let ServiceError::Unavailable(refused) = error;
     (
         StatusCode::SERVICE_UNAVAILABLE,

@@ -100,9 +100,10 @@ pub use bulkhead_registry::{
     SizingReport, TimeoutHandle, TimeoutSnapshot,
 };
 
-/// `tower` layers for bulkheads and pipelines (feature `tower`): a full
-/// bulkhead answers at once, and axum turns the refusal into a 503 with
-/// `Retry-After`; see `examples/axum_service.rs`.
+/// `tower` layers for bulkheads and pipelines (feature `tower`): a request
+/// that finds the bulkhead full waits up to its `max_wait` inside the
+/// response future (never in `poll_ready`), and a refusal becomes, through
+/// axum, a 503 with `Retry-After`; see `examples/axum_service.rs`.
 #[cfg(feature = "tower")]
 pub use bulkhead_registry::tower;
 

@@ -3,6 +3,9 @@
 //! only the reports bulkhead's slots; further reports are answered 503 with
 //! `Retry-After` at once, checkout keeps answering 200, `/bulkheads` shows
 //! it, and every refusal is a `Rejected` event of the reports bulkhead.
+//! A route whose bulkhead has a `max_wait` serves two concurrent requests on
+//! one slot, one after the other, and refuses a request whose wait ran out
+//! with a `Retry-After` estimated from the bulkhead's figures.
 //!
 //! With the feature `metrics`, the same flood is checked in the metrics
 //! exported by `bulkhead::observe` to a test recorder.
@@ -13,12 +16,18 @@ mod example;
 
 use std::time::{Duration, Instant};
 
-use bulkhead::{BulkheadEventKind, Event, EventStream, Registry};
+use axum::Router;
+use axum::error_handling::HandleErrorLayer;
+use axum::extract::Path;
+use axum::routing::get;
+use bulkhead::tower::BulkheadLayer;
+use bulkhead::{BulkheadConfig, BulkheadEventKind, Event, EventStream, ManualClock, Registry};
 use example::{REPORTS_SLOTS, ReportsBackend};
 use reqwest::{Client, StatusCode, header};
 use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
+use tower::ServiceBuilder;
 
 /// A report takes this long while the backend is degraded: longer than any
 /// test, so the flood holds its slots until the backend recovers.
@@ -38,6 +47,10 @@ async fn serve() -> Server {
 async fn serve_on(registry: Registry) -> Server {
     let backend = ReportsBackend::new(SLOW);
     let app = example::app(&registry, backend.clone()).expect("a fresh registry");
+    serve_app(registry, backend, app).await
+}
+
+async fn serve_app(registry: Registry, backend: ReportsBackend, app: Router) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
     let base = format!("http://{}", listener.local_addr().expect("bound"));
     tokio::spawn(async move { axum::serve(listener, app).await });
@@ -99,16 +112,14 @@ async fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
     }
 }
 
-/// The bulkhead rejections received so far, as instance ids.
-fn rejections(events: &mut EventStream) -> Vec<&'static str> {
+/// The bulkhead rejections received so far: instance id, and whether the
+/// request had waited for a slot.
+fn rejections(events: &mut EventStream) -> Vec<(&'static str, bool)> {
     events
         .drain()
         .filter_map(|event| match event {
             Event::Bulkhead(event) => match event.kind {
-                BulkheadEventKind::Rejected { waited, .. } => {
-                    assert!(!waited, "the layer never waits for a slot");
-                    Some(event.instance)
-                }
+                BulkheadEventKind::Rejected { waited, .. } => Some((event.instance, waited)),
                 _ => None,
             },
             _ => None,
@@ -166,8 +177,9 @@ async fn a_flood_of_slow_reports_gets_503_with_retry_after_while_checkout_answer
     assert_eq!(checkout["concurrent_calls"], 0);
     assert_eq!(checkout["max_concurrent"], example::CHECKOUT_SLOTS);
 
-    // Every refusal, and nothing else, was published.
-    assert_eq!(rejections(&mut events), vec!["reports"; 20]);
+    // Every refusal, and nothing else, was published; with `max_wait` zero,
+    // none waited.
+    assert_eq!(rejections(&mut events), vec![("reports", false); 20]);
 
     // The backend recovers: the slow reports finish and give their slots back.
     server.backend.set_degraded(false);
@@ -215,14 +227,124 @@ async fn the_bulkheads_route_lists_both_bulkheads_idle() {
     let server = serve().await;
     let bulkheads = server.bulkheads().await;
     assert_eq!(bulkheads.as_array().map(Vec::len), Some(2), "{bulkheads}");
-    for instance in ["checkout", "reports"] {
+    let max_wait_ms = example::CHECKOUT_MAX_WAIT.as_millis();
+    for (instance, max_wait_ms) in [("checkout", max_wait_ms), ("reports", 0)] {
         let b = snapshot(&bulkheads, instance);
         assert_eq!(b["concurrent_calls"], 0);
         assert_eq!(b["waiting_calls"], 0);
         assert_eq!(b["available"], b["max_concurrent"]);
-        assert_eq!(b["max_wait_ms"], 0);
+        assert_eq!(b["max_wait_ms"], u64::try_from(max_wait_ms).unwrap());
         assert_eq!(b["enabled"], true);
     }
+}
+
+/// A slow export that holds the only slot of its bulkhead.
+const EXPORT_MAX_WAIT: Duration = Duration::from_secs(10);
+
+/// `GET /exports/{id}`, rendered by the reports backend behind a bulkhead
+/// `exports` of one slot and a `max_wait` of [`EXPORT_MAX_WAIT`], on a
+/// registry with a manual clock (a wait ends only when the test moves it)
+/// that tracks sizing.
+async fn serve_exports(clock: &ManualClock) -> Server {
+    let registry = Registry::builder()
+        .clock(clock.clone())
+        .track_sizing(true)
+        .build();
+    let exports = registry
+        .bulkhead_policy(
+            "exports",
+            "tests/axum_service.rs",
+            &BulkheadConfig::builder()
+                .max_concurrent(1)
+                .max_wait(EXPORT_MAX_WAIT),
+        )
+        .expect("a fresh registry");
+    let backend = ReportsBackend::new(SLOW);
+    let renderer = backend.clone();
+    let export = get(move |Path(id): Path<String>| {
+        let renderer = renderer.clone();
+        async move {
+            renderer
+                .render(&id)
+                .await
+                .map_err(|failed| (StatusCode::INTERNAL_SERVER_ERROR, failed))
+        }
+    });
+    let app = Router::new().route(
+        "/exports/{id}",
+        export.layer(
+            ServiceBuilder::new()
+                .layer(HandleErrorLayer::new(example::unavailable))
+                .layer(BulkheadLayer::new(exports)),
+        ),
+    );
+    serve_app(registry, backend, app).await
+}
+
+impl Server {
+    fn exports(&self) -> (u32, u32) {
+        let exports = self.registry.bulkhead("exports").expect("declared");
+        (exports.concurrent_calls(), exports.waiting_calls())
+    }
+
+    fn export(&self, id: &str) -> tokio::task::JoinHandle<reqwest::Result<reqwest::Response>> {
+        let request = self.client.get(format!("{}/exports/{id}", self.base));
+        tokio::spawn(request.send())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_max_wait_two_concurrent_requests_on_one_slot_both_succeed() {
+    let clock = ManualClock::new();
+    let server = serve_exports(&clock).await;
+    let mut events = server.registry.subscribe();
+
+    server.backend.set_degraded(true);
+    let first = server.export("e-1");
+    wait_until("the first export holds the slot", || {
+        server.exports() == (1, 0)
+    })
+    .await;
+    let second = server.export("e-2");
+    wait_until("the second export waits", || {
+        server.exports() != (1, 0) || second.is_finished()
+    })
+    .await;
+    assert_eq!(server.exports(), (1, 1), "waiting, not refused");
+    // The first export holds its slot for 6 s on the bulkhead's clock.
+    clock.advance(Duration::from_secs(6));
+
+    server.backend.set_degraded(false);
+    for (export, id) in [(first, "e-1"), (second, "e-2")] {
+        let export = export.await.unwrap().expect("the server answers");
+        assert_eq!(export.status(), StatusCode::OK);
+        assert_eq!(export.text().await.unwrap(), format!("report {id}"));
+    }
+    wait_until("the slot is back", || server.exports() == (0, 0)).await;
+    assert!(rejections(&mut events).is_empty());
+
+    // Two exports completed, after 6 s and 0 s: W = 3 s. A request whose
+    // wait runs out is refused with Retry-After ⌈1 × 3 s / 1⌉ = 3.
+    server.backend.set_degraded(true);
+    let holder = server.export("e-3");
+    wait_until("the third export holds the slot", || {
+        server.exports() == (1, 0)
+    })
+    .await;
+    let late = server.export("e-4");
+    wait_until("the fourth export waits", || server.exports() == (1, 1)).await;
+    clock.advance(EXPORT_MAX_WAIT);
+    let refused = late.await.unwrap().expect("the server answers");
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(refused.headers()[header::RETRY_AFTER], "3");
+    assert_eq!(
+        refused.text().await.unwrap(),
+        r#"service unavailable: bulkhead "exports" is full"#
+    );
+    assert_eq!(rejections(&mut events), [("exports", true)]);
+
+    server.backend.set_degraded(false);
+    assert_eq!(holder.await.unwrap().unwrap().status(), StatusCode::OK);
 }
 
 #[cfg(feature = "metrics")]
@@ -366,4 +488,34 @@ mod metrics {
         );
         assert_eq!(exported.observer.lost(), 0);
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_reports_backend_answers_500_and_keeps_no_slot() {
+    let server = serve().await;
+    let post = |path: &str| {
+        server
+            .client
+            .post(format!("{}/reports/{path}", server.base))
+            .send()
+    };
+    assert_eq!(post("fail").await.unwrap().status(), StatusCode::NO_CONTENT);
+    for i in 0..2 * REPORTS_SLOTS {
+        let failed = server
+            .client
+            .get(format!("{}/reports/f-{i}", server.base))
+            .send()
+            .await
+            .expect("the server answers");
+        assert_eq!(failed.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    }
+    assert_eq!(server.reports_in_flight(), 0, "failures gave their slots back");
+    assert_eq!(post("recover").await.unwrap().status(), StatusCode::NO_CONTENT);
+    let report = server
+        .client
+        .get(format!("{}/reports/ok", server.base))
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(report.status(), StatusCode::OK);
 }

@@ -98,8 +98,10 @@ impl Unavailable {
         self.rejection
     }
 
-    /// How long clients should wait before trying again (the layer's
-    /// `retry_after`, one second unless set).
+    /// How long clients should wait before trying again: the layer's
+    /// `retry_after` (one second unless set), or, when the registry tracks
+    /// sizing, the estimate from the refusing bulkhead's figures (see the
+    /// [module docs](super#the-retry-after-hint)).
     pub const fn retry_after(&self) -> Duration {
         self.retry_after
     }

@@ -1,5 +1,5 @@
-//! The response futures: [`ResponseFuture`] (a bulkhead: no allocation) and
-//! [`PipelineFuture`] (a pipeline: one box).
+//! The response futures: [`ResponseFuture`] (a bulkhead: no allocation
+//! unless the request waits) and [`PipelineFuture`] (a pipeline: one box).
 
 use std::fmt;
 use std::future::Future;
@@ -8,39 +8,63 @@ use std::task::{Context, Poll, ready};
 
 use bulkhead_core::OwnedBulkheadPermit;
 use pin_project_lite::pin_project;
+use tower_service::Service;
 
 use super::error::{ServiceError, Unavailable};
+use super::wait::Queued;
 
 pin_project! {
     /// The response future of a [`BulkheadService`](super::BulkheadService).
     ///
-    /// Either the inner service's future, holding the request's slot until it
-    /// completes (or is dropped), or a refusal that is ready at once. Neither
-    /// allocates.
+    /// One of: the inner service's future, holding the request's slot until
+    /// it completes (or is dropped); a refusal, ready at once; or, for a
+    /// bulkhead with a `max_wait`, a request waiting in the bulkhead's queue
+    /// with the service that will answer it, which is called once the slot
+    /// is there. Dropped while it waits, it leaves the queue at once and the
+    /// service is never called.
+    ///
+    /// The first two do not allocate; a request that waits allocates its
+    /// place in the queue (one box).
     #[must_use = "futures do nothing unless polled"]
-    pub struct ResponseFuture<F> {
+    pub struct ResponseFuture<S, Req>
+    where
+        S: Service<Req>,
+    {
         #[pin]
-        state: State<F>,
+        state: State<S, Req>,
     }
 }
 
 pin_project! {
     #[project = StateProj]
-    enum State<F> {
+    #[project_replace = StateReplace]
+    enum State<S, Req>
+    where
+        S: Service<Req>,
+    {
+        Waiting {
+            queued: Queued,
+            // The instance that was polled ready, and its request.
+            service: S,
+            request: Req,
+        },
         Admitted {
             #[pin]
-            future: F,
+            future: S::Future,
             // `None` once the future has completed: the slot went back then.
             permit: Option<OwnedBulkheadPermit>,
         },
         Refused {
             unavailable: Unavailable,
         },
+        // Only while the service is being called, or after that call
+        // panicked.
+        Calling,
     }
 }
 
-impl<F> ResponseFuture<F> {
-    pub(super) fn admitted(future: F, permit: OwnedBulkheadPermit) -> Self {
+impl<S: Service<Req>, Req> ResponseFuture<S, Req> {
+    pub(super) fn admitted(future: S::Future, permit: OwnedBulkheadPermit) -> Self {
         ResponseFuture {
             state: State::Admitted {
                 future,
@@ -54,43 +78,75 @@ impl<F> ResponseFuture<F> {
             state: State::Refused { unavailable },
         }
     }
+
+    pub(super) fn waiting(queued: Queued, service: S, request: Req) -> Self {
+        ResponseFuture {
+            state: State::Waiting {
+                queued,
+                service,
+                request,
+            },
+        }
+    }
 }
 
-impl<F, T, E> Future for ResponseFuture<F>
+impl<S, Req, T, E> Future for ResponseFuture<S, Req>
 where
-    F: Future<Output = Result<T, E>>,
+    S: Service<Req, Response = T, Error = E>,
 {
     type Output = Result<T, ServiceError<E>>;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.project().state.project() {
-            StateProj::Admitted { future, permit } => {
-                let output = ready!(future.poll(cx));
-                // The call is over: its slot goes back now, not when the
-                // future is dropped.
-                drop(permit.take());
-                Poll::Ready(output.map_err(ServiceError::Inner))
-            }
-            StateProj::Refused { unavailable } => {
-                Poll::Ready(Err(ServiceError::Unavailable(*unavailable)))
+        let mut state = self.project().state;
+        loop {
+            let permit = match state.as_mut().project() {
+                StateProj::Admitted { future, permit } => {
+                    let output = ready!(future.poll(cx));
+                    // The call is over: its slot goes back now, not when the
+                    // future is dropped.
+                    drop(permit.take());
+                    return Poll::Ready(output.map_err(ServiceError::Inner));
+                }
+                StateProj::Refused { unavailable } => {
+                    return Poll::Ready(Err(ServiceError::Unavailable(*unavailable)));
+                }
+                StateProj::Waiting { queued, .. } => match ready!(queued.as_mut().poll(cx)) {
+                    Ok(permit) => permit,
+                    Err(unavailable) => {
+                        state.set(State::Refused { unavailable });
+                        continue;
+                    }
+                },
+                StateProj::Calling => return Poll::Pending,
+            };
+            // The slot is there: call the service with the request, and
+            // poll its future in the next turn.
+            if let StateReplace::Waiting {
+                mut service,
+                request,
+                ..
+            } = state.as_mut().project_replace(State::Calling)
+            {
+                state.set(State::Admitted {
+                    future: service.call(request),
+                    permit: Some(permit),
+                });
             }
         }
     }
 }
 
-impl<F> fmt::Debug for ResponseFuture<F> {
+impl<S: Service<Req>, Req> fmt::Debug for ResponseFuture<S, Req> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut f = f.debug_struct("ResponseFuture");
         match &self.state {
-            State::Admitted { permit, .. } => f
-                .debug_struct("ResponseFuture")
-                .field("permit", permit)
-                .finish_non_exhaustive(),
-            State::Refused { unavailable } => f
-                .debug_struct("ResponseFuture")
-                .field("unavailable", unavailable)
-                .finish(),
-        }
+            State::Waiting { .. } => f.field("state", &"waiting"),
+            State::Admitted { permit, .. } => f.field("permit", permit),
+            State::Refused { unavailable } => f.field("unavailable", unavailable),
+            State::Calling => f.field("state", &"calling"),
+        };
+        f.finish_non_exhaustive()
     }
 }
 

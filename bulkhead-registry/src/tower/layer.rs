@@ -6,23 +6,22 @@ use bulkhead_core::Bulkhead;
 use tower_layer::Layer;
 
 use super::replay::{ReplayWith, SendOnce};
+use super::retry_after::DEFAULT_RETRY_AFTER;
 use super::service::{BulkheadService, PipelineService};
 use crate::error::RegistryError;
 use crate::pipeline::Pipeline;
 use crate::registry::Registry;
 
-/// The `Retry-After` hint of a refusal unless a layer sets another: the
-/// smallest the header can say. A bulkhead's slot comes free within about one
-/// call's latency, usually well under a second.
-pub const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(1);
-
-/// Runs every request of the services it wraps through one bulkhead: a
-/// request that finds no free slot is refused at once, with
-/// [`ServiceError::Unavailable`](super::ServiceError::Unavailable).
+/// Runs every request of the services it wraps through one bulkhead, which
+/// waits up to its `max_wait` for a slot, inside the response future: a
+/// request that gets no slot is refused with
+/// [`ServiceError::Unavailable`](super::ServiceError::Unavailable) (at once
+/// when `max_wait` is zero).
 ///
 /// Every service the layer makes (every clone of every route it is applied
-/// to) shares the bulkhead's slots. See the [module docs](super) for where
-/// the slot is taken and when it goes back.
+/// to) shares the bulkhead's slots and queue. See the [module docs](super)
+/// for where the slot is taken, when it goes back, and how the
+/// `Retry-After` hint of a refusal is computed.
 #[derive(Debug, Clone)]
 pub struct BulkheadLayer {
     bulkhead: Bulkhead,
@@ -32,10 +31,12 @@ pub struct BulkheadLayer {
 impl BulkheadLayer {
     /// A layer over `bulkhead`.
     ///
-    /// The layer never waits for a slot, whatever the bulkhead's `max_wait`:
-    /// a server answers a full bulkhead at once (a 503 the client can back
-    /// off from) rather than queueing the request. For a bulkhead that waits,
-    /// use a [`PipelineLayer`].
+    /// With the bulkhead's `max_wait` zero (the default), a server answers a
+    /// full bulkhead at once, with a 503 the client can back off from. With a
+    /// `max_wait`, a request waits up to that long for a slot, in order of
+    /// arrival, without holding up `poll_ready` (other requests of the route
+    /// still find a free slot or join the queue); keep it short, since a
+    /// waiting request holds its connection.
     pub fn new(bulkhead: Bulkhead) -> Self {
         BulkheadLayer {
             bulkhead,
@@ -54,7 +55,10 @@ impl BulkheadLayer {
     }
 
     /// Sets the `Retry-After` hint of refusals ([`DEFAULT_RETRY_AFTER`]
-    /// unless set).
+    /// unless set). When the registry tracks sizing, a refusal's hint is
+    /// estimated from the bulkhead's figures instead, and this is its least
+    /// value; see [`MAX_RETRY_AFTER`](super::MAX_RETRY_AFTER) and the
+    /// [module docs](super#the-retry-after-hint).
     #[must_use]
     pub fn retry_after(mut self, retry_after: Duration) -> Self {
         self.retry_after = retry_after;
@@ -80,9 +84,10 @@ impl<S> Layer<S> for BulkheadLayer {
 /// ) ) ) ) )`. A refusal by any of them is
 /// [`ServiceError::Unavailable`](super::ServiceError::Unavailable).
 ///
-/// Unlike a [`BulkheadLayer`], the pipeline's bulkhead waits up to its
+/// As with a [`BulkheadLayer`], the pipeline's bulkhead waits up to its
 /// `max_wait` for a slot (without blocking a thread), and the inner service
-/// is called only once it has one. The service needs `S: Clone` (each request
+/// is called only once the request has one; a refusal by the bulkhead gets
+/// the same `Retry-After` hint. The service needs `S: Clone` (each request
 /// runs in a future of its own) and allocates one box per request.
 ///
 /// `R` says how a retry gets a request to send again: [`SendOnce`] (no
@@ -135,7 +140,9 @@ impl<F> PipelineLayer<ReplayWith<F>> {
 
 impl<R> PipelineLayer<R> {
     /// Sets the `Retry-After` hint of refusals ([`DEFAULT_RETRY_AFTER`]
-    /// unless set).
+    /// unless set); for a refusal by the pipeline's bulkhead, the least
+    /// value of the hint its figures give when the registry tracks sizing,
+    /// as for a [`BulkheadLayer`].
     #[must_use]
     pub fn retry_after(mut self, retry_after: Duration) -> Self {
         self.retry_after = retry_after;

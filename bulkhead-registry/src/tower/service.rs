@@ -10,28 +10,43 @@ use tower_service::Service;
 use super::error::{ServiceError, Unavailable};
 use super::future::{PipelineFuture, ResponseFuture};
 use super::replay::{Attempts, Replay};
+use super::retry_after;
+use super::wait::{self, Entry};
 use crate::pipeline::Pipeline;
 
 /// A service whose calls each hold a slot of a bulkhead; made by a
 /// [`BulkheadLayer`](super::BulkheadLayer).
 ///
-/// `poll_ready` is the inner service's. `call` takes a free slot, or refuses
-/// the request at once (the inner service is not called); the response
-/// future holds the slot until it completes or is dropped.
+/// `poll_ready` is the inner service's. `call` takes a free slot and calls
+/// the inner service. With none free, a bulkhead with `max_wait` zero refuses
+/// the request at once; one with a `max_wait` queues it, and the response
+/// future calls the inner service once the slot is there, or is refused when
+/// `max_wait` has passed. The response future holds the slot until it
+/// completes or is dropped.
+///
+/// A request that waits is answered by the instance of the inner service
+/// that was polled ready for it; the service keeps a clone for the next
+/// request (hence `S: Clone`).
 #[derive(Clone)]
 pub struct BulkheadService<S> {
     inner: S,
     bulkhead: Bulkhead,
     retry_after: Duration,
+    /// Whether the bulkhead's `max_wait` is above zero: a request that finds
+    /// no free slot waits.
+    waits: bool,
 }
 
 impl<S> BulkheadService<S> {
-    /// `inner` behind `bulkhead`, with `retry_after` as the refusals' hint.
+    /// `inner` behind `bulkhead`, with `retry_after` as the refusals' hint
+    /// (and its floor, when the bulkhead's figures give one).
     pub fn new(inner: S, bulkhead: Bulkhead, retry_after: Duration) -> Self {
+        let waits = !bulkhead.config().max_wait().is_zero();
         BulkheadService {
             inner,
             bulkhead,
             retry_after,
+            waits,
         }
     }
 
@@ -58,11 +73,11 @@ impl<S> BulkheadService<S> {
 
 impl<S, Req> Service<Req> for BulkheadService<S>
 where
-    S: Service<Req>,
+    S: Service<Req> + Clone,
 {
     type Response = S::Response;
     type Error = ServiceError<S::Error>;
-    type Future = ResponseFuture<S::Future>;
+    type Future = ResponseFuture<S, Req>;
 
     #[inline]
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
@@ -71,9 +86,26 @@ where
 
     #[inline]
     fn call(&mut self, request: Req) -> Self::Future {
-        match self.bulkhead.try_enter_owned() {
+        let entered = if self.waits {
+            match wait::enter(&self.bulkhead, self.retry_after) {
+                Entry::Entered(entered) => entered,
+                Entry::Queued(queued) => {
+                    // The instance polled ready answers the request once it
+                    // has its slot; `self` keeps a clone, to be polled ready
+                    // before the next request.
+                    let fresh = self.inner.clone();
+                    let ready = std::mem::replace(&mut self.inner, fresh);
+                    return ResponseFuture::waiting(queued, ready, request);
+                }
+            }
+        } else {
+            self.bulkhead
+                .try_enter_owned()
+                .map_err(|full| retry_after::refusal(&self.bulkhead, full, self.retry_after))
+        };
+        match entered {
             Ok(permit) => ResponseFuture::admitted(self.inner.call(request), permit),
-            Err(full) => ResponseFuture::refused(Unavailable::new(full.into(), self.retry_after)),
+            Err(unavailable) => ResponseFuture::refused(unavailable),
         }
     }
 }
@@ -84,6 +116,7 @@ impl<S: fmt::Debug> fmt::Debug for BulkheadService<S> {
             .field("inner", &self.inner)
             .field("bulkhead", &self.bulkhead.instance())
             .field("retry_after", &self.retry_after)
+            .field("waits", &self.waits)
             .finish()
     }
 }
@@ -160,17 +193,17 @@ where
         let spare = retries.then(|| ready.clone());
         let mut attempts = Attempts::new(ready, spare, request, self.replay.clone());
         let pipeline = self.pipeline.clone();
-        let retry_after = self.retry_after;
+        let hint = self.retry_after;
         PipelineFuture::new(async move {
-            pipeline
-                .execute_async(|| attempts.next())
-                .await
-                .map_err(|error| match error {
-                    CallError::Rejected(rejection) => {
-                        ServiceError::Unavailable(Unavailable::new(rejection, retry_after))
-                    }
-                    CallError::Inner(error) => ServiceError::Inner(error),
-                })
+            let result = pipeline.execute_async(|| attempts.next()).await;
+            result.map_err(|error| match error {
+                CallError::Rejected(rejection) => {
+                    let bulkhead = pipeline.policies().bulkhead();
+                    let retry_after = retry_after::for_rejection(rejection, bulkhead, hint);
+                    ServiceError::Unavailable(Unavailable::new(rejection, retry_after))
+                }
+                CallError::Inner(error) => ServiceError::Inner(error),
+            })
         })
     }
 }
