@@ -331,7 +331,9 @@ impl Registry {
     /// recommended `max_concurrent` with headroom, and a diagnosis: calls
     /// rejected while the traffic at its usual speed would fit under the
     /// limit mean the dependency is degrading; rejected while it would not,
-    /// the limit is too low.
+    /// the limit is too low. A window in which the clock did not move has
+    /// no rate: its rejections are
+    /// [`Diagnosis::NoTimePassed`](crate::Diagnosis::NoTimePassed).
     pub fn sizing(&self) -> SizingReport {
         self.sizing_with_headroom(DEFAULT_HEADROOM)
     }
