@@ -252,3 +252,32 @@ fn a_window_in_which_no_time_passed_says_the_rate_is_unknown() {
     assert!((sizing.arrival_rate - 20.0).abs() < 1e-9, "{sizing:?}");
     assert_ne!(sizing.diagnosis, Diagnosis::NoTimePassed);
 }
+
+#[test]
+fn the_recommendation_never_exceeds_the_largest_limit_and_can_be_applied() {
+    let clock = ManualClock::new();
+    let registry = tracked(&clock);
+    let b = bulkhead(&registry, "huge", 1);
+    // A first window makes the usual hold time a long one ...
+    let held = b.try_enter().unwrap();
+    clock.advance(Duration::from_secs(1_000_000));
+    drop(held);
+    registry.sizing();
+    // ... and a burst of rejections in a nanosecond then "needs" far more
+    // slots than any bulkhead can have (2e9 arrivals/s x 1e6 s).
+    let held = b.try_enter().unwrap();
+    assert!(b.try_enter().is_err());
+    clock.advance(Duration::from_nanos(1));
+    let sizing = registry.sizing().bulkhead("huge").cloned().unwrap();
+    drop(held);
+    assert!(sizing.usual_need.unwrap() > 1e15, "{sizing:?}");
+    assert_eq!(
+        sizing.recommended_max_concurrent,
+        Some(BulkheadConfig::MAX_CONCURRENT)
+    );
+    let handle = registry.bulkhead("huge").unwrap();
+    handle
+        .set_max_concurrent(sizing.recommended_max_concurrent.unwrap())
+        .unwrap();
+    assert_eq!(handle.max_concurrent(), BulkheadConfig::MAX_CONCURRENT);
+}

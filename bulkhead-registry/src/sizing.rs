@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use bulkhead_core::{Bulkhead, Traffic};
+use bulkhead_core::{Bulkhead, BulkheadConfig, Traffic};
 
 /// The headroom [`Registry::sizing`](crate::Registry::sizing) recommends
 /// over the measured need: 1.5 (half as much again, for bursts).
@@ -73,9 +73,11 @@ pub struct BulkheadSizing {
     /// dependency were as fast as usual; `None` when no call has completed
     /// yet or the window has no length.
     pub usual_need: Option<f64>,
-    /// `usual_need` times the headroom, rounded up (at least 1); `None`
-    /// when no call arrived in the window, none has completed yet, or the
-    /// window has no length.
+    /// `usual_need` times the headroom, rounded up, at least 1 and at most
+    /// [`BulkheadConfig::MAX_CONCURRENT`] (the largest limit a bulkhead
+    /// takes, so that the recommendation can always be applied with
+    /// `set_max_concurrent`); `None` when no call arrived in the window,
+    /// none has completed yet, or the window has no length.
     pub recommended_max_concurrent: Option<u32>,
     /// What the window says.
     pub diagnosis: Diagnosis,
@@ -191,9 +193,14 @@ impl Windows {
             sizing.need = mean_hold.map(|w| sizing.arrival_rate * w.as_secs_f64());
             sizing.usual_need = usual_hold.map(|w| sizing.arrival_rate * w.as_secs_f64());
             if traffic.arrivals() > 0 {
-                sizing.recommended_max_concurrent = sizing
-                    .usual_need
-                    .map(|need| ((need * headroom).ceil() as u32).max(1));
+                sizing.recommended_max_concurrent = sizing.usual_need.map(|need| {
+                    // Clamped in f64, then cast: a need beyond any limit
+                    // recommends the largest one a bulkhead takes.
+                    let slots = (need * headroom)
+                        .ceil()
+                        .clamp(1.0, f64::from(BulkheadConfig::MAX_CONCURRENT));
+                    slots as u32
+                });
             }
         }
         sizing.diagnosis = match (
