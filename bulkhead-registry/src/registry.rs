@@ -414,6 +414,9 @@ impl Registry {
     ///
     /// - REG-004 if a named config does not exist;
     /// - REG-008 if the instance exists with a different configuration;
+    /// - CFG-004 if environment variables name the normalized form of `id`
+    ///   (or of a config it uses) and another declared id (or config name)
+    ///   has that form too;
     /// - the ATR code of an invalid value.
     pub fn bulkhead_policy(
         &self,
@@ -441,8 +444,10 @@ impl Registry {
     ///
     /// # Errors
     ///
-    /// The first error of any source, REG-004 for an unknown config, or the
-    /// ATR code of a bad value; then nothing changes.
+    /// The first error of any source, REG-004 for an unknown config, CFG-004
+    /// if environment variables would match two live ids (or two config
+    /// names) that normalize alike, or the ATR code of a bad value; then
+    /// nothing changes.
     pub fn reload(&self) -> Result<Vec<Change>, RegistryError> {
         // Serialised from the reading of the sources on, so that a
         // concurrent `reload_toml` cannot be undone by an older list.
@@ -724,7 +729,8 @@ impl RegistryBuilder {
     ///
     /// # Errors
     ///
-    /// CFG-002 if it is not TOML of the expected shape, CFG-001 for an
+    /// CFG-002 if it is not TOML of the expected shape (an empty id or
+    /// config name included), CFG-001 for an
     /// unknown key (with a did-you-mean), the ATR code of a bad value, each
     /// naming the full key.
     pub fn config_toml(self, toml: &str) -> Result<Self, RegistryError> {
@@ -766,13 +772,25 @@ impl RegistryBuilder {
     /// `SHOP_THUMBS_RESIZE_STR_U32`. Keys are matched without regard to case;
     /// lists (`abort_on`) are comma-separated.
     ///
+    /// A variable names one id or config. An id or config name with no
+    /// ASCII letter or digit (`日本`) normalizes to nothing and no variable
+    /// matches it: set it in TOML or code by its exact name. When two ids of
+    /// one policy normalize alike (`thumbnails-async`, `thumbnails.async`)
+    /// and variables name that form, the variables apply to the first one
+    /// declared, and the declaration of the second fails with CFG-004
+    /// naming both; the same for two config names, one of them used by a
+    /// declaration (two given in TOML or code fail
+    /// [`try_build`](Self::try_build)), and for a
+    /// [`Registry::reload`] that would match two live ids or names.
+    ///
     /// # Errors
     ///
     /// CFG-002 for a variable with the prefix and a `__` that does not have
-    /// that shape, CFG-001 for an unknown policy, section or key, the ATR
-    /// code of a bad value, each naming the variable. Variables with the
-    /// prefix, no `__` and no policy's name after it (`BULKHEAD_LOG`) are
-    /// not ours and are ignored.
+    /// that shape, or whose `<NAME>` normalizes to nothing; CFG-001 for an
+    /// unknown policy, section or key; the ATR code of a bad value; each
+    /// naming the variable. Variables with the prefix, no `__` and no
+    /// policy's name after it (`BULKHEAD_LOG`) are not ours and are
+    /// ignored.
     pub fn config_env_prefix(self, prefix: &str) -> Result<Self, RegistryError> {
         self.source(Source::Env(prefix.to_owned()))
     }
@@ -823,8 +841,9 @@ impl RegistryBuilder {
     ///
     /// # Errors
     ///
-    /// REG-004 for a `base_config` that names no config, or the ATR code of
-    /// an invalid value, naming its full key.
+    /// REG-004 for a `base_config` that names no config, CFG-004 for two
+    /// config names that normalize alike under an environment variable, or
+    /// the ATR code of an invalid value, naming its full key.
     pub fn try_build(self) -> Result<Registry, RegistryError> {
         self.layers()?.validate()?;
         Ok(self.build())
@@ -881,6 +900,9 @@ impl Declarations<'_> {
     /// - REG-004 if a named config does not exist;
     /// - REG-008 if the registry or this batch has the instance with a
     ///   different configuration;
+    /// - CFG-004 if environment variables name the normalized form of `id`
+    ///   (or of a config it uses) and another declared id (or config name)
+    ///   has that form too;
     /// - the ATR code of an invalid value.
     pub fn bulkhead(
         &mut self,
@@ -908,7 +930,7 @@ impl Declarations<'_> {
     ///
     /// # Errors
     ///
-    /// REG-004, REG-008 or the ATR code of an invalid value.
+    /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
     pub fn retry(
         &mut self,
         id: &str,
@@ -926,7 +948,7 @@ impl Declarations<'_> {
     ///
     /// # Errors
     ///
-    /// REG-004, REG-008 or the ATR code of an invalid value.
+    /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
     pub fn timeout(
         &mut self,
         id: &str,
@@ -944,7 +966,7 @@ impl Declarations<'_> {
     ///
     /// # Errors
     ///
-    /// REG-004, REG-008 or the ATR code of an invalid value.
+    /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
     pub fn rate_limiter(
         &mut self,
         id: &str,
@@ -965,7 +987,7 @@ impl Declarations<'_> {
     ///
     /// # Errors
     ///
-    /// REG-004, REG-008 or the ATR code of an invalid value.
+    /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
     pub fn circuit_breaker(
         &mut self,
         id: &str,

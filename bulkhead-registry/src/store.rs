@@ -2,7 +2,7 @@
 //! per-instance overrides and its instances, resolved with one precedence
 //! rule for every kind.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::sync::{PoisonError, RwLock};
 
@@ -10,7 +10,7 @@ use bulkhead_core::{ConfigError, PolicyContext};
 use dashmap::DashMap;
 
 use crate::error::{Conflict, RegistryError};
-use crate::source::{Setting, Target, Value, normalize, suggest};
+use crate::source::{Setting, Target, Value, env_name, normalize, suggest};
 
 /// The name of the configuration every instance starts from.
 pub const DEFAULT_CONFIG: &str = "default";
@@ -183,8 +183,79 @@ impl<K: Kind> Layers<K> {
     fn named(&self, name: &str) -> (Option<&K::Spec>, Option<&K::Spec>) {
         (
             self.configs.get(name),
-            self.env_configs.get(&normalize(name)),
+            env_name(name).and_then(|n| self.env_configs.get(&n)),
         )
+    }
+
+    /// The environment's overrides for instance `id`.
+    fn env_override(&self, id: &str) -> Option<&K::Spec> {
+        env_name(id).and_then(|n| self.env_overrides.get(&n))
+    }
+
+    /// The named configuration instance `id`, declared with `spec`, starts
+    /// from: the one its overrides or `spec` choose, else `default`.
+    fn base_name<'a>(&'a self, id: &str, spec: &'a K::Spec) -> &'a str {
+        self.env_override(id)
+            .and_then(K::config_name)
+            .or(self.overrides.get(id).and_then(K::config_name))
+            .or(K::config_name(spec))
+            .unwrap_or(DEFAULT_CONFIG)
+    }
+
+    /// Refuses a match through the environment that is not one to one
+    /// (CFG-004): variables name the normalized form of `id`, and another
+    /// id among `declared` has the same form; or they name the form of a
+    /// config `id` uses (`default`, or its base config), and another config
+    /// name (given in code or TOML, or used by an instance among `declared`)
+    /// has it too. `declared` (the other instances of this kind, with their
+    /// specs) is called only when variables name such a form.
+    pub(crate) fn check_env_names(
+        &self,
+        id: &str,
+        spec: &K::Spec,
+        declared: impl Fn() -> Vec<(String, K::Spec)>,
+    ) -> Result<(), RegistryError> {
+        let ambiguous =
+            |section, name, first: &str, second: &str| RegistryError::AmbiguousEnvName {
+                policy: K::NAME,
+                section,
+                name,
+                first: first.to_owned(),
+                second: second.to_owned(),
+            };
+        if let Some(name) = env_name(id).filter(|n| self.env_overrides.contains_key(n)) {
+            let others = declared();
+            if let Some((other, _)) = others
+                .iter()
+                .find(|(other, _)| other != id && normalize(other) == name)
+            {
+                return Err(ambiguous("instances", name, other, id));
+            }
+        }
+        let base = self.base_name(id, spec);
+        for used in [DEFAULT_CONFIG, base] {
+            let Some(name) = env_name(used).filter(|n| self.env_configs.contains_key(n)) else {
+                continue;
+            };
+            let others = declared();
+            let known = self
+                .configs
+                .keys()
+                .map(String::as_str)
+                .chain([DEFAULT_CONFIG])
+                .chain(
+                    others
+                        .iter()
+                        .map(|(other, spec)| self.base_name(other, spec)),
+                );
+            if let Some(other) = known
+                .filter(|other| *other != used)
+                .find(|other| normalize(other) == name)
+            {
+                return Err(ambiguous("configs", name, other, used));
+            }
+        }
+        Ok(())
     }
 
     fn known_configs(&self) -> String {
@@ -207,7 +278,7 @@ impl<K: Kind> Layers<K> {
     /// environment's values come after the others.
     pub(crate) fn resolve(&self, id: &str, spec: &K::Spec) -> Result<K::Config, RegistryError> {
         let exact = self.overrides.get(id);
-        let env = self.env_overrides.get(&normalize(id));
+        let env = self.env_override(id);
         let mut config = K::Config::default();
         let (default, env_default) = self.named(DEFAULT_CONFIG);
         config = layer::<K>(config, default, &format!("{}.configs.default.", K::NAME))?;
@@ -216,12 +287,8 @@ impl<K: Kind> Layers<K> {
             env_default,
             &format!("{}.configs.default.", K::NAME),
         )?;
-        let named = env
-            .and_then(K::config_name)
-            .or(exact.and_then(K::config_name))
-            .or(K::config_name(spec))
-            .filter(|name| *name != DEFAULT_CONFIG);
-        if let Some(name) = named {
+        let name = self.base_name(id, spec);
+        if name != DEFAULT_CONFIG {
             let (base, env_base) = self.named(name);
             if base.is_none() && env_base.is_none() {
                 return Err(RegistryError::UnknownConfig {
@@ -242,8 +309,29 @@ impl<K: Kind> Layers<K> {
     }
 
     /// Checks what can be checked before any instance exists: every named
-    /// config and override builds, and every `base_config` names a config.
+    /// config and override builds, every `base_config` names a config, and
+    /// no variable names a config whose name normalizes like another's
+    /// (CFG-004).
     pub(crate) fn validate(&self) -> Result<(), RegistryError> {
+        let mut by_env_name: BTreeMap<String, &str> = BTreeMap::new();
+        let mut names: Vec<&str> = self.configs.keys().map(String::as_str).collect();
+        names.push(DEFAULT_CONFIG);
+        names.sort_unstable();
+        names.dedup();
+        for name in names {
+            let Some(env) = env_name(name).filter(|n| self.env_configs.contains_key(n)) else {
+                continue;
+            };
+            if let Some(first) = by_env_name.insert(env.clone(), name) {
+                return Err(RegistryError::AmbiguousEnvName {
+                    policy: K::NAME,
+                    section: "configs",
+                    name: env,
+                    first: first.to_owned(),
+                    second: name.to_owned(),
+                });
+            }
+        }
         let default = K::Config::default();
         for (name, spec) in self.configs.iter().chain(&self.env_configs) {
             K::build(spec, &default, &format!("{}.configs.{name}.", K::NAME))?;
@@ -340,6 +428,14 @@ impl<K: Kind> Store<K> {
         self.instances.iter().map(|d| d.policy.clone()).collect()
     }
 
+    /// Every instance with the values its declaration gave in code.
+    fn specs(&self) -> Vec<(String, K::Spec)> {
+        self.instances
+            .iter()
+            .map(|d| (d.key().clone(), d.spec.clone()))
+            .collect()
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.instances.len()
     }
@@ -355,7 +451,14 @@ impl<K: Kind> Store<K> {
         source: &str,
         spec: &K::Spec,
     ) -> Result<K::Policy, RegistryError> {
-        let config = self.layers().resolve(id, spec)?;
+        let layers = self.layers();
+        let config = layers.resolve(id, spec)?;
+        layers.check_env_names(id, spec, || {
+            let mut declared = self.specs();
+            declared.extend(staged.0.iter().map(|(id, d)| (id.clone(), d.spec.clone())));
+            declared
+        })?;
+        drop(layers);
         let existing = match staged.0.iter().find(|(staged, _)| staged == id) {
             Some((_, declared)) => Some(declared.clone()),
             None => self.instances.get(id).map(|d| d.clone()),
@@ -402,8 +505,10 @@ impl<K: Kind> Store<K> {
         layers: &Layers<K>,
     ) -> Result<Vec<(String, K::Config)>, RegistryError> {
         let mut changes = Vec::new();
+        let specs = self.specs();
         for declared in self.instances.iter() {
             let config = layers.resolve(declared.key(), &declared.spec)?;
+            layers.check_env_names(declared.key(), &declared.spec, || specs.clone())?;
             if config != K::live(&declared.policy, &declared.config) {
                 changes.push((declared.key().clone(), config));
             }
@@ -473,5 +578,38 @@ impl<K: Kind> Staged<K> {
         self.0
             .iter()
             .map(|(id, declared)| (id.as_str(), &declared.config))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use bulkhead_core::SystemClock;
+
+    use super::*;
+    use crate::kinds::Bulkheads;
+    use crate::source::from_env;
+
+    #[test]
+    fn a_reload_whose_variables_would_match_two_live_ids_is_cfg_004() {
+        let store = Store::<Bulkheads>::new(Layers::default());
+        let context = PolicyContext::new(Arc::new(SystemClock));
+        let mut staged = Staged::new();
+        for id in ["a-b", "a.b"] {
+            store
+                .declare(&mut staged, &context, id, "t", &Default::default())
+                .unwrap();
+        }
+        store.commit(staged);
+        let variable = "APP_BULKHEAD__INSTANCES__A_B__MAX_CONCURRENT";
+        let mut layers = Layers::default();
+        for setting in from_env("APP_", [(variable.into(), "3".into())]).unwrap() {
+            layers.apply(&setting).unwrap();
+        }
+        let err = store.plan(&layers).unwrap_err();
+        assert_eq!(err.code(), "CFG-004");
+        assert!(err.to_string().contains("\"a-b\""), "{err}");
+        assert!(err.to_string().contains("\"a.b\""), "{err}");
     }
 }
