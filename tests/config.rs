@@ -326,6 +326,172 @@ fn malformed_sources_are_cfg_002_and_unreadable_files_cfg_003() {
 }
 
 #[test]
+fn a_variable_whose_name_part_normalizes_to_nothing_is_cfg_002() {
+    // `ÄÖ` has no ASCII letter or digit: it normalized to nothing and set
+    // the limit of every id without one (`ÄÖ`, `缩略图`, `日本`).
+    let err = Registry::builder()
+        .config_vars(
+            "BULKHEAD_",
+            [("BULKHEAD_BULKHEAD__INSTANCES__ÄÖ__MAX_CONCURRENT", "1")],
+        )
+        .unwrap_err();
+    assert_eq!(err.code(), "CFG-002");
+    assert!(
+        err.to_string()
+            .contains("BULKHEAD_BULKHEAD__INSTANCES__ÄÖ__MAX_CONCURRENT"),
+        "{err}"
+    );
+    assert!(
+        err.to_string().contains("no ASCII letter or digit"),
+        "{err}"
+    );
+    let err = Registry::builder()
+        .config_vars("APP_", [("APP_BULKHEAD__CONFIGS__--__MAX_WAIT", "1s")])
+        .unwrap_err();
+    assert_eq!(err.code(), "CFG-002");
+
+    // Such ids are set by their exact name in TOML, and only there.
+    let registry = Registry::builder()
+        .config_toml("[bulkhead.instances.\"ÄÖ\"]\nmax_concurrent = 1")
+        .unwrap()
+        .config_vars(
+            "APP_",
+            [("APP_BULKHEAD__INSTANCES__X__MAX_CONCURRENT", "2")],
+        )
+        .unwrap()
+        .build();
+    assert_eq!(limit(&registry, "ÄÖ", &spec()).0, 1);
+    assert_eq!(limit(&registry, "缩略图", &spec()).0, 25);
+    assert_eq!(limit(&registry, "日本", &spec()).0, 25);
+}
+
+#[test]
+fn an_empty_name_in_toml_is_cfg_002() {
+    for text in [
+        "[bulkhead.instances.\"\"]\nmax_concurrent = 1",
+        "[retry.configs.\"\"]\nmax_attempts = 2",
+    ] {
+        let err = toml_error(text);
+        assert_eq!(err.code(), "CFG-002", "{text}: {err}");
+        assert!(err.to_string().contains("empty name"), "{err}");
+    }
+}
+
+#[test]
+fn two_ids_one_variable_matches_are_cfg_004_naming_both() {
+    let vars = [(
+        "APP_BULKHEAD__INSTANCES__THUMBNAILS_ASYNC__MAX_CONCURRENT",
+        "3",
+    )];
+    let registry = Registry::builder()
+        .config_vars("APP_", vars)
+        .unwrap()
+        .build();
+    // Matched as the ids are declared: the first is the variable's ...
+    assert_eq!(limit(&registry, "thumbnails-async", &spec()).0, 3);
+    // ... and a second one of the same normalized form is refused.
+    let err = registry
+        .bulkhead_policy("thumbnails.async", "test", &spec())
+        .unwrap_err();
+    assert_eq!(err.code(), "CFG-004");
+    let message = err.to_string();
+    assert!(
+        message.contains("bulkhead.instances.THUMBNAILS_ASYNC")
+            && message.contains("\"thumbnails-async\"")
+            && message.contains("\"thumbnails.async\""),
+        "{message}"
+    );
+    assert!(
+        registry.bulkhead("thumbnails.async").is_err(),
+        "not created"
+    );
+
+    // The same within one batch, and for another kind of policy.
+    let registry = Registry::builder()
+        .config_vars("APP_", [("APP_RETRY__INSTANCES__A_B__MAX_ATTEMPTS", "5")])
+        .unwrap()
+        .build();
+    let mut batch = registry.declare();
+    batch
+        .retry("a-b", "test", &bulkhead::RetryConfig::builder())
+        .unwrap();
+    let err = batch
+        .retry("A b", "test", &bulkhead::RetryConfig::builder())
+        .unwrap_err();
+    assert_eq!(err.code(), "CFG-004", "{err}");
+    drop(batch);
+
+    // Without a variable for that form, ids that normalize alike are fine.
+    let registry = Registry::new();
+    assert!(registry.bulkhead_policy("a-b", "t", &spec()).is_ok());
+    assert!(registry.bulkhead_policy("a.b", "t", &spec()).is_ok());
+}
+
+#[test]
+fn two_config_names_one_variable_matches_are_cfg_004() {
+    let vars = [("APP_BULKHEAD__CONFIGS__SLOW_X__MAX_CONCURRENT", "2")];
+    // Both named in TOML: found when the registry is built.
+    let err = Registry::builder()
+        .config_toml(
+            "[bulkhead.configs.slow-x]\nmax_wait = \"1s\"\n[bulkhead.configs.\"slow.x\"]\nmax_wait = \"2s\"",
+        )
+        .unwrap()
+        .config_vars("APP_", vars)
+        .unwrap()
+        .try_build()
+        .unwrap_err();
+    assert_eq!(err.code(), "CFG-004");
+    assert!(err.to_string().contains("bulkhead.configs.SLOW_X"), "{err}");
+
+    // One in TOML, one named by a declaration: found at the declaration.
+    let registry = Registry::builder()
+        .config_toml("[bulkhead.configs.slow-x]\nmax_wait = \"1s\"")
+        .unwrap()
+        .config_vars("APP_", vars)
+        .unwrap()
+        .build();
+    assert_eq!(
+        limit(&registry, "a", &spec().config("slow-x")),
+        (2, Duration::from_secs(1))
+    );
+    let err = registry
+        .bulkhead_policy("b", "test", &spec().config("slow.x"))
+        .unwrap_err();
+    assert_eq!(err.code(), "CFG-004");
+    assert!(
+        err.to_string().contains("\"slow-x\"") && err.to_string().contains("\"slow.x\""),
+        "{err}"
+    );
+
+    // Both named only by declarations.
+    let registry = Registry::builder()
+        .config_vars("APP_", vars)
+        .unwrap()
+        .build();
+    assert_eq!(limit(&registry, "a", &spec().config("slow-x")).0, 2);
+    let err = registry
+        .bulkhead_policy("b", "test", &spec().config("slow.x"))
+        .unwrap_err();
+    assert_eq!(err.code(), "CFG-004");
+
+    // A reload that would make the variable ambiguous changes nothing.
+    let registry = Registry::builder()
+        .config_toml("[bulkhead.configs.slow-x]\nmax_wait = \"1s\"")
+        .unwrap()
+        .config_vars("APP_", vars)
+        .unwrap()
+        .build();
+    assert_eq!(limit(&registry, "a", &spec().config("slow-x")).0, 2);
+    let err = registry
+        .reload_toml(
+            "[bulkhead.configs.slow-x]\nmax_wait = \"1s\"\n[bulkhead.configs.\"slow.x\"]\nmax_concurrent = 9",
+        )
+        .unwrap_err();
+    assert_eq!(err.code(), "CFG-004");
+    assert_eq!(registry.bulkhead("a").unwrap().max_concurrent(), 2);
+}
+
+#[test]
 fn an_unknown_base_config_is_reg_004_at_build_or_at_declaration() {
     let text = "[bulkhead.instances.x]\nbase_config = \"nope\"";
     let err = Registry::builder()

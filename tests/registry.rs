@@ -469,3 +469,182 @@ fn a_batch_of_declarations_is_registered_all_or_nothing() {
     );
     assert_eq!(registry.snapshot().bulkheads().len(), 2);
 }
+
+// ------------------------------------- calls on the thread of an open batch
+
+/// Runs `f` on a thread of its own and waits at most ten seconds for it, so
+/// that a deadlock fails the test instead of hanging the suite.
+fn without_deadlock<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    use std::sync::mpsc::{RecvTimeoutError, channel};
+    let (done, finished) = channel();
+    let worker = std::thread::spawn(move || {
+        let out = f();
+        let _ = done.send(());
+        out
+    });
+    match finished.recv_timeout(Duration::from_secs(10)) {
+        // Disconnected: `f` panicked; join passes its panic on.
+        Ok(()) | Err(RecvTimeoutError::Disconnected) => worker
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+        Err(RecvTimeoutError::Timeout) => panic!("deadlocked: no answer within 10 s"),
+    }
+}
+
+fn on(resource: &str, max: u32) -> bulkhead::BulkheadConfigBuilder {
+    spec().max_concurrent(max).resource(resource)
+}
+
+#[test]
+fn set_max_concurrent_inside_an_open_batch_counts_the_batch_against_the_budget() {
+    let registry = Registry::new();
+    registry.resource("db", 10).unwrap();
+    registry
+        .bulkhead_policy("checkout", "t", &on("db", 4))
+        .unwrap();
+    without_deadlock(move || {
+        let checkout = registry.bulkhead("checkout").unwrap();
+        let mut batch = registry.declare();
+        batch.bulkhead("reports", "t", &on("db", 5)).unwrap();
+        let err = checkout.set_max_concurrent(6).unwrap_err();
+        assert_eq!(err.code(), "REG-010", "4 + 5 staged fit, 6 + 5 do not");
+        assert!(err.to_string().contains("reports (5)"), "{err}");
+        assert_eq!(checkout.max_concurrent(), 4);
+        checkout.set_max_concurrent(5).unwrap();
+        assert_eq!(checkout.max_concurrent(), 5);
+        batch.commit();
+        assert_eq!(registry.resource_usage("db"), Some((10, 10)));
+    });
+}
+
+#[test]
+fn resource_inside_an_open_batch_counts_the_batch() {
+    let registry = Registry::new();
+    registry.resource("db", 10).unwrap();
+    without_deadlock(move || {
+        let mut batch = registry.declare();
+        batch.bulkhead("reports", "t", &on("db", 6)).unwrap();
+        let err = registry.resource("db", 5).unwrap_err();
+        assert_eq!(err.code(), "REG-010", "{err}");
+        registry.resource("db", 6).unwrap();
+        assert_eq!(
+            batch
+                .bulkhead("checkout", "t", &on("db", 1))
+                .unwrap_err()
+                .code(),
+            "REG-010",
+            "the new budget holds for the rest of the batch"
+        );
+        batch.commit();
+        assert_eq!(registry.resource_usage("db"), Some((6, 6)));
+    });
+}
+
+#[test]
+fn a_reload_inside_an_open_batch_reconfigures_the_batchs_instances_too() {
+    let registry = Registry::builder()
+        .config_toml("[bulkhead.instances.reports]\nmax_concurrent = 3")
+        .unwrap()
+        .build();
+    without_deadlock(move || {
+        let mut batch = registry.declare();
+        let reports = batch.bulkhead("reports", "t", &spec()).unwrap();
+        assert_eq!(reports.max_concurrent(), 3);
+        let changes = registry
+            .reload_toml(
+                "[bulkhead.instances.reports]\nmax_concurrent = 7\n\
+                 [bulkhead.instances.later]\nmax_concurrent = 2",
+            )
+            .unwrap();
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        assert_eq!(changes[0].instance, "reports");
+        assert!(changes[0].applied);
+        assert_eq!(reports.max_concurrent(), 7);
+        let later = batch.bulkhead("later", "t", &spec()).unwrap();
+        assert_eq!(later.max_concurrent(), 2, "resolved under the new TOML");
+        assert!(registry.reload().unwrap().is_empty(), "nothing more to do");
+        batch.commit();
+        let registered = registry.bulkhead("reports").unwrap();
+        assert_eq!(registered.max_concurrent(), 7);
+        assert!(
+            registry.reload().unwrap().is_empty(),
+            "committed with the configuration it runs"
+        );
+    });
+}
+
+#[test]
+fn declarations_inside_an_open_batch_are_a_batch_of_their_own_sharing_its_instances() {
+    let registry = Registry::new();
+    without_deadlock(move || {
+        let mut outer = registry.declare();
+        let shared = outer
+            .bulkhead("shared", "outer", &spec().max_concurrent(1))
+            .unwrap();
+        outer
+            .bulkhead("outer-only", "outer", &spec().max_concurrent(1))
+            .unwrap();
+        // A pipeline built meanwhile commits its own batch at once.
+        Pipeline::builder(&registry, "renderer")
+            .bulkhead(|b| b.max_concurrent(2))
+            .build()
+            .unwrap();
+        assert!(registry.bulkhead("renderer").is_ok());
+        // The id the open batch declared is shared, not created twice ...
+        let again = registry
+            .bulkhead_policy("shared", "inner", &spec().max_concurrent(1))
+            .unwrap();
+        let held = shared.try_enter().unwrap();
+        assert!(again.try_enter().is_err(), "one instance, one slot");
+        drop(held);
+        // ... or refused if it resolves to another configuration.
+        let err = registry
+            .bulkhead_policy("shared", "other", &spec().max_concurrent(2))
+            .unwrap_err();
+        assert_eq!(err.code(), "REG-008");
+        assert!(err.to_string().contains("outer resolves to"), "{err}");
+        assert!(
+            registry.bulkhead("shared").is_ok(),
+            "registered by the batch that committed it"
+        );
+        let mut inner = registry.declare();
+        inner
+            .bulkhead("inner-only", "inner", &spec().max_concurrent(1))
+            .unwrap();
+        drop(inner);
+        drop(outer);
+        let ids: Vec<String> = registry
+            .snapshot()
+            .bulkheads()
+            .iter()
+            .map(|b| b.instance.clone())
+            .collect();
+        assert_eq!(
+            ids,
+            ["renderer", "shared"],
+            "dropped batches register nothing"
+        );
+    });
+}
+
+#[test]
+fn a_batch_held_by_one_thread_makes_the_others_wait_until_it_ends() {
+    let registry = Registry::new();
+    registry.resource("db", 10).unwrap();
+    registry
+        .bulkhead_policy("checkout", "t", &on("db", 4))
+        .unwrap();
+    let mut batch = registry.declare();
+    batch.bulkhead("reports", "t", &on("db", 6)).unwrap();
+    let other = {
+        let registry = registry.clone();
+        std::thread::spawn(move || {
+            // Checked against the budget once the batch has ended: had it
+            // run while the batch was open, its 6 slots would have counted.
+            registry.bulkhead("checkout").unwrap().set_max_concurrent(5)
+        })
+    };
+    drop(batch);
+    other.join().unwrap().unwrap();
+    assert_eq!(registry.resource_usage("db"), Some((10, 5)));
+}

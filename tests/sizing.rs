@@ -225,3 +225,59 @@ fn a_bulkhead_whose_waiters_give_up_does_not_fit() {
     let sizing = registry.sizing().bulkhead("w").cloned().unwrap();
     assert_eq!(sizing.diagnosis, Diagnosis::LimitTooLow, "{sizing:?}");
 }
+
+#[test]
+fn a_window_in_which_no_time_passed_says_the_rate_is_unknown() {
+    let clock = ManualClock::new();
+    let registry = tracked(&clock);
+    let b = bulkhead(&registry, "instant", 1);
+    // The clock never moves: one call completes while another is rejected.
+    let held = b.try_enter().unwrap();
+    assert!(b.try_enter().is_err());
+    drop(held);
+    let sizing = registry.sizing().bulkhead("instant").cloned().unwrap();
+    assert_eq!(sizing.window, Duration::ZERO);
+    assert_eq!(sizing.traffic.unwrap().completed, 1, "a call did complete");
+    assert_ne!(sizing.diagnosis, Diagnosis::NoneCompleted, "{sizing:?}");
+    assert_eq!(sizing.diagnosis, Diagnosis::NoTimePassed, "{sizing:?}");
+    assert_eq!(sizing.usual_need, None);
+    assert_eq!(sizing.recommended_max_concurrent, None);
+
+    // The next window with a length has a rate, and a diagnosis from it.
+    let held = b.try_enter().unwrap();
+    assert!(b.try_enter().is_err());
+    clock.advance(100 * MS);
+    drop(held);
+    let sizing = registry.sizing().bulkhead("instant").cloned().unwrap();
+    assert!((sizing.arrival_rate - 20.0).abs() < 1e-9, "{sizing:?}");
+    assert_ne!(sizing.diagnosis, Diagnosis::NoTimePassed);
+}
+
+#[test]
+fn the_recommendation_never_exceeds_the_largest_limit_and_can_be_applied() {
+    let clock = ManualClock::new();
+    let registry = tracked(&clock);
+    let b = bulkhead(&registry, "huge", 1);
+    // A first window makes the usual hold time a long one ...
+    let held = b.try_enter().unwrap();
+    clock.advance(Duration::from_secs(1_000_000));
+    drop(held);
+    registry.sizing();
+    // ... and a burst of rejections in a nanosecond then "needs" far more
+    // slots than any bulkhead can have (2e9 arrivals/s x 1e6 s).
+    let held = b.try_enter().unwrap();
+    assert!(b.try_enter().is_err());
+    clock.advance(Duration::from_nanos(1));
+    let sizing = registry.sizing().bulkhead("huge").cloned().unwrap();
+    drop(held);
+    assert!(sizing.usual_need.unwrap() > 1e15, "{sizing:?}");
+    assert_eq!(
+        sizing.recommended_max_concurrent,
+        Some(BulkheadConfig::MAX_CONCURRENT)
+    );
+    let handle = registry.bulkhead("huge").unwrap();
+    handle
+        .set_max_concurrent(sizing.recommended_max_concurrent.unwrap())
+        .unwrap();
+    assert_eq!(handle.max_concurrent(), BulkheadConfig::MAX_CONCURRENT);
+}

@@ -106,6 +106,27 @@ pub enum RegistryError {
         /// What is wrong.
         message: String,
     },
+    /// Environment variables name an id or config name that two of them
+    /// normalize to (CFG-004): `thumbnails-async` and `thumbnails.async` are
+    /// both `THUMBNAILS_ASYNC`, so the variables cannot say which one they
+    /// mean. Raised when the second of the two is declared (or used as a
+    /// config), and by a reload that would apply such variables to both.
+    #[error(
+        "CFG-004: environment variables for {policy}.{section}.{name} match both {first:?} and {second:?}, which normalize alike; set them in TOML or code by their exact names, or rename one"
+    )]
+    AmbiguousEnvName {
+        /// The kind of policy, such as `"bulkhead"`.
+        policy: &'static str,
+        /// `"instances"` or `"configs"`.
+        section: &'static str,
+        /// The name in the variables, normalized (`THUMBNAILS_ASYNC`).
+        name: String,
+        /// The id or config name known first.
+        first: String,
+        /// The one that met it: the id being declared, or the config it
+        /// uses.
+        second: String,
+    },
     /// A configuration file cannot be read (CFG-003).
     #[error("CFG-003: cannot read configuration file {path}: {message}")]
     Unreadable {
@@ -131,6 +152,7 @@ impl RegistryError {
             RegistryError::UnknownKey { .. } => "CFG-001",
             RegistryError::Malformed { .. } => "CFG-002",
             RegistryError::Unreadable { .. } => "CFG-003",
+            RegistryError::AmbiguousEnvName { .. } => "CFG-004",
         }
     }
 }

@@ -82,8 +82,10 @@ impl BulkheadHandle {
     ///
     /// The limit is then unchanged.
     ///
-    /// It takes the lock that serialises declarations: calling it on a
-    /// thread that holds an open [`Registry::declare`] batch deadlocks.
+    /// It is serialised with declarations and reloads: it waits while
+    /// another thread has a [`Registry::declare`] batch open. On the thread
+    /// that holds the batch it runs at once, and the bulkheads the batch
+    /// declared count against the budget.
     pub fn set_max_concurrent(&self, max_concurrent: u32) -> Result<(), RegistryError> {
         self.registry
             .set_max_concurrent(&self.bulkhead, max_concurrent)

@@ -54,7 +54,7 @@ impl AllLayers {
         budgets: &Budgets,
     ) -> Result<Vec<Change>, RegistryError> {
         let bulkheads = stores.bulkheads.plan(&self.bulkheads)?;
-        let current = stores.bulkheads.configs();
+        let current = stores.bulkheads.declared_configs();
         budgets.check(
             current
                 .iter()

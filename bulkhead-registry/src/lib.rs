@@ -30,6 +30,7 @@ mod layers;
 pub mod observe;
 mod pipeline;
 mod registry;
+mod serial;
 mod sizing;
 mod snapshot;
 mod source;

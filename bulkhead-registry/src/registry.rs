@@ -3,6 +3,7 @@
 
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 
 use bulkhead_core::{
@@ -18,13 +19,14 @@ use crate::handle::{
 };
 use crate::kinds::{Bulkheads, CircuitBreakers, RateLimiters, Retries, Timeouts};
 use crate::layers::AllLayers;
+use crate::serial::{Serial, SerialGuard};
 use crate::sizing::{DEFAULT_HEADROOM, SizingReport, Windows};
 use crate::snapshot::{
     BulkheadSnapshot, CircuitBreakerSnapshot, RateLimiterSnapshot, RegistrySnapshot, RetrySnapshot,
     TimeoutSnapshot,
 };
 use crate::source::{Setting, Source};
-use crate::store::{Change, Staged, Store};
+use crate::store::{Batch, Change, Store};
 
 /// Where policy instances live, by id.
 ///
@@ -72,8 +74,11 @@ struct Inner {
     /// build the layers again on a reload.
     programmatic: AllLayers,
     sources: Mutex<Vec<Source>>,
-    /// Held while a batch of declarations or a reload is under way.
-    declaring: Mutex<()>,
+    /// Held while a batch of declarations, a reload or a budget check is
+    /// under way; reentrant, for the thread of an open batch.
+    declaring: Serial,
+    /// The number of the next batch of declarations.
+    next_batch: AtomicU64,
     /// Where each bulkhead's sizing window started.
     windows: Mutex<Windows>,
     /// The budgets of shared resources.
@@ -219,6 +224,9 @@ impl Registry {
     /// finish under its old limit: until they have, more calls than the
     /// budget can be in flight together.
     ///
+    /// On a thread that holds an open [`declare`](Self::declare) batch the
+    /// bulkheads the batch declared count as well.
+    ///
     /// # Errors
     ///
     /// REG-010 if the bulkheads already on the resource need more than
@@ -232,7 +240,7 @@ impl Registry {
             .unwrap_or_else(PoisonError::into_inner);
         let previous = budgets.get(name);
         budgets.set(name, slots);
-        let configs = self.inner.stores.bulkheads.configs();
+        let configs = self.inner.stores.bulkheads.declared_configs();
         let checked = budgets.check(configs.iter().map(|(id, c)| (id.as_str(), c)));
         if checked.is_err() {
             match previous {
@@ -258,7 +266,7 @@ impl Registry {
             .inner
             .stores
             .bulkheads
-            .configs()
+            .declared_configs()
             .into_iter()
             .find(|(known, _)| known == id)
             .map_or_else(|| bulkhead.config(), |(_, c)| c);
@@ -271,16 +279,16 @@ impl Registry {
         Ok(bulkhead.set_max_concurrent(max_concurrent)?)
     }
 
-    /// Checks the resource budgets against the registered bulkheads with
-    /// `changed` laid over them (later entries of one id win). Call it under
-    /// the declarations lock.
+    /// Checks the resource budgets against the bulkheads, registered or
+    /// staged by an open batch, with `changed` laid over them (later
+    /// entries of one id win). Call it under the declarations lock.
     fn check_budgets<'a>(
         &self,
         changed: impl IntoIterator<Item = (&'a str, &'a BulkheadConfig)>,
     ) -> Result<(), RegistryError> {
-        let registered = self.inner.stores.bulkheads.configs();
+        let declared = self.inner.stores.bulkheads.declared_configs();
         let mut all: Vec<(&str, &BulkheadConfig)> =
-            registered.iter().map(|(id, c)| (id.as_str(), c)).collect();
+            declared.iter().map(|(id, c)| (id.as_str(), c)).collect();
         for (id, config) in changed {
             all.push((id, config));
         }
@@ -312,11 +320,8 @@ impl Registry {
         Some((budget, used))
     }
 
-    fn lock_declaring(&self) -> MutexGuard<'_, ()> {
-        self.inner
-            .declaring
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+    fn lock_declaring(&self) -> SerialGuard<'_> {
+        self.inner.declaring.lock()
     }
 
     /// Sizes every bulkhead from its traffic since the previous call (the
@@ -331,7 +336,9 @@ impl Registry {
     /// recommended `max_concurrent` with headroom, and a diagnosis: calls
     /// rejected while the traffic at its usual speed would fit under the
     /// limit mean the dependency is degrading; rejected while it would not,
-    /// the limit is too low.
+    /// the limit is too low. A window in which the clock did not move has
+    /// no rate: its rejections are
+    /// [`Diagnosis::NoTimePassed`](crate::Diagnosis::NoTimePassed).
     pub fn sizing(&self) -> SizingReport {
         self.sizing_with_headroom(DEFAULT_HEADROOM)
     }
@@ -412,6 +419,9 @@ impl Registry {
     ///
     /// - REG-004 if a named config does not exist;
     /// - REG-008 if the instance exists with a different configuration;
+    /// - CFG-004 if environment variables name the normalized form of `id`
+    ///   (or of a config it uses) and another declared id (or config name)
+    ///   has that form too;
     /// - the ATR code of an invalid value.
     pub fn bulkhead_policy(
         &self,
@@ -437,10 +447,17 @@ impl Registry {
     /// Other changes cannot be applied to a live instance: they are listed
     /// with `applied: false`, and take effect for instances created later.
     ///
+    /// On a thread that holds an open [`declare`](Self::declare) batch, the
+    /// instances the batch declared are resolved and reconfigured with the
+    /// registered ones (see there).
+    ///
     /// # Errors
     ///
-    /// The first error of any source, REG-004 for an unknown config, or the
-    /// ATR code of a bad value; then nothing changes.
+    /// The first error of any source, REG-004 for an unknown config, REG-010
+    /// if a bulkhead's new limit does not fit its resource's budget, CFG-004
+    /// if environment variables would match two live ids (or two config
+    /// names) that normalize alike, or the ATR code of a bad value; then
+    /// nothing changes.
     pub fn reload(&self) -> Result<Vec<Change>, RegistryError> {
         // Serialised from the reading of the sources on, so that a
         // concurrent `reload_toml` cannot be undone by an older list.
@@ -473,7 +490,7 @@ impl Registry {
     fn reload_from(
         &self,
         sources: Vec<Source>,
-        _serialised: MutexGuard<'_, ()>,
+        _serialised: SerialGuard<'_>,
     ) -> Result<Vec<Change>, RegistryError> {
         let mut layers = self.inner.programmatic.clone();
         for source in &sources {
@@ -504,23 +521,32 @@ impl Registry {
     /// by [`Declarations::commit`], or not at all if a declaration fails or
     /// the batch is dropped.
     ///
-    /// Declarations are serialised: while a batch is open, other declarations,
-    /// reloads, `resource` and `BulkheadHandle::set_max_concurrent` on this
-    /// registry wait (lookups do not); on the thread holding the batch they
-    /// would deadlock.
+    /// Declarations are serialised: while a batch is open, declarations,
+    /// reloads, [`resource`](Self::resource) and
+    /// [`BulkheadHandle::set_max_concurrent`] on other threads wait until it
+    /// is committed or dropped (lookups do not wait). On the thread that
+    /// holds it they run at once, and take the instances of its open
+    /// batches (declared, not yet committed) into account:
+    ///
+    /// - a budget check (a declaration, `resource`, `set_max_concurrent`,
+    ///   a reload) counts their bulkheads as if they were registered;
+    /// - another batch opened meanwhile is a batch of its own, committed or
+    ///   dropped on its own: an id an open batch declared is shared with it
+    ///   (or refused with REG-008, or CFG-004 as for registered ids), and
+    ///   whichever of the two commits first registers it;
+    /// - a reload resolves them again with the registered ones and
+    ///   reconfigures them the same way (they are among its [`Change`]s),
+    ///   and later declarations of the batch resolve under the new
+    ///   configuration.
+    ///
+    /// A batch belongs to the thread that opened it: [`Declarations`] is
+    /// not `Send`.
     pub fn declare(&self) -> Declarations<'_> {
+        let serialised = self.lock_declaring();
         Declarations {
             registry: self,
-            _serialised: self
-                .inner
-                .declaring
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner),
-            bulkheads: Staged::new(),
-            retries: Staged::new(),
-            timeouts: Staged::new(),
-            rate_limiters: Staged::new(),
-            circuit_breakers: Staged::new(),
+            batch: self.inner.next_batch.fetch_add(1, Ordering::Relaxed),
+            _serialised: serialised,
         }
     }
 }
@@ -722,7 +748,8 @@ impl RegistryBuilder {
     ///
     /// # Errors
     ///
-    /// CFG-002 if it is not TOML of the expected shape, CFG-001 for an
+    /// CFG-002 if it is not TOML of the expected shape (an empty id or
+    /// config name included), CFG-001 for an
     /// unknown key (with a did-you-mean), the ATR code of a bad value, each
     /// naming the full key.
     pub fn config_toml(self, toml: &str) -> Result<Self, RegistryError> {
@@ -764,13 +791,25 @@ impl RegistryBuilder {
     /// `SHOP_THUMBS_RESIZE_STR_U32`. Keys are matched without regard to case;
     /// lists (`abort_on`) are comma-separated.
     ///
+    /// A variable names one id or config. An id or config name with no
+    /// ASCII letter or digit (`日本`) normalizes to nothing and no variable
+    /// matches it: set it in TOML or code by its exact name. When two ids of
+    /// one policy normalize alike (`thumbnails-async`, `thumbnails.async`)
+    /// and variables name that form, the variables apply to the first one
+    /// declared, and the declaration of the second fails with CFG-004
+    /// naming both; the same for two config names, one of them used by a
+    /// declaration (two given in TOML or code fail
+    /// [`try_build`](Self::try_build)), and for a
+    /// [`Registry::reload`] that would match two live ids or names.
+    ///
     /// # Errors
     ///
     /// CFG-002 for a variable with the prefix and a `__` that does not have
-    /// that shape, CFG-001 for an unknown policy, section or key, the ATR
-    /// code of a bad value, each naming the variable. Variables with the
-    /// prefix, no `__` and no policy's name after it (`BULKHEAD_LOG`) are
-    /// not ours and are ignored.
+    /// that shape, or whose `<NAME>` normalizes to nothing; CFG-001 for an
+    /// unknown policy, section or key; the ATR code of a bad value; each
+    /// naming the variable. Variables with the prefix, no `__` and no
+    /// policy's name after it (`BULKHEAD_LOG`) are not ours and are
+    /// ignored.
     pub fn config_env_prefix(self, prefix: &str) -> Result<Self, RegistryError> {
         self.source(Source::Env(prefix.to_owned()))
     }
@@ -821,8 +860,9 @@ impl RegistryBuilder {
     ///
     /// # Errors
     ///
-    /// REG-004 for a `base_config` that names no config, or the ATR code of
-    /// an invalid value, naming its full key.
+    /// REG-004 for a `base_config` that names no config, CFG-004 for two
+    /// config names that normalize alike under an environment variable, or
+    /// the ATR code of an invalid value, naming its full key.
     pub fn try_build(self) -> Result<Registry, RegistryError> {
         self.layers()?.validate()?;
         Ok(self.build())
@@ -846,7 +886,8 @@ impl RegistryBuilder {
                 stores: Stores::new(layers),
                 programmatic: self.programmatic,
                 sources: Mutex::new(self.sources.into_iter().map(|(source, _)| source).collect()),
-                declaring: Mutex::new(()),
+                declaring: Serial::default(),
+                next_batch: AtomicU64::new(0),
                 windows: Mutex::new(Windows::default()),
                 budgets: Mutex::new(Budgets::default()),
             }),
@@ -858,17 +899,17 @@ impl RegistryBuilder {
 ///
 /// Each method resolves one instance as [`Registry::bulkhead_policy`] would,
 /// checking it against the registry and against the earlier declarations of
-/// the batch, and returns it at once; none becomes visible in the registry
-/// until [`commit`](Self::commit).
+/// the batch (and of other batches open on this thread), and returns it at
+/// once; none becomes visible in the registry until
+/// [`commit`](Self::commit). Dropped without a commit, the batch registers
+/// nothing.
 #[must_use = "nothing is registered until the declarations are committed"]
 pub struct Declarations<'r> {
     registry: &'r Registry,
-    _serialised: MutexGuard<'r, ()>,
-    bulkheads: Staged<Bulkheads>,
-    retries: Staged<Retries>,
-    timeouts: Staged<Timeouts>,
-    rate_limiters: Staged<RateLimiters>,
-    circuit_breakers: Staged<CircuitBreakers>,
+    /// Which instances the stores keep staged for this batch.
+    batch: Batch,
+    /// Released last, after `Drop` has discarded what was not committed.
+    _serialised: SerialGuard<'r>,
 }
 
 impl Declarations<'_> {
@@ -879,6 +920,9 @@ impl Declarations<'_> {
     /// - REG-004 if a named config does not exist;
     /// - REG-008 if the registry or this batch has the instance with a
     ///   different configuration;
+    /// - CFG-004 if environment variables name the normalized form of `id`
+    ///   (or of a config it uses) and another declared id (or config name)
+    ///   has that form too;
     /// - the ATR code of an invalid value.
     pub fn bulkhead(
         &mut self,
@@ -888,25 +932,23 @@ impl Declarations<'_> {
     ) -> Result<Bulkhead, RegistryError> {
         let inner = &self.registry.inner;
         let config = inner.stores.bulkheads.resolve(id, spec)?;
-        // A bulkhead already declared is shared (or refused with REG-008):
-        // its slots were counted when it was created.
-        let exists = inner.stores.bulkheads.get(id).is_ok()
-            || self.bulkheads.ids().any(|staged| staged == id);
-        if config.resource().is_some() && !exists {
-            self.registry
-                .check_budgets(self.bulkheads.configs().chain([(id, &config)]))?;
+        // A bulkhead already declared (registered, or staged by an open
+        // batch) is shared or refused with REG-008: its slots were counted
+        // when it was created.
+        if config.resource().is_some() && !inner.stores.bulkheads.is_declared(id) {
+            self.registry.check_budgets([(id, &config)])?;
         }
         inner
             .stores
             .bulkheads
-            .declare(&mut self.bulkheads, &inner.context, id, source, spec)
+            .declare(self.batch, &inner.context, id, source, spec)
     }
 
     /// Declares retry policy `id`, as [`bulkhead`](Self::bulkhead) does.
     ///
     /// # Errors
     ///
-    /// REG-004, REG-008 or the ATR code of an invalid value.
+    /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
     pub fn retry(
         &mut self,
         id: &str,
@@ -917,14 +959,14 @@ impl Declarations<'_> {
         inner
             .stores
             .retries
-            .declare(&mut self.retries, &inner.context, id, source, spec)
+            .declare(self.batch, &inner.context, id, source, spec)
     }
 
     /// Declares timeout policy `id`, as [`bulkhead`](Self::bulkhead) does.
     ///
     /// # Errors
     ///
-    /// REG-004, REG-008 or the ATR code of an invalid value.
+    /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
     pub fn timeout(
         &mut self,
         id: &str,
@@ -935,14 +977,14 @@ impl Declarations<'_> {
         inner
             .stores
             .timeouts
-            .declare(&mut self.timeouts, &inner.context, id, source, spec)
+            .declare(self.batch, &inner.context, id, source, spec)
     }
 
     /// Declares rate limiter `id`, as [`bulkhead`](Self::bulkhead) does.
     ///
     /// # Errors
     ///
-    /// REG-004, REG-008 or the ATR code of an invalid value.
+    /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
     pub fn rate_limiter(
         &mut self,
         id: &str,
@@ -950,20 +992,17 @@ impl Declarations<'_> {
         spec: &RateLimiterConfigBuilder,
     ) -> Result<RateLimiter, RegistryError> {
         let inner = &self.registry.inner;
-        inner.stores.rate_limiters.declare(
-            &mut self.rate_limiters,
-            &inner.context,
-            id,
-            source,
-            spec,
-        )
+        inner
+            .stores
+            .rate_limiters
+            .declare(self.batch, &inner.context, id, source, spec)
     }
 
     /// Declares circuit breaker `id`, as [`bulkhead`](Self::bulkhead) does.
     ///
     /// # Errors
     ///
-    /// REG-004, REG-008 or the ATR code of an invalid value.
+    /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
     pub fn circuit_breaker(
         &mut self,
         id: &str,
@@ -971,43 +1010,69 @@ impl Declarations<'_> {
         spec: &CircuitBreakerConfigBuilder,
     ) -> Result<CircuitBreaker, RegistryError> {
         let inner = &self.registry.inner;
-        inner.stores.circuit_breakers.declare(
-            &mut self.circuit_breakers,
-            &inner.context,
-            id,
-            source,
-            spec,
-        )
+        inner
+            .stores
+            .circuit_breakers
+            .declare(self.batch, &inner.context, id, source, spec)
     }
 
     /// Registers every instance declared in this batch.
     pub fn commit(self) {
-        let inner = &self.registry.inner;
-        if inner.context.tracks_sizing() {
-            let now = inner.context.clock().now();
-            let mut windows = inner.windows.lock().unwrap_or_else(PoisonError::into_inner);
-            for policy in self.bulkheads.policies() {
-                windows.open(policy.instance(), now);
+        let stores = &self.registry.inner.stores;
+        let bulkheads = stores.bulkheads.take(self.batch);
+        let context = &self.registry.inner.context;
+        if context.tracks_sizing() {
+            let now = context.clock().now();
+            let mut windows = self
+                .registry
+                .inner
+                .windows
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            for (_, declared) in &bulkheads {
+                windows.open(declared.policy.instance(), now);
             }
         }
-        inner.stores.bulkheads.commit(self.bulkheads);
-        inner.stores.retries.commit(self.retries);
-        inner.stores.timeouts.commit(self.timeouts);
-        inner.stores.rate_limiters.commit(self.rate_limiters);
-        inner.stores.circuit_breakers.commit(self.circuit_breakers);
+        stores.bulkheads.register(bulkheads);
+        stores.retries.register(stores.retries.take(self.batch));
+        stores.timeouts.register(stores.timeouts.take(self.batch));
+        stores
+            .rate_limiters
+            .register(stores.rate_limiters.take(self.batch));
+        stores
+            .circuit_breakers
+            .register(stores.circuit_breakers.take(self.batch));
+    }
+}
+
+impl Drop for Declarations<'_> {
+    /// Discards what was declared and not committed, before the lock is
+    /// released.
+    fn drop(&mut self) {
+        let stores = &self.registry.inner.stores;
+        stores.bulkheads.take(self.batch);
+        stores.retries.take(self.batch);
+        stores.timeouts.take(self.batch);
+        stores.rate_limiters.take(self.batch);
+        stores.circuit_breakers.take(self.batch);
     }
 }
 
 impl fmt::Debug for Declarations<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let stores = &self.registry.inner.stores;
         f.debug_struct("Declarations")
-            .field("bulkheads", &self.bulkheads.ids().collect::<Vec<_>>())
-            .field("retries", &self.retries.ids().collect::<Vec<_>>())
-            .field("timeouts", &self.timeouts.ids().collect::<Vec<_>>())
+            .field("bulkheads", &stores.bulkheads.staged_ids(self.batch))
+            .field("retries", &stores.retries.staged_ids(self.batch))
+            .field("timeouts", &stores.timeouts.staged_ids(self.batch))
             .field(
                 "rate_limiters",
-                &self.rate_limiters.ids().collect::<Vec<_>>(),
+                &stores.rate_limiters.staged_ids(self.batch),
             )
-            .finish_non_exhaustive()
+            .field(
+                "circuit_breakers",
+                &stores.circuit_breakers.staged_ids(self.batch),
+            )
+            .finish()
     }
 }

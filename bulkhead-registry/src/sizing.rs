@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use bulkhead_core::{Bulkhead, Traffic};
+use bulkhead_core::{Bulkhead, BulkheadConfig, Traffic};
 
 /// The headroom [`Registry::sizing`](crate::Registry::sizing) recommends
 /// over the measured need: 1.5 (half as much again, for bursts).
@@ -33,6 +33,13 @@ pub enum Diagnosis {
     /// hold time is known: the slots are held by calls that have not
     /// returned. Look at the dependency (it may hang) before the limit.
     NoneCompleted,
+    /// Calls were rejected in a window in which no time passed on the
+    /// registry's clock (two reports at the same instant, or a
+    /// [`ManualClock`](bulkhead_core::ManualClock) not moved): with no
+    /// length there is no arrival rate, so whether the limit is too low or
+    /// the dependency is degrading is unknown. The next window that has a
+    /// length says.
+    NoTimePassed,
 }
 
 /// One bulkhead's sizing over one window.
@@ -48,22 +55,29 @@ pub struct BulkheadSizing {
     /// What happened in the window (`None` if sizing is not tracked).
     pub traffic: Option<Traffic>,
     /// Arrivals per second (admitted, rejected, and abandoned while they
-    /// waited).
+    /// waited); 0 when the window has no length, whatever arrived (see
+    /// [`Diagnosis::NoTimePassed`]).
     pub arrival_rate: f64,
-    /// Rejections per second.
+    /// Rejections per second; 0 when the window has no length.
     pub rejection_rate: f64,
     /// How long admitted calls held their slot on average, in this window.
     pub mean_hold: Option<Duration>,
     /// The lowest mean hold time of any window so far: the dependency's
     /// usual speed.
     pub usual_hold: Option<Duration>,
-    /// Little's law on this window: arrival rate times mean hold time.
+    /// Little's law on this window: arrival rate times mean hold time;
+    /// `None` when no call completed in the window or the window has no
+    /// length.
     pub need: Option<f64>,
     /// The same at the usual hold time: what the traffic would need if the
-    /// dependency were as fast as usual.
+    /// dependency were as fast as usual; `None` when no call has completed
+    /// yet or the window has no length.
     pub usual_need: Option<f64>,
-    /// `usual_need` times the headroom, rounded up (at least 1); `None`
-    /// when no call arrived in the window or none has completed yet.
+    /// `usual_need` times the headroom, rounded up, at least 1 and at most
+    /// [`BulkheadConfig::MAX_CONCURRENT`] (the largest limit a bulkhead
+    /// takes, so that the recommendation can always be applied with
+    /// `set_max_concurrent`); `None` when no call arrived in the window,
+    /// none has completed yet, or the window has no length.
     pub recommended_max_concurrent: Option<u32>,
     /// What the window says.
     pub diagnosis: Diagnosis,
@@ -179,20 +193,28 @@ impl Windows {
             sizing.need = mean_hold.map(|w| sizing.arrival_rate * w.as_secs_f64());
             sizing.usual_need = usual_hold.map(|w| sizing.arrival_rate * w.as_secs_f64());
             if traffic.arrivals() > 0 {
-                sizing.recommended_max_concurrent = sizing
-                    .usual_need
-                    .map(|need| ((need * headroom).ceil() as u32).max(1));
+                sizing.recommended_max_concurrent = sizing.usual_need.map(|need| {
+                    // Clamped in f64, then cast: a need beyond any limit
+                    // recommends the largest one a bulkhead takes.
+                    let slots = (need * headroom)
+                        .ceil()
+                        .clamp(1.0, f64::from(BulkheadConfig::MAX_CONCURRENT));
+                    slots as u32
+                });
             }
         }
         sizing.diagnosis = match (
             traffic.arrivals(),
             traffic.rejected + traffic.abandoned,
+            usual_hold,
             sizing.usual_need,
         ) {
-            (0, _, _) => Diagnosis::NoTraffic,
-            (_, 0, _) => Diagnosis::Fits,
-            (_, _, None) => Diagnosis::NoneCompleted,
-            (_, _, Some(need)) if need < f64::from(max_concurrent) => {
+            (0, _, _, _) => Diagnosis::NoTraffic,
+            (_, 0, _, _) => Diagnosis::Fits,
+            (_, _, None, _) => Diagnosis::NoneCompleted,
+            // A hold time is known, but no rate: the window has no length.
+            (_, _, Some(_), None) => Diagnosis::NoTimePassed,
+            (_, _, Some(_), Some(need)) if need < f64::from(max_concurrent) => {
                 Diagnosis::DependencyDegrading
             }
             _ => Diagnosis::LimitTooLow,

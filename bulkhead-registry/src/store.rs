@@ -2,15 +2,15 @@
 //! per-instance overrides and its instances, resolved with one precedence
 //! rule for every kind.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
-use std::sync::{PoisonError, RwLock};
+use std::sync::{Mutex, MutexGuard, PoisonError, RwLock};
 
 use bulkhead_core::{ConfigError, PolicyContext};
 use dashmap::DashMap;
 
 use crate::error::{Conflict, RegistryError};
-use crate::source::{Setting, Target, Value, normalize, suggest};
+use crate::source::{Setting, Target, Value, env_name, normalize, suggest};
 
 /// The name of the configuration every instance starts from.
 pub const DEFAULT_CONFIG: &str = "default";
@@ -183,8 +183,79 @@ impl<K: Kind> Layers<K> {
     fn named(&self, name: &str) -> (Option<&K::Spec>, Option<&K::Spec>) {
         (
             self.configs.get(name),
-            self.env_configs.get(&normalize(name)),
+            env_name(name).and_then(|n| self.env_configs.get(&n)),
         )
+    }
+
+    /// The environment's overrides for instance `id`.
+    fn env_override(&self, id: &str) -> Option<&K::Spec> {
+        env_name(id).and_then(|n| self.env_overrides.get(&n))
+    }
+
+    /// The named configuration instance `id`, declared with `spec`, starts
+    /// from: the one its overrides or `spec` choose, else `default`.
+    fn base_name<'a>(&'a self, id: &str, spec: &'a K::Spec) -> &'a str {
+        self.env_override(id)
+            .and_then(K::config_name)
+            .or(self.overrides.get(id).and_then(K::config_name))
+            .or(K::config_name(spec))
+            .unwrap_or(DEFAULT_CONFIG)
+    }
+
+    /// Refuses a match through the environment that is not one to one
+    /// (CFG-004): variables name the normalized form of `id`, and another
+    /// id among `declared` has the same form; or they name the form of a
+    /// config `id` uses (`default`, or its base config), and another config
+    /// name (given in code or TOML, or used by an instance among `declared`)
+    /// has it too. `declared` (the other instances of this kind, with their
+    /// specs) is called only when variables name such a form.
+    pub(crate) fn check_env_names(
+        &self,
+        id: &str,
+        spec: &K::Spec,
+        declared: impl Fn() -> Vec<(String, K::Spec)>,
+    ) -> Result<(), RegistryError> {
+        let ambiguous =
+            |section, name, first: &str, second: &str| RegistryError::AmbiguousEnvName {
+                policy: K::NAME,
+                section,
+                name,
+                first: first.to_owned(),
+                second: second.to_owned(),
+            };
+        if let Some(name) = env_name(id).filter(|n| self.env_overrides.contains_key(n)) {
+            let others = declared();
+            if let Some((other, _)) = others
+                .iter()
+                .find(|(other, _)| other != id && normalize(other) == name)
+            {
+                return Err(ambiguous("instances", name, other, id));
+            }
+        }
+        let base = self.base_name(id, spec);
+        for used in [DEFAULT_CONFIG, base] {
+            let Some(name) = env_name(used).filter(|n| self.env_configs.contains_key(n)) else {
+                continue;
+            };
+            let others = declared();
+            let known = self
+                .configs
+                .keys()
+                .map(String::as_str)
+                .chain([DEFAULT_CONFIG])
+                .chain(
+                    others
+                        .iter()
+                        .map(|(other, spec)| self.base_name(other, spec)),
+                );
+            if let Some(other) = known
+                .filter(|other| *other != used)
+                .find(|other| normalize(other) == name)
+            {
+                return Err(ambiguous("configs", name, other, used));
+            }
+        }
+        Ok(())
     }
 
     fn known_configs(&self) -> String {
@@ -207,7 +278,7 @@ impl<K: Kind> Layers<K> {
     /// environment's values come after the others.
     pub(crate) fn resolve(&self, id: &str, spec: &K::Spec) -> Result<K::Config, RegistryError> {
         let exact = self.overrides.get(id);
-        let env = self.env_overrides.get(&normalize(id));
+        let env = self.env_override(id);
         let mut config = K::Config::default();
         let (default, env_default) = self.named(DEFAULT_CONFIG);
         config = layer::<K>(config, default, &format!("{}.configs.default.", K::NAME))?;
@@ -216,12 +287,8 @@ impl<K: Kind> Layers<K> {
             env_default,
             &format!("{}.configs.default.", K::NAME),
         )?;
-        let named = env
-            .and_then(K::config_name)
-            .or(exact.and_then(K::config_name))
-            .or(K::config_name(spec))
-            .filter(|name| *name != DEFAULT_CONFIG);
-        if let Some(name) = named {
+        let name = self.base_name(id, spec);
+        if name != DEFAULT_CONFIG {
             let (base, env_base) = self.named(name);
             if base.is_none() && env_base.is_none() {
                 return Err(RegistryError::UnknownConfig {
@@ -242,8 +309,29 @@ impl<K: Kind> Layers<K> {
     }
 
     /// Checks what can be checked before any instance exists: every named
-    /// config and override builds, and every `base_config` names a config.
+    /// config and override builds, every `base_config` names a config, and
+    /// no variable names a config whose name normalizes like another's
+    /// (CFG-004).
     pub(crate) fn validate(&self) -> Result<(), RegistryError> {
+        let mut by_env_name: BTreeMap<String, &str> = BTreeMap::new();
+        let mut names: Vec<&str> = self.configs.keys().map(String::as_str).collect();
+        names.push(DEFAULT_CONFIG);
+        names.sort_unstable();
+        names.dedup();
+        for name in names {
+            let Some(env) = env_name(name).filter(|n| self.env_configs.contains_key(n)) else {
+                continue;
+            };
+            if let Some(first) = by_env_name.insert(env.clone(), name) {
+                return Err(RegistryError::AmbiguousEnvName {
+                    policy: K::NAME,
+                    section: "configs",
+                    name: env,
+                    first: first.to_owned(),
+                    second: name.to_owned(),
+                });
+            }
+        }
         let default = K::Config::default();
         for (name, spec) in self.configs.iter().chain(&self.env_configs) {
             K::build(spec, &default, &format!("{}.configs.{name}.", K::NAME))?;
@@ -296,10 +384,27 @@ pub struct Change {
     pub applied: bool,
 }
 
+/// Which open batch of declarations staged an instance.
+pub(crate) type Batch = u64;
+
 /// The configurations and instances of one kind of policy.
 pub(crate) struct Store<K: Kind> {
     layers: RwLock<Layers<K>>,
+    /// The registered instances, which lookups see.
     instances: DashMap<String, Declared<K>>,
+    /// The instances open batches declared and have not committed, each
+    /// with its batch. Used only under the registry's serialising lock, by
+    /// the thread whose batches they are, so that what it does while a
+    /// batch is open (declare in another batch, check a budget, reload)
+    /// takes them into account.
+    staged: Mutex<Vec<Staged<K>>>,
+}
+
+/// An instance declared by an open batch.
+struct Staged<K: Kind> {
+    batch: Batch,
+    id: String,
+    declared: Declared<K>,
 }
 
 impl<K: Kind> Store<K> {
@@ -307,6 +412,7 @@ impl<K: Kind> Store<K> {
         Store {
             layers: RwLock::new(layers),
             instances: DashMap::new(),
+            staged: Mutex::new(Vec::new()),
         }
     }
 
@@ -314,7 +420,11 @@ impl<K: Kind> Store<K> {
         self.layers.read().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The instance `id`.
+    fn staged(&self) -> MutexGuard<'_, Vec<Staged<K>>> {
+        self.staged.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The registered instance `id`.
     pub(crate) fn get(&self, id: &str) -> Result<K::Policy, RegistryError> {
         match self.instances.get(id) {
             Some(declared) => Ok(declared.policy.clone()),
@@ -322,12 +432,17 @@ impl<K: Kind> Store<K> {
         }
     }
 
+    /// Whether `id` is registered or staged by an open batch.
+    pub(crate) fn is_declared(&self, id: &str) -> bool {
+        self.instances.contains_key(id) || self.staged().iter().any(|s| s.id == id)
+    }
+
     /// Resolves instance `id` under the current layers.
     pub(crate) fn resolve(&self, id: &str, spec: &K::Spec) -> Result<K::Config, RegistryError> {
         self.layers().resolve(id, spec)
     }
 
-    /// Every instance with the configuration it runs with now.
+    /// Every registered instance with the configuration it runs with now.
     pub(crate) fn configs(&self) -> Vec<(String, K::Config)> {
         self.instances
             .iter()
@@ -335,34 +450,81 @@ impl<K: Kind> Store<K> {
             .collect()
     }
 
-    /// Every instance.
+    /// Every instance, registered or staged by an open batch, with the
+    /// configuration it runs with now: what a budget must hold.
+    pub(crate) fn declared_configs(&self) -> Vec<(String, K::Config)> {
+        self.each_declared(|d| K::live(&d.policy, &d.config))
+    }
+
+    /// Every registered instance.
     pub(crate) fn policies(&self) -> Vec<K::Policy> {
         self.instances.iter().map(|d| d.policy.clone()).collect()
+    }
+
+    /// `f` of every instance, registered or staged, once each (an id two
+    /// open batches staged, or one staged and registered since, is one
+    /// instance).
+    fn each_declared<T>(&self, f: impl Fn(&Declared<K>) -> T) -> Vec<(String, T)> {
+        let mut all: Vec<(String, T)> = self
+            .instances
+            .iter()
+            .map(|d| (d.key().clone(), f(d.value())))
+            .collect();
+        let mut seen = HashSet::new();
+        for staged in self.staged().iter() {
+            if !self.instances.contains_key(&staged.id) && seen.insert(staged.id.as_str()) {
+                all.push((staged.id.clone(), f(&staged.declared)));
+            }
+        }
+        all
+    }
+
+    /// Every instance, registered or staged, with the values its
+    /// declaration gave in code.
+    fn specs(&self) -> Vec<(String, K::Spec)> {
+        self.each_declared(|d| d.spec.clone())
     }
 
     pub(crate) fn len(&self) -> usize {
         self.instances.len()
     }
 
-    /// Resolves `id` and returns the instance it names: one staged earlier
-    /// in the same batch, one already registered, or a new one, which is
-    /// staged.
+    /// Resolves `id` for `batch` and returns the instance it names: one
+    /// staged earlier by this or another open batch, one already
+    /// registered, or a new one, which is staged. An instance staged by
+    /// another batch is staged for this one too, so that whichever commits
+    /// first registers it.
     pub(crate) fn declare(
         &self,
-        staged: &mut Staged<K>,
+        batch: Batch,
         context: &PolicyContext,
         id: &str,
         source: &str,
         spec: &K::Spec,
     ) -> Result<K::Policy, RegistryError> {
-        let config = self.layers().resolve(id, spec)?;
-        let existing = match staged.0.iter().find(|(staged, _)| staged == id) {
-            Some((_, declared)) => Some(declared.clone()),
-            None => self.instances.get(id).map(|d| d.clone()),
+        let layers = self.layers();
+        let config = layers.resolve(id, spec)?;
+        layers.check_env_names(id, spec, || self.specs())?;
+        drop(layers);
+        let mut staged = self.staged();
+        let own = staged.iter().any(|s| s.batch == batch && s.id == id);
+        let existing = match staged.iter().find(|s| s.id == id) {
+            Some(other) => Some((!own, other.declared.clone())),
+            None => self.instances.get(id).map(|d| (false, d.clone())),
         };
         match existing {
-            Some(existing) if existing.config == config => Ok(existing.policy),
-            Some(existing) => Err(RegistryError::Conflict(Box::new(Conflict {
+            Some((share, existing)) if existing.config == config => {
+                let policy = existing.policy.clone();
+                if share {
+                    staged.push(Staged {
+                        batch,
+                        id: id.to_owned(),
+                        declared: existing,
+                    });
+                }
+                Ok(policy)
+            }
+            Some((_, existing)) => Err(RegistryError::Conflict(Box::new(Conflict {
                 policy: K::NAME,
                 instance: id.to_owned(),
                 first_source: existing.source,
@@ -372,46 +534,79 @@ impl<K: Kind> Store<K> {
             }))),
             None => {
                 let policy = K::create(id, config.clone(), context.clone());
-                staged.0.push((
-                    id.to_owned(),
-                    Declared {
+                staged.push(Staged {
+                    batch,
+                    id: id.to_owned(),
+                    declared: Declared {
                         policy: policy.clone(),
                         config,
                         spec: spec.clone(),
                         source: source.to_owned(),
                     },
-                ));
+                });
                 Ok(policy)
             }
         }
     }
 
-    /// Registers what was staged.
-    pub(crate) fn commit(&self, staged: Staged<K>) {
-        for (id, declared) in staged.0 {
+    /// The ids `batch` staged.
+    pub(crate) fn staged_ids(&self, batch: Batch) -> Vec<String> {
+        self.staged()
+            .iter()
+            .filter(|s| s.batch == batch)
+            .map(|s| s.id.clone())
+            .collect()
+    }
+
+    /// Removes what `batch` staged, and returns its instances.
+    pub(crate) fn take(&self, batch: Batch) -> Vec<(String, Declared<K>)> {
+        let mut staged = self.staged();
+        let (taken, kept) = std::mem::take(&mut *staged)
+            .into_iter()
+            .partition(|s| s.batch == batch);
+        *staged = kept;
+        taken
+            .into_iter()
+            .map(|s: Staged<K>| (s.id, s.declared))
+            .collect()
+    }
+
+    /// Registers instances [`take`](Self::take)n from a batch.
+    pub(crate) fn register(&self, declared: Vec<(String, Declared<K>)>) {
+        for (id, declared) in declared {
             self.instances.insert(id, declared);
         }
     }
 
-    /// Resolves every instance under `layers` without changing anything:
-    /// the new configuration of each instance that does not run with it
-    /// (compared with what it runs with now, so that a reload also puts back
-    /// a limit changed by `set_max_concurrent`).
+    /// Resolves every instance, registered or staged, under `layers`
+    /// without changing anything: the new configuration of each instance
+    /// that does not run with it (compared with what it runs with now, so
+    /// that a reload also puts back a limit changed by
+    /// `set_max_concurrent`).
     pub(crate) fn plan(
         &self,
         layers: &Layers<K>,
     ) -> Result<Vec<(String, K::Config)>, RegistryError> {
+        let declared = self.each_declared(Declared::clone);
+        let specs = || {
+            declared
+                .iter()
+                .map(|(id, d)| (id.clone(), d.spec.clone()))
+                .collect()
+        };
         let mut changes = Vec::new();
-        for declared in self.instances.iter() {
-            let config = layers.resolve(declared.key(), &declared.spec)?;
+        for (id, declared) in &declared {
+            let config = layers.resolve(id, &declared.spec)?;
+            layers.check_env_names(id, &declared.spec, specs)?;
             if config != K::live(&declared.policy, &declared.config) {
-                changes.push((declared.key().clone(), config));
+                changes.push((id.clone(), config));
             }
         }
         Ok(changes)
     }
 
-    /// Installs `layers` and reconfigures the instances `plan` found.
+    /// Installs `layers` and reconfigures the instances `plan` found,
+    /// registered or staged.
     pub(crate) fn install(
         &self,
         layers: Layers<K>,
@@ -419,18 +614,29 @@ impl<K: Kind> Store<K> {
         changes: &mut Vec<Change>,
     ) {
         *self.layers.write().unwrap_or_else(PoisonError::into_inner) = layers;
+        let mut staged = self.staged();
         for (id, config) in plan {
-            if let Some(mut declared) = self.instances.get_mut(&id) {
-                let live = K::live(&declared.policy, &declared.config);
-                let applied = K::reconfigure(&declared.policy, &live, &config);
-                changes.push(Change {
-                    policy: K::NAME,
-                    instance: id.clone(),
-                    from: live.to_string(),
-                    to: config.to_string(),
-                    applied,
-                });
-                declared.config = config;
+            let declared = match self.instances.get(&id) {
+                Some(declared) => declared.clone(),
+                None => match staged.iter().find(|s| s.id == id) {
+                    Some(staged) => staged.declared.clone(),
+                    None => continue,
+                },
+            };
+            let live = K::live(&declared.policy, &declared.config);
+            let applied = K::reconfigure(&declared.policy, &live, &config);
+            changes.push(Change {
+                policy: K::NAME,
+                instance: id.clone(),
+                from: live.to_string(),
+                to: config.to_string(),
+                applied,
+            });
+            for staged in staged.iter_mut().filter(|s| s.id == id) {
+                staged.declared.config = config.clone();
+            }
+            if let Some(mut registered) = self.instances.get_mut(&id) {
+                registered.config = config;
             }
         }
     }
@@ -453,25 +659,34 @@ impl<K: Kind> Store<K> {
     }
 }
 
-/// Instances of one kind declared in a batch and not yet registered.
-pub(crate) struct Staged<K: Kind>(Vec<(String, Declared<K>)>);
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
 
-impl<K: Kind> Staged<K> {
-    pub(crate) fn new() -> Self {
-        Staged(Vec::new())
-    }
+    use bulkhead_core::SystemClock;
 
-    pub(crate) fn ids(&self) -> impl Iterator<Item = &str> {
-        self.0.iter().map(|(id, _)| id.as_str())
-    }
+    use super::*;
+    use crate::kinds::Bulkheads;
+    use crate::source::from_env;
 
-    pub(crate) fn policies(&self) -> impl Iterator<Item = &K::Policy> {
-        self.0.iter().map(|(_, declared)| &declared.policy)
-    }
-
-    pub(crate) fn configs(&self) -> impl Iterator<Item = (&str, &K::Config)> {
-        self.0
-            .iter()
-            .map(|(id, declared)| (id.as_str(), &declared.config))
+    #[test]
+    fn a_reload_whose_variables_would_match_two_live_ids_is_cfg_004() {
+        let store = Store::<Bulkheads>::new(Layers::default());
+        let context = PolicyContext::new(Arc::new(SystemClock));
+        for id in ["a-b", "a.b"] {
+            store
+                .declare(1, &context, id, "t", &Default::default())
+                .unwrap();
+        }
+        store.register(store.take(1));
+        let variable = "APP_BULKHEAD__INSTANCES__A_B__MAX_CONCURRENT";
+        let mut layers = Layers::default();
+        for setting in from_env("APP_", [(variable.into(), "3".into())]).unwrap() {
+            layers.apply(&setting).unwrap();
+        }
+        let err = store.plan(&layers).unwrap_err();
+        assert_eq!(err.code(), "CFG-004");
+        assert!(err.to_string().contains("\"a-b\""), "{err}");
+        assert!(err.to_string().contains("\"a.b\""), "{err}");
     }
 }

@@ -229,7 +229,9 @@ impl PipelineBuilder<'_> {
     /// # Errors
     ///
     /// REG-004 for an unknown config, REG-008 if one of the ids exists with
-    /// another configuration, or the ATR code of an invalid value.
+    /// another configuration, CFG-004 if an environment variable for the id
+    /// also matches another declared id, or the ATR code of an invalid
+    /// value.
     pub fn build(self) -> Result<Pipeline, RegistryError> {
         let source = format!("pipeline {:?}", self.id);
         let id = self.id.as_str();

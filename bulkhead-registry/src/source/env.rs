@@ -11,9 +11,12 @@
 //!
 //! `<NAME>` is an id or config name in [`normalize`](super::normalize)d
 //! form (letters and digits upper-cased, every run of other characters one
-//! `_`): it applies to every id or name that normalizes to it. Keys are
-//! matched without regard to case. Values are text: durations in humantime
-//! form, lists comma-separated.
+//! `_`): it applies to the id or name that normalizes to it. A name part
+//! that normalizes to nothing (empty, or without an ASCII letter or digit)
+//! is CFG-002; two ids or names that normalize alike, when a variable names
+//! them, are CFG-004 where they meet (see `Layers::check_env_names`). Keys
+//! are matched without regard to case. Values are text: durations in
+//! humantime form, lists comma-separated.
 //!
 //! A variable with the prefix that neither has a `__` after it nor starts
 //! with a policy's name and `_` (`BULKHEAD_LOG`) is not in this shape and
@@ -22,7 +25,7 @@
 
 use std::ffi::OsString;
 
-use super::{POLICIES, Setting, Target, Value, suggest};
+use super::{POLICIES, Setting, Target, Value, normalize, suggest};
 use crate::error::RegistryError;
 
 /// Every setting among `vars` whose name starts with `prefix`.
@@ -87,8 +90,16 @@ fn setting(variable: &str, rest: &str, value: &str) -> Result<Setting, RegistryE
             });
         }
     };
-    if name.is_empty() {
-        return Err(malformed("the name part is empty".to_owned()));
+    // Matched in normalized form: a name part with no ASCII letter or digit
+    // would match every id that has none either (`ÄÖ`, `日本`), not one.
+    if normalize(name).is_empty() {
+        return Err(malformed(if name.is_empty() {
+            "the name part is empty".to_owned()
+        } else {
+            format!(
+                "the name part {name:?} has no ASCII letter or digit, so it names no id or config; set such ids in TOML or code by their exact name"
+            )
+        }));
     }
     Ok(Setting {
         policy: policy_name,

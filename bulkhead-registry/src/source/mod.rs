@@ -105,6 +105,12 @@ pub(crate) fn normalize(name: &str) -> String {
     out
 }
 
+/// The [`normalize`]d form of `name` when it has one: a name with no ASCII
+/// letter or digit (`日本`) has none, and no environment variable names it.
+pub(crate) fn env_name(name: &str) -> Option<String> {
+    Some(normalize(name)).filter(|n| !n.is_empty())
+}
+
 /// `; did you mean "x"?` for the known name closest to `given`, or the list
 /// of known names when none is close.
 pub(crate) fn suggest(given: &str, known: &[&str]) -> String {

@@ -53,6 +53,11 @@ pub(crate) fn from_toml(text: &str, source: &str) -> Result<Vec<Setting>, Regist
                 .as_table()
                 .ok_or_else(|| malformed(format!("{policy}.{section} must be a table of names")))?;
             for (name, keys) in entries {
+                if name.is_empty() {
+                    return Err(malformed(format!(
+                        "{policy}.{section}.\"\" has an empty name, which names no id or config"
+                    )));
+                }
                 let keys = keys.as_table().ok_or_else(|| {
                     malformed(format!("{policy}.{section}.{name} must be a table of keys"))
                 })?;
