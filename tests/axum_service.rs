@@ -509,8 +509,15 @@ async fn a_failing_reports_backend_answers_500_and_keeps_no_slot() {
             .expect("the server answers");
         assert_eq!(failed.status(), StatusCode::INTERNAL_SERVER_ERROR);
     }
-    assert_eq!(server.reports_in_flight(), 0, "failures gave their slots back");
-    assert_eq!(post("recover").await.unwrap().status(), StatusCode::NO_CONTENT);
+    assert_eq!(
+        server.reports_in_flight(),
+        0,
+        "failures gave their slots back"
+    );
+    assert_eq!(
+        post("recover").await.unwrap().status(),
+        StatusCode::NO_CONTENT
+    );
     let report = server
         .client
         .get(format!("{}/reports/ok", server.base))
