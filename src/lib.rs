@@ -432,8 +432,8 @@ pub use bulkhead_macros::bulkhead;
 /// | `max_attempts` | integer, at least 1: attempts, the first call included | 3 | ATR-008 |
 /// | `wait` | duration string: the wait after the first failed attempt | `"500ms"` | ATR-001 |
 /// | `backoff_multiplier` | number, at least 1: each further wait is multiplied by it | 1 | ATR-008 |
-/// | `max_wait_interval` | duration string: the longest the backoff grows to (jitter then applies to it) | none | ATR-001 |
-/// | `jitter` | number from 0 to 1: each wait is drawn from `wait * (1 ± jitter)` | 0 | ATR-008 |
+/// | `max_wait_interval` | duration string: the longest any wait may be, jitter included; waits at the cap are drawn from `max_wait_interval * (1 - jitter)` to `max_wait_interval` | none | ATR-001 |
+/// | `jitter` | number from 0 to 1: each wait `d` is drawn from `d * (1 ± jitter)`, cut at `max_wait_interval` | 0 | ATR-008 |
 /// | `retry_if` | path of a `fn(&E) -> bool`, `E` the method's error type | every error is retried | ATR-011 |
 /// | `abort_on` | rejection kinds: `[BulkheadFull, CircuitOpen, Timeout, RateLimited]` | `[]`: every rejection is retried | ATR-009 |
 ///

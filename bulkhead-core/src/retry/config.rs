@@ -73,15 +73,22 @@ impl RetryConfig {
         self.backoff_multiplier
     }
 
-    /// The longest the backoff may grow to, before jitter (as in
-    /// Resilience4j: a capped wait `c` is then drawn from `c * (1 ± jitter)`,
-    /// so that retries at the cap still spread out); `None` for no cap.
+    /// The longest any wait may be, jitter included; `None` for no cap.
+    ///
+    /// A true upper bound: a wait whose jitter range would reach past the
+    /// cap is drawn from that range cut at the cap, and once the backoff
+    /// itself reaches the cap `c`, waits are drawn uniformly from
+    /// `c * (1 - jitter)` to `c`, so that callers at the cap still spread
+    /// out. (Resilience4j also never waits longer than the cap, but caps
+    /// the randomized wait, which puts every draw above the cap at exactly
+    /// the cap.)
     pub fn max_wait_interval(&self) -> Option<Duration> {
         self.max_wait_interval
     }
 
     /// The randomization factor, between 0 and 1: each wait `d` is drawn
-    /// uniformly from `d * (1 - jitter)` to `d * (1 + jitter)`.
+    /// uniformly from `d * (1 - jitter)` to `d * (1 + jitter)`, as far as
+    /// [`max_wait_interval`](Self::max_wait_interval) allows.
     pub fn jitter(&self) -> f64 {
         self.jitter
     }
@@ -170,15 +177,18 @@ impl RetryConfigBuilder {
         self
     }
 
-    /// The longest the backoff may grow to, before jitter (see
-    /// [`RetryConfig::max_wait_interval`]); `None` removes a cap the base
-    /// configuration set.
+    /// The longest any wait may be, jitter included: waits at the cap are
+    /// drawn from `max_wait_interval * (1 - jitter)` to `max_wait_interval`
+    /// (see [`RetryConfig::max_wait_interval`]); `None` removes a cap the
+    /// base configuration set.
     pub fn max_wait_interval(mut self, max_wait_interval: impl Into<Option<Duration>>) -> Self {
         self.max_wait_interval = Some(max_wait_interval.into());
         self
     }
 
-    /// The randomization factor, between 0 (the default: exact waits) and 1.
+    /// The randomization factor, between 0 (the default: exact waits) and 1:
+    /// each wait `d` is drawn from `d * (1 ± jitter)`, cut at
+    /// [`max_wait_interval`](Self::max_wait_interval).
     pub fn jitter(mut self, jitter: f64) -> Self {
         self.jitter = Some(jitter);
         self
