@@ -433,8 +433,8 @@ pub use bulkhead_macros::bulkhead;
 /// | `max_attempts` | integer, at least 1: attempts, the first call included | 3 | ATR-008 |
 /// | `wait` | duration string: the wait after the first failed attempt | `"500ms"` | ATR-001 |
 /// | `backoff_multiplier` | number, at least 1: each further wait is multiplied by it | 1 | ATR-008 |
-/// | `max_wait_interval` | duration string: the longest the backoff grows to (jitter then applies to it) | none | ATR-001 |
-/// | `jitter` | number from 0 to 1: each wait is drawn from `wait * (1 ± jitter)` | 0 | ATR-008 |
+/// | `max_wait_interval` | duration string, longer than zero: the longest any wait may be, jitter included; waits at the cap are drawn from `max_wait_interval * (1 - jitter)` to `max_wait_interval` | none | ATR-001, ATR-008 for zero |
+/// | `jitter` | number, at least 0 and less than 1 (as in Resilience4j: no wait is zero unless `wait` is): each wait `d` is drawn from `d * (1 ± jitter)`, cut at `max_wait_interval` | 0 | ATR-008 |
 /// | `retry_if` | path of a `fn(&E) -> bool`, `E` the method's error type | every error is retried | ATR-011 |
 /// | `abort_on` | rejection kinds: `[BulkheadFull, CircuitOpen, Timeout, RateLimited]` | `[]`: every rejection is retried | ATR-009 |
 ///
@@ -522,9 +522,9 @@ pub use bulkhead_macros::retry;
 /// | `sliding_window` | `"count"` (the last N calls) or `"time"` (the last N seconds) | `"count"` | ATR-010 |
 /// | `sliding_window_size` | integer, 1 to 1,000,000 | 100 | ATR-008 |
 /// | `minimum_calls` | integer, at least 1: calls recorded before a rate counts | 100 | ATR-008 |
-/// | `wait_in_open` | duration string | `"60s"` | ATR-001 |
+/// | `wait_in_open` | duration string, longer than zero: a call exactly this long after the breaker opened is the first let through | `"60s"` | ATR-001, ATR-008 for zero |
 /// | `permitted_calls_in_half_open` | integer, at least 1 | 10 | ATR-008 |
-/// | `slow_call_threshold` | duration string: a call longer than this is slow (calls are timed: two clock reads each) | `"60s"` | ATR-001 |
+/// | `slow_call_threshold` | duration string, longer than zero: a call longer than this is slow (calls are timed: two clock reads each) | `"60s"` | ATR-001, ATR-008 for zero |
 /// | `slow_call_rate_threshold` | percentage, more than 0 and at most 100 (100: a window in which every call was slow opens it) | 100 | ATR-008 |
 /// | `record_if` | path of a `fn(&E) -> bool`: which of the method's errors are failures (the others count as successes) | every error | ATR-011 |
 /// | `ignore_on` | rejection kinds of the inner policies that are not recorded at all | `[]`: every rejection is a failure | ATR-009 |

@@ -254,6 +254,67 @@ fn other_bad_values_have_their_codes_too() {
 }
 
 #[test]
+fn zero_waits_and_caps_and_a_jitter_of_one_are_atr_008_from_every_source() {
+    let cases = [
+        ("circuit_breaker", "wait_in_open", "\"0s\"", "0s"),
+        ("circuit_breaker", "slow_call_threshold", "\"0\"", "0s"),
+        ("retry", "max_wait_interval", "\"0ms\"", "0s"),
+        ("retry", "jitter", "1", "1"),
+        ("retry", "jitter", "1.0", "1"),
+    ];
+    for (policy, key, value, shown) in cases {
+        for section in ["configs", "instances"] {
+            let err = toml_error(&format!("[{policy}.{section}.x]\n{key} = {value}"));
+            assert_eq!(
+                err.code(),
+                "ATR-008",
+                "{policy}.{section}.x.{key} = {value}"
+            );
+            let message = err.to_string();
+            assert!(
+                message.starts_with(&format!("ATR-008: {policy}.{section}.x.{key} must be"))
+                    && message.ends_with(&format!(", got {shown}")),
+                "{message}"
+            );
+        }
+    }
+    for (var, value) in [
+        ("APP_CIRCUIT_BREAKER__INSTANCES__X__WAIT_IN_OPEN", "0"),
+        (
+            "APP_CIRCUIT_BREAKER__CONFIGS__X__SLOW_CALL_THRESHOLD",
+            "0ms",
+        ),
+        ("APP_RETRY__INSTANCES__X__MAX_WAIT_INTERVAL", "0s"),
+        ("APP_RETRY__CONFIGS__X__JITTER", "1"),
+    ] {
+        let err = Registry::builder()
+            .config_vars("APP_", [(var, value)])
+            .unwrap_err();
+        assert_eq!(err.code(), "ATR-008", "{var}");
+        assert!(err.to_string().contains(var), "{err}");
+    }
+    let registry = Registry::new();
+    let zero = Duration::ZERO;
+    let built = [
+        Pipeline::builder(&registry, "open-wait")
+            .circuit_breaker(|c| c.wait_in_open(zero))
+            .build(),
+        Pipeline::builder(&registry, "slow-threshold")
+            .circuit_breaker(|c| c.slow_call_threshold(zero))
+            .build(),
+        Pipeline::builder(&registry, "cap")
+            .retry(|r| r.max_wait_interval(zero))
+            .build(),
+        Pipeline::builder(&registry, "jitter")
+            .retry(|r| r.jitter(1.0))
+            .build(),
+    ];
+    for result in built {
+        assert_eq!(result.err().map(|e| e.code()), Some("ATR-008"));
+    }
+}
+
+#[test]
 fn an_unknown_key_is_cfg_001_with_a_did_you_mean() {
     let err = toml_error("[bulkhead.instances.thumbnails]\nmax_concurent = 4");
     assert_eq!(err.code(), "CFG-001");

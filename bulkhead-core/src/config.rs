@@ -212,6 +212,24 @@ where
     }
 }
 
+/// Checks that a duration is longer than zero, for the keys where zero
+/// makes no sense (a timeout, a refresh period, an open breaker's wait, ...).
+///
+/// # Errors
+///
+/// [`ConfigError::NumberOutOfRange`] (ATR-008) naming `key`.
+pub(crate) fn check_positive(key: &str, value: Duration) -> Result<Duration, ConfigError> {
+    if value.is_zero() {
+        Err(ConfigError::NumberOutOfRange {
+            key: key.to_owned(),
+            value: humantime::format_duration(value).to_string(),
+            range: "longer than zero".to_owned(),
+        })
+    } else {
+        Ok(value)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -282,6 +300,20 @@ mod tests {
         assert_eq!(
             check_range("x", f64::NAN, 0.0, 1.0).unwrap_err().code(),
             "ATR-008"
+        );
+    }
+
+    #[test]
+    fn a_zero_duration_where_one_is_needed_is_atr_008() {
+        assert_eq!(
+            check_positive("wait_in_open", Duration::from_nanos(1)),
+            Ok(Duration::from_nanos(1))
+        );
+        let err = check_positive("wait_in_open", Duration::ZERO).unwrap_err();
+        assert_eq!(err.code(), "ATR-008");
+        assert_eq!(
+            err.to_string(),
+            "ATR-008: wait_in_open must be longer than zero, got 0s"
         );
     }
 

@@ -82,7 +82,7 @@ pub(crate) struct RetryArgs {
     pub(crate) max_attempts: Option<Value<AtLeastOne>>,
     pub(crate) wait: Option<Wait>,
     pub(crate) backoff_multiplier: Option<Value<Multiplier>>,
-    pub(crate) max_wait_interval: Option<Wait>,
+    pub(crate) max_wait_interval: Option<Value<Positive>>,
     pub(crate) jitter: Option<Value<Fraction>>,
     pub(crate) retry_if: Option<Value<Predicate>>,
     pub(crate) abort_on: Option<Kinds>,
@@ -101,9 +101,9 @@ pub(crate) struct CircuitBreakerArgs {
     pub(crate) sliding_window: Option<Value<Window>>,
     pub(crate) sliding_window_size: Option<Value<WindowSize>>,
     pub(crate) minimum_calls: Option<Value<AtLeastOne>>,
-    pub(crate) wait_in_open: Option<Wait>,
+    pub(crate) wait_in_open: Option<Value<Positive>>,
     pub(crate) permitted_calls_in_half_open: Option<Value<AtLeastOne>>,
-    pub(crate) slow_call_threshold: Option<Wait>,
+    pub(crate) slow_call_threshold: Option<Value<Positive>>,
     pub(crate) slow_call_rate_threshold: Option<Value<Percent>>,
     pub(crate) record_if: Option<Value<Predicate>>,
     pub(crate) ignore_on: Option<Kinds>,
@@ -364,6 +364,24 @@ mod tests {
             errors[3]
         );
         assert!(errors[4].starts_with("ATR-008: refresh_period must be longer than zero"));
+    }
+
+    #[test]
+    fn zero_waits_and_caps_and_a_jitter_of_one_are_atr_008() {
+        let (found, errors) = annotations(vec![
+            parse_quote!(#[retry(max_wait_interval = "0ms", jitter = 1)]),
+            parse_quote!(#[circuit_breaker(wait_in_open = "0", slow_call_threshold = "0s")]),
+        ]);
+        assert!(found.args().is_none());
+        assert_eq!(
+            errors,
+            [
+                "ATR-008: max_wait_interval must be longer than zero, got \"0ms\"",
+                "ATR-008: jitter must be at least 0 and less than 1, got 1",
+                "ATR-008: wait_in_open must be longer than zero, got \"0\"",
+                "ATR-008: slow_call_threshold must be longer than zero, got \"0s\"",
+            ]
+        );
     }
 
     #[test]

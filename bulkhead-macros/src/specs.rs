@@ -76,7 +76,9 @@ pub(crate) fn retry(args: &RetryArgs) -> TokenStream {
     let backoff = set("backoff_multiplier", &args.backoff_multiplier, |v| {
         Literal::f64_suffixed(v.0).into_token_stream()
     });
-    let cap = set("max_wait_interval", &args.max_wait_interval, duration);
+    let cap = set("max_wait_interval", &args.max_wait_interval, |v| {
+        duration(&v.0)
+    });
     let jitter = set("jitter", &args.jitter, |v| {
         Literal::f64_suffixed(v.0).into_token_stream()
     });
@@ -109,13 +111,15 @@ pub(crate) fn circuit_breaker(args: &CircuitBreakerArgs) -> TokenStream {
         quote!(#n)
     });
     let minimum = set("minimum_calls", &args.minimum_calls, count);
-    let wait_in_open = set("wait_in_open", &args.wait_in_open, duration);
+    let wait_in_open = set("wait_in_open", &args.wait_in_open, |v| duration(&v.0));
     let half_open = set(
         "permitted_calls_in_half_open",
         &args.permitted_calls_in_half_open,
         count,
     );
-    let slow = set("slow_call_threshold", &args.slow_call_threshold, duration);
+    let slow = set("slow_call_threshold", &args.slow_call_threshold, |v| {
+        duration(&v.0)
+    });
     let slow_rate = set(
         "slow_call_rate_threshold",
         &args.slow_call_rate_threshold,

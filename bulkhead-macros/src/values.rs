@@ -9,7 +9,7 @@
 //! | [`Percent`] | `failure_rate_threshold`, `slow_call_rate_threshold` | ATR-008 |
 //! | [`Multiplier`] | `backoff_multiplier` | ATR-008 |
 //! | [`Fraction`] | `jitter` | ATR-008 |
-//! | [`Positive`] | `duration`, `refresh_period` | ATR-001, ATR-008 for zero |
+//! | [`Positive`] | `duration`, `refresh_period`, `wait_in_open`, `slow_call_threshold`, `max_wait_interval` | ATR-001, ATR-008 for zero |
 //! | [`Window`] | `sliding_window` | ATR-010 |
 //! | [`Kinds`] | `abort_on`, `ignore_on` | ATR-009 |
 //! | [`Predicate`] | `retry_if`, `record_if` | ATR-011 |
@@ -185,7 +185,7 @@ impl ValueKind for Multiplier {
     }
 }
 
-/// `jitter`: a number from 0 to 1.
+/// `jitter`: a number from 0 up to, not including, 1.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Fraction(pub(crate) f64);
 
@@ -200,15 +200,16 @@ impl ValueKind for Fraction {
         float(
             key,
             expr,
-            "between 0 and 1",
+            "at least 0 and less than 1",
             &Self::example(key),
-            |v: &f64| (0.0..=1.0).contains(v),
+            |v: &f64| (0.0..1.0).contains(v),
         )
         .map(Fraction)
     }
 }
 
-/// `duration` (of a timeout), `refresh_period`: a duration longer than zero.
+/// `duration` (of a timeout), `refresh_period`, `wait_in_open`,
+/// `slow_call_threshold`, `max_wait_interval`: a duration longer than zero.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Positive(pub(crate) Duration);
 
@@ -469,10 +470,18 @@ mod tests {
 
         let jitter = |e: Expr| Fraction::parse("jitter", &e).map(|f| f.0);
         assert_eq!(jitter(parse_quote!(0)), Ok(0.0));
-        assert_eq!(jitter(parse_quote!(1)), Ok(1.0));
+        assert_eq!(jitter(parse_quote!(0.999)), Ok(0.999));
+        assert_eq!(
+            jitter(parse_quote!(1)),
+            Err("ATR-008: jitter must be at least 0 and less than 1, got 1".into())
+        );
+        assert_eq!(
+            jitter(parse_quote!(1.0)),
+            Err("ATR-008: jitter must be at least 0 and less than 1, got 1.0".into())
+        );
         assert_eq!(
             jitter(parse_quote!(1.5)),
-            Err("ATR-008: jitter must be between 0 and 1, got 1.5".into())
+            Err("ATR-008: jitter must be at least 0 and less than 1, got 1.5".into())
         );
         assert!(
             jitter(parse_quote!(0.5f64))

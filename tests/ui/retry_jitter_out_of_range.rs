@@ -1,4 +1,4 @@
-// A `jitter` outside 0..=1: ATR-008.
+// A `jitter` outside 0..1: ATR-008.
 use bulkhead::{Rejection, resilient};
 
 #[derive(Debug)]

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::config::{ConfigError, check_range};
+use crate::config::{ConfigError, check_positive, check_range};
 use crate::rejection::{RejectionKind, RejectionKinds};
 
 /// Which calls the failure and slow-call rates are computed over.
@@ -155,7 +155,14 @@ impl CircuitBreakerConfig {
     }
 
     /// How long an open breaker rejects calls before it lets trial calls
-    /// through.
+    /// through (longer than zero).
+    ///
+    /// The wait runs on the breaker's clock from the moment it opened, and
+    /// ends like every deadline of a [`Clock`](crate::Clock): a call made
+    /// exactly `wait_in_open` after the breaker opened is the first one let
+    /// through (it turns the breaker half-open); one made a nanosecond
+    /// earlier is rejected. Resilience4j lets the first trial in only
+    /// strictly after the wait, one tick of its clock later.
     pub fn wait_in_open(&self) -> Duration {
         self.wait_in_open
     }
@@ -165,7 +172,8 @@ impl CircuitBreakerConfig {
         self.permitted_calls_in_half_open
     }
 
-    /// The duration above which a call counts as slow.
+    /// The duration above which a call counts as slow (longer than zero;
+    /// [`Duration::MAX`] when calls are not timed).
     pub fn slow_call_threshold(&self) -> Duration {
         self.slow_call_threshold
     }
@@ -291,7 +299,9 @@ impl CircuitBreakerConfigBuilder {
         self
     }
 
-    /// How long an open breaker rejects calls before trial calls.
+    /// How long an open breaker rejects calls before trial calls (longer
+    /// than zero): the first call exactly `wait` after it opened is let
+    /// through (see [`CircuitBreakerConfig::wait_in_open`]).
     pub fn wait_in_open(mut self, wait: Duration) -> Self {
         self.wait_in_open = Some(wait);
         self
@@ -303,10 +313,11 @@ impl CircuitBreakerConfigBuilder {
         self
     }
 
-    /// The duration above which a call counts as slow. Calls are timed
-    /// (two clock readings each, shared with the other policies of a
-    /// composition); [`Duration::MAX`], which no call exceeds, turns timing
-    /// off.
+    /// The duration above which a call counts as slow (longer than zero:
+    /// a threshold of zero would make every call that takes any time slow).
+    /// Calls are timed (two clock readings each, shared with the other
+    /// policies of a composition); [`Duration::MAX`], which no call exceeds,
+    /// turns timing off.
     pub fn slow_call_threshold(mut self, threshold: Duration) -> Self {
         self.slow_call_threshold = Some(threshold);
         self
@@ -337,7 +348,8 @@ impl CircuitBreakerConfigBuilder {
     /// # Errors
     ///
     /// ATR-008 if a threshold, the window size, `minimum_calls` or
-    /// `permitted_calls_in_half_open` is out of range.
+    /// `permitted_calls_in_half_open` is out of range, or `wait_in_open` or
+    /// `slow_call_threshold` is zero.
     pub fn build(&self) -> Result<CircuitBreakerConfig, ConfigError> {
         self.build_on(&CircuitBreakerConfig::default())
     }
@@ -347,7 +359,8 @@ impl CircuitBreakerConfigBuilder {
     /// # Errors
     ///
     /// ATR-008 if a threshold, the window size, `minimum_calls` or
-    /// `permitted_calls_in_half_open` is out of range.
+    /// `permitted_calls_in_half_open` is out of range, or `wait_in_open` or
+    /// `slow_call_threshold` is zero.
     pub fn build_on(
         &self,
         base: &CircuitBreakerConfig,
@@ -362,7 +375,8 @@ impl CircuitBreakerConfigBuilder {
     /// # Errors
     ///
     /// ATR-008 if a threshold, the window size, `minimum_calls` or
-    /// `permitted_calls_in_half_open` is out of range.
+    /// `permitted_calls_in_half_open` is out of range, or `wait_in_open` or
+    /// `slow_call_threshold` is zero.
     pub fn build_keyed(
         &self,
         base: &CircuitBreakerConfig,
@@ -375,6 +389,10 @@ impl CircuitBreakerConfigBuilder {
         };
         let percent = |key: &str, value: Option<f32>, base: f32| match value {
             Some(value) => check_percent(key, value).map_err(keyed),
+            None => Ok(base),
+        };
+        let positive = |key: &str, value: Option<Duration>, base: Duration| match value {
+            Some(value) => check_positive(key, value).map_err(keyed),
             None => Ok(base),
         };
         let sliding_window_size = match self.sliding_window_size {
@@ -396,13 +414,17 @@ impl CircuitBreakerConfigBuilder {
             sliding_window: self.sliding_window.unwrap_or(base.sliding_window),
             sliding_window_size,
             minimum_calls: at_least_one("minimum_calls", self.minimum_calls, base.minimum_calls)?,
-            wait_in_open: self.wait_in_open.unwrap_or(base.wait_in_open),
+            wait_in_open: positive("wait_in_open", self.wait_in_open, base.wait_in_open)?,
             permitted_calls_in_half_open: at_least_one(
                 "permitted_calls_in_half_open",
                 self.permitted_calls_in_half_open,
                 base.permitted_calls_in_half_open,
             )?,
-            slow_call_threshold: self.slow_call_threshold.unwrap_or(base.slow_call_threshold),
+            slow_call_threshold: positive(
+                "slow_call_threshold",
+                self.slow_call_threshold,
+                base.slow_call_threshold,
+            )?,
             slow_call_rate_threshold: percent(
                 "slow_call_rate_threshold",
                 self.slow_call_rate_threshold,
@@ -508,6 +530,43 @@ mod tests {
                 "{err}"
             );
         }
+    }
+
+    #[test]
+    fn a_zero_wait_in_open_or_slow_call_threshold_is_atr_008() {
+        let builders = [
+            (
+                "wait_in_open",
+                CircuitBreakerConfig::builder().wait_in_open(Duration::ZERO),
+            ),
+            (
+                "slow_call_threshold",
+                CircuitBreakerConfig::builder().slow_call_threshold(Duration::ZERO),
+            ),
+        ];
+        for (key, builder) in builders {
+            let err = builder.build().unwrap_err();
+            assert_eq!(err.code(), "ATR-008", "{key}");
+            assert_eq!(
+                err.to_string(),
+                format!("ATR-008: {key} must be longer than zero, got 0s")
+            );
+            let err = builder
+                .build_keyed(
+                    &CircuitBreakerConfig::default(),
+                    "circuit_breaker.instances.x.",
+                )
+                .unwrap_err();
+            assert_eq!(err.key(), format!("circuit_breaker.instances.x.{key}"));
+        }
+        let tiny = Duration::from_nanos(1);
+        let config = CircuitBreakerConfig::builder()
+            .wait_in_open(tiny)
+            .slow_call_threshold(tiny)
+            .build()
+            .unwrap();
+        assert_eq!(config.wait_in_open(), tiny);
+        assert_eq!(config.slow_call_threshold(), tiny);
     }
 
     #[test]

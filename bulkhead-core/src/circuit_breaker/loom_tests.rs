@@ -9,6 +9,7 @@ use std::time::Duration;
 use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use loom::thread;
 
+use super::window::{Counts, Window};
 use super::*;
 use crate::clock::ManualClock;
 use crate::events::{CircuitBreakerEventKind, Event, EventBus, EventStream};
@@ -142,9 +143,9 @@ fn a_trial_given_back_late_does_not_leak_into_the_next_state() {
 fn a_late_failure_cannot_open_a_breaker_reset_meanwhile() {
     loom::model(|| {
         let clock = ManualClock::new();
-        // A time window is not epoch-tagged: a late write lands in it, and
-        // only the transition's own check keeps it from opening the
-        // new closed state.
+        // The late failure counts before the reset (and may open the
+        // breaker, which the reset closes again) or nowhere: never in the
+        // new closed state's window.
         let config = CircuitBreakerConfig::builder()
             .sliding_window(SlidingWindow::Time)
             .sliding_window_size(1)
@@ -169,5 +170,86 @@ fn a_late_failure_cannot_open_a_breaker_reset_meanwhile() {
                     ],
             "{seen:?}"
         );
+        assert_eq!(breaker.metrics().buffered_calls, 0);
+        breaker.shared.assert_consistent();
+    });
+}
+
+/// A time window of `size` seconds, on its own.
+fn time_window(size: u32) -> Arc<Window> {
+    let config = CircuitBreakerConfig::builder()
+        .sliding_window(SlidingWindow::Time)
+        .sliding_window_size(size)
+        .build()
+        .unwrap();
+    Arc::new(Window::new(&config))
+}
+
+/// Records one outcome of `epoch` at `second` from another thread.
+fn record_later(
+    window: &Arc<Window>,
+    epoch: u32,
+    second: u32,
+    failed: bool,
+) -> thread::JoinHandle<()> {
+    let window = Arc::clone(window);
+    thread::spawn(move || {
+        window.record(epoch, failed, failed, &mut || second);
+    })
+}
+
+fn counts(calls: u32, failed: u32, slow: u32) -> Counts {
+    Counts {
+        calls,
+        failed,
+        slow,
+    }
+}
+
+#[test]
+fn a_late_writer_racing_a_reset_leaks_nothing_into_the_time_window() {
+    loom::model(|| {
+        let window = time_window(2);
+        window.record(0, false, false, &mut || 1);
+        // Admitted in epoch 0 before the reset; its call ends in second 2,
+        // so it also moves the window on, racing the reset's own move.
+        let late = record_later(&window, 0, 2, true);
+        // The reset, then a call of the new epoch in second 3.
+        window.reset(3);
+        window.record(3, false, false, &mut || 3);
+        late.join().unwrap();
+        assert_eq!(window.counts(3, &mut || 3), counts(1, 0, 0));
+        window.assert_consistent();
+    });
+}
+
+#[test]
+fn a_late_writer_of_an_expired_second_racing_a_window_advance_counts_nowhere() {
+    loom::model(|| {
+        let window = time_window(2);
+        window.record(0, false, false, &mut || 1);
+        // A failure of second 1, late, while a call of second 3 moves the
+        // window past it (second 1's bucket becomes second 3's).
+        let late = record_later(&window, 0, 1, true);
+        window.record(0, false, false, &mut || 3);
+        late.join().unwrap();
+        assert_eq!(window.counts(0, &mut || 3), counts(1, 0, 0));
+        window.assert_consistent();
+    });
+}
+
+#[test]
+fn two_writers_moving_the_time_window_on_at_once_keep_the_totals_exact() {
+    loom::model(|| {
+        let window = time_window(2);
+        window.record(0, true, true, &mut || 1);
+        // Second 2 and second 4 move the window from 1 at once; their
+        // expiries overlap on second 2's bucket, which second 4 reuses.
+        let earlier = record_later(&window, 0, 2, true);
+        window.record(0, false, false, &mut || 4);
+        earlier.join().unwrap();
+        // Second 2 has left the window at second 4, whatever the order.
+        assert_eq!(window.counts(0, &mut || 4), counts(1, 0, 0));
+        window.assert_consistent();
     });
 }

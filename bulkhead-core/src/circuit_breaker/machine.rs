@@ -128,6 +128,8 @@ impl Shared {
                 CircuitState::ForcedOpen => return Err(self.reject(CircuitState::ForcedOpen)),
                 CircuitState::Open => {
                     // `open_until` was written before the word we loaded.
+                    // The wait is over at exactly `open_until`, as every
+                    // deadline of a clock (see `wait_in_open`'s docs).
                     if self.nanos() < self.open_until.load(Relaxed) {
                         return Err(self.reject(CircuitState::Open));
                     }

@@ -153,8 +153,9 @@ impl CircuitBreaker {
     ///
     /// Closed (and disabled), this is one atomic load: no clock read, no
     /// lock, no allocation. Open, it reads the clock: once `wait_in_open` has
-    /// passed the breaker turns half-open (one caller makes the transition)
-    /// and the call competes for a trial. Half-open, at most
+    /// passed (from exactly `wait_in_open` after the opening on) the breaker
+    /// turns half-open (one caller makes the transition) and the call
+    /// competes for a trial. Half-open, at most
     /// `permitted_calls_in_half_open` trial permits are out at once.
     ///
     /// # Errors

@@ -17,8 +17,9 @@
 //!   to a state that no longer exists and is dropped (a closed-state call
 //!   that ends after the breaker opened and closed again does not count in
 //!   the new window, and a trial call of an old half-open state is not a
-//!   trial of the new one). The window's slots and counters are tagged with
-//!   it too (see `window/count.rs`).
+//!   trial of the new one). The windows are tagged with it too (see
+//!   `window/count.rs` and `window/time.rs`), so that an outcome that passed
+//!   this check just before a reset counts nowhere after it.
 //! - *state* is a [`CircuitState`].
 //! - *trial calls left* is only non-zero in half-open: taking a trial is a
 //!   compare-exchange decrementing it, giving one back (a cancelled or

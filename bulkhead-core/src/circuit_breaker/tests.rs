@@ -323,6 +323,24 @@ fn open_rejects_naming_the_instance_until_the_wait_has_passed() {
 }
 
 #[test]
+fn the_first_trial_is_let_in_exactly_wait_in_open_after_the_breaker_opened() {
+    // Not at the clock's origin, so that the wait is measured from the
+    // opening and not from the breaker's creation.
+    let Fixture { breaker, clock, .. } = fixture(counting(4, 4));
+    clock.advance(Duration::from_millis(1_500));
+    trip(&breaker);
+    clock.advance(WAIT - Duration::from_nanos(1));
+    assert!(breaker.try_acquire().is_err(), "one nanosecond early");
+    assert_eq!(breaker.state(), Open);
+    clock.advance(Duration::from_nanos(1));
+    let trial = breaker
+        .try_acquire()
+        .expect("a call exactly wait_in_open after opening is let through");
+    assert_eq!(breaker.state(), HalfOpen);
+    assert!(matches!(trial.ticket(), Ticket::Trial(_)));
+}
+
+#[test]
 fn open_metrics_show_the_window_that_opened_it() {
     let Fixture { breaker, .. } = fixture(counting(4, 4));
     calls(&breaker, ".FFF");

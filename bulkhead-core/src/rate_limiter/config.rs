@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::config::{ConfigError, check_range};
+use crate::config::{ConfigError, check_positive, check_range};
 
 /// The resolved configuration of a rate limiter.
 ///
@@ -168,15 +168,9 @@ impl RateLimiterConfigBuilder {
             None => base.limit_for_period,
         };
         let refresh_period = match self.refresh_period {
-            Some(value) if value.is_zero() => {
-                return Err(ConfigError::NumberOutOfRange {
-                    key: "refresh_period".to_owned(),
-                    value: humantime::format_duration(value).to_string(),
-                    range: "more than zero".to_owned(),
-                }
-                .prefixed(key_prefix));
+            Some(value) => {
+                check_positive("refresh_period", value).map_err(|e| e.prefixed(key_prefix))?
             }
-            Some(value) => value,
             None => base.refresh_period,
         };
         Ok(RateLimiterConfig {
@@ -226,7 +220,7 @@ mod tests {
         assert_eq!(err.code(), "ATR-008");
         assert_eq!(
             err.to_string(),
-            "ATR-008: refresh_period must be more than zero, got 0s"
+            "ATR-008: refresh_period must be longer than zero, got 0s"
         );
     }
 

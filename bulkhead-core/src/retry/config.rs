@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::config::{ConfigError, check_range};
+use crate::config::{ConfigError, check_positive, check_range};
 use crate::rejection::{RejectionKind, RejectionKinds};
 
 /// The resolved configuration of a retry policy.
@@ -73,15 +73,24 @@ impl RetryConfig {
         self.backoff_multiplier
     }
 
-    /// The longest the backoff may grow to, before jitter (as in
-    /// Resilience4j: a capped wait `c` is then drawn from `c * (1 ± jitter)`,
-    /// so that retries at the cap still spread out); `None` for no cap.
+    /// The longest any wait may be, jitter included (longer than zero);
+    /// `None` for no cap.
+    ///
+    /// A true upper bound: a wait whose jitter range would reach past the
+    /// cap is drawn from that range cut at the cap, and once the backoff
+    /// itself reaches the cap `c`, waits are drawn uniformly from
+    /// `c * (1 - jitter)` to `c`, so that callers at the cap still spread
+    /// out. (Resilience4j also never waits longer than the cap, but caps
+    /// the randomized wait, which puts every draw above the cap at exactly
+    /// the cap.)
     pub fn max_wait_interval(&self) -> Option<Duration> {
         self.max_wait_interval
     }
 
-    /// The randomization factor, between 0 and 1: each wait `d` is drawn
-    /// uniformly from `d * (1 - jitter)` to `d * (1 + jitter)`.
+    /// The randomization factor, at least 0 and less than 1: each wait `d`
+    /// is drawn uniformly from `d * (1 - jitter)` to `d * (1 + jitter)`, as
+    /// far as [`max_wait_interval`](Self::max_wait_interval) allows. Below 1,
+    /// as in Resilience4j, so that no wait is zero unless `wait` is.
     pub fn jitter(&self) -> f64 {
         self.jitter
     }
@@ -170,15 +179,18 @@ impl RetryConfigBuilder {
         self
     }
 
-    /// The longest the backoff may grow to, before jitter (see
-    /// [`RetryConfig::max_wait_interval`]); `None` removes a cap the base
-    /// configuration set.
+    /// The longest any wait may be, jitter included (longer than zero):
+    /// waits at the cap are drawn from `max_wait_interval * (1 - jitter)` to
+    /// `max_wait_interval` (see [`RetryConfig::max_wait_interval`]); `None`
+    /// removes a cap the base configuration set.
     pub fn max_wait_interval(mut self, max_wait_interval: impl Into<Option<Duration>>) -> Self {
         self.max_wait_interval = Some(max_wait_interval.into());
         self
     }
 
-    /// The randomization factor, between 0 (the default: exact waits) and 1.
+    /// The randomization factor, from 0 (the default: exact waits) up to but
+    /// excluding 1: each wait `d` is drawn from `d * (1 ± jitter)`, cut at
+    /// [`max_wait_interval`](Self::max_wait_interval).
     pub fn jitter(mut self, jitter: f64) -> Self {
         self.jitter = Some(jitter);
         self
@@ -201,7 +213,7 @@ impl RetryConfigBuilder {
     /// # Errors
     ///
     /// ATR-008 if `max_attempts`, `backoff_multiplier` or `jitter` is out of
-    /// range.
+    /// range, or `max_wait_interval` is zero.
     pub fn build(&self) -> Result<RetryConfig, ConfigError> {
         self.build_on(&RetryConfig::default())
     }
@@ -211,7 +223,7 @@ impl RetryConfigBuilder {
     /// # Errors
     ///
     /// ATR-008 if `max_attempts`, `backoff_multiplier` or `jitter` is out of
-    /// range.
+    /// range, or `max_wait_interval` is zero.
     pub fn build_on(&self, base: &RetryConfig) -> Result<RetryConfig, ConfigError> {
         self.build_keyed(base, "")
     }
@@ -222,7 +234,7 @@ impl RetryConfigBuilder {
     /// # Errors
     ///
     /// ATR-008 if `max_attempts`, `backoff_multiplier` or `jitter` is out of
-    /// range.
+    /// range, or `max_wait_interval` is zero.
     pub fn build_keyed(
         &self,
         base: &RetryConfig,
@@ -237,17 +249,38 @@ impl RetryConfigBuilder {
             Some(value) => check_multiplier(value).map_err(keyed)?,
             None => base.backoff_multiplier,
         };
+        let max_wait_interval = match self.max_wait_interval {
+            Some(Some(cap)) => Some(check_positive("max_wait_interval", cap).map_err(keyed)?),
+            Some(None) => None,
+            None => base.max_wait_interval,
+        };
         let jitter = match self.jitter {
-            Some(value) => check_range("jitter", value, 0.0, 1.0).map_err(keyed)?,
+            Some(value) => check_jitter(value).map_err(keyed)?,
             None => base.jitter,
         };
         Ok(RetryConfig {
             max_attempts,
             wait: self.wait.unwrap_or(base.wait),
             backoff_multiplier,
-            max_wait_interval: self.max_wait_interval.unwrap_or(base.max_wait_interval),
+            max_wait_interval,
             jitter,
             abort_on: self.abort_on.unwrap_or(base.abort_on),
+        })
+    }
+}
+
+/// At least 0 and below 1 (which also refuses NaN). As in Resilience4j,
+/// whose `randomizationFactor` must be below 1: a jitter of 1 would draw
+/// waits down to zero, retrying at once however long `wait` is (a caller
+/// who wants that says `wait = 0`).
+fn check_jitter(value: f64) -> Result<f64, ConfigError> {
+    if (0.0..1.0).contains(&value) {
+        Ok(value)
+    } else {
+        Err(ConfigError::NumberOutOfRange {
+            key: "jitter".to_owned(),
+            value: value.to_string(),
+            range: "at least 0 and less than 1".to_owned(),
         })
     }
 }
@@ -318,15 +351,43 @@ mod tests {
     }
 
     #[test]
-    fn a_jitter_outside_zero_to_one_is_atr_008() {
-        for good in [0.0, 0.5, 1.0] {
+    fn a_jitter_below_zero_or_from_one_up_is_atr_008() {
+        for good in [0.0, 0.5, 0.999_999] {
             assert!(RetryConfig::builder().jitter(good).build().is_ok());
         }
-        for bad in [-0.1, 1.01, f64::NAN] {
+        for bad in [-0.1, 1.0, 1.01, f64::NAN, f64::INFINITY] {
             let err = RetryConfig::builder().jitter(bad).build().unwrap_err();
             assert_eq!(err.code(), "ATR-008", "{bad}");
             assert_eq!(err.key(), "jitter");
         }
+        let err = RetryConfig::builder().jitter(1.0).build().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "ATR-008: jitter must be at least 0 and less than 1, got 1"
+        );
+    }
+
+    #[test]
+    fn a_zero_max_wait_interval_is_atr_008_and_no_cap_is_fine() {
+        let err = RetryConfig::builder()
+            .max_wait_interval(Duration::ZERO)
+            .build()
+            .unwrap_err();
+        assert_eq!(err.code(), "ATR-008");
+        assert_eq!(
+            err.to_string(),
+            "ATR-008: max_wait_interval must be longer than zero, got 0s"
+        );
+        let err = RetryConfig::builder()
+            .max_wait_interval(Duration::ZERO)
+            .build_keyed(&RetryConfig::default(), "retry.instances.x.")
+            .unwrap_err();
+        assert_eq!(err.key(), "retry.instances.x.max_wait_interval");
+        let tiny = Duration::from_nanos(1);
+        let config = RetryConfig::builder().max_wait_interval(tiny).build();
+        assert_eq!(config.unwrap().max_wait_interval(), Some(tiny));
+        let config = RetryConfig::builder().max_wait_interval(None).build();
+        assert_eq!(config.unwrap().max_wait_interval(), None);
     }
 
     #[test]
@@ -337,8 +398,9 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.key(), "retry.configs.slow.jitter");
         assert!(
-            err.to_string()
-                .starts_with("ATR-008: retry.configs.slow.jitter must be between 0 and 1"),
+            err.to_string().starts_with(
+                "ATR-008: retry.configs.slow.jitter must be at least 0 and less than 1"
+            ),
             "{err}"
         );
     }

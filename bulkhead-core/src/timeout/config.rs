@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::config::ConfigError;
+use crate::config::{ConfigError, check_positive};
 
 /// The resolved configuration of a timeout policy.
 ///
@@ -121,15 +121,9 @@ impl TimeoutConfigBuilder {
         key_prefix: &str,
     ) -> Result<TimeoutConfig, ConfigError> {
         let duration = match self.duration {
-            Some(duration) if duration.is_zero() => {
-                return Err(ConfigError::NumberOutOfRange {
-                    key: "duration".to_owned(),
-                    value: humantime::format_duration(duration).to_string(),
-                    range: "longer than zero".to_owned(),
-                }
-                .prefixed(key_prefix));
+            Some(duration) => {
+                check_positive("duration", duration).map_err(|e| e.prefixed(key_prefix))?
             }
-            Some(duration) => duration,
             None => base.duration,
         };
         Ok(TimeoutConfig { duration })

@@ -67,9 +67,10 @@ impl Window {
         }
     }
 
-    /// Records an outcome of epoch `epoch`; returns whether the thresholds
-    /// need checking. `second` gives the current second (1 for the
-    /// breaker's first); a count window never calls it.
+    /// Records an outcome of epoch `epoch` (an outcome of an epoch the
+    /// window was not reset for counts nowhere); returns whether the
+    /// thresholds need checking. `second` gives the current second (1 for
+    /// the breaker's first); a count window never calls it.
     #[inline]
     pub(super) fn record(
         &self,
@@ -80,7 +81,7 @@ impl Window {
     ) -> bool {
         match self {
             Window::Count(window) => window.record(epoch, failed, slow),
-            Window::Time(window) => window.record(second(), failed, slow),
+            Window::Time(window) => window.record(epoch, second(), failed, slow),
         }
     }
 
@@ -88,7 +89,7 @@ impl Window {
     pub(super) fn counts(&self, epoch: u32, second: &mut impl FnMut() -> u32) -> Counts {
         match self {
             Window::Count(window) => window.counts(epoch),
-            Window::Time(window) => window.counts(second()),
+            Window::Time(window) => window.counts(epoch, second()),
         }
     }
 
@@ -97,7 +98,7 @@ impl Window {
     pub(super) fn reset(&self, epoch: u32) {
         match self {
             Window::Count(window) => window.reset(epoch),
-            Window::Time(window) => window.reset(),
+            Window::Time(window) => window.reset(epoch),
         }
     }
 
@@ -105,8 +106,9 @@ impl Window {
     /// writer is left.
     #[cfg(test)]
     pub(super) fn assert_consistent(&self) {
-        if let Window::Count(window) = self {
-            window.assert_consistent();
+        match self {
+            Window::Count(window) => window.assert_consistent(),
+            Window::Time(window) => window.assert_consistent(),
         }
     }
 
@@ -117,6 +119,46 @@ impl Window {
             // A count window reports the call that reaches the minimum.
             Window::Count(_) => {}
             Window::Time(window) => window.set_pending(pending),
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// Both kinds of window, of `size` calls or seconds.
+    fn windows(size: u32) -> [Window; 2] {
+        [SlidingWindow::Count, SlidingWindow::Time].map(|kind| {
+            let config = CircuitBreakerConfig::builder()
+                .sliding_window(kind)
+                .sliding_window_size(size)
+                .minimum_calls(1)
+                .build()
+                .unwrap();
+            Window::new(&config)
+        })
+    }
+
+    #[test]
+    fn a_late_outcome_of_an_epoch_gone_counts_in_no_window() {
+        for window in windows(2) {
+            let mut second = || 1;
+            window.record(0, true, false, &mut second);
+            window.reset(3);
+            // A writer of epoch 0 that passed the breaker's state check
+            // before the reset records after it.
+            window.record(0, true, true, &mut second);
+            let empty = Counts::default();
+            assert_eq!(window.counts(3, &mut second), empty, "{window:?}");
+            window.record(3, false, false, &mut second);
+            let one = Counts {
+                calls: 1,
+                failed: 0,
+                slow: 0,
+            };
+            assert_eq!(window.counts(3, &mut second), one, "{window:?}");
+            window.assert_consistent();
         }
     }
 }
