@@ -1,7 +1,8 @@
 //! Hand-offs to queued callers: a waiter whose deadline has passed is never
 //! handed a slot (sync or async, on either clock), and a waker whose drop
 //! releases a slot of the same bulkhead cannot deadlock the thread that
-//! drops it (tokio's issue 5429, `release_permits_at_drop`).
+//! drops it (tokio's issue 5429, `release_permits_at_drop`), nor can a
+//! clock or a waker that panics lose a slot or a wake-up.
 
 mod support;
 
@@ -11,7 +12,14 @@ use std::task::{Poll, Wake, Waker};
 use std::thread;
 use std::time::Duration;
 
-use bulkhead::{Bulkhead, BulkheadConfig, Clock, ManualClock, OwnedBulkheadPermit, Registry};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::time::Instant;
+
+use bulkhead::{
+    Bulkhead, BulkheadConfig, Clock, ManualClock, OwnedBulkheadPermit, PolicyContext, Registry,
+    Sleep, SystemClock,
+};
 use support::{poll_noop, poll_once, wait_until};
 
 fn bulkhead(registry: &Registry, id: &str, max: u32, max_wait: Duration) -> Bulkhead {
@@ -267,5 +275,184 @@ fn a_manual_clock_may_drop_a_waker_that_releases_a_slot() {
         assert!(poll_noop(&mut sleep).is_pending());
         assert!(matches!(poll_noop(&mut waiter), Poll::Ready(Ok(_))));
         drop(sleep);
+    });
+}
+
+// ------------------------------------------- clocks and wakers that panic
+
+/// The system clock, except that `now()` panics while `fail` is set (a
+/// custom clock backed by, say, a poisoned mutex or a failed RPC).
+#[derive(Debug, Default, Clone)]
+struct FlakyClock {
+    fail: Arc<AtomicBool>,
+}
+
+impl Clock for FlakyClock {
+    fn now(&self) -> Instant {
+        assert!(!self.fail.load(SeqCst), "clock failure");
+        Instant::now()
+    }
+    fn sleep_until(&self, deadline: Instant) -> Sleep {
+        SystemClock.sleep_until(deadline)
+    }
+    fn park_until(&self, deadline: Instant) {
+        SystemClock.park_until(deadline)
+    }
+}
+
+fn on(clock: impl Clock, max: u32, max_wait: Duration) -> Bulkhead {
+    Bulkhead::with_context(
+        "flaky-clock",
+        BulkheadConfig::builder()
+            .max_concurrent(max)
+            .max_wait(max_wait)
+            .build()
+            .unwrap(),
+        PolicyContext::new(Arc::new(clock)),
+    )
+}
+
+/// A release that hands its slot over reads the clock after the slot is
+/// free: if the clock panics there, the slot must still reach the waiter
+/// (or newcomers), not stay free but reserved for the queue.
+#[test]
+fn a_clock_that_panics_during_a_hand_off_strands_no_slot() {
+    let clock = FlakyClock::default();
+    let bulkhead = on(clock.clone(), 1, Duration::MAX); // waits without deadline
+    let held = bulkhead.try_enter().unwrap();
+    let mut waiter = bulkhead.enter_async();
+    assert!(poll_noop(&mut waiter).is_pending());
+
+    clock.fail.store(true, SeqCst);
+    let released = catch_unwind(AssertUnwindSafe(|| drop(held)));
+    clock.fail.store(false, SeqCst);
+    assert!(
+        released.is_err(),
+        "the clock panicked inside the permit's drop"
+    );
+
+    // Somebody gets the slot (the oldest waiter: it was handed over as if
+    // no deadline had passed).
+    let waiter_got_it = matches!(poll_noop(&mut waiter), Poll::Ready(Ok(_)));
+    let newcomer_got_it = bulkhead.try_enter().is_ok();
+    assert!(
+        waiter_got_it || newcomer_got_it,
+        "slot stranded: in_flight={} waiting={} max={}",
+        bulkhead.concurrent_calls(),
+        bulkhead.waiting_calls(),
+        bulkhead.max_concurrent()
+    );
+}
+
+/// A waker that panics when woken.
+struct PanicsOnWake;
+impl Wake for PanicsOnWake {
+    fn wake(self: Arc<Self>) {
+        panic!("waker panics");
+    }
+}
+
+#[derive(Default)]
+struct Counting(AtomicUsize);
+impl Wake for Counting {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, SeqCst);
+    }
+}
+
+/// A waiter granted a slot by a raised limit is woken even if another
+/// granted waiter's waker panics: otherwise it holds a slot it never learns
+/// about.
+#[test]
+fn raising_the_limit_wakes_every_granted_waiter_even_if_one_waker_panics() {
+    let bulkhead = on(SystemClock, 1, Duration::MAX);
+    let _held = bulkhead.try_enter().unwrap();
+    let counting = Arc::new(Counting::default());
+    let good = Waker::from(Arc::clone(&counting));
+    let bad = Waker::from(Arc::new(PanicsOnWake));
+    let mut first = bulkhead.enter_async();
+    assert!(poll_once(&mut first, &good).is_pending());
+    let mut second = bulkhead.enter_async();
+    assert!(poll_once(&mut second, &bad).is_pending());
+
+    let raised = catch_unwind(AssertUnwindSafe(|| bulkhead.set_max_concurrent(3)));
+    assert!(raised.is_err(), "the bad waker panicked");
+    assert_eq!(bulkhead.concurrent_calls(), 3, "both waiters were granted");
+    assert_eq!(
+        counting.0.load(SeqCst),
+        1,
+        "the first waiter was granted a slot but never woken"
+    );
+}
+
+/// A blocked thread whose clock panics after it was handed a slot passes
+/// the slot on while it unwinds; that hand-off reads the same panicking
+/// clock, which must not abort the process (a panic during unwinding). Run
+/// in a child process, which an abort would kill.
+#[test]
+fn a_clock_panic_while_a_granted_thread_wakes_does_not_abort() {
+    if std::env::var_os("BULKHEAD_WAITERS_CHILD").is_some() {
+        child_clock_panic_while_granted();
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let out = std::process::Command::new(exe)
+        .args([
+            "--exact",
+            "a_clock_panic_while_a_granted_thread_wakes_does_not_abort",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("BULKHEAD_WAITERS_CHILD", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "child died: {:?}\n{}",
+        out.status,
+        stderr.lines().rev().take(12).collect::<Vec<_>>().join("\n")
+    );
+}
+
+/// Panics in `now()` on the thread named "t1" once `fail` is set.
+#[derive(Debug, Default, Clone)]
+struct FailsOnT1 {
+    fail: Arc<AtomicBool>,
+}
+
+impl Clock for FailsOnT1 {
+    fn now(&self) -> Instant {
+        if self.fail.load(SeqCst) && std::thread::current().name() == Some("t1") {
+            panic!("clock failure on t1");
+        }
+        Instant::now()
+    }
+    fn sleep_until(&self, deadline: Instant) -> Sleep {
+        SystemClock.sleep_until(deadline)
+    }
+    fn park_until(&self, deadline: Instant) {
+        SystemClock.park_until(deadline)
+    }
+}
+
+fn child_clock_panic_while_granted() {
+    let clock = FailsOnT1::default();
+    let bulkhead = on(clock.clone(), 1, Duration::from_secs(3600));
+    let held = bulkhead.try_enter().unwrap();
+    std::thread::scope(|s| {
+        let t1 = std::thread::Builder::new()
+            .name("t1".into())
+            .spawn_scoped(s, || {
+                let _ = catch_unwind(AssertUnwindSafe(|| bulkhead.enter().map(drop)));
+            })
+            .unwrap();
+        support::wait_until("t1 waits", || bulkhead.waiting_calls() == 1);
+        let t2 = s.spawn(|| bulkhead.enter().map(drop));
+        support::wait_until("t2 waits", || bulkhead.waiting_calls() == 2);
+        clock.fail.store(true, SeqCst);
+        drop(held); // hands the slot to t1 (read on this thread: fine)
+        t1.join().unwrap();
+        t2.join().unwrap().unwrap();
     });
 }

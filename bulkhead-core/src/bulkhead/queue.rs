@@ -198,11 +198,12 @@ impl WaitQueue {
     }
 
     /// Hands a slot to the next waiter whose deadline is still ahead at
-    /// `now`: the oldest task or the oldest thread, alternating while both
-    /// kinds wait. Waiters found expired on the way are passed over (marked
+    /// `now` (`None`: the time is unknown, nobody counts as expired): the
+    /// oldest task or the oldest thread, alternating while both kinds wait.
+    /// Waiters found expired on the way are passed over (marked
     /// [`Status::Expired`], left for their own timers to wake). Returns how
     /// to wake the waiter served, `None` if nobody was.
-    pub(super) fn grant_next(&mut self, now: Instant) -> Option<Wake> {
+    pub(super) fn grant_next(&mut self, now: Option<Instant>) -> Option<Wake> {
         loop {
             let tasks = self.lists[Kind::Task as usize].head;
             let threads = self.lists[Kind::Thread as usize].head;
@@ -232,10 +233,10 @@ impl WaitQueue {
         }
     }
 
-    fn is_expired(&self, index: u32, now: Instant) -> bool {
-        self.nodes[index as usize]
-            .deadline
-            .is_some_and(|deadline| now >= deadline)
+    fn is_expired(&self, index: u32, now: Option<Instant>) -> bool {
+        let deadline = self.nodes[index as usize].deadline;
+        now.zip(deadline)
+            .is_some_and(|(now, deadline)| now >= deadline)
     }
 
     fn unlink(&mut self, index: u32) {
@@ -274,12 +275,12 @@ mod tests {
         let mut q = WaitQueue::new();
         let t1 = push(&mut q, Kind::Task);
         let t2 = push(&mut q, Kind::Task);
-        assert!(q.grant_next(now).is_some());
+        assert!(q.grant_next(Some(now)).is_some());
         assert_eq!(q.status(t1), Status::Granted);
         assert_eq!(q.status(t2), Status::Queued);
-        assert!(q.grant_next(now).is_some());
+        assert!(q.grant_next(Some(now)).is_some());
         assert_eq!(q.status(t2), Status::Granted);
-        assert!(q.grant_next(now).is_none());
+        assert!(q.grant_next(Some(now)).is_none());
     }
 
     #[test]
@@ -290,7 +291,7 @@ mod tests {
         let threads: Vec<_> = (0..3).map(|_| push(&mut q, Kind::Thread)).collect();
         let mut order = Vec::new();
         for _ in 0..6 {
-            let _ = q.grant_next(now);
+            let _ = q.grant_next(Some(now));
             let granted = |keys: &[WaiterKey]| {
                 keys.iter()
                     .filter(|k| q.status(**k) == Status::Granted)
@@ -312,8 +313,8 @@ mod tests {
         assert_eq!(status, Status::Queued);
         assert!(wake.is_some(), "the waker is handed back, not dropped");
         assert_eq!(q.len(), 2);
-        let _ = q.grant_next(now);
-        let _ = q.grant_next(now);
+        let _ = q.grant_next(Some(now));
+        let _ = q.grant_next(Some(now));
         assert_eq!(
             (q.status(a), q.status(c)),
             (Status::Granted, Status::Granted)
@@ -343,12 +344,18 @@ mod tests {
         let patient = q.push(Kind::Task, wake(), later);
         let forever = q.push(Kind::Task, wake(), None);
         // At exactly the first deadline, that waiter is expired.
-        assert!(q.grant_next(start + Duration::from_millis(10)).is_some());
+        assert!(
+            q.grant_next(Some(start + Duration::from_millis(10)))
+                .is_some()
+        );
         assert_eq!(q.status(early), Status::Expired);
         assert_eq!(q.status(patient), Status::Granted);
         assert_eq!(q.len(), 1);
         // Long after every deadline, a waiter without one is still served.
-        assert!(q.grant_next(start + Duration::from_secs(3600)).is_some());
+        assert!(
+            q.grant_next(Some(start + Duration::from_secs(3600)))
+                .is_some()
+        );
         assert_eq!(q.status(forever), Status::Granted);
         // The expired waiter leaves when it notices, with its waker.
         let (status, wake) = q.remove(early);
@@ -363,7 +370,7 @@ mod tests {
         let mut q = WaitQueue::new();
         let task = q.push(Kind::Task, wake(), Some(start));
         let thread = q.push(Kind::Thread, wake(), Some(start));
-        assert!(q.grant_next(start).is_none());
+        assert!(q.grant_next(Some(start)).is_none());
         assert!(q.is_empty());
         assert_eq!(q.status(task), Status::Expired);
         assert_eq!(q.status(thread), Status::Expired);
@@ -378,7 +385,7 @@ mod tests {
         let thread = q.push(Kind::Thread, wake(), None);
         // Tasks go first; the expired task is passed over and the next task
         // is served in its place.
-        assert!(q.grant_next(start).is_some());
+        assert!(q.grant_next(Some(start)).is_some());
         assert_eq!(q.status(expired_task), Status::Expired);
         assert_eq!(q.status(task), Status::Granted);
         assert_eq!(q.status(thread), Status::Queued);

@@ -51,6 +51,15 @@
 //! including releasing a slot of this bulkhead, which takes the mutex
 //! (tokio's issue 5429).
 //!
+//! ## Panics
+//!
+//! A clock read by a hand-off happens after the slot is free: if it panics,
+//! the slot is still handed over (as if no deadline had passed) before the
+//! panic goes on, and not at all if the hand-off runs while the thread
+//! already unwinds (a blocked waiter withdrawn because the clock panicked
+//! passes its slot on that way). Waking several waiters at once, every one
+//! is woken even if one of their wakers panics.
+//!
 //! ## Why no wake-up is lost
 //!
 //! A caller that finds no free slot takes the mutex and, in one
@@ -70,12 +79,13 @@
 //! the mutex, read-modify-writes use `AcqRel`; the mutex orders everything
 //! else.
 
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Arc;
 use std::task::Context;
 use std::time::Instant;
 
 use super::queue::{Kind, Status, WaitQueue, WaiterKey};
-use crate::clock::{Clock, Wake};
+use crate::clock::{Clock, Wake, wake_all};
 use crate::loom::atomic::{AtomicU32, AtomicU64, Ordering::*};
 use crate::loom::{Mutex, MutexGuard, lock, thread};
 
@@ -188,8 +198,15 @@ impl Semaphore {
     fn hand_over(&self, clock: &dyn Clock) {
         // Read before locking: no lock of ours is held while a clock runs.
         // The hand-off takes effect at this reading: a waiter whose deadline
-        // it has reached gets nothing.
-        let now = clock.now();
+        // it has reached gets nothing. The slot is already free: if the
+        // clock panics, it is still handed over (to the oldest waiter, as if
+        // no deadline had passed) before the panic goes on, unless this
+        // runs during another unwind (a waiter withdrawn because the clock
+        // panicked), which must not panic again.
+        let (now, panicked) = match catch_unwind(AssertUnwindSafe(|| clock.now())) {
+            Ok(now) => (Some(now), None),
+            Err(panic) => (None, Some(panic)),
+        };
         let mut queue = lock(&self.queue);
         let state = self.state.load(Acquire);
         let wake = if !queue.is_empty() && !is_full(state) {
@@ -209,6 +226,11 @@ impl Semaphore {
         drop(queue);
         if let Some(wake) = wake {
             wake.wake();
+        }
+        if let Some(panic) = panicked {
+            if !std::thread::panicking() {
+                resume_unwind(panic);
+            }
         }
     }
 
@@ -357,7 +379,7 @@ impl Semaphore {
         // slot, and releases only lower the count, so a slot found free
         // stays free until we take it.
         while !queue.is_empty() && !is_full(self.state.load(Acquire)) {
-            let Some(wake) = queue.grant_next(now) else {
+            let Some(wake) = queue.grant_next(Some(now)) else {
                 break;
             };
             self.state.fetch_add(ONE, AcqRel);
@@ -365,7 +387,7 @@ impl Semaphore {
         }
         self.queue_changed(&queue);
         drop(queue);
-        drop(WakeAll(wakes));
+        wake_all(wakes);
         before
     }
 
@@ -379,18 +401,6 @@ impl Semaphore {
 
     pub(crate) fn waiting(&self) -> u32 {
         self.waiting.load(Relaxed)
-    }
-}
-
-/// Wakes every waiter it holds when dropped: the rest are still woken if
-/// one waker panics.
-struct WakeAll(Vec<Wake>);
-
-impl Drop for WakeAll {
-    fn drop(&mut self) {
-        while let Some(wake) = self.0.pop() {
-            wake.wake();
-        }
     }
 }
 

@@ -106,9 +106,7 @@ impl ManualClock {
             state.sleepers = waiting;
             due
         };
-        for sleeper in due {
-            sleeper.wake.wake();
-        }
+        super::wake_all(due.into_iter().map(|sleeper| sleeper.wake));
     }
 
     /// How far this clock has been advanced since it was created.

@@ -8,7 +8,9 @@
 //! rejected exactly when the test moves the clock past its deadline, however
 //! long that takes in real time.
 //!
-//! The fast paths never read the clock: only a caller that has to wait does.
+//! The fast paths never read the clock: only a caller that has to wait does,
+//! and a release that hands its slot to a waiter (to pass over waiters whose
+//! deadline has passed).
 
 mod manual;
 mod system;
@@ -18,6 +20,7 @@ pub use system::SystemClock;
 
 use std::fmt;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
@@ -39,6 +42,14 @@ use crate::loom::thread;
 ///   `now() >= deadline` *or* the thread is unparked
 ///   ([`std::thread::Thread::unpark`]); it may also return spuriously. Callers
 ///   re-check their condition and the clock in a loop.
+/// - [`now`](Clock::now) may be called from code that a waker runs when it is
+///   woken or dropped: a bulkhead slot released there reads the clock to hand
+///   the slot to a waiter. So a clock must not hold a lock that `now` takes
+///   while it wakes or drops a waker: take the wakers out, unlock, then wake
+///   them (as both clocks shipped here do).
+/// - `now` should not panic. If it does while a released slot is being
+///   handed over, the slot still goes to the oldest waiter, as if no
+///   deadline had passed, before the panic goes on.
 pub trait Clock: Send + Sync + fmt::Debug + 'static {
     /// The current time on this clock.
     fn now(&self) -> Instant;
@@ -139,6 +150,20 @@ impl fmt::Debug for Sleep {
 pub fn sleep_blocking(clock: &dyn Clock, deadline: Instant) {
     while clock.now() < deadline {
         clock.park_until(deadline);
+    }
+}
+
+/// Wakes every waiter in `wakes`, even if waking one panics (a waker runs
+/// executor code); the first panic, if any, goes on once all were woken.
+pub(crate) fn wake_all(wakes: impl IntoIterator<Item = Wake>) {
+    let mut panicked = None;
+    for wake in wakes {
+        if let Err(panic) = std::panic::catch_unwind(AssertUnwindSafe(|| wake.wake())) {
+            panicked.get_or_insert(panic);
+        }
+    }
+    if let Some(panic) = panicked {
+        std::panic::resume_unwind(panic);
     }
 }
 
