@@ -204,6 +204,58 @@ fn a_bad_duration_is_atr_001_naming_the_full_key_and_the_value() {
 }
 
 #[test]
+fn a_duration_past_duration_max_is_atr_001_too_large_from_every_source_and_key() {
+    // humantime alone panics on these: the nanoseconds carry exactly one
+    // second onto u64::MAX seconds.
+    let values = [
+        "18446744073709551615s 1000ms",
+        "18446744073709551615s 999999999ns 1ns",
+    ];
+    let keys = [
+        ("bulkhead", "max_wait"),
+        ("retry", "wait"),
+        ("retry", "max_wait_interval"),
+        ("circuit_breaker", "wait_in_open"),
+        ("circuit_breaker", "slow_call_threshold"),
+        ("rate_limiter", "refresh_period"),
+        ("rate_limiter", "max_wait"),
+        ("timeout", "duration"),
+    ];
+    let too_large = |err: &RegistryError, value: &str, key: &str| {
+        assert_eq!(err.code(), "ATR-001", "{err}");
+        let message = err.to_string();
+        assert!(
+            message.starts_with(&format!(
+                "ATR-001: invalid duration {value:?} for {key}: the duration is too large"
+            )),
+            "{message}"
+        );
+    };
+    for value in values {
+        assert_eq!(
+            bulkhead::parse_duration("max_wait", value).map_err(|e| e.code()),
+            Err("ATR-001")
+        );
+        for (policy, key) in keys {
+            let err = toml_error(&format!("[{policy}.instances.x]\n{key} = {value:?}"));
+            too_large(&err, value, &format!("{policy}.instances.x.{key}"));
+
+            let var = format!("APP_{policy}__CONFIGS__X__{key}").to_uppercase();
+            let err = Registry::builder()
+                .config_vars("APP_", [(var.as_str(), value)])
+                .unwrap_err();
+            too_large(&err, value, &var);
+
+            let registry = Registry::new();
+            let err = registry
+                .reload_toml(&format!("[{policy}.configs.default]\n{key} = {value:?}"))
+                .unwrap_err();
+            too_large(&err, value, &format!("{policy}.configs.default.{key}"));
+        }
+    }
+}
+
+#[test]
 fn a_bad_limit_is_atr_003_naming_the_full_key_and_the_value() {
     for value in ["0", "-3", "\"many\"", "2147483648", "1.5"] {
         let err = toml_error(&format!(

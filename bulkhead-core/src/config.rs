@@ -3,6 +3,8 @@
 
 use std::time::Duration;
 
+mod duration;
+
 /// A configuration value that is out of range or does not parse.
 ///
 /// Every variant names the key it came from (`max_concurrent` in a builder,
@@ -23,6 +25,17 @@ pub enum ConfigError {
         value: String,
         /// What the parser objected to.
         reason: String,
+    },
+    /// A duration longer than [`Duration::MAX`], about 584.5 billion years
+    /// (ATR-001, as for a duration that does not parse).
+    #[error(
+        "ATR-001: invalid duration {value:?} for {key}: the duration is too large; the longest is 18446744073709551615s 999999999ns, about 584.5 billion years"
+    )]
+    DurationTooLarge {
+        /// The key the value was given for.
+        key: String,
+        /// The value as given.
+        value: String,
     },
     /// A concurrency limit below 1 or above the largest supported
     /// (ATR-003).
@@ -82,7 +95,7 @@ impl ConfigError {
     /// The error's code, such as `"ATR-001"`.
     pub fn code(&self) -> &'static str {
         match self {
-            ConfigError::InvalidDuration { .. } => "ATR-001",
+            ConfigError::InvalidDuration { .. } | ConfigError::DurationTooLarge { .. } => "ATR-001",
             ConfigError::LimitOutOfRange { .. } => "ATR-003",
             ConfigError::InvalidBool { .. } => "ATR-006",
             ConfigError::NumberOutOfRange { .. } => "ATR-008",
@@ -95,6 +108,7 @@ impl ConfigError {
     pub fn key(&self) -> &str {
         match self {
             ConfigError::InvalidDuration { key, .. }
+            | ConfigError::DurationTooLarge { key, .. }
             | ConfigError::LimitOutOfRange { key, .. }
             | ConfigError::InvalidBool { key, .. }
             | ConfigError::NumberOutOfRange { key, .. }
@@ -108,6 +122,7 @@ impl ConfigError {
     #[must_use]
     pub fn with_key(mut self, new_key: &str) -> Self {
         let (ConfigError::InvalidDuration { key, .. }
+        | ConfigError::DurationTooLarge { key, .. }
         | ConfigError::LimitOutOfRange { key, .. }
         | ConfigError::InvalidBool { key, .. }
         | ConfigError::NumberOutOfRange { key, .. }
@@ -123,6 +138,7 @@ impl ConfigError {
     pub fn prefixed(mut self, prefix: &str) -> Self {
         if !prefix.is_empty() {
             let (ConfigError::InvalidDuration { key, .. }
+            | ConfigError::DurationTooLarge { key, .. }
             | ConfigError::LimitOutOfRange { key, .. }
             | ConfigError::InvalidBool { key, .. }
             | ConfigError::NumberOutOfRange { key, .. }
@@ -137,9 +153,13 @@ impl ConfigError {
 /// Parses a duration as written in attributes and configuration: humantime
 /// syntax (`250ms`, `1s`, `1m 30s`), or a bare `0`.
 ///
+/// No text makes it panic.
+///
 /// # Errors
 ///
-/// [`ConfigError::InvalidDuration`] (ATR-001) naming `key`.
+/// ATR-001 naming `key`: [`ConfigError::InvalidDuration`] when `value`
+/// does not parse, [`ConfigError::DurationTooLarge`] when its parts add up
+/// to more than [`Duration::MAX`].
 ///
 /// # Examples
 ///
@@ -150,9 +170,19 @@ impl ConfigError {
 /// assert_eq!(parse_duration("max_wait", "250ms"), Ok(Duration::from_millis(250)));
 /// assert_eq!(parse_duration("max_wait", "0"), Ok(Duration::ZERO));
 /// assert_eq!(parse_duration("max_wait", "25Oms").unwrap_err().code(), "ATR-001");
+/// let too_large = parse_duration("max_wait", "18446744073709551615s 1000ms");
+/// assert!(too_large.unwrap_err().to_string().contains("too large"));
 /// ```
 pub fn parse_duration(key: &str, value: &str) -> Result<Duration, ConfigError> {
-    humantime::parse_duration(value.trim()).map_err(|e| ConfigError::InvalidDuration {
+    let text = value.trim();
+    // humantime panics on some texts past `Duration::MAX`: see `duration`.
+    if duration::exceeds_max(text) {
+        return Err(ConfigError::DurationTooLarge {
+            key: key.to_owned(),
+            value: value.to_owned(),
+        });
+    }
+    humantime::parse_duration(text).map_err(|e| ConfigError::InvalidDuration {
         key: key.to_owned(),
         value: value.to_owned(),
         reason: e.to_string(),
@@ -259,6 +289,58 @@ mod tests {
                 "{bad:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_duration_past_duration_max_is_atr_001_too_large_not_a_panic() {
+        let max = Duration::MAX;
+        let longest = format!("{}s {}ns", max.as_secs(), max.subsec_nanos());
+        assert_eq!(parse_duration("k", &longest), Ok(max));
+        let cases = [
+            // The nanoseconds carry exactly one second onto u64::MAX seconds.
+            "18446744073709551615s 1000ms",
+            "18446744073709551615s 1000000000ns",
+            "18446744073709551615s 999999999ns 1ns",
+            "18446744073709551615s 1000000us",
+            "18446744073709551615s 0.5s 0.5s",
+            "18446744073709551615.5s 500ms",
+            "18446744073709551615 s 1 0 0 0 ms",
+            " 18446744073709551615s1000ms ",
+            "18446744073709551614s 1s 1000ms",
+            "18446744073709551615s 1000ms 1x",
+            // Past u64::MAX seconds in one part or in several.
+            "18446744073709551615s 1s",
+            "9223372036854775808s 9223372036854775808s",
+            "307445734561825861m",
+            "5124095576030432h",
+            "213503982334602d",
+            "30500568904944w",
+            "7013928460401M",
+            "584542046091y",
+            "99999999999999999999999s",
+            "584542046090y 1y",
+        ];
+        for text in cases {
+            let err = parse_duration("bulkhead.configs.x.max_wait", text).unwrap_err();
+            assert_eq!(err.code(), "ATR-001", "{text:?}");
+            assert_eq!(err.key(), "bulkhead.configs.x.max_wait");
+            let message = err.to_string();
+            assert!(
+                message.starts_with(&format!(
+                    "ATR-001: invalid duration {text:?} for bulkhead.configs.x.max_wait: the duration is too large; the longest is {longest}, "
+                )),
+                "{message}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_mistake_before_a_total_past_duration_max_is_reported_as_such() {
+        let err = parse_duration("k", "1x 18446744073709551615s 1000ms").unwrap_err();
+        assert!(
+            matches!(&err, ConfigError::InvalidDuration { reason, .. } if reason.contains("\"x\"")),
+            "{err}"
+        );
     }
 
     #[test]

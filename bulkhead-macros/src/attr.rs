@@ -12,6 +12,7 @@
 
 use std::time::Duration;
 
+use bulkhead_core::ConfigError;
 use darling::FromMeta;
 use darling::ast::NestedMeta;
 use proc_macro2::{Span, TokenStream};
@@ -238,7 +239,7 @@ impl ValueKind for Duration {
 
     fn parse(key: &str, expr: &Expr) -> Result<Self, String> {
         match literal(expr) {
-            Some(Lit::Str(s)) => parse_duration(&s.value()),
+            Some(Lit::Str(s)) => parse_duration(key, &s.value()),
             _ => Err(format!(
                 "{}: {key} must be a duration string such as \"250ms\", got {}",
                 codes::DURATION,
@@ -248,17 +249,20 @@ impl ValueKind for Duration {
     }
 }
 
-/// Parses a duration as the registry does at run time: humantime syntax, or
-/// a bare `0`.
-pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
-    humantime::parse_duration(text.trim()).map_err(|reason| {
-        // Keep humantime's diagnosis, not its list of every unit.
-        let reason = reason.to_string();
-        let reason = reason.split(", supported units").next().unwrap_or_default();
-        format!(
-            "{}: invalid duration {text:?}: expected a number followed by a unit such as 250ms ({reason})",
-            codes::DURATION
-        )
+/// Parses a duration with the registry's own parser,
+/// `bulkhead_core::parse_duration`: humantime syntax, or a bare `0`.
+pub(crate) fn parse_duration(key: &str, text: &str) -> Result<Duration, String> {
+    bulkhead_core::parse_duration(key, text).map_err(|error| match error {
+        ConfigError::InvalidDuration { reason, .. } => {
+            // Keep humantime's diagnosis, not its list of every unit.
+            let reason = reason.split(", supported units").next().unwrap_or_default();
+            format!(
+                "{}: invalid duration {text:?}: expected a number followed by a unit such as 250ms ({reason})",
+                codes::DURATION
+            )
+        }
+        // Longer than `Duration::MAX`: ATR-001 saying so, and the key.
+        other => other.to_string(),
     })
 }
 
@@ -378,6 +382,23 @@ mod tests {
     fn a_bare_zero_is_a_duration() {
         let args = parse(quote!(max_wait = "0")).unwrap();
         assert_eq!(args.max_wait.unwrap().value, Duration::ZERO);
+    }
+
+    #[test]
+    fn a_duration_past_duration_max_is_atr_001_too_large() {
+        for text in [
+            "18446744073709551615s 1000ms",
+            "18446744073709551615s 999999999ns 1ns",
+            "584542046091y",
+        ] {
+            let errors = parse(quote!(max_wait = #text)).unwrap_err();
+            assert_eq!(
+                errors,
+                [format!(
+                    "ATR-001: invalid duration {text:?} for max_wait: the duration is too large; the longest is 18446744073709551615s 999999999ns, about 584.5 billion years"
+                )]
+            );
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //!
 //! | code | meaning |
 //! |---|---|
-//! | ATR-001 | a duration key (`max_wait`, `wait`, `max_wait_interval`, `wait_in_open`, `slow_call_threshold`, `duration`, `refresh_period`) is not a duration (humantime syntax or `"0"`) |
+//! | ATR-001 | a duration key (`max_wait`, `wait`, `max_wait_interval`, `wait_in_open`, `slow_call_threshold`, `duration`, `refresh_period`) is not a duration (humantime syntax or `"0"`), or is longer than `Duration::MAX` |
 //! | ATR-002 | a malformed attribute: unknown or duplicate key, a value of the wrong kind for `name` / `config`, arguments given to `#[resilient]`, one policy attribute given twice on one method or function, a policy attribute inside `#[cfg_attr]` on a trait method |
 //! | ATR-003 | `max_concurrent` is not an unsuffixed integer from 1 to 2^30 - 1 |
 //! | ATR-004 | an annotated method does not return `Result<T, E>` (or a future of one), or `E` does not implement `From<Rejection>` |

@@ -1,5 +1,6 @@
 //! Property tests of the configuration parser: no input, however odd, makes
-//! it panic; every refusal is a coded error.
+//! it panic; every refusal is a coded error; a duration is its parts' exact
+//! sum, or ATR-001 when that is past `Duration::MAX`.
 //!
 //! `PROPTEST_CASES=100000 cargo test -p bulkhead-registry --release --test fuzz_config`
 //! runs a longer search than the default 256 cases per property.
@@ -7,6 +8,7 @@
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Waker};
+use std::time::Duration;
 
 use bulkhead_core::BulkheadConfig;
 use bulkhead_registry::{Pipeline, Registry, RegistryError};
@@ -115,6 +117,7 @@ fn value() -> impl Strategy<Value = String> {
         any::<bool>().prop_map(|b| b.to_string()),
         "[0-9]{1,4}(ns|ms|s|m|h|d|y|x)?".prop_map(|s| format!("{s:?}")),
         "[0-9]{9,20}(s|y)".prop_map(|s| format!("{s:?}")),
+        duration_near_max().prop_map(|(text, _)| format!("{text:?}")),
         "[ -~]{0,12}".prop_map(|s| format!("{s:?}")),
         Just("[\"BulkheadFull\", \"Timeout\"]".to_owned()),
         Just("[\"Nope\", 3]".to_owned()),
@@ -124,6 +127,97 @@ fn value() -> impl Strategy<Value = String> {
         Just("{ a = 1 }".to_owned()),
         Just("1979-05-27".to_owned()),
     ]
+}
+
+/// Every duration key, by policy.
+const DURATION_KEYS: [(&str, &str); 8] = [
+    ("bulkhead", "max_wait"),
+    ("retry", "wait"),
+    ("retry", "max_wait_interval"),
+    ("circuit_breaker", "wait_in_open"),
+    ("circuit_breaker", "slow_call_threshold"),
+    ("rate_limiter", "refresh_period"),
+    ("rate_limiter", "max_wait"),
+    ("timeout", "duration"),
+];
+
+const NANOS_PER_SEC: u64 = 1_000_000_000;
+
+/// Duration texts whose parts add up to about [`Duration::MAX`]: about
+/// `u64::MAX` seconds (or any number), plus about one second in sub-second
+/// parts (where humantime carries nanoseconds into seconds), each amount
+/// split in two and written in various units (`"307445734561825860m 15s
+/// 500ms 0.500000000s"`), the parts in order or shuffled; with their exact
+/// total in nanoseconds.
+fn duration_near_max() -> impl Strategy<Value = (String, u128)> {
+    let seconds = prop_oneof![
+        3 => Just(u64::MAX),
+        1 => Just(u64::MAX - 1),
+        1 => Just(u64::MAX / 2 + 1),
+        1 => any::<u64>(),
+    ];
+    let nanos = prop_oneof![
+        3 => Just(NANOS_PER_SEC),
+        1 => Just(NANOS_PER_SEC - 1),
+        1 => Just(NANOS_PER_SEC + 1),
+        1 => Just(0),
+        1 => 0..3 * NANOS_PER_SEC,
+    ];
+    (seconds, nanos, any::<u64>(), any::<u64>())
+        .prop_flat_map(|(seconds, nanos, cut_seconds, cut_nanos)| {
+            let total = u128::from(seconds) * u128::from(NANOS_PER_SEC) + u128::from(nanos);
+            let (s1, s2) = split(seconds, cut_seconds);
+            let (n1, n2) = split(nanos, cut_nanos);
+            let parts = vec![
+                written_seconds(s1),
+                written_seconds(s2),
+                written_nanos(n1),
+                written_nanos(n2),
+            ];
+            let parts = prop_oneof![
+                parts.clone(),
+                parts.prop_flat_map(|parts| Just(parts).prop_shuffle()),
+            ];
+            let separators =
+                prop::collection::vec(prop_oneof![Just(" "), Just(""), Just("  "), Just("\t")], 4);
+            (parts, separators, Just(total))
+        })
+        .prop_map(|(parts, separators, total)| {
+            let mut text = String::new();
+            for (part, separator) in parts.iter().zip(separators) {
+                text.push_str(part);
+                text.push_str(separator);
+            }
+            (text, total)
+        })
+}
+
+/// `amount` as two amounts adding up to it, cut where `cut` says.
+fn split(amount: u64, cut: u64) -> (u64, u64) {
+    let first = cut % amount.saturating_add(1);
+    (first, amount - first)
+}
+
+/// `seconds` written in seconds, or in a larger unit and seconds.
+fn written_seconds(seconds: u64) -> BoxedStrategy<String> {
+    let mut forms = vec![format!("{seconds}s"), format!("{seconds} seconds")];
+    for (unit, length) in [("m", 60), ("h", 3600), ("d", 86_400), ("y", 31_557_600)] {
+        forms.push(format!("{}{unit} {}s", seconds / length, seconds % length));
+    }
+    prop::sample::select(forms).boxed()
+}
+
+/// `nanos` written in nanoseconds, in a larger unit and nanoseconds, or as
+/// seconds with a fraction.
+fn written_nanos(nanos: u64) -> BoxedStrategy<String> {
+    let mut forms = vec![
+        format!("{nanos}ns"),
+        format!("{}.{:09}s", nanos / NANOS_PER_SEC, nanos % NANOS_PER_SEC),
+    ];
+    for (unit, length) in [("us", 1_000), ("ms", 1_000_000), ("s", NANOS_PER_SEC)] {
+        forms.push(format!("{}{unit} {}ns", nanos / length, nanos % length));
+    }
+    prop::sample::select(forms).boxed()
 }
 
 #[test]
@@ -200,6 +294,40 @@ proptest! {
         match Registry::builder().config_vars("APP_", vars) {
             Ok(builder) => exercise(builder.build()),
             Err(e) => prop_assert!(coded(&e), "{}", e),
+        }
+    }
+
+    #[test]
+    fn durations_near_duration_max_parse_exactly_or_are_too_large(
+        (text, total) in duration_near_max(),
+        which in 0..DURATION_KEYS.len(),
+    ) {
+        let (policy, key) = DURATION_KEYS[which];
+        let fits = total <= Duration::MAX.as_nanos();
+        match bulkhead_core::parse_duration(key, &text) {
+            Ok(parsed) => prop_assert!(fits && parsed.as_nanos() == total, "{:?} is {:?}", text, parsed),
+            Err(e) => prop_assert!(
+                !fits && e.code() == "ATR-001" && e.to_string().contains("too large"),
+                "{:?}: {}", text, e
+            ),
+        }
+        let toml = format!("[{policy}.configs.default]\n{key} = {text:?}");
+        let var = format!("APP_{policy}__CONFIGS__DEFAULT__{key}").to_uppercase();
+        for loaded in [
+            Registry::builder().config_toml(&toml),
+            Registry::builder().config_vars("APP_", [(var.as_str(), text.as_str())]),
+        ] {
+            match loaded.and_then(|b| b.try_build()) {
+                Ok(registry) => {
+                    prop_assert!(fits, "{:?}", text);
+                    exercise(registry);
+                }
+                Err(e) if !fits => prop_assert!(
+                    e.code() == "ATR-001" && e.to_string().contains("too large"),
+                    "{:?}: {}", text, e
+                ),
+                Err(e) => prop_assert!(coded(&e), "{}", e),
+            }
         }
     }
 
