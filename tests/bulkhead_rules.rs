@@ -13,22 +13,10 @@ use bulkhead::{
     Bulkhead, BulkheadConfig, BulkheadEventKind, CallError, Event, ManualClock, Pipeline, Registry,
     Rejection,
 };
-use support::{CountingWaker, poll_noop, poll_once, wait_until};
+use support::{CountingWaker, bulkhead, poll_noop, poll_once, wait_until};
 
 fn registry(clock: &ManualClock) -> Registry {
     Registry::builder().clock(clock.clone()).build()
-}
-
-fn bulkhead(registry: &Registry, id: &str, max: u32, max_wait: Duration) -> Bulkhead {
-    registry
-        .bulkhead_policy(
-            id,
-            "test",
-            &BulkheadConfig::builder()
-                .max_concurrent(max)
-                .max_wait(max_wait),
-        )
-        .unwrap()
 }
 
 // ---------------------------------------------------------------- B1 Slots

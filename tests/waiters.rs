@@ -20,19 +20,7 @@ use bulkhead::{
     Bulkhead, BulkheadConfig, Clock, ManualClock, OwnedBulkheadPermit, PolicyContext, Registry,
     Sleep, SystemClock,
 };
-use support::{poll_noop, poll_once, wait_until};
-
-fn bulkhead(registry: &Registry, id: &str, max: u32, max_wait: Duration) -> Bulkhead {
-    registry
-        .bulkhead_policy(
-            id,
-            "test",
-            &BulkheadConfig::builder()
-                .max_concurrent(max)
-                .max_wait(max_wait),
-        )
-        .unwrap()
-}
+use support::{bulkhead, poll_noop, poll_once, wait_until};
 
 fn manual(clock: &ManualClock) -> Registry {
     Registry::builder().clock(clock.clone()).build()

@@ -8,6 +8,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
+use bulkhead::{Bulkhead, BulkheadConfig, Registry};
+
 /// Spins (yielding) until `condition` holds. Not a timing assertion: the
 /// bound only turns a hang into a failure with a message.
 pub fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
@@ -51,4 +53,17 @@ pub fn poll_once<F: Future + Unpin>(future: &mut F, waker: &Waker) -> Poll<F::Ou
 /// Polls `future` once with a waker that does nothing.
 pub fn poll_noop<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
     poll_once(future, Waker::noop())
+}
+
+/// A bulkhead `id` of `registry` with `max` slots and `max_wait`.
+pub fn bulkhead(registry: &Registry, id: &str, max: u32, max_wait: Duration) -> Bulkhead {
+    registry
+        .bulkhead_policy(
+            id,
+            "test",
+            &BulkheadConfig::builder()
+                .max_concurrent(max)
+                .max_wait(max_wait),
+        )
+        .unwrap()
 }
