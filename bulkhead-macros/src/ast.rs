@@ -1,7 +1,9 @@
 //! The typed model the macros work on: a `#[resilient]` trait with its
 //! methods, and a function whose body `#[bulkhead]` wraps. Built from syn's
 //! tree, keeping the original tokens (and so their spans); the policy
-//! attributes are parsed here, every error going to one collector.
+//! attributes are read here, every error going to one collector. What
+//! `valid.rs` decides is recorded here too ([`Trait::wrappable`],
+//! [`Method::wrapped`]), for the expansion to read.
 
 use std::collections::HashSet;
 
@@ -9,13 +11,17 @@ use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident};
 use syn::punctuated::Punctuated;
 use syn::{
-    Attribute, GenericArgument, Ident, ItemFn, ItemTrait, Lifetime, Meta, PathArguments,
+    Attribute, FnArg, GenericArgument, Ident, ItemFn, ItemTrait, Lifetime, Meta, PathArguments,
     ReceiverKind, ReturnType, Signature, Token, TraitItem, TraitItemConst, TraitItemFn,
     TraitItemType, Type, TypeParamBound, Visibility,
 };
 
+use crate::annotations::Annotations;
+use crate::attr::Input;
 use crate::codes::{self, Errors};
-use crate::policies::{Annotations, Input, Kind, PolicyArgs};
+use crate::policies::{PolicyKind, PolicySet};
+use crate::symbol::{CFG, CFG_ATTR};
+use crate::tokens::{is_self, strip};
 
 /// A trait under `#[resilient]`.
 pub(crate) struct Trait {
@@ -29,6 +35,9 @@ pub(crate) struct Trait {
     pub(crate) methods: Vec<Method>,
     pub(crate) types: Vec<TraitItemType>,
     pub(crate) consts: Vec<TraitItemConst>,
+    /// Whether the wrapper can be generated at all: `valid::check_trait`
+    /// found nothing that stops it (ATR-007). `false` until it ran.
+    pub(crate) wrappable: bool,
 }
 
 /// A method of a `#[resilient]` trait.
@@ -39,16 +48,22 @@ pub(crate) struct Method {
     /// entry.
     pub(crate) cfgs: Vec<Attribute>,
     pub(crate) sig: Signature,
-    pub(crate) receiver: Receiver,
+    pub(crate) self_arg: SelfArg,
     pub(crate) ret: Returns,
     /// The policy attributes of the method (none for a method that only
     /// delegates).
     pub(crate) annotations: Annotations,
+    /// Whether the wrapper runs the method under its policies: it is
+    /// annotated, every attribute was read, and `valid::check_trait` found
+    /// nothing that stops it. `false` until that ran: the method then only
+    /// delegates, as one that cannot be wrapped does (reported), so that one
+    /// mistake does not cascade into errors about the wrapper.
+    pub(crate) wrapped: bool,
 }
 
-/// How a method takes `self`.
+/// How a method takes `self` (its receiver).
 #[derive(Clone)]
-pub(crate) enum Receiver {
+pub(crate) enum SelfArg {
     /// No receiver: an associated function.
     None,
     /// `&self`.
@@ -63,7 +78,7 @@ pub(crate) enum Receiver {
 
 /// What a method or function returns, and when its work happens.
 pub(crate) struct Returns {
-    pub(crate) kind: CallKind,
+    pub(crate) flavor: Flavor,
     /// The value the call produces: the return type of a sync function, the
     /// `Output` of a future.
     pub(crate) value: Type,
@@ -91,9 +106,9 @@ pub(crate) struct Returns {
     pub(crate) unpin: Option<TokenStream>,
 }
 
-/// Whether a call runs on the spot or returns a future.
+/// Whether a call runs on the spot or returns a future, and which.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum CallKind {
+pub(crate) enum Flavor {
     /// A plain function.
     Sync,
     /// `async fn`.
@@ -109,19 +124,15 @@ pub(crate) enum CallKind {
 pub(crate) struct Func {
     /// The function, without its policy attributes.
     pub(crate) item: ItemFn,
-    pub(crate) receiver: Receiver,
+    pub(crate) self_arg: SelfArg,
     pub(crate) ret: Returns,
     pub(crate) annotations: Annotations,
     /// The paths of the other policy attributes, as written, taken off the
     /// function: the expansion puts them back as `#[path(__bulkhead_applied)]`,
     /// which expands to the function unchanged, so that their imports are
-    /// used (see [`APPLIED`]).
+    /// used (see [`crate::symbol::APPLIED`]).
     pub(crate) applied: Vec<syn::Path>,
 }
-
-/// The argument of a policy attribute that another one on the same function
-/// already applied: it expands to the function unchanged.
-pub(crate) const APPLIED: &str = "__bulkhead_applied";
 
 impl Trait {
     /// Builds the model, parsing every `#[bulkhead]` attribute; attribute
@@ -147,6 +158,7 @@ impl Trait {
             methods,
             types,
             consts,
+            wrappable: false,
         }
     }
 }
@@ -158,11 +170,11 @@ impl Method {
         let mut annotations = Annotations::default();
         let mut kept = Vec::with_capacity(method.attrs.len());
         for attr in method.attrs.drain(..) {
-            if attr.path().is_ident("cfg_attr") {
+            if attr.path() == CFG_ATTR {
                 kept.extend(without_conditional_policy(attr, errors));
                 continue;
             }
-            match Kind::of(attr.path()) {
+            match PolicyKind::of(attr.path()) {
                 Some(kind) => annotations.add(
                     kind,
                     &attr,
@@ -176,10 +188,11 @@ impl Method {
         method.attrs = kept;
         Method {
             cfgs: conditions(&method.attrs),
-            receiver: Receiver::of(&method.sig),
+            self_arg: SelfArg::of(&method.sig),
             ret: Returns::of(&method.sig),
             sig: method.sig.clone(),
             annotations,
+            wrapped: false,
         }
     }
 
@@ -188,14 +201,18 @@ impl Method {
         !self.annotations.is_empty()
     }
 
-    /// The parsed policies, if the method is annotated and every attribute
-    /// parsed.
-    pub(crate) fn policy(&self) -> Option<&PolicyArgs> {
-        if self.is_annotated() {
-            self.annotations.args()
-        } else {
-            None
-        }
+    /// The policies the wrapper runs the method under, if it is
+    /// [`Method::wrapped`].
+    pub(crate) fn policies(&self) -> Option<&PolicySet> {
+        self.wrapped.then(|| self.annotations.policies())
+    }
+
+    /// Whether the method takes arguments besides `self`.
+    pub(crate) fn has_arguments(&self) -> bool {
+        self.sig
+            .inputs
+            .iter()
+            .any(|input| matches!(input, FnArg::Typed(_)))
     }
 }
 
@@ -219,10 +236,10 @@ pub(crate) fn conditions(attrs: &[Attribute]) -> Vec<Attribute> {
 
 /// `meta` if it is a condition, or a `cfg_attr` reduced to its conditions.
 fn condition(meta: &Meta) -> Option<Meta> {
-    if meta.path().is_ident("cfg") {
+    if meta.path() == CFG {
         return Some(meta.clone());
     }
-    if !meta.path().is_ident("cfg_attr") {
+    if meta.path() != CFG_ATTR {
         return None;
     }
     let (predicate, attrs) = cfg_attr(meta)?;
@@ -262,7 +279,7 @@ fn without_conditional_policy(attr: Attribute, errors: &mut Errors) -> Option<At
         format!(
             "{}: #[{name}] cannot be applied through #[cfg_attr]: #[resilient] reads the attributes of the trait's methods before their conditions are evaluated; write #[{name}(..)] directly on the method (and put the condition on the whole method with #[cfg(..)] if it is conditional)",
             codes::MALFORMED,
-            name = kind.name(),
+            name = kind.attribute(),
         ),
     );
     let rest: Vec<&Meta> = attrs
@@ -279,40 +296,40 @@ fn without_conditional_policy(attr: Attribute, errors: &mut Errors) -> Option<At
 }
 
 /// The policy attribute `meta` is, or that a `cfg_attr` in it holds.
-fn held_policy(meta: &Meta) -> Option<Kind> {
-    if let Some(kind) = Kind::of(meta.path()) {
+fn held_policy(meta: &Meta) -> Option<PolicyKind> {
+    if let Some(kind) = PolicyKind::of(meta.path()) {
         return Some(kind);
     }
-    if !meta.path().is_ident("cfg_attr") {
+    if meta.path() != CFG_ATTR {
         return None;
     }
     let (_, attrs) = cfg_attr(meta)?;
     attrs.iter().find_map(held_policy)
 }
 
-impl Receiver {
+impl SelfArg {
     fn of(sig: &Signature) -> Self {
         let Some(receiver) = sig.receiver() else {
-            return Receiver::None;
+            return SelfArg::None;
         };
         match &receiver.kind {
-            ReceiverKind::Value => Receiver::Value,
-            ReceiverKind::Reference(_, _, None) => Receiver::Ref,
-            ReceiverKind::Reference(_, _, Some(_)) => Receiver::RefMut,
+            ReceiverKind::Value => SelfArg::Value,
+            ReceiverKind::Reference(_, _, None) => SelfArg::Ref,
+            ReceiverKind::Reference(_, _, Some(_)) => SelfArg::RefMut,
             ReceiverKind::Typed(_, ty) => match strip(ty) {
                 Type::Path(path) if path.qself.is_none() && path.path.is_ident("Self") => {
-                    Receiver::Value
+                    SelfArg::Value
                 }
                 Type::Reference(reference) if is_self(&reference.elem) => {
                     if reference.mutability.is_some() {
-                        Receiver::RefMut
+                        SelfArg::RefMut
                     } else {
-                        Receiver::Ref
+                        SelfArg::Ref
                     }
                 }
-                other => Receiver::Other(other.to_token_stream()),
+                other => SelfArg::Other(other.to_token_stream()),
             },
-            _ => Receiver::Other(receiver.to_token_stream()),
+            _ => SelfArg::Other(receiver.to_token_stream()),
         }
     }
 }
@@ -339,14 +356,14 @@ impl Returns {
             }
             ReturnType::Type(_, ty) => ((**ty).clone(), ty.to_token_stream()),
         };
-        let (kind, bounds, output) = if sig.asyncness.is_some() {
-            (CallKind::AsyncFn, None, value.clone())
+        let (flavor, bounds, output) = if sig.asyncness.is_some() {
+            (Flavor::AsyncFn, None, value.clone())
         } else if let Some((bounds, output)) = impl_future(&value) {
-            (CallKind::ImplFuture, Some(bounds), output)
+            (Flavor::ImplFuture, Some(bounds), output)
         } else if let Some((bounds, output)) = boxed_future(&value) {
-            (CallKind::BoxedFuture, Some(bounds), output)
+            (Flavor::BoxedFuture, Some(bounds), output)
         } else {
-            (CallKind::Sync, None, value.clone())
+            (Flavor::Sync, None, value.clone())
         };
         let bounds = bounds.unwrap_or_default();
         let own = receiver_lifetime(sig);
@@ -361,7 +378,7 @@ impl Returns {
             .iter()
             .any(|bound| matches!(bound, TypeParamBound::PreciseCapture(_)));
         // A boxed `dyn Future` without a lifetime is `'static`.
-        let implicit_static = kind == CallKind::BoxedFuture && lifetimes.is_empty();
+        let implicit_static = flavor == Flavor::BoxedFuture && lifetimes.is_empty();
         let foreign = |lifetime: &&Lifetime| lifetime.ident != "_" && Some(*lifetime) != own;
         let trait_bound = |name: &str| {
             bounds.iter().find(|bound| match bound {
@@ -371,22 +388,14 @@ impl Returns {
         };
         Returns {
             detached: captures || implicit_static || lifetimes.iter().any(foreign),
-            outlives: captures || kind == CallKind::BoxedFuture || !lifetimes.is_empty(),
+            outlives: captures || flavor == Flavor::BoxedFuture || !lifetimes.is_empty(),
             send: trait_bound("Send").is_some(),
             unpin: trait_bound("Unpin").map(ToTokens::to_token_stream),
-            kind,
+            flavor,
             is_result: is_result(&output),
             value: output,
             written,
         }
-    }
-
-    /// The spans of the first and last tokens of the return type.
-    pub(crate) fn span_range(&self) -> (Span, Span) {
-        let mut tokens = self.written.clone().into_iter();
-        let first = tokens.next().map_or_else(Span::call_site, |t| t.span());
-        let last = tokens.last().map_or(first, |t| t.span());
-        (first, last)
     }
 }
 
@@ -394,19 +403,19 @@ impl Func {
     /// Reads the function under the attribute `kind` with the arguments
     /// `args`, taking its other policy attributes off it.
     pub(crate) fn from_syn(
-        kind: Kind,
+        kind: PolicyKind,
         args: TokenStream,
         mut item: ItemFn,
         errors: &mut Errors,
     ) -> Self {
         let mut annotations = Annotations::default();
         let name = item.sig.ident.clone();
-        let here = proc_macro2::Ident::new(kind.name(), Span::call_site());
+        let here = proc_macro2::Ident::new(kind.attribute().as_str(), Span::call_site());
         annotations.add(kind, &here, Input::Tokens(args), &name, errors);
         let mut kept = Vec::with_capacity(item.attrs.len());
         let mut applied = Vec::new();
         for attr in item.attrs.drain(..) {
-            match Kind::of(attr.path()) {
+            match PolicyKind::of(attr.path()) {
                 Some(kind) => {
                     annotations.add(kind, &attr, Input::Attribute(&attr), &name, errors);
                     applied.push(attr.path().clone());
@@ -416,7 +425,7 @@ impl Func {
         }
         item.attrs = kept;
         Func {
-            receiver: Receiver::of(&item.sig),
+            self_arg: SelfArg::of(&item.sig),
             ret: Returns::of(&item.sig),
             item,
             annotations,
@@ -424,27 +433,15 @@ impl Func {
         }
     }
 
-    /// The parsed policies, or `None` if an attribute did not parse.
-    pub(crate) fn policy(&self) -> Option<&PolicyArgs> {
-        self.annotations.args()
+    /// The policies the function runs under (all of its attributes once
+    /// none of them is in error).
+    pub(crate) fn policies(&self) -> &PolicySet {
+        self.annotations.policies()
     }
 
     pub(crate) fn vis(&self) -> &Visibility {
         &self.item.vis
     }
-}
-
-/// Looks through parentheses and invisible groups around a type.
-pub(crate) fn strip(ty: &Type) -> &Type {
-    match ty {
-        Type::Group(group) => strip(&group.elem),
-        Type::Paren(paren) => strip(&paren.elem),
-        _ => ty,
-    }
-}
-
-pub(crate) fn is_self(ty: &Type) -> bool {
-    matches!(strip(ty), Type::Path(p) if p.qself.is_none() && p.path.is_ident("Self"))
 }
 
 /// Whether `ty` can be a `Result`: a tuple, reference, array and the like
@@ -557,10 +554,10 @@ mod tests {
     use quote::quote;
     use syn::parse_quote;
 
-    fn returns(sig: Signature) -> (CallKind, String, bool) {
+    fn returns(sig: Signature) -> (Flavor, String, bool) {
         let ret = Returns::of(&sig);
         (
-            ret.kind,
+            ret.flavor,
             crate::ids::render(ret.value.to_token_stream()),
             ret.is_result,
         )
@@ -570,38 +567,38 @@ mod tests {
     fn return_types_are_classified() {
         assert_eq!(
             returns(parse_quote!(fn f(&self) -> Result<u8, E>)),
-            (CallKind::Sync, "Result<u8, E>".into(), true)
+            (Flavor::Sync, "Result<u8, E>".into(), true)
         );
         assert_eq!(
             returns(parse_quote!(async fn f(&self) -> io::Result<u8>)),
-            (CallKind::AsyncFn, "io::Result<u8>".into(), true)
+            (Flavor::AsyncFn, "io::Result<u8>".into(), true)
         );
         assert_eq!(
             returns(parse_quote!(fn f(&self) -> impl Future<Output = Result<u8, E>> + Send)),
-            (CallKind::ImplFuture, "Result<u8, E>".into(), true)
+            (Flavor::ImplFuture, "Result<u8, E>".into(), true)
         );
         assert_eq!(
             returns(
                 parse_quote!(fn f(&self) -> Pin<Box<dyn Future<Output = Result<u8, E>> + Send + '_>>)
             ),
-            (CallKind::BoxedFuture, "Result<u8, E>".into(), true)
+            (Flavor::BoxedFuture, "Result<u8, E>".into(), true)
         );
         assert_eq!(
             returns(parse_quote!(fn f(&self) -> &u8)),
-            (CallKind::Sync, "&u8".into(), false)
+            (Flavor::Sync, "&u8".into(), false)
         );
         assert_eq!(
             returns(parse_quote!(fn f(&self))),
-            (CallKind::Sync, "()".into(), false)
+            (Flavor::Sync, "()".into(), false)
         );
         assert_eq!(
             returns(parse_quote!(fn f(&self) -> Outcome)),
-            (CallKind::Sync, "Outcome".into(), true),
+            (Flavor::Sync, "Outcome".into(), true),
             "an alias may name a Result: the type checker decides"
         );
         assert_eq!(
             returns(parse_quote!(fn f(&self) -> (u8, E))),
-            (CallKind::Sync, "(u8, E)".into(), false)
+            (Flavor::Sync, "(u8, E)".into(), false)
         );
     }
 
@@ -697,18 +694,18 @@ mod tests {
 
     #[test]
     fn receivers_are_classified() {
-        let of = |sig: Signature| Receiver::of(&sig);
-        assert!(matches!(of(parse_quote!(fn f(&self))), Receiver::Ref));
+        let of = |sig: Signature| SelfArg::of(&sig);
+        assert!(matches!(of(parse_quote!(fn f(&self))), SelfArg::Ref));
         assert!(matches!(
             of(parse_quote!(fn f(&'a mut self))),
-            Receiver::RefMut
+            SelfArg::RefMut
         ));
-        assert!(matches!(of(parse_quote!(fn f(mut self))), Receiver::Value));
-        assert!(matches!(of(parse_quote!(fn f(self: &Self))), Receiver::Ref));
-        assert!(matches!(of(parse_quote!(fn f(x: u8))), Receiver::None));
+        assert!(matches!(of(parse_quote!(fn f(mut self))), SelfArg::Value));
+        assert!(matches!(of(parse_quote!(fn f(self: &Self))), SelfArg::Ref));
+        assert!(matches!(of(parse_quote!(fn f(x: u8))), SelfArg::None));
         assert!(matches!(
             of(parse_quote!(fn f(self: Box<Self>))),
-            Receiver::Other(_)
+            SelfArg::Other(_)
         ));
     }
 
@@ -751,7 +748,7 @@ mod tests {
         errors.finish().unwrap();
         assert_eq!(model.wrapper, "ResilientShop");
         assert_eq!(model.methods.len(), 2);
-        assert!(model.methods[0].policy().is_some());
+        assert!(model.methods[0].annotations.complete());
         assert!(!model.methods[1].is_annotated());
         let emitted = model.item.to_token_stream().to_string();
         assert!(!emitted.contains("bulkhead"), "{emitted}");

@@ -4,16 +4,16 @@
 //!
 //! | code | meaning |
 //! |---|---|
-//! | ATR-001 | a duration key (`max_wait`, `wait`, `max_wait_interval`, `wait_in_open`, `slow_call_threshold`, `duration`, `refresh_period`) is not a duration (humantime syntax or `"0"`), or is longer than `Duration::MAX` |
+//! | ATR-001 | a duration key (`max_wait`, `wait`, `duration`, ...) is not a duration (humantime syntax or `"0"`), or is longer than `Duration::MAX` |
 //! | ATR-002 | a malformed attribute: unknown or duplicate key, a value of the wrong kind for `name` / `config`, arguments given to `#[resilient]`, one policy attribute given twice on one method or function, a policy attribute inside `#[cfg_attr]` on a trait method |
-//! | ATR-003 | `max_concurrent` is not an unsuffixed integer from 1 to 2^30 - 1 |
+//! | ATR-003 | a concurrency limit (`max_concurrent`) is not an unsuffixed integer from 1 to the core crate's `BulkheadConfig::MAX_CONCURRENT` (2^30 - 1) |
 //! | ATR-004 | an annotated method does not return `Result<T, E>` (or a future of one), or `E` does not implement `From<Rejection>` |
 //! | ATR-005 | a policy attribute on a trait method of a trait without `#[resilient]` |
-//! | ATR-006 | `enabled` is not `true` / `false` (or `"true"` / `"false"`) |
+//! | ATR-006 | a boolean (`enabled`) is not `true` / `false` (or `"true"` / `"false"`) |
 //! | ATR-007 | the item cannot be wrapped (an `unsafe trait`, an unsupported supertrait, a macro among the items, an unsupported receiver, `Self` outside the receiver, an attribute on a parameter, a method named `delegate` or `into_inner`, a policy attribute on an associated function, a `const fn` or a future declared `Unpin`, `#[resilient]` on a non-trait, `#[retry]` where the delegate or body cannot be called again, policies other than `#[bulkhead]` on a function body they cannot run more than once or from a closure); the message says why |
-//! | ATR-008 | a number out of the range the policy's builder accepts (`max_attempts`, `minimum_calls`, ... below 1; a rate threshold outside (0, 100]; `backoff_multiplier` below 1; `jitter` outside [0, 1); `sliding_window_size` above 1,000,000; a zero `duration`, `refresh_period`, `wait_in_open`, `slow_call_threshold` or `max_wait_interval`), or a number with a type suffix |
-//! | ATR-009 | `abort_on` / `ignore_on` lists something that is not a rejection kind (`BulkheadFull`, `CircuitOpen`, `Timeout`, `RateLimited`) |
-//! | ATR-010 | `sliding_window` is not `"count"` or `"time"` |
+//! | ATR-008 | a number out of the range the policy's builder accepts (a count below 1, a rate threshold outside (0, 100], `backoff_multiplier` below 1, `jitter` outside [0, 1), `sliding_window_size` above the core crate's `CircuitBreakerConfig::MAX_SLIDING_WINDOW_SIZE`, a zero duration where the builder refuses one), or a number with a type suffix; `values.rs` lists the value of each kind |
+//! | ATR-009 | a list of rejection kinds (`abort_on`, `ignore_on`) names something that is not one (the core crate's `RejectionKind`) |
+//! | ATR-010 | a choice (`sliding_window`) is not one of its values (`"count"`, `"time"`) |
 //! | ATR-011 | `retry_if` / `record_if` is not the path of a function (here), or names something that is not a `Fn(&E) -> bool + Send + Sync` at all (the type checker's error, coded by `__private::ErrorPredicateFn`); a function whose parameter is not `&E` for the method's error type `E` is reported by the type checker as E0631 (expected `fn(&E) -> _`), over the same path |
 //! | ATR-012 | an argument of a method or function with `#[retry]` is not `Clone` (each attempt gets its own copy; the type checker's error, coded by `__private::RetryArgument`) |
 
@@ -34,7 +34,7 @@ pub(crate) const UNWRAPPABLE: &str = "ATR-007";
 /// A number out of the range its policy's builder accepts.
 pub(crate) const NUMBER: &str = "ATR-008";
 /// An unknown rejection kind in `abort_on` / `ignore_on`.
-pub(crate) const KIND: &str = "ATR-009";
+pub(crate) const REJECTION_KIND: &str = "ATR-009";
 /// A value that is not one of a fixed set of choices.
 pub(crate) const CHOICE: &str = "ATR-010";
 /// A `retry_if` / `record_if` that is not the path of a function.
@@ -44,7 +44,7 @@ pub(crate) const PREDICATE: &str = "ATR-011";
 ///
 /// Errors built here cover the whole offending type or path
 /// ([`syn::Error::new_spanned`]), not only its first token; darling's
-/// attribute errors join them through [`Errors::attribute`].
+/// attribute errors join them once `attr::coded` has given them their code.
 #[derive(Default)]
 pub(crate) struct Errors(Option<syn::Error>);
 
@@ -59,22 +59,6 @@ impl Errors {
     /// An error covering all of `tokens`.
     pub(crate) fn spanned(&mut self, tokens: impl quote::ToTokens, message: String) {
         self.push(syn::Error::new_spanned(tokens, message));
-    }
-
-    /// The value of a darling parse of the attribute `#[attribute]`, or
-    /// `None` with its errors, reworded to carry their codes, kept here.
-    pub(crate) fn attribute<T>(
-        &mut self,
-        attribute: &str,
-        parsed: darling::Result<T>,
-    ) -> Option<T> {
-        match parsed {
-            Ok(value) => Some(value),
-            Err(error) => {
-                self.push(crate::attr::coded(error, attribute));
-                None
-            }
-        }
     }
 
     /// `Err` with every error, if there is one.

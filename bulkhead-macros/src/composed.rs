@@ -20,15 +20,14 @@
 //! `#[retry]` it is always inside the future, where each attempt happens.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{ToTokens, format_ident, quote, quote_spanned};
-use syn::ext::IdentExt;
+use quote::{ToTokens, quote, quote_spanned};
 use syn::visit_mut::VisitMut;
 use syn::{FnArg, Ident, Type};
 
-use crate::ast::{CallKind, Method, Receiver, Returns};
-use crate::expand::{CallTime, local, pick_call_time, rejecter};
-use crate::policies::PolicyArgs;
-use crate::specs;
+use crate::ast::{Flavor, Method, Returns, SelfArg};
+use crate::call::{CallTime, pick_call_time, rejecter};
+use crate::policies::{PolicyKind, PolicySet};
+use crate::tokens::{local, mixed_ends};
 
 /// The delegate's method called on a receiver with arguments.
 pub(crate) type CallWith<'a> = dyn Fn(&TokenStream, &[TokenStream]) -> TokenStream + 'a;
@@ -49,7 +48,7 @@ pub(crate) struct Frame {
 }
 
 impl Frame {
-    pub(crate) fn new(policy: &PolicyArgs, ret: &Returns) -> Self {
+    pub(crate) fn new(policies: &PolicySet, ret: &Returns) -> Self {
         let span = Span::mixed_site();
         let (reject, via, classifier) = (local("reject"), local("via"), local("classifier"));
         let checked = rejecter(&reject, ret);
@@ -60,7 +59,7 @@ impl Frame {
             use ::bulkhead::__private::{ViaOther as _, ViaResult as _};
             let #via = ::bulkhead::__private::Via::<#value>::NEW;
         };
-        let classify = classifier_of(policy, &via, &classifier);
+        let classify = classifier_of(policies, &via, &classifier);
         Frame {
             setup,
             classify,
@@ -106,22 +105,22 @@ impl Frame {
     }
 }
 
-/// The body of `method`, run under `policy` (which has more than a
-/// bulkhead); `args` are the wrapper's parameters.
+/// The body of `method`, run under `policies` (more than a bulkhead), kept
+/// in the wrapper's `field`; `args` are the wrapper's parameters.
 pub(crate) fn body(
     method: &Method,
-    policy: &PolicyArgs,
+    policies: &PolicySet,
+    field: &Ident,
     args: &[Ident],
     call_with: &CallWith<'_>,
 ) -> TokenStream {
     let span = Span::mixed_site();
-    let field = format_ident!("policies_{}", method.sig.ident.unraw());
-    let frame = Frame::new(policy, &method.ret);
+    let frame = Frame::new(policies, &method.ret);
     let setup = &frame.setup;
     let classify = &frame.classify;
+    let retry = policies.has(PolicyKind::Retry);
     let (policies, delegate) = (local("policies"), local("delegate"));
     let (once, call, lend, lent) = (local("once"), local("call"), local("lend"), local("lent"));
-    let retry = policy.retry.is_some();
     let plain: Vec<TokenStream> = args.iter().map(ToTokens::to_token_stream).collect();
     let cloned: Vec<TokenStream> = args
         .iter()
@@ -130,14 +129,14 @@ pub(crate) fn body(
         .collect();
 
     // `self` keeps the call-site span of the signature's receiver.
-    let own = match method.receiver {
-        Receiver::RefMut => quote!(&mut self.delegate),
-        Receiver::Value => quote!(self.delegate),
-        _ => quote!(&self.delegate),
+    let own = match method.self_arg {
+        SelfArg::RefMut => quote!(&mut self.delegate),
+        SelfArg::Value => quote!(self.delegate),
+        SelfArg::Ref | SelfArg::None | SelfArg::Other(_) => quote!(&self.delegate),
     };
     let slots = quote!(self.#field);
 
-    if method.ret.kind == CallKind::Sync {
+    if method.ret.flavor == Flavor::Sync {
         let attempt = if retry {
             let made = frame.split(&call_with(&own, &cloned));
             quote_spanned!(span=> || #made)
@@ -166,8 +165,8 @@ pub(crate) fn body(
     }
 
     // The policies as the future holds them, and as it uses them.
-    let owned = matches!(method.receiver, Receiver::Value) || method.ret.detached;
-    let take = if matches!(method.receiver, Receiver::Value) {
+    let owned = matches!(method.self_arg, SelfArg::Value) || method.ret.detached;
+    let take = if matches!(method.self_arg, SelfArg::Value) {
         quote_spanned!(span=> let #policies = #slots;)
     } else if method.ret.detached {
         quote_spanned!(span=> let #policies = ::bulkhead::__private::Clone::clone(&#slots);)
@@ -213,7 +212,7 @@ pub(crate) fn body(
             quote_spanned!(span=> || #taken),
         )
     };
-    let body = if retry && matches!(method.receiver, Receiver::RefMut) {
+    let body = if retry && matches!(method.self_arg, SelfArg::RefMut) {
         let made = call_with(&quote_spanned!(span=> &mut *#lent), &plain);
         let made = frame.split_future(&quote_spanned!(span=> async move { #made.await }));
         let future = run(
@@ -263,7 +262,7 @@ pub(crate) fn body(
             }
         }
     };
-    if method.ret.kind == CallKind::BoxedFuture {
+    if method.ret.flavor == Flavor::BoxedFuture {
         quote_spanned!(span=> ::bulkhead::__private::Box::pin({ #body }))
     } else {
         body
@@ -297,46 +296,26 @@ pub(crate) fn inferable(ty: &Type) -> Type {
     ty
 }
 
-/// The spans of the first and last tokens of `tokens`, mixed-site, so that
-/// an expression made of a token at each covers all of `tokens` in errors.
-fn ends(tokens: TokenStream) -> (Span, Span) {
-    let mut tokens = tokens.into_iter();
-    let first = tokens.next().map_or_else(Span::call_site, |t| t.span());
-    let last = tokens.last().map_or(first, |t| t.span());
-    (
-        Span::mixed_site().located_at(first),
-        Span::mixed_site().located_at(last),
-    )
-}
-
 /// `::bulkhead::__private::again(&arg)`: the clone of `arg` an attempt gets,
 /// covering `ty` in the error of an argument that is not `Clone` (ATR-012).
 pub(crate) fn again(arg: &Ident, ty: &Type) -> TokenStream {
-    let (first, last) = ends(ty.to_token_stream());
+    let (first, last) = mixed_ends(ty.to_token_stream());
     let arg = Ident::new(&arg.to_string(), last);
     quote_spanned!(first=> ::bulkhead::__private::again(&#arg))
 }
 
-/// `let #classifier = (&#via).classifier()..;`, with the policy's
-/// `retry_if` and `record_if` functions, each bound to a local first; a
-/// function that is not a `fn(&E) -> bool` is reported over its path
-/// (ATR-011).
-fn classifier_of(policy: &PolicyArgs, via: &Ident, classifier: &Ident) -> TokenStream {
+/// `let #classifier = (&#via).classifier()..;`, with the functions the
+/// policies' keys name (`retry_if`, `record_if`), in the order of the
+/// composition, each bound to a local first and passed to the classifier's
+/// method of the key's name; a function that is not a `fn(&E) -> bool` is
+/// reported over its path (ATR-011).
+fn classifier_of(policies: &PolicySet, via: &Ident, classifier: &Ident) -> TokenStream {
     let span = Span::mixed_site();
-    let retry_if = policy
-        .retry
-        .as_ref()
-        .and_then(|r| specs::predicate(&r.retry_if))
-        .map(|path| ("retry_if", path));
-    let record_if = policy
-        .circuit_breaker
-        .as_ref()
-        .and_then(|c| specs::predicate(&c.record_if))
-        .map(|path| ("record_if", path));
     let mut bindings = TokenStream::new();
     let mut calls = TokenStream::new();
-    for (key, path) in retry_if.into_iter().chain(record_if) {
-        let (first, last) = ends(path.to_token_stream());
+    let predicates = policies.iter().flat_map(|policy| policy.keys.predicates());
+    for (key, path) in predicates {
+        let (first, last) = mixed_ends(path.to_token_stream());
         let local = Ident::new(&format!("__bulkhead_{key}"), span);
         bindings.extend(quote_spanned!(span=> let #local = #path;));
         let method = Ident::new(key, span);
@@ -354,54 +333,7 @@ fn classifier_of(policy: &PolicyArgs, via: &Ident, classifier: &Ident) -> TokenS
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ast::Trait;
-    use crate::codes::Errors;
     use syn::parse_quote;
-
-    fn expand(item: syn::ItemTrait) -> String {
-        let mut errors = Errors::default();
-        let model = Trait::from_syn(item, &mut errors);
-        errors.finish().unwrap();
-        crate::expand::wrapper(&model).to_string()
-    }
-
-    #[test]
-    fn policies_are_declared_in_the_order_of_the_composition_whatever_the_attribute_order() {
-        let out = expand(parse_quote! {
-            trait Shop {
-                #[bulkhead(max_concurrent = 2)]
-                #[timeout(duration = "1s")]
-                #[rate_limiter]
-                #[circuit_breaker]
-                #[retry(name = "shop-retry")]
-                fn buy(&self, item: &str) -> Result<(), E>;
-                #[bulkhead]
-                fn sell(&self) -> Result<(), E>;
-            }
-        });
-        assert!(
-            out.contains("policies_buy : :: bulkhead :: __private :: Policies"),
-            "{out}"
-        );
-        assert!(
-            out.contains("bulkhead_sell : :: bulkhead :: __private :: Bulkhead"),
-            "{out}"
-        );
-        let order: Vec<usize> = [
-            ". with_retry (__bulkhead_declarations . retry (\"shop-retry\"",
-            ". with_circuit_breaker (__bulkhead_declarations . circuit_breaker (",
-            ". with_rate_limiter (",
-            ". with_timeout (",
-            ". with_bulkhead (",
-        ]
-        .iter()
-        .map(|needle| {
-            out.find(needle)
-                .unwrap_or_else(|| panic!("{needle} in {out}"))
-        })
-        .collect();
-        assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
-    }
 
     #[test]
     fn impl_trait_in_a_result_type_is_inferred_inside_the_body() {

@@ -1,5 +1,6 @@
 //! Expansion of `#[resilient]`: the wrapper struct, its constructor, and its
-//! implementation of the trait.
+//! implementation of the trait, whose methods call the delegate directly,
+//! under a bulkhead alone (here), or under `Policies` (`composed.rs`).
 //!
 //! Every path the generated code names is absolute (`::bulkhead::__private`),
 //! so that a `mod core {}` or `mod std {}` beside the trait changes nothing.
@@ -7,18 +8,24 @@
 //! span, so that it can neither clash with the user's variables nor be read
 //! as a unit struct or const of theirs (`struct permit;`).
 
-use proc_macro2::{Delimiter, Group, Span, TokenStream};
+use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
-use syn::{FnArg, GenericParam, Ident, ItemTrait, Pat, ReturnType, Safety, Signature, parse_quote};
+use syn::{FnArg, GenericParam, Ident, ItemTrait, ReturnType, Safety, Signature, parse_quote};
 
-use crate::ast::{CallKind, Method, Receiver, Returns, Trait, conditions};
+use crate::ast::{Flavor, Method, SelfArg, Trait, conditions};
+use crate::call::{CallTime, enter, pick_call_time, rejecter, rename_parameters};
 use crate::codes::{self, Errors};
-use crate::policies::PolicyArgs;
-use crate::{composed, fallback, ids, specs, valid};
+use crate::declare::{self, Site};
+use crate::policies::PolicySet;
+use crate::tokens::local;
+use crate::{composed, fallback, ids, valid};
 
 /// `#[resilient]` on `input`: the trait, without its policy attributes, and
-/// its wrapper; or, on error, what [`fallback`] gives.
+/// its wrapper; on error, the errors too, after the trait and (if the trait
+/// can be wrapped at all) a wrapper in which the methods in error simply
+/// delegate, so that one mistake does not cascade into errors about
+/// everything that uses the trait.
 pub(crate) fn resilient(args: TokenStream, input: TokenStream) -> TokenStream {
     let item = match syn::parse2::<ItemTrait>(input.clone()) {
         Ok(item) => item,
@@ -36,13 +43,6 @@ pub(crate) fn resilient(args: TokenStream, input: TokenStream) -> TokenStream {
             return fallback::tokens(input, error);
         }
     };
-    match try_resilient(args, item.clone()) {
-        Ok(expanded) => expanded,
-        Err(error) => fallback::resilient(item, error),
-    }
-}
-
-fn try_resilient(args: TokenStream, item: ItemTrait) -> syn::Result<TokenStream> {
     let mut errors = Errors::default();
     if !args.is_empty() {
         errors.spanned(
@@ -53,27 +53,20 @@ fn try_resilient(args: TokenStream, item: ItemTrait) -> syn::Result<TokenStream>
             ),
         );
     }
-    let model = Trait::from_syn(item, &mut errors);
-    valid::check_trait(&model, &mut errors);
-    errors.finish()?;
+    let mut model = Trait::from_syn(item, &mut errors);
+    valid::check_trait(&mut model, &mut errors);
+    let wrapper = model.wrappable.then(|| wrapper(&model));
     let item = &model.item;
-    let wrapper = wrapper(&model);
-    Ok(quote!(#item #wrapper))
-}
-
-/// A binding of the generated code: `__bulkhead_<name>`, mixed-site.
-pub(crate) fn local(name: &str) -> Ident {
-    let name = if name.is_empty() {
-        "__bulkhead".to_owned()
-    } else {
-        format!("__bulkhead_{name}")
-    };
-    Ident::new(&name, Span::mixed_site())
+    let expanded = quote!(#item #wrapper);
+    match errors.finish() {
+        Ok(()) => expanded,
+        Err(error) => fallback::tokens(expanded, error),
+    }
 }
 
 /// The wrapper of `model`: the struct, `new` / `delegate` / `into_inner`,
 /// `Clone` and `Debug`, and the trait implementation.
-pub(crate) fn wrapper(model: &Trait) -> TokenStream {
+fn wrapper(model: &Trait) -> TokenStream {
     let item = &model.item;
     let vis = &item.vis;
     let wrapper = &model.wrapper;
@@ -83,37 +76,31 @@ pub(crate) fn wrapper(model: &Trait) -> TokenStream {
 
     // Everything generated for a method carries its conditions, so that a
     // method compiled out has no field, no bulkhead and no Debug entry.
-    let annotated: Vec<(&Method, &PolicyArgs)> = model
+    let wrapped: Vec<(&Method, &PolicySet)> = model
         .methods
         .iter()
-        .filter_map(|m| wrapped(m).map(|args| (m, args)))
+        .filter_map(|m| m.policies().map(|policies| (m, policies)))
         .collect();
-    let cfgs: Vec<&[syn::Attribute]> = annotated.iter().map(|(m, _)| &m.cfgs[..]).collect();
-    let fields: Vec<Ident> = annotated.iter().map(|(m, args)| field(m, args)).collect();
-    let types = annotated.iter().map(|(_, args)| {
-        if args.only_bulkhead() {
-            quote!(::bulkhead::__private::Bulkhead)
-        } else {
-            quote!(::bulkhead::__private::Policies)
-        }
-    });
+    let cfgs: Vec<&[syn::Attribute]> = wrapped.iter().map(|(m, _)| &m.cfgs[..]).collect();
+    let fields: Vec<Ident> = wrapped
+        .iter()
+        .map(|(m, policies)| field(m, policies))
+        .collect();
+    let types = wrapped
+        .iter()
+        .map(|(_, policies)| declare::declared_type(policies));
     let (delegate, registry) = (local("delegate"), local("registry"));
     let declarations = local("declarations");
-    let inits = annotated.iter().map(|(m, args)| {
-        let source = source(model, m);
-        if args.only_bulkhead() {
-            let default = crate::attr::BulkheadArgs::default();
-            let bulkhead = args.bulkhead.as_ref().unwrap_or(&default);
-            let id = id(&bulkhead.name, &source);
-            let spec = specs::bulkhead(bulkhead);
-            quote!(#declarations.bulkhead(#id, #source, &#spec)?)
-        } else {
-            declare_policies(args, &declarations, &registry, &source)
-        }
+    let inits = wrapped.iter().map(|(m, policies)| {
+        let source = ids::trait_method(&model.item.ident, &m.sig);
+        let site = Site::Wrapper {
+            declarations: &declarations,
+            registry: &registry,
+            source: &source,
+        };
+        declare::declaration(policies, site)
     });
-    let names = annotated
-        .iter()
-        .map(|(m, _)| m.sig.ident.unraw().to_string());
+    let names = wrapped.iter().map(|(m, _)| m.sig.ident.unraw().to_string());
     let (this, f, debug) = (local("wrapper"), local("f"), local("debug"));
 
     let doc = format!(
@@ -195,76 +182,15 @@ pub(crate) fn wrapper(model: &Trait) -> TokenStream {
     }
 }
 
-/// The policies of `method`, if it gets them: it is annotated, its keys
-/// parsed, and [`valid::wrappable`] (other methods delegate plainly, so that
-/// one mistake does not cascade into errors about the wrapper).
-fn wrapped(method: &Method) -> Option<&PolicyArgs> {
-    method.policy().filter(|_| valid::wrappable(method))
-}
-
 /// The wrapper's field holding the policies of `method`: its `Bulkhead`
 /// when that is its only policy (`bulkhead_<method>`), its `Policies`
 /// otherwise (`policies_<method>`).
-fn field(method: &Method, args: &PolicyArgs) -> Ident {
-    if args.only_bulkhead() {
+fn field(method: &Method, policies: &PolicySet) -> Ident {
+    if policies.bulkhead_alone().is_some() {
         format_ident!("bulkhead_{}", method.sig.ident.unraw())
     } else {
         format_ident!("policies_{}", method.sig.ident.unraw())
     }
-}
-
-/// The instance id of a policy: its `name`, or the method's `source` id.
-fn id(name: &Option<crate::attr::Id>, source: &TokenStream) -> TokenStream {
-    match name {
-        Some(name) => name.value.to_token_stream(),
-        None => source.clone(),
-    }
-}
-
-/// The `Policies` of a method, each policy declared in the wrapper's batch
-/// (under its `name`, or the method's id), in the order of the composition.
-fn declare_policies(
-    args: &PolicyArgs,
-    declarations: &Ident,
-    registry: &Ident,
-    source: &TokenStream,
-) -> TokenStream {
-    let retry = args.retry.as_ref().map(|a| {
-        let (id, spec) = (id(&a.name, source), specs::retry(a));
-        quote!(.with_retry(#declarations.retry(#id, #source, &#spec)?))
-    });
-    let breaker = args.circuit_breaker.as_ref().map(|a| {
-        let (id, spec) = (id(&a.name, source), specs::circuit_breaker(a));
-        quote!(.with_circuit_breaker(#declarations.circuit_breaker(#id, #source, &#spec)?))
-    });
-    let limiter = args.rate_limiter.as_ref().map(|a| {
-        let (id, spec) = (id(&a.name, source), specs::rate_limiter(a));
-        quote!(.with_rate_limiter(#declarations.rate_limiter(#id, #source, &#spec)?))
-    });
-    let timeout = args.timeout.as_ref().map(|a| {
-        let (id, spec) = (id(&a.name, source), specs::timeout(a));
-        quote!(.with_timeout(#declarations.timeout(#id, #source, &#spec)?))
-    });
-    let bulkhead = args.bulkhead.as_ref().map(|a| {
-        let (id, spec) = (id(&a.name, source), specs::bulkhead(a));
-        quote!(.with_bulkhead(#declarations.bulkhead(#id, #source, &#spec)?))
-    });
-    quote! {
-        ::bulkhead::__private::policies(#registry)
-            #retry #breaker #limiter #timeout #bulkhead
-    }
-}
-
-/// `concat!(module_path!(), "::Trait#method(types)")`: the method's
-/// instance id (SPEC B9), a `&'static str` built at compile time.
-fn source(model: &Trait, method: &Method) -> TokenStream {
-    let suffix = format!(
-        "::{}#{}{}",
-        model.item.ident.unraw(),
-        method.sig.ident.unraw(),
-        ids::params(&method.sig)
-    );
-    quote!(::bulkhead::__private::concat!(::bulkhead::__private::module_path!(), #suffix))
 }
 
 /// `impl<..., D> Trait<...> for Wrapper<D> where D: Trait<...>`.
@@ -314,44 +240,6 @@ fn trait_impl(model: &Trait) -> TokenStream {
     }
 }
 
-/// When the wrapper of a method returning a future calls the delegate's
-/// method, which makes the delegate's future (running whatever the method
-/// does before its `async` part).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum CallTime {
-    /// Inside the wrapper's future, once it holds a slot: a rejected call
-    /// does not call the method (SPEC B2). The future holds the receiver and
-    /// the arguments until then.
-    InFuture,
-    /// As [`CallTime::InFuture`] if the receiver and the arguments are
-    /// `Send` in the trait's generic context, so that a future declared
-    /// `Send` can hold them; at once otherwise. The type checker picks,
-    /// through `__private::Defer`.
-    InFutureIfSend,
-    /// When the wrapper's method is called: the future may not borrow the
-    /// wrapper ([`Returns::detached`]), or it is bound by a lifetime that the
-    /// arguments may not outlive ([`Returns::outlives`]).
-    AtOnce,
-}
-
-impl CallTime {
-    pub(crate) fn of(method: &Method) -> Self {
-        let ret = &method.ret;
-        let arguments = method
-            .sig
-            .inputs
-            .iter()
-            .any(|input| matches!(input, FnArg::Typed(_)));
-        if ret.detached || (ret.outlives && arguments) {
-            CallTime::AtOnce
-        } else if ret.send {
-            CallTime::InFutureIfSend
-        } else {
-            CallTime::InFuture
-        }
-    }
-}
-
 /// One method of the trait implementation.
 fn method(method: &Method, delegate: &TokenStream) -> TokenStream {
     let span = Span::mixed_site();
@@ -360,32 +248,37 @@ fn method(method: &Method, delegate: &TokenStream) -> TokenStream {
     let ident = &method.sig.ident;
     let turbofish = turbofish(&method.sig);
     let unsafety = matches!(method.sig.safety, Safety::Unsafe(_)).then(|| quote!(unsafe));
-    // The delegate's method called on `receiver`.
-    let call = |receiver: Option<&TokenStream>| {
+    // The delegate's method called on `receiver` with `arguments`.
+    let call_with = |receiver: Option<&TokenStream>, arguments: &[TokenStream]| {
         let receiver = receiver.into_iter();
         quote_spanned! {span=>
-            #unsafety { #delegate::#ident #turbofish(#(#receiver,)* #(#args),*) }
+            #unsafety { #delegate::#ident #turbofish(#(#receiver,)* #(#arguments),*) }
         }
     };
+    let plain: Vec<TokenStream> = args.iter().map(ToTokens::to_token_stream).collect();
+    // ... with the wrapper's own arguments.
+    let call = |receiver: Option<&TokenStream>| call_with(receiver, &plain);
     // The delegate, borrowed (or moved) from its field; `self` keeps the
     // call-site span of the signature's receiver.
-    let own = match method.receiver {
-        Receiver::Ref => Some(quote!(&self.delegate)),
-        Receiver::RefMut => Some(quote!(&mut self.delegate)),
-        Receiver::Value => Some(quote!(self.delegate)),
-        Receiver::None | Receiver::Other(_) => None,
+    let own = match method.self_arg {
+        SelfArg::Ref => Some(quote!(&self.delegate)),
+        SelfArg::RefMut => Some(quote!(&mut self.delegate)),
+        SelfArg::Value => Some(quote!(self.delegate)),
+        SelfArg::None | SelfArg::Other(_) => None,
     };
-
-    // The delegate's method called on `receiver` with `arguments`.
-    let call_with = |receiver: &TokenStream, arguments: &[TokenStream]| {
-        quote_spanned! {span=>
-            #unsafety { #delegate::#ident #turbofish(#receiver, #(#arguments),*) }
-        }
-    };
-    let body = match wrapped(method) {
+    let body = match method.policies() {
         None => call(own.as_ref()),
-        Some(policy) if policy.only_bulkhead() => guarded(method, &own, &args, call),
-        Some(policy) => composed::body(method, policy, &args, &call_with),
+        Some(policies) => {
+            let field = field(method, policies);
+            if policies.bulkhead_alone().is_some() {
+                guarded(method, &field, &own, &args, call)
+            } else {
+                let call_with = |receiver: &TokenStream, arguments: &[TokenStream]| {
+                    call_with(Some(receiver), arguments)
+                };
+                composed::body(method, policies, &field, &args, &call_with)
+            }
+        }
     };
     // `#[inline]`, as a hand-written wrapper would be: the method is a few
     // instructions around the delegate's call.
@@ -398,23 +291,23 @@ fn method(method: &Method, delegate: &TokenStream) -> TokenStream {
     }
 }
 
-/// The body of a method with a bulkhead: take a slot, call the delegate,
-/// give the slot back.
+/// The body of a method with a bulkhead alone, kept in `field`: take a
+/// slot, call the delegate, give the slot back.
 fn guarded(
     method: &Method,
+    field: &Ident,
     own: &Option<TokenStream>,
     args: &[Ident],
     call: impl Fn(Option<&TokenStream>) -> TokenStream,
 ) -> TokenStream {
     let span = Span::mixed_site();
-    let field = format_ident!("bulkhead_{}", method.sig.ident.unraw());
     let bulkhead = local("");
     let reject = local("reject");
-    let (permit, output, rejected) = (local("permit"), local("output"), local("rejected"));
+    let (permit, output) = (local("permit"), local("output"));
     let (future, delegate) = (local("call"), local("delegate"));
     // `self` keeps the call-site span of the signature's receiver.
     let slots = quote!(self.#field);
-    let take = if matches!(method.receiver, Receiver::Value) {
+    let take = if matches!(method.self_arg, SelfArg::Value) {
         quote_spanned!(span=> let #bulkhead = #slots;)
     } else if method.ret.detached {
         // The future may not borrow `self`: it gets its own handle.
@@ -424,23 +317,13 @@ fn guarded(
     };
     // Checks, once, that the return type can carry a rejection (ATR-004).
     let rejecter = rejecter(&reject, &method.ret);
-    let enter = |which: &str| {
-        let which = Ident::new(which, span);
-        let entered = quote_spanned!(span=> ::bulkhead::__private::#which(&#bulkhead, #reject));
-        let entered = if which == "enter" {
-            entered
-        } else {
-            quote_spanned!(span=> #entered.await)
-        };
-        quote_spanned! {span=>
-            let #permit = match #entered {
-                ::bulkhead::__private::Ok(#permit) => #permit,
-                ::bulkhead::__private::Err(#rejected) => return #rejected,
-            };
-        }
-    };
-    if method.ret.kind == CallKind::Sync {
-        let enter = enter("enter");
+    let enter = enter(
+        method.ret.flavor,
+        &quote_spanned!(span=> &#bulkhead),
+        &reject,
+        &permit,
+    );
+    if method.ret.flavor == Flavor::Sync {
         let call = call(own.as_ref());
         return quote_spanned! {span=>
             #take
@@ -451,7 +334,6 @@ fn guarded(
             #output
         };
     }
-    let enter = enter("enter_async");
     // The future that takes a slot, then runs `made`, the delegate's
     // future.
     let guard = |made: TokenStream| {
@@ -503,79 +385,24 @@ fn guarded(
             }
         }
     };
-    if method.ret.kind == CallKind::BoxedFuture {
+    if method.ret.flavor == Flavor::BoxedFuture {
         quote_spanned!(span=> ::bulkhead::__private::Box::pin({ #body }))
     } else {
         body
     }
 }
 
-/// The delegate's call made in the future if everything the future would
-/// hold is `Send`, else at once, as the type checker decides: `pattern`
-/// gathers it into one value, `input`, whose type is tested, and each
-/// closure takes it apart again. `in_future` is the future that calls the
-/// delegate; the other binds `made` (the delegate's future, made at once)
-/// to `binding` and then runs `at_once`.
-pub(crate) fn pick_call_time(
-    span: Span,
-    pattern: &TokenStream,
-    in_future: &TokenStream,
-    binding: &impl ToTokens,
-    made: &TokenStream,
-    at_once: &TokenStream,
-) -> TokenStream {
-    let input = local("input");
-    quote_spanned! {span=>
-        let #input = #pattern;
-        #[allow(unused_imports)]
-        use ::bulkhead::__private::{CallAtOnce as _, CallInFutureIfSend as _};
-        (&::bulkhead::__private::Defer::of(&#input)).pick(
-            #input,
-            move |#pattern| #in_future,
-            move |#pattern| {
-                let #binding = #made;
-                #at_once
-            },
-        )
-    }
-}
-
-/// `let #reject = ::bulkhead::__private::rejecter();`, the one place the
-/// generated code asks that the return type can carry a rejection. The
-/// call starts at the first token of the return type and ends at its last,
-/// so that the type checker's ATR-004 covers the whole type.
-pub(crate) fn rejecter(reject: &Ident, ret: &Returns) -> TokenStream {
-    let (first, last) = ret.span_range();
-    let first = Span::mixed_site().located_at(first);
-    let last = Span::mixed_site().located_at(last);
-    let name = Ident::new("rejecter", last);
-    let path = quote_spanned!(first=> ::bulkhead::__private::);
-    let mut args = Group::new(Delimiter::Parenthesis, TokenStream::new());
-    args.set_span(last);
-    quote_spanned!(Span::mixed_site()=> let #reject = #path #name #args;)
-}
-
 /// The signature of the wrapper's method: the trait's, with each parameter
 /// bound to a plain identifier (whatever pattern a default method used), so
 /// that it can be passed on, and `async fn` written as `fn -> impl Future`.
-pub(crate) fn signature(method: &Method) -> (Signature, Vec<Ident>) {
+fn signature(method: &Method) -> (Signature, Vec<Ident>) {
     let mut sig = method.sig.clone();
-    let mut args = Vec::new();
-    for (i, input) in sig.inputs.iter_mut().enumerate() {
-        match input {
-            FnArg::Typed(typed) => {
-                let name = local(&format!("arg{i}"));
-                *typed.pat = Pat::Ident(syn::PatIdent {
-                    attrs: Vec::new(),
-                    by_ref: None,
-                    mutability: None,
-                    ident: name.clone(),
-                    subpat: None,
-                });
-                args.push(name);
-            }
-            FnArg::Receiver(receiver) => receiver.mutability = None,
-        }
+    let args = rename_parameters(&mut sig)
+        .into_iter()
+        .map(|parameter| parameter.name)
+        .collect();
+    if let Some(FnArg::Receiver(receiver)) = sig.inputs.first_mut() {
+        receiver.mutability = None;
     }
     if sig.asyncness.take().is_some() {
         let value = &method.ret.value;
@@ -614,13 +441,14 @@ mod tests {
 
     fn expand(item: syn::ItemTrait) -> String {
         let mut errors = Errors::default();
-        let model = Trait::from_syn(item, &mut errors);
+        let mut model = Trait::from_syn(item, &mut errors);
+        valid::check_trait(&mut model, &mut errors);
         errors.finish().unwrap();
         wrapper(&model).to_string()
     }
 
     #[test]
-    fn the_wrapper_resolves_ids_and_values_in_new() {
+    fn the_wrapper_declares_ids_and_values_in_new() {
         let out = expand(parse_quote! {
             pub trait ThumbnailService {
                 #[bulkhead(name = "thumbnails", max_concurrent = 4, max_wait = "250ms")]
@@ -646,6 +474,44 @@ mod tests {
             "{out}"
         );
         assert!(!out.contains("bulkhead_name"), "{out}");
+    }
+
+    #[test]
+    fn policies_are_declared_in_the_order_of_the_composition_whatever_the_attribute_order() {
+        let out = expand(parse_quote! {
+            trait Shop {
+                #[bulkhead(max_concurrent = 2)]
+                #[timeout(duration = "1s")]
+                #[rate_limiter]
+                #[circuit_breaker]
+                #[retry(name = "shop-retry")]
+                fn buy(&self, item: &str) -> Result<(), E>;
+                #[bulkhead]
+                fn sell(&self) -> Result<(), E>;
+            }
+        });
+        assert!(
+            out.contains("policies_buy : :: bulkhead :: __private :: Policies"),
+            "{out}"
+        );
+        assert!(
+            out.contains("bulkhead_sell : :: bulkhead :: __private :: Bulkhead"),
+            "{out}"
+        );
+        let order: Vec<usize> = [
+            ". with_retry (__bulkhead_declarations . retry (\"shop-retry\"",
+            ". with_circuit_breaker (__bulkhead_declarations . circuit_breaker (",
+            ". with_rate_limiter (",
+            ". with_timeout (",
+            ". with_bulkhead (",
+        ]
+        .iter()
+        .map(|needle| {
+            out.find(needle)
+                .unwrap_or_else(|| panic!("{needle} in {out}"))
+        })
+        .collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
     }
 
     #[test]

@@ -6,17 +6,19 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
-use syn::ext::IdentExt;
-use syn::{AttrStyle, Attribute, FnArg, Ident, ItemFn, Pat, Signature, Stmt, TraitItemFn};
+use syn::{AttrStyle, Attribute, Ident, ItemFn, Signature, Stmt, TraitItemFn};
 
-use crate::ast::{CallKind, Func};
-use crate::attr::{BulkheadArgs, Id};
-use crate::codes::Errors;
-use crate::policies::{Kind, PolicyArgs};
-use crate::{codes, composed, expand, fallback, ids, specs, valid};
+use crate::ast::{Flavor, Func};
+use crate::call::{Parameter, enter, rejecter, rename_parameters};
+use crate::codes::{self, Errors};
+use crate::declare::{self, Site};
+use crate::policies::{PolicyKind, PolicySet};
+use crate::symbol::APPLIED;
+use crate::tokens::local;
+use crate::{composed, fallback, ids, valid};
 
 /// `#[kind(args)]` on `input`.
-pub(crate) fn policy(kind: Kind, args: TokenStream, input: TokenStream) -> TokenStream {
+pub(crate) fn policy(kind: PolicyKind, args: TokenStream, input: TokenStream) -> TokenStream {
     if is_applied(&args) {
         return input;
     }
@@ -24,12 +26,12 @@ pub(crate) fn policy(kind: Kind, args: TokenStream, input: TokenStream) -> Token
         Ok(item) => {
             return match try_expand(kind, args, item.clone()) {
                 Ok(expanded) => expanded,
-                Err(error) => fallback::function(&applied(item), error),
+                Err(error) => fallback::function(item, error),
             };
         }
         Err(error) => error,
     };
-    let name = kind.name();
+    let name = kind.attribute();
     let error = match syn::parse2::<TraitItemFn>(input.clone()) {
         Ok(method) if method.default.is_none() => syn::Error::new(
             Span::call_site(),
@@ -52,19 +54,6 @@ pub(crate) fn policy(kind: Kind, args: TokenStream, input: TokenStream) -> Token
     fallback::tokens(input, error)
 }
 
-/// `item` with its policy attributes marked as applied (see
-/// [`crate::ast::APPLIED`]): this expansion reported their errors already.
-fn applied(mut item: ItemFn) -> ItemFn {
-    let marker = Ident::new(crate::ast::APPLIED, Span::call_site());
-    for attr in &mut item.attrs {
-        if Kind::of(attr.path()).is_some() {
-            let path = attr.path().clone();
-            attr.meta = syn::parse_quote!(#path(#marker));
-        }
-    }
-    item
-}
-
 /// Whether `args` is `__bulkhead_applied`: the attribute was applied by
 /// another policy attribute of the function, which left it to mark its
 /// import as used.
@@ -72,11 +61,11 @@ fn is_applied(args: &TokenStream) -> bool {
     let mut tokens = args.clone().into_iter();
     matches!(
         (tokens.next(), tokens.next()),
-        (Some(proc_macro2::TokenTree::Ident(ident)), None) if ident == crate::ast::APPLIED
+        (Some(proc_macro2::TokenTree::Ident(ident)), None) if ident == APPLIED
     )
 }
 
-fn try_expand(kind: Kind, args: TokenStream, item: ItemFn) -> syn::Result<TokenStream> {
+fn try_expand(kind: PolicyKind, args: TokenStream, item: ItemFn) -> syn::Result<TokenStream> {
     let mut errors = Errors::default();
     let func = Func::from_syn(kind, args, item, &mut errors);
     valid::check_fn(&func, &mut errors);
@@ -84,71 +73,8 @@ fn try_expand(kind: Kind, args: TokenStream, item: ItemFn) -> syn::Result<TokenS
     Ok(wrap(&func))
 }
 
-/// `Some("name")` or `None`, for a declaration.
-fn name(name: &Option<Id>) -> TokenStream {
-    match name {
-        Some(name) => {
-            let name = &name.value;
-            quote!(::bulkhead::__private::Some(#name))
-        }
-        None => quote!(::bulkhead::__private::None),
-    }
-}
-
-/// The `PoliciesDecl` of a function with more than a bulkhead, from `start`
-/// (`PoliciesDecl::new(source)` or `PoliciesDecl::method(type, method)`).
-fn declaration(policy: &PolicyArgs, start: TokenStream) -> TokenStream {
-    let retry = policy.retry.as_ref().map(|a| {
-        let (id, spec) = (name(&a.name), specs::retry(a));
-        quote!(.retry(#id, #spec))
-    });
-    let breaker = policy.circuit_breaker.as_ref().map(|a| {
-        let (id, spec) = (name(&a.name), specs::circuit_breaker(a));
-        quote!(.circuit_breaker(#id, #spec))
-    });
-    let limiter = policy.rate_limiter.as_ref().map(|a| {
-        let (id, spec) = (name(&a.name), specs::rate_limiter(a));
-        quote!(.rate_limiter(#id, #spec))
-    });
-    let timeout = policy.timeout.as_ref().map(|a| {
-        let (id, spec) = (name(&a.name), specs::timeout(a));
-        quote!(.timeout(#id, #spec))
-    });
-    let bulkhead = policy.bulkhead.as_ref().map(|a| {
-        let (id, spec) = (name(&a.name), specs::bulkhead(a));
-        quote!(.bulkhead(#id, #spec))
-    });
-    quote!(#start #retry #breaker #limiter #timeout #bulkhead)
-}
-
-/// The declaration of the function's policies from `source` (the
-/// function's id, or for a `method` its self type and signature): a
-/// `FnDecl` for a bulkhead alone, a `PoliciesDecl` otherwise.
-fn declared(policy: &PolicyArgs, source: TokenStream, method: bool) -> TokenStream {
-    if policy.only_bulkhead() {
-        let default = BulkheadArgs::default();
-        let bulkhead = policy.bulkhead.as_ref().unwrap_or(&default);
-        let (id, spec) = (name(&bulkhead.name), specs::bulkhead(bulkhead));
-        if method {
-            quote!(::bulkhead::__private::FnDecl::method(#id, #source, #spec))
-        } else {
-            quote!(::bulkhead::__private::FnDecl::new(#id, #source, #spec))
-        }
-    } else if method {
-        declaration(
-            policy,
-            quote!(::bulkhead::__private::PoliciesDecl::method(#source)),
-        )
-    } else {
-        declaration(
-            policy,
-            quote!(::bulkhead::__private::PoliciesDecl::new(#source)),
-        )
-    }
-}
-
-/// The function with its body run under its policies, which are resolved
-/// from `Registry::global()` on the first call and kept in a `static`.
+/// The function with its body run under its policies, which are declared
+/// to `Registry::global()` on the first call and kept in a `static`.
 fn wrap(func: &Func) -> TokenStream {
     let span = Span::mixed_site();
     let ItemFn {
@@ -160,31 +86,24 @@ fn wrap(func: &Func) -> TokenStream {
     let (inner, outer): (Vec<&Attribute>, Vec<&Attribute>) = attrs
         .iter()
         .partition(|attr| matches!(attr.style, AttrStyle::Inner(_)));
-    let applied = Ident::new(crate::ast::APPLIED, Span::call_site());
+    let applied = Ident::new(APPLIED.as_str(), Span::call_site());
     let applied = func.applied.iter().map(|path| quote!(#[#path(#applied)]));
     let outer = quote!(#(#applied)* #(#outer)*);
     // The body's statements, not its block: `{ Ok(x) }` after our own
     // statements would be `unused_braces`.
     let stmts = &block.stmts;
-    let params = ids::params(sig);
-    let fn_name = sig.ident.unraw();
-    let default = PolicyArgs::default();
-    let policy = func.policy().unwrap_or(&default);
-    let only_bulkhead = policy.only_bulkhead();
-    let policy_type = if only_bulkhead {
-        quote!(::bulkhead::__private::Bulkhead)
-    } else {
-        quote!(::bulkhead::__private::Policies)
-    };
-    let declare = |source: TokenStream, method: bool| declared(policy, source, method);
+    let policies = func.policies();
+    let policy_type = declare::declared_type(policies);
     let policy_static = Ident::new("__BULKHEAD_POLICY", span);
-    let self_type = Ident::new("__bulkhead_type", span);
-    // `Self` and `module_path!()` keep the call-site span: they name the
-    // user's type and module.
-    let resolved = if sig.receiver().is_some() {
-        let method = format!("{fn_name}{params}");
+    let self_type = local("type");
+    // The policies kept in the function's static, declared by the first
+    // call. `Self` and `module_path!()` keep the call-site span: they name
+    // the user's type and module.
+    let stored = if sig.receiver().is_some() {
+        let method = ids::method(sig);
         let type_name = quote!(::bulkhead::__private::type_name::<Self>());
-        let declared = declare(quote!(#self_type, #method), true);
+        let source = quote!(#self_type, #method);
+        let declared = declare::declaration(policies, Site::Method { source });
         quote_spanned! {span=>
             {
                 static #policy_static: ::bulkhead::__private::MethodPolicy<#policy_type> =
@@ -193,14 +112,8 @@ fn wrap(func: &Func) -> TokenStream {
             }
         }
     } else {
-        let suffix = format!("::{fn_name}{params}");
-        let source = quote! {
-            ::bulkhead::__private::String::from(::bulkhead::__private::concat!(
-                ::bulkhead::__private::module_path!(),
-                #suffix,
-            ))
-        };
-        let declared = declare(source, false);
+        let source = ids::function(sig);
+        let declared = declare::declaration(policies, Site::Function { source });
         quote_spanned! {span=>
             {
                 static #policy_static: ::bulkhead::__private::FnPolicy<#policy_type> =
@@ -209,8 +122,8 @@ fn wrap(func: &Func) -> TokenStream {
             }
         }
     };
-    if !only_bulkhead {
-        let (sig, body) = composed_body(func, policy, &resolved, stmts);
+    if policies.bulkhead_alone().is_none() {
+        let (sig, body) = composed_body(func, policies, &stored, stmts);
         return quote! {
             #outer
             #vis #sig {
@@ -219,51 +132,30 @@ fn wrap(func: &Func) -> TokenStream {
             }
         };
     }
-    let policy = resolved;
-    let bulkhead = Ident::new("__bulkhead", span);
-    let reject = Ident::new("__bulkhead_reject", span);
-    let (permit, rejected) = (
-        Ident::new("__bulkhead_permit", span),
-        Ident::new("__bulkhead_rejected", span),
+    let bulkhead = local("");
+    let (reject, permit, call) = (local("reject"), local("permit"), local("call"));
+    let rejecter = rejecter(&reject, &func.ret);
+    let enter = enter(
+        func.ret.flavor,
+        &bulkhead.to_token_stream(),
+        &reject,
+        &permit,
     );
-    let call = Ident::new("__bulkhead_call", span);
-    let rejecter = expand::rejecter(&reject, &func.ret);
-    let enter = |which: &str| {
-        let which = Ident::new(which, span);
-        let entered = quote_spanned!(span=> ::bulkhead::__private::#which(#bulkhead, #reject));
-        let entered = if which == "enter" {
-            entered
-        } else {
-            quote_spanned!(span=> #entered.await)
-        };
-        quote_spanned! {span=>
-            #rejecter
-            let #permit = match #entered {
-                ::bulkhead::__private::Ok(#permit) => #permit,
-                ::bulkhead::__private::Err(#rejected) => return #rejected,
-            };
-        }
-    };
+    let enter = quote_spanned!(span=> #rejecter #enter);
     // The body's locals are declared after the permit, so they are dropped
     // before it: the slot is held until the body is done.
-    let body = match func.ret.kind {
-        CallKind::Sync => {
-            let enter = enter("enter");
-            quote_spanned!(span=> let #bulkhead = #policy; #enter #(#stmts)*)
+    let body = match func.ret.flavor {
+        Flavor::Sync | Flavor::AsyncFn => {
+            quote_spanned!(span=> let #bulkhead = #stored; #enter #(#stmts)*)
         }
-        CallKind::AsyncFn => {
-            let enter = enter("enter_async");
-            quote_spanned!(span=> let #bulkhead = #policy; #enter #(#stmts)*)
-        }
-        kind @ (CallKind::ImplFuture | CallKind::BoxedFuture) => {
-            let enter = enter("enter_async");
+        flavor @ (Flavor::ImplFuture | Flavor::BoxedFuture) => {
             let future = quote_spanned! {span=>
                 async move {
                     #enter
                     #call.await
                 }
             };
-            let future = if kind == CallKind::BoxedFuture {
+            let future = if flavor == Flavor::BoxedFuture {
                 quote_spanned!(span=> ::bulkhead::__private::Box::pin(#future))
             } else {
                 future
@@ -271,7 +163,7 @@ fn wrap(func: &Func) -> TokenStream {
             // The body runs in a closure so that a `return` in it still
             // returns the future to be wrapped.
             quote_spanned! {span=>
-                let #bulkhead = #policy;
+                let #bulkhead = #stored;
                 #[allow(clippy::redundant_closure_call)]
                 let #call = (move || { #(#stmts)* })();
                 #future
@@ -300,18 +192,18 @@ fn wrap(func: &Func) -> TokenStream {
 /// it out of a `Once` (`#[retry]` is refused there, ATR-007).
 fn composed_body(
     func: &Func,
-    policy: &PolicyArgs,
-    resolved: &TokenStream,
+    policies: &PolicySet,
+    stored: &TokenStream,
     stmts: &[Stmt],
 ) -> (Signature, TokenStream) {
     let span = Span::mixed_site();
-    let local = expand::local;
+    let frame = composed::Frame::new(policies, &func.ret);
+    let retry = policies.has(PolicyKind::Retry);
     let (policies, once, call) = (local("policies"), local("once"), local("call"));
-    let frame = composed::Frame::new(policy, &func.ret);
     let (setup, classify) = (&frame.setup, &frame.classify);
     let value = composed::inferable(&func.ret.value);
     let mut sig = func.item.sig.clone();
-    if matches!(func.ret.kind, CallKind::ImplFuture | CallKind::BoxedFuture) {
+    if matches!(func.ret.flavor, Flavor::ImplFuture | Flavor::BoxedFuture) {
         let taken = frame.split_future(&quote_spanned!(span=> #once.take()));
         let outcome = frame.call_async(
             &policies.to_token_stream(),
@@ -324,7 +216,7 @@ fn composed_body(
                 #outcome
             }
         };
-        let future = if func.ret.kind == CallKind::BoxedFuture {
+        let future = if func.ret.flavor == Flavor::BoxedFuture {
             quote_spanned!(span=> ::bulkhead::__private::Box::pin(#future))
         } else {
             future
@@ -332,7 +224,7 @@ fn composed_body(
         // The body runs in a closure so that a `return` in it still
         // returns the future to be wrapped.
         let body = quote_spanned! {span=>
-            let #policies = #resolved;
+            let #policies = #stored;
             #setup
             #[allow(clippy::redundant_closure_call)]
             let #call = (move || { #(#stmts)* })();
@@ -341,28 +233,16 @@ fn composed_body(
         return (sig, body);
     }
     // The parameters, renamed, and the patterns they were bound to.
-    let mut args = Vec::new();
-    let mut patterns = Vec::new();
-    let mut cloned = Vec::new();
-    for (i, input) in sig.inputs.iter_mut().enumerate() {
-        if let FnArg::Typed(typed) = input {
-            let arg = local(&format!("arg{i}"));
-            let pattern = std::mem::replace(
-                &mut *typed.pat,
-                Pat::Ident(syn::PatIdent {
-                    attrs: Vec::new(),
-                    by_ref: None,
-                    mutability: None,
-                    ident: arg.clone(),
-                    subpat: None,
-                }),
-            );
-            cloned.push(composed::again(&arg, &typed.ty));
-            patterns.push(pattern);
-            args.push(arg);
-        }
-    }
-    let retry = policy.retry.is_some();
+    let parameters = rename_parameters(&mut sig);
+    let args: Vec<&Ident> = parameters.iter().map(|parameter| &parameter.name).collect();
+    let patterns: Vec<_> = parameters
+        .iter()
+        .map(|parameter| &parameter.pattern)
+        .collect();
+    let cloned: Vec<TokenStream> = parameters
+        .iter()
+        .map(|Parameter { name, ty, .. }| composed::again(name, ty))
+        .collect();
     let bind = if retry {
         quote_spanned!(span=> #(let #patterns = #cloned;)*)
     } else {
@@ -372,7 +252,7 @@ fn composed_body(
         || quote_spanned!(span=> let mut #once = ::bulkhead::__private::Once::new((#(#args,)*));),
     );
     // Each attempt's result type is spelled out for the body's `?`.
-    let body = if func.ret.kind == CallKind::Sync {
+    let body = if func.ret.flavor == Flavor::Sync {
         let made = frame.split(&quote_spanned! {span=>
             ::bulkhead::__private::attempt::<#value>(|| {
                 #bind
@@ -384,7 +264,7 @@ fn composed_body(
             &quote_spanned!(span=> || #made),
         );
         quote_spanned! {span=>
-            let #policies = #resolved;
+            let #policies = #stored;
             #setup
             #hold
             #classify
@@ -399,7 +279,7 @@ fn composed_body(
             &quote_spanned!(span=> || { #bind #made }),
         );
         quote_spanned! {span=>
-            let #policies = #resolved;
+            let #policies = #stored;
             #setup
             #hold
             #classify
@@ -416,7 +296,7 @@ mod tests {
     #[test]
     fn a_trait_method_without_resilient_is_atr_005() {
         let out = policy(
-            Kind::Bulkhead,
+            PolicyKind::Bulkhead,
             quote!(max_concurrent = 2),
             quote!(
                 fn thumbnail(&self) -> Result<(), E>;
@@ -436,7 +316,7 @@ mod tests {
     #[test]
     fn a_free_function_gets_a_static_policy_and_its_id() {
         let out = policy(
-            Kind::Bulkhead,
+            PolicyKind::Bulkhead,
             quote!(max_concurrent = 2),
             quote!(
                 pub fn render(id: &str, width: u32) -> Result<(), E> {
@@ -453,7 +333,7 @@ mod tests {
     #[test]
     fn a_method_names_its_self_type_at_run_time() {
         let out = policy(
-            Kind::Bulkhead,
+            PolicyKind::Bulkhead,
             TokenStream::new(),
             quote!(
                 fn render(&self) -> Result<(), E> {
@@ -469,7 +349,7 @@ mod tests {
     #[test]
     fn errors_keep_the_function_unchanged() {
         let out = policy(
-            Kind::Bulkhead,
+            PolicyKind::Bulkhead,
             quote!(max_wait = "25Oms"),
             quote!(
                 fn render() -> (u8, u8) {

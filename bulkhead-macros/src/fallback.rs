@@ -1,32 +1,17 @@
 //! What the macros emit when the input has errors: the user's item, still
 //! usable, next to the errors, so that one mistake does not cascade into
-//! errors about everything that uses the item.
+//! errors about everything that uses the item. (A trait that parses keeps
+//! the wrapper of the methods without errors: `expand::resilient`.)
 
-use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote};
-use syn::{ItemFn, ItemTrait};
+use syn::ItemFn;
 
-use crate::ast::Trait;
-use crate::codes::Errors;
-use crate::policies::Kind;
-use crate::{expand, valid};
+use crate::policies::PolicyKind;
+use crate::symbol::APPLIED;
 
-/// The trait without its policy attributes and, if the trait can be wrapped
-/// at all, a wrapper in which the methods in error simply delegate; then the
-/// errors.
-pub(crate) fn resilient(item: ItemTrait, error: syn::Error) -> TokenStream {
-    // The attribute errors were reported already; only the model is needed.
-    let model = Trait::from_syn(item, &mut Errors::default());
-    let wrapper = valid::unwrappable(&model)
-        .is_empty()
-        .then(|| expand::wrapper(&model));
-    let item = &model.item;
-    let error = error.into_compile_error();
-    quote!(#item #wrapper #error)
-}
-
-/// Whether `input`, which does not parse, still reads as an item of the
-/// kind `keyword` (`trait`, `fn`): the keyword comes before the body.
+/// Whether `input`, which does not parse, still reads as an item that
+/// `keyword` (`trait`, `fn`) introduces: the keyword comes before the body.
 pub(crate) fn looks_like(input: &TokenStream, keyword: &str) -> bool {
     input
         .clone()
@@ -68,7 +53,7 @@ fn without_policies(tokens: TokenStream) -> TokenStream {
                 pound.as_char() == '#'
                     && group.delimiter() == Delimiter::Bracket
                     && syn::parse2::<syn::Meta>(group.stream())
-                        .is_ok_and(|meta| Kind::of(meta.path()).is_some())
+                        .is_ok_and(|meta| PolicyKind::of(meta.path()).is_some())
             }
             _ => false,
         };
@@ -82,8 +67,17 @@ fn without_policies(tokens: TokenStream) -> TokenStream {
     kept.into_iter().collect()
 }
 
-/// The function unchanged, then the errors.
-pub(crate) fn function(item: &ItemFn, error: syn::Error) -> TokenStream {
+/// The function, its policy attributes marked as applied (their errors are
+/// reported already, and so the attributes leave it unchanged), then the
+/// errors.
+pub(crate) fn function(mut item: ItemFn, error: syn::Error) -> TokenStream {
+    let marker = Ident::new(APPLIED.as_str(), Span::call_site());
+    for attr in &mut item.attrs {
+        if PolicyKind::of(attr.path()).is_some() {
+            let path = attr.path().clone();
+            attr.meta = syn::parse_quote!(#path(#marker));
+        }
+    }
     tokens(item.to_token_stream(), error)
 }
 

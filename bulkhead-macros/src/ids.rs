@@ -1,13 +1,47 @@
-//! Instance ids (SPEC B9): how a method's parameter types are written into
-//! `<module_path>::<Trait>#<method>(<param types>)`.
+//! Instance ids (SPEC B9): the id of an unnamed policy of a `#[resilient]`
+//! trait's method, `<module_path>::<Trait>#<method>(<param types>)`, and of
+//! a function's, `<module_path>::<function>(<param types>)` (or, for a
+//! method with a body, `<Self type>::<method>(<param types>)`), and how the
+//! parameter types are written into them ([`render`]).
 //!
 //! Types are written as in source with the spaces removed, except after a
 //! comma and between two words (`&'a mut Vec<u8>`, `impl AsRef<str>`), where
 //! removing them would change the meaning.
 
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
-use quote::ToTokens;
-use syn::{FnArg, Signature};
+use quote::{ToTokens, quote};
+use syn::ext::IdentExt;
+use syn::{FnArg, Ident, Signature};
+
+/// `concat!(module_path!(), "::Trait#method(types)")`: the id of a method of
+/// the trait `trait_name`, a `&'static str` built at compile time.
+pub(crate) fn trait_method(trait_name: &Ident, sig: &Signature) -> TokenStream {
+    let suffix = format!(
+        "::{}#{}{}",
+        trait_name.unraw(),
+        sig.ident.unraw(),
+        params(sig)
+    );
+    quote!(::bulkhead::__private::concat!(::bulkhead::__private::module_path!(), #suffix))
+}
+
+/// `String::from(concat!(module_path!(), "::function(types)"))`: the id of a
+/// free function.
+pub(crate) fn function(sig: &Signature) -> TokenStream {
+    let suffix = format!("::{}{}", sig.ident.unraw(), params(sig));
+    quote! {
+        ::bulkhead::__private::String::from(::bulkhead::__private::concat!(
+            ::bulkhead::__private::module_path!(),
+            #suffix,
+        ))
+    }
+}
+
+/// `"method(types)"`: the id of a method with a body after its self type,
+/// which the generated code names at run time (`type_name::<Self>()`).
+pub(crate) fn method(sig: &Signature) -> String {
+    format!("{}{}", sig.ident.unraw(), params(sig))
+}
 
 /// The parameter list of `sig` without its receiver: `(&str, u32)`.
 pub(crate) fn params(sig: &Signature) -> String {

@@ -2,27 +2,39 @@
 //! `use bulkhead::{resilient, bulkhead, retry};`, whose documentation
 //! describes them with examples.
 //!
-//! The crate is a pipeline (`codes.rs` lists the errors it reports):
-//! `attr.rs`, `values.rs` and `policies.rs` read the five policy attributes
-//! with darling, `ast.rs` builds the typed model, `valid.rs` checks it,
-//! `expand.rs` (the wrapper, and a method under a bulkhead alone),
-//! `composed.rs` (a method under `Policies`), `expand_fn.rs` (functions
-//! with a body) and `specs.rs` (the config builders) generate code, and
-//! `fallback.rs` keeps the user's item compiling when there are errors.
-//! Only this file touches `proc_macro`.
+//! The crate is a one-way pipeline; each module uses only those above it
+//! in this list. Only this file touches `proc_macro`.
+//!
+//! - `symbol.rs` (every attribute word), `codes.rs` (the error codes and
+//!   their collector), `tokens.rs` (token helpers), `ids.rs` (instance
+//!   ids): the ground everything stands on.
+//! - `attr.rs` (darling plumbing), `values.rs` (the values of keys),
+//!   `policies.rs` (the set of policies, each one's table of keys) and
+//!   `annotations.rs` (the attributes of one item): reading the attributes.
+//! - `ast.rs`: the typed model of a trait or function.
+//! - `valid.rs`: every meaning-level check, recorded on the model.
+//! - `declare.rs` (declaring policies to the registry), `call.rs` (the
+//!   pieces of every wrapped call), `composed.rs` (calls under `Policies`),
+//!   `fallback.rs` (the user's item kept compiling when there are errors).
+//! - `expand.rs` (`#[resilient]`) and `expand_fn.rs` (a policy attribute
+//!   on a function): the expansions.
 
 #![forbid(unsafe_code)]
 
+mod annotations;
 mod ast;
 mod attr;
+mod call;
 mod codes;
 mod composed;
+mod declare;
 mod expand;
 mod expand_fn;
 mod fallback;
 mod ids;
 mod policies;
-mod specs;
+mod symbol;
+mod tokens;
 mod valid;
 mod values;
 
@@ -39,33 +51,38 @@ pub fn resilient(args: TokenStream, input: TokenStream) -> TokenStream {
 /// re-exports it.)
 #[proc_macro_attribute]
 pub fn bulkhead(args: TokenStream, input: TokenStream) -> TokenStream {
-    expand_fn::policy(policies::Kind::Bulkhead, args.into(), input.into()).into()
+    expand_fn::policy(policies::PolicyKind::Bulkhead, args.into(), input.into()).into()
 }
 
 /// (Defined in the `bulkhead-macros` crate, documented where `bulkhead`
 /// re-exports it.)
 #[proc_macro_attribute]
 pub fn retry(args: TokenStream, input: TokenStream) -> TokenStream {
-    expand_fn::policy(policies::Kind::Retry, args.into(), input.into()).into()
+    expand_fn::policy(policies::PolicyKind::Retry, args.into(), input.into()).into()
 }
 
 /// (Defined in the `bulkhead-macros` crate, documented where `bulkhead`
 /// re-exports it.)
 #[proc_macro_attribute]
 pub fn circuit_breaker(args: TokenStream, input: TokenStream) -> TokenStream {
-    expand_fn::policy(policies::Kind::CircuitBreaker, args.into(), input.into()).into()
+    expand_fn::policy(
+        policies::PolicyKind::CircuitBreaker,
+        args.into(),
+        input.into(),
+    )
+    .into()
 }
 
 /// (Defined in the `bulkhead-macros` crate, documented where `bulkhead`
 /// re-exports it.)
 #[proc_macro_attribute]
 pub fn timeout(args: TokenStream, input: TokenStream) -> TokenStream {
-    expand_fn::policy(policies::Kind::Timeout, args.into(), input.into()).into()
+    expand_fn::policy(policies::PolicyKind::Timeout, args.into(), input.into()).into()
 }
 
 /// (Defined in the `bulkhead-macros` crate, documented where `bulkhead`
 /// re-exports it.)
 #[proc_macro_attribute]
 pub fn rate_limiter(args: TokenStream, input: TokenStream) -> TokenStream {
-    expand_fn::policy(policies::Kind::RateLimiter, args.into(), input.into()).into()
+    expand_fn::policy(policies::PolicyKind::RateLimiter, args.into(), input.into()).into()
 }

@@ -1,303 +1,279 @@
-//! The five policy attributes: which attribute a path names ([`Kind`]), the
-//! receivers of `#[retry]`, `#[circuit_breaker]`, `#[timeout]` and
-//! `#[rate_limiter]` (`#[bulkhead]`'s is in `attr.rs`), and what one method
-//! or function says with all of them ([`Annotations`]).
+//! The policies: which there are ([`PolicyKind`], in the order of the
+//! composition), each one's receiver (the table of its keys), and the
+//! policies one method or function runs under ([`PolicySet`]).
+//!
+//! A new key is a line in its policy's table (and, if its value is of a new
+//! kind, that kind in `values.rs`). A new policy is a variant of
+//! [`PolicyKind`], whose `match`es the compiler then points out, its word in
+//! `symbol.rs`, its table here and its entry point in `lib.rs`.
 
 use darling::FromMeta;
-use proc_macro2::{Span, TokenStream};
-use quote::ToTokens;
-use syn::spanned::Spanned;
-use syn::{Attribute, Ident, Path};
+use syn::Path;
 
-use crate::attr::{BulkheadArgs, Id, Receiver, Value, Wait};
-use crate::codes::{self, Errors};
+use crate::attr::{self, Input, Keys, Value, receiver};
+use crate::symbol::{self, Symbol};
 use crate::values::{
-    AtLeastOne, Fraction, Kinds, Multiplier, Percent, Positive, Predicate, Window, WindowSize,
+    AtLeastOne, Enabled, Fraction, Id, Limit, Multiplier, Percent, Positive, Predicate,
+    RejectionKinds, Wait, Window, WindowSize,
 };
 
-/// A policy attribute.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Kind {
-    Bulkhead,
+/// A policy attribute. The variants are declared in the order of the
+/// composition, outermost first, `Retry( CircuitBreaker( RateLimiter(
+/// Timeout( Bulkhead( call ) ) ) ) )`, which is their order as `Ord`.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub(crate) enum PolicyKind {
     Retry,
     CircuitBreaker,
-    Timeout,
     RateLimiter,
+    Timeout,
+    Bulkhead,
 }
 
-impl Kind {
-    pub(crate) const ALL: [Kind; 5] = [
-        Kind::Bulkhead,
-        Kind::Retry,
-        Kind::CircuitBreaker,
-        Kind::Timeout,
-        Kind::RateLimiter,
+impl PolicyKind {
+    /// Every policy, in the order of the composition.
+    pub(crate) const ALL: [PolicyKind; 5] = [
+        PolicyKind::Retry,
+        PolicyKind::CircuitBreaker,
+        PolicyKind::RateLimiter,
+        PolicyKind::Timeout,
+        PolicyKind::Bulkhead,
     ];
 
     /// The attribute's name.
-    pub(crate) fn name(self) -> &'static str {
+    pub(crate) fn attribute(self) -> Symbol {
         match self {
-            Kind::Bulkhead => "bulkhead",
-            Kind::Retry => "retry",
-            Kind::CircuitBreaker => "circuit_breaker",
-            Kind::Timeout => "timeout",
-            Kind::RateLimiter => "rate_limiter",
+            PolicyKind::Retry => symbol::RETRY,
+            PolicyKind::CircuitBreaker => symbol::CIRCUIT_BREAKER,
+            PolicyKind::RateLimiter => symbol::RATE_LIMITER,
+            PolicyKind::Timeout => symbol::TIMEOUT,
+            PolicyKind::Bulkhead => symbol::BULKHEAD,
         }
-    }
-
-    /// The attribute called `name`.
-    pub(crate) fn named(name: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|kind| kind.name() == name)
     }
 
     /// A key of the attribute with a value, for messages.
     pub(crate) fn example(self) -> &'static str {
         match self {
-            Kind::Bulkhead => "max_concurrent = 4",
-            Kind::Retry => "max_attempts = 3",
-            Kind::CircuitBreaker => "failure_rate_threshold = 50",
-            Kind::Timeout => "duration = \"1s\"",
-            Kind::RateLimiter => "limit_for_period = 50",
+            PolicyKind::Retry => "max_attempts = 3",
+            PolicyKind::CircuitBreaker => "failure_rate_threshold = 50",
+            PolicyKind::RateLimiter => "limit_for_period = 50",
+            PolicyKind::Timeout => "duration = \"1s\"",
+            PolicyKind::Bulkhead => "max_concurrent = 4",
         }
+    }
+
+    /// The type of the policy's config, whose builder the generated code
+    /// passes to the registry: `__private::RetryConfig::builder()`.
+    pub(crate) fn config(self) -> &'static str {
+        match self {
+            PolicyKind::Retry => "RetryConfig",
+            PolicyKind::CircuitBreaker => "CircuitBreakerConfig",
+            PolicyKind::RateLimiter => "RateLimiterConfig",
+            PolicyKind::Timeout => "TimeoutConfig",
+            PolicyKind::Bulkhead => "BulkheadConfig",
+        }
+    }
+
+    /// Reads the policy's attribute from `input` with the policy's receiver,
+    /// or every error in it, coded.
+    pub(crate) fn read(self, input: Input<'_>) -> syn::Result<Policy> {
+        match self {
+            PolicyKind::Retry => self.read_with::<RetryArgs>(input),
+            PolicyKind::CircuitBreaker => self.read_with::<CircuitBreakerArgs>(input),
+            PolicyKind::RateLimiter => self.read_with::<RateLimiterArgs>(input),
+            PolicyKind::Timeout => self.read_with::<TimeoutArgs>(input),
+            PolicyKind::Bulkhead => self.read_with::<BulkheadArgs>(input),
+        }
+    }
+
+    fn read_with<A>(self, input: Input<'_>) -> syn::Result<Policy>
+    where
+        A: FromMeta + Default + Keys + 'static,
+    {
+        let keys = attr::read::<A>(input, self.attribute(), self.example())?;
+        Ok(Policy {
+            kind: self,
+            keys: Box::new(keys),
+        })
+    }
+
+    /// The policy whose attribute is called `name`.
+    pub(crate) fn named(name: &str) -> Option<PolicyKind> {
+        PolicyKind::ALL
+            .into_iter()
+            .find(|kind| *name == kind.attribute())
     }
 
     /// The policy attribute `path` names, if it names one: `bulkhead` (or
     /// any path ending in it, such as `bulkhead::bulkhead`), and the others
     /// written alone or from the crate (`retry`, `bulkhead::retry`), so that
     /// another crate's `#[foo::timeout]` is left alone.
-    pub(crate) fn of(path: &Path) -> Option<Kind> {
+    pub(crate) fn of(path: &Path) -> Option<PolicyKind> {
         let last = path.segments.last()?;
-        let kind = Kind::named(&last.ident.to_string())?;
+        let kind = PolicyKind::named(&last.ident.to_string())?;
         let from_the_crate = path.segments.len() == 1
-            || path.segments.first().is_some_and(|s| s.ident == "bulkhead");
-        (kind == Kind::Bulkhead || from_the_crate).then_some(kind)
+            || path
+                .segments
+                .first()
+                .is_some_and(|s| s.ident == symbol::CRATE);
+        (kind == PolicyKind::Bulkhead || from_the_crate).then_some(kind)
     }
 }
 
-/// The keys of `#[retry(...)]`.
-#[derive(Debug, Default, FromMeta)]
-pub(crate) struct RetryArgs {
-    pub(crate) name: Option<Id>,
-    pub(crate) config: Option<Id>,
-    pub(crate) max_attempts: Option<Value<AtLeastOne>>,
-    pub(crate) wait: Option<Wait>,
-    pub(crate) backoff_multiplier: Option<Value<Multiplier>>,
-    pub(crate) max_wait_interval: Option<Value<Positive>>,
-    pub(crate) jitter: Option<Value<Fraction>>,
-    pub(crate) retry_if: Option<Value<Predicate>>,
-    pub(crate) abort_on: Option<Kinds>,
+receiver! {
+    /// The keys of `#[bulkhead(...)]`.
+    struct BulkheadArgs {
+        max_concurrent: Value<Limit>,
+        max_wait: Wait,
+        enabled: Enabled,
+        /// `resource = "db"`: the shared resource whose budget the slots
+        /// count against.
+        resource: Id,
+    }
 }
 
-impl Receiver for RetryArgs {
-    const ATTRIBUTE: &'static str = "retry";
+receiver! {
+    /// The keys of `#[retry(...)]`.
+    struct RetryArgs {
+        max_attempts: Value<AtLeastOne>,
+        wait: Wait,
+        backoff_multiplier: Value<Multiplier>,
+        max_wait_interval: Value<Positive>,
+        jitter: Value<Fraction>,
+        retry_if: Value<Predicate>,
+        abort_on: RejectionKinds,
+    }
 }
 
-/// The keys of `#[circuit_breaker(...)]`.
-#[derive(Debug, Default, FromMeta)]
-pub(crate) struct CircuitBreakerArgs {
-    pub(crate) name: Option<Id>,
-    pub(crate) config: Option<Id>,
-    pub(crate) failure_rate_threshold: Option<Value<Percent>>,
-    pub(crate) sliding_window: Option<Value<Window>>,
-    pub(crate) sliding_window_size: Option<Value<WindowSize>>,
-    pub(crate) minimum_calls: Option<Value<AtLeastOne>>,
-    pub(crate) wait_in_open: Option<Value<Positive>>,
-    pub(crate) permitted_calls_in_half_open: Option<Value<AtLeastOne>>,
-    pub(crate) slow_call_threshold: Option<Value<Positive>>,
-    pub(crate) slow_call_rate_threshold: Option<Value<Percent>>,
-    pub(crate) record_if: Option<Value<Predicate>>,
-    pub(crate) ignore_on: Option<Kinds>,
+receiver! {
+    /// The keys of `#[circuit_breaker(...)]`.
+    struct CircuitBreakerArgs {
+        failure_rate_threshold: Value<Percent>,
+        sliding_window: Value<Window>,
+        sliding_window_size: Value<WindowSize>,
+        minimum_calls: Value<AtLeastOne>,
+        wait_in_open: Value<Positive>,
+        permitted_calls_in_half_open: Value<AtLeastOne>,
+        slow_call_threshold: Value<Positive>,
+        slow_call_rate_threshold: Value<Percent>,
+        record_if: Value<Predicate>,
+        ignore_on: RejectionKinds,
+    }
 }
 
-impl Receiver for CircuitBreakerArgs {
-    const ATTRIBUTE: &'static str = "circuit_breaker";
+receiver! {
+    /// The keys of `#[timeout(...)]`.
+    struct TimeoutArgs {
+        duration: Value<Positive>,
+    }
 }
 
-/// The keys of `#[timeout(...)]`.
-#[derive(Debug, Default, FromMeta)]
-pub(crate) struct TimeoutArgs {
-    pub(crate) name: Option<Id>,
-    pub(crate) config: Option<Id>,
-    pub(crate) duration: Option<Value<Positive>>,
+receiver! {
+    /// The keys of `#[rate_limiter(...)]`.
+    struct RateLimiterArgs {
+        limit_for_period: Value<AtLeastOne>,
+        refresh_period: Value<Positive>,
+        max_wait: Wait,
+    }
 }
 
-impl Receiver for TimeoutArgs {
-    const ATTRIBUTE: &'static str = "timeout";
+/// One policy attribute, read: which policy, and its keys.
+#[derive(Debug)]
+pub(crate) struct Policy {
+    pub(crate) kind: PolicyKind,
+    pub(crate) keys: Box<dyn Keys>,
 }
 
-/// The keys of `#[rate_limiter(...)]`.
-#[derive(Debug, Default, FromMeta)]
-pub(crate) struct RateLimiterArgs {
-    pub(crate) name: Option<Id>,
-    pub(crate) config: Option<Id>,
-    pub(crate) limit_for_period: Option<Value<AtLeastOne>>,
-    pub(crate) refresh_period: Option<Value<Positive>>,
-    pub(crate) max_wait: Option<Wait>,
-}
-
-impl Receiver for RateLimiterArgs {
-    const ATTRIBUTE: &'static str = "rate_limiter";
-}
-
-/// What the policy attributes of one method or function say: one receiver
-/// per attribute written.
+/// The policies one method or function runs under, at most one of each
+/// kind, kept in the order of the composition whatever the order they were
+/// written in.
 #[derive(Debug, Default)]
-pub(crate) struct PolicyArgs {
-    pub(crate) bulkhead: Option<BulkheadArgs>,
-    pub(crate) retry: Option<RetryArgs>,
-    pub(crate) circuit_breaker: Option<CircuitBreakerArgs>,
-    pub(crate) timeout: Option<TimeoutArgs>,
-    pub(crate) rate_limiter: Option<RateLimiterArgs>,
-}
+pub(crate) struct PolicySet(Vec<Policy>);
 
-impl PolicyArgs {
-    /// Whether the bulkhead is the only policy: the call then takes a slot
+impl PolicySet {
+    /// Adds `policy` in its place in the composition; the set holds one
+    /// policy of each kind at most (a second is refused before it is read).
+    pub(crate) fn insert(&mut self, policy: Policy) {
+        let at = self.0.partition_point(|held| held.kind < policy.kind);
+        self.0.insert(at, policy);
+    }
+
+    /// The policies, outermost first.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Policy> {
+        self.0.iter()
+    }
+
+    /// Whether the set holds the policy `kind`.
+    pub(crate) fn has(&self, kind: PolicyKind) -> bool {
+        self.0.iter().any(|policy| policy.kind == kind)
+    }
+
+    /// The bulkhead, if it is the only policy: the call then takes a slot
     /// itself, without the composition of `Policies`.
-    pub(crate) fn only_bulkhead(&self) -> bool {
-        self.retry.is_none()
-            && self.circuit_breaker.is_none()
-            && self.timeout.is_none()
-            && self.rate_limiter.is_none()
-    }
-
-    pub(crate) fn has(&self, kind: Kind) -> bool {
-        match kind {
-            Kind::Bulkhead => self.bulkhead.is_some(),
-            Kind::Retry => self.retry.is_some(),
-            Kind::CircuitBreaker => self.circuit_breaker.is_some(),
-            Kind::Timeout => self.timeout.is_some(),
-            Kind::RateLimiter => self.rate_limiter.is_some(),
-        }
-    }
-
-    /// The attribute with its keys, as parsed from `input`; a parse error
-    /// goes to `errors` and returns `false`.
-    fn parse(&mut self, kind: Kind, input: Input<'_>, errors: &mut Errors) -> bool {
-        fn put<R: Receiver>(slot: &mut Option<R>, input: Input<'_>, errors: &mut Errors) -> bool {
-            let parsed = match input {
-                Input::Tokens(tokens) => R::from_tokens(tokens),
-                Input::Attribute(attr) => R::from_attribute(attr),
-            };
-            let parsed = errors.attribute(R::ATTRIBUTE, parsed);
-            let ok = parsed.is_some();
-            *slot = Some(parsed.unwrap_or_default());
-            ok
-        }
-        match kind {
-            Kind::Bulkhead => put(&mut self.bulkhead, input, errors),
-            Kind::Retry => put(&mut self.retry, input, errors),
-            Kind::CircuitBreaker => put(&mut self.circuit_breaker, input, errors),
-            Kind::Timeout => put(&mut self.timeout, input, errors),
-            Kind::RateLimiter => put(&mut self.rate_limiter, input, errors),
-        }
-    }
-}
-
-/// Where an attribute's keys are read from.
-pub(crate) enum Input<'a> {
-    /// The arguments of the attribute macro being expanded.
-    Tokens(TokenStream),
-    /// An attribute on the item.
-    Attribute(&'a Attribute),
-}
-
-/// The policy attributes found on one method or function.
-#[derive(Default)]
-pub(crate) struct Annotations {
-    /// Each attribute, with the span of its path, in the order found.
-    pub(crate) written: Vec<(Kind, Span)>,
-    /// What they say.
-    parsed: PolicyArgs,
-    /// Whether one of them did not parse (its errors are reported).
-    failed: bool,
-}
-
-impl Annotations {
-    /// Adds the attribute `kind` written as `tokens` (for spans) with the
-    /// keys in `input`. A second attribute of a kind on `owner` is ATR-002.
-    pub(crate) fn add(
-        &mut self,
-        kind: Kind,
-        tokens: &dyn ToTokens,
-        input: Input<'_>,
-        owner: &Ident,
-        errors: &mut Errors,
-    ) {
-        if self.parsed.has(kind) {
-            errors.spanned(
-                tokens.to_token_stream(),
-                format!(
-                    "{}: #[{}] is given twice on `{owner}`; merge the keys into one attribute",
-                    codes::MALFORMED,
-                    kind.name()
-                ),
-            );
-            return;
-        }
-        self.written.push((kind, tokens.to_token_stream().span()));
-        if !self.parsed.parse(kind, input, errors) {
-            self.failed = true;
-        }
-    }
-
-    /// What the attributes say, if every one of them parsed: an item with
-    /// an attribute in error is not wrapped with half its policies.
-    pub(crate) fn args(&self) -> Option<&PolicyArgs> {
-        (!self.failed).then_some(&self.parsed)
-    }
-
-    /// Whether any policy attribute was found.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.written.is_empty()
-    }
-
-    /// The attributes written, for messages: `#[retry]`, or `#[retry] and
-    /// #[bulkhead]`, or `#[a], #[b] and #[c]`.
-    pub(crate) fn names(&self) -> String {
-        let names: Vec<String> = self
-            .written
-            .iter()
-            .map(|(kind, _)| format!("#[{}]", kind.name()))
-            .collect();
-        match names.split_last() {
-            None => String::new(),
-            Some((last, [])) => last.clone(),
-            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    pub(crate) fn bulkhead_alone(&self) -> Option<&Policy> {
+        match &self.0[..] {
+            [only] if only.kind == PolicyKind::Bulkhead => Some(only),
+            _ => None,
         }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::time::Duration;
+
+    use proc_macro2::TokenStream;
     use quote::quote;
     use syn::parse_quote;
 
-    fn annotations(attrs: Vec<Attribute>) -> (Annotations, Vec<String>) {
-        let owner: Ident = parse_quote!(call);
-        let mut errors = Errors::default();
-        let mut found = Annotations::default();
-        for attr in &attrs {
-            let kind = Kind::of(attr.path()).unwrap();
-            found.add(kind, attr, Input::Attribute(attr), &owner, &mut errors);
+    use super::*;
+
+    /// The builder settings of `#[kind(tokens)]`, or its errors.
+    fn read(kind: PolicyKind, tokens: TokenStream) -> Result<String, Vec<String>> {
+        kind.read(Input::Tokens(tokens))
+            .map(|policy| policy.keys.settings().to_string())
+            .map_err(|e| e.into_iter().map(|e| e.to_string()).collect())
+    }
+
+    fn bulkhead(tokens: TokenStream) -> Result<BulkheadArgs, Vec<String>> {
+        attr::read::<BulkheadArgs>(
+            Input::Tokens(tokens),
+            symbol::BULKHEAD,
+            "max_concurrent = 4",
+        )
+        .map_err(|e| e.into_iter().map(|e| e.to_string()).collect())
+    }
+
+    #[test]
+    fn all_lists_every_policy_once_in_the_order_of_the_composition() {
+        assert!(PolicyKind::ALL.windows(2).all(|w| w[0] < w[1]));
+        for (i, kind) in PolicyKind::ALL.into_iter().enumerate() {
+            assert_eq!(kind as usize, i);
+            assert_eq!(PolicyKind::named(kind.attribute().as_str()), Some(kind));
         }
-        let errors = match errors.finish() {
-            Ok(()) => Vec::new(),
-            Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
-        };
-        (found, errors)
+        // The last variant, so that one added after it is noticed here.
+        assert_eq!(
+            PolicyKind::ALL.last(),
+            Some(&PolicyKind::Bulkhead),
+            "a new policy goes into ALL"
+        );
     }
 
     #[test]
     fn policy_attributes_are_recognised_by_name_alone_or_from_the_crate() {
-        let of = |path: Path| Kind::of(&path);
-        assert_eq!(of(parse_quote!(retry)), Some(Kind::Retry));
+        let of = |path: Path| PolicyKind::of(&path);
+        assert_eq!(of(parse_quote!(retry)), Some(PolicyKind::Retry));
         assert_eq!(
             of(parse_quote!(bulkhead::circuit_breaker)),
-            Some(Kind::CircuitBreaker)
+            Some(PolicyKind::CircuitBreaker)
         );
-        assert_eq!(of(parse_quote!(::bulkhead::timeout)), Some(Kind::Timeout));
-        assert_eq!(of(parse_quote!(bulkhead::bulkhead)), Some(Kind::Bulkhead));
+        assert_eq!(
+            of(parse_quote!(::bulkhead::timeout)),
+            Some(PolicyKind::Timeout)
+        );
+        assert_eq!(
+            of(parse_quote!(bulkhead::bulkhead)),
+            Some(PolicyKind::Bulkhead)
+        );
         assert_eq!(
             of(parse_quote!(ntest::timeout)),
             None,
@@ -307,133 +283,307 @@ mod tests {
     }
 
     #[test]
-    fn every_attribute_parses_and_a_repeated_one_is_atr_002() {
-        let (found, errors) = annotations(vec![
-            parse_quote!(#[retry(max_attempts = 2)]),
-            parse_quote!(#[bulkhead]),
-            parse_quote!(#[timeout(duration = "1s")]),
-            parse_quote!(#[retry]),
-        ]);
-        assert_eq!(
-            errors,
-            ["ATR-002: #[retry] is given twice on `call`; merge the keys into one attribute"]
-        );
-        assert_eq!(found.names(), "#[retry], #[bulkhead] and #[timeout]");
-        let args = found.args().unwrap();
-        assert_eq!(
-            args.retry
-                .as_ref()
-                .unwrap()
-                .max_attempts
-                .as_ref()
-                .unwrap()
-                .value
-                .0,
-            2
-        );
-        assert!(args.bulkhead.is_some() && args.circuit_breaker.is_none());
-        assert!(!args.only_bulkhead());
+    fn every_bulkhead_key_parses() {
+        let args = bulkhead(quote!(
+            name = "thumbnails",
+            config = "slow",
+            max_concurrent = 4,
+            max_wait = "250ms",
+            enabled = "false"
+        ))
+        .unwrap();
+        assert_eq!(args.name.unwrap().value, "thumbnails");
+        assert_eq!(args.config.unwrap().value, "slow");
+        assert_eq!(args.max_concurrent.unwrap().value.0, 4);
+        assert_eq!(args.max_wait.unwrap().value, Duration::from_millis(250));
+        assert!(!args.enabled.unwrap().value);
     }
 
     #[test]
-    fn one_attribute_in_error_leaves_the_item_unwrapped_and_every_error_is_reported() {
-        let (found, errors) = annotations(vec![
-            parse_quote!(#[retry(max_attempts = 0, jiter = 0.5)]),
-            parse_quote!(#[circuit_breaker(sliding_window = "counted", ignore_on = [Busy])]),
-            parse_quote!(#[rate_limiter(refresh_period = "0s")]),
-        ]);
-        assert!(found.args().is_none());
-        assert_eq!(errors.len(), 5, "{errors:#?}");
+    fn no_arguments_means_no_explicit_values() {
+        let args = bulkhead(TokenStream::new()).unwrap();
+        assert!(args.name.is_none() && args.max_concurrent.is_none());
+        assert_eq!(
+            read(PolicyKind::Bulkhead, TokenStream::new()),
+            Ok(String::new())
+        );
+    }
+
+    #[test]
+    fn a_bare_zero_is_a_duration() {
+        let args = bulkhead(quote!(max_wait = "0")).unwrap();
+        assert_eq!(args.max_wait.unwrap().value, Duration::ZERO);
+    }
+
+    #[test]
+    fn a_duration_past_duration_max_is_atr_001_too_large() {
+        for text in [
+            "18446744073709551615s 1000ms",
+            "18446744073709551615s 999999999ns 1ns",
+            "584542046091y",
+        ] {
+            let errors = bulkhead(quote!(max_wait = #text)).unwrap_err();
+            assert_eq!(
+                errors,
+                [format!(
+                    "ATR-001: invalid duration {text:?} for max_wait: the duration is too large; the longest is 18446744073709551615s 999999999ns, about 584.5 billion years"
+                )]
+            );
+        }
+    }
+
+    #[test]
+    fn every_error_is_reported_at_once_with_its_code() {
+        let errors = bulkhead(quote!(
+            max_wait = "25Oms",
+            max_concurrent = 0,
+            enabled = "yes",
+            max_concurent = 4
+        ))
+        .unwrap_err();
+        assert_eq!(errors.len(), 4, "{errors:?}");
         assert!(
-            errors[0].starts_with("ATR-008: max_attempts"),
-            "{}",
-            errors[0]
+            errors[0].starts_with("ATR-001: invalid duration \"25Oms\": expected a number"),
+            "{errors:?}"
         );
         assert_eq!(
             errors[1],
-            "ATR-002: unknown key `jiter` in #[retry]; did you mean `jitter`?"
+            "ATR-003: max_concurrent must be between 1 and 1073741823, got 0"
         );
-        assert!(
-            errors[2].starts_with("ATR-010: sliding_window"),
-            "{}",
-            errors[2]
+        assert_eq!(
+            errors[2],
+            "ATR-006: enabled must be true or false, got \"yes\""
         );
-        assert!(
-            errors[3].starts_with("ATR-009: ignore_on lists `Busy`"),
-            "{}",
-            errors[3]
+        assert_eq!(
+            errors[3],
+            "ATR-002: unknown key `max_concurent` in #[bulkhead]; did you mean `max_concurrent`?"
         );
-        assert!(errors[4].starts_with("ATR-008: refresh_period must be longer than zero"));
     }
 
     #[test]
-    fn zero_waits_and_caps_and_a_jitter_of_one_are_atr_008() {
-        let (found, errors) = annotations(vec![
-            parse_quote!(#[retry(max_wait_interval = "0ms", jitter = 1)]),
-            parse_quote!(#[circuit_breaker(wait_in_open = "0", slow_call_threshold = "0s")]),
-        ]);
-        assert!(found.args().is_none());
+    fn wrong_kinds_of_values_name_their_key() {
+        let errors = bulkhead(quote!(
+            name = 4,
+            max_concurrent = "4",
+            max_concurrent = -1,
+            max_wait = 250,
+            enabled = 1
+        ))
+        .unwrap_err();
         assert_eq!(
             errors,
             [
-                "ATR-008: max_wait_interval must be longer than zero, got \"0ms\"",
-                "ATR-008: jitter must be at least 0 and less than 1, got 1",
-                "ATR-008: wait_in_open must be longer than zero, got \"0\"",
-                "ATR-008: slow_call_threshold must be longer than zero, got \"0s\"",
+                "ATR-002: name must be a string literal such as \"thumbnails\", got 4",
+                "ATR-003: max_concurrent must be an integer between 1 and 1073741823, got \"4\"",
+                "ATR-002: duplicate key `max_concurrent` in #[bulkhead]",
+                "ATR-001: max_wait must be a duration string such as \"250ms\", got 250",
+                "ATR-006: enabled must be true or false, got 1",
             ]
         );
     }
 
     #[test]
-    fn every_key_of_every_policy_parses() {
-        let (found, errors) = annotations(vec![
-            parse_quote!(#[retry(name = "r", config = "c", max_attempts = 5, wait = "100ms",
-                backoff_multiplier = 2.0, max_wait_interval = "10s", jitter = 0.5,
-                retry_if = errors::is_transient, abort_on = [BulkheadFull, Timeout])]),
-            parse_quote!(#[circuit_breaker(name = "b", config = "c", failure_rate_threshold = 25,
-                sliding_window = "time", sliding_window_size = 60, minimum_calls = 10,
-                wait_in_open = "30s", permitted_calls_in_half_open = 2,
-                slow_call_threshold = "2s", slow_call_rate_threshold = 80.5,
-                record_if = is_failure, ignore_on = [BulkheadFull])]),
-            parse_quote!(#[timeout(name = "t", config = "c", duration = "250ms")]),
-            parse_quote!(#[rate_limiter(name = "l", config = "c", limit_for_period = 10,
-                refresh_period = "1s", max_wait = "0")]),
-        ]);
-        assert_eq!(errors, Vec::<String>::new());
-        let args = found.args().unwrap();
-        let retry = args.retry.as_ref().unwrap();
+    fn a_limit_out_of_range_or_suffixed_is_atr_003() {
         assert_eq!(
-            retry.abort_on.as_ref().unwrap().0,
-            ["BulkheadFull", "Timeout"]
-        );
-        assert_eq!(retry.jitter.as_ref().unwrap().value.0, 0.5);
-        let breaker = args.circuit_breaker.as_ref().unwrap();
-        assert_eq!(breaker.sliding_window.as_ref().unwrap().value, Window::Time);
-        assert_eq!(
-            breaker.slow_call_rate_threshold.as_ref().unwrap().value.0,
-            80.5
+            bulkhead(quote!(max_concurrent = -1)).unwrap_err(),
+            ["ATR-003: max_concurrent must be between 1 and 1073741823, got -1"]
         );
         assert_eq!(
-            args.rate_limiter
-                .as_ref()
-                .unwrap()
-                .max_wait
-                .as_ref()
-                .unwrap()
-                .value,
-            std::time::Duration::ZERO
+            bulkhead(quote!(max_concurrent = 1073741824)).unwrap_err(),
+            ["ATR-003: max_concurrent must be between 1 and 1073741823, got 1073741824"]
+        );
+        assert_eq!(
+            bulkhead(quote!(max_concurrent = 4u8)).unwrap_err(),
+            [
+                "ATR-003: max_concurrent is written without a type suffix, as in max_concurrent = 4, got 4u8"
+            ]
+        );
+        assert_eq!(
+            bulkhead(quote!(max_concurrent = 300u8)).unwrap_err().len(),
+            1
         );
     }
 
     #[test]
-    fn a_bare_literal_says_how_to_write_the_keys_of_that_attribute() {
-        let errors = match RetryArgs::from_tokens(quote!(3)) {
-            Err(e) => crate::attr::coded(e, "retry").to_string(),
-            Ok(_) => panic!("a bare literal"),
-        };
+    fn an_unknown_key_far_from_any_lists_the_keys() {
         assert_eq!(
-            errors,
-            "ATR-002: #[retry] takes `key = value` pairs, not bare literals, as in #[retry(max_attempts = 3)]"
+            bulkhead(quote!(colour = "red")).unwrap_err(),
+            [
+                "ATR-002: unknown key `colour` in #[bulkhead]; expected one of `config`, `enabled`, `max_concurrent`, `max_wait`, `name`, `resource`"
+            ]
         );
+    }
+
+    #[test]
+    fn a_key_without_value_says_how_to_write_it() {
+        assert_eq!(
+            bulkhead(quote!(max_wait)).unwrap_err(),
+            ["ATR-001: max_wait needs a value, as in max_wait = \"250ms\""]
+        );
+        assert_eq!(
+            bulkhead(quote!(name = "")).unwrap_err(),
+            ["ATR-002: name must not be empty"]
+        );
+    }
+
+    #[test]
+    fn a_bare_literal_or_a_value_says_how_to_write_the_keys_of_that_attribute() {
+        assert_eq!(
+            read(PolicyKind::Retry, quote!(3)),
+            Err(vec![
+                "ATR-002: #[retry] takes `key = value` pairs, not bare literals, as in #[retry(max_attempts = 3)]".to_owned()
+            ])
+        );
+        let attr: syn::Attribute = parse_quote!(#[timeout = "1s"]);
+        let error = PolicyKind::Timeout
+            .read(Input::Attribute(&attr))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            "ATR-002: #[timeout] takes a list of keys, as in #[timeout(duration = \"1s\")]"
+        );
+    }
+
+    #[test]
+    fn only_the_keys_written_are_set_in_the_order_of_the_table() {
+        assert_eq!(
+            read(
+                PolicyKind::Retry,
+                quote!(
+                    jitter = 0.25,
+                    abort_on = [Timeout],
+                    max_attempts = 2,
+                    retry_if = is_transient
+                )
+            )
+            .unwrap(),
+            ". max_attempts (2u32) . jitter (0.25f64) . abort_on ([:: bulkhead :: __private :: RejectionKind :: Timeout])"
+        );
+        let breaker = read(
+            PolicyKind::CircuitBreaker,
+            quote!(
+                sliding_window = "time",
+                failure_rate_threshold = 20,
+                ignore_on = [],
+                config = "c"
+            ),
+        )
+        .unwrap();
+        assert_eq!(
+            breaker,
+            ". config (\"c\") . failure_rate_threshold (20f32) . sliding_window (:: bulkhead :: __private :: SlidingWindow :: Time) . ignore_on ([])"
+        );
+        assert_eq!(
+            read(PolicyKind::Timeout, quote!(duration = "1500ms")).unwrap(),
+            ". duration (:: bulkhead :: __private :: Duration :: new (1u64 , 500000000u32))"
+        );
+        assert_eq!(
+            read(
+                PolicyKind::Bulkhead,
+                quote!(
+                    resource = "db",
+                    enabled = false,
+                    max_wait = "0",
+                    max_concurrent = 4
+                )
+            )
+            .unwrap(),
+            ". max_concurrent (4u32) . max_wait (:: bulkhead :: __private :: Duration :: new (0u64 , 0u32)) . enabled (false) . resource (\"db\")"
+        );
+    }
+
+    #[test]
+    fn every_key_of_every_policy_parses() {
+        let policies = [
+            (
+                PolicyKind::Retry,
+                quote!(
+                    name = "r",
+                    config = "c",
+                    max_attempts = 5,
+                    wait = "100ms",
+                    backoff_multiplier = 2.0,
+                    max_wait_interval = "10s",
+                    jitter = 0.5,
+                    retry_if = errors::is_transient,
+                    abort_on = [BulkheadFull, Timeout]
+                ),
+            ),
+            (
+                PolicyKind::CircuitBreaker,
+                quote!(
+                    name = "b",
+                    config = "c",
+                    failure_rate_threshold = 25,
+                    sliding_window = "time",
+                    sliding_window_size = 60,
+                    minimum_calls = 10,
+                    wait_in_open = "30s",
+                    permitted_calls_in_half_open = 2,
+                    slow_call_threshold = "2s",
+                    slow_call_rate_threshold = 80.5,
+                    record_if = is_failure,
+                    ignore_on = [BulkheadFull]
+                ),
+            ),
+            (
+                PolicyKind::Timeout,
+                quote!(name = "t", config = "c", duration = "250ms"),
+            ),
+            (
+                PolicyKind::RateLimiter,
+                quote!(
+                    name = "l",
+                    config = "c",
+                    limit_for_period = 10,
+                    refresh_period = "1s",
+                    max_wait = "0"
+                ),
+            ),
+        ];
+        for (kind, tokens) in policies {
+            let policy = kind.read(Input::Tokens(tokens)).unwrap();
+            assert!(policy.keys.name().is_some(), "{kind:?}");
+        }
+        let retry = PolicyKind::Retry
+            .read(Input::Tokens(quote!(retry_if = errors::is_transient)))
+            .unwrap();
+        let predicates: Vec<(&str, String)> = retry
+            .keys
+            .predicates()
+            .into_iter()
+            .map(|(key, path)| (key, quote!(#path).to_string()))
+            .collect();
+        assert_eq!(
+            predicates,
+            [("retry_if", "errors :: is_transient".to_owned())]
+        );
+        assert!(
+            retry.keys.settings().is_empty(),
+            "a predicate is no setting"
+        );
+    }
+
+    #[test]
+    fn a_set_keeps_the_order_of_the_composition() {
+        let mut set = PolicySet::default();
+        for kind in [PolicyKind::Bulkhead, PolicyKind::Timeout, PolicyKind::Retry] {
+            set.insert(kind.read(Input::Tokens(TokenStream::new())).unwrap());
+        }
+        let kinds: Vec<PolicyKind> = set.iter().map(|policy| policy.kind).collect();
+        assert_eq!(
+            kinds,
+            [PolicyKind::Retry, PolicyKind::Timeout, PolicyKind::Bulkhead]
+        );
+        assert!(set.has(PolicyKind::Timeout) && !set.has(PolicyKind::RateLimiter));
+        assert!(set.bulkhead_alone().is_none());
+        let mut alone = PolicySet::default();
+        alone.insert(
+            PolicyKind::Bulkhead
+                .read(Input::Tokens(TokenStream::new()))
+                .unwrap(),
+        );
+        assert!(alone.bulkhead_alone().is_some());
     }
 }

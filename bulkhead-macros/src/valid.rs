@@ -1,14 +1,17 @@
 //! Every meaning-level check of the macros, in one place. Each check pushes
 //! a coded error, spanned on the whole offending type or path, and carries
-//! on, so the user sees every mistake at once.
+//! on, so the user sees every mistake at once. What the checks of a trait
+//! decide is recorded on its model (`Trait::wrappable`, `Method::wrapped`),
+//! so the expansion reads it instead of checking again.
 
 use proc_macro2::{Spacing, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::{FnArg, Ident, TraitItem, TypeParamBound, WherePredicate};
 
-use crate::ast::{CallKind, Func, Method, Receiver, Returns, Trait, is_self};
+use crate::ast::{Flavor, Func, Method, Returns, SelfArg, Trait};
 use crate::codes::{self, Errors};
-use crate::policies::{Annotations, Kind};
+use crate::policies::PolicyKind;
+use crate::tokens::is_self;
 
 /// Supertraits the wrapper implements whenever its delegate does: the auto
 /// traits, `Sized`, and `Clone` and `Debug`, which it implements itself.
@@ -32,68 +35,65 @@ const INHERENT: &[(&str, &str)] = &[
 
 /// Checks a `#[resilient]` trait: what makes it impossible to wrap
 /// (ATR-007) and what is wrong with each annotated method (ATR-004,
-/// ATR-007).
-pub(crate) fn check_trait(model: &Trait, errors: &mut Errors) {
-    for error in unwrappable(model) {
+/// ATR-007). Records on the model whether the wrapper can be generated and
+/// which methods it runs under their policies.
+pub(crate) fn check_trait(model: &mut Trait, errors: &mut Errors) {
+    let reasons = unwrappable(model);
+    model.wrappable = reasons.is_empty();
+    for error in reasons {
         errors.push(error);
     }
-    for method in &model.methods {
-        if method.is_annotated() {
-            let names = method.annotations.names();
-            if matches!(method.receiver, Receiver::None) {
-                errors.spanned(
-                    &method.sig.ident,
-                    format!(
-                        "{}: {names} {needs} a method that takes `self`: `{}` is an associated function, and the wrapper keeps the policies in itself",
-                        codes::UNWRAPPABLE,
-                        method.sig.ident,
-                        needs = verb(&method.annotations, "needs", "need"),
-                    ),
-                );
-            }
-            check_returns(&method.sig.ident, &names, &method.ret, errors);
-            if let Some((span, why)) = cannot_retry(method) {
-                errors.push(syn::Error::new(span, why));
-            }
+    for method in &mut model.methods {
+        if !method.is_annotated() {
+            continue;
         }
-    }
-}
-
-/// `singular` for one attribute, `plural` for several.
-fn verb(annotations: &Annotations, singular: &'static str, plural: &'static str) -> &'static str {
-    if annotations.written.len() > 1 {
-        plural
-    } else {
-        singular
+        let names = method.annotations.names();
+        if matches!(method.self_arg, SelfArg::None) {
+            errors.spanned(
+                &method.sig.ident,
+                format!(
+                    "{}: {names} {needs} a method that takes `self`: `{}` is an associated function, and the wrapper keeps the policies in itself",
+                    codes::UNWRAPPABLE,
+                    method.sig.ident,
+                    needs = method.annotations.verb("needs", "need"),
+                ),
+            );
+        }
+        check_returns(&method.sig.ident, &names, &method.ret, errors);
+        let retry = cannot_retry(method);
+        // A method that cannot be run under its policies (reported) only
+        // delegates.
+        method.wrapped = method.annotations.complete()
+            && retry.is_none()
+            && method.ret.is_result
+            && method.ret.unpin.is_none()
+            && matches!(
+                method.self_arg,
+                SelfArg::Ref | SelfArg::RefMut | SelfArg::Value
+            );
+        if let Some((span, why)) = retry {
+            errors.push(syn::Error::new(span, why));
+        }
     }
 }
 
 /// Why `#[retry]` on a method of a `#[resilient]` trait cannot call the
 /// delegate again, if it cannot, spanned on the attribute.
 fn cannot_retry(method: &Method) -> Option<(proc_macro2::Span, String)> {
-    let (_, span) = *method
-        .annotations
-        .written
-        .iter()
-        .find(|(kind, _)| *kind == Kind::Retry)?;
+    let span = method.annotations.span_of(PolicyKind::Retry)?;
     let name = &method.sig.ident;
     let code = codes::UNWRAPPABLE;
-    let arguments = method
-        .sig
-        .inputs
-        .iter()
-        .any(|input| matches!(input, FnArg::Typed(_)));
-    let why = if matches!(method.receiver, Receiver::Value) {
+    let why = if matches!(method.self_arg, SelfArg::Value) {
         format!(
             "{code}: #[retry] cannot run `{name}` again: it takes `self` by value, so its first attempt consumes the delegate; take `&self` or `&mut self`"
         )
-    } else if method.ret.kind == CallKind::Sync {
+    } else if method.ret.flavor == Flavor::Sync {
         return None;
     } else if method.ret.detached {
         format!(
             "{code}: #[retry] cannot run `{name}` again: its future may not borrow the wrapper (it is `'static`, bound by the lifetime of an argument, or `use<..>`), and each attempt calls the delegate again from inside it; bound it by `'_` or write an `async fn`"
         )
-    } else if method.ret.outlives && arguments {
+    } else if method.ret.outlives && method.has_arguments() {
         format!(
             "{code}: #[retry] cannot run `{name}` again: its future is bound by a lifetime its arguments may not outlive, and each attempt passes them to the delegate again from inside it; remove the lifetime bound or write an `async fn`"
         )
@@ -118,23 +118,21 @@ pub(crate) fn check_fn(func: &Func, errors: &mut Errors) {
         );
     }
     check_returns(&sig.ident, &names, &func.ret, errors);
-    let Some(policy) = func.policy() else {
-        return;
-    };
-    if policy.only_bulkhead() {
+    let policies = func.policies();
+    if !func.annotations.complete() || policies.bulkhead_alone().is_some() {
         return;
     }
     let code = codes::UNWRAPPABLE;
     let name = &sig.ident;
     let attempts = "each attempt runs the body again from a closure";
-    let why = match (&func.receiver, func.ret.kind) {
-        (Receiver::Value | Receiver::Other(_), _) => Some(format!(
+    let why = match (&func.self_arg, func.ret.flavor) {
+        (SelfArg::Value | SelfArg::Other(_), _) => Some(format!(
             "{code}: {names} cannot wrap `{name}` yet: it takes `self` by value (or as a smart pointer), which {attempts} cannot move; take `&self` (or `&mut self` in a sync method), use #[bulkhead] alone, or put the method in a #[resilient] trait"
         )),
-        (Receiver::RefMut, CallKind::AsyncFn) => Some(format!(
+        (SelfArg::RefMut, Flavor::AsyncFn) => Some(format!(
             "{code}: {names} cannot wrap `{name}` yet: it is an `async fn` taking `&mut self`, which the future of each attempt would borrow from a closure; take `&self`, use #[bulkhead] alone, or put the method in a #[resilient] trait, whose wrapper supports it"
         )),
-        (_, CallKind::ImplFuture | CallKind::BoxedFuture) if policy.retry.is_some() => {
+        (_, Flavor::ImplFuture | Flavor::BoxedFuture) if policies.has(PolicyKind::Retry) => {
             Some(format!(
                 "{code}: #[retry] cannot wrap `{name}` yet: it returns a future made by its body, which a retry would have to run again from inside that future; write it as an `async fn`"
             ))
@@ -146,24 +144,9 @@ pub(crate) fn check_fn(func: &Func, errors: &mut Errors) {
     }
 }
 
-/// Whether the wrapper can run `method` under its policies: it takes `self`,
-/// its return type passes [`check_returns`], and a `#[retry]` can call the
-/// delegate again. A method that cannot (and was reported) delegates
-/// plainly, so that one mistake does not cascade into errors about the
-/// wrapper.
-pub(crate) fn wrappable(method: &Method) -> bool {
-    method.ret.is_result
-        && method.ret.unpin.is_none()
-        && matches!(
-            method.receiver,
-            Receiver::Ref | Receiver::RefMut | Receiver::Value
-        )
-        && cannot_retry(method).is_none()
-}
-
 /// Why `#[resilient]` cannot implement the trait for its wrapper, if it
 /// cannot (ATR-007). Empty if the wrapper can be generated.
-pub(crate) fn unwrappable(model: &Trait) -> Vec<syn::Error> {
+fn unwrappable(model: &Trait) -> Vec<syn::Error> {
     let item = &model.item;
     let name = &item.ident;
     let mut reasons = Vec::new();
@@ -264,7 +247,7 @@ fn unwrappable_method(method: &Method, selves: &SelfPaths<'_>) -> Vec<(TokenStre
             ));
         }
     }
-    if let Receiver::Other(receiver) = &method.receiver {
+    if let SelfArg::Other(receiver) = &method.self_arg {
         reasons.push((
             receiver.clone(),
             format!(
@@ -349,7 +332,7 @@ fn check_returns(name: &Ident, names: &str, ret: &Returns, errors: &mut Errors) 
         );
     }
     if let Some(unpin) = &ret.unpin {
-        let hint = if ret.kind == CallKind::BoxedFuture {
+        let hint = if ret.flavor == Flavor::BoxedFuture {
             "remove the bound: the box is `Unpin` without it"
         } else {
             "remove the bound (a caller that needs `Unpin` can pin the future with `Box::pin` or `std::pin::pin!`), or return `Pin<Box<dyn Future<Output = ..>>>`, which is `Unpin`"
@@ -470,8 +453,8 @@ mod tests {
 
     fn messages(item: syn::ItemTrait) -> Vec<String> {
         let mut errors = Errors::default();
-        let model = Trait::from_syn(item, &mut errors);
-        check_trait(&model, &mut errors);
+        let mut model = Trait::from_syn(item, &mut errors);
+        check_trait(&mut model, &mut errors);
         match errors.finish() {
             Ok(()) => Vec::new(),
             Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
@@ -560,7 +543,7 @@ mod tests {
     fn a_const_fn_cannot_be_wrapped() {
         let mut errors = Errors::default();
         let func = Func::from_syn(
-            Kind::Bulkhead,
+            PolicyKind::Bulkhead,
             TokenStream::new(),
             parse_quote!(
                 const fn f() -> Result<(), E> {
@@ -577,7 +560,7 @@ mod tests {
         );
     }
 
-    fn function_errors(kind: Kind, args: TokenStream, item: syn::ItemFn) -> Vec<String> {
+    fn function_errors(kind: PolicyKind, args: TokenStream, item: syn::ItemFn) -> Vec<String> {
         let mut errors = Errors::default();
         let func = Func::from_syn(kind, args, item, &mut errors);
         check_fn(&func, &mut errors);
@@ -590,7 +573,7 @@ mod tests {
     #[test]
     fn bodies_that_cannot_run_per_attempt_are_atr_007() {
         let by_value = function_errors(
-            Kind::Timeout,
+            PolicyKind::Timeout,
             TokenStream::new(),
             parse_quote!(
                 fn f(self) -> Result<(), E> {
@@ -604,7 +587,7 @@ mod tests {
                 .starts_with("ATR-007: #[timeout] cannot wrap `f` yet: it takes `self` by value")
         );
         let async_mut = function_errors(
-            Kind::Retry,
+            PolicyKind::Retry,
             TokenStream::new(),
             parse_quote!(
                 #[bulkhead]
@@ -618,7 +601,7 @@ mod tests {
             "ATR-007: #[retry] and #[bulkhead] cannot wrap `f` yet: it is an `async fn` taking `&mut self`"
         ));
         let future = function_errors(
-            Kind::Retry,
+            PolicyKind::Retry,
             TokenStream::new(),
             parse_quote!(
                 fn f() -> impl Future<Output = Result<(), E>> {
@@ -630,7 +613,7 @@ mod tests {
             future[0].starts_with("ATR-007: #[retry] cannot wrap `f` yet: it returns a future")
         );
         let fine = function_errors(
-            Kind::Retry,
+            PolicyKind::Retry,
             TokenStream::new(),
             parse_quote!(
                 #[bulkhead]
@@ -641,7 +624,7 @@ mod tests {
         );
         assert_eq!(fine, Vec::<String>::new());
         let only_bulkhead = function_errors(
-            Kind::Bulkhead,
+            PolicyKind::Bulkhead,
             TokenStream::new(),
             parse_quote!(
                 async fn f(self) -> Result<(), E> {

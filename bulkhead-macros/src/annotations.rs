@@ -1,0 +1,196 @@
+//! The policy attributes found on one method or function ([`Annotations`]):
+//! each read as it is found, a second of one kind refused (ATR-002), and
+//! the policies they say gathered into a [`PolicySet`].
+
+use proc_macro2::Span;
+use quote::ToTokens;
+use syn::Ident;
+use syn::spanned::Spanned;
+
+use crate::attr::Input;
+use crate::codes::{self, Errors};
+use crate::policies::{PolicyKind, PolicySet};
+
+/// The policy attributes found on one method or function.
+#[derive(Debug, Default)]
+pub(crate) struct Annotations {
+    /// Each attribute, with the span of its path, in the order found.
+    pub(crate) written: Vec<(PolicyKind, Span)>,
+    /// What those that were read say.
+    policies: PolicySet,
+    /// Whether one of them could not be read (its errors are reported).
+    failed: bool,
+}
+
+impl Annotations {
+    /// Adds the attribute `kind` written as `tokens` (for spans) with the
+    /// keys in `input`. A second attribute of a kind on `owner` is ATR-002.
+    pub(crate) fn add(
+        &mut self,
+        kind: PolicyKind,
+        tokens: &dyn ToTokens,
+        input: Input<'_>,
+        owner: &Ident,
+        errors: &mut Errors,
+    ) {
+        if self.span_of(kind).is_some() {
+            errors.spanned(
+                tokens.to_token_stream(),
+                format!(
+                    "{}: #[{}] is given twice on `{owner}`; merge the keys into one attribute",
+                    codes::MALFORMED,
+                    kind.attribute()
+                ),
+            );
+            return;
+        }
+        self.written.push((kind, tokens.to_token_stream().span()));
+        match kind.read(input) {
+            Ok(policy) => self.policies.insert(policy),
+            Err(error) => {
+                errors.push(error);
+                self.failed = true;
+            }
+        }
+    }
+
+    /// The policies the attributes that could be read say.
+    pub(crate) fn policies(&self) -> &PolicySet {
+        &self.policies
+    }
+
+    /// Whether every attribute could be read: an item with an attribute in
+    /// error is not wrapped with half its policies.
+    pub(crate) fn complete(&self) -> bool {
+        !self.failed
+    }
+
+    /// Whether any policy attribute was found.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.written.is_empty()
+    }
+
+    /// The span of the attribute `kind`, if it was written.
+    pub(crate) fn span_of(&self, kind: PolicyKind) -> Option<Span> {
+        self.written
+            .iter()
+            .find(|(written, _)| *written == kind)
+            .map(|(_, span)| *span)
+    }
+
+    /// The attributes written, for messages: `#[retry]`, or `#[retry] and
+    /// #[bulkhead]`, or `#[a], #[b] and #[c]`.
+    pub(crate) fn names(&self) -> String {
+        let names: Vec<String> = self
+            .written
+            .iter()
+            .map(|(kind, _)| format!("#[{}]", kind.attribute()))
+            .collect();
+        match names.split_last() {
+            None => String::new(),
+            Some((last, [])) => last.clone(),
+            Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+        }
+    }
+
+    /// `singular` for one attribute, `plural` for several.
+    pub(crate) fn verb(&self, singular: &'static str, plural: &'static str) -> &'static str {
+        if self.written.len() > 1 {
+            plural
+        } else {
+            singular
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use syn::{Attribute, parse_quote};
+
+    fn annotations(attrs: Vec<Attribute>) -> (Annotations, Vec<String>) {
+        let owner: Ident = parse_quote!(call);
+        let mut errors = Errors::default();
+        let mut found = Annotations::default();
+        for attr in &attrs {
+            let kind = PolicyKind::of(attr.path()).unwrap();
+            found.add(kind, attr, Input::Attribute(attr), &owner, &mut errors);
+        }
+        let errors = match errors.finish() {
+            Ok(()) => Vec::new(),
+            Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
+        };
+        (found, errors)
+    }
+
+    #[test]
+    fn every_attribute_is_read_and_a_repeated_one_is_atr_002() {
+        let (found, errors) = annotations(vec![
+            parse_quote!(#[retry(max_attempts = 2)]),
+            parse_quote!(#[bulkhead]),
+            parse_quote!(#[timeout(duration = "1s")]),
+            parse_quote!(#[retry]),
+        ]);
+        assert_eq!(
+            errors,
+            ["ATR-002: #[retry] is given twice on `call`; merge the keys into one attribute"]
+        );
+        assert_eq!(found.names(), "#[retry], #[bulkhead] and #[timeout]");
+        assert!(found.complete());
+        let policies = found.policies();
+        let retry = policies.iter().next().unwrap();
+        assert_eq!(retry.kind, PolicyKind::Retry);
+        assert_eq!(retry.keys.settings().to_string(), ". max_attempts (2u32)");
+        assert!(policies.has(PolicyKind::Bulkhead) && !policies.has(PolicyKind::CircuitBreaker));
+        assert!(policies.bulkhead_alone().is_none());
+    }
+
+    #[test]
+    fn one_attribute_in_error_leaves_the_item_unwrapped_and_every_error_is_reported() {
+        let (found, errors) = annotations(vec![
+            parse_quote!(#[retry(max_attempts = 0, jiter = 0.5)]),
+            parse_quote!(#[circuit_breaker(sliding_window = "counted", ignore_on = [Busy])]),
+            parse_quote!(#[rate_limiter(refresh_period = "0s")]),
+        ]);
+        assert!(!found.complete());
+        assert_eq!(errors.len(), 5, "{errors:#?}");
+        assert!(
+            errors[0].starts_with("ATR-008: max_attempts"),
+            "{}",
+            errors[0]
+        );
+        assert_eq!(
+            errors[1],
+            "ATR-002: unknown key `jiter` in #[retry]; did you mean `jitter`?"
+        );
+        assert!(
+            errors[2].starts_with("ATR-010: sliding_window"),
+            "{}",
+            errors[2]
+        );
+        assert!(
+            errors[3].starts_with("ATR-009: ignore_on lists `Busy`"),
+            "{}",
+            errors[3]
+        );
+        assert!(errors[4].starts_with("ATR-008: refresh_period must be longer than zero"));
+    }
+
+    #[test]
+    fn zero_waits_and_caps_and_a_jitter_of_one_are_atr_008() {
+        let (found, errors) = annotations(vec![
+            parse_quote!(#[retry(max_wait_interval = "0ms", jitter = 1)]),
+            parse_quote!(#[circuit_breaker(wait_in_open = "0", slow_call_threshold = "0s")]),
+        ]);
+        assert!(!found.complete());
+        assert_eq!(
+            errors,
+            [
+                "ATR-008: max_wait_interval must be longer than zero, got \"0ms\"",
+                "ATR-008: jitter must be at least 0 and less than 1, got 1",
+                "ATR-008: wait_in_open must be longer than zero, got \"0\"",
+                "ATR-008: slow_call_threshold must be longer than zero, got \"0s\"",
+            ]
+        );
+    }
+}
