@@ -7,7 +7,7 @@ use quote::ToTokens;
 use syn::Ident;
 use syn::spanned::Spanned;
 
-use crate::attr::Input;
+use crate::attr::Written;
 use crate::codes::{self, Errors};
 use crate::policies::{PolicyKind, PolicySet};
 
@@ -23,13 +23,13 @@ pub(crate) struct Annotations {
 }
 
 impl Annotations {
-    /// Adds the attribute `kind` written as `tokens` (for spans) with the
-    /// keys in `input`. A second attribute of a kind on `owner` is ATR-002.
+    /// Adds the attribute `kind` (`tokens`, for spans) as `written`. A
+    /// second attribute of a kind on `owner` is ATR-002.
     pub(crate) fn add(
         &mut self,
         kind: PolicyKind,
         tokens: &dyn ToTokens,
-        input: Input<'_>,
+        written: Written<'_>,
         owner: &Ident,
         errors: &mut Errors,
     ) {
@@ -45,7 +45,7 @@ impl Annotations {
             return;
         }
         self.written.push((kind, tokens.to_token_stream().span()));
-        match kind.read(input) {
+        match kind.read(written) {
             Ok(policy) => self.policies.insert(policy),
             Err(error) => {
                 errors.push(error);
@@ -114,7 +114,7 @@ mod tests {
         let mut found = Annotations::default();
         for attr in &attrs {
             let kind = PolicyKind::of(attr.path()).unwrap();
-            found.add(kind, attr, Input::Attribute(attr), &owner, &mut errors);
+            found.add(kind, attr, Written::Attribute(attr), &owner, &mut errors);
         }
         let errors = match errors.finish() {
             Ok(()) => Vec::new(),

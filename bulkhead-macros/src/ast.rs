@@ -17,7 +17,7 @@ use syn::{
 };
 
 use crate::annotations::Annotations;
-use crate::attr::Input;
+use crate::attr::Written;
 use crate::codes::{self, Errors};
 use crate::policies::{PolicyKind, PolicySet};
 use crate::symbol::{CFG, CFG_ATTR};
@@ -71,7 +71,7 @@ pub(crate) enum SelfArg {
     /// `&mut self`.
     RefMut,
     /// `self` (by value).
-    Value,
+    Owned,
     /// Another receiver type, such as `self: Box<Self>`, as written.
     Other(TokenStream),
 }
@@ -178,7 +178,7 @@ impl Method {
                 Some(kind) => annotations.add(
                     kind,
                     &attr,
-                    Input::Attribute(&attr),
+                    Written::Attribute(&attr),
                     &method.sig.ident,
                     errors,
                 ),
@@ -313,12 +313,12 @@ impl SelfArg {
             return SelfArg::None;
         };
         match &receiver.kind {
-            ReceiverKind::Value => SelfArg::Value,
+            ReceiverKind::Value => SelfArg::Owned,
             ReceiverKind::Reference(_, _, None) => SelfArg::Ref,
             ReceiverKind::Reference(_, _, Some(_)) => SelfArg::RefMut,
             ReceiverKind::Typed(_, ty) => match strip(ty) {
                 Type::Path(path) if path.qself.is_none() && path.path.is_ident("Self") => {
-                    SelfArg::Value
+                    SelfArg::Owned
                 }
                 Type::Reference(reference) if is_self(&reference.elem) => {
                     if reference.mutability.is_some() {
@@ -411,13 +411,13 @@ impl Func {
         let mut annotations = Annotations::default();
         let name = item.sig.ident.clone();
         let here = proc_macro2::Ident::new(kind.attribute().as_str(), Span::call_site());
-        annotations.add(kind, &here, Input::Tokens(args), &name, errors);
+        annotations.add(kind, &here, Written::Args(args), &name, errors);
         let mut kept = Vec::with_capacity(item.attrs.len());
         let mut applied = Vec::new();
         for attr in item.attrs.drain(..) {
             match PolicyKind::of(attr.path()) {
                 Some(kind) => {
-                    annotations.add(kind, &attr, Input::Attribute(&attr), &name, errors);
+                    annotations.add(kind, &attr, Written::Attribute(&attr), &name, errors);
                     applied.push(attr.path().clone());
                 }
                 None => kept.push(attr),
@@ -700,7 +700,7 @@ mod tests {
             of(parse_quote!(fn f(&'a mut self))),
             SelfArg::RefMut
         ));
-        assert!(matches!(of(parse_quote!(fn f(mut self))), SelfArg::Value));
+        assert!(matches!(of(parse_quote!(fn f(mut self))), SelfArg::Owned));
         assert!(matches!(of(parse_quote!(fn f(self: &Self))), SelfArg::Ref));
         assert!(matches!(of(parse_quote!(fn f(x: u8))), SelfArg::None));
         assert!(matches!(

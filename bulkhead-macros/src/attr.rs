@@ -177,25 +177,25 @@ impl<T: FromExpr> FromMeta for Value<T> {
     }
 }
 
-/// Where an attribute's keys are read from.
-pub(crate) enum Input<'a> {
+/// An attribute as written, whose keys are read.
+pub(crate) enum Written<'a> {
     /// The arguments of the attribute macro being expanded.
-    Tokens(TokenStream),
+    Args(TokenStream),
     /// An attribute on the item.
     Attribute(&'a Attribute),
 }
 
-/// Reads the receiver `A` of the attribute `#[attribute]` from `input`
+/// Reads the receiver `A` of the attribute `#[attribute]` as `written`
 /// (`#[attribute]` alone gives no keys), or every error, coded; `example`,
 /// a key with a value, shows how to write the attribute in messages.
 pub(crate) fn read<A: FromMeta + Default>(
-    input: Input<'_>,
+    written: Written<'_>,
     attribute: Symbol,
     example: &str,
 ) -> syn::Result<A> {
-    let parsed = match input {
-        Input::Tokens(tokens) => from_tokens(tokens),
-        Input::Attribute(attr) => match &attr.meta {
+    let parsed = match written {
+        Written::Args(tokens) => from_tokens(tokens),
+        Written::Attribute(attr) => match &attr.meta {
             Meta::Path(_) => Ok(A::default()),
             Meta::List(list) => from_tokens(list.tokens.clone()),
             Meta::NameValue(nv) => Err(darling::Error::custom(format!(

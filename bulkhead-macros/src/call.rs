@@ -6,10 +6,10 @@
 //! calls its delegate ([`CallTime`]).
 
 use proc_macro2::{Delimiter, Group, Span, TokenStream};
-use quote::{ToTokens, quote_spanned};
+use quote::{ToTokens, quote, quote_spanned};
 use syn::{FnArg, Ident, Pat, Signature, Type};
 
-use crate::ast::{Flavor, Method, Returns};
+use crate::ast::{Flavor, Method, Returns, SelfArg};
 use crate::tokens::{binding, local, mixed_ends};
 
 /// A parameter of a function, bound to a plain name by
@@ -38,6 +38,23 @@ pub(crate) fn rename_parameters(sig: &mut Signature) -> Vec<Parameter> {
         }
     }
     parameters
+}
+
+/// `let binding = self.field;`: the wrapper's field (a method's bulkhead or
+/// policies) as the call holds it, moved out of a wrapper taken by value,
+/// cloned into a future that may not borrow the wrapper
+/// ([`Returns::detached`]), borrowed otherwise.
+pub(crate) fn take_field(method: &Method, binding: &Ident, field: &Ident) -> TokenStream {
+    let span = Span::mixed_site();
+    // `self` keeps the call-site span of the signature's receiver.
+    let field = quote!(self.#field);
+    if matches!(method.self_arg, SelfArg::Owned) {
+        quote_spanned!(span=> let #binding = #field;)
+    } else if method.ret.detached {
+        quote_spanned!(span=> let #binding = ::bulkhead::__private::Clone::clone(&#field);)
+    } else {
+        quote_spanned!(span=> let #binding = &#field;)
+    }
 }
 
 /// `let permit = match enter(bulkhead, reject) { Ok(permit) => permit,

@@ -25,7 +25,7 @@ use syn::visit_mut::VisitMut;
 use syn::{FnArg, Ident, Type};
 
 use crate::ast::{Flavor, Method, Returns, SelfArg};
-use crate::call::{CallTime, pick_call_time, rejecter};
+use crate::call::{CallTime, pick_call_time, rejecter, take_field};
 use crate::policies::{PolicyKind, PolicySet};
 use crate::tokens::{local, mixed_ends};
 
@@ -106,12 +106,14 @@ impl Frame {
 }
 
 /// The body of `method`, run under `policies` (more than a bulkhead), kept
-/// in the wrapper's `field`; `args` are the wrapper's parameters.
+/// in the wrapper's `field`; `own` is the delegate borrowed or moved from
+/// the wrapper, `params` the wrapper's parameters.
 pub(crate) fn body(
     method: &Method,
     policies: &PolicySet,
     field: &Ident,
-    args: &[Ident],
+    own: &TokenStream,
+    params: &[Ident],
     call_with: &CallWith<'_>,
 ) -> TokenStream {
     let span = Span::mixed_site();
@@ -121,40 +123,34 @@ pub(crate) fn body(
     let retry = policies.has(PolicyKind::Retry);
     let (policies, delegate) = (local("policies"), local("delegate"));
     let (once, call, lend, lent) = (local("once"), local("call"), local("lend"), local("lent"));
-    let plain: Vec<TokenStream> = args.iter().map(ToTokens::to_token_stream).collect();
-    let cloned: Vec<TokenStream> = args
+    let plain: Vec<TokenStream> = params.iter().map(ToTokens::to_token_stream).collect();
+    let cloned: Vec<TokenStream> = params
         .iter()
         .zip(argument_types(method))
-        .map(|(arg, ty)| again(arg, ty))
+        .map(|(param, ty)| again(param, ty))
         .collect();
-
-    // `self` keeps the call-site span of the signature's receiver.
-    let own = match method.self_arg {
-        SelfArg::RefMut => quote!(&mut self.delegate),
-        SelfArg::Value => quote!(self.delegate),
-        SelfArg::Ref | SelfArg::None | SelfArg::Other(_) => quote!(&self.delegate),
-    };
-    let slots = quote!(self.#field);
 
     if method.ret.flavor == Flavor::Sync {
         let attempt = if retry {
-            let made = frame.split(&call_with(&own, &cloned));
+            let made = frame.split(&call_with(own, &cloned));
             quote_spanned!(span=> || #made)
         } else {
             let made = frame.split(&call_with(&delegate.to_token_stream(), &plain));
             quote_spanned! {span=>
                 || {
-                    let (#delegate, #(#args,)*) = #once.take();
+                    let (#delegate, #(#params,)*) = #once.take();
                     #made
                 }
             }
         };
         let hold = (!retry).then(|| {
             quote_spanned! {span=>
-                let mut #once = ::bulkhead::__private::Once::new((#own, #(#args,)*));
+                let mut #once = ::bulkhead::__private::Once::new((#own, #(#params,)*));
             }
         });
         let call = frame.call(&policies.to_token_stream(), &attempt);
+        // `self` keeps the call-site span of the signature's receiver.
+        let slots = quote!(self.#field);
         return quote_spanned! {span=>
             #setup
             let #policies = &#slots;
@@ -165,14 +161,8 @@ pub(crate) fn body(
     }
 
     // The policies as the future holds them, and as it uses them.
-    let owned = matches!(method.self_arg, SelfArg::Value) || method.ret.detached;
-    let take = if matches!(method.self_arg, SelfArg::Value) {
-        quote_spanned!(span=> let #policies = #slots;)
-    } else if method.ret.detached {
-        quote_spanned!(span=> let #policies = ::bulkhead::__private::Clone::clone(&#slots);)
-    } else {
-        quote_spanned!(span=> let #policies = &#slots;)
-    };
+    let owned = matches!(method.self_arg, SelfArg::Owned) || method.ret.detached;
+    let take = take_field(method, &policies, field);
     let used = if owned {
         quote_spanned!(span=> &#policies)
     } else {
@@ -195,11 +185,11 @@ pub(crate) fn body(
         let made = frame.split_future(&call_with(&delegate.to_token_stream(), &plain));
         run(
             quote_spanned! {span=>
-                let mut #once = ::bulkhead::__private::Once::new((#delegate, #(#args,)*));
+                let mut #once = ::bulkhead::__private::Once::new((#delegate, #(#params,)*));
             },
             quote_spanned! {span=>
                 || {
-                    let (#delegate, #(#args,)*) = #once.take();
+                    let (#delegate, #(#params,)*) = #once.take();
                     #made
                 }
             },
@@ -220,7 +210,7 @@ pub(crate) fn body(
             quote_spanned! {span=>
                 || {
                     let mut #lent = #lend.lend();
-                    let (#(#args,)*) = (#(#cloned,)*);
+                    let (#(#params,)*) = (#(#cloned,)*);
                     #made
                 }
             },
@@ -237,7 +227,7 @@ pub(crate) fn body(
                 quote_spanned!(span=> #setup #take #hold #future)
             }
             CallTime::AtOnce => {
-                let made = call_with(&own, &plain);
+                let made = call_with(own, &plain);
                 quote_spanned! {span=>
                     #setup
                     #take
@@ -249,7 +239,7 @@ pub(crate) fn body(
                 // Everything the future would hold, as one value whose type
                 // the type checker tests for `Send`; each closure takes it
                 // apart.
-                let pattern = quote_spanned!(span=> (#policies, #delegate, #(#args,)*));
+                let pattern = quote_spanned!(span=> (#policies, #delegate, #(#params,)*));
                 let made = call_with(&delegate.to_token_stream(), &plain);
                 let in_future = in_future_once();
                 let pick = pick_call_time(span, &pattern, &in_future, &call, &made, &at_once);

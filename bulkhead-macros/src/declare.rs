@@ -1,5 +1,5 @@
 //! How the generated code declares the policies of a method or function to
-//! the registry: each policy's config builder ([`config`]), holding only the
+//! the registry: each policy's config builder ([`builder`]), holding only the
 //! values the attribute gives (the registry lays them over the named
 //! configuration), and [`declaration`], the one function that writes the
 //! registry calls declaring a set of policies, wherever it is declared
@@ -47,7 +47,7 @@ pub(crate) fn declared_type(policies: &PolicySet) -> TokenStream {
 /// the registry's error from).
 pub(crate) fn declaration(policies: &PolicySet, site: Site<'_>) -> TokenStream {
     if let Some(bulkhead) = policies.bulkhead_alone() {
-        let config = config(bulkhead);
+        let builder = builder(bulkhead);
         return match site {
             Site::Wrapper {
                 declarations,
@@ -55,15 +55,15 @@ pub(crate) fn declaration(policies: &PolicySet, site: Site<'_>) -> TokenStream {
                 ..
             } => {
                 let (method, id) = (method(bulkhead), id(bulkhead, source));
-                quote!(#declarations.#method(#id, #source, &#config)?)
+                quote!(#declarations.#method(#id, #source, &#builder)?)
             }
             Site::Function { source } => {
                 let name = name(bulkhead);
-                quote!(::bulkhead::__private::FnDecl::new(#name, #source, #config))
+                quote!(::bulkhead::__private::FnDecl::new(#name, #source, #builder))
             }
             Site::Method { source } => {
                 let name = name(bulkhead);
-                quote!(::bulkhead::__private::FnDecl::method(#name, #source, #config))
+                quote!(::bulkhead::__private::FnDecl::method(#name, #source, #builder))
             }
         };
     }
@@ -74,9 +74,9 @@ pub(crate) fn declaration(policies: &PolicySet, site: Site<'_>) -> TokenStream {
             source,
         } => {
             let each = policies.iter().map(|policy| {
-                let (method, id, config) = (method(policy), id(policy, source), config(policy));
+                let (method, id, builder) = (method(policy), id(policy, source), builder(policy));
                 let with = format_ident!("with_{}", method);
-                quote!(.#with(#declarations.#method(#id, #source, &#config)?))
+                quote!(.#with(#declarations.#method(#id, #source, &#builder)?))
             });
             quote! {
                 ::bulkhead::__private::policies(#registry)
@@ -98,17 +98,17 @@ pub(crate) fn declaration(policies: &PolicySet, site: Site<'_>) -> TokenStream {
 /// takes them.
 fn in_order(policies: &PolicySet) -> impl Iterator<Item = TokenStream> + '_ {
     policies.iter().map(|policy| {
-        let (method, name, config) = (method(policy), name(policy), config(policy));
-        quote!(.#method(#name, #config))
+        let (method, name, builder) = (method(policy), name(policy), builder(policy));
+        quote!(.#method(#name, #builder))
     })
 }
 
 /// The config builder of `policy`: `__private::RetryConfig::builder()` and
 /// a setting for each key the attribute gives.
-pub(crate) fn config(policy: &Policy) -> TokenStream {
-    let config = Ident::new(policy.kind.config(), Span::call_site());
+fn builder(policy: &Policy) -> TokenStream {
+    let config_type = Ident::new(policy.kind.config_type(), Span::call_site());
     let settings = policy.keys.settings();
-    quote!(::bulkhead::__private::#config::builder() #settings)
+    quote!(::bulkhead::__private::#config_type::builder() #settings)
 }
 
 /// The registry's method declaring the policy: named after its attribute.
@@ -139,13 +139,13 @@ fn name(policy: &Policy) -> TokenStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::attr::Input;
+    use crate::attr::Written;
     use crate::policies::PolicyKind;
 
     fn set(policies: &[(PolicyKind, TokenStream)]) -> PolicySet {
         let mut set = PolicySet::default();
         for (kind, tokens) in policies {
-            set.insert(kind.read(Input::Tokens(tokens.clone())).unwrap());
+            set.insert(kind.read(Written::Args(tokens.clone())).unwrap());
         }
         set
     }

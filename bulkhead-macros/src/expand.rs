@@ -14,7 +14,7 @@ use syn::ext::IdentExt;
 use syn::{FnArg, GenericParam, Ident, ItemTrait, ReturnType, Safety, Signature, parse_quote};
 
 use crate::ast::{Flavor, Method, SelfArg, Trait, conditions};
-use crate::call::{CallTime, enter, pick_call_time, rejecter, rename_parameters};
+use crate::call::{CallTime, enter, pick_call_time, rejecter, rename_parameters, take_field};
 use crate::codes::{self, Errors};
 use crate::declare::{self, Site};
 use crate::policies::PolicySet;
@@ -244,7 +244,7 @@ fn trait_impl(model: &Trait) -> TokenStream {
 fn method(method: &Method, delegate: &TokenStream) -> TokenStream {
     let span = Span::mixed_site();
     let cfgs = &method.cfgs;
-    let (sig, args) = signature(method);
+    let (sig, params) = signature(method);
     let ident = &method.sig.ident;
     let turbofish = turbofish(&method.sig);
     let unsafety = matches!(method.sig.safety, Safety::Unsafe(_)).then(|| quote!(unsafe));
@@ -255,30 +255,30 @@ fn method(method: &Method, delegate: &TokenStream) -> TokenStream {
             #unsafety { #delegate::#ident #turbofish(#(#receiver,)* #(#arguments),*) }
         }
     };
-    let plain: Vec<TokenStream> = args.iter().map(ToTokens::to_token_stream).collect();
-    // ... with the wrapper's own arguments.
-    let call = |receiver: Option<&TokenStream>| call_with(receiver, &plain);
+    let plain: Vec<TokenStream> = params.iter().map(ToTokens::to_token_stream).collect();
     // The delegate, borrowed (or moved) from its field; `self` keeps the
     // call-site span of the signature's receiver.
     let own = match method.self_arg {
         SelfArg::Ref => Some(quote!(&self.delegate)),
         SelfArg::RefMut => Some(quote!(&mut self.delegate)),
-        SelfArg::Value => Some(quote!(self.delegate)),
+        SelfArg::Owned => Some(quote!(self.delegate)),
         SelfArg::None | SelfArg::Other(_) => None,
     };
-    let body = match method.policies() {
-        None => call(own.as_ref()),
-        Some(policies) => {
+    let body = match (method.policies(), &own) {
+        // A wrapped method takes `self` (`valid.rs`).
+        (Some(policies), Some(own)) => {
             let field = field(method, policies);
             if policies.bulkhead_alone().is_some() {
-                guarded(method, &field, &own, &args, call)
+                let call = |receiver: &TokenStream| call_with(Some(receiver), &plain);
+                guarded(method, &field, own, &params, call)
             } else {
                 let call_with = |receiver: &TokenStream, arguments: &[TokenStream]| {
                     call_with(Some(receiver), arguments)
                 };
-                composed::body(method, policies, &field, &args, &call_with)
+                composed::body(method, policies, &field, own, &params, &call_with)
             }
         }
+        _ => call_with(own.as_ref(), &plain),
     };
     // `#[inline]`, as a hand-written wrapper would be: the method is a few
     // instructions around the delegate's call.
@@ -292,29 +292,22 @@ fn method(method: &Method, delegate: &TokenStream) -> TokenStream {
 }
 
 /// The body of a method with a bulkhead alone, kept in `field`: take a
-/// slot, call the delegate, give the slot back.
+/// slot, call the delegate (`call` on a receiver: `own`, the delegate
+/// borrowed or moved from the wrapper, or what the future holds of it), give
+/// the slot back.
 fn guarded(
     method: &Method,
     field: &Ident,
-    own: &Option<TokenStream>,
-    args: &[Ident],
-    call: impl Fn(Option<&TokenStream>) -> TokenStream,
+    own: &TokenStream,
+    params: &[Ident],
+    call: impl Fn(&TokenStream) -> TokenStream,
 ) -> TokenStream {
     let span = Span::mixed_site();
     let bulkhead = local("");
     let reject = local("reject");
     let (permit, output) = (local("permit"), local("output"));
     let (future, delegate) = (local("call"), local("delegate"));
-    // `self` keeps the call-site span of the signature's receiver.
-    let slots = quote!(self.#field);
-    let take = if matches!(method.self_arg, SelfArg::Value) {
-        quote_spanned!(span=> let #bulkhead = #slots;)
-    } else if method.ret.detached {
-        // The future may not borrow `self`: it gets its own handle.
-        quote_spanned!(span=> let #bulkhead = ::bulkhead::__private::Clone::clone(&#slots);)
-    } else {
-        quote_spanned!(span=> let #bulkhead = &#slots;)
-    };
+    let take = take_field(method, &bulkhead, field);
     // Checks, once, that the return type can carry a rejection (ATR-004).
     let rejecter = rejecter(&reject, &method.ret);
     let enter = enter(
@@ -324,7 +317,7 @@ fn guarded(
         &permit,
     );
     if method.ret.flavor == Flavor::Sync {
-        let call = call(own.as_ref());
+        let call = call(own);
         return quote_spanned! {span=>
             #take
             #rejecter
@@ -348,11 +341,9 @@ fn guarded(
     };
     // The delegate as the future holds it until it has a slot (`&D`,
     // `&mut D` or `D`), and the call made from it then.
-    let held = own.as_ref().map(|_| quote_spanned!(span=> #delegate));
-    let hold = own
-        .as_ref()
-        .map(|own| quote_spanned!(span=> let #delegate = #own;));
-    let in_future = guard(call(held.as_ref()));
+    let held = quote_spanned!(span=> #delegate);
+    let hold = quote_spanned!(span=> let #delegate = #own;);
+    let in_future = guard(call(&held));
     let at_once = guard(future.to_token_stream());
     let body = match CallTime::of(method) {
         CallTime::InFuture => quote_spanned! {span=>
@@ -364,9 +355,8 @@ fn guarded(
         CallTime::InFutureIfSend => {
             // Everything the future would hold, as one value whose type the
             // type checker tests for `Send`; each closure takes it apart.
-            let held_input = held.iter();
-            let pattern = quote_spanned!(span=> (#bulkhead, #(#held_input,)* #(#args,)*));
-            let made = call(held.as_ref());
+            let pattern = quote_spanned!(span=> (#bulkhead, #held, #(#params,)*));
+            let made = call(&held);
             let pick = pick_call_time(span, &pattern, &in_future, &future, &made, &at_once);
             quote_spanned! {span=>
                 #take
@@ -376,7 +366,7 @@ fn guarded(
             }
         }
         CallTime::AtOnce => {
-            let made = call(own.as_ref());
+            let made = call(own);
             quote_spanned! {span=>
                 #take
                 #rejecter
@@ -397,7 +387,7 @@ fn guarded(
 /// that it can be passed on, and `async fn` written as `fn -> impl Future`.
 fn signature(method: &Method) -> (Signature, Vec<Ident>) {
     let mut sig = method.sig.clone();
-    let args = rename_parameters(&mut sig)
+    let params = rename_parameters(&mut sig)
         .into_iter()
         .map(|parameter| parameter.name)
         .collect();
@@ -411,7 +401,7 @@ fn signature(method: &Method) -> (Signature, Vec<Ident>) {
             Box::new(parse_quote!(impl ::bulkhead::__private::Future<Output = #value>)),
         );
     }
-    (sig, args)
+    (sig, params)
 }
 
 /// `::<T, N>` for a generic method, so that type parameters the arguments
@@ -541,11 +531,11 @@ mod tests {
             &mut errors,
         );
         errors.finish().unwrap();
-        let (sig, args) = signature(&model.methods[0]);
+        let (sig, params) = signature(&model.methods[0]);
         assert_eq!(
             sig.to_token_stream().to_string(),
             "fn f (& self , __bulkhead_arg1 : u8) -> impl :: bulkhead :: __private :: Future < Output = Result < u8 , E > >"
         );
-        assert_eq!(args.len(), 1);
+        assert_eq!(params.len(), 1);
     }
 }

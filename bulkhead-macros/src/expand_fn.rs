@@ -234,7 +234,7 @@ fn composed_body(
     }
     // The parameters, renamed, and the patterns they were bound to.
     let parameters = rename_parameters(&mut sig);
-    let args: Vec<&Ident> = parameters.iter().map(|parameter| &parameter.name).collect();
+    let params: Vec<&Ident> = parameters.iter().map(|parameter| &parameter.name).collect();
     let patterns: Vec<_> = parameters
         .iter()
         .map(|parameter| &parameter.pattern)
@@ -249,7 +249,7 @@ fn composed_body(
         quote_spanned!(span=> let (#(#patterns,)*) = #once.take();)
     };
     let hold = (!retry).then(
-        || quote_spanned!(span=> let mut #once = ::bulkhead::__private::Once::new((#(#args,)*));),
+        || quote_spanned!(span=> let mut #once = ::bulkhead::__private::Once::new((#(#params,)*));),
     );
     // Each attempt's result type is spelled out for the body's `?`.
     let body = if func.ret.flavor == Flavor::Sync {

@@ -10,7 +10,7 @@
 use darling::FromMeta;
 use syn::Path;
 
-use crate::attr::{self, Input, Keys, Value, receiver};
+use crate::attr::{self, Keys, Value, Written, receiver};
 use crate::symbol::{self, Symbol};
 use crate::values::{
     AtLeastOne, Enabled, Fraction, Id, Limit, Multiplier, Percent, Positive, Predicate,
@@ -63,7 +63,7 @@ impl PolicyKind {
 
     /// The type of the policy's config, whose builder the generated code
     /// passes to the registry: `__private::RetryConfig::builder()`.
-    pub(crate) fn config(self) -> &'static str {
+    pub(crate) fn config_type(self) -> &'static str {
         match self {
             PolicyKind::Retry => "RetryConfig",
             PolicyKind::CircuitBreaker => "CircuitBreakerConfig",
@@ -73,34 +73,34 @@ impl PolicyKind {
         }
     }
 
-    /// Reads the policy's attribute from `input` with the policy's receiver,
-    /// or every error in it, coded.
-    pub(crate) fn read(self, input: Input<'_>) -> syn::Result<Policy> {
+    /// Reads the policy's attribute as `written` with the policy's
+    /// receiver, or every error in it, coded.
+    pub(crate) fn read(self, written: Written<'_>) -> syn::Result<Policy> {
         match self {
-            PolicyKind::Retry => self.read_with::<RetryArgs>(input),
-            PolicyKind::CircuitBreaker => self.read_with::<CircuitBreakerArgs>(input),
-            PolicyKind::RateLimiter => self.read_with::<RateLimiterArgs>(input),
-            PolicyKind::Timeout => self.read_with::<TimeoutArgs>(input),
-            PolicyKind::Bulkhead => self.read_with::<BulkheadArgs>(input),
+            PolicyKind::Retry => self.read_with::<RetryArgs>(written),
+            PolicyKind::CircuitBreaker => self.read_with::<CircuitBreakerArgs>(written),
+            PolicyKind::RateLimiter => self.read_with::<RateLimiterArgs>(written),
+            PolicyKind::Timeout => self.read_with::<TimeoutArgs>(written),
+            PolicyKind::Bulkhead => self.read_with::<BulkheadArgs>(written),
         }
     }
 
-    fn read_with<A>(self, input: Input<'_>) -> syn::Result<Policy>
+    fn read_with<A>(self, written: Written<'_>) -> syn::Result<Policy>
     where
         A: FromMeta + Default + Keys + 'static,
     {
-        let keys = attr::read::<A>(input, self.attribute(), self.example())?;
+        let keys = attr::read::<A>(written, self.attribute(), self.example())?;
         Ok(Policy {
             kind: self,
             keys: Box::new(keys),
         })
     }
 
-    /// The policy whose attribute is called `name`.
-    pub(crate) fn named(name: &str) -> Option<PolicyKind> {
+    /// The policy whose attribute is called `word`.
+    pub(crate) fn named(word: &str) -> Option<PolicyKind> {
         PolicyKind::ALL
             .into_iter()
-            .find(|kind| *name == kind.attribute())
+            .find(|kind| *word == kind.attribute())
     }
 
     /// The policy attribute `path` names, if it names one: `bulkhead` (or
@@ -229,14 +229,14 @@ mod tests {
 
     /// The builder settings of `#[kind(tokens)]`, or its errors.
     fn read(kind: PolicyKind, tokens: TokenStream) -> Result<String, Vec<String>> {
-        kind.read(Input::Tokens(tokens))
+        kind.read(Written::Args(tokens))
             .map(|policy| policy.keys.settings().to_string())
             .map_err(|e| e.into_iter().map(|e| e.to_string()).collect())
     }
 
     fn bulkhead(tokens: TokenStream) -> Result<BulkheadArgs, Vec<String>> {
         attr::read::<BulkheadArgs>(
-            Input::Tokens(tokens),
+            Written::Args(tokens),
             symbol::BULKHEAD,
             "max_concurrent = 4",
         )
@@ -436,7 +436,7 @@ mod tests {
         );
         let attr: syn::Attribute = parse_quote!(#[timeout = "1s"]);
         let error = PolicyKind::Timeout
-            .read(Input::Attribute(&attr))
+            .read(Written::Attribute(&attr))
             .unwrap_err()
             .to_string();
         assert_eq!(
@@ -543,11 +543,11 @@ mod tests {
             ),
         ];
         for (kind, tokens) in policies {
-            let policy = kind.read(Input::Tokens(tokens)).unwrap();
+            let policy = kind.read(Written::Args(tokens)).unwrap();
             assert!(policy.keys.name().is_some(), "{kind:?}");
         }
         let retry = PolicyKind::Retry
-            .read(Input::Tokens(quote!(retry_if = errors::is_transient)))
+            .read(Written::Args(quote!(retry_if = errors::is_transient)))
             .unwrap();
         let predicates: Vec<(&str, String)> = retry
             .keys
@@ -569,7 +569,7 @@ mod tests {
     fn a_set_keeps_the_order_of_the_composition() {
         let mut set = PolicySet::default();
         for kind in [PolicyKind::Bulkhead, PolicyKind::Timeout, PolicyKind::Retry] {
-            set.insert(kind.read(Input::Tokens(TokenStream::new())).unwrap());
+            set.insert(kind.read(Written::Args(TokenStream::new())).unwrap());
         }
         let kinds: Vec<PolicyKind> = set.iter().map(|policy| policy.kind).collect();
         assert_eq!(
@@ -581,7 +581,7 @@ mod tests {
         let mut alone = PolicySet::default();
         alone.insert(
             PolicyKind::Bulkhead
-                .read(Input::Tokens(TokenStream::new()))
+                .read(Written::Args(TokenStream::new()))
                 .unwrap(),
         );
         assert!(alone.bulkhead_alone().is_some());

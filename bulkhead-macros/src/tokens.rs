@@ -24,7 +24,7 @@ pub(crate) fn literal(expr: &Expr) -> Option<&Lit> {
 }
 
 /// The source text of an expression, for error messages.
-pub(crate) fn source(expr: &Expr) -> String {
+pub(crate) fn as_written(expr: &Expr) -> String {
     match literal(expr) {
         Some(Lit::Str(s)) => format!("{:?}", s.value()),
         _ => expr.to_token_stream().to_string(),
@@ -101,9 +101,9 @@ mod tests {
     }
 
     #[test]
-    fn sources_quote_strings_and_print_the_rest() {
-        assert_eq!(source(&parse_quote!("25Oms")), "\"25Oms\"");
-        assert_eq!(source(&parse_quote!(-1)), "- 1");
+    fn expressions_as_written_quote_strings_and_print_the_rest() {
+        assert_eq!(as_written(&parse_quote!("25Oms")), "\"25Oms\"");
+        assert_eq!(as_written(&parse_quote!(-1)), "- 1");
     }
 
     #[test]

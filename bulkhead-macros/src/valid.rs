@@ -69,7 +69,7 @@ pub(crate) fn check_trait(model: &mut Trait, errors: &mut Errors) {
             && method.ret.unpin.is_none()
             && matches!(
                 method.self_arg,
-                SelfArg::Ref | SelfArg::RefMut | SelfArg::Value
+                SelfArg::Ref | SelfArg::RefMut | SelfArg::Owned
             );
         if let Some((span, why)) = retry {
             errors.push(syn::Error::new(span, why));
@@ -83,7 +83,7 @@ fn cannot_retry(method: &Method) -> Option<(proc_macro2::Span, String)> {
     let span = method.annotations.span_of(PolicyKind::Retry)?;
     let name = &method.sig.ident;
     let code = codes::UNWRAPPABLE;
-    let why = if matches!(method.self_arg, SelfArg::Value) {
+    let why = if matches!(method.self_arg, SelfArg::Owned) {
         format!(
             "{code}: #[retry] cannot run `{name}` again: it takes `self` by value, so its first attempt consumes the delegate; take `&self` or `&mut self`"
         )
@@ -126,7 +126,7 @@ pub(crate) fn check_fn(func: &Func, errors: &mut Errors) {
     let name = &sig.ident;
     let attempts = "each attempt runs the body again from a closure";
     let why = match (&func.self_arg, func.ret.flavor) {
-        (SelfArg::Value | SelfArg::Other(_), _) => Some(format!(
+        (SelfArg::Owned | SelfArg::Other(_), _) => Some(format!(
             "{code}: {names} cannot wrap `{name}` yet: it takes `self` by value (or as a smart pointer), which {attempts} cannot move; take `&self` (or `&mut self` in a sync method), use #[bulkhead] alone, or put the method in a #[resilient] trait"
         )),
         (SelfArg::RefMut, Flavor::AsyncFn) => Some(format!(

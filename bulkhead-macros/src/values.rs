@@ -32,7 +32,7 @@ use syn::{Expr, ExprLit, ExprPath, ExprUnary, Lit, Meta, UnOp};
 
 use crate::attr::{Argument, FromExpr, Setting, Value};
 use crate::codes;
-use crate::tokens::{literal, source, ungroup};
+use crate::tokens::{as_written, literal, ungroup};
 
 /// `name`, `config`, `resource`: a non-empty string literal.
 pub(crate) type Id = Value<String>;
@@ -51,7 +51,7 @@ impl FromExpr for String {
             _ => Err(format!(
                 "{}: {key} must be a string literal such as \"thumbnails\", got {}",
                 codes::MALFORMED,
-                source(expr)
+                as_written(expr)
             )),
         }
     }
@@ -111,12 +111,12 @@ impl FromExpr for Limit {
                 expr: inner,
                 ..
             }) if matches!(literal(inner), Some(Lit::Int(_))) => {
-                Err(out_of_range(&format_args!("-{}", source(inner))))
+                Err(out_of_range(&format_args!("-{}", as_written(inner))))
             }
             _ => Err(format!(
                 "{}: {key} must be an integer between 1 and {max}, got {}",
                 codes::LIMIT,
-                source(expr)
+                as_written(expr)
             )),
         }
     }
@@ -144,7 +144,7 @@ impl FromExpr for Duration {
             _ => Err(format!(
                 "{}: {key} must be a duration string such as \"250ms\", got {}",
                 codes::DURATION,
-                source(expr)
+                as_written(expr)
             )),
         }
     }
@@ -194,7 +194,7 @@ impl FromExpr for bool {
             _ => Err(format!(
                 "{}: {key} must be true or false, got {}",
                 codes::BOOL,
-                source(expr)
+                as_written(expr)
             )),
         }
     }
@@ -241,7 +241,7 @@ fn number(expr: &Expr) -> Number {
         Expr::Lit(ExprLit {
             lit: Lit::Int(_) | Lit::Float(_),
             ..
-        }) => Number::Suffixed(source(expr)),
+        }) => Number::Suffixed(as_written(expr)),
         Expr::Unary(ExprUnary {
             op: UnOp::Neg(_),
             expr: inner,
@@ -291,7 +291,7 @@ impl<const MAX: u32> FromExpr for Count<MAX> {
             Number::Other => Err(format!(
                 "{}: {key} must be an integer between 1 and {MAX}, got {}",
                 codes::NUMBER,
-                source(expr)
+                as_written(expr)
             )),
         }
     }
@@ -323,7 +323,7 @@ fn float<T: std::str::FromStr>(
         Number::Other => Err(format!(
             "{}: {key} must be a number {range}, got {}",
             codes::NUMBER,
-            source(expr)
+            as_written(expr)
         )),
     }
 }
@@ -434,7 +434,7 @@ impl FromExpr for Positive {
             return Err(format!(
                 "{}: {key} must be longer than zero, got {}",
                 codes::NUMBER,
-                source(expr)
+                as_written(expr)
             ));
         }
         Ok(Positive(duration))
@@ -469,7 +469,7 @@ impl FromExpr for Window {
             _ => Err(format!(
                 "{}: {key} must be \"count\" or \"time\", got {}",
                 codes::CHOICE,
-                source(expr)
+                as_written(expr)
             )),
         }
     }
@@ -502,7 +502,7 @@ impl FromExpr for Predicate {
                 "{}: {key} must name a function `fn(&E) -> bool` by its path, as in {}, got {}",
                 codes::PREDICATE,
                 Self::example(key),
-                source(expr)
+                as_written(expr)
             )
         };
         match expr {
@@ -594,7 +594,7 @@ fn rejection_kind(key: &str, expr: &Expr) -> Result<RejectionKind, String> {
         return Err(format!(
             "{}: {key} lists rejection kinds, as in {key} = [BulkheadFull, Timeout], got {}",
             codes::REJECTION_KIND,
-            source(expr)
+            as_written(expr)
         ));
     };
     if let Some(kind) = RejectionKind::ALL
