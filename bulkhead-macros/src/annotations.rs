@@ -33,7 +33,7 @@ impl Annotations {
         owner: &Ident,
         errors: &mut Errors,
     ) {
-        if self.span_of(kind).is_some() {
+        if self.written.iter().any(|(written, _)| *written == kind) {
             errors.spanned(
                 tokens.to_token_stream(),
                 format!(
@@ -70,12 +70,13 @@ impl Annotations {
         self.written.is_empty()
     }
 
-    /// The span of the attribute `kind`, if it was written.
-    pub(crate) fn span_of(&self, kind: PolicyKind) -> Option<Span> {
+    /// The first attribute written whose policy may call the method again
+    /// ([`PolicyKind::calls_again`]), with its span.
+    pub(crate) fn calling_again(&self) -> Option<(PolicyKind, Span)> {
         self.written
             .iter()
-            .find(|(written, _)| *written == kind)
-            .map(|(_, span)| *span)
+            .copied()
+            .find(|(kind, _)| kind.calls_again())
     }
 
     /// The attributes written, for messages: `#[retry]`, or `#[retry] and
@@ -138,11 +139,19 @@ mod tests {
         assert_eq!(found.names(), "#[retry], #[bulkhead] and #[timeout]");
         assert!(found.complete());
         let policies = found.policies();
+        let kinds: Vec<PolicyKind> = policies.iter().map(|policy| policy.kind).collect();
+        assert_eq!(
+            kinds,
+            [PolicyKind::Retry, PolicyKind::Timeout, PolicyKind::Bulkhead],
+            "in the order of the composition"
+        );
         let retry = policies.iter().next().unwrap();
-        assert_eq!(retry.kind, PolicyKind::Retry);
         assert_eq!(retry.keys.settings().to_string(), ". max_attempts (2u32)");
-        assert!(policies.has(PolicyKind::Bulkhead) && !policies.has(PolicyKind::CircuitBreaker));
         assert!(policies.bulkhead_alone().is_none());
+        assert_eq!(
+            found.calling_again().map(|(kind, _)| kind),
+            Some(PolicyKind::Retry)
+        );
     }
 
     #[test]

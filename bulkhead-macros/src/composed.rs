@@ -26,7 +26,7 @@ use syn::{FnArg, Ident, Type};
 
 use crate::ast::{Flavor, Method, Returns, SelfArg};
 use crate::call::{CallTime, pick_call_time, rejecter, take_field};
-use crate::policies::{PolicyKind, PolicySet};
+use crate::policies::PolicySet;
 use crate::tokens::{local, mixed_ends};
 
 /// The delegate's method called on a receiver with arguments.
@@ -120,7 +120,7 @@ pub(crate) fn body(
     let frame = Frame::new(policies, &method.ret);
     let setup = &frame.setup;
     let classify = &frame.classify;
-    let retry = policies.has(PolicyKind::Retry);
+    let calls_again = policies.calling_again().is_some();
     let (policies, delegate) = (local("policies"), local("delegate"));
     let (once, call, lend, lent) = (local("once"), local("call"), local("lend"), local("lent"));
     let plain: Vec<TokenStream> = params.iter().map(ToTokens::to_token_stream).collect();
@@ -131,7 +131,7 @@ pub(crate) fn body(
         .collect();
 
     if method.ret.flavor == Flavor::Sync {
-        let attempt = if retry {
+        let attempt = if calls_again {
             let made = frame.split(&call_with(own, &cloned));
             quote_spanned!(span=> || #made)
         } else {
@@ -143,7 +143,7 @@ pub(crate) fn body(
                 }
             }
         };
-        let hold = (!retry).then(|| {
+        let hold = (!calls_again).then(|| {
             quote_spanned! {span=>
                 let mut #once = ::bulkhead::__private::Once::new((#own, #(#params,)*));
             }
@@ -202,7 +202,7 @@ pub(crate) fn body(
             quote_spanned!(span=> || #taken),
         )
     };
-    let body = if retry && matches!(method.self_arg, SelfArg::RefMut) {
+    let body = if calls_again && matches!(method.self_arg, SelfArg::RefMut) {
         let made = call_with(&quote_spanned!(span=> &mut *#lent), &plain);
         let made = frame.split_future(&quote_spanned!(span=> async move { #made.await }));
         let future = run(
@@ -216,7 +216,7 @@ pub(crate) fn body(
             },
         );
         quote_spanned!(span=> #setup #take #hold #future)
-    } else if retry {
+    } else if calls_again {
         let made = frame.split_future(&call_with(&delegate.to_token_stream(), &cloned));
         let future = run(TokenStream::new(), quote_spanned!(span=> || #made));
         quote_spanned!(span=> #setup #take #hold #future)

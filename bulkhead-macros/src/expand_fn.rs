@@ -198,7 +198,7 @@ fn composed_body(
 ) -> (Signature, TokenStream) {
     let span = Span::mixed_site();
     let frame = composed::Frame::new(policies, &func.ret);
-    let retry = policies.has(PolicyKind::Retry);
+    let calls_again = policies.calling_again().is_some();
     let (policies, once, call) = (local("policies"), local("once"), local("call"));
     let (setup, classify) = (&frame.setup, &frame.classify);
     let value = composed::inferable(&func.ret.value);
@@ -243,12 +243,12 @@ fn composed_body(
         .iter()
         .map(|Parameter { name, ty, .. }| composed::again(name, ty))
         .collect();
-    let bind = if retry {
+    let bind = if calls_again {
         quote_spanned!(span=> #(let #patterns = #cloned;)*)
     } else {
         quote_spanned!(span=> let (#(#patterns,)*) = #once.take();)
     };
-    let hold = (!retry).then(
+    let hold = (!calls_again).then(
         || quote_spanned!(span=> let mut #once = ::bulkhead::__private::Once::new((#(#params,)*));),
     );
     // Each attempt's result type is spelled out for the body's `?`.

@@ -73,6 +73,20 @@ impl PolicyKind {
         }
     }
 
+    /// Whether the policy may call the method more than once: each call
+    /// then gets its own copy of the arguments (ATR-012 for one that is not
+    /// `Clone`), and a method or body that cannot be called again is
+    /// refused (ATR-007).
+    pub(crate) fn calls_again(self) -> bool {
+        match self {
+            PolicyKind::Retry => true,
+            PolicyKind::CircuitBreaker
+            | PolicyKind::RateLimiter
+            | PolicyKind::Timeout
+            | PolicyKind::Bulkhead => false,
+        }
+    }
+
     /// Reads the policy's attribute as `written` with the policy's
     /// receiver, or every error in it, coded.
     pub(crate) fn read(self, written: Written<'_>) -> syn::Result<Policy> {
@@ -202,9 +216,13 @@ impl PolicySet {
         self.0.iter()
     }
 
-    /// Whether the set holds the policy `kind`.
-    pub(crate) fn has(&self, kind: PolicyKind) -> bool {
-        self.0.iter().any(|policy| policy.kind == kind)
+    /// The first policy that may call the method again
+    /// ([`PolicyKind::calls_again`]), if there is one.
+    pub(crate) fn calling_again(&self) -> Option<PolicyKind> {
+        self.0
+            .iter()
+            .map(|policy| policy.kind)
+            .find(|kind| kind.calls_again())
     }
 
     /// The bulkhead, if it is the only policy: the call then takes a slot
@@ -576,7 +594,7 @@ mod tests {
             kinds,
             [PolicyKind::Retry, PolicyKind::Timeout, PolicyKind::Bulkhead]
         );
-        assert!(set.has(PolicyKind::Timeout) && !set.has(PolicyKind::RateLimiter));
+        assert_eq!(set.calling_again(), Some(PolicyKind::Retry));
         assert!(set.bulkhead_alone().is_none());
         let mut alone = PolicySet::default();
         alone.insert(
@@ -585,5 +603,6 @@ mod tests {
                 .unwrap(),
         );
         assert!(alone.bulkhead_alone().is_some());
+        assert_eq!(alone.calling_again(), None);
     }
 }

@@ -10,7 +10,6 @@ use syn::{FnArg, Ident, TraitItem, TypeParamBound, WherePredicate};
 
 use crate::ast::{Flavor, Func, Method, Returns, SelfArg, Trait};
 use crate::codes::{self, Errors};
-use crate::policies::PolicyKind;
 use crate::tokens::is_self;
 
 /// Supertraits the wrapper implements whenever its delegate does: the auto
@@ -60,42 +59,44 @@ pub(crate) fn check_trait(model: &mut Trait, errors: &mut Errors) {
             );
         }
         check_returns(&method.sig.ident, &names, &method.ret, errors);
-        let retry = cannot_retry(method);
+        let again = cannot_call_again(method);
         // A method that cannot be run under its policies (reported) only
         // delegates.
         method.wrapped = method.annotations.complete()
-            && retry.is_none()
+            && again.is_none()
             && method.ret.is_result
             && method.ret.unpin.is_none()
             && matches!(
                 method.self_arg,
                 SelfArg::Ref | SelfArg::RefMut | SelfArg::Owned
             );
-        if let Some((span, why)) = retry {
+        if let Some((span, why)) = again {
             errors.push(syn::Error::new(span, why));
         }
     }
 }
 
-/// Why `#[retry]` on a method of a `#[resilient]` trait cannot call the
-/// delegate again, if it cannot, spanned on the attribute.
-fn cannot_retry(method: &Method) -> Option<(proc_macro2::Span, String)> {
-    let span = method.annotations.span_of(PolicyKind::Retry)?;
+/// Why a policy that calls the method again (`#[retry]`) on a method of a
+/// `#[resilient]` trait cannot call the delegate again, if it cannot,
+/// spanned on the attribute.
+fn cannot_call_again(method: &Method) -> Option<(proc_macro2::Span, String)> {
+    let (kind, span) = method.annotations.calling_again()?;
+    let attribute = kind.attribute();
     let name = &method.sig.ident;
     let code = codes::UNWRAPPABLE;
     let why = if matches!(method.self_arg, SelfArg::Owned) {
         format!(
-            "{code}: #[retry] cannot run `{name}` again: it takes `self` by value, so its first attempt consumes the delegate; take `&self` or `&mut self`"
+            "{code}: #[{attribute}] cannot run `{name}` again: it takes `self` by value, so its first attempt consumes the delegate; take `&self` or `&mut self`"
         )
     } else if method.ret.flavor == Flavor::Sync {
         return None;
     } else if method.ret.detached {
         format!(
-            "{code}: #[retry] cannot run `{name}` again: its future may not borrow the wrapper (it is `'static`, bound by the lifetime of an argument, or `use<..>`), and each attempt calls the delegate again from inside it; bound it by `'_` or write an `async fn`"
+            "{code}: #[{attribute}] cannot run `{name}` again: its future may not borrow the wrapper (it is `'static`, bound by the lifetime of an argument, or `use<..>`), and each attempt calls the delegate again from inside it; bound it by `'_` or write an `async fn`"
         )
     } else if method.ret.outlives && method.has_arguments() {
         format!(
-            "{code}: #[retry] cannot run `{name}` again: its future is bound by a lifetime its arguments may not outlive, and each attempt passes them to the delegate again from inside it; remove the lifetime bound or write an `async fn`"
+            "{code}: #[{attribute}] cannot run `{name}` again: its future is bound by a lifetime its arguments may not outlive, and each attempt passes them to the delegate again from inside it; remove the lifetime bound or write an `async fn`"
         )
     } else {
         return None;
@@ -125,18 +126,17 @@ pub(crate) fn check_fn(func: &Func, errors: &mut Errors) {
     let code = codes::UNWRAPPABLE;
     let name = &sig.ident;
     let attempts = "each attempt runs the body again from a closure";
-    let why = match (&func.self_arg, func.ret.flavor) {
-        (SelfArg::Owned | SelfArg::Other(_), _) => Some(format!(
+    let why = match (&func.self_arg, func.ret.flavor, policies.calling_again()) {
+        (SelfArg::Owned | SelfArg::Other(_), _, _) => Some(format!(
             "{code}: {names} cannot wrap `{name}` yet: it takes `self` by value (or as a smart pointer), which {attempts} cannot move; take `&self` (or `&mut self` in a sync method), use #[bulkhead] alone, or put the method in a #[resilient] trait"
         )),
-        (SelfArg::RefMut, Flavor::AsyncFn) => Some(format!(
+        (SelfArg::RefMut, Flavor::AsyncFn, _) => Some(format!(
             "{code}: {names} cannot wrap `{name}` yet: it is an `async fn` taking `&mut self`, which the future of each attempt would borrow from a closure; take `&self`, use #[bulkhead] alone, or put the method in a #[resilient] trait, whose wrapper supports it"
         )),
-        (_, Flavor::ImplFuture | Flavor::BoxedFuture) if policies.has(PolicyKind::Retry) => {
-            Some(format!(
-                "{code}: #[retry] cannot wrap `{name}` yet: it returns a future made by its body, which a retry would have to run again from inside that future; write it as an `async fn`"
-            ))
-        }
+        (_, Flavor::ImplFuture | Flavor::BoxedFuture, Some(again)) => Some(format!(
+            "{code}: #[{}] cannot wrap `{name}` yet: it returns a future made by its body, which a retry would have to run again from inside that future; write it as an `async fn`",
+            again.attribute()
+        )),
         _ => None,
     };
     if let Some(why) = why {
@@ -449,6 +449,7 @@ fn closing_angle(tokens: &[TokenTree], from: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policies::PolicyKind;
     use syn::parse_quote;
 
     fn messages(item: syn::ItemTrait) -> Vec<String> {
