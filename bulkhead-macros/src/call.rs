@@ -159,3 +159,41 @@ pub(crate) fn rejecter(reject: &Ident, ret: &Returns) -> TokenStream {
     args.set_span(last);
     quote_spanned!(Span::mixed_site()=> let #reject = #path #name #args;)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use quote::{ToTokens, format_ident};
+    use syn::parse_quote;
+
+    #[test]
+    fn entering_blocks_a_sync_call_and_awaits_an_async_one() {
+        let (bulkhead, reject, permit) = (quote!(&b), format_ident!("r"), format_ident!("p"));
+        assert_eq!(
+            enter(Flavor::Sync, &bulkhead, &reject, &permit).to_string(),
+            "let p = match :: bulkhead :: __private :: enter (& b , r) { :: bulkhead :: __private :: Ok (p) => p , :: bulkhead :: __private :: Err (__bulkhead_rejected) => return __bulkhead_rejected , } ;"
+        );
+        let entered = enter(Flavor::AsyncFn, &bulkhead, &reject, &permit).to_string();
+        assert!(
+            entered.contains(":: enter_async (& b , r) . await {"),
+            "{entered}"
+        );
+    }
+
+    #[test]
+    fn parameters_get_plain_names_and_keep_their_patterns() {
+        let mut sig: Signature = parse_quote!(fn f(&mut self, (a, b): (u8, u8), mut c: u8));
+        let parameters = rename_parameters(&mut sig);
+        let names: Vec<String> = parameters.iter().map(|p| p.name.to_string()).collect();
+        assert_eq!(names, ["__bulkhead_arg1", "__bulkhead_arg2"]);
+        let patterns: Vec<String> = parameters
+            .iter()
+            .map(|p| p.pattern.to_token_stream().to_string())
+            .collect();
+        assert_eq!(patterns, ["(a , b)", "mut c"]);
+        assert_eq!(
+            sig.to_token_stream().to_string(),
+            "fn f (& mut self , __bulkhead_arg1 : (u8 , u8) , __bulkhead_arg2 : u8)"
+        );
+    }
+}

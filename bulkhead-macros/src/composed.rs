@@ -7,10 +7,11 @@
 //!
 //! `Policies` takes a closure it may call once per attempt:
 //!
-//! - with `#[retry]`, each attempt calls the delegate with its own clone of
-//!   every argument (`__private::again`, ATR-012 for an argument that is not
-//!   `Clone`); an async method taking `&mut self` lends the delegate to one
-//!   attempt's future at a time (`__private::Lend`);
+//! - with a policy that calls the method again (`#[retry]`, see
+//!   `PolicyKind::calls_again`), each attempt calls the delegate with its
+//!   own clone of every argument (`__private::again`, ATR-012 for an
+//!   argument that is not `Clone`); an async method taking `&mut self` lends
+//!   the delegate to one attempt's future at a time (`__private::Lend`);
 //! - without, the one attempt takes the receiver and the arguments (or, for
 //!   a future that cannot hold them, the delegate's future made at once) out
 //!   of a `__private::Once`, so nothing is cloned and nothing needs `Clone`.

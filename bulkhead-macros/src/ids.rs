@@ -124,6 +124,22 @@ mod tests {
     }
 
     #[test]
+    fn ids_name_the_module_the_trait_or_type_and_the_parameter_types() {
+        let sig: Signature = parse_quote!(fn r#resize(&self, image_id: &str, width: u32));
+        let name: Ident = parse_quote!(r#Shop);
+        assert_eq!(
+            trait_method(&name, &sig).to_string(),
+            ":: bulkhead :: __private :: concat ! (:: bulkhead :: __private :: module_path ! () , \"::Shop#resize(&str, u32)\")"
+        );
+        assert!(
+            function(&sig)
+                .to_string()
+                .ends_with("module_path ! () , \"::resize(&str, u32)\" ,))")
+        );
+        assert_eq!(method(&sig), "resize(&str, u32)");
+    }
+
+    #[test]
     fn the_receiver_is_left_out() {
         assert_eq!(
             ids(parse_quote!(fn resize(&self, image_id: &str, width: u32))),
