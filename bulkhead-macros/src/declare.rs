@@ -3,16 +3,68 @@
 //! values the attribute gives (the registry lays them over the named
 //! configuration), and [`declaration`], the one function that writes the
 //! registry calls declaring a set of policies, wherever it is declared
-//! ([`Site`]), with the type they give ([`declared_type`]).
+//! ([`Site`]), with the type they give ([`declared_type`]): in a wrapper's
+//! `new`, within a [`batch`], or in a function's static ([`in_static`]).
+//! Every call the generated code makes to the registry is written here
+//! (the wrapper's `new` only names `Registry` and `RegistryError` in its
+//! signature).
 //!
 //! The registry names its declaration methods after the attributes
 //! (`.retry(..)`, `.with_retry(..)`), so that a policy needs nothing here.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{ToTokens, format_ident, quote};
-use syn::Ident;
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use syn::{Ident, Signature};
 
+use crate::ids;
 use crate::policies::{Policy, PolicySet};
+use crate::tokens::local;
+
+/// `let mut declarations = registry.declare();` and
+/// `declarations.commit();`: the batch a wrapper's `new` declares every
+/// method's policies in, so that if one cannot be resolved none is
+/// registered.
+pub(crate) fn batch(registry: &Ident, declarations: &Ident) -> (TokenStream, TokenStream) {
+    (
+        quote!(let mut #declarations = #registry.declare();),
+        quote!(#declarations.commit();),
+    )
+}
+
+/// The policies of the function `sig`, declared to `Registry::global()` by
+/// its first call (for a method, the first for its `Self` type) and kept in
+/// a `static`: an expression of a `&` [`declared_type`].
+pub(crate) fn in_static(policies: &PolicySet, sig: &Signature) -> TokenStream {
+    let span = Span::mixed_site();
+    let declared_type = declared_type(policies);
+    let policy_static = Ident::new("__BULKHEAD_POLICY", span);
+    // `Self` and `module_path!()` keep the call-site span: they name the
+    // user's type and module.
+    if sig.receiver().is_some() {
+        let self_type = local("type");
+        let type_name = quote!(::bulkhead::__private::type_name::<Self>());
+        let method = ids::method(sig);
+        let source = quote!(#self_type, #method);
+        let declared = declaration(policies, Site::Method { source });
+        quote_spanned! {span=>
+            {
+                static #policy_static: ::bulkhead::__private::MethodPolicy<#declared_type> =
+                    ::bulkhead::__private::MethodPolicy::new();
+                #policy_static.get(#type_name, |#self_type| #declared)
+            }
+        }
+    } else {
+        let source = ids::function(sig);
+        let declared = declaration(policies, Site::Function { source });
+        quote_spanned! {span=>
+            {
+                static #policy_static: ::bulkhead::__private::FnPolicy<#declared_type> =
+                    ::bulkhead::__private::FnPolicy::new();
+                #policy_static.get(|| #declared)
+            }
+        }
+    }
+}
 
 /// Where a set of policies is declared.
 pub(crate) enum Site<'a> {

@@ -91,6 +91,7 @@ fn wrapper(model: &Trait) -> TokenStream {
         .map(|(_, policies)| declare::declared_type(policies));
     let (delegate, registry) = (local("delegate"), local("registry"));
     let declarations = local("declarations");
+    let (open, commit) = declare::batch(&registry, &declarations);
     let inits = wrapped.iter().map(|(m, policies)| {
         let source = ids::trait_method(&model.item.ident, &m.sig);
         let site = Site::Wrapper {
@@ -134,12 +135,12 @@ fn wrapper(model: &Trait) -> TokenStream {
                 #delegate: #d,
                 #registry: &::bulkhead::__private::Registry,
             ) -> ::bulkhead::__private::Result<Self, ::bulkhead::__private::RegistryError> {
-                let mut #declarations = #registry.declare();
+                #open
                 let #this = Self {
                     #(#(#cfgs)* #fields: #inits,)*
                     delegate: #delegate,
                 };
-                #declarations.commit();
+                #commit
                 ::bulkhead::__private::Ok(#this)
             }
 

@@ -11,11 +11,11 @@ use syn::{AttrStyle, Attribute, Ident, ItemFn, Signature, Stmt, TraitItemFn};
 use crate::ast::{Flavor, Func};
 use crate::call::{Parameter, enter, rejecter, rename_parameters};
 use crate::codes::{self, Errors};
-use crate::declare::{self, Site};
+use crate::declare;
 use crate::policies::{PolicyKind, PolicySet};
 use crate::symbol::APPLIED;
 use crate::tokens::local;
-use crate::{composed, fallback, ids, valid};
+use crate::{composed, fallback, valid};
 
 /// `#[kind(args)]` on `input`.
 pub(crate) fn policy(kind: PolicyKind, args: TokenStream, input: TokenStream) -> TokenStream {
@@ -93,35 +93,7 @@ fn wrap(func: &Func) -> TokenStream {
     // statements would be `unused_braces`.
     let stmts = &block.stmts;
     let policies = func.policies();
-    let policy_type = declare::declared_type(policies);
-    let policy_static = Ident::new("__BULKHEAD_POLICY", span);
-    let self_type = local("type");
-    // The policies kept in the function's static, declared by the first
-    // call. `Self` and `module_path!()` keep the call-site span: they name
-    // the user's type and module.
-    let stored = if sig.receiver().is_some() {
-        let method = ids::method(sig);
-        let type_name = quote!(::bulkhead::__private::type_name::<Self>());
-        let source = quote!(#self_type, #method);
-        let declared = declare::declaration(policies, Site::Method { source });
-        quote_spanned! {span=>
-            {
-                static #policy_static: ::bulkhead::__private::MethodPolicy<#policy_type> =
-                    ::bulkhead::__private::MethodPolicy::new();
-                #policy_static.get(#type_name, |#self_type| #declared)
-            }
-        }
-    } else {
-        let source = ids::function(sig);
-        let declared = declare::declaration(policies, Site::Function { source });
-        quote_spanned! {span=>
-            {
-                static #policy_static: ::bulkhead::__private::FnPolicy<#policy_type> =
-                    ::bulkhead::__private::FnPolicy::new();
-                #policy_static.get(|| #declared)
-            }
-        }
-    };
+    let stored = declare::in_static(policies, sig);
     if policies.bulkhead_alone().is_none() {
         let (sig, body) = composed_body(func, policies, &stored, stmts);
         return quote! {
