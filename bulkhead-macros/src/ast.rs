@@ -135,8 +135,8 @@ pub(crate) struct Func {
 }
 
 impl Trait {
-    /// Builds the model, parsing every `#[bulkhead]` attribute; attribute
-    /// errors go to `errors` and leave that method unannotated.
+    /// Builds the model, reading every policy attribute; attribute errors go
+    /// to `errors` and leave that method unwrapped.
     pub(crate) fn from_syn(mut item: ItemTrait, errors: &mut Errors) -> Self {
         let wrapper = format_ident!("Resilient{}", item.ident);
         let delegate = free_ident(&item.to_token_stream());
