@@ -24,17 +24,20 @@ mod budget;
 mod error;
 mod events;
 mod handle;
-mod kinds;
-mod layers;
+mod kind;
 #[cfg(any(feature = "metrics", feature = "tracing"))]
 pub mod observe;
 mod pipeline;
+mod policy;
 mod registry;
 mod serial;
 mod sizing;
 mod snapshot;
 mod source;
+mod specs;
 mod store;
+mod stores;
+mod suggest;
 #[cfg(feature = "tower")]
 pub mod tower;
 
@@ -44,10 +47,13 @@ pub use handle::{
     BulkheadHandle, CircuitBreakerHandle, RateLimiterHandle, RetryHandle, TimeoutHandle,
 };
 pub use pipeline::{Pipeline, PipelineBuilder};
-pub use registry::{Declarations, Registry, RegistryBuilder};
+pub use registry::Registry;
+pub use registry::builder::RegistryBuilder;
+pub use registry::declare::Declarations;
 pub use sizing::{BulkheadSizing, DEFAULT_HEADROOM, Diagnosis, SizingReport};
 pub use snapshot::{
     BulkheadSnapshot, CircuitBreakerSnapshot, RateLimiterSnapshot, RegistrySnapshot, RetrySnapshot,
     TimeoutSnapshot,
 };
+pub use specs::PolicySpecs;
 pub use store::{Change, DEFAULT_CONFIG};
