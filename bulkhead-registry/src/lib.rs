@@ -23,6 +23,7 @@
 mod budget;
 mod error;
 mod events;
+mod function;
 mod handle;
 mod kind;
 #[cfg(any(feature = "metrics", feature = "tracing"))]
@@ -43,6 +44,8 @@ pub mod tower;
 
 pub use error::{Conflict, RegistryError};
 pub use events::{InstanceEvents, PolicyEvent};
+#[doc(hidden)]
+pub use function::{FnPolicy, FunctionPolicy, MethodPolicy};
 pub use handle::{
     BulkheadHandle, CircuitBreakerHandle, RateLimiterHandle, RetryHandle, TimeoutHandle,
 };

@@ -156,6 +156,11 @@ impl Registry {
         &self.inner.events
     }
 
+    /// Keeps `error`, met declaring the policies of a function with a body.
+    pub(crate) fn keep_function_error(&self, error: RegistryError) {
+        self.function_errors().push(error);
+    }
+
     /// The errors met resolving the policies of functions with a body from
     /// this registry, oldest first.
     ///
