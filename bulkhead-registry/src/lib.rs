@@ -1,7 +1,8 @@
 //! The registry of [`bulkhead`](https://docs.rs/bulkhead): named policy
 //! instances and their configuration ([`Registry`]), handles and snapshots to
-//! watch them ([`BulkheadHandle`], [`RegistrySnapshot`]), and [`Pipeline`] to
-//! build policies in code. Most users depend on the `bulkhead` facade.
+//! watch them ([`BulkheadHandle`], [`RegistrySnapshot`]), [`PolicySpecs`] to
+//! declare a set of policies together, and [`Pipeline`] to build policies in
+//! code. Most users depend on the `bulkhead` facade.
 //!
 //! ```
 //! use bulkhead_registry::{Pipeline, Registry};

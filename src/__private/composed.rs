@@ -11,11 +11,11 @@ use bulkhead_core::{CallError, Classifier, ErrorPredicate};
 
 use super::reject::Reject;
 
-/// The result type `R` of a method whose call goes through [`Policies`],
+/// The result type `R` of a method whose call goes through [`Policies`](bulkhead_core::Policies),
 /// as a value to call methods on: generated code calls them as
 /// `(&via).method(..)` with [`ViaResult`] and [`ViaOther`] in scope.
 ///
-/// For `R = Result<T, E>` (every method that compiles: [`rejecter`] asks
+/// For `R = Result<T, E>` (every method that compiles: [`rejecter`](super::rejecter) asks
 /// for it, reporting ATR-004 once otherwise) method resolution picks
 /// [`ViaResult`], whose conversions are the identity: the call compiles to
 /// what `Policies::call` does, no function pointer, no copy. For any other

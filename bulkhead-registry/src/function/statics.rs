@@ -71,12 +71,12 @@ impl<P: fmt::Debug> fmt::Debug for FnPolicy<P> {
 /// `static` the macro declares in it.
 ///
 /// A method of a non-generic impl only ever runs for one type: its calls
-/// load the resolved type name and compare it with `type_name::<Self>()`
-/// (equal pointers, or else equal strings), and use the policy next to it.
-/// Only a method of a generic impl, or a trait's default method, runs for
-/// several types, and only it ever takes the map: each further type is
-/// resolved once, under a lock, and looked up in the map (under a read lock)
-/// on each call for that type.
+/// load the type name of the first call and compare it with
+/// `type_name::<Self>()` (equal pointers, or else equal strings), and use
+/// the policy next to it. Only a method of a generic impl, or a trait's
+/// default method, runs for several types, and only it ever takes the map:
+/// each further type gets its policy once, under a lock, and looks it up in
+/// the map (under a read lock) on each call.
 pub struct MethodPolicy<P: 'static> {
     first: OnceLock<ForType<P>>,
     others: RwLock<BTreeMap<&'static str, &'static P>>,

@@ -17,8 +17,10 @@ impl Registry {
     /// values its declaration gave in code still sit between the named
     /// configs and the per-instance overrides). A bulkhead whose
     /// `max_concurrent` changes gets its new limit at once, without blocking
-    /// callers: see [`Bulkhead::set_max_concurrent`](bulkhead_core::Bulkhead::set_max_concurrent) for what happens to
-    /// calls in flight and to waiters; a `LimitChanged` event is published.
+    /// callers: see
+    /// [`Bulkhead::set_max_concurrent`](bulkhead_core::Bulkhead::set_max_concurrent)
+    /// for what happens to calls in flight and to waiters; a `LimitChanged`
+    /// event is published.
     /// Other changes cannot be applied to a live instance: they are listed
     /// with `applied: false`, and take effect for instances created later.
     ///
