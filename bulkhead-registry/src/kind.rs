@@ -10,65 +10,69 @@ use std::fmt;
 use crate::error::RegistryError;
 use crate::suggest::suggest;
 
-/// One of the policies a registry keeps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub(crate) enum PolicyKind {
+/// Defines [`PolicyKind`], its [`ALL`](PolicyKind::ALL), its
+/// [`name`](PolicyKind::name) and [`plural`](PolicyKind::plural) from one
+/// line per policy.
+macro_rules! policy_kinds {
+    ($($(#[$doc:meta])* $kind:ident = $name:literal, $plural:literal;)*) => {
+        /// One of the policies a registry keeps.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub(crate) enum PolicyKind {
+            $($(#[$doc])* $kind,)*
+        }
+
+        impl PolicyKind {
+            /// How many policies there are.
+            pub(crate) const COUNT: usize = [$($name),*].len();
+
+            /// Every policy, in the order configuration lists them.
+            pub(crate) const ALL: [PolicyKind; PolicyKind::COUNT] = [$(PolicyKind::$kind),*];
+
+            /// The policy's name in configuration keys and messages
+            /// (`bulkhead`, `circuit_breaker`).
+            pub(crate) const fn name(self) -> &'static str {
+                match self {
+                    $(PolicyKind::$kind => $name,)*
+                }
+            }
+
+            /// Its instances, in a debug listing (`bulkheads`, `retries`).
+            pub(crate) const fn plural(self) -> &'static str {
+                match self {
+                    $(PolicyKind::$kind => $plural,)*
+                }
+            }
+        }
+    };
+}
+
+policy_kinds! {
     /// [`Bulkhead`](bulkhead_core::Bulkhead).
-    Bulkhead,
+    Bulkhead = "bulkhead", "bulkheads";
     /// [`Retry`](bulkhead_core::Retry).
-    Retry,
+    Retry = "retry", "retries";
     /// [`CircuitBreaker`](bulkhead_core::CircuitBreaker).
-    CircuitBreaker,
+    CircuitBreaker = "circuit_breaker", "circuit_breakers";
     /// [`Timeout`](bulkhead_core::Timeout).
-    Timeout,
+    Timeout = "timeout", "timeouts";
     /// [`RateLimiter`](bulkhead_core::RateLimiter).
-    RateLimiter,
+    RateLimiter = "rate_limiter", "rate_limiters";
 }
 
 impl PolicyKind {
-    /// Every policy, in the order configuration lists them.
-    pub(crate) const ALL: [PolicyKind; 5] = [
-        PolicyKind::Bulkhead,
-        PolicyKind::Retry,
-        PolicyKind::CircuitBreaker,
-        PolicyKind::Timeout,
-        PolicyKind::RateLimiter,
-    ];
-
     /// Every policy in the fixed order they compose in, outermost first:
     /// `Retry( CircuitBreaker( RateLimiter( Timeout( Bulkhead( call ) ) ) ) )`.
     /// A set of policies is declared in this order, so that the error of
-    /// the outermost is the one reported.
-    pub(crate) const OUTSIDE_IN: [PolicyKind; 5] = [
+    /// the outermost is the one reported. (Its length is
+    /// [`COUNT`](Self::COUNT): a new policy does not compile until it has
+    /// its place here.)
+    pub(crate) const OUTSIDE_IN: [PolicyKind; PolicyKind::COUNT] = [
         PolicyKind::Retry,
         PolicyKind::CircuitBreaker,
         PolicyKind::RateLimiter,
         PolicyKind::Timeout,
         PolicyKind::Bulkhead,
     ];
-
-    /// The policy's name in configuration keys and messages (`bulkhead`,
-    /// `circuit_breaker`).
-    pub(crate) const fn name(self) -> &'static str {
-        match self {
-            PolicyKind::Bulkhead => "bulkhead",
-            PolicyKind::Retry => "retry",
-            PolicyKind::CircuitBreaker => "circuit_breaker",
-            PolicyKind::Timeout => "timeout",
-            PolicyKind::RateLimiter => "rate_limiter",
-        }
-    }
-
-    /// Its instances, in a debug listing (`bulkheads`, `retries`).
-    pub(crate) const fn plural(self) -> &'static str {
-        match self {
-            PolicyKind::Bulkhead => "bulkheads",
-            PolicyKind::Retry => "retries",
-            PolicyKind::CircuitBreaker => "circuit_breakers",
-            PolicyKind::Timeout => "timeouts",
-            PolicyKind::RateLimiter => "rate_limiters",
-        }
-    }
 
     /// The policy named `name` exactly, if any.
     pub(crate) fn from_name(name: &str) -> Option<PolicyKind> {
@@ -99,12 +103,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_policy_is_listed_once_in_each_order() {
-        for order in [PolicyKind::ALL, PolicyKind::OUTSIDE_IN] {
-            let mut sorted = order;
-            sorted.sort();
-            assert_eq!(sorted, PolicyKind::ALL);
-        }
+    fn the_composition_order_lists_every_policy_once() {
+        let mut sorted = PolicyKind::OUTSIDE_IN;
+        sorted.sort();
+        assert_eq!(sorted, PolicyKind::ALL);
     }
 
     #[test]
