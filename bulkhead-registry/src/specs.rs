@@ -249,6 +249,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn bounds() {
+        fn send_sync<T: Send + Sync + Clone + 'static>() {}
+        send_sync::<PolicySpecs>();
+    }
+
+    #[test]
     fn a_policy_without_a_name_has_the_sets_id() {
         let specs = PolicySpecs::new("f")
             .retry(None, RetryConfig::builder())

@@ -1,7 +1,8 @@
 //! What a function with a body calls: the `static` its policies are kept
 //! in ([`FnPolicy`], [`MethodPolicy`]) and their declaration, as the
 //! generators write it today ([`FnDecl`], [`PoliciesDecl`]): shims over
-//! [`PolicySpecs`].
+//! [`PolicySpecs`], which `FnPolicy::get` and `MethodPolicy::get` take
+//! directly.
 
 use bulkhead_core::BulkheadConfigBuilder;
 use bulkhead_registry::PolicySpecs;

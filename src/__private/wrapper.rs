@@ -9,7 +9,10 @@ use std::sync::Arc;
 use bulkhead_core::Policies;
 use bulkhead_registry::Registry;
 
-/// No policy yet, on the registry's clock.
+/// No policy yet, on the registry's clock: today's wrapper adds each
+/// policy it declares with `with_retry(declarations.retry(..)?)` and so on.
+/// `Declarations::policies(&PolicySpecs)` declares the whole set in one
+/// call, and replaces this.
 #[inline]
 pub fn policies(registry: &Registry) -> Policies {
     Policies::on_clock(Arc::clone(registry.clock()))
