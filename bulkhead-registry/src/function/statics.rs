@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{OnceLock, PoisonError, RwLock};
 
-use super::FunctionPolicy;
+use super::policy::FunctionPolicy;
 use crate::registry::Registry;
 use crate::specs::PolicySpecs;
 
