@@ -5,7 +5,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use bulkhead_core::{
-    BulkheadEvent, CircuitBreakerEvent, Event, EventStream, RateLimiterEvent, RetryEvent,
+    BulkheadEvent, CircuitBreakerEvent, Event, EventBus, EventStream, RateLimiterEvent, RetryEvent,
     TimeoutEvent,
 };
 
@@ -63,6 +63,16 @@ impl<E: PolicyEvent> InstanceEvents<E> {
             instance: instance.into(),
             kind: PhantomData,
         }
+    }
+
+    /// Keeps `instance`'s events on `events`; without a bus, a stream that
+    /// has ended (nothing is published for the policy).
+    pub(crate) fn on_bus(events: Option<&EventBus>, instance: &str) -> Self {
+        let stream = match events {
+            Some(events) => events.subscribe(),
+            None => EventBus::new(1).subscribe(),
+        };
+        InstanceEvents::new(stream, instance)
     }
 
     /// The instance id whose events this keeps.

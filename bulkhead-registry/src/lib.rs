@@ -1,7 +1,8 @@
 //! The registry of [`bulkhead`](https://docs.rs/bulkhead): named policy
 //! instances and their configuration ([`Registry`]), handles and snapshots to
-//! watch them ([`BulkheadHandle`], [`RegistrySnapshot`]), and [`Pipeline`] to
-//! build policies in code. Most users depend on the `bulkhead` facade.
+//! watch them ([`BulkheadHandle`], [`RegistrySnapshot`]), [`PolicySpecs`] to
+//! declare a set of policies together, and [`Pipeline`] to build policies in
+//! code. Most users depend on the `bulkhead` facade.
 //!
 //! ```
 //! use bulkhead_registry::{Pipeline, Registry};
@@ -23,31 +24,40 @@
 mod budget;
 mod error;
 mod events;
+mod function;
 mod handle;
-mod kinds;
-mod layers;
+mod kind;
 #[cfg(any(feature = "metrics", feature = "tracing"))]
 pub mod observe;
 mod pipeline;
+mod policy;
 mod registry;
 mod serial;
 mod sizing;
 mod snapshot;
 mod source;
+mod specs;
 mod store;
+mod stores;
+mod suggest;
 #[cfg(feature = "tower")]
 pub mod tower;
 
 pub use error::{Conflict, RegistryError};
 pub use events::{InstanceEvents, PolicyEvent};
+#[doc(hidden)]
+pub use function::{FnPolicy, FunctionPolicy, MethodPolicy};
 pub use handle::{
     BulkheadHandle, CircuitBreakerHandle, RateLimiterHandle, RetryHandle, TimeoutHandle,
 };
 pub use pipeline::{Pipeline, PipelineBuilder};
-pub use registry::{Declarations, Registry, RegistryBuilder};
+pub use registry::Registry;
+pub use registry::builder::RegistryBuilder;
+pub use registry::declare::Declarations;
 pub use sizing::{BulkheadSizing, DEFAULT_HEADROOM, Diagnosis, SizingReport};
 pub use snapshot::{
     BulkheadSnapshot, CircuitBreakerSnapshot, RateLimiterSnapshot, RegistrySnapshot, RetrySnapshot,
     TimeoutSnapshot,
 };
+pub use specs::PolicySpecs;
 pub use store::{Change, DEFAULT_CONFIG};

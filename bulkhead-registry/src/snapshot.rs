@@ -6,8 +6,12 @@ use bulkhead_core::{
     Bulkhead, CircuitBreaker, CircuitState, RateLimiter, RejectionKinds, Retry, Timeout, Traffic,
 };
 
+use crate::policy::Policy;
+use crate::registry::Registry;
+use crate::store::Store;
+
 /// A snapshot of one instance.
-pub(crate) trait Instance {
+trait Instance {
     fn instance(&self) -> &str;
 }
 
@@ -210,6 +214,27 @@ impl RateLimiterSnapshot {
             waiting_calls: limiter.waiting_calls(),
         }
     }
+}
+
+impl Registry {
+    /// Every policy's state now.
+    pub fn snapshot(&self) -> RegistrySnapshot {
+        let stores = self.stores();
+        RegistrySnapshot {
+            bulkheads: sorted(&stores.bulkheads, BulkheadSnapshot::of),
+            retries: sorted(&stores.retries, RetrySnapshot::of),
+            timeouts: sorted(&stores.timeouts, TimeoutSnapshot::of),
+            rate_limiters: sorted(&stores.rate_limiters, RateLimiterSnapshot::of),
+            circuit_breakers: sorted(&stores.circuit_breakers, CircuitBreakerSnapshot::of),
+        }
+    }
+}
+
+/// The snapshot `of` each instance of `store`, sorted by instance id.
+fn sorted<P: Policy, S: Instance>(store: &Store<P>, of: fn(&P) -> S) -> Vec<S> {
+    let mut snapshots: Vec<S> = store.policies().iter().map(of).collect();
+    snapshots.sort_by(|a, b| a.instance().cmp(b.instance()));
+    snapshots
 }
 
 /// Every policy of a registry at one moment, each list sorted by instance id.

@@ -12,7 +12,8 @@ use bulkhead_core::{
 
 use super::names::{cause, circuit_state};
 use super::observer::{self, ObserverHandle, Sink};
-use crate::Registry;
+use crate::kind::PolicyKind;
+use crate::registry::Registry;
 
 /// The target of every event: filter with `bulkhead=debug`.
 const TARGET: &str = "bulkhead";
@@ -93,12 +94,12 @@ impl Sink for Tracer {
 
 /// `event!` with the fields every event has: `instance`, `policy`, `kind`.
 macro_rules! emit {
-    ($level:ident, $event:expr, $policy:literal, $kind:literal; $($rest:tt)+) => {
+    ($level:ident, $event:expr, $policy:ident, $kind:literal; $($rest:tt)+) => {
         event!(
             target: TARGET,
             Level::$level,
             instance = $event.instance,
-            policy = $policy,
+            policy = PolicyKind::$policy.name(),
             kind = $kind,
             $($rest)+
         )
@@ -110,13 +111,13 @@ fn bulkhead(event: &BulkheadEvent) {
         BulkheadEventKind::Rejected {
             max_concurrent,
             waited,
-        } => emit!(DEBUG, event, "bulkhead", "rejected";
+        } => emit!(DEBUG, event, Bulkhead, "rejected";
             max_concurrent, waited, "bulkhead full: call rejected"),
         BulkheadEventKind::LimitChanged { from, to } => {
-            emit!(INFO, event, "bulkhead", "limit_changed";
+            emit!(INFO, event, Bulkhead, "limit_changed";
                 from, to, "bulkhead limit changed")
         }
-        kind => emit!(DEBUG, event, "bulkhead", "other"; detail = ?kind, "bulkhead event"),
+        kind => emit!(DEBUG, event, Bulkhead, "other"; detail = ?kind, "bulkhead event"),
     }
 }
 
@@ -126,21 +127,21 @@ fn retry(event: &RetryEvent) {
             attempt,
             delay,
             rejection,
-        } => emit!(DEBUG, event, "retry", "retrying";
+        } => emit!(DEBUG, event, Retry, "retrying";
             attempt, ?delay, cause = cause(rejection), "attempt failed, retrying"),
-        RetryEventKind::Succeeded { attempts } => emit!(DEBUG, event, "retry", "succeeded";
+        RetryEventKind::Succeeded { attempts } => emit!(DEBUG, event, Retry, "succeeded";
             attempts, "call succeeded after retrying"),
         RetryEventKind::Exhausted {
             attempts,
             rejection,
-        } => emit!(DEBUG, event, "retry", "exhausted";
+        } => emit!(DEBUG, event, Retry, "exhausted";
             attempts, cause = cause(rejection), "last attempt failed, retries exhausted"),
         RetryEventKind::Aborted {
             attempts,
             rejection,
-        } => emit!(DEBUG, event, "retry", "aborted";
+        } => emit!(DEBUG, event, Retry, "aborted";
             attempts, cause = cause(rejection), "attempt failed in a way that is not retried"),
-        kind => emit!(DEBUG, event, "retry", "other"; detail = ?kind, "retry event"),
+        kind => emit!(DEBUG, event, Retry, "other"; detail = ?kind, "retry event"),
     }
 }
 
@@ -149,38 +150,38 @@ fn circuit_breaker(event: &CircuitBreakerEvent) {
         CircuitBreakerEventKind::StateTransition {
             from,
             to: to @ (CircuitState::Open | CircuitState::ForcedOpen),
-        } => emit!(WARN, event, "circuit_breaker", "state_transition";
+        } => emit!(WARN, event, CircuitBreaker, "state_transition";
             from = circuit_state(from), to = circuit_state(to), "circuit breaker opened"),
         CircuitBreakerEventKind::StateTransition { from, to } => {
-            emit!(INFO, event, "circuit_breaker", "state_transition";
+            emit!(INFO, event, CircuitBreaker, "state_transition";
                 from = circuit_state(from), to = circuit_state(to), "circuit breaker changed state")
         }
         CircuitBreakerEventKind::Rejected { state } => {
-            emit!(DEBUG, event, "circuit_breaker", "rejected";
+            emit!(DEBUG, event, CircuitBreaker, "rejected";
                 state = circuit_state(state), "circuit breaker open: call rejected")
         }
         kind => {
-            emit!(DEBUG, event, "circuit_breaker", "other"; detail = ?kind, "circuit breaker event")
+            emit!(DEBUG, event, CircuitBreaker, "other"; detail = ?kind, "circuit breaker event")
         }
     }
 }
 
 fn timeout(event: &TimeoutEvent) {
     match event.kind {
-        TimeoutEventKind::TimedOut { timeout } => emit!(DEBUG, event, "timeout", "timed_out";
+        TimeoutEventKind::TimedOut { timeout } => emit!(DEBUG, event, Timeout, "timed_out";
             ?timeout, "call timed out"),
-        TimeoutEventKind::Overrun { timeout, took } => emit!(DEBUG, event, "timeout", "overrun";
+        TimeoutEventKind::Overrun { timeout, took } => emit!(DEBUG, event, Timeout, "overrun";
             ?timeout, ?took, "sync call overran its timeout"),
-        kind => emit!(DEBUG, event, "timeout", "other"; detail = ?kind, "timeout event"),
+        kind => emit!(DEBUG, event, Timeout, "other"; detail = ?kind, "timeout event"),
     }
 }
 
 fn rate_limiter(event: &RateLimiterEvent) {
     match event.kind {
         RateLimiterEventKind::Rejected { limit_for_period } => {
-            emit!(DEBUG, event, "rate_limiter", "rejected";
+            emit!(DEBUG, event, RateLimiter, "rejected";
             limit_for_period, "rate limiter: no permit, call rejected")
         }
-        kind => emit!(DEBUG, event, "rate_limiter", "other"; detail = ?kind, "rate limiter event"),
+        kind => emit!(DEBUG, event, RateLimiter, "other"; detail = ?kind, "rate limiter event"),
     }
 }

@@ -7,12 +7,14 @@ use std::future::Future;
 use std::sync::Arc;
 
 use bulkhead_core::{
-    BulkheadConfigBuilder, CallError, CircuitBreakerConfigBuilder, Classifier, Policies,
-    RateLimiterConfigBuilder, RetryConfigBuilder, TimeoutConfigBuilder,
+    Bulkhead, BulkheadConfigBuilder, CallError, CircuitBreaker, CircuitBreakerConfigBuilder,
+    Classifier, Policies, RateLimiter, RateLimiterConfigBuilder, Retry, RetryConfigBuilder,
+    Timeout, TimeoutConfigBuilder,
 };
 
 use crate::error::RegistryError;
 use crate::registry::Registry;
+use crate::specs::PolicySpecs;
 use predicate::Predicate;
 
 /// A set of policies around calls made through it, built with
@@ -59,14 +61,10 @@ pub struct Pipeline {
 impl Pipeline {
     /// Starts building the pipeline `id` on `registry`.
     pub fn builder(registry: &Registry, id: impl Into<String>) -> PipelineBuilder<'_> {
+        let id = id.into();
         PipelineBuilder {
             registry,
-            id: id.into(),
-            bulkhead: None,
-            retry: None,
-            circuit_breaker: None,
-            rate_limiter: None,
-            timeout: None,
+            specs: PolicySpecs::new(id.as_str()).declared_by(format!("pipeline {id:?}")),
             retry_if: None,
             record_if: None,
         }
@@ -147,18 +145,10 @@ impl fmt::Debug for Pipeline {
 #[must_use]
 pub struct PipelineBuilder<'r> {
     registry: &'r Registry,
-    id: String,
-    bulkhead: Option<BulkheadConfigBuilder>,
-    retry: Option<RetryConfigBuilder>,
-    circuit_breaker: Option<CircuitBreakerConfigBuilder>,
-    rate_limiter: Option<RateLimiterConfigBuilder>,
-    timeout: Option<TimeoutConfigBuilder>,
+    /// Every policy under the pipeline's id.
+    specs: PolicySpecs,
     retry_if: Option<Predicate>,
     record_if: Option<Predicate>,
-}
-
-fn extend<B: Default>(slot: &mut Option<B>, f: impl FnOnce(B) -> B) {
-    *slot = Some(f(slot.take().unwrap_or_default()));
 }
 
 impl PipelineBuilder<'_> {
@@ -167,13 +157,13 @@ impl PipelineBuilder<'_> {
         mut self,
         f: impl FnOnce(BulkheadConfigBuilder) -> BulkheadConfigBuilder,
     ) -> Self {
-        extend(&mut self.bulkhead, f);
+        self.specs.extend::<Bulkhead>(f);
         self
     }
 
     /// Adds a retry policy (outermost).
     pub fn retry(mut self, f: impl FnOnce(RetryConfigBuilder) -> RetryConfigBuilder) -> Self {
-        extend(&mut self.retry, f);
+        self.specs.extend::<Retry>(f);
         self
     }
 
@@ -182,7 +172,7 @@ impl PipelineBuilder<'_> {
         mut self,
         f: impl FnOnce(CircuitBreakerConfigBuilder) -> CircuitBreakerConfigBuilder,
     ) -> Self {
-        extend(&mut self.circuit_breaker, f);
+        self.specs.extend::<CircuitBreaker>(f);
         self
     }
 
@@ -191,13 +181,13 @@ impl PipelineBuilder<'_> {
         mut self,
         f: impl FnOnce(RateLimiterConfigBuilder) -> RateLimiterConfigBuilder,
     ) -> Self {
-        extend(&mut self.rate_limiter, f);
+        self.specs.extend::<RateLimiter>(f);
         self
     }
 
     /// Adds a timeout (inside the rate limiter, around the bulkhead).
     pub fn timeout(mut self, f: impl FnOnce(TimeoutConfigBuilder) -> TimeoutConfigBuilder) -> Self {
-        extend(&mut self.timeout, f);
+        self.specs.extend::<Timeout>(f);
         self
     }
 
@@ -233,28 +223,11 @@ impl PipelineBuilder<'_> {
     /// also matches another declared id, or the ATR code of an invalid
     /// value.
     pub fn build(self) -> Result<Pipeline, RegistryError> {
-        let source = format!("pipeline {:?}", self.id);
-        let id = self.id.as_str();
-        let mut declare = self.registry.declare();
-        let mut policies = Policies::on_clock(Arc::clone(self.registry.clock()));
-        if let Some(spec) = &self.retry {
-            policies = policies.with_retry(declare.retry(id, &source, spec)?);
-        }
-        if let Some(spec) = &self.circuit_breaker {
-            policies = policies.with_circuit_breaker(declare.circuit_breaker(id, &source, spec)?);
-        }
-        if let Some(spec) = &self.rate_limiter {
-            policies = policies.with_rate_limiter(declare.rate_limiter(id, &source, spec)?);
-        }
-        if let Some(spec) = &self.timeout {
-            policies = policies.with_timeout(declare.timeout(id, &source, spec)?);
-        }
-        if let Some(spec) = &self.bulkhead {
-            policies = policies.with_bulkhead(declare.bulkhead(id, &source, spec)?);
-        }
-        declare.commit();
+        let mut declarations = self.registry.declare();
+        let policies = declarations.policies(&self.specs)?;
+        declarations.commit();
         Ok(Pipeline {
-            id: self.id.into(),
+            id: self.specs.id().into(),
             policies,
             retry_if: self.retry_if,
             record_if: self.record_if,
@@ -265,12 +238,7 @@ impl PipelineBuilder<'_> {
 impl fmt::Debug for PipelineBuilder<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PipelineBuilder")
-            .field("id", &self.id)
-            .field("bulkhead", &self.bulkhead)
-            .field("retry", &self.retry)
-            .field("circuit_breaker", &self.circuit_breaker)
-            .field("rate_limiter", &self.rate_limiter)
-            .field("timeout", &self.timeout)
+            .field("specs", &self.specs)
             .finish_non_exhaustive()
     }
 }

@@ -9,7 +9,7 @@
 //! BULKHEAD_RETRY__INSTANCES__SHOP_THUMBS_RESIZE_STR_U32__ABORT_ON=BulkheadFull,Timeout
 //! ```
 //!
-//! `<NAME>` is an id or config name in [`normalize`](super::normalize)d
+//! `<NAME>` is an id or config name in [`normalize`]d
 //! form (letters and digits upper-cased, every run of other characters one
 //! `_`): it applies to the id or name that normalizes to it. A name part
 //! that normalizes to nothing (empty, or without an ASCII letter or digit)
@@ -25,8 +25,11 @@
 
 use std::ffi::OsString;
 
-use super::{POLICIES, Setting, Target, Value, normalize, suggest};
+use super::setting::{Setting, Target, normalize};
+use super::value::Value;
 use crate::error::RegistryError;
+use crate::kind::PolicyKind;
+use crate::suggest::suggest;
 
 /// Every setting among `vars` whose name starts with `prefix`.
 pub(crate) fn from_env(
@@ -55,9 +58,9 @@ pub(crate) fn from_env(
 fn ours(rest: &str) -> bool {
     let lower = rest.to_ascii_lowercase();
     rest.contains("__")
-        || POLICIES.iter().any(|policy| {
+        || PolicyKind::ALL.iter().any(|policy| {
             lower
-                .strip_prefix(policy)
+                .strip_prefix(policy.name())
                 .is_some_and(|r| r.starts_with('_'))
         })
 }
@@ -73,13 +76,7 @@ fn setting(variable: &str, rest: &str, value: &str) -> Result<Setting, RegistryE
             "expected <POLICY>__<CONFIGS|INSTANCES>__<NAME>__<KEY> after the prefix".to_owned(),
         ));
     };
-    let policy_lower = policy.to_ascii_lowercase();
-    let Some(&policy_name) = POLICIES.iter().find(|p| **p == policy_lower) else {
-        return Err(RegistryError::UnknownKey {
-            key: variable.to_owned(),
-            hint: suggest(&policy_lower, &POLICIES),
-        });
-    };
+    let policy = PolicyKind::parse(&policy.to_ascii_lowercase(), variable)?;
     let target = match section.to_ascii_lowercase().as_str() {
         "configs" => Target::EnvConfig(name.to_owned()),
         "instances" => Target::EnvInstance(name.to_owned()),
@@ -102,7 +99,7 @@ fn setting(variable: &str, rest: &str, value: &str) -> Result<Setting, RegistryE
         }));
     }
     Ok(Setting {
-        policy: policy_name,
+        policy,
         target,
         key: key.to_ascii_lowercase(),
         value: Value::Text(value.to_owned()),

@@ -15,8 +15,11 @@
 //! enabled = false
 //! ```
 
-use super::{POLICIES, Setting, Target, Value, suggest};
+use super::setting::{Setting, Target};
+use super::value::Value;
 use crate::error::RegistryError;
+use crate::kind::PolicyKind;
+use crate::suggest::suggest;
 
 /// Every setting in `text`; `source` names it in messages.
 pub(crate) fn from_toml(text: &str, source: &str) -> Result<Vec<Setting>, RegistryError> {
@@ -29,12 +32,7 @@ pub(crate) fn from_toml(text: &str, source: &str) -> Result<Vec<Setting>, Regist
         .map_err(|e: toml::de::Error| malformed(e.to_string().trim().replace('\n', " ")))?;
     let mut settings = Vec::new();
     for (policy, sections) in &table {
-        let Some(&policy_name) = POLICIES.iter().find(|p| **p == policy.as_str()) else {
-            return Err(RegistryError::UnknownKey {
-                key: policy.clone(),
-                hint: suggest(policy, &POLICIES),
-            });
-        };
+        let kind = PolicyKind::parse(policy, policy)?;
         let sections = sections.as_table().ok_or_else(|| {
             malformed(format!("{policy} must be a table of configs and instances"))
         })?;
@@ -64,7 +62,7 @@ pub(crate) fn from_toml(text: &str, source: &str) -> Result<Vec<Setting>, Regist
                 for (key, value) in keys {
                     let full_key = format!("{policy}.{section}.{name}.{key}");
                     settings.push(Setting {
-                        policy: policy_name,
+                        policy: kind,
                         target: target(name.clone()),
                         key: key.clone(),
                         value: convert(value).ok_or_else(|| {

@@ -11,7 +11,7 @@ use ::metrics::{Recorder, counter};
 use bulkhead_core::Event;
 
 use super::observer::{self, ObserverHandle, Sampling, Sink};
-use crate::Registry;
+use crate::registry::Registry;
 use names::EVENTS_LOST;
 
 /// The shortest sampling interval: shorter ones are raised to it.

@@ -1,0 +1,352 @@
+//! Making a [`Registry`]: [`RegistryBuilder`], with its clock, named
+//! configurations, per-instance overrides and configuration sources.
+
+use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+
+use bulkhead_core::{
+    BulkheadConfigBuilder, CircuitBreakerConfigBuilder, Clock, EventBus, PolicyContext,
+    RateLimiterConfigBuilder, RetryConfigBuilder, SystemClock, TimeoutConfigBuilder,
+};
+
+use super::{Inner, Registry};
+use crate::budget::Budgets;
+use crate::error::RegistryError;
+use crate::serial::Serial;
+use crate::sizing::Windows;
+use crate::source::{Setting, Source};
+use crate::stores::{AllLayers, Stores};
+
+impl Registry {
+    /// A registry on the system clock, with the built-in defaults.
+    pub fn new() -> Self {
+        Registry::builder().build()
+    }
+
+    /// Starts configuring a registry.
+    pub fn builder() -> RegistryBuilder {
+        RegistryBuilder::default()
+    }
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Registry::new()
+    }
+}
+
+/// Configures a [`Registry`]: its clock, named configurations and per-instance
+/// overrides, in code or from configuration sources.
+#[derive(Debug)]
+#[must_use]
+pub struct RegistryBuilder {
+    clock: Arc<dyn Clock>,
+    event_capacity: usize,
+    /// What was given in code.
+    programmatic: AllLayers,
+    /// The sources, in the order given, with the settings they held.
+    sources: Vec<(Source, Vec<Setting>)>,
+    track_sizing: bool,
+}
+
+impl Default for RegistryBuilder {
+    fn default() -> Self {
+        RegistryBuilder {
+            clock: Arc::new(SystemClock),
+            event_capacity: EventBus::DEFAULT_CAPACITY,
+            programmatic: AllLayers::default(),
+            sources: Vec::new(),
+            track_sizing: false,
+        }
+    }
+}
+
+impl RegistryBuilder {
+    /// Measures every wait and deadline on `clock` (the system clock by
+    /// default; a [`ManualClock`](bulkhead_core::ManualClock) in tests).
+    pub fn clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// Makes every bulkhead count its traffic (arrivals, admissions,
+    /// rejections, hold times) for [`Registry::sizing`] and snapshots. Off by
+    /// default: it costs two clock reads and two atomic additions per
+    /// admitted call, and one addition per rejection.
+    pub fn track_sizing(mut self, track: bool) -> Self {
+        self.track_sizing = track;
+        self
+    }
+
+    /// How many events a subscriber may fall behind before it loses the
+    /// oldest (1024 by default).
+    pub fn event_capacity(mut self, capacity: usize) -> Self {
+        self.event_capacity = capacity;
+        self
+    }
+
+    /// Defines (or extends) the named bulkhead configuration `name`, which
+    /// attributes choose with `config = "name"` and builders with
+    /// `.config("name")`. The one named `default` is the base of all others.
+    pub fn bulkhead_config(
+        mut self,
+        name: impl Into<String>,
+        f: impl FnOnce(BulkheadConfigBuilder) -> BulkheadConfigBuilder,
+    ) -> Self {
+        self.programmatic.bulkheads.config(name.into(), f);
+        self
+    }
+
+    /// Overrides values of the bulkhead instance `id`, above whatever its
+    /// declaration says (`.config("name")` here replaces its base config).
+    pub fn bulkhead_instance(
+        mut self,
+        id: impl Into<String>,
+        f: impl FnOnce(BulkheadConfigBuilder) -> BulkheadConfigBuilder,
+    ) -> Self {
+        self.programmatic.bulkheads.instance(id.into(), f);
+        self
+    }
+
+    /// Defines (or extends) the named retry configuration `name`; see
+    /// [`bulkhead_config`](Self::bulkhead_config).
+    pub fn retry_config(
+        mut self,
+        name: impl Into<String>,
+        f: impl FnOnce(RetryConfigBuilder) -> RetryConfigBuilder,
+    ) -> Self {
+        self.programmatic.retries.config(name.into(), f);
+        self
+    }
+
+    /// Overrides values of the retry instance `id`; see
+    /// [`bulkhead_instance`](Self::bulkhead_instance).
+    pub fn retry_instance(
+        mut self,
+        id: impl Into<String>,
+        f: impl FnOnce(RetryConfigBuilder) -> RetryConfigBuilder,
+    ) -> Self {
+        self.programmatic.retries.instance(id.into(), f);
+        self
+    }
+
+    /// Defines (or extends) the named timeout configuration `name`; see
+    /// [`bulkhead_config`](Self::bulkhead_config).
+    pub fn timeout_config(
+        mut self,
+        name: impl Into<String>,
+        f: impl FnOnce(TimeoutConfigBuilder) -> TimeoutConfigBuilder,
+    ) -> Self {
+        self.programmatic.timeouts.config(name.into(), f);
+        self
+    }
+
+    /// Overrides values of the timeout instance `id`; see
+    /// [`bulkhead_instance`](Self::bulkhead_instance).
+    pub fn timeout_instance(
+        mut self,
+        id: impl Into<String>,
+        f: impl FnOnce(TimeoutConfigBuilder) -> TimeoutConfigBuilder,
+    ) -> Self {
+        self.programmatic.timeouts.instance(id.into(), f);
+        self
+    }
+
+    /// Defines (or extends) the named rate limiter configuration `name`;
+    /// see [`bulkhead_config`](Self::bulkhead_config).
+    pub fn rate_limiter_config(
+        mut self,
+        name: impl Into<String>,
+        f: impl FnOnce(RateLimiterConfigBuilder) -> RateLimiterConfigBuilder,
+    ) -> Self {
+        self.programmatic.rate_limiters.config(name.into(), f);
+        self
+    }
+
+    /// Overrides values of the rate limiter instance `id`; see
+    /// [`bulkhead_instance`](Self::bulkhead_instance).
+    pub fn rate_limiter_instance(
+        mut self,
+        id: impl Into<String>,
+        f: impl FnOnce(RateLimiterConfigBuilder) -> RateLimiterConfigBuilder,
+    ) -> Self {
+        self.programmatic.rate_limiters.instance(id.into(), f);
+        self
+    }
+
+    /// Defines (or extends) the named circuit breaker configuration `name`;
+    /// see [`bulkhead_config`](Self::bulkhead_config).
+    pub fn circuit_breaker_config(
+        mut self,
+        name: impl Into<String>,
+        f: impl FnOnce(CircuitBreakerConfigBuilder) -> CircuitBreakerConfigBuilder,
+    ) -> Self {
+        self.programmatic.circuit_breakers.config(name.into(), f);
+        self
+    }
+
+    /// Overrides values of the circuit breaker instance `id`; see
+    /// [`bulkhead_instance`](Self::bulkhead_instance).
+    pub fn circuit_breaker_instance(
+        mut self,
+        id: impl Into<String>,
+        f: impl FnOnce(CircuitBreakerConfigBuilder) -> CircuitBreakerConfigBuilder,
+    ) -> Self {
+        self.programmatic.circuit_breakers.instance(id.into(), f);
+        self
+    }
+
+    /// Loads configuration from TOML text (see the crate docs for the keys).
+    /// Later sources override earlier ones key by key, and environment
+    /// variables override TOML.
+    ///
+    /// # Errors
+    ///
+    /// CFG-002 if it is not TOML of the expected shape (an empty id or
+    /// config name included), CFG-001 for an
+    /// unknown key (with a did-you-mean), the ATR code of a bad value, each
+    /// naming the full key.
+    pub fn config_toml(self, toml: &str) -> Result<Self, RegistryError> {
+        self.source(Source::Toml(toml.to_owned()))
+    }
+
+    /// Loads configuration from a TOML file, read again by
+    /// [`Registry::reload`].
+    ///
+    /// # Errors
+    ///
+    /// CFG-003 if it cannot be read; otherwise as for
+    /// [`config_toml`](Self::config_toml).
+    pub fn config_file(self, path: impl Into<PathBuf>) -> Result<Self, RegistryError> {
+        self.source(Source::File(path.into()))
+    }
+
+    /// Loads configuration from the environment variables named
+    /// `BULKHEAD_<POLICY>__<CONFIGS|INSTANCES>__<NAME>__<KEY>`; see
+    /// [`config_env_prefix`](Self::config_env_prefix).
+    ///
+    /// # Errors
+    ///
+    /// As for [`config_env_prefix`](Self::config_env_prefix).
+    pub fn config_env(self) -> Result<Self, RegistryError> {
+        self.config_env_prefix("BULKHEAD_")
+    }
+
+    /// Loads configuration from the environment variables whose names start
+    /// with `prefix`, read again by [`Registry::reload`]:
+    /// `<prefix><POLICY>__<CONFIGS|INSTANCES>__<NAME>__<KEY>=<value>`, the
+    /// parts separated by two underscores, for example
+    /// `BULKHEAD_BULKHEAD__INSTANCES__THUMBNAILS_ASYNC__MAX_WAIT=2s`.
+    ///
+    /// `<NAME>` is matched against ids and config names after both are
+    /// normalized: ASCII letters and digits upper-cased, every run of other
+    /// characters (dots, dashes, `#`, `::`, spaces, parentheses) replaced by
+    /// one `_`, none at either end; so `shop::Thumbs#resize(&str, u32)` is
+    /// `SHOP_THUMBS_RESIZE_STR_U32`. Keys are matched without regard to case;
+    /// lists (`abort_on`) are comma-separated.
+    ///
+    /// A variable names one id or config. An id or config name with no
+    /// ASCII letter or digit (`日本`) normalizes to nothing and no variable
+    /// matches it: set it in TOML or code by its exact name. When two ids of
+    /// one policy normalize alike (`thumbnails-async`, `thumbnails.async`)
+    /// and variables name that form, the variables apply to the first one
+    /// declared, and the declaration of the second fails with CFG-004
+    /// naming both; the same for two config names, one of them used by a
+    /// declaration (two given in TOML or code fail
+    /// [`try_build`](Self::try_build)), and for a
+    /// [`Registry::reload`] that would match two live ids or names.
+    ///
+    /// # Errors
+    ///
+    /// CFG-002 for a variable with the prefix and a `__` that does not have
+    /// that shape, or whose `<NAME>` normalizes to nothing; CFG-001 for an
+    /// unknown policy, section or key; the ATR code of a bad value; each
+    /// naming the variable. Variables with the prefix, no `__` and no
+    /// policy's name after it (`BULKHEAD_LOG`) are not ours and are
+    /// ignored.
+    pub fn config_env_prefix(self, prefix: &str) -> Result<Self, RegistryError> {
+        self.source(Source::Env(prefix.to_owned()))
+    }
+
+    /// Loads configuration from the given variables as if they were the
+    /// environment (see [`config_env_prefix`](Self::config_env_prefix)):
+    /// for tests, or variables read from elsewhere. A reload keeps them as
+    /// given.
+    ///
+    /// # Errors
+    ///
+    /// As for [`config_env_prefix`](Self::config_env_prefix).
+    pub fn config_vars<K, V>(
+        self,
+        prefix: &str,
+        vars: impl IntoIterator<Item = (K, V)>,
+    ) -> Result<Self, RegistryError>
+    where
+        K: Into<String>,
+        V: Into<String>,
+    {
+        let vars = vars
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        self.source(Source::Vars(prefix.to_owned(), vars))
+    }
+
+    fn source(mut self, source: Source) -> Result<Self, RegistryError> {
+        let settings = source.settings()?;
+        // Checked against a scratch copy now, so that errors name this source.
+        AllLayers::default().apply(&settings)?;
+        self.sources.push((source, settings));
+        Ok(self)
+    }
+
+    fn layers(&self) -> Result<AllLayers, RegistryError> {
+        let mut layers = self.programmatic.clone();
+        for (_, settings) in &self.sources {
+            layers.apply(settings)?;
+        }
+        Ok(layers)
+    }
+
+    /// Builds the registry, checking every configuration it was given
+    /// first: each named config and per-instance override must build, and
+    /// each `base_config` must name a config.
+    ///
+    /// # Errors
+    ///
+    /// REG-004 for a `base_config` that names no config, CFG-004 for two
+    /// config names that normalize alike under an environment variable, or
+    /// the ATR code of an invalid value, naming its full key.
+    pub fn try_build(self) -> Result<Registry, RegistryError> {
+        self.layers()?.validate()?;
+        Ok(self.build())
+    }
+
+    /// Builds the registry. Configuration values are checked when an instance
+    /// uses them, so a bad value is reported with its key by the wrapper or
+    /// pipeline that needs it; [`try_build`](Self::try_build) checks them all
+    /// now.
+    pub fn build(self) -> Registry {
+        let events = EventBus::new(self.event_capacity);
+        // Each source was applied on its own when it was given; together
+        // they cannot fail.
+        let layers = self.layers().unwrap_or_else(|_| self.programmatic.clone());
+        Registry {
+            inner: Arc::new(Inner {
+                context: PolicyContext::new(self.clock)
+                    .with_events(events.clone())
+                    .with_sizing(self.track_sizing),
+                events,
+                stores: Stores::new(layers),
+                programmatic: self.programmatic,
+                sources: Mutex::new(self.sources.into_iter().map(|(source, _)| source).collect()),
+                declaring: Serial::default(),
+                next_batch: AtomicU64::new(0),
+                windows: Mutex::new(Windows::default()),
+                budgets: Mutex::new(Budgets::default()),
+                function_errors: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+}

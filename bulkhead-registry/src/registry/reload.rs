@@ -1,0 +1,96 @@
+//! Applying new configuration to a live registry: [`Registry::reload`] and
+//! [`Registry::reload_toml`].
+
+use std::sync::{MutexGuard, PoisonError};
+
+use super::Registry;
+use crate::error::RegistryError;
+use crate::serial::SerialGuard;
+use crate::source::Source;
+use crate::store::Change;
+
+impl Registry {
+    /// Reads the configuration files and environment variables the registry
+    /// was built with again, and applies the result.
+    ///
+    /// Every instance is resolved again under the new configuration (the
+    /// values its declaration gave in code still sit between the named
+    /// configs and the per-instance overrides). A bulkhead whose
+    /// `max_concurrent` changes gets its new limit at once, without blocking
+    /// callers: see
+    /// [`Bulkhead::set_max_concurrent`](bulkhead_core::Bulkhead::set_max_concurrent)
+    /// for what happens to calls in flight and to waiters; a `LimitChanged`
+    /// event is published.
+    /// Other changes cannot be applied to a live instance: they are listed
+    /// with `applied: false`, and take effect for instances created later.
+    ///
+    /// On a thread that holds an open [`declare`](Self::declare) batch, the
+    /// instances the batch declared are resolved and reconfigured with the
+    /// registered ones (see there).
+    ///
+    /// # Errors
+    ///
+    /// The first error of any source, REG-004 for an unknown config, REG-010
+    /// if a bulkhead's new limit does not fit its resource's budget, CFG-004
+    /// if environment variables would match two live ids (or two config
+    /// names) that normalize alike, or the ATR code of a bad value; then
+    /// nothing changes.
+    pub fn reload(&self) -> Result<Vec<Change>, RegistryError> {
+        // Serialised from the reading of the sources on, so that a
+        // concurrent `reload_toml` cannot be undone by an older list.
+        let serialised = self.lock_declaring();
+        let sources = self.lock_sources().clone();
+        self.reload_from(sources, serialised)
+    }
+
+    /// Replaces the TOML text and files the registry was built with by
+    /// `toml` (environment sources stay, and are read again), and applies the
+    /// result as [`reload`](Self::reload) does.
+    ///
+    /// # Errors
+    ///
+    /// As for [`reload`](Self::reload); then nothing changes.
+    pub fn reload_toml(&self, toml: &str) -> Result<Vec<Change>, RegistryError> {
+        let serialised = self.lock_declaring();
+        let mut sources = vec![Source::Toml(toml.to_owned())];
+        sources.extend(
+            self.lock_sources()
+                .iter()
+                .filter(|source| matches!(source, Source::Env(_) | Source::Vars(..)))
+                .cloned(),
+        );
+        self.reload_from(sources, serialised)
+    }
+
+    /// Applies `sources`, under `_serialised`, the lock that serialises
+    /// declarations and reloads.
+    fn reload_from(
+        &self,
+        sources: Vec<Source>,
+        _serialised: SerialGuard<'_>,
+    ) -> Result<Vec<Change>, RegistryError> {
+        let mut layers = self.inner.programmatic.clone();
+        for source in &sources {
+            layers.apply(&source.settings()?)?;
+        }
+        // As `try_build` does: an override of an instance nobody declared
+        // yet must be valid too, not fail only when it is declared.
+        layers.validate()?;
+        let budgets = self
+            .inner
+            .budgets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let changes = layers.install(&self.inner.stores, &budgets)?;
+        drop(budgets);
+        *self.lock_sources() = sources;
+        Ok(changes)
+    }
+
+    fn lock_sources(&self) -> MutexGuard<'_, Vec<Source>> {
+        self.inner
+            .sources
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+}

@@ -1,0 +1,122 @@
+//! Resource budgets on a registry: [`Registry::resource`], and the checks
+//! that keep the bulkheads on a resource within its budget.
+
+use std::sync::PoisonError;
+
+use bulkhead_core::{Bulkhead, BulkheadConfig};
+
+use super::Registry;
+use crate::error::RegistryError;
+
+impl Registry {
+    /// Gives the shared resource `name` (a connection pool, a database
+    /// server) a budget of `slots`: from now on the registry refuses any
+    /// bulkhead on that resource (`resource = "name"` in its attribute,
+    /// `.resource("name")` in code, `resource` in configuration) whose
+    /// `max_concurrent`, added to the others', would exceed it: when it is
+    /// declared, and when a reload or `BulkheadHandle::set_max_concurrent`
+    /// raises a limit (REG-010). A disabled bulkhead admits every call, so
+    /// it cannot name a resource (REG-013). Calling it again changes the
+    /// budget.
+    ///
+    /// The budget bounds the sum of the limits. When a change lowers one
+    /// bulkhead and raises another, the calls in flight on the lowered one
+    /// finish under its old limit: until they have, more calls than the
+    /// budget can be in flight together.
+    ///
+    /// On a thread that holds an open [`declare`](Self::declare) batch the
+    /// bulkheads the batch declared count as well.
+    ///
+    /// # Errors
+    ///
+    /// REG-010 if the bulkheads already on the resource need more than
+    /// `slots`; the budget is then unchanged.
+    pub fn resource(&self, name: &str, slots: u32) -> Result<(), RegistryError> {
+        let _serialised = self.lock_declaring();
+        let mut budgets = self
+            .inner
+            .budgets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let previous = budgets.get(name);
+        budgets.set(name, slots);
+        let configs = self.inner.stores.bulkheads.declared_configs();
+        let checked = budgets.check(configs.iter().map(|(id, c)| (id.as_str(), c)));
+        if checked.is_err() {
+            match previous {
+                Some(previous) => budgets.set(name, previous),
+                None => budgets.remove(name),
+            }
+        }
+        checked
+    }
+
+    /// Sets the limit of `bulkhead`, one of this registry's, after checking
+    /// it against its resource's budget (REG-010), under the lock that
+    /// serialises declarations, so that no declaration or reload checks the
+    /// budget against a stale limit.
+    pub(crate) fn set_max_concurrent(
+        &self,
+        bulkhead: &Bulkhead,
+        max_concurrent: u32,
+    ) -> Result<(), RegistryError> {
+        let _serialised = self.lock_declaring();
+        let id = bulkhead.instance();
+        let current = self
+            .inner
+            .stores
+            .bulkheads
+            .declared_configs()
+            .into_iter()
+            .find(|(known, _)| known == id)
+            .map_or_else(|| bulkhead.config(), |(_, c)| c);
+        let config = BulkheadConfig::builder()
+            .max_concurrent(max_concurrent)
+            .build_on(&current)?;
+        if config.resource().is_some() {
+            self.check_budgets([(id, &config)])?;
+        }
+        Ok(bulkhead.set_max_concurrent(max_concurrent)?)
+    }
+
+    /// Checks the resource budgets against the bulkheads, registered or
+    /// staged by an open batch, with `changed` laid over them (later
+    /// entries of one id win). Call it under the declarations lock.
+    pub(super) fn check_budgets<'a>(
+        &self,
+        changed: impl IntoIterator<Item = (&'a str, &'a BulkheadConfig)>,
+    ) -> Result<(), RegistryError> {
+        let declared = self.inner.stores.bulkheads.declared_configs();
+        let mut all: Vec<(&str, &BulkheadConfig)> =
+            declared.iter().map(|(id, c)| (id.as_str(), c)).collect();
+        for (id, config) in changed {
+            all.push((id, config));
+        }
+        self.inner
+            .budgets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .check(all)
+    }
+
+    /// The budget of resource `name` and the slots its bulkheads take now,
+    /// if it has a budget.
+    pub fn resource_usage(&self, name: &str) -> Option<(u32, u64)> {
+        let budget = self
+            .inner
+            .budgets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(name)?;
+        let used = self
+            .inner
+            .stores
+            .bulkheads
+            .configs()
+            .iter()
+            .filter(|(_, config)| config.resource() == Some(name))
+            .map(|(_, config)| u64::from(config.max_concurrent()))
+            .sum();
+        Some((budget, used))
+    }
+}

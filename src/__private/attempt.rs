@@ -1,0 +1,145 @@
+//! The attempts of a call through `Policies`: what each attempt is given
+//! (a clone of every argument with `#[retry]`, [`again`]; the arguments
+//! themselves without, [`Once`]; a `&mut` delegate lent to one attempt at a
+//! time, [`Lend`]) and how a function's body runs as one ([`attempt`]).
+
+use std::future::Future;
+use std::sync::{Mutex, PoisonError};
+
+/// An argument of a method with `#[retry]`: each attempt gets its own clone.
+#[diagnostic::on_unimplemented(
+    message = "ATR-012: the argument type `{Self}` is not `Clone`: with #[retry], each attempt is given its own clone of every argument",
+    label = "an argument of a method with #[retry] must be `Clone`",
+    note = "pass a reference (`&T` is `Clone`), an `Arc<T>`, or a type that implements `Clone` (add `+ Clone` to an `impl Trait` or a generic parameter)"
+)]
+pub trait RetryArgument: Clone {}
+
+impl<T: Clone> RetryArgument for T {}
+
+/// The clone of `argument` an attempt is given.
+#[inline(always)]
+pub fn again<T: RetryArgument>(argument: &T) -> T {
+    argument.clone()
+}
+
+/// Runs one attempt of a function's body, its result type `R` spelled out
+/// so that the body's `?` knows what it converts into.
+#[inline(always)]
+pub fn attempt<R>(attempt: impl FnOnce() -> R) -> R {
+    attempt()
+}
+
+/// The future of one attempt of an `async fn` body, its output type spelled
+/// out (see [`attempt`]).
+#[inline(always)]
+pub fn attempt_async<R, F: Future<Output = R>>(attempt: F) -> F {
+    attempt
+}
+
+/// A value taken by the only attempt of a call without `#[retry]`: the
+/// receiver and the arguments, or the delegate's future, which the closure
+/// `Policies` calls moves out.
+#[derive(Debug)]
+pub struct Once<T>(Option<T>);
+
+impl<T> Once<T> {
+    /// Holds `value` for the attempt.
+    #[inline(always)]
+    pub fn new(value: T) -> Self {
+        Once(Some(value))
+    }
+
+    /// The value.
+    ///
+    /// # Panics
+    ///
+    /// If taken twice, which `Policies` without a retry never does: it makes
+    /// one attempt.
+    #[inline(always)]
+    pub fn take(&mut self) -> T {
+        match self.0.take() {
+            Some(value) => value,
+            None => taken_twice(),
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn taken_twice() -> ! {
+    unreachable!("a call without #[retry] made a second attempt")
+}
+
+/// The delegate of an async method taking `&mut self` with `#[retry]`, lent
+/// to one attempt at a time: each attempt's future holds it (not a borrow of
+/// the closure that made the future, which it could not outlive) and gives
+/// it back when it completes or is dropped, before the next attempt starts.
+#[derive(Debug)]
+pub struct Lend<'a, T: ?Sized>(Mutex<Option<&'a mut T>>);
+
+impl<'a, T: ?Sized> Lend<'a, T> {
+    /// Lends `value` to the attempts.
+    #[inline]
+    pub fn new(value: &'a mut T) -> Self {
+        Lend(Mutex::new(Some(value)))
+    }
+
+    /// `value`, for one attempt.
+    ///
+    /// # Panics
+    ///
+    /// If another attempt holds it, which never happens: `Policies` drops an
+    /// attempt's future before it makes the next.
+    #[inline]
+    pub fn lend(&self) -> Lent<'_, 'a, T> {
+        let value = self.0.lock().unwrap_or_else(PoisonError::into_inner).take();
+        match value {
+            Some(value) => Lent {
+                home: &self.0,
+                value: Some(value),
+            },
+            None => lent_twice(),
+        }
+    }
+}
+
+/// `&mut T` lent by a [`Lend`] to one attempt, given back on drop.
+#[derive(Debug)]
+pub struct Lent<'l, 'a, T: ?Sized> {
+    home: &'l Mutex<Option<&'a mut T>>,
+    value: Option<&'a mut T>,
+}
+
+impl<T: ?Sized> std::ops::Deref for Lent<'_, '_, T> {
+    type Target = T;
+
+    #[inline]
+    fn deref(&self) -> &T {
+        match &self.value {
+            Some(value) => value,
+            None => lent_twice(),
+        }
+    }
+}
+
+impl<T: ?Sized> std::ops::DerefMut for Lent<'_, '_, T> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut T {
+        match &mut self.value {
+            Some(value) => value,
+            None => lent_twice(),
+        }
+    }
+}
+
+impl<T: ?Sized> Drop for Lent<'_, '_, T> {
+    fn drop(&mut self) {
+        *self.home.lock().unwrap_or_else(PoisonError::into_inner) = self.value.take();
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn lent_twice() -> ! {
+    unreachable!("two attempts of one call held the delegate at once")
+}

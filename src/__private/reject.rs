@@ -1,0 +1,123 @@
+//! How a rejection becomes a generated method's result: [`rejecter`], the
+//! one place generated code asks for `R: CallResult<Error: RejectionInto>`
+//! at the method's return type (ATR-004 otherwise). Called by every method
+//! and function a policy attribute wraps.
+
+use std::fmt;
+
+use bulkhead_core::{BulkheadFull, Rejection};
+
+/// The return types of a method with a bulkhead: `Result<T, E>`, where
+/// `E` must also be [`RejectionInto`].
+///
+/// Generated code asks for it at the method's return type, so that any
+/// alias of `Result` works, and anything else is reported there with a code.
+#[diagnostic::on_unimplemented(
+    message = "ATR-004: `{Self}` cannot carry a bulkhead rejection: a method with #[bulkhead] must return `Result<T, E>` with `E: From<bulkhead::Rejection>`",
+    label = "must be `Result<T, E>` with `E: From<bulkhead::Rejection>`"
+)]
+pub trait CallResult: Sized {
+    /// The `E` of `Result<T, E>`.
+    type Error;
+
+    /// The failed result.
+    fn from_error(error: Self::Error) -> Self;
+}
+
+impl<T, E> CallResult for Result<T, E> {
+    type Error = E;
+
+    #[inline]
+    fn from_error(error: E) -> Self {
+        Err(error)
+    }
+}
+
+/// The error types of a method with a bulkhead: those a [`Rejection`]
+/// converts into. A separate trait so that a missing conversion is reported
+/// with its own coded message.
+#[diagnostic::on_unimplemented(
+    message = "ATR-004: the error type `{Self}` cannot hold a bulkhead rejection: implement `From<bulkhead::Rejection>` for it",
+    label = "the error type of a method with #[bulkhead] must implement `From<bulkhead::Rejection>`",
+    note = "if the error type is an associated type of the trait, add `From<bulkhead::Rejection>` to the associated type's bounds: `type Error: From<bulkhead::Rejection>;`"
+)]
+pub trait RejectionInto: Sized {
+    /// Converts the rejection.
+    fn from_rejection(rejection: Rejection) -> Self;
+}
+
+impl<E: From<Rejection>> RejectionInto for E {
+    #[inline]
+    fn from_rejection(rejection: Rejection) -> Self {
+        E::from(rejection)
+    }
+}
+
+/// How a rejection becomes the result `R` of a method with a bulkhead.
+///
+/// Made by [`rejecter`], the one place generated code asks for `R:
+/// CallResult<Error: RejectionInto>` (at the method's return type), so that
+/// a return type that cannot carry a rejection is reported once, however
+/// many times the method enters its bulkhead.
+pub struct Reject<R> {
+    full: fn(BulkheadFull) -> R,
+    any: fn(Rejection) -> R,
+}
+
+impl<R> Clone for Reject<R> {
+    #[inline]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<R> Copy for Reject<R> {}
+
+impl<R> fmt::Debug for Reject<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Reject")
+    }
+}
+
+impl<R> Reject<R> {
+    /// The result of a call rejected with `full`.
+    #[inline]
+    pub fn reject(self, full: BulkheadFull) -> R {
+        (self.full)(full)
+    }
+
+    /// The result of a call a policy refused with `rejection`.
+    #[inline]
+    pub fn rejected(self, rejection: Rejection) -> R {
+        (self.any)(rejection)
+    }
+}
+
+/// The conversion of a rejection into the method's result `R`.
+#[inline]
+pub fn rejecter<R>() -> Reject<R>
+where
+    R: CallResult<Error: RejectionInto>,
+{
+    Reject {
+        full: full::<R>,
+        any: rejected::<R>,
+    }
+}
+
+// Two functions rather than one: a bulkhead's own rejection (the common
+// case of a method with `#[bulkhead]` alone) passes the smaller
+// `BulkheadFull` and is converted inside.
+fn full<R>(full: BulkheadFull) -> R
+where
+    R: CallResult<Error: RejectionInto>,
+{
+    rejected(Rejection::from(full))
+}
+
+fn rejected<R>(rejection: Rejection) -> R
+where
+    R: CallResult<Error: RejectionInto>,
+{
+    R::from_error(R::Error::from_rejection(rejection))
+}
