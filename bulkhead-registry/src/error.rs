@@ -79,15 +79,38 @@ pub enum RegistryError {
         /// The resource it names.
         resource: String,
     },
-    /// A pipeline that retries was given to a `tower` layer that can send
-    /// each request only once (REG-012).
-    #[error(
-        "REG-012: pipeline {pipeline:?} retries, and a request can be sent only once: use PipelineLayer::with_replay to copy it for each attempt"
-    )]
-    RetryNeedsReplay {
-        /// The pipeline's id.
-        pipeline: String,
-    },
+    /// A configuration source (TOML, a file, environment variables) cannot
+    /// be read as configuration: CFG-001 to CFG-004, its code and message
+    /// the [`ConfigSourceError`]'s.
+    #[error(transparent)]
+    ConfigSource(#[from] ConfigSourceError),
+}
+
+impl RegistryError {
+    /// The error's code, such as `"REG-008"`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            RegistryError::UnknownConfig { .. } => "REG-004",
+            RegistryError::Conflict { .. } => "REG-008",
+            RegistryError::UnknownInstance { .. } => "REG-009",
+            RegistryError::Config(error) => error.code(),
+            RegistryError::OverBudget { .. } => "REG-010",
+            RegistryError::UnknownResource { .. } => "REG-011",
+            RegistryError::DisabledOnResource { .. } => "REG-013",
+            RegistryError::ConfigSource(error) => error.code(),
+        }
+    }
+}
+
+/// Why a configuration source (TOML text, a file, environment variables)
+/// cannot be read as configuration: CFG-001 to CFG-004.
+///
+/// [`code`](ConfigSourceError::code) gives the error's code, and its
+/// `Display` starts with it: `CFG-001: ...`. The registry returns it inside
+/// [`RegistryError::ConfigSource`], whose `code` and `Display` are this error's.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigSourceError {
     /// A configuration source names a key that does not exist (CFG-001).
     #[error("CFG-001: unknown configuration key {key}{hint}")]
     UnknownKey {
@@ -137,22 +160,14 @@ pub enum RegistryError {
     },
 }
 
-impl RegistryError {
-    /// The error's code, such as `"REG-008"`.
+impl ConfigSourceError {
+    /// The error's code, such as `"CFG-001"`.
     pub fn code(&self) -> &'static str {
         match self {
-            RegistryError::UnknownConfig { .. } => "REG-004",
-            RegistryError::Conflict { .. } => "REG-008",
-            RegistryError::UnknownInstance { .. } => "REG-009",
-            RegistryError::Config(error) => error.code(),
-            RegistryError::OverBudget { .. } => "REG-010",
-            RegistryError::UnknownResource { .. } => "REG-011",
-            RegistryError::RetryNeedsReplay { .. } => "REG-012",
-            RegistryError::DisabledOnResource { .. } => "REG-013",
-            RegistryError::UnknownKey { .. } => "CFG-001",
-            RegistryError::Malformed { .. } => "CFG-002",
-            RegistryError::Unreadable { .. } => "CFG-003",
-            RegistryError::AmbiguousEnvName { .. } => "CFG-004",
+            ConfigSourceError::UnknownKey { .. } => "CFG-001",
+            ConfigSourceError::Malformed { .. } => "CFG-002",
+            ConfigSourceError::Unreadable { .. } => "CFG-003",
+            ConfigSourceError::AmbiguousEnvName { .. } => "CFG-004",
         }
     }
 }
@@ -176,4 +191,29 @@ pub struct Conflict {
     pub second_source: String,
     /// The configuration that one resolved to.
     pub second_config: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_config_source_error_keeps_its_code_and_message_in_a_registry_error() {
+        let source = ConfigSourceError::UnknownKey {
+            key: "bulkhead.instances.a.max_concurent".to_owned(),
+            hint: "; did you mean \"max_concurrent\"?".to_owned(),
+        };
+        let error = RegistryError::from(source.clone());
+        assert_eq!(error.code(), "CFG-001");
+        assert_eq!(error.to_string(), source.to_string());
+        assert!(
+            error
+                .to_string()
+                .starts_with("CFG-001: unknown configuration key")
+        );
+        assert!(matches!(
+            error,
+            RegistryError::ConfigSource(ConfigSourceError::UnknownKey { .. })
+        ));
+    }
 }

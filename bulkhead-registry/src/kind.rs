@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use crate::error::RegistryError;
+use crate::error::ConfigSourceError;
 use crate::suggest::suggest;
 
 /// Defines [`PolicyKind`], its [`ALL`](PolicyKind::ALL), its
@@ -84,8 +84,8 @@ impl PolicyKind {
     /// # Errors
     ///
     /// CFG-001 naming `key`, with the closest policy name.
-    pub(crate) fn parse(name: &str, key: &str) -> Result<PolicyKind, RegistryError> {
-        PolicyKind::from_name(name).ok_or_else(|| RegistryError::UnknownKey {
+    pub(crate) fn parse(name: &str, key: &str) -> Result<PolicyKind, ConfigSourceError> {
+        PolicyKind::from_name(name).ok_or_else(|| ConfigSourceError::UnknownKey {
             key: key.to_owned(),
             hint: suggest(name, &PolicyKind::ALL.map(PolicyKind::name)),
         })

@@ -43,7 +43,7 @@ mod suggest;
 #[cfg(feature = "tower")]
 pub mod tower;
 
-pub use error::{Conflict, RegistryError};
+pub use error::{ConfigSourceError, Conflict, RegistryError};
 pub use events::{InstanceEvents, PolicyEvent};
 #[doc(hidden)]
 pub use function::{FnPolicy, FunctionPolicy, MethodPolicy};

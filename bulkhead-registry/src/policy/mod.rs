@@ -12,7 +12,7 @@ use std::fmt;
 
 use bulkhead_core::{ConfigError, PolicyContext};
 
-use crate::error::RegistryError;
+use crate::error::{ConfigSourceError, RegistryError};
 use crate::kind::PolicyKind;
 use crate::source::Value;
 use crate::suggest::suggest;
@@ -76,10 +76,11 @@ pub(crate) trait Policy: Clone + Send + Sync + 'static {
     ) -> Result<Self::Spec, RegistryError> {
         match Self::KEYS.iter().find(|known| known.name == key) {
             Some(known) => Ok((known.set)(spec, value, full_key)?),
-            None => Err(RegistryError::UnknownKey {
+            None => Err(ConfigSourceError::UnknownKey {
                 key: full_key.to_owned(),
                 hint: suggest(key, &key_names::<Self>()),
-            }),
+            }
+            .into()),
         }
     }
 }

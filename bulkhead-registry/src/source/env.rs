@@ -27,7 +27,7 @@ use std::ffi::OsString;
 
 use super::setting::{Setting, Target, normalize};
 use super::value::Value;
-use crate::error::RegistryError;
+use crate::error::ConfigSourceError;
 use crate::kind::PolicyKind;
 use crate::suggest::suggest;
 
@@ -35,7 +35,7 @@ use crate::suggest::suggest;
 pub(crate) fn from_env(
     prefix: &str,
     vars: impl IntoIterator<Item = (OsString, OsString)>,
-) -> Result<Vec<Setting>, RegistryError> {
+) -> Result<Vec<Setting>, ConfigSourceError> {
     let mut settings = Vec::new();
     for (name, value) in vars {
         // Variables that are not valid Unicode cannot be ours.
@@ -65,8 +65,8 @@ fn ours(rest: &str) -> bool {
         })
 }
 
-fn setting(variable: &str, rest: &str, value: &str) -> Result<Setting, RegistryError> {
-    let malformed = |message: String| RegistryError::Malformed {
+fn setting(variable: &str, rest: &str, value: &str) -> Result<Setting, ConfigSourceError> {
+    let malformed = |message: String| ConfigSourceError::Malformed {
         source_name: format!("environment variable {variable}"),
         message,
     };
@@ -81,7 +81,7 @@ fn setting(variable: &str, rest: &str, value: &str) -> Result<Setting, RegistryE
         "configs" => Target::EnvConfig(name.to_owned()),
         "instances" => Target::EnvInstance(name.to_owned()),
         other => {
-            return Err(RegistryError::UnknownKey {
+            return Err(ConfigSourceError::UnknownKey {
                 key: variable.to_owned(),
                 hint: suggest(other, &["configs", "instances"]),
             });

@@ -16,7 +16,7 @@ pub(crate) use setting::{Setting, Target, env_name, normalize};
 pub(crate) use toml::from_toml;
 pub(crate) use value::Value;
 
-use crate::error::RegistryError;
+use crate::error::ConfigSourceError;
 
 /// A configuration source, as given to the registry builder; kept so that
 /// [`Registry::reload`](crate::Registry::reload) can read it again.
@@ -32,12 +32,12 @@ pub(crate) enum Source {
 
 impl Source {
     /// Reads and parses the source.
-    pub(crate) fn settings(&self) -> Result<Vec<Setting>, RegistryError> {
+    pub(crate) fn settings(&self) -> Result<Vec<Setting>, ConfigSourceError> {
         match self {
             Source::Toml(text) => from_toml(text, "TOML"),
             Source::File(path) => {
                 let text =
-                    std::fs::read_to_string(path).map_err(|e| RegistryError::Unreadable {
+                    std::fs::read_to_string(path).map_err(|e| ConfigSourceError::Unreadable {
                         path: path.display().to_string(),
                         message: e.to_string(),
                     })?;

@@ -17,13 +17,13 @@
 
 use super::setting::{Setting, Target};
 use super::value::Value;
-use crate::error::RegistryError;
+use crate::error::ConfigSourceError;
 use crate::kind::PolicyKind;
 use crate::suggest::suggest;
 
 /// Every setting in `text`; `source` names it in messages.
-pub(crate) fn from_toml(text: &str, source: &str) -> Result<Vec<Setting>, RegistryError> {
-    let malformed = |message: String| RegistryError::Malformed {
+pub(crate) fn from_toml(text: &str, source: &str) -> Result<Vec<Setting>, ConfigSourceError> {
+    let malformed = |message: String| ConfigSourceError::Malformed {
         source_name: source.to_owned(),
         message,
     };
@@ -41,7 +41,7 @@ pub(crate) fn from_toml(text: &str, source: &str) -> Result<Vec<Setting>, Regist
                 "configs" => Target::Config,
                 "instances" => Target::Instance,
                 _ => {
-                    return Err(RegistryError::UnknownKey {
+                    return Err(ConfigSourceError::UnknownKey {
                         key: format!("{policy}.{section}"),
                         hint: suggest(section, &["configs", "instances"]),
                     });

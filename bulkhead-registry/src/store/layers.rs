@@ -7,7 +7,7 @@ use std::fmt;
 
 use bulkhead_core::ConfigError;
 
-use crate::error::RegistryError;
+use crate::error::{ConfigSourceError, RegistryError};
 use crate::policy::{Policy, key_names};
 use crate::source::{Setting, Target, env_name, normalize};
 use crate::suggest::suggest;
@@ -84,10 +84,11 @@ impl<P: Policy> Layers<P> {
         let full_key = setting.full_key.as_str();
         let single = if key == "base_config" && instance {
             let Some(base) = setting.value.text().filter(|t| !t.is_empty()) else {
-                return Err(RegistryError::Malformed {
+                return Err(ConfigSourceError::Malformed {
                     source_name: full_key.to_owned(),
                     message: format!("base_config must name a config, got {}", setting.value),
-                });
+                }
+                .into());
             };
             P::with_config_name(P::Spec::default(), base)
         } else {
@@ -95,15 +96,14 @@ impl<P: Policy> Layers<P> {
                 P::set(P::Spec::default(), key, &setting.value, full_key).map_err(|error| {
                     match error {
                         // An instance also takes `base_config`: suggest it too.
-                        RegistryError::UnknownKey { key: full, .. } if instance => {
-                            RegistryError::UnknownKey {
-                                key: full,
-                                hint: suggest(
-                                    key,
-                                    &[key_names::<P>(), vec!["base_config"]].concat(),
-                                ),
-                            }
+                        RegistryError::ConfigSource(ConfigSourceError::UnknownKey {
+                            key: full,
+                            ..
+                        }) if instance => ConfigSourceError::UnknownKey {
+                            key: full,
+                            hint: suggest(key, &[key_names::<P>(), vec!["base_config"]].concat()),
                         }
+                        .into(),
                         error => error,
                     }
                 })?;
@@ -159,7 +159,7 @@ impl<P: Policy> Layers<P> {
         declared: impl Fn() -> Vec<(String, P::Spec)>,
     ) -> Result<(), RegistryError> {
         let ambiguous =
-            |section, name, first: &str, second: &str| RegistryError::AmbiguousEnvName {
+            |section, name, first: &str, second: &str| ConfigSourceError::AmbiguousEnvName {
                 policy: P::KIND.name(),
                 section,
                 name,
@@ -172,7 +172,7 @@ impl<P: Policy> Layers<P> {
                 .iter()
                 .find(|(other, _)| other != id && normalize(other) == name)
             {
-                return Err(ambiguous("instances", name, other, id));
+                return Err(ambiguous("instances", name, other, id).into());
             }
         }
         let base = self.base_name(id, spec);
@@ -195,7 +195,7 @@ impl<P: Policy> Layers<P> {
                 .filter(|other| *other != used)
                 .find(|other| normalize(other) == name)
             {
-                return Err(ambiguous("configs", name, other, used));
+                return Err(ambiguous("configs", name, other, used).into());
             }
         }
         Ok(())
@@ -270,13 +270,14 @@ impl<P: Policy> Layers<P> {
                 continue;
             };
             if let Some(first) = by_env_name.insert(env.clone(), name) {
-                return Err(RegistryError::AmbiguousEnvName {
+                return Err(ConfigSourceError::AmbiguousEnvName {
                     policy: P::KIND.name(),
                     section: "configs",
                     name: env,
                     first: first.to_owned(),
                     second: name.to_owned(),
-                });
+                }
+                .into());
             }
         }
         let default = P::Config::default();

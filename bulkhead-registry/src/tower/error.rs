@@ -1,5 +1,6 @@
 //! The errors of the services: [`ServiceError`], and [`Unavailable`], what a
-//! refused request carries to the handler that answers 503.
+//! refused request carries to the handler that answers 503; and
+//! [`RetryNeedsReplay`], why a layer cannot be built (REG-012).
 
 use std::error::Error;
 use std::fmt;
@@ -146,5 +147,40 @@ impl fmt::Display for Unavailable {
 impl Error for Unavailable {
     fn source(&self) -> Option<&(dyn Error + 'static)> {
         Some(&self.rejection)
+    }
+}
+
+/// A pipeline that retries, given to [`PipelineLayer::new`], which sends
+/// each request only once (REG-012): a second attempt needs a copy of the
+/// request, so build the layer with [`PipelineLayer::with_replay`].
+///
+/// [`code`](RetryNeedsReplay::code) is `"REG-012"`, and `Display` starts
+/// with it.
+///
+/// [`PipelineLayer::new`]: super::PipelineLayer::new
+/// [`PipelineLayer::with_replay`]: super::PipelineLayer::with_replay
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "REG-012: pipeline {pipeline:?} retries, and a request can be sent only once: use PipelineLayer::with_replay to copy it for each attempt"
+)]
+pub struct RetryNeedsReplay {
+    pipeline: String,
+}
+
+impl RetryNeedsReplay {
+    pub(super) fn new(pipeline: &str) -> Self {
+        RetryNeedsReplay {
+            pipeline: pipeline.to_owned(),
+        }
+    }
+
+    /// The id of the pipeline that retries.
+    pub fn pipeline(&self) -> &str {
+        &self.pipeline
+    }
+
+    /// The error's code, `"REG-012"`.
+    pub fn code(&self) -> &'static str {
+        "REG-012"
     }
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 use bulkhead_core::Bulkhead;
 use tower_layer::Layer;
 
+use super::error::RetryNeedsReplay;
 use super::replay::{ReplayWith, SendOnce};
 use super::retry_after::DEFAULT_RETRY_AFTER;
 use super::service::{BulkheadService, PipelineService};
@@ -104,18 +105,17 @@ impl PipelineLayer {
     ///
     /// # Errors
     ///
-    /// REG-012 if the pipeline has a retry with more than one attempt: the
-    /// inner service consumes the request, so a second attempt needs a copy.
-    /// Use [`with_replay`](Self::with_replay) for such a pipeline.
-    pub fn new(pipeline: Pipeline) -> Result<Self, RegistryError> {
+    /// [`RetryNeedsReplay`] (REG-012) if the pipeline has a retry with more
+    /// than one attempt: the inner service consumes the request, so a second
+    /// attempt needs a copy. Use [`with_replay`](Self::with_replay) for such
+    /// a pipeline.
+    pub fn new(pipeline: Pipeline) -> Result<Self, RetryNeedsReplay> {
         let retries = pipeline
             .policies()
             .retry()
             .is_some_and(|retry| retry.config().max_attempts() > 1);
         if retries {
-            return Err(RegistryError::RetryNeedsReplay {
-                pipeline: pipeline.id().to_owned(),
-            });
+            return Err(RetryNeedsReplay::new(pipeline.id()));
         }
         Ok(PipelineLayer {
             pipeline,

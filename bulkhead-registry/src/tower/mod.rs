@@ -181,8 +181,10 @@
 //! the request joins the queue at the future's first poll rather than in
 //! `call`; the inner service is called only once the request holds a slot,
 //! and a timeout drops the inner future at its deadline (also while it
-//! waits for a slot: the wait counts towards the timeout). A pipeline with a retry needs a way to send a request again:
-//! [`PipelineLayer::with_replay`]. It allocates one box per request.
+//! waits for a slot: the wait counts towards the timeout). A pipeline with
+//! a retry needs a way to send a request again:
+//! [`PipelineLayer::with_replay`] ([`PipelineLayer::new`] refuses it with
+//! [`RetryNeedsReplay`], REG-012). It allocates one box per request.
 //!
 //! [tower]: https://docs.rs/tower
 //! [`Bulkhead`]: bulkhead_core::Bulkhead
@@ -198,7 +200,7 @@ mod retry_after;
 mod service;
 mod wait;
 
-pub use error::{ServiceError, Unavailable};
+pub use error::{RetryNeedsReplay, ServiceError, Unavailable};
 pub use future::{PipelineFuture, ResponseFuture};
 pub use layer::{BulkheadLayer, PipelineLayer};
 pub use replay::{Replay, ReplayWith, SendOnce};

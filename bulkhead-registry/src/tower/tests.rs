@@ -658,6 +658,7 @@ fn a_pipeline_that_retries_needs_a_replay_and_is_reg_012_without_one() {
         .unwrap();
     let err = PipelineLayer::new(pipeline).unwrap_err();
     assert_eq!(err.code(), "REG-012");
+    assert_eq!(err.pipeline(), "retrying");
     assert!(
         err.to_string().contains("PipelineLayer::with_replay"),
         "{err}"
