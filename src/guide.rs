@@ -1,0 +1,48 @@
+//! Guides: how the library behaves, one page each. They are the Markdown
+//! files of the repository's `docs/` folder, readable there too; each
+//! attribute's page (its keys, errors and examples) is the attribute's own
+//! documentation.
+//!
+//! - [`bulkhead`]: how a bulkhead behaves, the rules B1 to B12;
+//! - [`composition`]: the fixed order of the policies and what follows from
+//!   it;
+//! - [`configuration`]: keys, sources, precedence and reloads;
+//! - [`paths`]: where each name lives, and the root paths of earlier
+//!   versions.
+
+/// [attr-resilient]: macro@crate::resilient
+/// [attr-bulkhead]: macro@crate::bulkhead
+/// [`Pipeline`]: crate::Pipeline
+/// [`Bulkhead`]: crate::Bulkhead
+/// [`ManualClock`]: crate::ManualClock
+/// [`Registry::bulkhead`]: crate::Registry::bulkhead
+/// [`BulkheadHandle`]: crate::BulkheadHandle
+/// [`BulkheadSnapshot`]: crate::BulkheadSnapshot
+#[doc = include_str!("../docs/bulkhead.md")]
+pub mod bulkhead {}
+
+/// [attr-resilient]: macro@crate::resilient
+/// [guide-bulkhead]: mod@crate::guide::bulkhead
+/// [`Pipeline`]: crate::Pipeline
+/// [`ManualClock`]: crate::ManualClock
+#[doc = include_str!("../docs/composition.md")]
+pub mod composition {}
+
+/// [attr-bulkhead]: macro@crate::bulkhead
+/// [attr-retry]: macro@crate::retry
+/// [attr-circuit_breaker]: macro@crate::circuit_breaker
+/// [attr-timeout]: macro@crate::timeout
+/// [attr-rate_limiter]: macro@crate::rate_limiter
+/// [`RegistryBuilder`]: crate::RegistryBuilder
+/// [`RegistryBuilder::try_build`]: crate::RegistryBuilder::try_build
+/// [`ConfigError`]: crate::config::ConfigError
+/// [`ConfigSourceError`]: crate::config::ConfigSourceError
+/// [`RegistryError`]: crate::RegistryError
+/// [`BulkheadHandle::set_max_concurrent`]: crate::BulkheadHandle::set_max_concurrent
+/// [`Registry::reload`]: crate::Registry::reload
+/// [`Change`]: crate::config::Change
+#[doc = include_str!("../docs/configuration.md")]
+pub mod configuration {}
+
+#[doc = include_str!("../docs/paths.md")]
+pub mod paths {}

@@ -1,0 +1,25 @@
+//! The registry's other types: [`RegistrySnapshot`], every instance at one
+//! moment (`registry.snapshot()`); [`Declarations`], a batch of
+//! declarations committed together (`registry.declare()`); [`PolicySpecs`],
+//! what is given in code for the set of policies of one call; and
+//! [`Conflict`], the two sides of a REG-008.
+//!
+//! [`Registry`](crate::Registry), its builder and its error are at the
+//! crate's root.
+//!
+//! # Examples
+//!
+//! ```
+//! use bulkhead::{Pipeline, Registry};
+//! use bulkhead::registry::RegistrySnapshot;
+//!
+//! let registry = Registry::new();
+//! Pipeline::builder(&registry, "renderer").bulkhead(|b| b.max_concurrent(10)).build()?;
+//!
+//! let snapshot: RegistrySnapshot = registry.snapshot();
+//! assert_eq!(snapshot.bulkheads()[0].instance, "renderer");
+//! assert_eq!(snapshot.bulkheads()[0].max_concurrent, 10);
+//! # Ok::<(), bulkhead::RegistryError>(())
+//! ```
+
+pub use bulkhead_registry::{Conflict, Declarations, PolicySpecs, RegistrySnapshot};
