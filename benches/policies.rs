@@ -18,8 +18,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use bulkhead::SlidingWindow;
-use bulkhead::{Pipeline, PipelineBuilder, Registry};
+use bulkhead::circuit_breaker::SlidingWindow;
+use bulkhead::pipeline::PipelineBuilder;
+use bulkhead::{Pipeline, Registry};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 type Build = fn(PipelineBuilder<'_>) -> PipelineBuilder<'_>;

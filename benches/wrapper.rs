@@ -23,7 +23,8 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use bulkhead::{Bulkhead, Classifier, Policies, Registry, Rejection, bulkhead, resilient};
+use bulkhead::pipeline::{Classifier, Policies};
+use bulkhead::{Bulkhead, Registry, Rejection, bulkhead, resilient};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 /// The error of the benchmarked methods.

@@ -14,10 +14,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
-use bulkhead::{
-    CallError, CircuitBreakerEventKind, Event, Pipeline, Registry, RejectionKind, RetryEventKind,
-    TimeoutEventKind,
-};
+use bulkhead::events::{CircuitBreakerEventKind, Event, RetryEventKind, TimeoutEventKind};
+use bulkhead::{CallError, Pipeline, Registry, RejectionKind};
 
 const PHASE: Duration = Duration::from_millis(1500);
 

@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use bulkhead::{Registry, RegistrySnapshot, Rejection, resilient};
+use bulkhead::registry::RegistrySnapshot;
+use bulkhead::{Registry, Rejection, resilient};
 
 /// What a thumbnail call can fail with: a full bulkhead, or the backend.
 #[derive(Debug)]

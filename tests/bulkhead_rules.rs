@@ -1,5 +1,5 @@
-//! The bulkhead rules of SPEC section 3 (B1-B8, B11-B12), one test or more
-//! per rule, through the `Bulkhead` primitive and `Pipeline`.
+//! The bulkhead rules of `docs/bulkhead.md` (B1-B8, B11-B12), one test or
+//! more per rule, through the `Bulkhead` primitive and `Pipeline`.
 
 mod support;
 
@@ -9,10 +9,8 @@ use std::task::Poll;
 use std::thread;
 use std::time::Duration;
 
-use bulkhead::{
-    Bulkhead, BulkheadConfig, BulkheadEventKind, CallError, Event, ManualClock, Pipeline, Registry,
-    Rejection,
-};
+use bulkhead::events::{BulkheadEventKind, Event};
+use bulkhead::{Bulkhead, BulkheadConfig, CallError, ManualClock, Pipeline, Registry, Rejection};
 use support::{CountingWaker, bulkhead, poll_noop, poll_once, wait_until};
 
 fn registry(clock: &ManualClock) -> Registry {
@@ -650,11 +648,11 @@ async fn b6_on_the_system_clock_an_async_waiter_is_rejected_when_max_wait_passes
 fn a_clock_that_panics_while_a_caller_queues_leaves_no_ghost_waiter() {
     #[derive(Debug)]
     struct PanickingClock(ManualClock);
-    impl bulkhead::Clock for PanickingClock {
+    impl bulkhead::clock::Clock for PanickingClock {
         fn now(&self) -> std::time::Instant {
             self.0.now()
         }
-        fn sleep_until(&self, _: std::time::Instant) -> bulkhead::Sleep {
+        fn sleep_until(&self, _: std::time::Instant) -> bulkhead::clock::Sleep {
             panic!("this clock cannot sleep")
         }
         fn park_until(&self, deadline: std::time::Instant) {
@@ -697,8 +695,8 @@ async fn b12_an_event_stream_ends_once_the_registry_and_its_policies_are_gone() 
 
 #[test]
 fn an_outer_deadline_cuts_a_sync_wait_short_and_says_so() {
-    use bulkhead::Clock;
     use bulkhead::EnterError;
+    use bulkhead::clock::Clock;
     let clock = ManualClock::new();
     let registry = registry(&clock);
     let bulkhead = bulkhead(&registry, "deadline-cut", 1, Duration::from_secs(1));

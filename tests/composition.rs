@@ -1,4 +1,5 @@
-//! SPEC section 5 through `Pipeline`: the fixed order
+//! The composition rules (`docs/composition.md`) through `Pipeline`: the
+//! fixed order
 //! `Retry( CircuitBreaker( RateLimiter( Timeout( Bulkhead( call ) ) ) ) )`
 //! and what follows from it, sync and async, on a `ManualClock`.
 
@@ -9,8 +10,9 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use bulkhead::{CallError, Event, ManualClock, Pipeline, Registry, Rejection, RejectionKind};
-use bulkhead::{CircuitState, TimeoutEventKind};
+use bulkhead::circuit_breaker::CircuitState;
+use bulkhead::events::{Event, TimeoutEventKind};
+use bulkhead::{CallError, ManualClock, Pipeline, Registry, Rejection, RejectionKind};
 use support::{poll_noop, wait_until};
 
 fn registry(clock: &ManualClock) -> Registry {
@@ -555,7 +557,7 @@ fn a_time_window_counts_a_call_in_the_second_it_ended() {
     let registry = registry(&clock);
     let pipeline = Pipeline::builder(&registry, "time-window")
         .circuit_breaker(|c| {
-            c.sliding_window(bulkhead::SlidingWindow::Time)
+            c.sliding_window(bulkhead::circuit_breaker::SlidingWindow::Time)
                 .sliding_window_size(1)
                 .minimum_calls(2)
         })

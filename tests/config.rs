@@ -1,12 +1,11 @@
-//! Configuration from outside the code (SPEC section 7): TOML, files and
+//! Configuration from outside the code (`docs/configuration.md`): TOML, files and
 //! environment variables, the precedence table case by case, every coded
 //! error, and run-time changes.
 
 use std::time::Duration;
 
-use bulkhead::{
-    BulkheadConfig, BulkheadEventKind, Event, ManualClock, Pipeline, Registry, RegistryError,
-};
+use bulkhead::events::{BulkheadEventKind, Event};
+use bulkhead::{BulkheadConfig, ManualClock, Pipeline, Registry, RegistryError};
 
 fn spec() -> bulkhead::BulkheadConfigBuilder {
     BulkheadConfig::builder()
@@ -171,7 +170,10 @@ fn every_policy_reads_its_own_keys() {
     );
     assert_eq!(retry.abort_on().to_string(), "[BulkheadFull, Timeout]");
     let breaker = policies.circuit_breaker().unwrap().config();
-    assert_eq!(breaker.sliding_window(), bulkhead::SlidingWindow::Time);
+    assert_eq!(
+        breaker.sliding_window(),
+        bulkhead::circuit_breaker::SlidingWindow::Time
+    );
     assert_eq!(breaker.failure_rate_threshold(), 25.5);
     assert_eq!(
         policies.timeout().unwrap().duration(),
@@ -233,7 +235,7 @@ fn a_duration_past_duration_max_is_atr_001_too_large_from_every_source_and_key()
     };
     for value in values {
         assert_eq!(
-            bulkhead::parse_duration("max_wait", value).map_err(|e| e.code()),
+            bulkhead_core::parse_duration("max_wait", value).map_err(|e| e.code()),
             Err("ATR-001")
         );
         for (policy, key) in keys {
@@ -526,10 +528,10 @@ fn two_ids_one_variable_matches_are_cfg_004_naming_both() {
         .build();
     let mut batch = registry.declare();
     batch
-        .retry("a-b", "test", &bulkhead::RetryConfig::builder())
+        .retry("a-b", "test", &bulkhead::retry::RetryConfig::builder())
         .unwrap();
     let err = batch
-        .retry("A b", "test", &bulkhead::RetryConfig::builder())
+        .retry("A b", "test", &bulkhead::retry::RetryConfig::builder())
         .unwrap_err();
     assert_eq!(err.code(), "CFG-004", "{err}");
     drop(batch);

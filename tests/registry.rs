@@ -4,10 +4,8 @@
 
 use std::time::Duration;
 
-use bulkhead::{
-    BulkheadConfig, BulkheadHandle, ManualClock, Pipeline, Registry, RegistryError,
-    RegistrySnapshot,
-};
+use bulkhead::registry::RegistrySnapshot;
+use bulkhead::{BulkheadConfig, BulkheadHandle, ManualClock, Pipeline, Registry, RegistryError};
 
 fn spec() -> bulkhead::BulkheadConfigBuilder {
     BulkheadConfig::builder()
@@ -26,11 +24,11 @@ fn public_types_are_send_and_sync_and_pipelines_are_cheap_clones() {
     send_sync::<bulkhead::Enter<'static>>();
     send_sync::<bulkhead::Rejection>();
     send_sync::<bulkhead::OwnedBulkheadPermit>();
-    send_sync::<bulkhead::EventStream>();
-    send_sync::<bulkhead::Sleep>();
+    send_sync::<bulkhead::events::EventStream>();
+    send_sync::<bulkhead::clock::Sleep>();
     send_sync::<bulkhead::BulkheadSnapshot>();
-    send_sync::<bulkhead::EventBus>();
-    send_sync::<bulkhead::PolicyContext>();
+    send_sync::<bulkhead::events::EventBus>();
+    send_sync::<bulkhead::pipeline::PolicyContext>();
     clone_send_sync::<Pipeline>();
     clone_send_sync::<ManualClock>();
 }

@@ -1,4 +1,4 @@
-//! Resource budgets (SPEC section 8): the registry refuses bulkheads whose
+//! Resource budgets (the README's *Sizing and budgets*): the registry refuses bulkheads whose
 //! `max_concurrent`, added up, would exceed the budget of the resource
 //! behind them.
 

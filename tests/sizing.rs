@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use bulkhead::{BulkheadConfig, Diagnosis, ManualClock, Registry};
+use bulkhead::sizing::Diagnosis;
+use bulkhead::{BulkheadConfig, ManualClock, Registry};
 
 const MS: Duration = Duration::from_millis(1);
 

@@ -16,10 +16,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::time::Instant;
 
-use bulkhead::{
-    Bulkhead, BulkheadConfig, Clock, ManualClock, OwnedBulkheadPermit, PolicyContext, Registry,
-    Sleep, SystemClock,
-};
+use bulkhead::clock::{Clock, Sleep, SystemClock};
+use bulkhead::pipeline::PolicyContext;
+use bulkhead::{Bulkhead, BulkheadConfig, ManualClock, OwnedBulkheadPermit, Registry};
 use support::{bulkhead, poll_noop, poll_once, wait_until};
 
 fn manual(clock: &ManualClock) -> Registry {

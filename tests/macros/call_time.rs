@@ -1,5 +1,6 @@
 //! When a wrapper calls its delegate's method for a method returning a
-//! future (SPEC B2: a rejected call does not call the method): inside the
+//! future (B2 in `docs/bulkhead.md`: a rejected call does not call the
+//! method): inside the
 //! wrapper's future once it holds a slot, wherever the future can hold the
 //! receiver and the arguments until then; at once where it cannot (a `Send`
 //! future over a receiver or argument not known to be `Send`, a future

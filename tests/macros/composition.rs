@@ -1,5 +1,6 @@
-//! SPEC section 5 through generated wrappers, as `tests/composition.rs`
-//! proves it through `Pipeline`: the fixed order
+//! The composition rules (`docs/composition.md`) through generated
+//! wrappers, as `tests/composition.rs` proves them through `Pipeline`: the
+//! fixed order
 //! `Retry( CircuitBreaker( RateLimiter( Timeout( Bulkhead( method ) ) ) ) )`
 //! whatever order the attributes are written in, and what follows from it,
 //! sync and async, on a `ManualClock`. Every wrapper returns the method's
@@ -12,10 +13,9 @@ use std::task::Poll;
 use std::thread;
 use std::time::Duration;
 
-use bulkhead::{
-    CircuitState, Event, ManualClock, Registry, Rejection, RejectionKind, TimeoutEventKind,
-    resilient,
-};
+use bulkhead::circuit_breaker::CircuitState;
+use bulkhead::events::{Event, TimeoutEventKind};
+use bulkhead::{ManualClock, Registry, Rejection, RejectionKind, resilient};
 
 use crate::support::{ServiceError, manual, poll, wait_until};
 
@@ -304,7 +304,7 @@ fn rejected<T: std::fmt::Debug>(result: Result<T, ServiceError>) -> RejectionKin
 }
 
 /// How many bulkhead rejections were published.
-fn bulkhead_rejections(events: &mut bulkhead::EventStream) -> usize {
+fn bulkhead_rejections(events: &mut bulkhead::events::EventStream) -> usize {
     events
         .drain()
         .filter(|e| matches!(e, Event::Bulkhead(_)))

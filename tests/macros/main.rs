@@ -1,6 +1,6 @@
 //! The attribute macros, tested through the wrappers they generate: the
-//! bulkhead rules of SPEC section 3 (B1-B10), the composition rules of
-//! section 5 with `#[retry]`, `#[circuit_breaker]`, `#[timeout]` and
+//! bulkhead rules B1-B10 (`docs/bulkhead.md`), the composition rules
+//! (`docs/composition.md`) with `#[retry]`, `#[circuit_breaker]`, `#[timeout]` and
 //! `#[rate_limiter]`, the registry's coded errors, the shapes of trait
 //! `#[resilient]` accepts, and the policy attributes on functions with a
 //! body.

@@ -9,9 +9,10 @@ use std::pin::pin;
 use std::task::Poll;
 use std::time::Duration;
 
+use bulkhead::circuit_breaker::CircuitState;
 use bulkhead::{
-    CircuitState, Registry, RejectionKind, bulkhead, circuit_breaker, function_policy_errors,
-    rate_limiter, retry, timeout,
+    Registry, RejectionKind, bulkhead, circuit_breaker, function_policy_errors, rate_limiter,
+    retry, timeout,
 };
 
 use crate::composition::Script;

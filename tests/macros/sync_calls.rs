@@ -338,8 +338,8 @@ fn b12_a_rejection_through_a_wrapper_publishes_an_event_and_admitted_calls_none(
     assert_eq!(event.instance(), id("call(Hold)"));
     assert!(matches!(
         event,
-        bulkhead::Event::Bulkhead(bulkhead::BulkheadEvent {
-            kind: bulkhead::BulkheadEventKind::Rejected {
+        bulkhead::events::Event::Bulkhead(bulkhead::events::BulkheadEvent {
+            kind: bulkhead::events::BulkheadEventKind::Rejected {
                 max_concurrent: 2,
                 waited: false
             },
