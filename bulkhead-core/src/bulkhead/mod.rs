@@ -129,11 +129,12 @@ impl Bulkhead {
     /// the clock) for one to come free.
     ///
     /// Waiting threads are served in arrival order among themselves, and a
-    /// newcomer never takes a slot while anyone waits (fairer than SPEC B3
-    /// requires: a released slot is handed to the oldest waiter, and stays
-    /// reserved for it while its thread wakes up). While async callers wait
-    /// too, released slots alternate between the two kinds. A `max_wait` too
-    /// large to add to the clock's time means waiting without a deadline.
+    /// newcomer never takes a slot while anyone waits: a released slot is
+    /// handed to the oldest waiter, and stays reserved for it while its
+    /// thread wakes up (rule B3 of the [bulkhead rules]). While async callers
+    /// wait too, released slots alternate between the two kinds (B7). A
+    /// `max_wait` too large to add to the clock's time means waiting without
+    /// a deadline.
     ///
     /// This blocks the calling thread: from async code, use
     /// [`enter_async`](Self::enter_async).
@@ -141,6 +142,8 @@ impl Bulkhead {
     /// # Errors
     ///
     /// [`BulkheadFull`] if no slot came free in time.
+    ///
+    /// [bulkhead rules]: https://docs.rs/bulkhead/latest/bulkhead/guide/bulkhead/index.html
     #[inline]
     pub fn enter(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
         let shared = &*self.shared;

@@ -1,5 +1,6 @@
 //! A configuration value as a source gives it, converted on demand into the
-//! type its key needs, with the codes of SPEC section 4 when it does not fit.
+//! type its key needs, with the coded errors of the README's *Error codes*
+//! (ATR-001, ATR-003, ...) when it does not fit.
 
 use std::fmt;
 use std::time::Duration;
