@@ -10,6 +10,10 @@
 //! - [`paths`]: where each name lives, and the root paths of earlier
 //!   versions.
 
+// As for the attributes' pages (see the crate's root): the link definitions
+// above a page win over the page's own, which point to docs.rs and to the
+// other pages for readers of `docs/`.
+
 /// [attr-resilient]: macro@crate::resilient
 /// [attr-bulkhead]: macro@crate::bulkhead
 /// [`Pipeline`]: crate::Pipeline

@@ -142,6 +142,12 @@ pub use bulkhead_registry::tower;
 #[cfg(any(feature = "metrics", feature = "tracing"))]
 pub use bulkhead_registry::observe;
 
+// Each attribute's reference is a page of `docs/attributes/`, readable on
+// its own: there, its links end in definitions that point to the other pages
+// and to docs.rs. The definitions written above each page come first, and
+// Markdown keeps a label's first definition, so rustdoc links the same words
+// to this crate's items instead.
+
 /// [attr-bulkhead]: macro@bulkhead
 /// [attr-retry]: macro@retry
 /// [attr-circuit_breaker]: macro@circuit_breaker
