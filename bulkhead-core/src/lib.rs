@@ -33,6 +33,7 @@ mod config;
 mod context;
 mod events;
 mod intern;
+pub mod keys;
 mod loom;
 mod rate_limiter;
 mod rejection;
