@@ -18,7 +18,7 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::{Ident, Signature};
 
 use crate::ids;
-use crate::policies::{Policy, PolicySet};
+use crate::policies::{Policy, PolicyAttribute, PolicySet};
 use crate::tokens::local;
 
 /// `let mut declarations = registry.declare();` and
