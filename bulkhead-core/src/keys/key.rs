@@ -10,7 +10,7 @@ use super::value::ValueKind;
 use crate::config::{ConfigError, check_limit, check_positive, check_range};
 
 /// One key of a policy, as its table describes it: its name, the kind of
-/// its value, its default and what it means.
+/// its value, its default, what it means and the code of a bad value.
 ///
 /// # Examples
 ///
@@ -29,6 +29,7 @@ pub struct Key {
     default: &'static str,
     summary: &'static str,
     origin: Origin,
+    code: &'static str,
 }
 
 /// Where a key may be written.
@@ -76,14 +77,16 @@ pub const CONFIG: Key = Key::new(
 .only_in(Origin::Attribute);
 
 /// `base_config`: the named configuration an instance starts from (every
-/// policy's `instances.<id>` in configuration).
+/// policy's `instances.<id>` in configuration); a value that names no
+/// configuration is CFG-002, a configuration that does not exist REG-004.
 pub const BASE_CONFIG: Key = Key::new(
     "base_config",
     ValueKind::Name,
     "",
-    "in `instances.<id>`: the named configuration the instance starts from, instead of the attribute's `config`",
+    "in `instances.<id>`: the named configuration the instance starts from, instead of the attribute's `config` (REG-004 if unknown)",
 )
-.only_in(Origin::Configuration);
+.only_in(Origin::Configuration)
+.coded("CFG-002");
 
 impl Key {
     /// The key `name`, written everywhere, whose value is of `kind`;
@@ -101,12 +104,20 @@ impl Key {
             default,
             summary,
             origin: Origin::Both,
+            code: kind.code(),
         }
     }
 
     /// The same key, written only in `origin`.
     pub(crate) const fn only_in(mut self, origin: Origin) -> Key {
         self.origin = origin;
+        self
+    }
+
+    /// The same key, whose bad values are reported with `code` rather
+    /// than its kind's.
+    pub(crate) const fn coded(mut self, code: &'static str) -> Key {
+        self.code = code;
         self
     }
 
@@ -136,9 +147,11 @@ impl Key {
         self.origin
     }
 
-    /// The code of a bad value: its kind's ([`ValueKind::code`]).
+    /// The code of a bad value: its kind's ([`ValueKind::code`]) but for
+    /// [`BASE_CONFIG`], which configuration reads (CFG-002). A duration
+    /// of zero where it must be positive is ATR-008.
     pub const fn code(&self) -> &'static str {
-        self.kind.code()
+        self.code
     }
 
     /// Checks a whole number for this [`ValueKind::Limit`] (ATR-003) or
