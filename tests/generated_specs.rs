@@ -1,8 +1,8 @@
-//! What the generators will emit once they declare a method's or a
-//! function's policies as one `PolicySpecs`, written by hand through
-//! `::bulkhead::__private` as generated code names it: a wrapper's `new`
-//! declares each method's set with `Declarations::policies`, a function's
-//! `static` takes the `PolicySpecs` directly.
+//! What the generators emit to declare a method's or a function's policies
+//! as one `PolicySpecs` (bulkhead-macros' `declare.rs`), written by hand
+//! through `::bulkhead::__private` as generated code names it: a wrapper's
+//! `new` declares each method's set with `Declarations::policies`, a
+//! function's `static` takes the `PolicySpecs` directly.
 
 use std::time::Duration;
 

@@ -89,9 +89,27 @@ pub enum ConfigError {
         /// The accepted values, comma-separated.
         choices: String,
     },
+    /// A key a config builder's `set_key` does not have, or a value not
+    /// of the kind its key takes (CFG-001).
+    #[error("CFG-001: {key} is not a key of this policy that takes {value}")]
+    NoSuchKey {
+        /// The key as given.
+        key: String,
+        /// The value as given.
+        value: String,
+    },
 }
 
 impl ConfigError {
+    /// A builder's `set_key` was given `key`, which it does not have, or
+    /// `value`, which `key` does not take.
+    pub(crate) fn no_such_key(key: &str, value: &crate::keys::KeyValue) -> Self {
+        ConfigError::NoSuchKey {
+            key: key.to_owned(),
+            value: value.to_string(),
+        }
+    }
+
     /// The error's code, such as `"ATR-001"`.
     pub fn code(&self) -> &'static str {
         match self {
@@ -101,6 +119,7 @@ impl ConfigError {
             ConfigError::NumberOutOfRange { .. } => "ATR-008",
             ConfigError::UnknownRejectionKind { .. } => "ATR-009",
             ConfigError::InvalidChoice { .. } => "ATR-010",
+            ConfigError::NoSuchKey { .. } => "CFG-001",
         }
     }
 
@@ -113,7 +132,8 @@ impl ConfigError {
             | ConfigError::InvalidBool { key, .. }
             | ConfigError::NumberOutOfRange { key, .. }
             | ConfigError::UnknownRejectionKind { key, .. }
-            | ConfigError::InvalidChoice { key, .. } => key,
+            | ConfigError::InvalidChoice { key, .. }
+            | ConfigError::NoSuchKey { key, .. } => key,
         }
     }
 
@@ -127,7 +147,8 @@ impl ConfigError {
         | ConfigError::InvalidBool { key, .. }
         | ConfigError::NumberOutOfRange { key, .. }
         | ConfigError::UnknownRejectionKind { key, .. }
-        | ConfigError::InvalidChoice { key, .. }) = &mut self;
+        | ConfigError::InvalidChoice { key, .. }
+        | ConfigError::NoSuchKey { key, .. }) = &mut self;
         new_key.clone_into(key);
         self
     }
@@ -143,7 +164,8 @@ impl ConfigError {
             | ConfigError::InvalidBool { key, .. }
             | ConfigError::NumberOutOfRange { key, .. }
             | ConfigError::UnknownRejectionKind { key, .. }
-            | ConfigError::InvalidChoice { key, .. }) = &mut self;
+            | ConfigError::InvalidChoice { key, .. }
+            | ConfigError::NoSuchKey { key, .. }) = &mut self;
             key.insert_str(0, prefix);
         }
         self

@@ -1,5 +1,6 @@
 //! The policies of [`bulkhead`](https://docs.rs/bulkhead): the bulkhead
-//! semaphore, clocks, rejections and events. No registry and no macros live
+//! semaphore, clocks, rejections and events, and the table of every
+//! policy's configuration keys ([`keys`]). No registry and no macros live
 //! here; most users depend on the `bulkhead` facade instead.
 //!
 //! ```
@@ -33,6 +34,7 @@ mod config;
 mod context;
 mod events;
 mod intern;
+pub mod keys;
 mod loom;
 mod rate_limiter;
 mod rejection;

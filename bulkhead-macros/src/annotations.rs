@@ -9,7 +9,7 @@ use syn::spanned::Spanned;
 
 use crate::attr::Written;
 use crate::codes::{self, Errors};
-use crate::policies::{PolicyKind, PolicySet};
+use crate::policies::{PolicyAttribute, PolicyKind, PolicySet};
 
 /// The policy attributes found on one method or function.
 #[derive(Debug, Default)]

@@ -19,7 +19,7 @@ use syn::{
 use crate::annotations::Annotations;
 use crate::attr::Written;
 use crate::codes::{self, Errors};
-use crate::policies::{PolicyKind, PolicySet};
+use crate::policies::{PolicyAttribute, PolicyKind, PolicySet};
 use crate::symbol::{CFG, CFG_ATTR};
 use crate::tokens::{is_self, strip};
 

@@ -1,179 +1,57 @@
-//! How a policy attribute is read with darling, whatever the policy: the
-//! [`receiver!`] that declares an attribute's receiver from its table of
-//! keys, [`Value`] (a key's value with its span) and [`FromExpr`] (how a
-//! value is read from its expression), [`read`], and [`coded`], which gives
-//! darling's own errors their code. The values themselves are in
-//! `values.rs`, the receivers in `policies.rs`.
+//! How a policy attribute is read, whatever the policy: [`read`] walks its
+//! `key = value` pairs (darling's `NestedMeta`), looks each key up in the
+//! policy's table of keys in the core crate (`PolicyKind::all_keys`, those
+//! an attribute takes), reads its value by the key's kind (`values.rs`)
+//! and gathers what it says into [`Keys`]; [`coded`] gives the errors of
+//! darling's parser their code.
 //!
-//! Each key's value has its own type whose parser reports that key's coded
-//! error, spanned on the value. Errors darling raises itself (unknown or
-//! duplicate keys, literals without a key) are reworded with [`coded`] to
-//! carry ATR-002 and a did-you-mean.
+//! So a new key of a policy needs nothing here: the table says its name
+//! and its kind, the config builder has a method of the same name. Every
+//! error is reported at once, spanned on the offending tokens: an unknown
+//! key (ATR-002, with the closest key of the table), a key given twice
+//! (ATR-002), a bare literal (ATR-002), and each bad value with its kind's
+//! code.
 
-use std::fmt;
-
-use darling::FromMeta;
+use bulkhead_core::keys::{Key, NAME, PolicyKind, did_you_mean};
 use darling::ast::NestedMeta;
 use proc_macro2::{Span, TokenStream};
-use quote::quote_spanned;
-use syn::spanned::Spanned;
-use syn::{Attribute, Expr, ExprPath, Meta};
+use syn::{Attribute, ExprPath, Meta};
 
 use crate::codes;
-use crate::symbol::Symbol;
-use crate::tokens::ungroup;
+use crate::symbol::{self, Symbol};
+use crate::values::{self, Read, Value};
 
-/// Declares the receiver of a policy attribute from its table of keys: a
-/// darling receiver with `name` and `config` and then every key of the
-/// table, each optional, and its [`Keys`], which passes every key written
-/// to the policy's config builder under the key's own name (or, for a key
-/// naming a function, to the classifier), in the order of the table.
-///
-/// A key is one line of the table: its name, as written in the attribute
-/// and as the builder's method, and the type of its value, which says how
-/// it is read and passed on (`values.rs`).
-macro_rules! receiver {
-    (
-        $(#[$meta:meta])*
-        struct $receiver:ident {
-            $( $(#[$key_meta:meta])* $key:ident: $value:ty, )*
-        }
-    ) => {
-        $(#[$meta])*
-        #[derive(Debug, Default, ::darling::FromMeta)]
-        pub(crate) struct $receiver {
-            /// `name = "..."`: the instance id, shared with every method or
-            /// function that names it.
-            pub(crate) name: Option<$crate::attr::Value<String>>,
-            /// `config = "..."`: the named configuration the attribute's
-            /// values are laid over.
-            pub(crate) config: Option<$crate::attr::Value<String>>,
-            $( $(#[$key_meta])* pub(crate) $key: Option<$value>, )*
-        }
-
-        impl $crate::attr::Keys for $receiver {
-            fn name(&self) -> Option<&$crate::attr::Value<String>> {
-                self.name.as_ref()
-            }
-
-            fn settings(&self) -> ::proc_macro2::TokenStream {
-                let mut settings = ::proc_macro2::TokenStream::new();
-                settings.extend($crate::attr::setting(&self.config, "config"));
-                $( settings.extend($crate::attr::setting(&self.$key, stringify!($key))); )*
-                settings
-            }
-
-            fn predicates(&self) -> Vec<(&'static str, &::syn::ExprPath)> {
-                let mut predicates = Vec::new();
-                $(
-                    if let Some(path) = self.$key.as_ref().and_then($crate::attr::Setting::predicate) {
-                        predicates.push((stringify!($key), path));
-                    }
-                )*
-                predicates
-            }
-        }
-    };
+/// What a policy attribute says once it is read, whatever the policy.
+#[derive(Debug, Default)]
+pub(crate) struct Keys {
+    /// `name = "..."`, if the attribute gives one.
+    name: Option<Value<String>>,
+    /// Every other key written, in the order of the policy's table.
+    values: Vec<(&'static Key, Value<Read>)>,
 }
 
-pub(crate) use receiver;
-
-/// What the later stages need of a policy attribute once it is read,
-/// whatever the policy: implemented for each receiver by [`receiver!`].
-pub(crate) trait Keys: fmt::Debug {
+impl Keys {
     /// `name = "..."`, if the attribute gives one.
-    fn name(&self) -> Option<&Value<String>>;
+    pub(crate) fn name(&self) -> Option<&Value<String>> {
+        self.name.as_ref()
+    }
+
     /// `.key(value)` for every key written that sets the policy's config
-    /// builder, `.config(..)` first, then in the order of the table.
-    fn settings(&self) -> TokenStream;
+    /// builder, in the order of the table (`.config(..)` first).
+    pub(crate) fn settings(&self) -> TokenStream {
+        self.values
+            .iter()
+            .filter_map(|(key, value)| value.value.setting(key.name(), value.span))
+            .collect()
+    }
+
     /// The functions the keys written name, with their keys, such as
     /// `("retry_if", is_transient)`.
-    fn predicates(&self) -> Vec<(&'static str, &ExprPath)>;
-}
-
-/// How a key's value reaches the generated code.
-pub(crate) trait Setting {
-    /// `.key(value)` on the policy's config builder, or `None` for a key
-    /// that is not one of the builder's settings.
-    fn setting(&self, key: &str) -> Option<TokenStream>;
-
-    /// The function the key names, for a key that names one (`retry_if`):
-    /// the classifier calls it, not the builder.
-    fn predicate(&self) -> Option<&ExprPath> {
-        None
-    }
-}
-
-/// The setting of an optional key: nothing if it is not written.
-pub(crate) fn setting<S: Setting>(value: &Option<S>, key: &str) -> Option<TokenStream> {
-    value.as_ref().and_then(|value| value.setting(key))
-}
-
-/// A value the config builder takes as it is written: the argument of
-/// `.key(..)`.
-pub(crate) trait Argument {
-    /// The argument's tokens.
-    fn argument(&self) -> TokenStream;
-}
-
-/// A value with the span of the tokens it was written as.
-#[derive(Debug, Clone)]
-pub(crate) struct Value<T> {
-    pub(crate) value: T,
-    pub(crate) span: Span,
-}
-
-impl<T: Argument> Setting for Value<T> {
-    /// `.key(value)`, spanned on the value as written.
-    fn setting(&self, key: &str) -> Option<TokenStream> {
-        let method = syn::Ident::new(key, self.span);
-        let argument = self.value.argument();
-        Some(quote_spanned!(self.span=> .#method(#argument)))
-    }
-}
-
-/// How one key's value is read from its expression.
-pub(crate) trait FromExpr: Sized {
-    /// The code of a value that is not of this kind at all.
-    const CODE: &'static str;
-    /// The value of `key = expr`, or the coded message saying what is wrong.
-    fn from_expr(key: &str, expr: &Expr) -> Result<Self, String>;
-    /// How to write `key` with a value of this kind: `max_wait = "250ms"`.
-    fn example(key: &str) -> String;
-}
-
-impl<T: FromExpr> FromMeta for Value<T> {
-    fn from_meta(item: &Meta) -> darling::Result<Self> {
-        let key = darling::util::path_to_string(item.path());
-        match item {
-            Meta::NameValue(nv) => {
-                let expr = ungroup(&nv.value);
-                match T::from_expr(&key, expr) {
-                    Ok(value) => Ok(Value {
-                        value,
-                        span: expr.span(),
-                    }),
-                    Err(message) => Err(darling::Error::custom(message).with_span(expr)),
-                }
-            }
-            Meta::Path(_) | Meta::List(_) => Err(darling::Error::custom(format!(
-                "{}: {key} needs a value, as in {}",
-                T::CODE,
-                T::example(&key)
-            ))
-            .with_span(item)),
-        }
-    }
-
-    fn from_invalid_expr(meta: &darling::ast::MetaNameValueInvalidExpr) -> darling::Result<Self> {
-        let key = darling::util::path_to_string(&meta.path);
-        Err(darling::Error::custom(format!(
-            "{}: {key} must be written as in {}, got `{}`",
-            T::CODE,
-            T::example(&key),
-            meta.value
-        ))
-        .with_span(&meta.value))
+    pub(crate) fn predicates(&self) -> Vec<(&'static str, &ExprPath)> {
+        self.values
+            .iter()
+            .filter_map(|(key, value)| Some((key.name(), value.value.predicate()?)))
+            .collect()
     }
 }
 
@@ -185,44 +63,135 @@ pub(crate) enum Written<'a> {
     Attribute(&'a Attribute),
 }
 
-/// Reads the receiver `A` of the attribute `#[attribute]` as `written`
-/// (`#[attribute]` alone gives no keys), or every error, coded; `example`,
-/// a key with a value, shows how to write the attribute in messages.
-pub(crate) fn read<A: FromMeta + Default>(
-    written: Written<'_>,
-    attribute: Symbol,
-    example: &str,
-) -> syn::Result<A> {
+/// Reads the attribute of policy `kind` as `written` (`#[attribute]` alone
+/// gives no keys), or every error, coded.
+pub(crate) fn read(kind: PolicyKind, written: Written<'_>) -> syn::Result<Keys> {
+    let attribute = symbol::policy(kind);
     let parsed = match written {
-        Written::Args(tokens) => from_tokens(tokens),
+        Written::Args(tokens) => from_tokens(kind, tokens),
         Written::Attribute(attr) => match &attr.meta {
-            Meta::Path(_) => Ok(A::default()),
-            Meta::List(list) => from_tokens(list.tokens.clone()),
+            Meta::Path(_) => Ok(Keys::default()),
+            Meta::List(list) => from_tokens(kind, list.tokens.clone()),
             Meta::NameValue(nv) => Err(darling::Error::custom(format!(
-                "{}: #[{attribute}] takes a list of keys, as in #[{attribute}({example})]",
+                "{}: #[{attribute}] takes a list of keys, as in #[{attribute}({})]",
                 codes::MALFORMED,
+                kind.example(),
             ))
             .with_span(&nv.eq_token)),
         },
     };
-    parsed.map_err(|error| coded(error, attribute, example))
+    parsed.map_err(|error| coded(error, attribute))
 }
 
 /// Parses the arguments of an attribute, as a macro call receives them.
-fn from_tokens<A: FromMeta + Default>(args: TokenStream) -> darling::Result<A> {
+fn from_tokens(kind: PolicyKind, args: TokenStream) -> darling::Result<Keys> {
     if args.is_empty() {
-        return Ok(A::default());
+        return Ok(Keys::default());
     }
-    let items = NestedMeta::parse_meta_list(args)?;
-    A::from_list(&items)
+    from_items(kind, &NestedMeta::parse_meta_list(args)?)
+}
+
+/// Reads each `key = value` of `items` with the key's row of `kind`'s
+/// table, in the order written, and keeps them in the order of the table.
+fn from_items(kind: PolicyKind, items: &[NestedMeta]) -> darling::Result<Keys> {
+    let attribute = symbol::policy(kind);
+    let table: Vec<&'static Key> = kind
+        .all_keys()
+        .filter(|key| key.origin().in_attribute())
+        .collect();
+    let mut seen = vec![false; table.len()];
+    let mut read: Vec<(usize, Value<Read>)> = Vec::new();
+    let mut errors = darling::Error::accumulator();
+    for item in items {
+        let path = match item {
+            NestedMeta::Meta(meta) => meta.path(),
+            NestedMeta::NameValueInvalidExpr(invalid) => &invalid.path,
+            NestedMeta::Lit(lit) => {
+                errors.push(
+                    darling::Error::custom(format!(
+                        "{}: #[{attribute}] takes `key = value` pairs, not bare literals, as in #[{attribute}({})]",
+                        codes::MALFORMED,
+                        kind.example(),
+                    ))
+                    .with_span(lit),
+                );
+                continue;
+            }
+        };
+        let written = darling::util::path_to_string(path);
+        let Some(at) = table.iter().position(|key| key.name() == written) else {
+            errors
+                .push(darling::Error::custom(unknown(&written, &table, attribute)).with_span(item));
+            continue;
+        };
+        if std::mem::replace(&mut seen[at], true) {
+            errors.push(
+                darling::Error::custom(format!(
+                    "{}: duplicate key `{written}` in #[{attribute}]",
+                    codes::MALFORMED
+                ))
+                .with_span(item),
+            );
+            continue;
+        }
+        let value = match item {
+            NestedMeta::Meta(meta) => values::read(table[at], meta),
+            NestedMeta::NameValueInvalidExpr(invalid) => {
+                Err(values::not_an_expression(table[at], invalid))
+            }
+            NestedMeta::Lit(_) => continue,
+        };
+        if let Some(value) = errors.handle(value) {
+            read.push((at, value));
+        }
+    }
+    errors.finish()?;
+    read.sort_by_key(|(at, _)| *at);
+    let mut keys = Keys::default();
+    for (at, value) in read {
+        match (table[at], value.value) {
+            (key, Read::Text(name)) if *key == NAME => {
+                keys.name = Some(Value {
+                    value: name,
+                    span: value.span,
+                });
+            }
+            (key, read) => keys.values.push((
+                key,
+                Value {
+                    value: read,
+                    span: value.span,
+                },
+            )),
+        }
+    }
+    Ok(keys)
+}
+
+/// The message of an unknown key `written`: the closest key of `table`, or
+/// all of them.
+fn unknown(written: &str, table: &[&'static Key], attribute: Symbol) -> String {
+    let names = table.iter().map(|key| key.name());
+    let hint = match did_you_mean(written, names.clone()) {
+        Some(key) => format!("; did you mean `{key}`?"),
+        None => {
+            let mut names: Vec<&str> = names.collect();
+            names.sort_unstable();
+            let names: Vec<String> = names.iter().map(|name| format!("`{name}`")).collect();
+            format!("; expected one of {}", names.join(", "))
+        }
+    };
+    format!(
+        "{}: unknown key `{written}` in #[{attribute}]{hint}",
+        codes::MALFORMED
+    )
 }
 
 /// Turns darling's errors into syn errors whose message starts with a code.
 ///
-/// Errors made here already carry their code. Darling's own (an unknown or
-/// duplicate key, a bare literal) get ATR-002, reworded in lowercase; an
-/// unknown key keeps darling's did-you-mean suggestion.
-pub(crate) fn coded(error: darling::Error, attribute: Symbol, example: &str) -> syn::Error {
+/// Errors made here and in `values.rs` already carry their code. Those of
+/// the parser (syn's, through darling) get ATR-002, in lowercase.
+pub(crate) fn coded(error: darling::Error, attribute: Symbol) -> syn::Error {
     let mut out: Option<syn::Error> = None;
     for single in error.flatten() {
         let single = syn::Error::from(single);
@@ -230,7 +199,7 @@ pub(crate) fn coded(error: darling::Error, attribute: Symbol, example: &str) -> 
         let message = if message.starts_with("ATR-") {
             message
         } else {
-            reword(&message, attribute, example)
+            reword(&message, attribute)
         };
         let single = syn::Error::new(single.span(), message);
         match &mut out {
@@ -241,31 +210,11 @@ pub(crate) fn coded(error: darling::Error, attribute: Symbol, example: &str) -> 
     out.unwrap_or_else(|| syn::Error::new(Span::call_site(), codes::MALFORMED))
 }
 
-fn reword(message: &str, attribute: Symbol, example: &str) -> String {
-    let code = codes::MALFORMED;
-    if let Some(rest) = message.strip_prefix("Unknown field: ") {
-        let (key, hint) = rest.split_once(". ").unwrap_or((rest, ""));
-        let hint = if let Some(suggestion) = hint.strip_prefix("Did you mean ") {
-            format!("; did you mean {suggestion}")
-        } else if let Some(keys) = hint.strip_prefix("Available values: ") {
-            format!("; expected one of {keys}")
-        } else {
-            String::new()
-        };
-        return format!("{code}: unknown key {key} in #[{attribute}]{hint}");
-    }
-    if let Some(key) = message.strip_prefix("Duplicate field ") {
-        return format!("{code}: duplicate key {key} in #[{attribute}]");
-    }
-    if message.starts_with("Unexpected meta-item format `literal`") {
-        return format!(
-            "{code}: #[{attribute}] takes `key = value` pairs, not bare literals, as in #[{attribute}({example})]"
-        );
-    }
+fn reword(message: &str, attribute: Symbol) -> String {
     let mut chars = message.chars();
     let lowered: String = match chars.next() {
         Some(first) => first.to_lowercase().chain(chars).collect(),
         None => String::new(),
     };
-    format!("{code}: {lowered} in #[{attribute}]")
+    format!("{}: {lowered} in #[{attribute}]", codes::MALFORMED)
 }

@@ -90,7 +90,7 @@ pub(crate) fn enter(
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum CallTime {
     /// Inside the wrapper's future, once it holds a slot: a rejected call
-    /// does not call the method (SPEC B2). The future holds the receiver and
+    /// does not call the method (rule B2 in `docs/bulkhead.md`). The future holds the receiver and
     /// the arguments until then.
     InFuture,
     /// As [`CallTime::InFuture`] if the receiver and the arguments are

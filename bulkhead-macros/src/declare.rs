@@ -9,15 +9,16 @@
 //! (the wrapper's `new` only names `Registry` and `RegistryError` in its
 //! signature).
 //!
-//! The registry names its declaration methods after the attributes
-//! (`.retry(..)`, `.with_retry(..)`), so that a policy needs nothing here.
+//! A set of policies is declared as one `PolicySpecs`, whose methods are
+//! named after the attributes (`.retry(name, builder)`), so that a policy
+//! needs nothing here.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{ToTokens, format_ident, quote, quote_spanned};
+use quote::{ToTokens, quote, quote_spanned};
 use syn::{Ident, Signature};
 
 use crate::ids;
-use crate::policies::{Policy, PolicySet};
+use crate::policies::{Policy, PolicyAttribute, PolicySet};
 use crate::tokens::local;
 
 /// `let mut declarations = registry.declare();` and
@@ -44,8 +45,13 @@ pub(crate) fn in_static(policies: &PolicySet, sig: &Signature) -> TokenStream {
         let self_type = local("type");
         let type_name = quote!(::bulkhead::__private::type_name::<Self>());
         let method = ids::method(sig);
-        let source = quote!(#self_type, #method);
-        let declared = declaration(policies, Site::Method { source });
+        let declared = declaration(
+            policies,
+            Site::Method {
+                self_type: &self_type,
+                method,
+            },
+        );
         quote_spanned! {span=>
             {
                 static #policy_static: ::bulkhead::__private::MethodPolicy<#declared_type> =
@@ -73,14 +79,17 @@ pub(crate) enum Site<'a> {
     /// policies are declared; `source` is the method's id.
     Wrapper {
         declarations: &'a Ident,
-        registry: &'a Ident,
         source: &'a TokenStream,
     },
     /// A free function, on its first call; `source` is its id.
     Function { source: TokenStream },
-    /// A method with a body, on its first call for its self type; `source`
-    /// is that type's and the method's id.
-    Method { source: TokenStream },
+    /// A method with a body, on its first call for its self type, named by
+    /// the closure parameter `self_type`; `method` is its name and
+    /// parameter types.
+    Method {
+        self_type: &'a Ident,
+        method: String,
+    },
 }
 
 /// The type `policies` are declared as: `Bulkhead` for a bulkhead alone,
@@ -97,62 +106,40 @@ pub(crate) fn declared_type(policies: &PolicySet) -> TokenStream {
 /// the id of the method or function, in the order of the composition: an
 /// expression of the [`declared_type`] (in a wrapper, one that `?` returns
 /// the registry's error from).
+///
+/// Everywhere but for a wrapper's bulkhead alone, which the wrapper keeps
+/// as a `Bulkhead` and declares with `Declarations::bulkhead`, the policies
+/// are one [`specs`] expression: the wrapper declares it in its batch with
+/// `Declarations::policies`, a function's `static` takes it as it is.
 pub(crate) fn declaration(policies: &PolicySet, site: Site<'_>) -> TokenStream {
-    if let Some(bulkhead) = policies.bulkhead_alone() {
-        let builder = builder(bulkhead);
-        return match site {
-            Site::Wrapper {
-                declarations,
-                source,
-                ..
-            } => {
-                let (method, id) = (method(bulkhead), id(bulkhead, source));
-                quote!(#declarations.#method(#id, #source, &#builder)?)
-            }
-            Site::Function { source } => {
-                let name = name(bulkhead);
-                quote!(::bulkhead::__private::FnDecl::new(#name, #source, #builder))
-            }
-            Site::Method { source } => {
-                let name = name(bulkhead);
-                quote!(::bulkhead::__private::FnDecl::method(#name, #source, #builder))
-            }
-        };
-    }
     match site {
         Site::Wrapper {
             declarations,
-            registry,
             source,
-        } => {
-            let each = policies.iter().map(|policy| {
-                let (method, id, builder) = (method(policy), id(policy, source), builder(policy));
-                let with = format_ident!("with_{}", method);
-                quote!(.#with(#declarations.#method(#id, #source, &#builder)?))
-            });
-            quote! {
-                ::bulkhead::__private::policies(#registry)
-                    #(#each)*
+        } => match policies.bulkhead_alone() {
+            Some(bulkhead) => {
+                let (id, builder) = (id(bulkhead, source), builder(bulkhead));
+                quote!(#declarations.bulkhead(#id, #source, &#builder)?)
             }
-        }
-        Site::Function { source } => {
-            let each = in_order(policies);
-            quote!(::bulkhead::__private::PoliciesDecl::new(#source) #(#each)*)
-        }
-        Site::Method { source } => {
-            let each = in_order(policies);
-            quote!(::bulkhead::__private::PoliciesDecl::method(#source) #(#each)*)
-        }
+            None => {
+                let specs = specs(policies, quote!(new(#source)));
+                quote!(#declarations.policies(&#specs)?)
+            }
+        },
+        Site::Function { source } => specs(policies, quote!(new(#source))),
+        Site::Method { self_type, method } => specs(policies, quote!(method(#self_type, #method))),
     }
 }
 
-/// `.retry(name, config)` for each policy, as a function's `PoliciesDecl`
-/// takes them.
-fn in_order(policies: &PolicySet) -> impl Iterator<Item = TokenStream> + '_ {
-    policies.iter().map(|policy| {
+/// `PolicySpecs::#start` and `.retry(name, builder)` for each policy, in
+/// the order of the composition: a method of `PolicySpecs` per attribute,
+/// named after it.
+fn specs(policies: &PolicySet, start: TokenStream) -> TokenStream {
+    let each = policies.iter().map(|policy| {
         let (method, name, builder) = (method(policy), name(policy), builder(policy));
         quote!(.#method(#name, #builder))
-    })
+    });
+    quote!(::bulkhead::__private::PolicySpecs::#start #(#each)*)
 }
 
 /// The config builder of `policy`: `__private::RetryConfig::builder()` and
@@ -163,12 +150,14 @@ fn builder(policy: &Policy) -> TokenStream {
     quote!(::bulkhead::__private::#config_type::builder() #settings)
 }
 
-/// The registry's method declaring the policy: named after its attribute.
+/// The method of `PolicySpecs` (and of `Declarations`) adding the policy:
+/// named after its attribute.
 fn method(policy: &Policy) -> Ident {
     Ident::new(policy.kind.attribute().as_str(), Span::call_site())
 }
 
-/// The instance id of a policy in a wrapper: its `name`, or the method's id.
+/// The instance id of a wrapper's bulkhead alone: its `name`, or the
+/// method's id.
 fn id(policy: &Policy, source: &TokenStream) -> TokenStream {
     match policy.keys.name() {
         Some(name) => name.value.to_token_stream(),
@@ -176,8 +165,8 @@ fn id(policy: &Policy, source: &TokenStream) -> TokenStream {
     }
 }
 
-/// `Some("name")` or `None`, for a function's declaration, which falls back
-/// on the function's id itself.
+/// `Some("name")` or `None`: a policy of a `PolicySpecs` without a name
+/// has the set's id.
 fn name(policy: &Policy) -> TokenStream {
     match policy.keys.name() {
         Some(name) => {
@@ -191,6 +180,8 @@ fn name(policy: &Policy) -> TokenStream {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use quote::format_ident;
+
     use crate::attr::Written;
     use crate::policies::PolicyKind;
 
@@ -203,13 +194,12 @@ mod tests {
     }
 
     fn wrapper(policies: &PolicySet) -> String {
-        let (declarations, registry) = (format_ident!("d"), format_ident!("r"));
+        let declarations = format_ident!("d");
         let source = quote!(ID);
         declaration(
             policies,
             Site::Wrapper {
                 declarations: &declarations,
-                registry: &registry,
                 source: &source,
             },
         )
@@ -230,7 +220,8 @@ mod tests {
         let function = declaration(&alone, Site::Function { source: quote!(ID) });
         assert_eq!(
             function.to_string(),
-            ":: bulkhead :: __private :: FnDecl :: new (:: bulkhead :: __private :: Some (\"n\") , ID , :: bulkhead :: __private :: BulkheadConfig :: builder () . max_concurrent (2u32))"
+            ":: bulkhead :: __private :: PolicySpecs :: new (ID) \
+             . bulkhead (:: bulkhead :: __private :: Some (\"n\") , :: bulkhead :: __private :: BulkheadConfig :: builder () . max_concurrent (2u32))"
         );
     }
 
@@ -247,20 +238,22 @@ mod tests {
         );
         assert_eq!(
             wrapper(&policies),
-            ":: bulkhead :: __private :: policies (r) \
-             . with_retry (d . retry (\"r\" , ID , & :: bulkhead :: __private :: RetryConfig :: builder ()) ?) \
-             . with_timeout (d . timeout (ID , ID , & :: bulkhead :: __private :: TimeoutConfig :: builder () . duration (:: bulkhead :: __private :: Duration :: new (1u64 , 0u32))) ?) \
-             . with_bulkhead (d . bulkhead (ID , ID , & :: bulkhead :: __private :: BulkheadConfig :: builder ()) ?)"
+            "d . policies (& :: bulkhead :: __private :: PolicySpecs :: new (ID) \
+             . retry (:: bulkhead :: __private :: Some (\"r\") , :: bulkhead :: __private :: RetryConfig :: builder ()) \
+             . timeout (:: bulkhead :: __private :: None , :: bulkhead :: __private :: TimeoutConfig :: builder () . duration (:: bulkhead :: __private :: Duration :: new (1u64 , 0u32))) \
+             . bulkhead (:: bulkhead :: __private :: None , :: bulkhead :: __private :: BulkheadConfig :: builder ())) ?"
         );
+        let self_type = format_ident!("T");
         let method = declaration(
             &policies,
             Site::Method {
-                source: quote!(T, M),
+                self_type: &self_type,
+                method: "m()".to_owned(),
             },
         );
         assert_eq!(
             method.to_string(),
-            ":: bulkhead :: __private :: PoliciesDecl :: method (T , M) \
+            ":: bulkhead :: __private :: PolicySpecs :: method (T , \"m()\") \
              . retry (:: bulkhead :: __private :: Some (\"r\") , :: bulkhead :: __private :: RetryConfig :: builder ()) \
              . timeout (:: bulkhead :: __private :: None , :: bulkhead :: __private :: TimeoutConfig :: builder () . duration (:: bulkhead :: __private :: Duration :: new (1u64 , 0u32))) \
              . bulkhead (:: bulkhead :: __private :: None , :: bulkhead :: __private :: BulkheadConfig :: builder ())"

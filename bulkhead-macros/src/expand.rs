@@ -96,7 +96,6 @@ fn wrapper(model: &Trait) -> TokenStream {
         let source = ids::trait_method(&model.item.ident, &m.sig);
         let site = Site::Wrapper {
             declarations: &declarations,
-            registry: &registry,
             source: &source,
         };
         declare::declaration(policies, site)
@@ -490,11 +489,12 @@ mod tests {
             "{out}"
         );
         let order: Vec<usize> = [
-            ". with_retry (__bulkhead_declarations . retry (\"shop-retry\"",
-            ". with_circuit_breaker (__bulkhead_declarations . circuit_breaker (",
-            ". with_rate_limiter (",
-            ". with_timeout (",
-            ". with_bulkhead (",
+            "__bulkhead_declarations . policies (& :: bulkhead :: __private :: PolicySpecs :: new (",
+            ". retry (:: bulkhead :: __private :: Some (\"shop-retry\")",
+            ". circuit_breaker (:: bulkhead :: __private :: None",
+            ". rate_limiter (",
+            ". timeout (",
+            ". bulkhead (",
         ]
         .iter()
         .map(|needle| {

@@ -12,7 +12,7 @@ use crate::ast::{Flavor, Func};
 use crate::call::{Parameter, enter, rejecter, rename_parameters};
 use crate::codes::{self, Errors};
 use crate::declare;
-use crate::policies::{PolicyKind, PolicySet};
+use crate::policies::{PolicyAttribute, PolicyKind, PolicySet};
 use crate::symbol::APPLIED;
 use crate::tokens::local;
 use crate::{composed, fallback, valid};

@@ -7,7 +7,7 @@ use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote};
 use syn::ItemFn;
 
-use crate::policies::PolicyKind;
+use crate::policies::{PolicyAttribute, PolicyKind};
 use crate::symbol::APPLIED;
 
 /// Whether `input`, which does not parse, still reads as an item that

@@ -1,4 +1,4 @@
-//! Instance ids (SPEC B9): the id of an unnamed policy of a `#[resilient]`
+//! Instance ids (rule B9 in `docs/bulkhead.md`): the id of an unnamed policy of a `#[resilient]`
 //! trait's method, `<module_path>::<Trait>#<method>(<param types>)`, and of
 //! a function's, `<module_path>::<function>(<param types>)` (or, for a
 //! method with a body, `<Self type>::<method>(<param types>)`), and how the
@@ -25,16 +25,11 @@ pub(crate) fn trait_method(trait_name: &Ident, sig: &Signature) -> TokenStream {
     quote!(::bulkhead::__private::concat!(::bulkhead::__private::module_path!(), #suffix))
 }
 
-/// `String::from(concat!(module_path!(), "::function(types)"))`: the id of a
-/// free function.
+/// `concat!(module_path!(), "::function(types)")`: the id of a free
+/// function.
 pub(crate) fn function(sig: &Signature) -> TokenStream {
     let suffix = format!("::{}{}", sig.ident.unraw(), params(sig));
-    quote! {
-        ::bulkhead::__private::String::from(::bulkhead::__private::concat!(
-            ::bulkhead::__private::module_path!(),
-            #suffix,
-        ))
-    }
+    quote!(::bulkhead::__private::concat!(::bulkhead::__private::module_path!(), #suffix))
 }
 
 /// `"method(types)"`: the id of a method with a body after its self type,
@@ -131,10 +126,9 @@ mod tests {
             trait_method(&name, &sig).to_string(),
             ":: bulkhead :: __private :: concat ! (:: bulkhead :: __private :: module_path ! () , \"::Shop#resize(&str, u32)\")"
         );
-        assert!(
-            function(&sig)
-                .to_string()
-                .ends_with("module_path ! () , \"::resize(&str, u32)\" ,))")
+        assert_eq!(
+            function(&sig).to_string(),
+            ":: bulkhead :: __private :: concat ! (:: bulkhead :: __private :: module_path ! () , \"::resize(&str, u32)\")"
         );
         assert_eq!(method(&sig), "resize(&str, u32)");
     }

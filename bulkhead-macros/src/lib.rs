@@ -8,9 +8,12 @@
 //! - `symbol.rs` (every attribute word), `codes.rs` (the error codes and
 //!   their collector), `tokens.rs` (token helpers), `ids.rs` (instance
 //!   ids): the ground everything stands on.
-//! - `attr.rs` (darling plumbing), `values.rs` (the values of keys),
-//!   `policies.rs` (the set of policies, each one's table of keys) and
-//!   `annotations.rs` (the attributes of one item): reading the attributes.
+//! - `values.rs` (the values of keys, by kind), `attr.rs` (an attribute's
+//!   keys, read with its policy's table), `policies.rs` (the set of
+//!   policies) and `annotations.rs` (the attributes of one item): reading
+//!   the attributes. The policies and their tables of keys are the core
+//!   crate's (`bulkhead_core::keys`), shared with the registry's
+//!   configuration sources.
 //! - `ast.rs`: the typed model of a trait or function.
 //! - `valid.rs`: every meaning-level check, recorded on the model.
 //! - `declare.rs` (declaring policies to the registry), `call.rs` (the

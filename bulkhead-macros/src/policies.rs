@@ -1,127 +1,58 @@
-//! The policies: which there are ([`PolicyKind`], in the order of the
-//! composition), each one's receiver (the table of its keys), and the
-//! policies one method or function runs under ([`PolicySet`]).
+//! The policies: which there are (the core crate's [`PolicyKind`], in the
+//! order of the composition), what the macros add to them
+//! ([`PolicyAttribute`]: each one's attribute, read with its table of keys),
+//! and the policies one method or function runs under ([`PolicySet`]).
 //!
-//! A new key is a line in its policy's table (and, if its value is of a new
-//! kind, that kind in `values.rs`). A new policy is a variant of
-//! [`PolicyKind`], whose `match`es the compiler then points out, its word in
-//! `symbol.rs`, its table here and its entry point in `lib.rs`.
+//! A new key is a row of its policy's table in the core crate, and nothing
+//! here (if its value is of a new kind, that kind in `values.rs`). A new
+//! policy is a line of the core crate's `PolicyKind`, whose `match`es the
+//! compiler then points out, and its entry point in `lib.rs`.
 
-use darling::FromMeta;
 use syn::Path;
 
-use crate::attr::{self, Keys, Value, Written, receiver};
+pub(crate) use bulkhead_core::keys::PolicyKind;
+
+use crate::attr::{self, Keys, Written};
 use crate::symbol::{self, Symbol};
-use crate::values::{
-    AtLeastOne, Enabled, Fraction, Id, Limit, Multiplier, Percent, Positive, Predicate,
-    RejectionKinds, Wait, Window, WindowSize,
-};
 
-/// A policy attribute. The variants are declared in the order of the
-/// composition, outermost first, `Retry( CircuitBreaker( RateLimiter(
-/// Timeout( Bulkhead( call ) ) ) ) )`, which is their order as `Ord`.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
-pub(crate) enum PolicyKind {
-    Retry,
-    CircuitBreaker,
-    RateLimiter,
-    Timeout,
-    Bulkhead,
-}
-
-impl PolicyKind {
-    /// Every policy, in the order of the composition.
-    pub(crate) const ALL: [PolicyKind; 5] = [
-        PolicyKind::Retry,
-        PolicyKind::CircuitBreaker,
-        PolicyKind::RateLimiter,
-        PolicyKind::Timeout,
-        PolicyKind::Bulkhead,
-    ];
-
+/// What the macros add to a [`PolicyKind`]: its attribute.
+pub(crate) trait PolicyAttribute: Sized {
     /// The attribute's name.
-    pub(crate) fn attribute(self) -> Symbol {
-        match self {
-            PolicyKind::Retry => symbol::RETRY,
-            PolicyKind::CircuitBreaker => symbol::CIRCUIT_BREAKER,
-            PolicyKind::RateLimiter => symbol::RATE_LIMITER,
-            PolicyKind::Timeout => symbol::TIMEOUT,
-            PolicyKind::Bulkhead => symbol::BULKHEAD,
-        }
-    }
+    fn attribute(self) -> Symbol;
 
-    /// A key of the attribute with a value, for messages.
-    pub(crate) fn example(self) -> &'static str {
-        match self {
-            PolicyKind::Retry => "max_attempts = 3",
-            PolicyKind::CircuitBreaker => "failure_rate_threshold = 50",
-            PolicyKind::RateLimiter => "limit_for_period = 50",
-            PolicyKind::Timeout => "duration = \"1s\"",
-            PolicyKind::Bulkhead => "max_concurrent = 4",
-        }
-    }
-
-    /// The type of the policy's config, whose builder the generated code
-    /// passes to the registry: `__private::RetryConfig::builder()`.
-    pub(crate) fn config_type(self) -> &'static str {
-        match self {
-            PolicyKind::Retry => "RetryConfig",
-            PolicyKind::CircuitBreaker => "CircuitBreakerConfig",
-            PolicyKind::RateLimiter => "RateLimiterConfig",
-            PolicyKind::Timeout => "TimeoutConfig",
-            PolicyKind::Bulkhead => "BulkheadConfig",
-        }
-    }
-
-    /// Whether the policy may call the method more than once: each call
-    /// then gets its own copy of the arguments (ATR-012 for one that is not
-    /// `Clone`), and a method or body that cannot be called again is
-    /// refused (ATR-007).
-    pub(crate) fn calls_again(self) -> bool {
-        match self {
-            PolicyKind::Retry => true,
-            PolicyKind::CircuitBreaker
-            | PolicyKind::RateLimiter
-            | PolicyKind::Timeout
-            | PolicyKind::Bulkhead => false,
-        }
-    }
-
-    /// Reads the policy's attribute as `written` with the policy's
-    /// receiver, or every error in it, coded.
-    pub(crate) fn read(self, written: Written<'_>) -> syn::Result<Policy> {
-        match self {
-            PolicyKind::Retry => self.read_with::<RetryArgs>(written),
-            PolicyKind::CircuitBreaker => self.read_with::<CircuitBreakerArgs>(written),
-            PolicyKind::RateLimiter => self.read_with::<RateLimiterArgs>(written),
-            PolicyKind::Timeout => self.read_with::<TimeoutArgs>(written),
-            PolicyKind::Bulkhead => self.read_with::<BulkheadArgs>(written),
-        }
-    }
-
-    fn read_with<A>(self, written: Written<'_>) -> syn::Result<Policy>
-    where
-        A: FromMeta + Default + Keys + 'static,
-    {
-        let keys = attr::read::<A>(written, self.attribute(), self.example())?;
-        Ok(Policy {
-            kind: self,
-            keys: Box::new(keys),
-        })
-    }
+    /// Reads the policy's attribute as `written` with the policy's table of
+    /// keys, or every error in it, coded.
+    fn read(self, written: Written<'_>) -> syn::Result<Policy>;
 
     /// The policy whose attribute is called `word`.
-    pub(crate) fn named(word: &str) -> Option<PolicyKind> {
-        PolicyKind::ALL
-            .into_iter()
-            .find(|kind| *word == kind.attribute())
-    }
+    fn named(word: &str) -> Option<Self>;
 
     /// The policy attribute `path` names, if it names one: `bulkhead` (or
     /// any path ending in it, such as `bulkhead::bulkhead`), and the others
     /// written alone or from the crate (`retry`, `bulkhead::retry`), so that
     /// another crate's `#[foo::timeout]` is left alone.
-    pub(crate) fn of(path: &Path) -> Option<PolicyKind> {
+    fn of(path: &Path) -> Option<Self>;
+}
+
+impl PolicyAttribute for PolicyKind {
+    fn attribute(self) -> Symbol {
+        symbol::policy(self)
+    }
+
+    fn read(self, written: Written<'_>) -> syn::Result<Policy> {
+        Ok(Policy {
+            kind: self,
+            keys: attr::read(self, written)?,
+        })
+    }
+
+    fn named(word: &str) -> Option<PolicyKind> {
+        PolicyKind::ALL
+            .into_iter()
+            .find(|kind| *word == kind.attribute())
+    }
+
+    fn of(path: &Path) -> Option<PolicyKind> {
         let last = path.segments.last()?;
         let kind = PolicyKind::named(&last.ident.to_string())?;
         let from_the_crate = path.segments.len() == 1
@@ -133,68 +64,11 @@ impl PolicyKind {
     }
 }
 
-receiver! {
-    /// The keys of `#[bulkhead(...)]`.
-    struct BulkheadArgs {
-        max_concurrent: Value<Limit>,
-        max_wait: Wait,
-        enabled: Enabled,
-        /// `resource = "db"`: the shared resource whose budget the slots
-        /// count against.
-        resource: Id,
-    }
-}
-
-receiver! {
-    /// The keys of `#[retry(...)]`.
-    struct RetryArgs {
-        max_attempts: Value<AtLeastOne>,
-        wait: Wait,
-        backoff_multiplier: Value<Multiplier>,
-        max_wait_interval: Value<Positive>,
-        jitter: Value<Fraction>,
-        retry_if: Value<Predicate>,
-        abort_on: RejectionKinds,
-    }
-}
-
-receiver! {
-    /// The keys of `#[circuit_breaker(...)]`.
-    struct CircuitBreakerArgs {
-        failure_rate_threshold: Value<Percent>,
-        sliding_window: Value<Window>,
-        sliding_window_size: Value<WindowSize>,
-        minimum_calls: Value<AtLeastOne>,
-        wait_in_open: Value<Positive>,
-        permitted_calls_in_half_open: Value<AtLeastOne>,
-        slow_call_threshold: Value<Positive>,
-        slow_call_rate_threshold: Value<Percent>,
-        record_if: Value<Predicate>,
-        ignore_on: RejectionKinds,
-    }
-}
-
-receiver! {
-    /// The keys of `#[timeout(...)]`.
-    struct TimeoutArgs {
-        duration: Value<Positive>,
-    }
-}
-
-receiver! {
-    /// The keys of `#[rate_limiter(...)]`.
-    struct RateLimiterArgs {
-        limit_for_period: Value<AtLeastOne>,
-        refresh_period: Value<Positive>,
-        max_wait: Wait,
-    }
-}
-
 /// One policy attribute, read: which policy, and its keys.
 #[derive(Debug)]
 pub(crate) struct Policy {
     pub(crate) kind: PolicyKind,
-    pub(crate) keys: Box<dyn Keys>,
+    pub(crate) keys: Keys,
 }
 
 /// The policies one method or function runs under, at most one of each
@@ -207,7 +81,9 @@ impl PolicySet {
     /// Adds `policy` in its place in the composition; the set holds one
     /// policy of each kind at most (a second is refused before it is read).
     pub(crate) fn insert(&mut self, policy: Policy) {
-        let at = self.0.partition_point(|held| held.kind < policy.kind);
+        let at = self
+            .0
+            .partition_point(|held| held.kind.depth() < policy.kind.depth());
         self.0.insert(at, policy);
     }
 
@@ -237,8 +113,6 @@ impl PolicySet {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use proc_macro2::TokenStream;
     use quote::quote;
     use syn::parse_quote;
@@ -252,28 +126,25 @@ mod tests {
             .map_err(|e| e.into_iter().map(|e| e.to_string()).collect())
     }
 
-    fn bulkhead(tokens: TokenStream) -> Result<BulkheadArgs, Vec<String>> {
-        attr::read::<BulkheadArgs>(
-            Written::Args(tokens),
-            symbol::BULKHEAD,
-            "max_concurrent = 4",
-        )
-        .map_err(|e| e.into_iter().map(|e| e.to_string()).collect())
+    /// `#[bulkhead(tokens)]`, read, or its errors.
+    fn bulkhead(tokens: TokenStream) -> Result<Keys, Vec<String>> {
+        PolicyKind::Bulkhead
+            .read(Written::Args(tokens))
+            .map(|policy| policy.keys)
+            .map_err(|e| e.into_iter().map(|e| e.to_string()).collect())
     }
 
     #[test]
-    fn all_lists_every_policy_once_in_the_order_of_the_composition() {
-        assert!(PolicyKind::ALL.windows(2).all(|w| w[0] < w[1]));
-        for (i, kind) in PolicyKind::ALL.into_iter().enumerate() {
-            assert_eq!(kind as usize, i);
+    fn every_policy_is_found_by_its_attribute_in_the_order_of_the_composition() {
+        for kind in PolicyKind::ALL {
             assert_eq!(PolicyKind::named(kind.attribute().as_str()), Some(kind));
         }
-        // The last variant, so that one added after it is noticed here.
-        assert_eq!(
-            PolicyKind::ALL.last(),
-            Some(&PolicyKind::Bulkhead),
-            "a new policy goes into ALL"
-        );
+        let mut set = PolicySet::default();
+        for kind in PolicyKind::ALL {
+            set.insert(kind.read(Written::Args(TokenStream::new())).unwrap());
+        }
+        let kinds: Vec<PolicyKind> = set.iter().map(|policy| policy.kind).collect();
+        assert_eq!(kinds, PolicyKind::OUTSIDE_IN);
     }
 
     #[test]
@@ -302,7 +173,7 @@ mod tests {
 
     #[test]
     fn every_bulkhead_key_parses() {
-        let args = bulkhead(quote!(
+        let keys = bulkhead(quote!(
             name = "thumbnails",
             config = "slow",
             max_concurrent = 4,
@@ -310,17 +181,17 @@ mod tests {
             enabled = "false"
         ))
         .unwrap();
-        assert_eq!(args.name.unwrap().value, "thumbnails");
-        assert_eq!(args.config.unwrap().value, "slow");
-        assert_eq!(args.max_concurrent.unwrap().value.0, 4);
-        assert_eq!(args.max_wait.unwrap().value, Duration::from_millis(250));
-        assert!(!args.enabled.unwrap().value);
+        assert_eq!(keys.name().unwrap().value, "thumbnails");
+        assert_eq!(
+            keys.settings().to_string(),
+            ". config (\"slow\") . max_concurrent (4u32) . max_wait (:: bulkhead :: __private :: Duration :: new (0u64 , 250000000u32)) . enabled (false)"
+        );
     }
 
     #[test]
     fn no_arguments_means_no_explicit_values() {
-        let args = bulkhead(TokenStream::new()).unwrap();
-        assert!(args.name.is_none() && args.max_concurrent.is_none());
+        let keys = bulkhead(TokenStream::new()).unwrap();
+        assert!(keys.name().is_none() && keys.settings().is_empty());
         assert_eq!(
             read(PolicyKind::Bulkhead, TokenStream::new()),
             Ok(String::new())
@@ -329,8 +200,10 @@ mod tests {
 
     #[test]
     fn a_bare_zero_is_a_duration() {
-        let args = bulkhead(quote!(max_wait = "0")).unwrap();
-        assert_eq!(args.max_wait.unwrap().value, Duration::ZERO);
+        assert_eq!(
+            read(PolicyKind::Bulkhead, quote!(max_wait = "0")),
+            Ok(". max_wait (:: bulkhead :: __private :: Duration :: new (0u64 , 0u32))".to_owned())
+        );
     }
 
     #[test]

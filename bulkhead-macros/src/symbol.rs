@@ -1,30 +1,27 @@
 //! Every word of the attributes the macros read, as one const (serde_derive's
-//! `internals/symbol.rs`): the policy attributes, and the words the macros
-//! look for among the user's attributes and paths. (`#[resilient]` is only
-//! ever found by the compiler, through its entry point in `lib.rs`.)
+//! `internals/symbol.rs`): the words the macros look for among the user's
+//! attributes and paths, and the policy attributes, each named by its
+//! policy ([`policy`]). (`#[resilient]` is only ever found by the compiler,
+//! through its entry point in `lib.rs`.)
 //!
-//! The keys of each policy attribute are written once, as the fields of its
-//! receiver in `policies.rs`: darling reads the keys by those names, and the
-//! config builders are called by the same names.
+//! The policies' names and the keys of their attributes are the core
+//! crate's tables (`bulkhead_core::keys`): the attribute of a policy is its
+//! name, a key is read by its name in the table, and the config builders
+//! are called by the same names.
 
 use std::fmt;
 
+use bulkhead_core::keys::PolicyKind;
 use syn::{Ident, Path};
 
 /// A word of an attribute.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Symbol(&'static str);
 
-/// `#[bulkhead(...)]`.
-pub(crate) const BULKHEAD: Symbol = Symbol("bulkhead");
-/// `#[retry(...)]`.
-pub(crate) const RETRY: Symbol = Symbol("retry");
-/// `#[circuit_breaker(...)]`.
-pub(crate) const CIRCUIT_BREAKER: Symbol = Symbol("circuit_breaker");
-/// `#[timeout(...)]`.
-pub(crate) const TIMEOUT: Symbol = Symbol("timeout");
-/// `#[rate_limiter(...)]`.
-pub(crate) const RATE_LIMITER: Symbol = Symbol("rate_limiter");
+/// The attribute of a policy: `#[circuit_breaker(...)]`.
+pub(crate) const fn policy(kind: PolicyKind) -> Symbol {
+    Symbol(kind.name())
+}
 
 /// The crate whose attributes these are, as the first segment of a path
 /// such as `bulkhead::retry`.

@@ -10,6 +10,7 @@ use syn::{FnArg, Ident, TraitItem, TypeParamBound, WherePredicate};
 
 use crate::ast::{Flavor, Func, Method, Returns, SelfArg, Trait};
 use crate::codes::{self, Errors};
+use crate::policies::PolicyAttribute;
 use crate::tokens::is_self;
 
 /// Supertraits the wrapper implements whenever its delegate does: the auto

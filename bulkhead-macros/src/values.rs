@@ -1,222 +1,279 @@
-//! The values of the policies' keys: for each kind of value, how it is read
-//! from the attribute ([`FromExpr`]) and checked exactly as the core crate's
-//! config builders check it at run time, so that an attribute that compiles
-//! cannot fail in `new` because of one of its own literals, and how it is
-//! passed to the builder ([`Argument`], [`Setting`]). Which key takes which
-//! value is said by the receivers' tables in `policies.rs`.
+//! The values of the policies' keys, read from an attribute by the kind
+//! of value each key takes in the core crate's tables
+//! (`bulkhead_core::keys::ValueKind`): [`read`] checks a value exactly as
+//! the config builders check it at run time, with the same ranges, so that
+//! an attribute that compiles cannot fail in `new` because of one of its
+//! own literals, and [`Read::argument`] is how it is passed to the builder.
 //!
-//! | value | written as | code |
-//! |---|---|---|
-//! | [`Id`] | a non-empty string literal | ATR-002 |
-//! | [`Limit`] | an integer from 1 to `BulkheadConfig::MAX_CONCURRENT` | ATR-003 |
-//! | [`Wait`] | a duration string, `"0"` allowed | ATR-001 |
-//! | [`Enabled`] | `true` / `false`, or the same in a string | ATR-006 |
-//! | [`Count`] | an integer from 1 to its maximum | ATR-008 |
-//! | [`Percent`] | a number in (0, 100] | ATR-008 |
-//! | [`Multiplier`] | a finite number of at least 1 | ATR-008 |
-//! | [`Fraction`] | a number in [0, 1) | ATR-008 |
-//! | [`Positive`] | a duration string, longer than zero | ATR-001, ATR-008 for zero |
-//! | [`Window`] | `"count"` or `"time"` | ATR-010 |
-//! | [`RejectionKinds`] | rejection kinds, in brackets unless there is one | ATR-009 |
-//! | [`Predicate`] | the path of a function `fn(&E) -> bool` | ATR-011 |
+//! | kind | written as |
+//! |---|---|
+//! | `Name` | a non-empty string literal |
+//! | `Limit` | an integer from 1 to its maximum, without a type suffix |
+//! | `Count` | an integer from its minimum to its maximum, without a type suffix |
+//! | `Number` | a number in its range, without a type suffix |
+//! | `Duration` | a duration string, `"0"` allowed unless it must be positive |
+//! | `Bool` | `true` / `false`, or the same in a string |
+//! | `Choice` | one of its choices, in a string |
+//! | `RejectionKinds` | rejection kinds, in brackets unless there is one |
+//! | `Predicate` | the path of a function `fn(&E) -> bool`, or a string holding one |
+//!
+//! Each kind's code is the table's (`ValueKind::code`); a duration of zero
+//! where it must be positive is ATR-008.
 
 use std::time::Duration;
 
-use bulkhead_core::{
-    BulkheadConfig, CircuitBreakerConfig, ConfigError, RejectionKind, SlidingWindow,
-};
-use darling::FromMeta;
+use bulkhead_core::keys::{Float, Key, Range, ValueKind, did_you_mean};
+use bulkhead_core::{ConfigError, RejectionKind};
+use darling::ast::MetaNameValueInvalidExpr;
 use proc_macro2::{Literal, Span, TokenStream};
-use quote::{ToTokens as _, quote};
-use syn::{Expr, ExprLit, ExprPath, ExprUnary, Lit, Meta, UnOp};
+use quote::{ToTokens as _, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Expr, ExprLit, ExprPath, ExprUnary, Ident, Lit, Meta, UnOp};
 
-use crate::attr::{Argument, FromExpr, Setting, Value};
 use crate::codes;
 use crate::tokens::{as_written, literal, ungroup};
 
-/// `name`, `config`, `resource`: a non-empty string literal.
-pub(crate) type Id = Value<String>;
-
-impl FromExpr for String {
-    const CODE: &'static str = codes::MALFORMED;
-
-    fn example(key: &str) -> String {
-        format!("{key} = \"thumbnails\"")
-    }
-
-    fn from_expr(key: &str, expr: &Expr) -> Result<Self, String> {
-        match literal(expr) {
-            Some(Lit::Str(s)) if !s.value().trim().is_empty() => Ok(s.value()),
-            Some(Lit::Str(_)) => Err(format!("{}: {key} must not be empty", codes::MALFORMED)),
-            _ => Err(format!(
-                "{}: {key} must be a string literal such as \"thumbnails\", got {}",
-                codes::MALFORMED,
-                as_written(expr)
-            )),
-        }
-    }
+/// A key's value as read from an attribute, checked.
+#[derive(Debug, Clone)]
+pub(crate) enum Read {
+    /// A `Name`.
+    Text(String),
+    /// A `Limit` or a `Count`.
+    Integer(u32),
+    /// A `Number`, as the builder takes it.
+    Number(f64, Float),
+    /// A `Duration`.
+    Duration(Duration),
+    /// A `Bool`.
+    Bool(bool),
+    /// A `Choice`: the builder's argument type, and the choice.
+    Choice(&'static str, &'static str),
+    /// `RejectionKinds`.
+    Kinds(Vec<RejectionKind>),
+    /// A `Predicate`: the function's path.
+    Predicate(ExprPath),
 }
 
-impl Argument for String {
-    fn argument(&self) -> TokenStream {
-        self.into_token_stream()
-    }
+/// A value with the span of the tokens it was written as.
+#[derive(Debug, Clone)]
+pub(crate) struct Value<T> {
+    pub(crate) value: T,
+    pub(crate) span: Span,
 }
 
-/// `max_concurrent`: an integer from 1 to the core crate's
-/// `BulkheadConfig::MAX_CONCURRENT`.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Limit(pub(crate) u32);
-
-impl Limit {
-    /// The largest limit the bulkhead accepts.
-    const MAX: u64 = BulkheadConfig::MAX_CONCURRENT as u64;
-}
-
-impl FromExpr for Limit {
-    const CODE: &'static str = codes::LIMIT;
-
-    fn example(key: &str) -> String {
-        format!("{key} = 4")
-    }
-
-    fn from_expr(key: &str, expr: &Expr) -> Result<Self, String> {
-        let max = Limit::MAX;
-        let out_of_range = |got: &dyn std::fmt::Display| {
-            format!(
-                "{}: {key} must be between 1 and {max}, got {got}",
-                codes::LIMIT
-            )
-        };
-        match expr {
-            Expr::Lit(ExprLit {
-                lit: Lit::Int(int), ..
-            }) if !int.suffix().is_empty() => Err(format!(
-                "{}: {key} is written without a type suffix, as in {key} = {}, got {int}",
-                codes::LIMIT,
-                int.base10_digits(),
-                int = int.token()
-            )),
-            Expr::Lit(ExprLit {
-                lit: Lit::Int(int), ..
-            }) => match int.base10_parse::<u64>() {
-                Ok(value) if (1..=max).contains(&value) => u32::try_from(value)
-                    .map(Limit)
-                    .map_err(|_| out_of_range(&value)),
-                Ok(value) => Err(out_of_range(&value)),
-                Err(_) => Err(out_of_range(&int.base10_digits())),
-            },
-            Expr::Unary(ExprUnary {
-                op: UnOp::Neg(_),
-                expr: inner,
-                ..
-            }) if matches!(literal(inner), Some(Lit::Int(_))) => {
-                Err(out_of_range(&format_args!("-{}", as_written(inner))))
-            }
-            _ => Err(format!(
-                "{}: {key} must be an integer between 1 and {max}, got {}",
-                codes::LIMIT,
-                as_written(expr)
-            )),
-        }
-    }
-}
-
-impl Argument for Limit {
-    fn argument(&self) -> TokenStream {
-        self.0.into_token_stream()
-    }
-}
-
-/// `max_wait`, `wait`: a duration string (humantime syntax, or `"0"`).
-pub(crate) type Wait = Value<Duration>;
-
-impl FromExpr for Duration {
-    const CODE: &'static str = codes::DURATION;
-
-    fn example(key: &str) -> String {
-        format!("{key} = \"250ms\"")
-    }
-
-    fn from_expr(key: &str, expr: &Expr) -> Result<Self, String> {
-        match literal(expr) {
-            Some(Lit::Str(s)) => parse_duration(key, &s.value()),
-            _ => Err(format!(
-                "{}: {key} must be a duration string such as \"250ms\", got {}",
-                codes::DURATION,
-                as_written(expr)
-            )),
-        }
-    }
-}
-
-impl Argument for Duration {
-    /// `Duration::new(secs, nanos)`.
-    fn argument(&self) -> TokenStream {
-        let secs = self.as_secs();
-        let nanos = self.subsec_nanos();
-        quote!(::bulkhead::__private::Duration::new(#secs, #nanos))
-    }
-}
-
-/// Parses a duration with the registry's own parser,
-/// `bulkhead_core::parse_duration`: humantime syntax, or a bare `0`.
-fn parse_duration(key: &str, text: &str) -> Result<Duration, String> {
-    bulkhead_core::parse_duration(key, text).map_err(|error| match error {
-        ConfigError::InvalidDuration { reason, .. } => {
-            // Keep humantime's diagnosis, not its list of every unit.
-            let reason = reason.split(", supported units").next().unwrap_or_default();
-            format!(
-                "{}: invalid duration {text:?}: expected a number followed by a unit such as 250ms ({reason})",
-                codes::DURATION
-            )
-        }
-        // Longer than `Duration::MAX`: ATR-001 saying so, and the key.
-        other => other.to_string(),
+/// The value `meta` (`key = value`) gives `key`, or every error in it,
+/// spanned on what is wrong.
+pub(crate) fn read(key: &Key, meta: &Meta) -> darling::Result<Value<Read>> {
+    let Meta::NameValue(nv) = meta else {
+        return Err(darling::Error::custom(format!(
+            "{}: {} needs a value, as in {}",
+            key.code(),
+            key.name(),
+            example(key)
+        ))
+        .with_span(meta));
+    };
+    let expr = ungroup(&nv.value);
+    let read = match key.kind() {
+        ValueKind::RejectionKinds => rejection_kinds(key.name(), expr).map(Read::Kinds)?,
+        _ => from_expr(key, expr)
+            .map_err(|message| darling::Error::custom(message).with_span(expr))?,
+    };
+    Ok(Value {
+        value: read,
+        span: expr.span(),
     })
 }
 
-/// `enabled`: `true` or `false`, or the same in a string.
-pub(crate) type Enabled = Value<bool>;
+/// The error of `key = value` where `value` is no expression at all: how
+/// to write the key, or, for a list of kinds, syn's own error (which
+/// `attr::coded` rewords).
+pub(crate) fn not_an_expression(key: &Key, invalid: &MetaNameValueInvalidExpr) -> darling::Error {
+    match key.kind() {
+        ValueKind::RejectionKinds => invalid.error.clone(),
+        _ => darling::Error::custom(format!(
+            "{}: {} must be written as in {}, got `{}`",
+            key.code(),
+            key.name(),
+            example(key),
+            invalid.value
+        ))
+        .with_span(&invalid.value),
+    }
+}
 
-impl FromExpr for bool {
-    const CODE: &'static str = codes::BOOL;
+/// How to write `key` with a value of its kind: `max_wait = "250ms"`.
+pub(crate) fn example(key: &Key) -> String {
+    let name = key.name();
+    match key.kind() {
+        ValueKind::Name => format!("{name} = \"thumbnails\""),
+        ValueKind::Limit { .. } => format!("{name} = 4"),
+        ValueKind::Count { .. } => format!("{name} = 10"),
+        ValueKind::Number { range, float } => format!("{name} = {}", number_example(range, float)),
+        ValueKind::Duration { positive: false } => format!("{name} = \"250ms\""),
+        ValueKind::Duration { positive: true } => format!("{name} = \"1s\""),
+        ValueKind::Bool => format!("{name} = false"),
+        ValueKind::Choice { choices, .. } => format!("{name} = {:?}", choices[0]),
+        ValueKind::RejectionKinds => format!("{name} = [{}]", RejectionKind::ALL[0].name()),
+        ValueKind::Predicate => format!("{name} = is_transient"),
+    }
+}
 
-    fn example(key: &str) -> String {
-        format!("{key} = false")
+/// A number in `range` as a literal of the builder's type: a percentage
+/// (`f32`) as a whole number, `50`; an `f64` as a float, `2.0`.
+fn number_example(range: Range, float: Float) -> String {
+    let example = range.example();
+    match float {
+        Float::F32 => format!("{}", example as f32),
+        Float::F64 => format!("{example:?}"),
+    }
+}
+
+/// The value of `key = expr`, for any kind but `RejectionKinds`, or the
+/// coded message saying what is wrong.
+pub(crate) fn from_expr(key: &Key, expr: &Expr) -> Result<Read, String> {
+    let name = key.name();
+    match key.kind() {
+        ValueKind::Name => self::name(name, expr).map(Read::Text),
+        ValueKind::Limit { max } => limit(name, max, expr).map(Read::Integer),
+        ValueKind::Count { min, max } => count(key, min, max, expr).map(Read::Integer),
+        ValueKind::Number { range, float } => {
+            number_in(key, range, float, expr).map(|x| Read::Number(x, float))
+        }
+        ValueKind::Duration { positive } => {
+            let duration = duration(name, expr)?;
+            if positive && duration.is_zero() {
+                return Err(format!(
+                    "{}: {name} must be longer than zero, got {}",
+                    codes::NUMBER,
+                    as_written(expr)
+                ));
+            }
+            Ok(Read::Duration(duration))
+        }
+        ValueKind::Bool => boolean(name, expr).map(Read::Bool),
+        ValueKind::Choice { ty, choices } => {
+            choice(name, choices, expr).map(|c| Read::Choice(ty, c))
+        }
+        ValueKind::RejectionKinds => Err(format!(
+            "{}: {name} lists rejection kinds, as in {name} = [BulkheadFull, Timeout], got {}",
+            codes::REJECTION_KIND,
+            as_written(expr)
+        )),
+        ValueKind::Predicate => predicate(key, expr).map(Read::Predicate),
+    }
+}
+
+impl Read {
+    /// `.key(value)` on the policy's config builder, spanned on the value
+    /// as written (`span`), or `None` for a function, which the classifier
+    /// calls, not the builder.
+    pub(crate) fn setting(&self, key: &str, span: Span) -> Option<TokenStream> {
+        let argument = match self {
+            Read::Predicate(_) => return None,
+            Read::Kinds(kinds) => {
+                let method = Ident::new(key, Span::call_site());
+                let kinds = kinds
+                    .iter()
+                    .map(|kind| Ident::new(kind.name(), Span::call_site()));
+                return Some(quote!(.#method([#(::bulkhead::__private::RejectionKind::#kinds),*])));
+            }
+            Read::Text(text) => text.into_token_stream(),
+            Read::Integer(n) => n.into_token_stream(),
+            // The `f32` a percentage was read as, exactly.
+            Read::Number(x, Float::F32) => Literal::f32_suffixed(*x as f32).into_token_stream(),
+            Read::Number(x, Float::F64) => Literal::f64_suffixed(*x).into_token_stream(),
+            Read::Duration(duration) => {
+                let secs = duration.as_secs();
+                let nanos = duration.subsec_nanos();
+                quote!(::bulkhead::__private::Duration::new(#secs, #nanos))
+            }
+            Read::Bool(b) => b.into_token_stream(),
+            Read::Choice(ty, choice) => {
+                let ty = Ident::new(ty, Span::call_site());
+                let variant = Ident::new(&variant(choice), Span::call_site());
+                quote!(::bulkhead::__private::#ty::#variant)
+            }
+        };
+        let method = Ident::new(key, span);
+        Some(quote_spanned!(span=> .#method(#argument)))
     }
 
-    fn from_expr(key: &str, expr: &Expr) -> Result<Self, String> {
-        match literal(expr) {
-            Some(Lit::Bool(b)) => Ok(b.value),
-            Some(Lit::Str(s)) if s.value() == "true" => Ok(true),
-            Some(Lit::Str(s)) if s.value() == "false" => Ok(false),
-            _ => Err(format!(
-                "{}: {key} must be true or false, got {}",
-                codes::BOOL,
-                as_written(expr)
-            )),
+    /// The function a `Predicate` names.
+    pub(crate) fn predicate(&self) -> Option<&ExprPath> {
+        match self {
+            Read::Predicate(path) => Some(path),
+            _ => None,
         }
     }
 }
 
-impl Argument for bool {
-    fn argument(&self) -> TokenStream {
-        self.into_token_stream()
+/// The variant a choice names: the choice in CamelCase (`count` is
+/// `Count`).
+fn variant(choice: &str) -> String {
+    choice
+        .split('_')
+        .flat_map(|word| {
+            let mut chars = word.chars();
+            chars
+                .next()
+                .map(|first| first.to_uppercase().chain(chars))
+                .into_iter()
+                .flatten()
+        })
+        .collect()
+}
+
+/// `name`, `config`, `resource`: a non-empty string literal.
+fn name(key: &str, expr: &Expr) -> Result<String, String> {
+    match literal(expr) {
+        Some(Lit::Str(s)) if !s.value().trim().is_empty() => Ok(s.value()),
+        Some(Lit::Str(_)) => Err(format!("{}: {key} must not be empty", codes::MALFORMED)),
+        _ => Err(format!(
+            "{}: {key} must be a string literal such as \"thumbnails\", got {}",
+            codes::MALFORMED,
+            as_written(expr)
+        )),
     }
 }
 
-/// An integer from 1 to `MAX`: a count of calls, attempts or permits.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Count<const MAX: u32>(pub(crate) u32);
-
-/// `max_attempts`, `minimum_calls`, `permitted_calls_in_half_open`,
-/// `limit_for_period`: at least 1.
-pub(crate) type AtLeastOne = Count<{ u32::MAX }>;
-
-/// `sliding_window_size`: 1 to the core crate's
-/// `CircuitBreakerConfig::MAX_SLIDING_WINDOW_SIZE`.
-pub(crate) type WindowSize = Count<{ CircuitBreakerConfig::MAX_SLIDING_WINDOW_SIZE }>;
+/// `max_concurrent`: an integer from 1 to `max` (ATR-003).
+fn limit(key: &str, max: u32, expr: &Expr) -> Result<u32, String> {
+    let code = codes::LIMIT;
+    let max = u64::from(max);
+    let out_of_range = |got: &dyn std::fmt::Display| {
+        format!("{code}: {key} must be between 1 and {max}, got {got}")
+    };
+    match expr {
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(int), ..
+        }) if !int.suffix().is_empty() => Err(format!(
+            "{code}: {key} is written without a type suffix, as in {key} = {}, got {int}",
+            int.base10_digits(),
+            int = int.token()
+        )),
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(int), ..
+        }) => match int.base10_parse::<u64>() {
+            Ok(value) if (1..=max).contains(&value) => {
+                u32::try_from(value).map_err(|_| out_of_range(&value))
+            }
+            Ok(value) => Err(out_of_range(&value)),
+            Err(_) => Err(out_of_range(&int.base10_digits())),
+        },
+        Expr::Unary(ExprUnary {
+            op: UnOp::Neg(_),
+            expr: inner,
+            ..
+        }) if matches!(literal(inner), Some(Lit::Int(_))) => {
+            Err(out_of_range(&format_args!("-{}", as_written(inner))))
+        }
+        _ => Err(format!(
+            "{code}: {key} must be an integer between 1 and {max}, got {}",
+            as_written(expr)
+        )),
+    }
+}
 
 /// A number as written: its value, or why it cannot be one.
 enum Number {
@@ -255,275 +312,149 @@ fn number(expr: &Expr) -> Number {
 }
 
 /// `Err` saying that `key` is written without a type suffix.
-fn suffixed(key: &str, written: &str, example: &str) -> String {
+fn suffixed(key: &Key, written: &str) -> String {
     format!(
-        "{}: {key} is written without a type suffix, as in {example}, got {written}",
-        codes::NUMBER
+        "{}: {} is written without a type suffix, as in {}, got {written}",
+        codes::NUMBER,
+        key.name(),
+        example(key)
     )
 }
 
-impl<const MAX: u32> FromExpr for Count<MAX> {
-    const CODE: &'static str = codes::NUMBER;
-
-    fn example(key: &str) -> String {
-        format!("{key} = 10")
-    }
-
-    fn from_expr(key: &str, expr: &Expr) -> Result<Self, String> {
-        let out_of_range = |got: &str| {
-            format!(
-                "{}: {key} must be between 1 and {MAX}, got {got}",
-                codes::NUMBER
-            )
-        };
-        match number(expr) {
-            Number::Literal(digits) if digits.contains(['.', 'e', 'E']) => Err(format!(
-                "{}: {key} must be a whole number between 1 and {MAX}, got {digits}",
-                codes::NUMBER
-            )),
-            Number::Literal(digits) => match digits.parse::<u64>() {
-                Ok(value) if (1..=u64::from(MAX)).contains(&value) => u32::try_from(value)
-                    .map(Count)
-                    .map_err(|_| out_of_range(&digits)),
-                _ => Err(out_of_range(&digits)),
-            },
-            Number::Suffixed(written) => Err(suffixed(key, &written, &Self::example(key))),
-            Number::Other => Err(format!(
-                "{}: {key} must be an integer between 1 and {MAX}, got {}",
-                codes::NUMBER,
-                as_written(expr)
-            )),
-        }
-    }
-}
-
-impl<const MAX: u32> Argument for Count<MAX> {
-    fn argument(&self) -> TokenStream {
-        self.0.into_token_stream()
-    }
-}
-
-/// Reads a float key: an unsuffixed integer or float literal, checked by
-/// `accept` (which sees the value as the builder will store it), or the
-/// coded error naming `range`.
-fn float<T: std::str::FromStr>(
-    key: &str,
-    expr: &Expr,
-    range: &str,
-    example: &str,
-    accept: impl Fn(&T) -> bool,
-) -> Result<T, String> {
-    let out_of_range = |got: &str| format!("{}: {key} must be {range}, got {got}", codes::NUMBER);
+/// A count: an integer from `min` to `max` (ATR-008).
+fn count(key: &Key, min: u32, max: u32, expr: &Expr) -> Result<u32, String> {
+    let (code, name) = (codes::NUMBER, key.name());
+    let out_of_range =
+        |got: &str| format!("{code}: {name} must be between {min} and {max}, got {got}");
     match number(expr) {
-        Number::Literal(digits) => match digits.parse::<T>() {
-            Ok(value) if accept(&value) => Ok(value),
+        Number::Literal(digits) if digits.contains(['.', 'e', 'E']) => Err(format!(
+            "{code}: {name} must be a whole number between {min} and {max}, got {digits}"
+        )),
+        Number::Literal(digits) => match digits.parse::<u64>() {
+            Ok(value) if (u64::from(min)..=u64::from(max)).contains(&value) => {
+                u32::try_from(value).map_err(|_| out_of_range(&digits))
+            }
             _ => Err(out_of_range(&digits)),
         },
-        Number::Suffixed(written) => Err(suffixed(key, &written, example)),
+        Number::Suffixed(written) => Err(suffixed(key, &written)),
         Number::Other => Err(format!(
-            "{}: {key} must be a number {range}, got {}",
-            codes::NUMBER,
+            "{code}: {name} must be an integer between {min} and {max}, got {}",
             as_written(expr)
         )),
     }
 }
 
-/// `failure_rate_threshold`, `slow_call_rate_threshold`: a percentage, more
-/// than 0 and at most 100.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Percent(pub(crate) f32);
-
-impl FromExpr for Percent {
-    const CODE: &'static str = codes::NUMBER;
-
-    fn example(key: &str) -> String {
-        format!("{key} = 50")
-    }
-
-    fn from_expr(key: &str, expr: &Expr) -> Result<Self, String> {
-        float(
-            key,
-            expr,
-            "more than 0 and at most 100",
-            &Self::example(key),
-            |v: &f32| *v > 0.0 && *v <= 100.0,
-        )
-        .map(Percent)
-    }
-}
-
-impl Argument for Percent {
-    fn argument(&self) -> TokenStream {
-        Literal::f32_suffixed(self.0).into_token_stream()
-    }
-}
-
-/// `backoff_multiplier`: a finite number of at least 1.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Multiplier(pub(crate) f64);
-
-impl FromExpr for Multiplier {
-    const CODE: &'static str = codes::NUMBER;
-
-    fn example(key: &str) -> String {
-        format!("{key} = 2.0")
-    }
-
-    fn from_expr(key: &str, expr: &Expr) -> Result<Self, String> {
-        float(
-            key,
-            expr,
-            "a finite number of at least 1",
-            &Self::example(key),
-            |v: &f64| *v >= 1.0 && v.is_finite(),
-        )
-        .map(Multiplier)
-    }
-}
-
-impl Argument for Multiplier {
-    fn argument(&self) -> TokenStream {
-        Literal::f64_suffixed(self.0).into_token_stream()
-    }
-}
-
-/// `jitter`: a number from 0 up to, not including, 1.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Fraction(pub(crate) f64);
-
-impl FromExpr for Fraction {
-    const CODE: &'static str = codes::NUMBER;
-
-    fn example(key: &str) -> String {
-        format!("{key} = 0.5")
-    }
-
-    fn from_expr(key: &str, expr: &Expr) -> Result<Self, String> {
-        float(
-            key,
-            expr,
-            "at least 0 and less than 1",
-            &Self::example(key),
-            |v: &f64| (0.0..1.0).contains(v),
-        )
-        .map(Fraction)
-    }
-}
-
-impl Argument for Fraction {
-    fn argument(&self) -> TokenStream {
-        Literal::f64_suffixed(self.0).into_token_stream()
-    }
-}
-
-/// `duration` (of a timeout), `refresh_period`, `wait_in_open`,
-/// `slow_call_threshold`, `max_wait_interval`: a duration longer than zero.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Positive(pub(crate) Duration);
-
-impl FromExpr for Positive {
-    const CODE: &'static str = codes::DURATION;
-
-    fn example(key: &str) -> String {
-        format!("{key} = \"1s\"")
-    }
-
-    fn from_expr(key: &str, expr: &Expr) -> Result<Self, String> {
-        let duration = <Duration as FromExpr>::from_expr(key, expr)?;
-        if duration.is_zero() {
-            return Err(format!(
-                "{}: {key} must be longer than zero, got {}",
-                codes::NUMBER,
-                as_written(expr)
-            ));
+/// A number in `range`, as the builder will store it (`float`), or the
+/// coded error naming the range (ATR-008).
+fn number_in(key: &Key, range: Range, float: Float, expr: &Expr) -> Result<f64, String> {
+    let (code, name, words) = (codes::NUMBER, key.name(), range.words());
+    let out_of_range = |got: &str| format!("{code}: {name} must be {words}, got {got}");
+    match number(expr) {
+        Number::Literal(digits) => {
+            let value = match float {
+                Float::F32 => digits.parse::<f32>().map(f64::from),
+                Float::F64 => digits.parse::<f64>(),
+            };
+            match value {
+                Ok(value) if range.contains(value) => Ok(value),
+                _ => Err(out_of_range(&digits)),
+            }
         }
-        Ok(Positive(duration))
+        Number::Suffixed(written) => Err(suffixed(key, &written)),
+        Number::Other => Err(format!(
+            "{code}: {name} must be a number {words}, got {}",
+            as_written(expr)
+        )),
     }
 }
 
-impl Argument for Positive {
-    fn argument(&self) -> TokenStream {
-        self.0.argument()
+/// A duration string (humantime syntax, or `"0"`), ATR-001 otherwise.
+fn duration(key: &str, expr: &Expr) -> Result<Duration, String> {
+    match literal(expr) {
+        Some(Lit::Str(s)) => parse_duration(key, &s.value()),
+        _ => Err(format!(
+            "{}: {key} must be a duration string such as \"250ms\", got {}",
+            codes::DURATION,
+            as_written(expr)
+        )),
     }
 }
 
-/// `sliding_window`: `"count"` or `"time"`, the core crate's
-/// `SlidingWindow`.
-pub(crate) type Window = SlidingWindow;
-
-impl FromExpr for Window {
-    const CODE: &'static str = codes::CHOICE;
-
-    fn example(key: &str) -> String {
-        format!("{key} = \"count\"")
-    }
-
-    fn from_expr(key: &str, expr: &Expr) -> Result<Self, String> {
-        let written = match literal(expr) {
-            Some(Lit::Str(s)) => Some(s.value()),
-            _ => None,
-        };
-        // Exactly a window's name: the core parser also takes it with spaces.
-        match written.map(|written| (SlidingWindow::parse(key, &written), written)) {
-            Some((Ok(window), written)) if window.name() == written => Ok(window),
-            _ => Err(format!(
-                "{}: {key} must be \"count\" or \"time\", got {}",
-                codes::CHOICE,
-                as_written(expr)
-            )),
+/// Parses a duration with the registry's own parser,
+/// `bulkhead_core::parse_duration`: humantime syntax, or a bare `0`.
+fn parse_duration(key: &str, text: &str) -> Result<Duration, String> {
+    bulkhead_core::parse_duration(key, text).map_err(|error| match error {
+        ConfigError::InvalidDuration { reason, .. } => {
+            // Keep humantime's diagnosis, not its list of every unit.
+            let reason = reason.split(", supported units").next().unwrap_or_default();
+            format!(
+                "{}: invalid duration {text:?}: expected a number followed by a unit such as 250ms ({reason})",
+                codes::DURATION
+            )
         }
+        // Longer than `Duration::MAX`: ATR-001 saying so, and the key.
+        other => other.to_string(),
+    })
+}
+
+/// `true` or `false`, or the same in a string (ATR-006).
+fn boolean(key: &str, expr: &Expr) -> Result<bool, String> {
+    match literal(expr) {
+        Some(Lit::Bool(b)) => Ok(b.value),
+        Some(Lit::Str(s)) if s.value() == "true" => Ok(true),
+        Some(Lit::Str(s)) if s.value() == "false" => Ok(false),
+        _ => Err(format!(
+            "{}: {key} must be true or false, got {}",
+            codes::BOOL,
+            as_written(expr)
+        )),
     }
 }
 
-impl Argument for Window {
-    fn argument(&self) -> TokenStream {
-        match self {
-            SlidingWindow::Count => quote!(::bulkhead::__private::SlidingWindow::Count),
-            SlidingWindow::Time => quote!(::bulkhead::__private::SlidingWindow::Time),
-        }
+/// Exactly one of `choices`, in a string (ATR-010).
+fn choice(
+    key: &str,
+    choices: &'static [&'static str],
+    expr: &Expr,
+) -> Result<&'static str, String> {
+    let written = match literal(expr) {
+        Some(Lit::Str(s)) => Some(s.value()),
+        _ => None,
+    };
+    if let Some(choice) = written.and_then(|written| choices.iter().find(|c| **c == written)) {
+        return Ok(choice);
     }
+    let quoted: Vec<String> = choices.iter().map(|choice| format!("{choice:?}")).collect();
+    let expected = match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => quoted.join(""),
+    };
+    Err(format!(
+        "{}: {key} must be {expected}, got {}",
+        codes::CHOICE,
+        as_written(expr)
+    ))
 }
 
 /// `retry_if`, `record_if`: the path of a function `fn(&E) -> bool`, written
-/// as a path or as a string holding one.
-#[derive(Debug, Clone)]
-pub(crate) struct Predicate(pub(crate) ExprPath);
-
-impl FromExpr for Predicate {
-    const CODE: &'static str = codes::PREDICATE;
-
-    fn example(key: &str) -> String {
-        format!("{key} = is_transient")
-    }
-
-    fn from_expr(key: &str, expr: &Expr) -> Result<Self, String> {
-        let refused = || {
-            format!(
-                "{}: {key} must name a function `fn(&E) -> bool` by its path, as in {}, got {}",
-                codes::PREDICATE,
-                Self::example(key),
-                as_written(expr)
-            )
-        };
-        match expr {
-            Expr::Path(path) => Ok(Predicate(path.clone())),
-            // Every token of the parsed path has the string's span.
-            Expr::Lit(ExprLit {
-                lit: Lit::Str(s), ..
-            }) => s.parse().map(Predicate).map_err(|_| refused()),
-            _ => Err(refused()),
-        }
-    }
-}
-
-impl Setting for Value<Predicate> {
-    /// Not a setting of the builder: the classifier calls the function.
-    fn setting(&self, _key: &str) -> Option<TokenStream> {
-        None
-    }
-
-    fn predicate(&self) -> Option<&ExprPath> {
-        Some(&self.value.0)
+/// as a path or as a string holding one (ATR-011).
+fn predicate(key: &Key, expr: &Expr) -> Result<ExprPath, String> {
+    let refused = || {
+        format!(
+            "{}: {} must name a function `fn(&E) -> bool` by its path, as in {}, got {}",
+            codes::PREDICATE,
+            key.name(),
+            example(key),
+            as_written(expr)
+        )
+    };
+    match expr {
+        Expr::Path(path) => Ok(path.clone()),
+        // Every token of the parsed path has the string's span.
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => s.parse().map_err(|_| refused()),
+        _ => Err(refused()),
     }
 }
 
@@ -531,54 +462,29 @@ impl Setting for Value<Predicate> {
 /// kinds (the core crate's `RejectionKind`, by its `name`), written as
 /// identifiers (or strings), in brackets unless there is one. Every unknown
 /// kind is reported, each on its own token.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct RejectionKinds(pub(crate) Vec<RejectionKind>);
-
-impl FromMeta for RejectionKinds {
-    fn from_meta(item: &Meta) -> darling::Result<Self> {
-        let key = darling::util::path_to_string(item.path());
-        let Meta::NameValue(nv) = item else {
-            return Err(darling::Error::custom(format!(
-                "{}: {key} needs a value, as in {key} = [BulkheadFull]",
-                codes::REJECTION_KIND
-            ))
-            .with_span(item));
-        };
-        let expr = ungroup(&nv.value);
-        let elements: Vec<&Expr> = match expr {
-            Expr::Array(array) => array.elems.iter().map(ungroup).collect(),
-            other => vec![other],
-        };
-        let mut kinds = Vec::new();
-        let mut errors = Vec::new();
-        for element in elements {
-            match rejection_kind(&key, element) {
-                Ok(kind) => kinds.push(kind),
-                Err(message) => errors.push(darling::Error::custom(message).with_span(element)),
-            }
-        }
-        if errors.is_empty() {
-            Ok(RejectionKinds(kinds))
-        } else {
-            Err(darling::Error::multiple(errors))
+fn rejection_kinds(key: &str, expr: &Expr) -> darling::Result<Vec<RejectionKind>> {
+    let elements: Vec<&Expr> = match expr {
+        Expr::Array(array) => array.elems.iter().map(ungroup).collect(),
+        other => vec![other],
+    };
+    let mut kinds = Vec::new();
+    let mut errors = Vec::new();
+    for element in elements {
+        match rejection_kind(key, element) {
+            Ok(kind) => kinds.push(kind),
+            Err(message) => errors.push(darling::Error::custom(message).with_span(element)),
         }
     }
-}
-
-impl Setting for RejectionKinds {
-    /// `.key([RejectionKind::A, ..])`.
-    fn setting(&self, key: &str) -> Option<TokenStream> {
-        let method = syn::Ident::new(key, Span::call_site());
-        let kinds = self
-            .0
-            .iter()
-            .map(|kind| syn::Ident::new(kind.name(), Span::call_site()));
-        Some(quote!(.#method([#(::bulkhead::__private::RejectionKind::#kinds),*])))
+    if errors.is_empty() {
+        Ok(kinds)
+    } else {
+        Err(darling::Error::multiple(errors))
     }
 }
 
 /// One kind of a list.
 fn rejection_kind(key: &str, expr: &Expr) -> Result<RejectionKind, String> {
+    let code = codes::REJECTION_KIND;
     let written = match expr {
         Expr::Path(path) if path.qself.is_none() => path
             .path
@@ -592,8 +498,7 @@ fn rejection_kind(key: &str, expr: &Expr) -> Result<RejectionKind, String> {
     };
     let Some(written) = written else {
         return Err(format!(
-            "{}: {key} lists rejection kinds, as in {key} = [BulkheadFull, Timeout], got {}",
-            codes::REJECTION_KIND,
+            "{code}: {key} lists rejection kinds, as in {key} = [BulkheadFull, Timeout], got {}",
             as_written(expr)
         ));
     };
@@ -604,7 +509,7 @@ fn rejection_kind(key: &str, expr: &Expr) -> Result<RejectionKind, String> {
         return Ok(kind);
     }
     let names = RejectionKind::ALL.map(RejectionKind::name);
-    let hint = closest(&written, &names)
+    let hint = did_you_mean(&written, names)
         .map(|kind| format!("did you mean `{kind}`? "))
         .unwrap_or_default();
     let expected = match names.split_last() {
@@ -612,46 +517,58 @@ fn rejection_kind(key: &str, expr: &Expr) -> Result<RejectionKind, String> {
         _ => names.join(""),
     };
     Err(format!(
-        "{}: {key} lists `{written}`, which is not a rejection kind; {hint}expected {expected}",
-        codes::REJECTION_KIND
+        "{code}: {key} lists `{written}`, which is not a rejection kind; {hint}expected {expected}"
     ))
-}
-
-/// The candidate closest to `written`, if one is close enough to be what
-/// was meant: ignoring case, at most a third of its letters differ.
-fn closest(written: &str, candidates: &[&'static str]) -> Option<&'static str> {
-    let written = written.to_lowercase();
-    candidates
-        .iter()
-        .map(|candidate| (distance(&written, &candidate.to_lowercase()), *candidate))
-        .filter(|(distance, candidate)| *distance <= candidate.len() / 3)
-        .min_by_key(|(distance, _)| *distance)
-        .map(|(_, candidate)| candidate)
-}
-
-/// The Levenshtein distance between `a` and `b`.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substituted = diagonal + usize::from(ca != *cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substituted.min(row[j] + 1).min(diagonal + 1);
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use bulkhead_core::keys::PolicyKind;
     use syn::parse_quote;
 
+    use super::*;
+
+    fn key(kind: PolicyKind, name: &str) -> &'static Key {
+        kind.key(name).unwrap()
+    }
+
+    /// `key = expr` of `kind`, read.
+    fn value(kind: PolicyKind, name: &str, expr: Expr) -> Result<Read, String> {
+        from_expr(key(kind, name), &expr)
+    }
+
     fn count(expr: Expr) -> Result<u32, String> {
-        AtLeastOne::from_expr("max_attempts", &expr).map(|c| c.0)
+        match value(PolicyKind::Retry, "max_attempts", expr)? {
+            Read::Integer(n) => Ok(n),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn float(kind: PolicyKind, name: &str) -> impl Fn(Expr) -> Result<f64, String> {
+        move |expr| match value(kind, name, expr)? {
+            Read::Number(x, _) => Ok(x),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn each_kind_is_reported_with_the_code_of_the_core_table() {
+        let kinds = [
+            (ValueKind::Name, codes::MALFORMED),
+            (ValueKind::Limit { max: 1 }, codes::LIMIT),
+            (ValueKind::Count { min: 1, max: 1 }, codes::NUMBER),
+            (ValueKind::Duration { positive: true }, codes::DURATION),
+            (ValueKind::Bool, codes::BOOL),
+            (ValueKind::RejectionKinds, codes::REJECTION_KIND),
+            (ValueKind::Predicate, codes::PREDICATE),
+        ];
+        for (kind, code) in kinds {
+            assert_eq!(kind.code(), code, "{kind}");
+        }
+        let window = key(PolicyKind::CircuitBreaker, "sliding_window");
+        assert_eq!(window.code(), codes::CHOICE);
+        let jitter = key(PolicyKind::Retry, "jitter");
+        assert_eq!(jitter.code(), codes::NUMBER);
     }
 
     #[test]
@@ -688,14 +605,19 @@ mod tests {
             )
         );
         assert_eq!(
-            WindowSize::from_expr("sliding_window_size", &parse_quote!(1000001)).unwrap_err(),
+            value(
+                PolicyKind::CircuitBreaker,
+                "sliding_window_size",
+                parse_quote!(1000001)
+            )
+            .unwrap_err(),
             "ATR-008: sliding_window_size must be between 1 and 1000000, got 1000001"
         );
     }
 
     #[test]
     fn floats_mirror_the_builders_checks() {
-        let percent = |e: Expr| Percent::from_expr("failure_rate_threshold", &e).map(|p| p.0);
+        let percent = float(PolicyKind::CircuitBreaker, "failure_rate_threshold");
         assert_eq!(percent(parse_quote!(50)), Ok(50.0));
         assert_eq!(percent(parse_quote!(100.0)), Ok(100.0));
         assert_eq!(percent(parse_quote!(0.5)), Ok(0.5));
@@ -709,7 +631,7 @@ mod tests {
         assert!(percent(parse_quote!(-5)).is_err());
         assert!(percent(parse_quote!(1e-50)).is_err(), "zero as an f32");
 
-        let multiplier = |e: Expr| Multiplier::from_expr("backoff_multiplier", &e).map(|m| m.0);
+        let multiplier = float(PolicyKind::Retry, "backoff_multiplier");
         assert_eq!(multiplier(parse_quote!(2)), Ok(2.0));
         assert_eq!(multiplier(parse_quote!(1.5)), Ok(1.5));
         assert_eq!(
@@ -720,7 +642,7 @@ mod tests {
         );
         assert!(multiplier(parse_quote!(1e400)).is_err(), "not finite");
 
-        let jitter = |e: Expr| Fraction::from_expr("jitter", &e).map(|f| f.0);
+        let jitter = float(PolicyKind::Retry, "jitter");
         assert_eq!(jitter(parse_quote!(0)), Ok(0.0));
         assert_eq!(jitter(parse_quote!(0.999)), Ok(0.999));
         assert_eq!(
@@ -735,16 +657,56 @@ mod tests {
             jitter(parse_quote!(1.5)),
             Err("ATR-008: jitter must be at least 0 and less than 1, got 1.5".into())
         );
-        assert!(
-            jitter(parse_quote!(0.5f64))
-                .unwrap_err()
-                .contains("type suffix")
+        assert_eq!(
+            jitter(parse_quote!(0.5f64)),
+            Err(
+                "ATR-008: jitter is written without a type suffix, as in jitter = 0.5, got 0.5f64"
+                    .into()
+            )
         );
     }
 
     #[test]
+    fn each_kind_shows_how_to_write_it() {
+        let examples = [
+            (PolicyKind::Bulkhead, "name", "name = \"thumbnails\""),
+            (PolicyKind::Bulkhead, "max_concurrent", "max_concurrent = 4"),
+            (PolicyKind::Bulkhead, "max_wait", "max_wait = \"250ms\""),
+            (PolicyKind::Bulkhead, "enabled", "enabled = false"),
+            (PolicyKind::Retry, "max_attempts", "max_attempts = 10"),
+            (
+                PolicyKind::Retry,
+                "backoff_multiplier",
+                "backoff_multiplier = 2.0",
+            ),
+            (PolicyKind::Retry, "jitter", "jitter = 0.5"),
+            (PolicyKind::Retry, "retry_if", "retry_if = is_transient"),
+            (PolicyKind::Retry, "abort_on", "abort_on = [BulkheadFull]"),
+            (
+                PolicyKind::CircuitBreaker,
+                "failure_rate_threshold",
+                "failure_rate_threshold = 50",
+            ),
+            (
+                PolicyKind::CircuitBreaker,
+                "sliding_window",
+                "sliding_window = \"count\"",
+            ),
+            (PolicyKind::Timeout, "duration", "duration = \"1s\""),
+        ];
+        for (kind, name, written) in examples {
+            assert_eq!(example(key(kind, name)), written);
+        }
+    }
+
+    #[test]
     fn positive_durations_refuse_zero_with_atr_008_and_garbage_with_atr_001() {
-        let positive = |e: Expr| Positive::from_expr("duration", &e).map(|p| p.0);
+        let positive = |e: Expr| -> Result<Duration, String> {
+            match value(PolicyKind::Timeout, "duration", e)? {
+                Read::Duration(duration) => Ok(duration),
+                other => panic!("{other:?}"),
+            }
+        };
         assert_eq!(positive(parse_quote!("1s")), Ok(Duration::from_secs(1)));
         assert_eq!(
             positive(parse_quote!("0ms")),
@@ -759,19 +721,34 @@ mod tests {
 
     #[test]
     fn the_window_is_count_or_time() {
-        let window = |e: Expr| Window::from_expr("sliding_window", &e);
-        assert_eq!(window(parse_quote!("time")), Ok(Window::Time));
+        let window = |e: Expr| -> Result<(&str, &str), String> {
+            match value(PolicyKind::CircuitBreaker, "sliding_window", e)? {
+                Read::Choice(ty, choice) => Ok((ty, choice)),
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(window(parse_quote!("time")), Ok(("SlidingWindow", "time")));
         assert_eq!(
             window(parse_quote!("counted")),
             Err("ATR-010: sliding_window must be \"count\" or \"time\", got \"counted\"".into())
         );
+        assert_eq!(
+            Read::Choice("SlidingWindow", "time")
+                .setting("sliding_window", Span::call_site())
+                .unwrap()
+                .to_string(),
+            ". sliding_window (:: bulkhead :: __private :: SlidingWindow :: Time)"
+        );
+        assert_eq!(variant("count_based"), "CountBased");
     }
 
     #[test]
     fn predicates_are_paths() {
-        let predicate = |e: Expr| {
-            Predicate::from_expr("retry_if", &e)
-                .map(|p| quote::ToTokens::to_token_stream(&p.0).to_string())
+        let predicate = |e: Expr| -> Result<String, String> {
+            match value(PolicyKind::Retry, "retry_if", e)? {
+                Read::Predicate(path) => Ok(path.to_token_stream().to_string()),
+                other => panic!("{other:?}"),
+            }
         };
         assert_eq!(
             predicate(parse_quote!(errors::is_transient)),
@@ -812,15 +789,13 @@ mod tests {
 
     #[test]
     fn every_unknown_kind_of_a_list_is_reported() {
-        let meta: Meta = parse_quote!(abort_on = [Timeout, Busy, circuitopen]);
-        let errors = RejectionKinds::from_meta(&meta).unwrap_err();
+        let list = |expr: Expr| rejection_kinds("abort_on", &expr);
+        let errors = list(parse_quote!([Timeout, Busy, circuitopen])).unwrap_err();
         assert_eq!(errors.len(), 2);
-        let meta: Meta = parse_quote!(abort_on = Timeout);
         assert_eq!(
-            RejectionKinds::from_meta(&meta).unwrap().0,
+            list(parse_quote!(Timeout)).unwrap(),
             [RejectionKind::Timeout]
         );
-        let meta: Meta = parse_quote!(abort_on = []);
-        assert!(RejectionKinds::from_meta(&meta).unwrap().0.is_empty());
+        assert!(list(parse_quote!([])).unwrap().is_empty());
     }
 }

@@ -1,37 +1,17 @@
 //! Did-you-mean hints for names that name nothing: a policy, a section, a
-//! key.
+//! key. Which name was meant is `bulkhead_core`'s
+//! [`did_you_mean`](bulkhead_core::keys::did_you_mean), as for the
+//! attributes' messages.
+
+use bulkhead_core::keys::did_you_mean;
 
 /// `; did you mean "x"?` for the known name closest to `given`, or the list
 /// of known names when none is close.
 pub(crate) fn suggest(given: &str, known: &[&str]) -> String {
-    let closest = known
-        .iter()
-        .map(|k| (distance(given, k), *k))
-        .min_by_key(|(d, _)| *d);
-    match closest {
-        Some((d, k)) if d <= 2.max(given.len() / 3) => format!("; did you mean {k:?}?"),
-        _ => format!("; expected one of {}", known.join(", ")),
+    match did_you_mean(given, known.iter().copied()) {
+        Some(closest) => format!("; did you mean {closest:?}?"),
+        None => format!("; expected one of {}", known.join(", ")),
     }
-}
-
-/// Levenshtein distance, for suggestions.
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let current = row[j + 1];
-            row[j + 1] = if ca == *cb {
-                previous
-            } else {
-                1 + previous.min(row[j]).min(current)
-            };
-            previous = current;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use std::task::{Context, Waker};
 use std::time::Duration;
 
 use bulkhead_core::BulkheadConfig;
+use bulkhead_core::keys::{BASE_CONFIG, PolicyKind, ValueKind};
 use bulkhead_registry::{Pipeline, Registry, RegistryError};
 use proptest::prelude::*;
 
@@ -62,14 +63,12 @@ fn exercise(registry: Registry) {
     }
 }
 
+/// Policy names, mostly those of the policies.
 fn policy() -> impl Strategy<Value = String> {
+    let names = PolicyKind::ALL.map(PolicyKind::name).to_vec();
     prop_oneof![
-        Just("bulkhead".to_owned()),
-        Just("retry".to_owned()),
-        Just("circuit_breaker".to_owned()),
-        Just("timeout".to_owned()),
-        Just("rate_limiter".to_owned()),
-        "[a-z_]{1,12}",
+        5 => prop::sample::select(names).prop_map(str::to_owned),
+        1 => "[a-z_]{1,12}",
     ]
 }
 
@@ -84,29 +83,20 @@ fn name() -> impl Strategy<Value = String> {
     ]
 }
 
+/// Keys, mostly those configuration takes (of any policy).
 fn key() -> impl Strategy<Value = String> {
+    let mut keys: Vec<&str> = PolicyKind::ALL
+        .into_iter()
+        .flat_map(PolicyKind::all_keys)
+        .filter(|key| key.origin().in_configuration())
+        .map(|key| key.name())
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    assert!(keys.contains(&BASE_CONFIG.name()));
     prop_oneof![
-        Just("max_concurrent".to_owned()),
-        Just("max_wait".to_owned()),
-        Just("enabled".to_owned()),
-        Just("base_config".to_owned()),
-        Just("max_attempts".to_owned()),
-        Just("wait".to_owned()),
-        Just("backoff_multiplier".to_owned()),
-        Just("jitter".to_owned()),
-        Just("abort_on".to_owned()),
-        Just("sliding_window".to_owned()),
-        Just("sliding_window_size".to_owned()),
-        Just("failure_rate_threshold".to_owned()),
-        Just("ignore_on".to_owned()),
-        Just("duration".to_owned()),
-        Just("limit_for_period".to_owned()),
-        Just("refresh_period".to_owned()),
-        Just("limit_for_period".to_owned()),
-        Just("wait_in_open".to_owned()),
-        Just("max_wait_interval".to_owned()),
-        Just("resource".to_owned()),
-        "[a-z_]{1,16}",
+        20 => prop::sample::select(keys).prop_map(str::to_owned),
+        1 => "[a-z_]{1,16}",
     ]
 }
 
@@ -130,16 +120,17 @@ fn value() -> impl Strategy<Value = String> {
 }
 
 /// Every duration key, by policy.
-const DURATION_KEYS: [(&str, &str); 8] = [
-    ("bulkhead", "max_wait"),
-    ("retry", "wait"),
-    ("retry", "max_wait_interval"),
-    ("circuit_breaker", "wait_in_open"),
-    ("circuit_breaker", "slow_call_threshold"),
-    ("rate_limiter", "refresh_period"),
-    ("rate_limiter", "max_wait"),
-    ("timeout", "duration"),
-];
+fn duration_keys() -> Vec<(&'static str, &'static str)> {
+    PolicyKind::ALL
+        .into_iter()
+        .flat_map(|kind| {
+            kind.keys()
+                .iter()
+                .filter(|key| matches!(key.kind(), ValueKind::Duration { .. }))
+                .map(move |key| (kind.name(), key.name()))
+        })
+        .collect()
+}
 
 const NANOS_PER_SEC: u64 = 1_000_000_000;
 
@@ -300,9 +291,8 @@ proptest! {
     #[test]
     fn durations_near_duration_max_parse_exactly_or_are_too_large(
         (text, total) in duration_near_max(),
-        which in 0..DURATION_KEYS.len(),
+        (policy, key) in prop::sample::select(duration_keys()),
     ) {
-        let (policy, key) = DURATION_KEYS[which];
         let fits = total <= Duration::MAX.as_nanos();
         match bulkhead_core::parse_duration(key, &text) {
             Ok(parsed) => prop_assert!(fits && parsed.as_nanos() == total, "{:?} is {:?}", text, parsed),

@@ -23,9 +23,9 @@ mod reject;
 mod wrapper;
 
 pub use bulkhead_core::{
-    Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, CircuitBreakerConfig,
-    Classifier, ErrorPredicate, Policies, RateLimiterConfig, Rejection, RejectionKind, RetryConfig,
-    SlidingWindow, TimeoutConfig,
+    Bulkhead, BulkheadConfig, BulkheadPermit, CircuitBreakerConfig, Classifier, ErrorPredicate,
+    Policies, RateLimiterConfig, Rejection, RejectionKind, RetryConfig, SlidingWindow,
+    TimeoutConfig,
 };
 pub use bulkhead_registry::{Declarations, PolicySpecs, Registry, RegistryError};
 pub use std::any::type_name;
@@ -36,13 +36,12 @@ pub use std::future::Future;
 pub use std::mem::drop;
 pub use std::option::Option::{self, None, Some};
 pub use std::result::Result::{self, Err, Ok};
-pub use std::string::String;
 pub use std::time::Duration;
 pub use std::{concat, module_path};
 
 pub use attempt::{Lend, Lent, Once, RetryArgument, again, attempt, attempt_async};
 pub use composed::{ErrorPredicateFn, Unusable, Via, ViaOther, ViaResult};
 pub use enter::{EnterAsync, enter, enter_async};
-pub use function::{FnDecl, FnPolicy, MethodPolicy, PoliciesDecl};
+pub use function::{FnPolicy, MethodPolicy};
 pub use reject::{CallResult, Reject, RejectionInto, rejecter};
-pub use wrapper::{CallAtOnce, CallInFutureIfSend, Defer, policies};
+pub use wrapper::{CallAtOnce, CallInFutureIfSend, Defer};

@@ -1,22 +1,9 @@
-//! What the wrapper `#[resilient]` generates calls: its `new` composes the
-//! policies it declares onto [`policies`], and its async methods pick with
-//! [`Defer`] when the delegate's method is called.
+//! What the wrapper `#[resilient]` generates calls: its async methods pick
+//! with [`Defer`] when the delegate's method is called. (Its `new` declares
+//! each method's `PolicySpecs` with `Declarations::policies`.)
 
 use std::fmt;
 use std::marker::PhantomData;
-use std::sync::Arc;
-
-use bulkhead_core::Policies;
-use bulkhead_registry::Registry;
-
-/// No policy yet, on the registry's clock: today's wrapper adds each
-/// policy it declares with `with_retry(declarations.retry(..)?)` and so on.
-/// `Declarations::policies(&PolicySpecs)` declares the whole set in one
-/// call, and replaces this.
-#[inline]
-pub fn policies(registry: &Registry) -> Policies {
-    Policies::on_clock(Arc::clone(registry.clock()))
-}
 
 /// Picks, in the generic context of a wrapper's method, when the delegate's
 /// method is called: inside the wrapper's future if `T` (what that future

@@ -4,8 +4,41 @@ use std::fmt;
 use std::time::Duration;
 
 use super::semaphore::MAX_CONCURRENT;
-use crate::config::{ConfigError, check_limit};
+use crate::config::ConfigError;
 use crate::intern::intern;
+use crate::keys::{Key, KeyValue, ValueKind};
+
+/// The bulkhead's keys, each checked by the builder with its row's range.
+mod key {
+    use super::*;
+
+    pub(super) const MAX_CONCURRENT: Key = Key::new(
+        "max_concurrent",
+        ValueKind::Limit {
+            max: super::MAX_CONCURRENT,
+        },
+        "25",
+        "how many calls may hold a slot at once",
+    );
+    pub(super) const MAX_WAIT: Key = Key::new(
+        "max_wait",
+        ValueKind::Duration { positive: false },
+        "\"0\"",
+        "how long a caller may wait for a slot; zero rejects at once",
+    );
+    pub(super) const ENABLED: Key = Key::new(
+        "enabled",
+        ValueKind::Bool,
+        "true",
+        "whether the bulkhead limits anything; a disabled one lets every call through",
+    );
+    pub(super) const RESOURCE: Key = Key::new(
+        "resource",
+        ValueKind::Name,
+        "",
+        "the shared resource whose budget the slots count against (REG-010 if they exceed it, REG-011 if it has none)",
+    );
+}
 
 /// The resolved configuration of a bulkhead.
 ///
@@ -36,6 +69,15 @@ pub struct BulkheadConfig {
 }
 
 impl BulkheadConfig {
+    /// The bulkhead's keys, in the order its documentation lists them
+    /// (see [`PolicyKind::keys`](crate::keys::PolicyKind::keys)).
+    pub(crate) const KEYS: &'static [Key] = &[
+        key::MAX_CONCURRENT,
+        key::MAX_WAIT,
+        key::ENABLED,
+        key::RESOURCE,
+    ];
+
     /// The default limit, 25.
     pub const DEFAULT_MAX_CONCURRENT: u32 = 25;
     /// The largest accepted limit, 2^30 - 1.
@@ -145,6 +187,25 @@ impl BulkheadConfigBuilder {
         self
     }
 
+    /// Sets the key named `key` (one of the bulkhead's
+    /// [`keys`](crate::keys::PolicyKind::keys)) to `value`, as
+    /// configuration from outside the code does. The value is checked when
+    /// the configuration is built, as for the other setters.
+    ///
+    /// # Errors
+    ///
+    /// CFG-001 if the bulkhead has no such key, or `value` is not of the
+    /// kind it takes.
+    pub fn set_key(self, key: &str, value: KeyValue) -> Result<Self, ConfigError> {
+        Ok(match (key, value) {
+            ("max_concurrent", KeyValue::Integer(n)) => self.max_concurrent(n),
+            ("max_wait", KeyValue::Duration(wait)) => self.max_wait(wait),
+            ("enabled", KeyValue::Bool(enabled)) => self.enabled(enabled),
+            ("resource", KeyValue::Text(name)) => self.resource(name),
+            (key, value) => return Err(ConfigError::no_such_key(key, &value)),
+        })
+    }
+
     /// The named base configuration, if one was chosen.
     pub fn config_name(&self) -> Option<&str> {
         self.config.as_deref()
@@ -181,7 +242,8 @@ impl BulkheadConfigBuilder {
         key_prefix: &str,
     ) -> Result<BulkheadConfig, ConfigError> {
         let max_concurrent = match self.max_concurrent {
-            Some(value) => check_limit("max_concurrent", value, MAX_CONCURRENT.into())
+            Some(value) => key::MAX_CONCURRENT
+                .check_integer(value)
                 .map_err(|e| e.prefixed(key_prefix))?,
             None => base.max_concurrent,
         };

@@ -4,8 +4,94 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::config::{ConfigError, check_positive, check_range};
+use crate::config::ConfigError;
+use crate::keys::{Bound, Float, Key, KeyValue, Origin, Range, ValueKind};
 use crate::rejection::{RejectionKind, RejectionKinds};
+
+/// The circuit breaker's keys, each checked by the builder with its row's
+/// range.
+mod key {
+    use super::*;
+
+    /// A rate threshold: more than 0 (a breaker that opens with no failure
+    /// at all is a forced-open one) and at most 100; NaN is refused.
+    const PERCENT: ValueKind = ValueKind::Number {
+        range: Range::new(Bound::Excluded(0.0), Bound::Included(100.0)),
+        float: Float::F32,
+    };
+    const AT_LEAST_ONE: ValueKind = ValueKind::Count {
+        min: 1,
+        max: u32::MAX,
+    };
+
+    pub(super) const FAILURE_RATE_THRESHOLD: Key = Key::new(
+        "failure_rate_threshold",
+        PERCENT,
+        "50",
+        "the failure rate, in percent, at or above which the breaker opens",
+    );
+    pub(super) const SLIDING_WINDOW: Key = Key::new(
+        "sliding_window",
+        ValueKind::Choice {
+            ty: "SlidingWindow",
+            choices: &[SlidingWindow::Count.name(), SlidingWindow::Time.name()],
+        },
+        "\"count\"",
+        "whether rates are computed over the last calls (`count`) or the last seconds (`time`)",
+    );
+    pub(super) const SLIDING_WINDOW_SIZE: Key = Key::new(
+        "sliding_window_size",
+        ValueKind::Count {
+            min: 1,
+            max: CircuitBreakerConfig::MAX_SLIDING_WINDOW_SIZE,
+        },
+        "100",
+        "the window's size, in calls or seconds",
+    );
+    pub(super) const MINIMUM_CALLS: Key = Key::new(
+        "minimum_calls",
+        AT_LEAST_ONE,
+        "100",
+        "how many calls the window must hold before a rate counts",
+    );
+    pub(super) const WAIT_IN_OPEN: Key = Key::new(
+        "wait_in_open",
+        ValueKind::Duration { positive: true },
+        "\"60s\"",
+        "how long an open breaker rejects calls; a call exactly this long after it opened is the first let through",
+    );
+    pub(super) const PERMITTED_CALLS_IN_HALF_OPEN: Key = Key::new(
+        "permitted_calls_in_half_open",
+        AT_LEAST_ONE,
+        "10",
+        "how many trial calls a half-open breaker lets through",
+    );
+    pub(super) const SLOW_CALL_THRESHOLD: Key = Key::new(
+        "slow_call_threshold",
+        ValueKind::Duration { positive: true },
+        "\"60s\"",
+        "the duration above which a call is slow (calls are timed: two clock reads each)",
+    );
+    pub(super) const SLOW_CALL_RATE_THRESHOLD: Key = Key::new(
+        "slow_call_rate_threshold",
+        PERCENT,
+        "100",
+        "the slow-call rate, in percent, at or above which the breaker opens",
+    );
+    pub(super) const RECORD_IF: Key = Key::new(
+        "record_if",
+        ValueKind::Predicate,
+        "",
+        "which of the method's errors are failures (the others are successes); without it, every error",
+    )
+    .only_in(Origin::Attribute);
+    pub(super) const IGNORE_ON: Key = Key::new(
+        "ignore_on",
+        ValueKind::RejectionKinds,
+        "[]",
+        "the rejection kinds of inner policies that are not recorded at all",
+    );
+}
 
 /// Which calls the failure and slow-call rates are computed over.
 ///
@@ -105,6 +191,21 @@ pub struct CircuitBreakerConfig {
 }
 
 impl CircuitBreakerConfig {
+    /// The circuit breaker's keys, in the order its documentation lists
+    /// them (see [`PolicyKind::keys`](crate::keys::PolicyKind::keys)).
+    pub(crate) const KEYS: &'static [Key] = &[
+        key::FAILURE_RATE_THRESHOLD,
+        key::SLIDING_WINDOW,
+        key::SLIDING_WINDOW_SIZE,
+        key::MINIMUM_CALLS,
+        key::WAIT_IN_OPEN,
+        key::PERMITTED_CALLS_IN_HALF_OPEN,
+        key::SLOW_CALL_THRESHOLD,
+        key::SLOW_CALL_RATE_THRESHOLD,
+        key::RECORD_IF,
+        key::IGNORE_ON,
+    ];
+
     /// The default failure rate that opens the breaker: 50 (percent).
     pub const DEFAULT_FAILURE_RATE_THRESHOLD: f32 = 50.0;
     /// The default window: the last [`DEFAULT_SLIDING_WINDOW_SIZE`] calls.
@@ -338,6 +439,42 @@ impl CircuitBreakerConfigBuilder {
         self
     }
 
+    /// Sets the key named `key` (one of the circuit breaker's
+    /// [`keys`](crate::keys::PolicyKind::keys), but for `record_if`, which
+    /// only an attribute takes) to `value`, as configuration from outside
+    /// the code does. The value is checked when the configuration is built,
+    /// as for the other setters.
+    ///
+    /// # Errors
+    ///
+    /// CFG-001 if the builder has no such key, or `value` is not of the
+    /// kind it takes; ATR-010 for a `sliding_window` that is not one.
+    pub fn set_key(self, key: &str, value: KeyValue) -> Result<Self, ConfigError> {
+        Ok(match (key, value) {
+            // A rate is held as an `f32`, a percentage.
+            ("failure_rate_threshold", KeyValue::Number(x)) => {
+                self.failure_rate_threshold(x as f32)
+            }
+            ("sliding_window", KeyValue::Text(window)) => {
+                self.sliding_window(SlidingWindow::parse(key, &window)?)
+            }
+            ("sliding_window_size", KeyValue::Integer(n)) => self.sliding_window_size(n),
+            ("minimum_calls", KeyValue::Integer(n)) => self.minimum_calls(n),
+            ("wait_in_open", KeyValue::Duration(wait)) => self.wait_in_open(wait),
+            ("permitted_calls_in_half_open", KeyValue::Integer(n)) => {
+                self.permitted_calls_in_half_open(n)
+            }
+            ("slow_call_threshold", KeyValue::Duration(threshold)) => {
+                self.slow_call_threshold(threshold)
+            }
+            ("slow_call_rate_threshold", KeyValue::Number(x)) => {
+                self.slow_call_rate_threshold(x as f32)
+            }
+            ("ignore_on", KeyValue::RejectionKinds(kinds)) => self.ignore_on(kinds.iter()),
+            (key, value) => return Err(ConfigError::no_such_key(key, &value)),
+        })
+    }
+
     /// The named base configuration, if one was chosen.
     pub fn config_name(&self) -> Option<&str> {
         self.config.as_deref()
@@ -383,68 +520,49 @@ impl CircuitBreakerConfigBuilder {
         key_prefix: &str,
     ) -> Result<CircuitBreakerConfig, ConfigError> {
         let keyed = |e: ConfigError| e.prefixed(key_prefix);
-        let at_least_one = |key: &str, value: Option<u32>, base: u32| match value {
-            Some(value) => check_range(key, value, 1, u32::MAX).map_err(keyed),
+        let count = |key: &Key, value: Option<u32>, base: u32| match value {
+            Some(value) => key.check_integer(value.into()).map_err(keyed),
             None => Ok(base),
         };
-        let percent = |key: &str, value: Option<f32>, base: f32| match value {
-            Some(value) => check_percent(key, value).map_err(keyed),
+        let percent = |key: &Key, value: Option<f32>, base: f32| match value {
+            Some(value) => key.check_number(value).map_err(keyed),
             None => Ok(base),
         };
-        let positive = |key: &str, value: Option<Duration>, base: Duration| match value {
-            Some(value) => check_positive(key, value).map_err(keyed),
+        let positive = |key: &Key, value: Option<Duration>, base: Duration| match value {
+            Some(value) => key.check_duration(value).map_err(keyed),
             None => Ok(base),
         };
-        let sliding_window_size = match self.sliding_window_size {
-            Some(size) => check_range(
-                "sliding_window_size",
-                size,
-                1,
-                CircuitBreakerConfig::MAX_SLIDING_WINDOW_SIZE,
-            )
-            .map_err(keyed)?,
-            None => base.sliding_window_size,
-        };
+        let sliding_window_size = count(
+            &key::SLIDING_WINDOW_SIZE,
+            self.sliding_window_size,
+            base.sliding_window_size,
+        )?;
         Ok(CircuitBreakerConfig {
             failure_rate_threshold: percent(
-                "failure_rate_threshold",
+                &key::FAILURE_RATE_THRESHOLD,
                 self.failure_rate_threshold,
                 base.failure_rate_threshold,
             )?,
             sliding_window: self.sliding_window.unwrap_or(base.sliding_window),
             sliding_window_size,
-            minimum_calls: at_least_one("minimum_calls", self.minimum_calls, base.minimum_calls)?,
-            wait_in_open: positive("wait_in_open", self.wait_in_open, base.wait_in_open)?,
-            permitted_calls_in_half_open: at_least_one(
-                "permitted_calls_in_half_open",
+            minimum_calls: count(&key::MINIMUM_CALLS, self.minimum_calls, base.minimum_calls)?,
+            wait_in_open: positive(&key::WAIT_IN_OPEN, self.wait_in_open, base.wait_in_open)?,
+            permitted_calls_in_half_open: count(
+                &key::PERMITTED_CALLS_IN_HALF_OPEN,
                 self.permitted_calls_in_half_open,
                 base.permitted_calls_in_half_open,
             )?,
             slow_call_threshold: positive(
-                "slow_call_threshold",
+                &key::SLOW_CALL_THRESHOLD,
                 self.slow_call_threshold,
                 base.slow_call_threshold,
             )?,
             slow_call_rate_threshold: percent(
-                "slow_call_rate_threshold",
+                &key::SLOW_CALL_RATE_THRESHOLD,
                 self.slow_call_rate_threshold,
                 base.slow_call_rate_threshold,
             )?,
             ignore_on: self.ignore_on.unwrap_or(base.ignore_on),
-        })
-    }
-}
-
-/// A rate threshold: more than 0 (a breaker that opens with no failure at
-/// all is a forced-open one) and at most 100; NaN is refused.
-fn check_percent(key: &str, value: f32) -> Result<f32, ConfigError> {
-    if value > 0.0 && value <= 100.0 {
-        Ok(value)
-    } else {
-        Err(ConfigError::NumberOutOfRange {
-            key: key.to_owned(),
-            value: value.to_string(),
-            range: "more than 0 and at most 100".to_owned(),
         })
     }
 }

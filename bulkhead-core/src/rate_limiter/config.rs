@@ -3,7 +3,36 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::config::{ConfigError, check_positive, check_range};
+use crate::config::ConfigError;
+use crate::keys::{Key, KeyValue, ValueKind};
+
+/// The rate limiter's keys, each checked by the builder with its row's
+/// range.
+mod key {
+    use super::*;
+
+    pub(super) const LIMIT_FOR_PERIOD: Key = Key::new(
+        "limit_for_period",
+        ValueKind::Count {
+            min: 1,
+            max: u32::MAX,
+        },
+        "50",
+        "how many permits each period brings",
+    );
+    pub(super) const REFRESH_PERIOD: Key = Key::new(
+        "refresh_period",
+        ValueKind::Duration { positive: true },
+        "\"500ns\"",
+        "the length of a period; unused permits expire at its end",
+    );
+    pub(super) const MAX_WAIT: Key = Key::new(
+        "max_wait",
+        ValueKind::Duration { positive: false },
+        "\"5s\"",
+        "how long a caller may wait for a permit; zero refuses at once",
+    );
+}
 
 /// The resolved configuration of a rate limiter.
 ///
@@ -36,6 +65,11 @@ pub struct RateLimiterConfig {
 }
 
 impl RateLimiterConfig {
+    /// The rate limiter's keys, in the order its documentation lists them
+    /// (see [`PolicyKind::keys`](crate::keys::PolicyKind::keys)).
+    pub(crate) const KEYS: &'static [Key] =
+        &[key::LIMIT_FOR_PERIOD, key::REFRESH_PERIOD, key::MAX_WAIT];
+
     /// The default number of permits per period, 50.
     pub const DEFAULT_LIMIT_FOR_PERIOD: u32 = 50;
     /// The default period, 500 nanoseconds.
@@ -127,6 +161,24 @@ impl RateLimiterConfigBuilder {
         self
     }
 
+    /// Sets the key named `key` (one of the rate limiter's
+    /// [`keys`](crate::keys::PolicyKind::keys)) to `value`, as
+    /// configuration from outside the code does. The value is checked when
+    /// the configuration is built, as for the other setters.
+    ///
+    /// # Errors
+    ///
+    /// CFG-001 if the rate limiter has no such key, or `value` is not of
+    /// the kind it takes.
+    pub fn set_key(self, key: &str, value: KeyValue) -> Result<Self, ConfigError> {
+        Ok(match (key, value) {
+            ("limit_for_period", KeyValue::Integer(n)) => self.limit_for_period(n),
+            ("refresh_period", KeyValue::Duration(period)) => self.refresh_period(period),
+            ("max_wait", KeyValue::Duration(wait)) => self.max_wait(wait),
+            (key, value) => return Err(ConfigError::no_such_key(key, &value)),
+        })
+    }
+
     /// The named base configuration, if one was chosen.
     pub fn config_name(&self) -> Option<&str> {
         self.config.as_deref()
@@ -163,14 +215,15 @@ impl RateLimiterConfigBuilder {
         key_prefix: &str,
     ) -> Result<RateLimiterConfig, ConfigError> {
         let limit_for_period = match self.limit_for_period {
-            Some(value) => check_range("limit_for_period", value, 1, u32::MAX.into())
-                .map_err(|e| e.prefixed(key_prefix))? as u32,
+            Some(value) => key::LIMIT_FOR_PERIOD
+                .check_integer(value)
+                .map_err(|e| e.prefixed(key_prefix))?,
             None => base.limit_for_period,
         };
         let refresh_period = match self.refresh_period {
-            Some(value) => {
-                check_positive("refresh_period", value).map_err(|e| e.prefixed(key_prefix))?
-            }
+            Some(value) => key::REFRESH_PERIOD
+                .check_duration(value)
+                .map_err(|e| e.prefixed(key_prefix))?,
             None => base.refresh_period,
         };
         Ok(RateLimiterConfig {

@@ -3,8 +3,73 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::config::{ConfigError, check_positive, check_range};
+use crate::config::ConfigError;
+use crate::keys::{Bound, Float, Key, KeyValue, Origin, Range, ValueKind};
 use crate::rejection::{RejectionKind, RejectionKinds};
+
+/// The retry policy's keys, each checked by the builder with its row's
+/// range.
+mod key {
+    use super::*;
+
+    pub(super) const MAX_ATTEMPTS: Key = Key::new(
+        "max_attempts",
+        ValueKind::Count {
+            min: 1,
+            max: u32::MAX,
+        },
+        "3",
+        "how many attempts a call gets, the first one included",
+    );
+    pub(super) const WAIT: Key = Key::new(
+        "wait",
+        ValueKind::Duration { positive: false },
+        "\"500ms\"",
+        "the wait after the first failed attempt",
+    );
+    /// At least 1 and finite (which also refuses NaN).
+    pub(super) const BACKOFF_MULTIPLIER: Key = Key::new(
+        "backoff_multiplier",
+        ValueKind::Number {
+            range: Range::new(Bound::Included(1.0), Bound::Unbounded),
+            float: Float::F64,
+        },
+        "1",
+        "the factor each further wait grows by",
+    );
+    pub(super) const MAX_WAIT_INTERVAL: Key = Key::new(
+        "max_wait_interval",
+        ValueKind::Duration { positive: true },
+        "",
+        "the longest any wait may be, jitter included: waits at the cap are drawn from `max_wait_interval * (1 - jitter)` to `max_wait_interval`",
+    );
+    /// At least 0 and below 1. As in Resilience4j, whose
+    /// `randomizationFactor` must be below 1: a jitter of 1 would draw
+    /// waits down to zero, retrying at once however long `wait` is (a
+    /// caller who wants that says `wait = 0`).
+    pub(super) const JITTER: Key = Key::new(
+        "jitter",
+        ValueKind::Number {
+            range: Range::new(Bound::Included(0.0), Bound::Excluded(1.0)),
+            float: Float::F64,
+        },
+        "0",
+        "the randomization factor: each wait `d` is drawn from `d * (1 ± jitter)`, cut at `max_wait_interval`",
+    );
+    pub(super) const RETRY_IF: Key = Key::new(
+        "retry_if",
+        ValueKind::Predicate,
+        "",
+        "which of the method's errors are retried; without it, every error",
+    )
+    .only_in(Origin::Attribute);
+    pub(super) const ABORT_ON: Key = Key::new(
+        "abort_on",
+        ValueKind::RejectionKinds,
+        "[]",
+        "the rejection kinds that end a call at once instead of being retried",
+    );
+}
 
 /// The resolved configuration of a retry policy.
 ///
@@ -43,6 +108,18 @@ pub struct RetryConfig {
 }
 
 impl RetryConfig {
+    /// The retry policy's keys, in the order its documentation lists them
+    /// (see [`PolicyKind::keys`](crate::keys::PolicyKind::keys)).
+    pub(crate) const KEYS: &'static [Key] = &[
+        key::MAX_ATTEMPTS,
+        key::WAIT,
+        key::BACKOFF_MULTIPLIER,
+        key::MAX_WAIT_INTERVAL,
+        key::JITTER,
+        key::RETRY_IF,
+        key::ABORT_ON,
+    ];
+
     /// The default number of attempts, the first call included: 3.
     pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
     /// The default wait between attempts: 500 ms.
@@ -203,6 +280,28 @@ impl RetryConfigBuilder {
         self
     }
 
+    /// Sets the key named `key` (one of the retry policy's
+    /// [`keys`](crate::keys::PolicyKind::keys), but for `retry_if`, which
+    /// only an attribute takes) to `value`, as configuration from outside
+    /// the code does. The value is checked when the configuration is built,
+    /// as for the other setters.
+    ///
+    /// # Errors
+    ///
+    /// CFG-001 if the builder has no such key, or `value` is not of the
+    /// kind it takes.
+    pub fn set_key(self, key: &str, value: KeyValue) -> Result<Self, ConfigError> {
+        Ok(match (key, value) {
+            ("max_attempts", KeyValue::Integer(n)) => self.max_attempts(n),
+            ("wait", KeyValue::Duration(wait)) => self.wait(wait),
+            ("backoff_multiplier", KeyValue::Number(x)) => self.backoff_multiplier(x),
+            ("max_wait_interval", KeyValue::Duration(cap)) => self.max_wait_interval(cap),
+            ("jitter", KeyValue::Number(x)) => self.jitter(x),
+            ("abort_on", KeyValue::RejectionKinds(kinds)) => self.abort_on(kinds.iter()),
+            (key, value) => return Err(ConfigError::no_such_key(key, &value)),
+        })
+    }
+
     /// The named base configuration, if one was chosen.
     pub fn config_name(&self) -> Option<&str> {
         self.config.as_deref()
@@ -242,20 +341,22 @@ impl RetryConfigBuilder {
     ) -> Result<RetryConfig, ConfigError> {
         let keyed = |e: ConfigError| e.prefixed(key_prefix);
         let max_attempts = match self.max_attempts {
-            Some(value) => check_range("max_attempts", value, 1, u32::MAX).map_err(keyed)?,
+            Some(value) => key::MAX_ATTEMPTS
+                .check_integer(value.into())
+                .map_err(keyed)?,
             None => base.max_attempts,
         };
         let backoff_multiplier = match self.backoff_multiplier {
-            Some(value) => check_multiplier(value).map_err(keyed)?,
+            Some(value) => key::BACKOFF_MULTIPLIER.check_number(value).map_err(keyed)?,
             None => base.backoff_multiplier,
         };
         let max_wait_interval = match self.max_wait_interval {
-            Some(Some(cap)) => Some(check_positive("max_wait_interval", cap).map_err(keyed)?),
+            Some(Some(cap)) => Some(key::MAX_WAIT_INTERVAL.check_duration(cap).map_err(keyed)?),
             Some(None) => None,
             None => base.max_wait_interval,
         };
         let jitter = match self.jitter {
-            Some(value) => check_jitter(value).map_err(keyed)?,
+            Some(value) => key::JITTER.check_number(value).map_err(keyed)?,
             None => base.jitter,
         };
         Ok(RetryConfig {
@@ -265,35 +366,6 @@ impl RetryConfigBuilder {
             max_wait_interval,
             jitter,
             abort_on: self.abort_on.unwrap_or(base.abort_on),
-        })
-    }
-}
-
-/// At least 0 and below 1 (which also refuses NaN). As in Resilience4j,
-/// whose `randomizationFactor` must be below 1: a jitter of 1 would draw
-/// waits down to zero, retrying at once however long `wait` is (a caller
-/// who wants that says `wait = 0`).
-fn check_jitter(value: f64) -> Result<f64, ConfigError> {
-    if (0.0..1.0).contains(&value) {
-        Ok(value)
-    } else {
-        Err(ConfigError::NumberOutOfRange {
-            key: "jitter".to_owned(),
-            value: value.to_string(),
-            range: "at least 0 and less than 1".to_owned(),
-        })
-    }
-}
-
-/// At least 1 and finite (which also refuses NaN).
-fn check_multiplier(value: f64) -> Result<f64, ConfigError> {
-    if value >= 1.0 && value.is_finite() {
-        Ok(value)
-    } else {
-        Err(ConfigError::NumberOutOfRange {
-            key: "backoff_multiplier".to_owned(),
-            value: value.to_string(),
-            range: "a finite number of at least 1".to_owned(),
         })
     }
 }

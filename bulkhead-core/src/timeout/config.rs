@@ -3,7 +3,20 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::config::{ConfigError, check_positive};
+use crate::config::ConfigError;
+use crate::keys::{Key, KeyValue, ValueKind};
+
+/// The timeout's keys, each checked by the builder with its row's range.
+mod key {
+    use super::*;
+
+    pub(super) const DURATION: Key = Key::new(
+        "duration",
+        ValueKind::Duration { positive: true },
+        "\"1s\"",
+        "how long a call may take, its wait for a bulkhead slot included",
+    );
+}
 
 /// The resolved configuration of a timeout policy.
 ///
@@ -28,6 +41,10 @@ pub struct TimeoutConfig {
 }
 
 impl TimeoutConfig {
+    /// The timeout's keys, in the order its documentation lists them
+    /// (see [`PolicyKind::keys`](crate::keys::PolicyKind::keys)).
+    pub(crate) const KEYS: &'static [Key] = &[key::DURATION];
+
     /// The default timeout, one second.
     pub const DEFAULT_DURATION: Duration = Duration::from_secs(1);
 
@@ -86,6 +103,22 @@ impl TimeoutConfigBuilder {
         self
     }
 
+    /// Sets the key named `key` (one of the timeout's
+    /// [`keys`](crate::keys::PolicyKind::keys)) to `value`, as
+    /// configuration from outside the code does. The value is checked when
+    /// the configuration is built, as for the other setters.
+    ///
+    /// # Errors
+    ///
+    /// CFG-001 if the timeout has no such key, or `value` is not of the
+    /// kind it takes.
+    pub fn set_key(self, key: &str, value: KeyValue) -> Result<Self, ConfigError> {
+        Ok(match (key, value) {
+            ("duration", KeyValue::Duration(duration)) => self.duration(duration),
+            (key, value) => return Err(ConfigError::no_such_key(key, &value)),
+        })
+    }
+
     /// The named base configuration, if one was chosen.
     pub fn config_name(&self) -> Option<&str> {
         self.config.as_deref()
@@ -121,9 +154,9 @@ impl TimeoutConfigBuilder {
         key_prefix: &str,
     ) -> Result<TimeoutConfig, ConfigError> {
         let duration = match self.duration {
-            Some(duration) => {
-                check_positive("duration", duration).map_err(|e| e.prefixed(key_prefix))?
-            }
+            Some(duration) => key::DURATION
+                .check_duration(duration)
+                .map_err(|e| e.prefixed(key_prefix))?,
             None => base.duration,
         };
         Ok(TimeoutConfig { duration })

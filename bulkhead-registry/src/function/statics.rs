@@ -17,8 +17,8 @@ use crate::registry::Registry;
 use crate::specs::PolicySpecs;
 
 /// The policy `specs` declare, from [`Registry::global`].
-fn of_global<P: FunctionPolicy>(specs: impl Into<PolicySpecs>) -> P {
-    P::of_function(&specs.into(), Registry::global())
+fn of_global<P: FunctionPolicy>(specs: PolicySpecs) -> P {
+    P::of_function(&specs, Registry::global())
 }
 
 /// The policy of one function, in a `static` the macro declares in it.
@@ -39,10 +39,7 @@ impl<P> FnPolicy<P> {
 impl<P: FunctionPolicy> FnPolicy<P> {
     /// The policy, made from `specs()` on the first call.
     #[inline]
-    pub fn get<S>(&'static self, specs: impl FnOnce() -> S) -> &'static P
-    where
-        S: Into<PolicySpecs>,
-    {
+    pub fn get(&'static self, specs: impl FnOnce() -> PolicySpecs) -> &'static P {
         match self.policy.get() {
             Some(policy) => policy,
             None => self.init(specs),
@@ -51,10 +48,7 @@ impl<P: FunctionPolicy> FnPolicy<P> {
 
     #[cold]
     #[inline(never)]
-    fn init<S>(&'static self, specs: impl FnOnce() -> S) -> &'static P
-    where
-        S: Into<PolicySpecs>,
-    {
+    fn init(&'static self, specs: impl FnOnce() -> PolicySpecs) -> &'static P {
         self.policy.get_or_init(|| of_global(specs()))
     }
 }
@@ -110,14 +104,11 @@ impl<P: FunctionPolicy> MethodPolicy<P> {
     /// The policy of the method for the type `type_name`, made from
     /// `specs(type_name)` on the first call for that type.
     #[inline]
-    pub fn get<S>(
+    pub fn get(
         &'static self,
         type_name: &'static str,
-        specs: impl Fn(&'static str) -> S,
-    ) -> &'static P
-    where
-        S: Into<PolicySpecs>,
-    {
+        specs: impl Fn(&'static str) -> PolicySpecs,
+    ) -> &'static P {
         match self.first.get() {
             Some(first) if first.is(type_name) => &first.policy,
             _ => self.slow(type_name, specs),
@@ -126,14 +117,11 @@ impl<P: FunctionPolicy> MethodPolicy<P> {
 
     #[cold]
     #[inline(never)]
-    fn slow<S>(
+    fn slow(
         &'static self,
         type_name: &'static str,
-        specs: impl Fn(&'static str) -> S,
-    ) -> &'static P
-    where
-        S: Into<PolicySpecs>,
-    {
+        specs: impl Fn(&'static str) -> PolicySpecs,
+    ) -> &'static P {
         let first = self.first.get_or_init(|| ForType {
             type_name,
             policy: of_global(specs(type_name)),

@@ -1,36 +1,13 @@
-//! Bulkheads: their configuration keys, and a limit that changes live.
+//! Bulkheads: a limit that changes live (their keys are `bulkhead_core`'s
+//! table).
 
-use bulkhead_core::{Bulkhead, BulkheadConfig, BulkheadConfigBuilder, ConfigError};
+use bulkhead_core::{Bulkhead, BulkheadConfig, BulkheadConfigBuilder};
 
-use super::{Key, Policy, builder_methods};
+use super::{Policy, builder_methods};
 use crate::kind::PolicyKind;
 
 impl Policy for Bulkhead {
     const KIND: PolicyKind = PolicyKind::Bulkhead;
-    const KEYS: &'static [Key<BulkheadConfigBuilder>] = &[
-        Key::new("max_concurrent", |b, value, key| {
-            Ok(b.max_concurrent(value.limit(key, BulkheadConfig::MAX_CONCURRENT)?))
-        }),
-        Key::new("max_wait", |b, value, key| {
-            Ok(b.max_wait(value.duration(key)?))
-        }),
-        Key::new(
-            "enabled",
-            |b, value, key| Ok(b.enabled(value.boolean(key)?)),
-        ),
-        Key::new("resource", |b, value, key| {
-            match value.text().filter(|t| !t.is_empty()) {
-                Some(name) => Ok(b.resource(name)),
-                None => Err(ConfigError::InvalidChoice {
-                    key: key.to_owned(),
-                    value: value
-                        .text()
-                        .map_or_else(|| value.to_string(), str::to_owned),
-                    choices: "a resource name".to_owned(),
-                }),
-            }
-        }),
-    ];
     type Config = BulkheadConfig;
     type Spec = BulkheadConfigBuilder;
 

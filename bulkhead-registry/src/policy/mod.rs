@@ -1,6 +1,9 @@
 //! What the registry needs to know of each policy: the [`Policy`] trait,
 //! implemented for the five policies of `bulkhead-core` in the files beside
-//! this one, each with its table of configuration keys.
+//! this one. Their configuration keys are the core crate's tables
+//! ([`PolicyKind::keys`]): a key from a source is looked up there, its
+//! value read by its kind ([`Value::read`]) and given to the config
+//! builder's `set_key`, so that a new key needs nothing here.
 
 mod bulkhead;
 mod circuit_breaker;
@@ -10,6 +13,7 @@ mod timeout;
 
 use std::fmt;
 
+use bulkhead_core::keys::{Key, KeyValue};
 use bulkhead_core::{ConfigError, PolicyContext};
 
 use crate::error::{ConfigSourceError, RegistryError};
@@ -23,8 +27,6 @@ use crate::suggest::suggest;
 pub(crate) trait Policy: Clone + Send + Sync + 'static {
     /// Which policy it is.
     const KIND: PolicyKind;
-    /// Its configuration keys, each with how a configuration value sets it.
-    const KEYS: &'static [Key<Self::Spec>];
     /// A resolved configuration.
     type Config: Clone + PartialEq + fmt::Display + Default + Send + Sync;
     /// The values given in code, laid over a base configuration: the
@@ -35,6 +37,8 @@ pub(crate) trait Policy: Clone + Send + Sync + 'static {
     fn config_name(spec: &Self::Spec) -> Option<&str>;
     /// `spec` choosing the named base configuration `name`.
     fn with_config_name(spec: Self::Spec, name: &str) -> Self::Spec;
+    /// `spec` with the key named `key` set to `value`.
+    fn set_key(spec: Self::Spec, key: &str, value: KeyValue) -> Result<Self::Spec, ConfigError>;
     /// `spec`'s values over `base`, bad keys named with `key_prefix`.
     fn build(
         spec: &Self::Spec,
@@ -74,8 +78,11 @@ pub(crate) trait Policy: Clone + Send + Sync + 'static {
         value: &Value,
         full_key: &str,
     ) -> Result<Self::Spec, RegistryError> {
-        match Self::KEYS.iter().find(|known| known.name == key) {
-            Some(known) => Ok((known.set)(spec, value, full_key)?),
+        match configured::<Self>().find(|known| known.name() == key) {
+            Some(known) => {
+                let value = value.read(known, full_key)?;
+                Ok(Self::set_key(spec, known.name(), value).map_err(|e| e.with_key(full_key))?)
+            }
             None => Err(ConfigSourceError::UnknownKey {
                 key: full_key.to_owned(),
                 hint: suggest(key, &key_names::<Self>()),
@@ -85,9 +92,19 @@ pub(crate) trait Policy: Clone + Send + Sync + 'static {
     }
 }
 
-/// The names of `P`'s configuration keys.
+/// The keys of `P` that configuration sets on its config builder (an
+/// instance's `base_config` aside).
+fn configured<P: Policy>() -> impl Iterator<Item = &'static Key> {
+    P::KIND
+        .keys()
+        .iter()
+        .filter(|key| key.origin().in_configuration())
+}
+
+/// The names of `P`'s configuration keys (an instance's `base_config`
+/// aside).
 pub(crate) fn key_names<P: Policy>() -> Vec<&'static str> {
-    P::KEYS.iter().map(|key| key.name).collect()
+    configured::<P>().map(Key::name).collect()
 }
 
 /// The policy `P` built on its own from `spec` over the built-in defaults,
@@ -105,24 +122,6 @@ pub(crate) fn standalone<P: Policy>(
     Ok(P::create(id, config, context.clone()))
 }
 
-/// One configuration key of a policy whose config builder is `S`.
-pub(crate) struct Key<S> {
-    /// As written in configuration: `max_concurrent`.
-    pub(crate) name: &'static str,
-    /// Sets it on the builder from a value, naming the full key in errors.
-    set: fn(S, &Value, &str) -> Result<S, ConfigError>,
-}
-
-impl<S> Key<S> {
-    /// The key `name`, set with `set`.
-    pub(crate) const fn new(
-        name: &'static str,
-        set: fn(S, &Value, &str) -> Result<S, ConfigError>,
-    ) -> Self {
-        Key { name, set }
-    }
-}
-
 /// The parts of [`Policy`] that each policy of `bulkhead-core` implements
 /// alike, with the inherent methods of the same names it has.
 macro_rules! builder_methods {
@@ -133,6 +132,14 @@ macro_rules! builder_methods {
 
         fn with_config_name(spec: Self::Spec, name: &str) -> Self::Spec {
             spec.config(name)
+        }
+
+        fn set_key(
+            spec: Self::Spec,
+            key: &str,
+            value: bulkhead_core::keys::KeyValue,
+        ) -> Result<Self::Spec, bulkhead_core::ConfigError> {
+            spec.set_key(key, value)
         }
 
         fn build(
@@ -156,28 +163,48 @@ use builder_methods;
 
 #[cfg(test)]
 mod tests {
+    use bulkhead_core::keys::ValueKind;
     use bulkhead_core::{Bulkhead, CircuitBreaker, RateLimiter, Retry, Timeout};
 
     use super::*;
 
-    fn names_are_unique<P: Policy>() {
-        let mut names = key_names::<P>();
-        names.sort_unstable();
-        let count = names.len();
-        names.dedup();
-        assert_eq!(names.len(), count, "{}", P::KIND);
-        assert!(!names.contains(&"base_config"), "{}", P::KIND);
+    /// A value of `kind` as a source writes it.
+    fn written(kind: ValueKind) -> Value {
+        match kind {
+            ValueKind::Limit { .. } | ValueKind::Count { .. } => Value::Integer(1),
+            ValueKind::Number { range, .. } => Value::Float(range.example()),
+            ValueKind::Duration { .. } => Value::Text("1s".to_owned()),
+            ValueKind::Bool => Value::Bool(false),
+            ValueKind::Choice { choices, .. } => Value::Text(choices[0].to_owned()),
+            ValueKind::RejectionKinds => Value::Text("Timeout, BulkheadFull".to_owned()),
+            ValueKind::Name => Value::Text("db".to_owned()),
+            ValueKind::Predicate => unreachable!("configuration takes no predicate"),
+        }
+    }
+
+    fn every_configuration_key_is_set<P: Policy>() {
+        for key in configured::<P>() {
+            let value = written(key.kind());
+            let spec = P::set(P::Spec::default(), key.name(), &value, "k").unwrap();
+            assert!(
+                P::build(&spec, &P::Config::default(), "").is_ok(),
+                "{}.{} = {value}",
+                P::KIND,
+                key.name()
+            );
+        }
+        assert!(!key_names::<P>().contains(&"base_config"), "{}", P::KIND);
     }
 
     #[test]
-    fn every_policy_names_each_key_once() {
+    fn every_policy_reads_each_configuration_key_by_its_kind() {
         for kind in PolicyKind::ALL {
             match kind {
-                PolicyKind::Bulkhead => names_are_unique::<Bulkhead>(),
-                PolicyKind::Retry => names_are_unique::<Retry>(),
-                PolicyKind::CircuitBreaker => names_are_unique::<CircuitBreaker>(),
-                PolicyKind::Timeout => names_are_unique::<Timeout>(),
-                PolicyKind::RateLimiter => names_are_unique::<RateLimiter>(),
+                PolicyKind::Bulkhead => every_configuration_key_is_set::<Bulkhead>(),
+                PolicyKind::Retry => every_configuration_key_is_set::<Retry>(),
+                PolicyKind::CircuitBreaker => every_configuration_key_is_set::<CircuitBreaker>(),
+                PolicyKind::Timeout => every_configuration_key_is_set::<Timeout>(),
+                PolicyKind::RateLimiter => every_configuration_key_is_set::<RateLimiter>(),
             }
         }
     }

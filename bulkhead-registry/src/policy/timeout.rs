@@ -1,15 +1,12 @@
-//! Timeouts: their configuration keys.
+//! Timeouts (their keys are `bulkhead_core`'s table).
 
 use bulkhead_core::{Timeout, TimeoutConfig, TimeoutConfigBuilder};
 
-use super::{Key, Policy, builder_methods};
+use super::{Policy, builder_methods};
 use crate::kind::PolicyKind;
 
 impl Policy for Timeout {
     const KIND: PolicyKind = PolicyKind::Timeout;
-    const KEYS: &'static [Key<TimeoutConfigBuilder>] = &[Key::new("duration", |t, value, key| {
-        Ok(t.duration(value.duration(key)?))
-    })];
     type Config = TimeoutConfig;
     type Spec = TimeoutConfigBuilder;
 

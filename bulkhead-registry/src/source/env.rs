@@ -28,7 +28,7 @@ use std::ffi::OsString;
 use super::setting::{Setting, Target, normalize};
 use super::value::Value;
 use crate::error::ConfigSourceError;
-use crate::kind::PolicyKind;
+use crate::kind::{self, PolicyKind};
 use crate::suggest::suggest;
 
 /// Every setting among `vars` whose name starts with `prefix`.
@@ -76,7 +76,7 @@ fn setting(variable: &str, rest: &str, value: &str) -> Result<Setting, ConfigSou
             "expected <POLICY>__<CONFIGS|INSTANCES>__<NAME>__<KEY> after the prefix".to_owned(),
         ));
     };
-    let policy = PolicyKind::parse(&policy.to_ascii_lowercase(), variable)?;
+    let policy = kind::parse(&policy.to_ascii_lowercase(), variable)?;
     let target = match section.to_ascii_lowercase().as_str() {
         "configs" => Target::EnvConfig(name.to_owned()),
         "instances" => Target::EnvInstance(name.to_owned()),

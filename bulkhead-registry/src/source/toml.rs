@@ -18,7 +18,7 @@
 use super::setting::{Setting, Target};
 use super::value::Value;
 use crate::error::ConfigSourceError;
-use crate::kind::PolicyKind;
+use crate::kind;
 use crate::suggest::suggest;
 
 /// Every setting in `text`; `source` names it in messages.
@@ -32,7 +32,7 @@ pub(crate) fn from_toml(text: &str, source: &str) -> Result<Vec<Setting>, Config
         .map_err(|e: toml::de::Error| malformed(e.to_string().trim().replace('\n', " ")))?;
     let mut settings = Vec::new();
     for (policy, sections) in &table {
-        let kind = PolicyKind::parse(policy, policy)?;
+        let kind = kind::parse(policy, policy)?;
         let sections = sections.as_table().ok_or_else(|| {
             malformed(format!("{policy} must be a table of configs and instances"))
         })?;

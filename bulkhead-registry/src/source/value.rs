@@ -1,10 +1,11 @@
-//! A configuration value as a source gives it, converted on demand into the
-//! type its key needs, with the coded errors of the README's *Error codes*
-//! (ATR-001, ATR-003, ...) when it does not fit.
+//! A configuration value as a source gives it, read as the kind of value
+//! its key takes ([`Value::read`]), with the key's code when it does not
+//! fit.
 
 use std::fmt;
 use std::time::Duration;
 
+use bulkhead_core::keys::{Key, KeyValue, ValueKind};
 use bulkhead_core::{ConfigError, RejectionKind, parse_bool, parse_duration};
 
 /// A value from TOML (typed) or the environment (always text).
@@ -39,8 +40,51 @@ impl fmt::Display for Value {
 }
 
 impl Value {
+    /// The value for `key`, read as the kind of value it takes and named
+    /// `full_key` in errors. Numbers are checked against the key's range
+    /// when the configuration is built, limits and counts here (they must
+    /// fit the builder's integer).
+    ///
+    /// # Errors
+    ///
+    /// The code of the key's kind: ATR-001 for a duration that does not
+    /// parse, ATR-003 for a limit out of range, and so on; ATR-010 for an
+    /// empty name (`resource = ""`).
+    pub(crate) fn read(&self, key: &Key, full_key: &str) -> Result<KeyValue, ConfigError> {
+        Ok(match key.kind() {
+            ValueKind::Limit { max } => KeyValue::Integer(self.limit(full_key, max)?),
+            ValueKind::Count { min, max } => KeyValue::Integer(self.count(full_key, min, max)?),
+            ValueKind::Number { .. } => KeyValue::Number(self.number(full_key)?),
+            ValueKind::Duration { .. } => KeyValue::Duration(self.duration(full_key)?),
+            ValueKind::Bool => KeyValue::Bool(self.boolean(full_key)?),
+            ValueKind::Choice { choices, .. } => {
+                KeyValue::Text(self.choice(full_key, choices)?.to_owned())
+            }
+            ValueKind::RejectionKinds => {
+                KeyValue::RejectionKinds(self.kinds(full_key)?.into_iter().collect())
+            }
+            ValueKind::Name => match self.text().filter(|t| !t.is_empty()) {
+                Some(name) => KeyValue::Text(name.to_owned()),
+                None => {
+                    return Err(ConfigError::InvalidChoice {
+                        key: full_key.to_owned(),
+                        value: self.as_text(),
+                        choices: format!("a {} name", key.name()),
+                    });
+                }
+            },
+            // Only attributes name functions.
+            ValueKind::Predicate => {
+                return Err(ConfigError::NoSuchKey {
+                    key: full_key.to_owned(),
+                    value: self.to_string(),
+                });
+            }
+        })
+    }
+
     /// A duration: humantime text, or `0`.
-    pub(crate) fn duration(&self, key: &str) -> Result<Duration, ConfigError> {
+    fn duration(&self, key: &str) -> Result<Duration, ConfigError> {
         match self {
             Value::Text(text) => parse_duration(key, text),
             Value::Integer(0) => Ok(Duration::ZERO),
@@ -54,7 +98,7 @@ impl Value {
 
     /// A concurrency limit (ATR-003 when it is not a whole number in
     /// `1..=max`).
-    pub(crate) fn limit(&self, key: &str, max: u32) -> Result<u32, ConfigError> {
+    fn limit(&self, key: &str, max: u32) -> Result<u32, ConfigError> {
         let out_of_range = || ConfigError::LimitOutOfRange {
             key: key.to_owned(),
             value: self.to_string(),
@@ -68,7 +112,7 @@ impl Value {
     }
 
     /// Any other count (ATR-008 when it is not a whole number in `min..=max`).
-    pub(crate) fn count(&self, key: &str, min: u32, max: u32) -> Result<u32, ConfigError> {
+    fn count(&self, key: &str, min: u32, max: u32) -> Result<u32, ConfigError> {
         let out_of_range = || ConfigError::NumberOutOfRange {
             key: key.to_owned(),
             value: self.to_string(),
@@ -83,7 +127,7 @@ impl Value {
 
     /// A number (ATR-008 when it is not one; its range is the builder's to
     /// check).
-    pub(crate) fn number(&self, key: &str) -> Result<f64, ConfigError> {
+    fn number(&self, key: &str) -> Result<f64, ConfigError> {
         let parsed = match self {
             Value::Integer(n) => Some(*n as f64),
             Value::Float(x) => Some(*x),
@@ -100,7 +144,7 @@ impl Value {
     }
 
     /// `true` or `false` (ATR-006 otherwise).
-    pub(crate) fn boolean(&self, key: &str) -> Result<bool, ConfigError> {
+    fn boolean(&self, key: &str) -> Result<bool, ConfigError> {
         match self {
             Value::Bool(b) => Ok(*b),
             Value::Text(text) => parse_bool(key, text),
@@ -113,7 +157,7 @@ impl Value {
 
     /// A list of rejection kinds: a TOML array, or comma-separated text
     /// (ATR-009 for an unknown kind).
-    pub(crate) fn kinds(&self, key: &str) -> Result<Vec<RejectionKind>, ConfigError> {
+    fn kinds(&self, key: &str) -> Result<Vec<RejectionKind>, ConfigError> {
         let parse = |text: &str| RejectionKind::parse(key, text);
         match self {
             Value::Text(text) => text
@@ -133,12 +177,32 @@ impl Value {
         }
     }
 
-    /// A name (a `base_config`, a `sliding_window`).
+    /// One of `choices` (ATR-010 otherwise).
+    fn choice(&self, key: &str, choices: &[&'static str]) -> Result<&'static str, ConfigError> {
+        let text = self.as_text();
+        choices
+            .iter()
+            .find(|choice| **choice == text.trim())
+            .copied()
+            .ok_or_else(|| ConfigError::InvalidChoice {
+                key: key.to_owned(),
+                value: text,
+                choices: choices.join(", "),
+            })
+    }
+
+    /// A name (a `base_config`, a `resource`).
     pub(crate) fn text(&self) -> Option<&str> {
         match self {
             Value::Text(text) => Some(text.trim()),
             _ => None,
         }
+    }
+
+    /// The value as text, as a message quotes it: text trimmed, anything
+    /// else as TOML writes it.
+    fn as_text(&self) -> String {
+        self.text().map_or_else(|| self.to_string(), str::to_owned)
     }
 
     fn integer(&self) -> Option<i64> {

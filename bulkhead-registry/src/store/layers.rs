@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 use bulkhead_core::ConfigError;
+use bulkhead_core::keys::BASE_CONFIG;
 
 use crate::error::{ConfigSourceError, RegistryError};
 use crate::policy::{Policy, key_names};
@@ -82,11 +83,16 @@ impl<P: Policy> Layers<P> {
         };
         let key = setting.key.as_str();
         let full_key = setting.full_key.as_str();
-        let single = if key == "base_config" && instance {
+        let base_config = key == BASE_CONFIG.name();
+        let single = if base_config && instance {
             let Some(base) = setting.value.text().filter(|t| !t.is_empty()) else {
                 return Err(ConfigSourceError::Malformed {
                     source_name: full_key.to_owned(),
-                    message: format!("base_config must name a config, got {}", setting.value),
+                    message: format!(
+                        "{} must name a config, got {}",
+                        BASE_CONFIG.name(),
+                        setting.value
+                    ),
                 }
                 .into());
             };
@@ -101,7 +107,10 @@ impl<P: Policy> Layers<P> {
                             ..
                         }) if instance => ConfigSourceError::UnknownKey {
                             key: full,
-                            hint: suggest(key, &[key_names::<P>(), vec!["base_config"]].concat()),
+                            hint: suggest(
+                                key,
+                                &[key_names::<P>(), vec![BASE_CONFIG.name()]].concat(),
+                            ),
                         }
                         .into(),
                         error => error,
@@ -111,7 +120,7 @@ impl<P: Policy> Layers<P> {
             single
         };
         let entry = map.entry(name).or_default();
-        *entry = if key == "base_config" {
+        *entry = if base_config {
             P::with_config_name(
                 std::mem::take(entry),
                 P::config_name(&single).unwrap_or_default(),

@@ -99,6 +99,16 @@ fn an_instance_base_config_replaces_the_one_code_chose() {
 }
 
 #[test]
+fn a_base_config_that_names_nothing_has_the_code_of_its_key() {
+    for value in ["\"\"", "3"] {
+        let toml = format!("[bulkhead.instances.{ID}]\nbase_config = {value}");
+        let setting = &from_toml(&toml, "TOML").unwrap()[0];
+        let err = Layers::<Bulkhead>::default().apply(setting).unwrap_err();
+        assert_eq!(err.code(), bulkhead_core::keys::BASE_CONFIG.code(), "{err}");
+    }
+}
+
+#[test]
 fn at_each_level_the_environment_comes_after_toml_and_code() {
     let layers = layers(
         &format!(

@@ -1,0 +1,169 @@
+//! [`PolicyKind`]: the policies, from one line each.
+
+use std::fmt;
+
+use super::key::{BASE_CONFIG, CONFIG, Key, NAME};
+use crate::bulkhead::BulkheadConfig;
+use crate::circuit_breaker::CircuitBreakerConfig;
+use crate::rate_limiter::RateLimiterConfig;
+use crate::retry::RetryConfig;
+use crate::timeout::TimeoutConfig;
+
+/// Defines [`PolicyKind`], its [`ALL`](PolicyKind::ALL) and the methods
+/// that read its table, from one line per policy: its name, the name of its
+/// instances in a listing, its config type (whose `KEYS` are the policy's
+/// table of keys) and an example key.
+macro_rules! policy_kinds {
+    ($(
+        $(#[$doc:meta])*
+        $kind:ident = $name:literal, $plural:literal, $config:ident, $example:literal;
+    )*) => {
+        /// One of the policies: what its attribute and its configuration
+        /// are called, where it runs in a composition, and its keys.
+        ///
+        /// Not `#[non_exhaustive]`: the registry and the macros match on it
+        /// exhaustively, so that the compiler lists every place a new
+        /// policy needs.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use bulkhead_core::keys::PolicyKind;
+        ///
+        /// assert_eq!(PolicyKind::CircuitBreaker.name(), "circuit_breaker");
+        /// assert_eq!(PolicyKind::OUTSIDE_IN[0], PolicyKind::Retry);
+        /// assert!(PolicyKind::Timeout.keys().iter().any(|key| key.name() == "duration"));
+        /// ```
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum PolicyKind {
+            $($(#[$doc])* $kind,)*
+        }
+
+        impl PolicyKind {
+            /// How many policies there are.
+            pub const COUNT: usize = [$($name),*].len();
+
+            /// Every policy, in the order configuration and messages list
+            /// them (bulkhead first).
+            pub const ALL: [PolicyKind; PolicyKind::COUNT] = [$(PolicyKind::$kind),*];
+
+            /// The policy's name: its attribute (`#[circuit_breaker]`), its
+            /// section in configuration and its word in messages.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(PolicyKind::$kind => $name,)*
+                }
+            }
+
+            /// Its instances, in a listing (`bulkheads`, `retries`).
+            pub const fn plural(self) -> &'static str {
+                match self {
+                    $(PolicyKind::$kind => $plural,)*
+                }
+            }
+
+            /// The name of its resolved configuration type in this crate
+            /// (`RetryConfig`), whose `builder()` takes its keys.
+            pub const fn config_type(self) -> &'static str {
+                match self {
+                    $(PolicyKind::$kind => stringify!($config),)*
+                }
+            }
+
+            /// A key of the policy with a value, to show how its attribute
+            /// is written (`max_attempts = 3`).
+            pub const fn example(self) -> &'static str {
+                match self {
+                    $(PolicyKind::$kind => $example,)*
+                }
+            }
+
+            /// The policy's own keys, in the order its documentation lists
+            /// them: its config builder's settings, and the predicates its
+            /// attribute takes. The keys every policy has are
+            /// [`NAME`], [`CONFIG`] and [`BASE_CONFIG`] (see
+            /// [`all_keys`](Self::all_keys)).
+            pub const fn keys(self) -> &'static [Key] {
+                match self {
+                    $(PolicyKind::$kind => $config::KEYS,)*
+                }
+            }
+        }
+    };
+}
+
+policy_kinds! {
+    /// [`Bulkhead`](crate::Bulkhead).
+    Bulkhead = "bulkhead", "bulkheads", BulkheadConfig, "max_concurrent = 4";
+    /// [`Retry`](crate::Retry).
+    Retry = "retry", "retries", RetryConfig, "max_attempts = 3";
+    /// [`CircuitBreaker`](crate::CircuitBreaker).
+    CircuitBreaker = "circuit_breaker", "circuit_breakers", CircuitBreakerConfig,
+        "failure_rate_threshold = 50";
+    /// [`Timeout`](crate::Timeout).
+    Timeout = "timeout", "timeouts", TimeoutConfig, "duration = \"1s\"";
+    /// [`RateLimiter`](crate::RateLimiter).
+    RateLimiter = "rate_limiter", "rate_limiters", RateLimiterConfig, "limit_for_period = 50";
+}
+
+impl PolicyKind {
+    /// Every policy in the fixed order they compose in, outermost first:
+    /// `Retry( CircuitBreaker( RateLimiter( Timeout( Bulkhead( call ) ) ) ) )`.
+    /// (Its length is [`COUNT`](Self::COUNT): a new policy does not compile
+    /// until it has its place here.)
+    pub const OUTSIDE_IN: [PolicyKind; PolicyKind::COUNT] = [
+        PolicyKind::Retry,
+        PolicyKind::CircuitBreaker,
+        PolicyKind::RateLimiter,
+        PolicyKind::Timeout,
+        PolicyKind::Bulkhead,
+    ];
+
+    /// Where the policy runs in a composition: its index in
+    /// [`OUTSIDE_IN`](Self::OUTSIDE_IN), 0 for the outermost.
+    pub const fn depth(self) -> usize {
+        let mut depth = 0;
+        while PolicyKind::OUTSIDE_IN[depth] as usize != self as usize {
+            depth += 1;
+        }
+        depth
+    }
+
+    /// Whether the policy may call the operation more than once (a retry
+    /// does): each call then needs its own copy of the arguments.
+    pub const fn calls_again(self) -> bool {
+        match self {
+            PolicyKind::Retry => true,
+            PolicyKind::Bulkhead
+            | PolicyKind::CircuitBreaker
+            | PolicyKind::Timeout
+            | PolicyKind::RateLimiter => false,
+        }
+    }
+
+    /// The policy named `name` exactly, if any.
+    pub fn from_name(name: &str) -> Option<PolicyKind> {
+        PolicyKind::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+
+    /// Every key of the policy, as its documentation lists them: [`NAME`]
+    /// and [`CONFIG`], its own [`keys`](Self::keys), then
+    /// [`BASE_CONFIG`].
+    pub fn all_keys(self) -> impl Iterator<Item = &'static Key> + Clone {
+        [&NAME, &CONFIG]
+            .into_iter()
+            .chain(self.keys())
+            .chain([&BASE_CONFIG])
+    }
+
+    /// The key of the policy named `name`, among [`all_keys`](Self::all_keys).
+    pub fn key(self, name: &str) -> Option<&'static Key> {
+        self.all_keys().find(|key| key.name() == name)
+    }
+}
+
+impl fmt::Display for PolicyKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}

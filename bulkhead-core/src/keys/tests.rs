@@ -1,0 +1,181 @@
+//! The tables agree with the builders: every key a builder takes is in its
+//! table and back, each documented default is the built-in one, and each
+//! range the table gives is the one the builder checks.
+
+use std::time::Duration;
+
+use super::*;
+use crate::config::{ConfigError, parse_duration};
+use crate::rejection::{RejectionKind, RejectionKinds};
+use crate::{BulkheadConfig, CircuitBreakerConfig, RateLimiterConfig, RetryConfig, TimeoutConfig};
+
+/// The configuration `kind`'s builder resolves with `key` set to `value`
+/// (or with nothing set), as its `Display` writes it.
+fn build(kind: PolicyKind, set: Option<(&str, KeyValue)>) -> Result<String, ConfigError> {
+    macro_rules! build {
+        ($config:ty) => {{
+            let builder = <$config>::builder();
+            let builder = match set {
+                Some((key, value)) => builder.set_key(key, value)?,
+                None => builder,
+            };
+            builder.build().map(|config| config.to_string())
+        }};
+    }
+    match kind {
+        PolicyKind::Bulkhead => build!(BulkheadConfig),
+        PolicyKind::Retry => build!(RetryConfig),
+        PolicyKind::CircuitBreaker => build!(CircuitBreakerConfig),
+        PolicyKind::Timeout => build!(TimeoutConfig),
+        PolicyKind::RateLimiter => build!(RateLimiterConfig),
+    }
+}
+
+/// A value of `kind` that the key takes, if it takes one.
+fn accepted(kind: ValueKind) -> Option<KeyValue> {
+    Some(match kind {
+        ValueKind::Limit { max } => KeyValue::Integer(max),
+        ValueKind::Count { min, .. } => KeyValue::Integer(min),
+        ValueKind::Number { range, .. } => KeyValue::Number(range.example()),
+        ValueKind::Duration { .. } => KeyValue::Duration(Duration::from_millis(1)),
+        ValueKind::Bool => KeyValue::Bool(false),
+        ValueKind::Choice { choices, .. } => KeyValue::Text(choices[choices.len() - 1].to_owned()),
+        ValueKind::RejectionKinds => {
+            KeyValue::RejectionKinds(RejectionKinds::EMPTY.with(RejectionKind::Timeout))
+        }
+        ValueKind::Name => KeyValue::Text("db".to_owned()),
+        ValueKind::Predicate => return None,
+    })
+}
+
+/// A documented default, read as its kind.
+fn documented(key: &Key) -> KeyValue {
+    let text = key.default();
+    let unquoted = text.trim_matches('"');
+    match key.kind() {
+        ValueKind::Limit { .. } | ValueKind::Count { .. } => {
+            KeyValue::Integer(text.parse().unwrap())
+        }
+        ValueKind::Number { .. } => KeyValue::Number(text.parse().unwrap()),
+        ValueKind::Duration { .. } => {
+            KeyValue::Duration(parse_duration(key.name(), unquoted).unwrap())
+        }
+        ValueKind::Bool => KeyValue::Bool(text.parse().unwrap()),
+        ValueKind::Choice { .. } | ValueKind::Name => KeyValue::Text(unquoted.to_owned()),
+        ValueKind::RejectionKinds => KeyValue::RejectionKinds(
+            text.trim_matches(['[', ']'])
+                .split(',')
+                .map(str::trim)
+                .filter(|name| !name.is_empty())
+                .map(|name| RejectionKind::parse(key.name(), name).unwrap())
+                .collect(),
+        ),
+        ValueKind::Predicate => unreachable!("a predicate has no default value"),
+    }
+}
+
+#[test]
+fn every_policy_is_listed_once_and_has_its_place_in_the_composition() {
+    for (i, kind) in PolicyKind::OUTSIDE_IN.into_iter().enumerate() {
+        assert_eq!(kind.depth(), i);
+        assert_eq!(PolicyKind::from_name(kind.name()), Some(kind));
+        assert_eq!(kind.to_string(), kind.name());
+        assert!(PolicyKind::ALL.contains(&kind));
+    }
+    assert_eq!(PolicyKind::from_name("cache"), None);
+    let calling_again: Vec<_> = PolicyKind::ALL
+        .into_iter()
+        .filter(|kind| kind.calls_again())
+        .collect();
+    assert_eq!(calling_again, [PolicyKind::Retry]);
+}
+
+#[test]
+fn every_policy_names_each_key_once() {
+    for kind in PolicyKind::ALL {
+        let mut names: Vec<&str> = kind.all_keys().map(Key::name).collect();
+        let count = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), count, "{kind}");
+        for common in [NAME, CONFIG, BASE_CONFIG] {
+            assert!(!kind.keys().contains(&common), "{kind}");
+            assert_eq!(kind.key(common.name()), Some(&common));
+        }
+        let example = kind.example().split(" = ").next().unwrap();
+        assert!(kind.key(example).is_some(), "{kind}: {example}");
+    }
+}
+
+#[test]
+fn a_builder_takes_every_key_configuration_takes_and_no_other() {
+    for kind in PolicyKind::ALL {
+        for key in kind.keys() {
+            let taken = accepted(key.kind()).map(|value| build(kind, Some((key.name(), value))));
+            if key.origin().in_configuration() {
+                assert!(taken.unwrap().is_ok(), "{kind}.{}", key.name());
+            } else {
+                assert!(
+                    taken.is_none(),
+                    "{kind}.{}: only attributes take it",
+                    key.name()
+                );
+            }
+        }
+        let err = build(kind, Some(("colour", KeyValue::Bool(true)))).unwrap_err();
+        assert_eq!(err.code(), "CFG-001");
+        assert_eq!(err.key(), "colour");
+    }
+    let err = build(
+        PolicyKind::Bulkhead,
+        Some(("max_concurrent", KeyValue::Bool(true))),
+    )
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "CFG-001: max_concurrent is not a key of this policy that takes true"
+    );
+}
+
+#[test]
+fn every_documented_default_is_the_built_in_one() {
+    for kind in PolicyKind::ALL {
+        let default = build(kind, None).unwrap();
+        for key in kind.keys().iter().filter(|key| !key.default().is_empty()) {
+            let set = build(kind, Some((key.name(), documented(key))));
+            assert_eq!(set.unwrap(), default, "{kind}.{}", key.name());
+        }
+    }
+}
+
+#[test]
+fn builders_check_the_ranges_of_their_tables() {
+    for kind in PolicyKind::ALL {
+        for key in kind.keys() {
+            let refused = match key.kind() {
+                ValueKind::Limit { max } => vec![KeyValue::Integer(0), KeyValue::Integer(max + 1)],
+                ValueKind::Count { min, max } => {
+                    let mut refused = vec![KeyValue::Integer(min - 1)];
+                    refused.extend(max.checked_add(1).map(KeyValue::Integer));
+                    refused
+                }
+                ValueKind::Number { range, .. } => [-1e9, -0.5, 0.0, 1.0, 100.5, 1e39]
+                    .into_iter()
+                    .filter(|x| !range.contains(*x))
+                    .map(KeyValue::Number)
+                    .collect(),
+                ValueKind::Duration { positive: true } => vec![KeyValue::Duration(Duration::ZERO)],
+                _ => continue,
+            };
+            assert!(!refused.is_empty(), "{kind}.{}", key.name());
+            for value in refused {
+                let err = build(kind, Some((key.name(), value.clone()))).unwrap_err();
+                let code = match key.kind() {
+                    ValueKind::Duration { .. } => "ATR-008",
+                    other => other.code(),
+                };
+                assert_eq!((err.code(), err.key()), (code, key.name()), "{value}");
+            }
+        }
+    }
+}
