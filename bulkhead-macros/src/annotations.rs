@@ -20,6 +20,8 @@ pub(crate) struct Annotations {
     policies: PolicySet,
     /// Whether one of them could not be read (its errors are reported).
     failed: bool,
+    /// `crate = "..."`, given on one of them.
+    krate: Option<syn::Path>,
 }
 
 impl Annotations {
@@ -46,7 +48,21 @@ impl Annotations {
         }
         self.written.push((kind, tokens.to_token_stream().span()));
         match kind.read(written) {
-            Ok(policy) => self.policies.insert(policy),
+            Ok(policy) => {
+                if let Some(path) = policy.keys.krate() {
+                    if self.krate.is_some() {
+                        errors.push(syn::Error::new(
+                            path.span,
+                            format!(
+                                "{}: `crate` is given twice on `{owner}`; give it on one attribute",
+                                codes::MALFORMED
+                            ),
+                        ));
+                    }
+                    self.krate = Some(path.value.clone());
+                }
+                self.policies.insert(policy);
+            }
             Err(error) => {
                 errors.push(error);
                 self.failed = true;
@@ -57,6 +73,11 @@ impl Annotations {
     /// The policies the attributes that could be read say.
     pub(crate) fn policies(&self) -> &PolicySet {
         &self.policies
+    }
+
+    /// `crate = "..."`, if one of the attributes gives it.
+    pub(crate) fn krate(&self) -> Option<&syn::Path> {
+        self.krate.as_ref()
     }
 
     /// Whether every attribute could be read: an item with an attribute in
@@ -113,8 +134,9 @@ mod tests {
         let owner: Ident = parse_quote!(call);
         let mut errors = Errors::default();
         let mut found = Annotations::default();
+        let krate = crate::krate::Krate::new(Some(&parse_quote!(::bulkhead)));
         for attr in &attrs {
-            let kind = PolicyKind::of(attr.path()).unwrap();
+            let kind = PolicyKind::of(&attr.meta, &krate).unwrap();
             found.add(kind, attr, Written::Attribute(attr), &owner, &mut errors);
         }
         let errors = match errors.finish() {
@@ -189,6 +211,7 @@ mod tests {
     fn zero_waits_and_caps_and_a_jitter_of_one_are_atr_008() {
         let (found, errors) = annotations(vec![
             parse_quote!(#[retry(max_wait_interval = "0ms", jitter = 1)]),
+            parse_quote!(#[rate_limiter(refresh_period = "0")]),
             parse_quote!(#[circuit_breaker(wait_in_open = "0", slow_call_threshold = "0s")]),
         ]);
         assert!(!found.complete());
@@ -197,6 +220,7 @@ mod tests {
             [
                 "ATR-008: max_wait_interval must be longer than zero, got \"0ms\"",
                 "ATR-008: jitter must be at least 0 and less than 1, got 1",
+                "ATR-008: refresh_period must be longer than zero, got \"0\"",
                 "ATR-008: wait_in_open must be longer than zero, got \"0\"",
                 "ATR-008: slow_call_threshold must be longer than zero, got \"0s\"",
             ]

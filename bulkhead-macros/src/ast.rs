@@ -19,6 +19,7 @@ use syn::{
 use crate::annotations::Annotations;
 use crate::attr::Written;
 use crate::codes::{self, Errors};
+use crate::krate::Krate;
 use crate::policies::{PolicyAttribute, PolicyKind, PolicySet};
 use crate::symbol::{CFG, CFG_ATTR};
 use crate::tokens::{is_self, strip};
@@ -132,12 +133,15 @@ pub(crate) struct Func {
     /// which expands to the function unchanged, so that their imports are
     /// used (see [`crate::symbol::APPLIED`]).
     pub(crate) applied: Vec<syn::Path>,
+    /// The facade's path: the `crate = ".."` of one of the attributes, or
+    /// the one found.
+    pub(crate) krate: Krate,
 }
 
 impl Trait {
     /// Builds the model, reading every policy attribute; attribute errors go
     /// to `errors` and leave that method unwrapped.
-    pub(crate) fn from_syn(mut item: ItemTrait, errors: &mut Errors) -> Self {
+    pub(crate) fn from_syn(mut item: ItemTrait, krate: &Krate, errors: &mut Errors) -> Self {
         let wrapper = format_ident!("Resilient{}", item.ident);
         let delegate = free_ident(&item.to_token_stream());
         let mut methods = Vec::new();
@@ -145,7 +149,7 @@ impl Trait {
         let mut consts = Vec::new();
         for trait_item in &mut item.items {
             match trait_item {
-                TraitItem::Fn(method) => methods.push(Method::from_syn(method, errors)),
+                TraitItem::Fn(method) => methods.push(Method::from_syn(method, krate, errors)),
                 TraitItem::Type(ty) => types.push(ty.clone()),
                 TraitItem::Const(constant) => consts.push(constant.clone()),
                 _ => {}
@@ -166,15 +170,15 @@ impl Trait {
 impl Method {
     /// Reads the method, taking its policy attributes off it (and those
     /// written inside `#[cfg_attr]`, which are an error).
-    fn from_syn(method: &mut TraitItemFn, errors: &mut Errors) -> Self {
+    fn from_syn(method: &mut TraitItemFn, krate: &Krate, errors: &mut Errors) -> Self {
         let mut annotations = Annotations::default();
         let mut kept = Vec::with_capacity(method.attrs.len());
         for attr in method.attrs.drain(..) {
             if attr.path() == CFG_ATTR {
-                kept.extend(without_conditional_policy(attr, errors));
+                kept.extend(without_conditional_policy(attr, krate, errors));
                 continue;
             }
-            match PolicyKind::of(attr.path()) {
+            match PolicyKind::of(&attr.meta, krate) {
                 Some(kind) => annotations.add(
                     kind,
                     &attr,
@@ -186,6 +190,15 @@ impl Method {
             }
         }
         method.attrs = kept;
+        if let Some(path) = annotations.krate() {
+            errors.spanned(
+                path,
+                format!(
+                    "{}: `crate` is given on #[resilient], which writes every path of the wrapper: #[resilient(crate = \"..\")]",
+                    codes::MALFORMED
+                ),
+            );
+        }
         Method {
             cfgs: conditions(&method.attrs),
             self_arg: SelfArg::of(&method.sig),
@@ -267,11 +280,16 @@ fn cfg_attr(meta: &Meta) -> Option<(Meta, Vec<Meta>)> {
 /// attributes of the methods before the compiler evaluates their
 /// conditions, so it cannot apply a policy under one. `None` if nothing
 /// else is left in it.
-fn without_conditional_policy(attr: Attribute, errors: &mut Errors) -> Option<Attribute> {
+fn without_conditional_policy(
+    attr: Attribute,
+    krate: &Krate,
+    errors: &mut Errors,
+) -> Option<Attribute> {
     let Some((predicate, attrs)) = cfg_attr(&attr.meta) else {
         return Some(attr);
     };
-    let Some(kind) = attrs.iter().find_map(held_policy) else {
+    let held = |meta: &Meta| held_policy(meta, krate);
+    let Some(kind) = attrs.iter().find_map(held) else {
         return Some(attr);
     };
     errors.spanned(
@@ -284,7 +302,7 @@ fn without_conditional_policy(attr: Attribute, errors: &mut Errors) -> Option<At
     );
     let rest: Vec<&Meta> = attrs
         .iter()
-        .filter(|meta| held_policy(meta).is_none())
+        .filter(|meta| held(meta).is_none())
         .collect();
     if rest.is_empty() {
         return None;
@@ -296,15 +314,15 @@ fn without_conditional_policy(attr: Attribute, errors: &mut Errors) -> Option<At
 }
 
 /// The policy attribute `meta` is, or that a `cfg_attr` in it holds.
-fn held_policy(meta: &Meta) -> Option<PolicyKind> {
-    if let Some(kind) = PolicyKind::of(meta.path()) {
+fn held_policy(meta: &Meta, krate: &Krate) -> Option<PolicyKind> {
+    if let Some(kind) = PolicyKind::of(meta, krate) {
         return Some(kind);
     }
     if meta.path() != CFG_ATTR {
         return None;
     }
     let (_, attrs) = cfg_attr(meta)?;
-    attrs.iter().find_map(held_policy)
+    attrs.iter().find_map(|meta| held_policy(meta, krate))
 }
 
 impl SelfArg {
@@ -406,6 +424,7 @@ impl Func {
         kind: PolicyKind,
         args: TokenStream,
         mut item: ItemFn,
+        krate: &Krate,
         errors: &mut Errors,
     ) -> Self {
         let mut annotations = Annotations::default();
@@ -415,7 +434,7 @@ impl Func {
         let mut kept = Vec::with_capacity(item.attrs.len());
         let mut applied = Vec::new();
         for attr in item.attrs.drain(..) {
-            match PolicyKind::of(attr.path()) {
+            match PolicyKind::of(&attr.meta, krate) {
                 Some(kind) => {
                     annotations.add(kind, &attr, Written::Attribute(&attr), &name, errors);
                     applied.push(attr.path().clone());
@@ -424,7 +443,12 @@ impl Func {
             }
         }
         item.attrs = kept;
+        let krate = match annotations.krate() {
+            Some(path) => Krate::new(Some(path)),
+            None => krate.clone(),
+        };
         Func {
+            krate,
             self_arg: SelfArg::of(&item.sig),
             ret: Returns::of(&item.sig),
             item,
@@ -743,6 +767,7 @@ mod tests {
                     fn name(&self) -> String;
                 }
             },
+            &crate::krate::Krate::plain(),
             &mut errors,
         );
         errors.finish().unwrap();

@@ -15,7 +15,8 @@
 use bulkhead_core::keys::{Key, NAME, PolicyKind, did_you_mean};
 use darling::ast::NestedMeta;
 use proc_macro2::{Span, TokenStream};
-use syn::{Attribute, ExprPath, Meta};
+use syn::punctuated::Punctuated;
+use syn::{Attribute, ExprPath, Meta, Path, Token};
 
 use crate::codes;
 use crate::symbol::{self, Symbol};
@@ -28,12 +29,19 @@ pub(crate) struct Keys {
     name: Option<Value<String>>,
     /// Every other key written, in the order of the policy's table.
     values: Vec<(&'static Key, Value<Read>)>,
+    /// `crate = "..."`: the path of the facade (see `krate.rs`), if given.
+    krate: Option<Value<Path>>,
 }
 
 impl Keys {
     /// `name = "..."`, if the attribute gives one.
     pub(crate) fn name(&self) -> Option<&Value<String>> {
         self.name.as_ref()
+    }
+
+    /// `crate = "..."`, if the attribute gives it.
+    pub(crate) fn krate(&self) -> Option<&Value<Path>> {
+        self.krate.as_ref()
     }
 
     /// `.key(value)` for every key written that sets the policy's config
@@ -71,7 +79,12 @@ pub(crate) fn read(kind: PolicyKind, written: Written<'_>) -> syn::Result<Keys> 
         Written::Args(tokens) => from_tokens(kind, tokens),
         Written::Attribute(attr) => match &attr.meta {
             Meta::Path(_) => Ok(Keys::default()),
-            Meta::List(list) => from_tokens(kind, list.tokens.clone()),
+            // Parsed within its parentheses, so that an error at the end
+            // of the arguments (`max_concurrent = `) is spanned on them.
+            Meta::List(list) => list
+                .parse_args_with(Punctuated::<NestedMeta, Token![,]>::parse_terminated)
+                .map_err(darling::Error::from)
+                .and_then(|items| from_items(kind, &items.into_iter().collect::<Vec<_>>())),
             Meta::NameValue(nv) => Err(darling::Error::custom(format!(
                 "{}: #[{attribute}] takes a list of keys, as in #[{attribute}({})]",
                 codes::MALFORMED,
@@ -102,6 +115,7 @@ fn from_items(kind: PolicyKind, items: &[NestedMeta]) -> darling::Result<Keys> {
     let mut seen = vec![false; table.len()];
     let mut read: Vec<(usize, Value<Read>)> = Vec::new();
     let mut errors = darling::Error::accumulator();
+    let mut krate: Option<Value<Path>> = None;
     for item in items {
         let path = match item {
             NestedMeta::Meta(meta) => meta.path(),
@@ -119,6 +133,20 @@ fn from_items(kind: PolicyKind, items: &[NestedMeta]) -> darling::Result<Keys> {
             }
         };
         let written = darling::util::path_to_string(path);
+        if written == CRATE_KEY {
+            if krate.is_some() {
+                errors.push(
+                    darling::Error::custom(format!(
+                        "{}: duplicate key `crate` in #[{attribute}]",
+                        codes::MALFORMED
+                    ))
+                    .with_span(item),
+                );
+            } else if let Some(path) = errors.handle(crate_path(attribute, item)) {
+                krate = Some(path);
+            }
+            continue;
+        }
         let Some(at) = table.iter().position(|key| key.name() == written) else {
             errors
                 .push(darling::Error::custom(unknown(&written, &table, attribute)).with_span(item));
@@ -147,7 +175,10 @@ fn from_items(kind: PolicyKind, items: &[NestedMeta]) -> darling::Result<Keys> {
     }
     errors.finish()?;
     read.sort_by_key(|(at, _)| *at);
-    let mut keys = Keys::default();
+    let mut keys = Keys {
+        krate,
+        ..Keys::default()
+    };
     for (at, value) in read {
         match (table[at], value.value) {
             (key, Read::Text(name)) if *key == NAME => {
@@ -168,12 +199,56 @@ fn from_items(kind: PolicyKind, items: &[NestedMeta]) -> darling::Result<Keys> {
     Ok(keys)
 }
 
-/// The message of an unknown key `written`: the closest key of `table`, or
-/// all of them.
+/// The key that names the facade's path, as serde's `#[serde(crate =
+/// "...")]` does.
+pub(crate) const CRATE_KEY: &str = "crate";
+
+/// `crate = "path"`: the path of the facade, written in a string.
+pub(crate) fn crate_path(attribute: Symbol, item: &NestedMeta) -> darling::Result<Value<Path>> {
+    let refused = || {
+        darling::Error::custom(format!(
+            "{}: `crate` names the path of the bulkhead crate in a string, as in #[{attribute}(crate = \"::my_deps::bulkhead\")]",
+            codes::MALFORMED
+        ))
+        .with_span(item)
+    };
+    let NestedMeta::Meta(Meta::NameValue(nv)) = item else {
+        return Err(refused());
+    };
+    let expr = crate::tokens::ungroup(&nv.value);
+    match crate::tokens::literal(expr) {
+        Some(syn::Lit::Str(s)) if s.suffix().is_empty() => s
+            .parse_with(Path::parse_mod_style)
+            .map(|path| Value {
+                value: path,
+                span: s.span(),
+            })
+            .map_err(|_| refused()),
+        _ => Err(refused()),
+    }
+}
+
+/// The message of an unknown key `written`: the key of the table it
+/// differs from only in case, the closest key of `table`, the other
+/// attribute that takes it, or all of the table's keys.
 fn unknown(written: &str, table: &[&'static Key], attribute: Symbol) -> String {
     let names = table.iter().map(|key| key.name());
-    let hint = match did_you_mean(written, names.clone()) {
+    let lowered = written.to_lowercase();
+    let same_but_case = names.clone().find(|name| *name == lowered);
+    let elsewhere = || {
+        PolicyKind::ALL.into_iter().find(|kind| {
+            symbol::policy(*kind) != attribute
+                && kind
+                    .all_keys()
+                    .any(|key| key.origin().in_attribute() && key.name() == written)
+        })
+    };
+    let hint = match same_but_case.or_else(|| did_you_mean(written, names.clone())) {
         Some(key) => format!("; did you mean `{key}`?"),
+        None if elsewhere().is_some() => {
+            let other = elsewhere().map(symbol::policy).unwrap_or(attribute);
+            format!("; `{written}` is a key of #[{other}], a policy of its own: add #[{other}({written} = ..)] to the method or function")
+        }
         None => {
             let mut names: Vec<&str> = names.collect();
             names.sort_unstable();

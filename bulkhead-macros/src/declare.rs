@@ -38,7 +38,7 @@ pub(crate) fn batch(registry: &Ident, declarations: &Ident) -> (TokenStream, Tok
 pub(crate) fn in_static(policies: &PolicySet, sig: &Signature) -> TokenStream {
     let span = Span::mixed_site();
     let declared_type = declared_type(policies);
-    let policy_static = Ident::new("__BULKHEAD_POLICY", span);
+    let policy_static = Ident::new(crate::symbol::POLICY_STATIC.as_str(), span);
     // `Self` and `module_path!()` keep the call-site span: they name the
     // user's type and module.
     if sig.receiver().is_some() {

@@ -13,7 +13,15 @@ use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
 use syn::{FnArg, GenericParam, Ident, ItemTrait, ReturnType, Safety, Signature, parse_quote};
 
+use darling::ast::NestedMeta;
+use syn::Token;
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
+
 use crate::ast::{Flavor, Method, SelfArg, Trait, conditions};
+use crate::attr;
+use crate::krate::{Krate, Origin};
+use crate::symbol::RESILIENT;
 use crate::call::{CallTime, enter, pick_call_time, rejecter, rename_parameters, take_field};
 use crate::codes::{self, Errors};
 use crate::declare::{self, Site};
@@ -27,10 +35,13 @@ use crate::{composed, fallback, ids, valid};
 /// delegate, so that one mistake does not cascade into errors about
 /// everything that uses the trait.
 pub(crate) fn resilient(args: TokenStream, input: TokenStream) -> TokenStream {
-    let item = match syn::parse2::<ItemTrait>(input.clone()) {
+    let mut errors = Errors::default();
+    let written = arguments(args, &mut errors);
+    let krate = Krate::new(written.as_ref());
+    let mut item = match syn::parse2::<ItemTrait>(input.clone()) {
         Ok(item) => item,
         Err(error) if fallback::looks_like(&input, "trait") => {
-            return fallback::unparsed_trait(input, error);
+            return fallback::unparsed_trait(input, &krate, error);
         }
         Err(_) => {
             let error = syn::Error::new(
@@ -43,25 +54,68 @@ pub(crate) fn resilient(args: TokenStream, input: TokenStream) -> TokenStream {
             return fallback::tokens(input, error);
         }
     };
-    let mut errors = Errors::default();
-    if !args.is_empty() {
+    let trait_name = item.ident.clone();
+    item.attrs.retain(|attr| {
+        if !is_resilient(attr.path(), &krate) {
+            return true;
+        }
         errors.spanned(
-            &args,
+            attr,
             format!(
-                "{}: #[resilient] takes no arguments; put the policies on the methods, as in #[bulkhead(max_concurrent = 4)]",
+                "{}: #[resilient] is given twice on trait `{trait_name}`; once generates its wrapper",
                 codes::MALFORMED
             ),
         );
-    }
-    let mut model = Trait::from_syn(item, &mut errors);
+        false
+    });
+    let mut model = Trait::from_syn(item, &krate, &mut errors);
     valid::check_trait(&mut model, &mut errors);
     let wrapper = model.wrappable.then(|| wrapper(&model));
     let item = &model.item;
-    let expanded = quote!(#item #wrapper);
+    let expanded = krate.retarget(quote!(#item #wrapper));
     match errors.finish() {
         Ok(()) => expanded,
         Err(error) => fallback::tokens(expanded, error),
     }
+}
+
+/// The arguments of `#[resilient]`: only `crate = "..."`, the path of the
+/// facade (see `krate.rs`), which is returned.
+fn arguments(args: TokenStream, errors: &mut Errors) -> Option<syn::Path> {
+    if args.is_empty() {
+        return None;
+    }
+    let refused = format!(
+        "{}: #[resilient] takes no arguments but `crate = \"..\"`; put the policies on the methods, as in #[bulkhead(max_concurrent = 4)]",
+        codes::MALFORMED
+    );
+    let items = match Punctuated::<NestedMeta, Token![,]>::parse_terminated.parse2(args.clone()) {
+        Ok(items) => items,
+        Err(_) => {
+            errors.spanned(&args, refused);
+            return None;
+        }
+    };
+    let mut path = None;
+    for item in &items {
+        let is_crate = matches!(item, NestedMeta::Meta(meta) if meta.path().is_ident(attr::CRATE_KEY));
+        if !is_crate || path.is_some() {
+            errors.spanned(item, refused.clone());
+            continue;
+        }
+        match attr::crate_path(RESILIENT, item) {
+            Ok(written) => path = Some(written.value),
+            Err(error) => errors.push(attr::coded(error, RESILIENT)),
+        }
+    }
+    path
+}
+
+/// Whether `path` names `#[resilient]`: alone, or from the crate.
+fn is_resilient(path: &syn::Path, krate: &Krate) -> bool {
+    krate
+        .origin(path)
+        .is_some_and(|(word, origin)| word == RESILIENT.as_str() && origin != Origin::Other)
 }
 
 /// The wrapper of `model`: the struct, `new` / `delegate` / `into_inner`,
@@ -431,7 +485,7 @@ mod tests {
 
     fn expand(item: syn::ItemTrait) -> String {
         let mut errors = Errors::default();
-        let mut model = Trait::from_syn(item, &mut errors);
+        let mut model = Trait::from_syn(item, &crate::krate::Krate::plain(), &mut errors);
         valid::check_trait(&mut model, &mut errors);
         errors.finish().unwrap();
         wrapper(&model).to_string()
@@ -529,6 +583,7 @@ mod tests {
                     async fn f(&self, mut x: u8) -> Result<u8, E>;
                 }
             ),
+            &crate::krate::Krate::plain(),
             &mut errors,
         );
         errors.finish().unwrap();

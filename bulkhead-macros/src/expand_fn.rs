@@ -6,9 +6,11 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
-use syn::{AttrStyle, Attribute, Ident, ItemFn, Signature, Stmt, TraitItemFn};
+use syn::{AttrStyle, Attribute, ForeignItem, Ident, ItemFn, Signature, Stmt, TraitItemFn};
 
 use crate::ast::{Flavor, Func};
+use crate::attr::Written;
+use crate::krate::Krate;
 use crate::call::{Parameter, enter, rejecter, rename_parameters};
 use crate::codes::{self, Errors};
 use crate::declare;
@@ -19,39 +21,85 @@ use crate::{composed, fallback, valid};
 
 /// `#[kind(args)]` on `input`.
 pub(crate) fn policy(kind: PolicyKind, args: TokenStream, input: TokenStream) -> TokenStream {
-    if is_applied(&args) {
+    if is_applied(&args) && fallback::was_applied(&input) {
         return input;
     }
+    let krate = Krate::new(written_crate(kind, &args).as_ref());
     let unparsed = match syn::parse2::<ItemFn>(input.clone()) {
         Ok(item) => {
-            return match try_expand(kind, args, item.clone()) {
+            return match try_expand(kind, args, item.clone(), &krate) {
                 Ok(expanded) => expanded,
-                Err(error) => fallback::function(item, error),
+                Err(error) => fallback::function(item, &krate, error),
             };
         }
         Err(error) => error,
     };
     let name = kind.attribute();
-    let error = match syn::parse2::<TraitItemFn>(input.clone()) {
-        Ok(method) if method.default.is_none() => syn::Error::new(
+    let bodiless = |ident: &Ident| {
+        syn::Error::new(
             Span::call_site(),
             format!(
-                "{}: #[{name}] on trait method `{}` needs #[resilient] on its trait, which generates the wrapper that applies it; add #[resilient] above the trait (if it is there, write the attribute as `{name}` or `bulkhead::{name}` so that #[resilient] recognises it)",
-                codes::NOT_RESILIENT,
-                method.sig.ident
-            ),
-        ),
-        // A function with a syntax error: the parser's error alone.
-        Err(_) if fallback::looks_like(&input, "fn") => unparsed,
-        _ => syn::Error::new(
-            Span::call_site(),
-            format!(
-                "{}: #[{name}] applies to functions and to methods of a #[resilient] trait",
+                "{}: #[{name}] cannot wrap `{ident}`: it has no body to run under the policy, and no `self` (a foreign function, or an associated function of a trait); policy attributes apply to functions with a body, and to methods of a #[resilient] trait that take `self`",
                 codes::UNWRAPPABLE
             ),
-        ),
+        )
+    };
+    let error = match syn::parse2::<TraitItemFn>(input.clone()) {
+        Ok(method) if method.default.is_none() && method.sig.receiver().is_none() => {
+            bodiless(&method.sig.ident)
+        }
+        // Arguments that are not ours (`#[retry(3)]`), which #[resilient]
+        // leaves on the method, are reported as such.
+        Ok(method) if method.default.is_none() => match kind.read(Written::Args(args)) {
+            Err(error) => error,
+            Ok(_) => syn::Error::new(
+                Span::call_site(),
+                format!(
+                    "{}: #[{name}] on trait method `{}` needs #[resilient] on its trait, which generates the wrapper that applies it; add #[resilient] above the trait (if it is there, write the attribute as `{name}` or `bulkhead::{name}` so that #[resilient] recognises it)",
+                    codes::NOT_RESILIENT,
+                    method.sig.ident
+                ),
+            ),
+        },
+        _ => match syn::parse2::<ForeignItem>(input.clone()) {
+            Ok(ForeignItem::Fn(function)) => bodiless(&function.sig.ident),
+            // A function with a syntax error: the parser's error alone.
+            _ if fallback::looks_like(&input, "fn") && !is_foreign_fn(&input) => unparsed,
+            _ if fallback::looks_like(&input, "fn") => syn::Error::new(
+                Span::call_site(),
+                format!(
+                    "{}: #[{name}] cannot wrap a foreign function: it has no body to run under the policy; wrap a function that calls it",
+                    codes::UNWRAPPABLE
+                ),
+            ),
+            _ => syn::Error::new(
+                Span::call_site(),
+                format!(
+                    "{}: #[{name}] applies to functions and to methods of a #[resilient] trait",
+                    codes::UNWRAPPABLE
+                ),
+            ),
+        },
     };
     fallback::tokens(input, error)
+}
+
+/// Whether `input` is a function declaration without a body (`safe fn
+/// f();` in an `unsafe extern` block, which syn does not parse).
+fn is_foreign_fn(input: &TokenStream) -> bool {
+    matches!(
+        input.clone().into_iter().last(),
+        Some(proc_macro2::TokenTree::Punct(punct)) if punct.as_char() == ';'
+    )
+}
+
+/// The `crate = "..."` of the arguments, read ahead of the rest so that
+/// the other policy attributes of the function are recognised from that
+/// path too.
+fn written_crate(kind: PolicyKind, args: &TokenStream) -> Option<syn::Path> {
+    kind.read(Written::Args(args.clone()))
+        .ok()
+        .and_then(|policy| policy.keys.krate().map(|path| path.value.clone()))
 }
 
 /// Whether `args` is `__bulkhead_applied`: the attribute was applied by
@@ -65,12 +113,17 @@ fn is_applied(args: &TokenStream) -> bool {
     )
 }
 
-fn try_expand(kind: PolicyKind, args: TokenStream, item: ItemFn) -> syn::Result<TokenStream> {
+fn try_expand(
+    kind: PolicyKind,
+    args: TokenStream,
+    item: ItemFn,
+    krate: &Krate,
+) -> syn::Result<TokenStream> {
     let mut errors = Errors::default();
-    let func = Func::from_syn(kind, args, item, &mut errors);
+    let func = Func::from_syn(kind, args, item, krate, &mut errors);
     valid::check_fn(&func, &mut errors);
     errors.finish()?;
-    Ok(wrap(&func))
+    Ok(func.krate.retarget(wrap(&func)))
 }
 
 /// The function with its body run under its policies, which are declared
@@ -332,10 +385,8 @@ mod tests {
         .to_string();
         assert!(out.contains("ATR-001"), "{out}");
         assert!(out.contains("ATR-004"), "{out}");
-        assert!(
-            out.contains("fn render () -> (u8 , u8) { (1 , 2) }"),
-            "{out}"
-        );
+        assert!(out.contains("fn render () -> (u8 , u8) {"), "{out}");
+        assert!(out.ends_with("(1 , 2) }"), "the errors open the body: {out}");
         assert!(!out.contains("POLICY"), "{out}");
     }
 }

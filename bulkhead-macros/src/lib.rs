@@ -35,6 +35,7 @@ mod expand;
 mod expand_fn;
 mod fallback;
 mod ids;
+mod krate;
 mod policies;
 mod symbol;
 mod tokens;

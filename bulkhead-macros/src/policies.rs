@@ -8,11 +8,14 @@
 //! policy is a line of the core crate's `PolicyKind`, whose `match`es the
 //! compiler then points out, and its entry point in `lib.rs`.
 
-use syn::Path;
+use darling::ast::NestedMeta;
+use syn::punctuated::Punctuated;
+use syn::{Meta, Token};
 
 pub(crate) use bulkhead_core::keys::PolicyKind;
 
 use crate::attr::{self, Keys, Written};
+use crate::krate::{Krate, Origin};
 use crate::symbol::{self, Symbol};
 
 /// What the macros add to a [`PolicyKind`]: its attribute.
@@ -27,11 +30,18 @@ pub(crate) trait PolicyAttribute: Sized {
     /// The policy whose attribute is called `word`.
     fn named(word: &str) -> Option<Self>;
 
-    /// The policy attribute `path` names, if it names one: `bulkhead` (or
-    /// any path ending in it, such as `bulkhead::bulkhead`), and the others
-    /// written alone or from the crate (`retry`, `bulkhead::retry`), so that
-    /// another crate's `#[foo::timeout]` is left alone.
-    fn of(path: &Path) -> Option<Self>;
+    /// The policy attribute `meta` is, if it is one of ours. The rule, the
+    /// same on trait methods and on functions, whatever the order of the
+    /// attributes:
+    ///
+    /// - a path from the crate (`bulkhead::timeout`, `::bulkhead::retry`,
+    ///   or from the name the dependency is given, or the `crate = ".."`
+    ///   path) is always ours;
+    /// - another path (`ntest::timeout`) never is;
+    /// - a bare name (`timeout`, `r#retry`) is ours unless its arguments
+    ///   cannot be: a bare literal (`#[timeout(100)]`, ntest's) or a nested
+    ///   list (`#[retry(times(3))]`), shapes our keys never take.
+    fn of(meta: &Meta, krate: &Krate) -> Option<Self>;
 }
 
 impl PolicyAttribute for PolicyKind {
@@ -52,15 +62,32 @@ impl PolicyAttribute for PolicyKind {
             .find(|kind| *word == kind.attribute())
     }
 
-    fn of(path: &Path) -> Option<PolicyKind> {
-        let last = path.segments.last()?;
-        let kind = PolicyKind::named(&last.ident.to_string())?;
-        let from_the_crate = path.segments.len() == 1
-            || path
-                .segments
-                .first()
-                .is_some_and(|s| s.ident == symbol::CRATE);
-        (kind == PolicyKind::Bulkhead || from_the_crate).then_some(kind)
+    fn of(meta: &Meta, krate: &Krate) -> Option<PolicyKind> {
+        let (word, origin) = krate.origin(meta.path())?;
+        let kind = PolicyKind::named(&word)?;
+        let ours = match origin {
+            Origin::Bare => could_be_ours(meta),
+            Origin::Crate => true,
+            Origin::Other => false,
+        };
+        ours.then_some(kind)
+    }
+}
+
+/// Whether the arguments of `meta` can be a policy attribute's: none,
+/// `key = value` pairs and bare keys, or something that does not parse (a
+/// syntax error of ours, such as `max_concurrent = `, reported when read).
+fn could_be_ours(meta: &Meta) -> bool {
+    let Meta::List(list) = meta else {
+        return true;
+    };
+    match list.parse_args_with(Punctuated::<NestedMeta, Token![,]>::parse_terminated) {
+        Ok(items) => items.iter().all(|item| match item {
+            NestedMeta::Meta(meta) => !matches!(meta, Meta::List(_)),
+            NestedMeta::NameValueInvalidExpr(_) => true,
+            NestedMeta::Lit(_) => false,
+        }),
+        Err(_) => true,
     }
 }
 
@@ -149,8 +176,27 @@ mod tests {
 
     #[test]
     fn policy_attributes_are_recognised_by_name_alone_or_from_the_crate() {
-        let of = |path: Path| PolicyKind::of(&path);
+        let krate = Krate::new(Some(&parse_quote!(::bulkhead)));
+        let of = |meta: Meta| PolicyKind::of(&meta, &krate);
         assert_eq!(of(parse_quote!(retry)), Some(PolicyKind::Retry));
+        assert_eq!(of(parse_quote!(r#retry)), Some(PolicyKind::Retry));
+        assert_eq!(
+            of(parse_quote!(timeout(duration = "1s"))),
+            Some(PolicyKind::Timeout)
+        );
+        assert_eq!(
+            of(parse_quote!(timeout(duraton = "1s"))),
+            Some(PolicyKind::Timeout),
+            "a misspelt key is ours, and reported"
+        );
+        assert_eq!(of(parse_quote!(timeout(100))), None, "ntest's");
+        assert_eq!(of(parse_quote!(retry(times(3)))), None);
+        assert_eq!(
+            of(parse_quote!(bulkhead::timeout(100))),
+            Some(PolicyKind::Timeout),
+            "always ours from the crate"
+        );
+        assert_eq!(of(parse_quote!(other::bulkhead)), None);
         assert_eq!(
             of(parse_quote!(bulkhead::circuit_breaker)),
             Some(PolicyKind::CircuitBreaker)
@@ -302,6 +348,52 @@ mod tests {
             [
                 "ATR-002: unknown key `colour` in #[bulkhead]; expected one of `config`, `enabled`, `max_concurrent`, `max_wait`, `name`, `resource`"
             ]
+        );
+    }
+
+    #[test]
+    fn suffixes_on_strings_are_refused_with_the_keys_code() {
+        assert_eq!(
+            bulkhead(quote!(max_wait = "1s"ms, name = "x"sfx, enabled = "true"b)).unwrap_err(),
+            [
+                "ATR-001: max_wait is written without a suffix after its literal, as in max_wait = \"250ms\", got \"1s\"ms",
+                "ATR-002: name is written without a suffix after its literal, as in name = \"thumbnails\", got \"x\"sfx",
+                "ATR-006: enabled is written without a suffix after its literal, as in enabled = false, got \"true\"b",
+            ]
+        );
+        assert!(read(PolicyKind::Retry, quote!(abort_on = ["Timeout"x])).is_err());
+        assert!(read(PolicyKind::Retry, quote!(retry_if = "is_transient"x)).is_err());
+    }
+
+    #[test]
+    fn unknown_keys_say_what_was_meant() {
+        assert_eq!(
+            bulkhead(quote!(MAX_CONCURRENT = 4)).unwrap_err(),
+            ["ATR-002: unknown key `MAX_CONCURRENT` in #[bulkhead]; did you mean `max_concurrent`?"]
+        );
+        assert_eq!(
+            bulkhead(quote!(max_attempts = 3)).unwrap_err(),
+            ["ATR-002: unknown key `max_attempts` in #[bulkhead]; `max_attempts` is a key of #[retry], a policy of its own: add #[retry(max_attempts = ..)] to the method or function"]
+        );
+    }
+
+    #[test]
+    fn the_crate_key_is_a_path_in_a_string() {
+        let keys = bulkhead(quote!(crate = "::deps::bulkhead", max_concurrent = 2)).unwrap();
+        assert_eq!(
+            {
+                let path = &keys.krate().unwrap().value;
+                quote!(#path).to_string().replace(' ', "")
+            },
+            "::deps::bulkhead"
+        );
+        assert_eq!(keys.settings().to_string(), ". max_concurrent (2u32)");
+        let refused = "ATR-002: `crate` names the path of the bulkhead crate in a string, as in #[bulkhead(crate = \"::my_deps::bulkhead\")]";
+        assert_eq!(bulkhead(quote!(crate = bh)).unwrap_err(), [refused]);
+        assert_eq!(bulkhead(quote!(crate = "a b")).unwrap_err(), [refused]);
+        assert_eq!(
+            bulkhead(quote!(crate = "bh", crate = "bh")).unwrap_err(),
+            ["ATR-002: duplicate key `crate` in #[bulkhead]"]
         );
     }
 

@@ -27,6 +27,13 @@ pub(crate) const fn policy(kind: PolicyKind) -> Symbol {
 /// such as `bulkhead::retry`.
 pub(crate) const CRATE: Symbol = Symbol("bulkhead");
 
+/// `#[resilient]`, found on a trait it already expands: given twice.
+pub(crate) const RESILIENT: Symbol = Symbol("resilient");
+
+/// The static a wrapped function keeps its policies in: a function whose
+/// body names it was wrapped by a policy attribute (see [`APPLIED`]).
+pub(crate) const POLICY_STATIC: Symbol = Symbol("__BULKHEAD_POLICY");
+
 /// `#[cfg(..)]`.
 pub(crate) const CFG: Symbol = Symbol("cfg");
 /// `#[cfg_attr(predicate, ..)]`.
@@ -34,7 +41,9 @@ pub(crate) const CFG_ATTR: Symbol = Symbol("cfg_attr");
 
 /// The argument of a policy attribute that another one on the same function
 /// already applied: `#[retry(__bulkhead_applied)]` expands to the function
-/// unchanged (see `ast::Func::applied`).
+/// unchanged (see `ast::Func::applied`), if the function was wrapped (its
+/// body names [`POLICY_STATIC`]) or reported (its body holds the errors);
+/// anywhere else it is an unknown key.
 pub(crate) const APPLIED: Symbol = Symbol("__bulkhead_applied");
 
 impl Symbol {

@@ -455,7 +455,7 @@ mod tests {
 
     fn messages(item: syn::ItemTrait) -> Vec<String> {
         let mut errors = Errors::default();
-        let mut model = Trait::from_syn(item, &mut errors);
+        let mut model = Trait::from_syn(item, &crate::krate::Krate::plain(), &mut errors);
         check_trait(&mut model, &mut errors);
         match errors.finish() {
             Ok(()) => Vec::new(),
@@ -552,6 +552,7 @@ mod tests {
                     Ok(())
                 }
             ),
+            &crate::krate::Krate::plain(),
             &mut errors,
         );
         check_fn(&func, &mut errors);
@@ -564,7 +565,7 @@ mod tests {
 
     fn function_errors(kind: PolicyKind, args: TokenStream, item: syn::ItemFn) -> Vec<String> {
         let mut errors = Errors::default();
-        let func = Func::from_syn(kind, args, item, &mut errors);
+        let func = Func::from_syn(kind, args, item, &crate::krate::Krate::plain(), &mut errors);
         check_fn(&func, &mut errors);
         match errors.finish() {
             Ok(()) => Vec::new(),
@@ -673,7 +674,7 @@ mod tests {
         let item: syn::ItemTrait = parse_quote! {
             trait Repo<K> {}
         };
-        let model = Trait::from_syn(item, &mut Errors::default());
+        let model = Trait::from_syn(item, &crate::krate::Krate::plain(), &mut Errors::default());
         let selves = SelfPaths::of(&model);
         let bare = |tokens: TokenStream| selves.bare(tokens).map(|t| t.to_string());
         assert_eq!(bare(parse_quote!(Vec<Self::Item>)), None);
@@ -779,6 +780,7 @@ mod tests {
                     fn sell(&self) -> Result<u8, E>;
                 }
             },
+            &crate::krate::Krate::plain(),
             &mut errors,
         );
         let errors: Vec<String> = errors

@@ -74,6 +74,9 @@ pub(crate) fn read(key: &Key, meta: &Meta) -> darling::Result<Value<Read>> {
         .with_span(meta));
     };
     let expr = ungroup(&nv.value);
+    if let Some(message) = suffixed_text(key, expr) {
+        return Err(darling::Error::custom(message).with_span(expr));
+    }
     let read = match key.kind() {
         ValueKind::RejectionKinds => rejection_kinds(key.name(), expr).map(Read::Kinds)?,
         _ => from_expr(key, expr)
@@ -311,6 +314,29 @@ fn number(expr: &Expr) -> Number {
     }
 }
 
+/// The error of a string, byte string or character literal written with a
+/// suffix (`"1s"ms`), which the compiler accepts in an attribute and which
+/// means nothing to a key: said with the key's code.
+fn suffixed_text(key: &Key, expr: &Expr) -> Option<String> {
+    let suffix = match literal(expr)? {
+        Lit::Str(s) => s.suffix().to_owned(),
+        Lit::ByteStr(s) => s.suffix().to_owned(),
+        Lit::CStr(s) => s.suffix().to_owned(),
+        Lit::Char(c) => c.suffix().to_owned(),
+        Lit::Byte(b) => b.suffix().to_owned(),
+        _ => return None,
+    };
+    (!suffix.is_empty()).then(|| {
+        format!(
+            "{}: {} is written without a suffix after its literal, as in {}, got {}",
+            key.code(),
+            key.name(),
+            example(key),
+            expr.to_token_stream()
+        )
+    })
+}
+
 /// `Err` saying that `key` is written without a type suffix.
 fn suffixed(key: &Key, written: &str) -> String {
     format!(
@@ -361,10 +387,19 @@ fn number_in(key: &Key, range: Range, float: Float, expr: &Expr) -> Result<f64, 
             }
         }
         Number::Suffixed(written) => Err(suffixed(key, &written)),
-        Number::Other => Err(format!(
-            "{code}: {name} must be a number {words}, got {}",
-            as_written(expr)
-        )),
+        Number::Other => {
+            // `words` reads "a finite number of at least 1" or "more than
+            // 0 and at most 100".
+            let number = if words.starts_with("a ") {
+                words
+            } else {
+                format!("a number {words}")
+            };
+            Err(format!(
+                "{code}: {name} must be {number}, got {}",
+                as_written(expr)
+            ))
+        }
     }
 }
 
@@ -471,6 +506,14 @@ fn rejection_kinds(key: &str, expr: &Expr) -> darling::Result<Vec<RejectionKind>
     let mut errors = Vec::new();
     for element in elements {
         match rejection_kind(key, element) {
+            Ok(kind) if kinds.contains(&kind) => errors.push(
+                darling::Error::custom(format!(
+                    "{}: {key} lists `{}` twice",
+                    codes::REJECTION_KIND,
+                    kind.name()
+                ))
+                .with_span(element),
+            ),
             Ok(kind) => kinds.push(kind),
             Err(message) => errors.push(darling::Error::custom(message).with_span(element)),
         }
@@ -486,13 +529,9 @@ fn rejection_kinds(key: &str, expr: &Expr) -> darling::Result<Vec<RejectionKind>
 fn rejection_kind(key: &str, expr: &Expr) -> Result<RejectionKind, String> {
     let code = codes::REJECTION_KIND;
     let written = match expr {
-        Expr::Path(path) if path.qself.is_none() => path
-            .path
-            .segments
-            .last()
-            .map(|segment| segment.ident.to_string()),
+        Expr::Path(path) if path.qself.is_none() => kind_path(&path.path),
         _ => match literal(expr) {
-            Some(Lit::Str(s)) => Some(s.value()),
+            Some(Lit::Str(s)) if s.suffix().is_empty() => Some(s.value()),
             _ => None,
         },
     };
@@ -519,6 +558,23 @@ fn rejection_kind(key: &str, expr: &Expr) -> Result<RejectionKind, String> {
     Err(format!(
         "{code}: {key} lists `{written}`, which is not a rejection kind; {hint}expected {expected}"
     ))
+}
+
+/// The kind a path names: `Timeout`, or `RejectionKind::Timeout` (with any
+/// path before `RejectionKind`, such as `bulkhead::RejectionKind::Timeout`);
+/// `None` for any other path (`Foo::Timeout`, `Timeout::<u8>`), which is
+/// no rejection kind.
+fn kind_path(path: &syn::Path) -> Option<String> {
+    if path.segments.iter().any(|segment| !segment.arguments.is_none()) {
+        return None;
+    }
+    let mut segments = path.segments.iter().rev();
+    let last = segments.next()?;
+    match segments.next() {
+        None if path.leading_colon.is_none() => Some(last.ident.to_string()),
+        Some(parent) if parent.ident == "RejectionKind" => Some(last.ident.to_string()),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -641,6 +697,14 @@ mod tests {
             )
         );
         assert!(multiplier(parse_quote!(1e400)).is_err(), "not finite");
+        assert_eq!(
+            multiplier(parse_quote!("2")),
+            Err("ATR-008: backoff_multiplier must be a finite number of at least 1, got \"2\"".into())
+        );
+        assert_eq!(
+            percent(parse_quote!(x)),
+            Err("ATR-008: failure_rate_threshold must be a number more than 0 and at most 100, got x".into())
+        );
 
         let jitter = float(PolicyKind::Retry, "jitter");
         assert_eq!(jitter(parse_quote!(0)), Ok(0.0));
@@ -781,6 +845,23 @@ mod tests {
             kind("abort_on", &parse_quote!(BulkheadFul)),
             Err("ATR-009: abort_on lists `BulkheadFul`, which is not a rejection kind; did you mean `BulkheadFull`? expected BulkheadFull, CircuitOpen, Timeout or RateLimited".into())
         );
+        for path in [
+            parse_quote!(Foo::Timeout),
+            parse_quote!(Timeout::<u8>),
+            parse_quote!(::Timeout),
+        ] {
+            assert!(
+                kind("abort_on", &path)
+                    .unwrap_err()
+                    .starts_with("ATR-009: abort_on lists rejection kinds, as in"),
+                "{}",
+                path.to_token_stream()
+            );
+        }
+        assert_eq!(
+            kind("abort_on", &parse_quote!(bulkhead::RejectionKind::Timeout)),
+            Ok("Timeout")
+        );
         assert_eq!(
             kind("ignore_on", &parse_quote!(Slow)),
             Err("ATR-009: ignore_on lists `Slow`, which is not a rejection kind; expected BulkheadFull, CircuitOpen, Timeout or RateLimited".into())
@@ -797,5 +878,7 @@ mod tests {
             [RejectionKind::Timeout]
         );
         assert!(list(parse_quote!([])).unwrap().is_empty());
+        let twice = list(parse_quote!([Timeout, RejectionKind::Timeout])).unwrap_err();
+        assert_eq!(twice.to_string(), "ATR-009: abort_on lists `Timeout` twice");
     }
 }
