@@ -1,0 +1,16 @@
+// expect: pass
+// edition: 2024
+
+#[derive(Debug)]
+pub struct E;
+impl From<bulkhead::Rejection> for E {
+    fn from(_: bulkhead::Rejection) -> Self { E }
+}
+
+use std::future::Future;
+
+#[bulkhead::resilient]
+pub trait Svc: Send + Sync {
+    #[bulkhead(max_concurrent = 2)]
+    fn call(&self, id: u32) -> impl Future<Output = Result<u8, E>> + Send + use<Self>;
+}
