@@ -57,7 +57,7 @@ impl Frame {
         let setup = quote_spanned! {span=>
             #checked
             #[allow(unused_imports)]
-            use ::bulkhead::__private::{ViaOther as _, ViaResult as _};
+            use ::bulkhead::__private::{JudgeFits as _, JudgeMisfits as _, ViaOther as _, ViaResult as _};
             let #via = ::bulkhead::__private::Via::<#value>::NEW;
         };
         let classify = classifier_of(policies, &via, &classifier);
@@ -312,7 +312,8 @@ fn classifier_of(policies: &PolicySet, via: &Ident, classifier: &Ident) -> Token
         let method = Ident::new(key, span);
         let used = Ident::new(&local.to_string(), last);
         let via = Ident::new(&via.to_string(), first);
-        let wrapped = quote_spanned!(first=> (&#via).predicate(&#used));
+        let fits = Ident::new("fits", last);
+        let wrapped = quote_spanned!(first=> (&(&#via).judge(&#used)).#fits());
         calls.extend(quote_spanned!(span=> .#method(#wrapped)));
     }
     quote_spanned! {span=>

@@ -14,6 +14,11 @@ use std::sync::{Mutex, PoisonError};
 )]
 pub trait RetryArgument: Clone {}
 
+// `do_not_recommend`: for a type that is `Clone` only if its parameters
+// are (`Vec<T>`, `Option<T>`, tuples), the type checker reports the
+// argument's type with the message above instead of the parameter's
+// missing `Clone`.
+#[diagnostic::do_not_recommend]
 impl<T: Clone> RetryArgument for T {}
 
 /// The clone of `argument` an attempt is given.

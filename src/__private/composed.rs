@@ -49,9 +49,9 @@ pub trait ViaResult<T, E> {
     /// error until `retry_if` / `record_if` narrow it.
     fn classifier<'a>(&self) -> Classifier<'a, E>;
 
-    /// `predicate`, a `retry_if` / `record_if` function, as a classifier
-    /// takes it: judging the method's errors `E`.
-    fn predicate<'a, P: ErrorPredicateFn<E>>(&self, predicate: &'a P) -> ErrorPredicate<'a, E>;
+    /// `predicate`, a `retry_if` / `record_if` function, to be judged
+    /// against the method's errors `E` (see [`Judge`]).
+    fn judge<'a, P>(&self, predicate: &'a P) -> Judge<'a, E, P>;
 
     /// An attempt's result, as the policies take it.
     fn split(&self, result: Result<T, E>) -> Result<T, E>;
@@ -71,8 +71,8 @@ impl<T, E> ViaResult<T, E> for Via<Result<T, E>> {
     }
 
     #[inline(always)]
-    fn predicate<'a, P: ErrorPredicateFn<E>>(&self, predicate: &'a P) -> ErrorPredicate<'a, E> {
-        predicate
+    fn judge<'a, P>(&self, predicate: &'a P) -> Judge<'a, E, P> {
+        Judge(predicate, PhantomData)
     }
 
     #[inline(always)]
@@ -109,8 +109,8 @@ pub trait ViaOther<R> {
     /// See [`ViaResult::classifier`].
     fn classifier<'a>(&self) -> Classifier<'a, Unusable>;
 
-    /// See [`ViaResult::predicate`].
-    fn predicate<'a, P>(&self, predicate: &'a P) -> ErrorPredicate<'a, Unusable>;
+    /// See [`ViaResult::judge`].
+    fn judge<'a, P>(&self, predicate: &'a P) -> Unjudged;
 
     /// See [`ViaResult::split`].
     fn split(&self, result: R) -> Result<R, Unusable>;
@@ -130,8 +130,8 @@ impl<R> ViaOther<R> for &Via<R> {
         Classifier::new()
     }
 
-    fn predicate<'a, P>(&self, _: &'a P) -> ErrorPredicate<'a, Unusable> {
-        &|_| true
+    fn judge<'a, P>(&self, _: &'a P) -> Unjudged {
+        Unjudged
     }
 
     fn split(&self, result: R) -> Result<R, Unusable> {
@@ -151,12 +151,71 @@ impl<R> ViaOther<R> for &Via<R> {
     }
 }
 
-/// A classifier's predicate made of a `retry_if` / `record_if` function,
-/// which must judge the method's errors.
+/// A `retry_if` / `record_if` function `P`, to be judged against the
+/// method's errors `E`: generated code calls `(&judge).fits()` with
+/// [`JudgeFits`] and [`JudgeMisfits`] in scope. Method resolution picks
+/// [`JudgeFits`] for a `P: Fn(&E) -> bool + Send + Sync`, and falls back to
+/// [`JudgeMisfits`] otherwise, whose bound [`ErrorPredicateFn`] never holds:
+/// so that a function of the wrong arity, argument or return type is
+/// ATR-011 over its path, never the type checker's E0593 or E0271.
+pub struct Judge<'a, E, P>(&'a P, PhantomData<fn(&E)>);
+
+impl<E, P> fmt::Debug for Judge<'_, E, P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Judge")
+    }
+}
+
+/// See [`Judge`]: a function that judges the method's errors.
+pub trait JudgeFits<'a, E> {
+    /// The function, as a classifier takes it.
+    fn fits(&self) -> ErrorPredicate<'a, E>;
+}
+
+impl<'a, E, P: Fn(&E) -> bool + Send + Sync> JudgeFits<'a, E> for Judge<'a, E, P> {
+    #[inline(always)]
+    fn fits(&self) -> ErrorPredicate<'a, E> {
+        self.0
+    }
+}
+
+/// See [`Judge`]: anything else, reported as ATR-011.
+///
+/// The bound is on the method, not on the implementation, so that method
+/// resolution picks this one and then reports the bound.
+pub trait JudgeMisfits<'a, E, P> {
+    /// Never compiles: see [`ErrorPredicateFn`].
+    fn fits(&self) -> ErrorPredicate<'a, E>
+    where
+        P: ErrorPredicateFn<E>;
+}
+
+impl<'a, E, P> JudgeMisfits<'a, E, P> for &Judge<'a, E, P> {
+    fn fits(&self) -> ErrorPredicate<'a, E>
+    where
+        P: ErrorPredicateFn<E>,
+    {
+        unreachable!("ErrorPredicateFn has no implementation")
+    }
+}
+
+/// The predicate of a method that does not return a `Result` (ATR-004,
+/// reported once elsewhere): judges nothing, and adds no error.
+#[derive(Debug)]
+pub struct Unjudged;
+
+impl Unjudged {
+    /// A predicate that is never called.
+    pub fn fits<'a>(&self) -> ErrorPredicate<'a, Unusable> {
+        &|_| true
+    }
+}
+
+/// What a `retry_if` / `record_if` function that does not fit is missing
+/// (see [`Judge`]): implemented by nothing, so that its message is the
+/// error.
 #[diagnostic::on_unimplemented(
     message = "ATR-011: `{Self}` cannot judge the method's errors: `retry_if` and `record_if` name a function `fn(&{E}) -> bool` (`Send + Sync`), `{E}` being the method's error type",
     label = "expected a `fn(&{E}) -> bool`"
 )]
-pub trait ErrorPredicateFn<E>: Fn(&E) -> bool + Send + Sync {}
-
-impl<E, P: Fn(&E) -> bool + Send + Sync> ErrorPredicateFn<E> for P {}
+pub trait ErrorPredicateFn<E> {}

@@ -40,7 +40,9 @@ pub use std::time::Duration;
 pub use std::{concat, module_path};
 
 pub use attempt::{Lend, Lent, Once, RetryArgument, again, attempt, attempt_async};
-pub use composed::{ErrorPredicateFn, Unusable, Via, ViaOther, ViaResult};
+pub use composed::{
+    ErrorPredicateFn, Judge, JudgeFits, JudgeMisfits, Unjudged, Unusable, Via, ViaOther, ViaResult,
+};
 pub use enter::{EnterAsync, enter, enter_async};
 pub use function::{FnPolicy, MethodPolicy};
 pub use reject::{CallResult, Reject, RejectionInto, rejecter};
