@@ -469,9 +469,10 @@ impl Func {
 }
 
 /// Whether `ty` can be a `Result`: a tuple, reference, array and the like
-/// cannot, while a path may be one or an alias of one.
+/// cannot, while a path may be one or an alias of one, and a type macro
+/// may expand to one.
 fn is_result(ty: &Type) -> bool {
-    matches!(strip(ty), Type::Path(_))
+    matches!(strip(ty), Type::Path(_) | Type::Macro(_))
 }
 
 type Bounds = Vec<TypeParamBound>;
@@ -619,6 +620,11 @@ mod tests {
             returns(parse_quote!(fn f(&self) -> Outcome)),
             (Flavor::Sync, "Outcome".into(), true),
             "an alias may name a Result: the type checker decides"
+        );
+        assert_eq!(
+            returns(parse_quote!(fn f(&self) -> outcome!(u8))),
+            (Flavor::Sync, "outcome!(u8)".into(), true),
+            "so may a type macro"
         );
         assert_eq!(
             returns(parse_quote!(fn f(&self) -> (u8, E))),

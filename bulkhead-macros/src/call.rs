@@ -7,7 +7,7 @@
 
 use proc_macro2::{Delimiter, Group, Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
-use syn::{FnArg, Ident, Pat, Signature, Type};
+use syn::{Attribute, FnArg, Ident, Pat, Signature, Type};
 
 use crate::ast::{Flavor, Method, Returns, SelfArg};
 use crate::tokens::{binding, local, mixed_ends};
@@ -20,7 +20,15 @@ pub(crate) struct Parameter {
     /// The pattern the user bound it to.
     pub(crate) pattern: Pat,
     pub(crate) ty: Type,
+    /// Its conditions (`#[cfg]`, `#[cfg_attr]`) and lint attributes
+    /// (`#[allow(unused_mut)]`), which the statements binding `pattern`
+    /// carry too: a parameter compiled out is bound nowhere, a lint
+    /// silenced on it stays silenced.
+    pub(crate) attrs: Vec<Attribute>,
 }
+
+/// The attributes of a parameter that its bindings carry.
+const CARRIED: &[&str] = &["cfg", "cfg_attr", "allow", "expect", "warn", "deny", "forbid"];
 
 /// Binds every parameter of `sig` but `self` to a plain name, whatever
 /// pattern it had, so that it can be passed on; gives each, in order.
@@ -30,10 +38,17 @@ pub(crate) fn rename_parameters(sig: &mut Signature) -> Vec<Parameter> {
         if let FnArg::Typed(typed) = input {
             let name = local(&format!("arg{i}"));
             let pattern = std::mem::replace(&mut *typed.pat, binding(name.clone()));
+            let attrs = typed
+                .attrs
+                .iter()
+                .filter(|attr| CARRIED.iter().any(|word| attr.path().is_ident(word)))
+                .cloned()
+                .collect();
             parameters.push(Parameter {
                 name,
                 pattern,
                 ty: (*typed.ty).clone(),
+                attrs,
             });
         }
     }

@@ -8,7 +8,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::{AttrStyle, Attribute, ForeignItem, Ident, ItemFn, Signature, Stmt, TraitItemFn};
 
-use crate::ast::{Flavor, Func};
+use crate::ast::{Flavor, Func, conditions};
 use crate::attr::Written;
 use crate::krate::Krate;
 use crate::call::{Parameter, enter, rejecter, rename_parameters};
@@ -257,25 +257,31 @@ fn composed_body(
         };
         return (sig, body);
     }
-    // The parameters, renamed, and the patterns they were bound to.
+    // The parameters, renamed, and the patterns they were bound to, each
+    // bound by a statement of its own that carries the parameter's
+    // conditions and lint attributes.
     let parameters = rename_parameters(&mut sig);
-    let params: Vec<&Ident> = parameters.iter().map(|parameter| &parameter.name).collect();
-    let patterns: Vec<_> = parameters
+    let bind: Vec<TokenStream> = parameters
         .iter()
-        .map(|parameter| &parameter.pattern)
+        .map(|Parameter { name, pattern, ty, attrs }| {
+            if calls_again {
+                let cloned = composed::again(name, ty);
+                quote_spanned!(span=> #(#attrs)* let #pattern = #cloned;)
+            } else {
+                let once = local(&format!("once_{}", name.to_string().trim_start_matches("__bulkhead_")));
+                quote_spanned!(span=> #(#attrs)* let #pattern = #once.take();)
+            }
+        })
         .collect();
-    let cloned: Vec<TokenStream> = parameters
-        .iter()
-        .map(|Parameter { name, ty, .. }| composed::again(name, ty))
-        .collect();
-    let bind = if calls_again {
-        quote_spanned!(span=> #(let #patterns = #cloned;)*)
-    } else {
-        quote_spanned!(span=> let (#(#patterns,)*) = #once.take();)
-    };
-    let hold = (!calls_again).then(
-        || quote_spanned!(span=> let mut #once = ::bulkhead::__private::Once::new((#(#params,)*));),
-    );
+    let bind = quote!(#(#bind)*);
+    let hold = (!calls_again).then(|| {
+        let each = parameters.iter().map(|Parameter { name, attrs, .. }| {
+            let once = local(&format!("once_{}", name.to_string().trim_start_matches("__bulkhead_")));
+            let conditions = conditions(attrs);
+            quote_spanned!(span=> #(#conditions)* let mut #once = ::bulkhead::__private::Once::new(#name);)
+        });
+        quote!(#(#each)*)
+    });
     // Each attempt's result type is spelled out for the body's `?`.
     let body = if func.ret.flavor == Flavor::Sync {
         let made = frame.split(&quote_spanned! {span=>

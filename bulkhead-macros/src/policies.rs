@@ -398,6 +398,19 @@ mod tests {
     }
 
     #[test]
+    fn a_key_with_nothing_after_its_equals_sign_says_how_to_write_it() {
+        let attr: syn::Attribute = parse_quote!(#[bulkhead(max_concurrent = )]);
+        let error = PolicyKind::Bulkhead
+            .read(Written::Attribute(&attr))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            error,
+            "ATR-003: max_concurrent needs a value after its `=`, as in max_concurrent = 4"
+        );
+    }
+
+    #[test]
     fn a_key_without_value_says_how_to_write_it() {
         assert_eq!(
             bulkhead(quote!(max_wait)).unwrap_err(),

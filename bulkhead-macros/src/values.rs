@@ -92,7 +92,16 @@ pub(crate) fn read(key: &Key, meta: &Meta) -> darling::Result<Value<Read>> {
 /// to write the key, or, for a list of kinds, syn's own error (which
 /// `attr::coded` rewords).
 pub(crate) fn not_an_expression(key: &Key, invalid: &MetaNameValueInvalidExpr) -> darling::Error {
+    let (invalid_path, invalid_eq) = (&invalid.path, &invalid.eq_token);
     match key.kind() {
+        // `key = ` and nothing after: spanned on the key and its `=`.
+        _ if invalid.value.is_empty() => darling::Error::custom(format!(
+            "{}: {} needs a value after its `=`, as in {}",
+            key.code(),
+            key.name(),
+            example(key)
+        ))
+        .with_span(&quote!(#invalid_path #invalid_eq)),
         ValueKind::RejectionKinds => invalid.error.clone(),
         _ => darling::Error::custom(format!(
             "{}: {} must be written as in {}, got `{}`",

@@ -1,4 +1,4 @@
-// expect: error ATR-002
+// expect: error ATR-003
 
 #[derive(Debug)]
 pub struct E;

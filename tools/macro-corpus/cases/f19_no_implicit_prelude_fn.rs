@@ -26,3 +26,33 @@ impl S {
         ::std::result::Result::Ok(1)
     }
 }
+
+impl S {
+    #[::bulkhead::retry]
+    #[::bulkhead::circuit_breaker]
+    pub fn composed_method(&self, x: u8) -> ::std::result::Result<u8, E> {
+        ::std::result::Result::Ok(x)
+    }
+
+    #[::bulkhead::timeout]
+    pub async fn async_method(&self, x: u8) -> ::std::result::Result<u8, E> {
+        ::std::result::Result::Ok(x)
+    }
+}
+
+#[::bulkhead::bulkhead(name = "named")]
+pub async fn named_async(x: u8) -> ::std::result::Result<u8, E> {
+    ::std::result::Result::Ok(x)
+}
+
+#[::bulkhead::timeout]
+pub fn future(x: u8) -> impl ::std::future::Future<Output = ::std::result::Result<u8, E>> {
+    async move { ::std::result::Result::Ok(x) }
+}
+
+#[::bulkhead::bulkhead]
+pub fn boxed(
+    x: u8,
+) -> ::std::pin::Pin<::std::boxed::Box<dyn ::std::future::Future<Output = ::std::result::Result<u8, E>> + ::std::marker::Send>> {
+    ::std::boxed::Box::pin(async move { ::std::result::Result::Ok(x) })
+}

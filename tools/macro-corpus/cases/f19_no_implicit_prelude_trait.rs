@@ -1,6 +1,7 @@
 // expect: pass
 
 #![no_implicit_prelude]
+#![allow(async_fn_in_trait)]
 
 #[derive(Debug)]
 pub struct E;

@@ -1,5 +1,6 @@
 // expect: pass
 // dependency: bh = { package = "bulkhead", path = "ROOT" }
+#![allow(async_fn_in_trait)]
 
 #[derive(Debug)]
 pub struct E2;

@@ -1,12 +1,14 @@
 // expect: pass
 
+#![allow(non_camel_case_types, dead_code)]
+#![allow(async_fn_in_trait)]
+
 #[derive(Debug)]
 pub struct E;
 impl From<bulkhead::Rejection> for E {
     fn from(_: bulkhead::Rejection) -> Self { E }
 }
 
-#![allow(non_camel_case_types, dead_code)]
 pub mod core {}
 pub mod std {}
 pub struct Ok;
