@@ -392,9 +392,25 @@ impl Returns {
                 _ => None,
             })
             .collect();
-        let captures = bounds
+        // `use<..>` without the receiver's lifetime: the future may not
+        // borrow the wrapper.
+        let captures: Vec<&syn::PreciseCapture> = bounds
             .iter()
-            .any(|bound| matches!(bound, TypeParamBound::PreciseCapture(_)));
+            .filter_map(|bound| match bound {
+                TypeParamBound::PreciseCapture(capture) => Some(capture),
+                _ => None,
+            })
+            .collect();
+        let bounded = !captures.is_empty();
+        let captures_receiver = captures.iter().any(|capture| {
+            capture.params.iter().any(|param| match param {
+                syn::CapturedParam::Lifetime(lifetime) => {
+                    lifetime.ident == "_" || Some(lifetime) == own
+                }
+                _ => false,
+            })
+        });
+        let captures = bounded && !captures_receiver;
         // A boxed `dyn Future` without a lifetime is `'static`.
         let implicit_static = flavor == Flavor::BoxedFuture && lifetimes.is_empty();
         let foreign = |lifetime: &&Lifetime| lifetime.ident != "_" && Some(*lifetime) != own;
@@ -406,7 +422,7 @@ impl Returns {
         };
         Returns {
             detached: captures || implicit_static || lifetimes.iter().any(foreign),
-            outlives: captures || flavor == Flavor::BoxedFuture || !lifetimes.is_empty(),
+            outlives: bounded || flavor == Flavor::BoxedFuture || !lifetimes.is_empty(),
             send: trait_bound("Send").is_some(),
             unpin: trait_bound("Unpin").map(ToTokens::to_token_stream),
             flavor,
@@ -664,6 +680,10 @@ mod tests {
         assert!(detached(
             parse_quote!(fn f(&self) -> impl Future<Output = R> + use<Self>)
         ));
+        assert!(
+            !detached(parse_quote!(fn f(&self) -> impl Future<Output = R> + use<'_, Self>)),
+            "it may borrow the receiver"
+        );
         assert!(detached(
             parse_quote!(fn f(&self) -> Pin<Box<dyn Future<Output = R> + Send>>)
         ));

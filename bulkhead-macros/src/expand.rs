@@ -11,6 +11,7 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
 use syn::ext::IdentExt;
+use syn::visit_mut::VisitMut;
 use syn::{FnArg, GenericParam, Ident, ItemTrait, ReturnType, Safety, Signature, parse_quote};
 
 use darling::ast::NestedMeta;
@@ -283,7 +284,7 @@ fn trait_impl(model: &Trait) -> TokenStream {
             const #name: #ty = #delegate::#name;
         }
     });
-    let methods = model.methods.iter().map(|m| method(m, &delegate));
+    let methods = model.methods.iter().map(|m| method(m, d, &delegate));
     quote! {
         #[allow(deprecated, unused_unsafe, clippy::needless_lifetimes)]
         impl #impl_generics #trait_path for #wrapper<#d> #where_clause {
@@ -295,10 +296,10 @@ fn trait_impl(model: &Trait) -> TokenStream {
 }
 
 /// One method of the trait implementation.
-fn method(method: &Method, delegate: &TokenStream) -> TokenStream {
+fn method(method: &Method, d: &Ident, delegate: &TokenStream) -> TokenStream {
     let span = Span::mixed_site();
     let cfgs = &method.cfgs;
-    let (sig, params) = signature(method);
+    let (sig, params) = signature(method, d);
     let ident = &method.sig.ident;
     let turbofish = turbofish(&method.sig);
     let unsafety = matches!(method.sig.safety, Safety::Unsafe(_)).then(|| quote!(unsafe));
@@ -439,8 +440,9 @@ fn guarded(
 /// The signature of the wrapper's method: the trait's, with each parameter
 /// bound to a plain identifier (whatever pattern a default method used), so
 /// that it can be passed on, and `async fn` written as `fn -> impl Future`.
-fn signature(method: &Method) -> (Signature, Vec<Ident>) {
+fn signature(method: &Method, delegate: &Ident) -> (Signature, Vec<Ident>) {
     let mut sig = method.sig.clone();
+    CapturesOfSelf(delegate).visit_return_type_mut(&mut sig.output);
     let params = rename_parameters(&mut sig)
         .into_iter()
         .map(|parameter| parameter.name)
@@ -456,6 +458,24 @@ fn signature(method: &Method) -> (Signature, Vec<Ident>) {
         );
     }
     (sig, params)
+}
+
+/// Rewrites `Self` in the `use<..>` bounds of a return type to the
+/// delegate's type parameter: the trait must list `Self`, an impl may not
+/// (it is an alias there) and must list its type parameters instead; the
+/// wrapper's future captures the wrapper, and so `D`.
+struct CapturesOfSelf<'a>(&'a Ident);
+
+impl VisitMut for CapturesOfSelf<'_> {
+    fn visit_precise_capture_mut(&mut self, capture: &mut syn::PreciseCapture) {
+        for param in &mut capture.params {
+            if let syn::CapturedParam::Ident(ident) = param {
+                if ident == "Self" {
+                    *ident = Ident::new(&self.0.to_string(), ident.span());
+                }
+            }
+        }
+    }
 }
 
 /// `::<T, N>` for a generic method, so that type parameters the arguments
@@ -587,7 +607,7 @@ mod tests {
             &mut errors,
         );
         errors.finish().unwrap();
-        let (sig, params) = signature(&model.methods[0]);
+        let (sig, params) = signature(&model.methods[0], &format_ident!("D"));
         assert_eq!(
             sig.to_token_stream().to_string(),
             "fn f (& self , __bulkhead_arg1 : u8) -> impl :: bulkhead :: __private :: Future < Output = Result < u8 , E > >"

@@ -6,7 +6,8 @@
 
 use proc_macro2::{Spacing, TokenStream, TokenTree};
 use quote::ToTokens;
-use syn::{FnArg, Ident, TraitItem, TypeParamBound, WherePredicate};
+use syn::visit_mut::VisitMut;
+use syn::{FnArg, Ident, ReturnType, TraitItem, TypeImplTrait, TypeParamBound, WherePredicate};
 
 use crate::ast::{Flavor, Func, Method, Returns, SelfArg, Trait};
 use crate::codes::{self, Errors};
@@ -264,7 +265,7 @@ fn unwrappable_method(method: &Method, selves: &SelfPaths<'_>) -> Vec<(TokenStre
             FnArg::Typed(typed) => Some(typed.ty.to_token_stream()),
             FnArg::Receiver(_) => None,
         })
-        .chain(std::iter::once(sig.output.to_token_stream()))
+        .chain(std::iter::once(without_captures(&sig.output)))
         .chain(sig.generics.params.iter().map(ToTokens::to_token_stream))
         .chain(
             sig.generics
@@ -283,6 +284,25 @@ fn unwrappable_method(method: &Method, selves: &SelfPaths<'_>) -> Vec<(TokenStre
         ));
     }
     reasons
+}
+
+/// The return type without its `use<..>` bounds: the `Self` a trait's
+/// `use<..>` must list is the wrapper in the wrapper's signature, whose
+/// future does capture it.
+fn without_captures(output: &ReturnType) -> TokenStream {
+    struct Captures;
+    impl VisitMut for Captures {
+        fn visit_type_impl_trait_mut(&mut self, imp: &mut TypeImplTrait) {
+            imp.bounds = std::mem::take(&mut imp.bounds)
+                .into_iter()
+                .filter(|bound| !matches!(bound, TypeParamBound::PreciseCapture(_)))
+                .collect();
+            syn::visit_mut::visit_type_impl_trait_mut(self, imp);
+        }
+    }
+    let mut output = output.clone();
+    Captures.visit_return_type_mut(&mut output);
+    output.to_token_stream()
 }
 
 /// `Self: Sized` and `Self: 'a` mean the same for the wrapper as for its
