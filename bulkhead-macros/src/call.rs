@@ -62,7 +62,7 @@ pub(crate) fn rename_parameters(sig: &mut Signature) -> Vec<Parameter> {
 pub(crate) fn take_field(method: &Method, binding: &Ident, field: &Ident) -> TokenStream {
     let span = Span::mixed_site();
     // `self` keeps the call-site span of the signature's receiver.
-    let field = quote!(self.#field);
+    let field = quote!(self.#field.0);
     if matches!(method.self_arg, SelfArg::Owned) {
         quote_spanned!(span=> let #binding = #field;)
     } else if method.ret.detached {

@@ -151,7 +151,7 @@ pub(crate) fn body(
         });
         let call = frame.call(&policies.to_token_stream(), &attempt);
         // `self` keeps the call-site span of the signature's receiver.
-        let slots = quote!(self.#field);
+        let slots = quote!(self.#field.0);
         return quote_spanned! {span=>
             #setup
             let #policies = &#slots;

@@ -167,7 +167,7 @@ fn wrapper(model: &Trait) -> TokenStream {
         #[allow(dead_code, unreachable_pub, non_snake_case)]
         #vis struct #wrapper<#d> {
             delegate: #d,
-            #(#(#cfgs)* #fields: #types,)*
+            #(#(#cfgs)* #fields: ::bulkhead::__private::Unwind<#types>,)*
         }
 
         #[allow(dead_code, unreachable_pub)]
@@ -191,7 +191,7 @@ fn wrapper(model: &Trait) -> TokenStream {
             ) -> ::bulkhead::__private::Result<Self, ::bulkhead::__private::RegistryError> {
                 #open
                 let #this = Self {
-                    #(#(#cfgs)* #fields: #inits,)*
+                    #(#(#cfgs)* #fields: ::bulkhead::__private::Unwind(#inits),)*
                     delegate: #delegate,
                 };
                 #commit

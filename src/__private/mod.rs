@@ -46,4 +46,4 @@ pub use composed::{
 pub use enter::{EnterAsync, enter, enter_async};
 pub use function::{FnPolicy, MethodPolicy};
 pub use reject::{CallResult, Reject, RejectionInto, rejecter};
-pub use wrapper::{CallAtOnce, CallInFutureIfSend, Defer};
+pub use wrapper::{CallAtOnce, CallInFutureIfSend, Defer, Unwind};

@@ -1,9 +1,33 @@
-//! What the wrapper `#[resilient]` generates calls: its async methods pick
-//! with [`Defer`] when the delegate's method is called. (Its `new` declares
-//! each method's `PolicySpecs` with `Declarations::policies`.)
+//! What the wrapper `#[resilient]` generates calls: its fields hold their
+//! policies in [`Unwind`], and its async methods pick with [`Defer`] when
+//! the delegate's method is called. (Its `new` declares each method's
+//! `PolicySpecs` with `Declarations::policies`.)
 
 use std::fmt;
 use std::marker::PhantomData;
+use std::panic::{RefUnwindSafe, UnwindSafe};
+
+/// A field of the wrapper: a method's `Bulkhead` or `Policies`, unwind
+/// safe, so that the wrapper is `UnwindSafe` / `RefUnwindSafe` whenever its
+/// delegate is, and a trait with those supertraits can be wrapped.
+///
+/// The policies keep a consistent state across a panic of the call they
+/// run: a slot or permit is given back by its guard's `drop`, their
+/// counters are atomics, and a lock they take is never held while the call
+/// runs. Only their clock, a `dyn Clock` without these bounds, keeps the
+/// compiler from seeing it.
+#[derive(Clone)]
+pub struct Unwind<T>(pub T);
+
+impl<T> UnwindSafe for Unwind<T> {}
+
+impl<T> RefUnwindSafe for Unwind<T> {}
+
+impl<T: fmt::Debug> fmt::Debug for Unwind<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
 
 /// Picks, in the generic context of a wrapper's method, when the delegate's
 /// method is called: inside the wrapper's future if `T` (what that future
