@@ -105,6 +105,11 @@ pub(crate) struct Returns {
     /// The `Unpin` bound of a future declared `+ Unpin`, which the wrapper's
     /// future cannot meet (ATR-007).
     pub(crate) unpin: Option<TokenStream>,
+    /// The first other trait bound of a returned future (`+ Debug`, `+
+    /// Sync`), which the future that runs it under its policies, an `async`
+    /// block, does not promise (ATR-007): only `Future<..>`, `Send`,
+    /// `Unpin` (reported as such), lifetimes and `use<..>` are understood.
+    pub(crate) other_bound: Option<TokenStream>,
 }
 
 /// Whether a call runs on the spot or returns a future, and which.
@@ -425,6 +430,16 @@ impl Returns {
             outlives: bounded || flavor == Flavor::BoxedFuture || !lifetimes.is_empty(),
             send: trait_bound("Send").is_some(),
             unpin: trait_bound("Unpin").map(ToTokens::to_token_stream),
+            other_bound: bounds
+                .iter()
+                .find(|bound| match bound {
+                    TypeParamBound::Trait(t) => t.path.segments.last().is_none_or(|last| {
+                        !["Future", "Send", "Unpin"].iter().any(|name| last.ident == name)
+                    }),
+                    TypeParamBound::Lifetime(_) | TypeParamBound::PreciseCapture(_) => false,
+                    _ => true,
+                })
+                .map(ToTokens::to_token_stream),
             flavor,
             is_result: is_result(&output),
             value: output,

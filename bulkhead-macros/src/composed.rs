@@ -216,10 +216,12 @@ pub(crate) fn body(
                 }
             },
         );
+        let future = attempts_if_send(method, &policies, &delegate, params, future);
         quote_spanned!(span=> #setup #take #hold #future)
     } else if calls_again {
         let made = frame.split_future(&call_with(&delegate.to_token_stream(), &cloned));
         let future = run(TokenStream::new(), quote_spanned!(span=> || #made));
+        let future = attempts_if_send(method, &policies, &delegate, params, future);
         quote_spanned!(span=> #setup #take #hold #future)
     } else {
         match CallTime::of(method) {
@@ -257,6 +259,45 @@ pub(crate) fn body(
         quote_spanned!(span=> ::bulkhead::__private::Box::pin({ #body }))
     } else {
         body
+    }
+}
+
+/// `future`, the future of a method with `#[retry]`, which holds the
+/// policies, the delegate and the arguments across its attempts: as it is
+/// if the method's future is not declared `Send`; else, if all it holds is
+/// `Send` (the type checker decides, through `__private::Defer`), as it
+/// is, and otherwise a future that never completes, picked by a method
+/// whose bound reports ATR-007 over the `#[retry]` attribute, with the
+/// fix: so that the one error says why, instead of the type checker's
+/// about the generated `async` block and its `D`.
+fn attempts_if_send(
+    method: &Method,
+    policies: &Ident,
+    delegate: &Ident,
+    params: &[Ident],
+    future: TokenStream,
+) -> TokenStream {
+    if !method.ret.send {
+        return future;
+    }
+    let span = Span::mixed_site();
+    let at = method
+        .annotations
+        .calling_again()
+        .map_or(span, |(_, at)| at);
+    // The check is spanned on the attribute, where its error is reported.
+    let at = Span::mixed_site().located_at(at);
+    let (held, attempts) = (Ident::new("held", at), Ident::new("attempts", at));
+    let input = local("input");
+    let input_at = Ident::new(&input.to_string(), at);
+    let pattern = quote_spanned!(span=> (#policies, #delegate, #(#params,)*));
+    let check = quote_spanned!(at=> (&::bulkhead::__private::Defer::of(&#input_at)).#held(););
+    quote_spanned! {span=>
+        let #input = #pattern;
+        #[allow(unused_imports)]
+        use ::bulkhead::__private::{AttemptsHeldSend as _, AttemptsHeldNotSend as _};
+        #check
+        (&::bulkhead::__private::Defer::of(&#input)).#attempts(#input, move |#pattern| #future)
     }
 }
 

@@ -68,6 +68,7 @@ pub(crate) fn check_trait(model: &mut Trait, errors: &mut Errors) {
             && again.is_none()
             && method.ret.is_result
             && method.ret.unpin.is_none()
+            && method.ret.other_bound.is_none()
             && matches!(
                 method.self_arg,
                 SelfArg::Ref | SelfArg::RefMut | SelfArg::Owned
@@ -340,7 +341,8 @@ fn unsupported_supertrait(bound: &TypeParamBound) -> Option<String> {
 }
 
 /// ATR-004 for a return type that cannot be a `Result`, and ATR-007 for a
-/// future declared `Unpin`.
+/// future declared `Unpin` or with another bound the policies' future does
+/// not promise.
 fn check_returns(name: &Ident, names: &str, ret: &Returns, errors: &mut Errors) {
     if !ret.is_result {
         errors.spanned(
@@ -363,6 +365,16 @@ fn check_returns(name: &Ident, names: &str, ret: &Returns, errors: &mut Errors) 
             format!(
                 "{}: {names} cannot wrap `{name}`: its future is declared `Unpin`, and the future that runs it under its policies is not; {hint}",
                 codes::UNWRAPPABLE
+            ),
+        );
+    }
+    if let Some(bound) = &ret.other_bound {
+        errors.spanned(
+            bound,
+            format!(
+                "{}: {names} cannot wrap `{name}`: its future is declared `{}`, which the future that runs it under its policies (an `async` block) does not promise; a wrapped future may be bound by `Send`, lifetimes and `use<..>` only: remove the bound",
+                codes::UNWRAPPABLE,
+                crate::ids::render(bound.clone())
             ),
         );
     }
@@ -773,9 +785,16 @@ mod tests {
                 #[bulkhead]
                 fn boxed(&self) -> Pin<Box<dyn Future<Output = Result<u8, E>> + Unpin>>;
                 fn plain(&self) -> impl Future<Output = u8> + Unpin;
+                #[bulkhead]
+                fn debug(&self) -> impl Future<Output = Result<u8, E>> + Send + std::fmt::Debug;
             }
         });
-        assert_eq!(errors.len(), 2, "{errors:#?}");
+        assert_eq!(errors.len(), 3, "{errors:#?}");
+        assert!(
+            errors[2].starts_with("ATR-007: #[bulkhead] cannot wrap `debug`: its future is declared `std::fmt::Debug`"),
+            "{}",
+            errors[2]
+        );
         assert!(
             errors[0].starts_with(
                 "ATR-007: #[bulkhead] cannot wrap `buy`: its future is declared `Unpin`"

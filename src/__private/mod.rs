@@ -46,4 +46,7 @@ pub use composed::{
 pub use enter::{EnterAsync, enter, enter_async};
 pub use function::{FnPolicy, MethodPolicy};
 pub use reject::{CallResult, Reject, RejectionInto, rejecter};
-pub use wrapper::{CallAtOnce, CallInFutureIfSend, Defer, Unwind};
+pub use wrapper::{
+    AttemptsHeldNotSend, AttemptsHeldSend, CallAtOnce, CallInFutureIfSend, Defer, HeldAcrossAttempts,
+    NeverReady, Unwind,
+};

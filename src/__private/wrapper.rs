@@ -5,7 +5,10 @@
 
 use std::fmt;
 use std::marker::PhantomData;
+use std::future::Future;
 use std::panic::{RefUnwindSafe, UnwindSafe};
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 /// A field of the wrapper: a method's `Bulkhead` or `Policies`, unwind
 /// safe, so that the wrapper is `UnwindSafe` / `RefUnwindSafe` whenever its
@@ -95,5 +98,83 @@ impl<T> CallAtOnce<T> for &Defer<T> {
         E: FnOnce(T) -> FE,
     {
         at_once(input)
+    }
+}
+
+/// See [`Defer`]: the future of a method with `#[retry]` declared `Send`,
+/// chosen when what it holds across its attempts (`T`: the policies, the
+/// receiver, the arguments) is `Send`.
+pub trait AttemptsHeldSend<T> {
+    /// Nothing to check.
+    fn held(&self) {}
+
+    /// `attempts(input)`, the future.
+    fn attempts<L, F>(&self, input: T, attempts: L) -> F
+    where
+        L: FnOnce(T) -> F;
+}
+
+impl<T: Send> AttemptsHeldSend<T> for Defer<T> {
+    #[inline]
+    fn attempts<L, F>(&self, input: T, attempts: L) -> F
+    where
+        L: FnOnce(T) -> F,
+    {
+        attempts(input)
+    }
+}
+
+/// See [`Defer`]: chosen when what the future would hold is not `Send`,
+/// which its bound reports (ATR-007); the future it returns is never made.
+pub trait AttemptsHeldNotSend<T> {
+    /// Does not compile: see [`HeldAcrossAttempts`].
+    fn held(&self)
+    where
+        T: HeldAcrossAttempts,
+    {
+    }
+
+    /// A future that is never made, standing for the one that cannot be
+    /// `Send`, so that [`held`](Self::held)'s error is the only one.
+    fn attempts<L, F>(&self, input: T, attempts: L) -> NeverReady<F::Output>
+    where
+        L: FnOnce(T) -> F,
+        F: Future;
+}
+
+impl<T> AttemptsHeldNotSend<T> for &Defer<T> {
+    fn attempts<L, F>(&self, _: T, _: L) -> NeverReady<F::Output>
+    where
+        L: FnOnce(T) -> F,
+        F: Future,
+    {
+        NeverReady(PhantomData)
+    }
+}
+
+/// What a `Send` future of a method with `#[retry]` holds across its
+/// attempts, when it is not `Send`: implemented by nothing, so that its
+/// message is the error.
+#[diagnostic::on_unimplemented(
+    message = "ATR-007: #[retry] cannot make this method's `Send` future: each attempt calls the delegate again from inside the future, which holds the receiver and the arguments across attempts, and they are not all `Send` (`{Self}`: the policies, the receiver, the arguments)",
+    label = "the future of this #[retry] is declared `Send`",
+    note = "for a method taking `&self`, add `Sync` to the trait's supertraits (`trait Service: Sync`); for `&mut self`, add `Send`; bound the generic and associated types of the arguments by `Send`"
+)]
+pub trait HeldAcrossAttempts {}
+
+/// The future of [`AttemptsHeldNotSend`], in code that does not compile.
+pub struct NeverReady<O>(PhantomData<fn() -> O>);
+
+impl<O> Future for NeverReady<O> {
+    type Output = O;
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<O> {
+        Poll::Pending
+    }
+}
+
+impl<O> fmt::Debug for NeverReady<O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("NeverReady")
     }
 }
