@@ -263,7 +263,17 @@ fn trait_impl(model: &Trait) -> TokenStream {
         .make_where_clause()
         .predicates
         .push(parse_quote!(#d: #trait_path));
+    // The wrapper meets its supertraits when its delegate does; saying so
+    // in the impl keeps a supertrait that is not the standard library's
+    // (reported by `supertrait_checks`) from failing here too.
+    for bound in valid::supertraits(item) {
+        generics
+            .make_where_clause()
+            .predicates
+            .push(parse_quote!(#wrapper<#d>: #bound));
+    }
     let (impl_generics, _, where_clause) = generics.split_for_impl();
+    let checks = supertrait_checks(item);
 
     let delegate = quote!(<#d as #trait_path>);
     let types = model.types.iter().map(|ty| {
@@ -286,6 +296,8 @@ fn trait_impl(model: &Trait) -> TokenStream {
     });
     let methods = model.methods.iter().map(|m| method(m, d, &delegate));
     quote! {
+        #checks
+
         #[allow(deprecated, unused_unsafe, clippy::needless_lifetimes)]
         impl #impl_generics #trait_path for #wrapper<#d> #where_clause {
             #(#types)*
@@ -293,6 +305,38 @@ fn trait_impl(model: &Trait) -> TokenStream {
             #(#methods)*
         }
     }
+}
+
+/// For each supertrait, a check that it is the standard library's trait of
+/// that name, the one the wrapper implements (`valid.rs` accepts them by
+/// name: a local `trait Debug` would pass): a type that implements only the
+/// standard traits must implement it, or ATR-007 says so over the bound.
+fn supertrait_checks(item: &ItemTrait) -> TokenStream {
+    let trait_name = &item.ident;
+    valid::supertraits(item)
+        .map(|bound| {
+            let written = ids::render(bound.to_token_stream());
+            let message = format!(
+                "{}: cannot wrap trait `{trait_name}`: its supertrait `{written}` is not the standard library's trait of that name; the wrapper implements only the standard library's {}",
+                codes::UNWRAPPABLE,
+                valid::SUPERTRAITS.join(", ")
+            );
+            let label = format!("a supertrait other than the standard library's `{written}`");
+            let (first, _) = crate::tokens::mixed_ends(bound.to_token_stream());
+            let (std, check) = (local("Std"), local("check"));
+            let call = quote_spanned!(first=> #check::<::bulkhead::__private::SupertraitProbe>());
+            quote! {
+                const _: () = {
+                    #[diagnostic::on_unimplemented(message = #message, label = #label)]
+                    trait #std {}
+                    #[diagnostic::do_not_recommend]
+                    impl<T: #bound> #std for T {}
+                    fn #check<T: #std>() {}
+                    const _: fn() = || #call;
+                };
+            }
+        })
+        .collect()
 }
 
 /// One method of the trait implementation.
@@ -528,7 +572,7 @@ mod tests {
         );
         assert!(
             out.contains(
-                "bulkhead_thumbnail : __bulkhead_declarations . bulkhead (\"thumbnails\" , :: bulkhead :: __private :: concat ! (:: bulkhead :: __private :: module_path ! () , \"::ThumbnailService#thumbnail(&str)\")"
+                "bulkhead_thumbnail : :: bulkhead :: __private :: Unwind (__bulkhead_declarations . bulkhead (\"thumbnails\" , :: bulkhead :: __private :: concat ! (:: bulkhead :: __private :: module_path ! () , \"::ThumbnailService#thumbnail(&str)\")"
             ),
             "{out}"
         );
@@ -555,11 +599,11 @@ mod tests {
             }
         });
         assert!(
-            out.contains("policies_buy : :: bulkhead :: __private :: Policies"),
+            out.contains("policies_buy : :: bulkhead :: __private :: Unwind < :: bulkhead :: __private :: Policies >"),
             "{out}"
         );
         assert!(
-            out.contains("bulkhead_sell : :: bulkhead :: __private :: Bulkhead"),
+            out.contains("bulkhead_sell : :: bulkhead :: __private :: Unwind < :: bulkhead :: __private :: Bulkhead >"),
             "{out}"
         );
         let order: Vec<usize> = [

@@ -16,7 +16,7 @@ use crate::tokens::is_self;
 
 /// Supertraits the wrapper implements whenever its delegate does: the auto
 /// traits, `Sized`, and `Clone` and `Debug`, which it implements itself.
-const SUPERTRAITS: &[&str] = &[
+pub(crate) const SUPERTRAITS: &[&str] = &[
     "Send",
     "Sync",
     "Unpin",
@@ -26,6 +26,32 @@ const SUPERTRAITS: &[&str] = &[
     "Clone",
     "Debug",
 ];
+
+/// The trait bounds of `Self` the trait declares (its supertraits and the
+/// `Self: ..` bounds of its where clause), but `?Sized`: those the wrapper
+/// must meet, each the path as written.
+pub(crate) fn supertraits(item: &syn::ItemTrait) -> impl Iterator<Item = &syn::Path> {
+    item.supertraits
+        .iter()
+        .chain(self_bounds(item))
+        .filter_map(|bound| match bound {
+            TypeParamBound::Trait(t) if t.maybe.is_none() => Some(&t.path),
+            _ => None,
+        })
+}
+
+/// The bounds of `Self` in the trait's where clause.
+fn self_bounds(item: &syn::ItemTrait) -> impl Iterator<Item = &TypeParamBound> {
+    item.generics
+        .where_clause
+        .iter()
+        .flat_map(|w| &w.predicates)
+        .filter_map(|predicate| match predicate {
+            WherePredicate::Type(p) if is_self(&p.bounded_ty) => Some(&p.bounds),
+            _ => None,
+        })
+        .flatten()
+}
 
 /// The wrapper's own methods, which would shadow trait methods of the same
 /// name for callers (an inherent method wins over a trait's).
@@ -165,19 +191,27 @@ fn unwrappable(model: &Trait) -> Vec<syn::Error> {
             "it is an `unsafe trait`, and the wrapper cannot promise its safety contract".into(),
         );
     }
-    let self_bounds = item
-        .generics
-        .where_clause
-        .iter()
-        .flat_map(|w| &w.predicates)
-        .filter_map(|predicate| match predicate {
-            WherePredicate::Type(p) if is_self(&p.bounded_ty) => Some(&p.bounds),
-            _ => None,
-        })
-        .flatten();
-    for bound in item.supertraits.iter().chain(self_bounds) {
+    for bound in item.supertraits.iter().chain(self_bounds(item)) {
         if let Some(why) = unsupported_supertrait(bound) {
             reason(bound, why);
+        }
+    }
+    let selves = SelfPaths::of(model);
+    for predicate in item.generics.where_clause.iter().flat_map(|w| &w.predicates) {
+        let WherePredicate::Type(p) = predicate else {
+            continue;
+        };
+        if is_self(&p.bounded_ty) {
+            continue;
+        }
+        if let Some(tokens) = selves.bare(p.bounded_ty.to_token_stream()) {
+            reason(
+                &tokens,
+                format!(
+                    "its where clause bounds `{}`, a type made of `Self`, which the wrapper cannot promise from its delegate's bounds; bound `Self` itself (for `&Self: Send`, a `Sync` supertrait)",
+                    crate::ids::render(p.bounded_ty.to_token_stream())
+                ),
+            );
         }
     }
     for trait_item in &item.items {
@@ -193,7 +227,6 @@ fn unwrappable(model: &Trait) -> Vec<syn::Error> {
             ),
         }
     }
-    let selves = SelfPaths::of(model);
     for ty in &model.types {
         if let Some(tokens) = selves.bare(ty.bounds.to_token_stream()) {
             reason(

@@ -48,5 +48,5 @@ pub use function::{FnPolicy, MethodPolicy};
 pub use reject::{CallResult, Reject, RejectionInto, rejecter};
 pub use wrapper::{
     AttemptsHeldNotSend, AttemptsHeldSend, CallAtOnce, CallInFutureIfSend, Defer, HeldAcrossAttempts,
-    NeverReady, Unwind,
+    NeverReady, SupertraitProbe, Unwind,
 };

@@ -14,7 +14,8 @@ use bulkhead_core::{BulkheadFull, Rejection};
 /// alias of `Result` works, and anything else is reported there with a code.
 #[diagnostic::on_unimplemented(
     message = "ATR-004: `{Self}` cannot carry a bulkhead rejection: a method with #[bulkhead] must return `Result<T, E>` with `E: From<bulkhead::Rejection>`",
-    label = "must be `Result<T, E>` with `E: From<bulkhead::Rejection>`"
+    label = "must be `Result<T, E>` with `E: From<bulkhead::Rejection>`",
+    note = "the return type is read as written: if it is an alias of a future type, write the future type out (`impl Future<Output = ..>`, `Pin<Box<dyn Future<Output = ..>>>`) so that the call is wrapped as a future"
 )]
 pub trait CallResult: Sized {
     /// The `E` of `Result<T, E>`.

@@ -10,6 +10,13 @@ use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+/// A type that implements the standard library's supertraits a
+/// `#[resilient]` trait may have, and nothing else: the wrapper checks
+/// with it that a supertrait named `Debug` or `Clone` is the standard
+/// library's.
+#[derive(Clone, Copy, Debug)]
+pub struct SupertraitProbe;
+
 /// A field of the wrapper: a method's `Bulkhead` or `Policies`, unwind
 /// safe, so that the wrapper is `UnwindSafe` / `RefUnwindSafe` whenever its
 /// delegate is, and a trait with those supertraits can be wrapped.

@@ -1,4 +1,4 @@
-// expect: pass
+// expect: error ATR-007
 
 #[derive(Debug)]
 pub struct E;
