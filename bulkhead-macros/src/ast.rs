@@ -305,10 +305,7 @@ fn without_conditional_policy(
             name = kind.attribute(),
         ),
     );
-    let rest: Vec<&Meta> = attrs
-        .iter()
-        .filter(|meta| held(meta).is_none())
-        .collect();
+    let rest: Vec<&Meta> = attrs.iter().filter(|meta| held(meta).is_none()).collect();
     if rest.is_empty() {
         return None;
     }
@@ -434,7 +431,9 @@ impl Returns {
                 .iter()
                 .find(|bound| match bound {
                     TypeParamBound::Trait(t) => t.path.segments.last().is_none_or(|last| {
-                        !["Future", "Send", "Unpin"].iter().any(|name| last.ident == name)
+                        !["Future", "Send", "Unpin"]
+                            .iter()
+                            .any(|name| last.ident == name)
                     }),
                     TypeParamBound::Lifetime(_) | TypeParamBound::PreciseCapture(_) => false,
                     _ => true,

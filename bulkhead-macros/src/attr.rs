@@ -247,7 +247,9 @@ fn unknown(written: &str, table: &[&'static Key], attribute: Symbol) -> String {
         Some(key) => format!("; did you mean `{key}`?"),
         None if elsewhere().is_some() => {
             let other = elsewhere().map(symbol::policy).unwrap_or(attribute);
-            format!("; `{written}` is a key of #[{other}], a policy of its own: add #[{other}({written} = ..)] to the method or function")
+            format!(
+                "; `{written}` is a key of #[{other}], a policy of its own: add #[{other}({written} = ..)] to the method or function"
+            )
         }
         None => {
             let mut names: Vec<&str> = names.collect();

@@ -28,7 +28,9 @@ pub(crate) struct Parameter {
 }
 
 /// The attributes of a parameter that its bindings carry.
-const CARRIED: &[&str] = &["cfg", "cfg_attr", "allow", "expect", "warn", "deny", "forbid"];
+const CARRIED: &[&str] = &[
+    "cfg", "cfg_attr", "allow", "expect", "warn", "deny", "forbid",
+];
 
 /// Binds every parameter of `sig` but `self` to a plain name, whatever
 /// pattern it had, so that it can be passed on; gives each, in order.

@@ -21,12 +21,12 @@ use syn::punctuated::Punctuated;
 
 use crate::ast::{Flavor, Method, SelfArg, Trait, conditions};
 use crate::attr;
-use crate::krate::{Krate, Origin};
-use crate::symbol::RESILIENT;
 use crate::call::{CallTime, enter, pick_call_time, rejecter, rename_parameters, take_field};
 use crate::codes::{self, Errors};
 use crate::declare::{self, Site};
+use crate::krate::{Krate, Origin};
 use crate::policies::PolicySet;
+use crate::symbol::RESILIENT;
 use crate::tokens::local;
 use crate::{composed, fallback, ids, valid};
 
@@ -99,7 +99,8 @@ fn arguments(args: TokenStream, errors: &mut Errors) -> Option<syn::Path> {
     };
     let mut path = None;
     for item in &items {
-        let is_crate = matches!(item, NestedMeta::Meta(meta) if meta.path().is_ident(attr::CRATE_KEY));
+        let is_crate =
+            matches!(item, NestedMeta::Meta(meta) if meta.path().is_ident(attr::CRATE_KEY));
         if !is_crate || path.is_some() {
             errors.spanned(item, refused.clone());
             continue;

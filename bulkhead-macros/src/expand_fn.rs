@@ -10,10 +10,10 @@ use syn::{AttrStyle, Attribute, ForeignItem, Ident, ItemFn, Signature, Stmt, Tra
 
 use crate::ast::{Flavor, Func, conditions};
 use crate::attr::Written;
-use crate::krate::Krate;
 use crate::call::{Parameter, enter, rejecter, rename_parameters};
 use crate::codes::{self, Errors};
 use crate::declare;
+use crate::krate::Krate;
 use crate::policies::{PolicyAttribute, PolicyKind, PolicySet};
 use crate::symbol::APPLIED;
 use crate::tokens::local;
@@ -263,15 +263,25 @@ fn composed_body(
     let parameters = rename_parameters(&mut sig);
     let bind: Vec<TokenStream> = parameters
         .iter()
-        .map(|Parameter { name, pattern, ty, attrs }| {
-            if calls_again {
-                let cloned = composed::again(name, ty);
-                quote_spanned!(span=> #(#attrs)* let #pattern = #cloned;)
-            } else {
-                let once = local(&format!("once_{}", name.to_string().trim_start_matches("__bulkhead_")));
-                quote_spanned!(span=> #(#attrs)* let #pattern = #once.take();)
-            }
-        })
+        .map(
+            |Parameter {
+                 name,
+                 pattern,
+                 ty,
+                 attrs,
+             }| {
+                if calls_again {
+                    let cloned = composed::again(name, ty);
+                    quote_spanned!(span=> #(#attrs)* let #pattern = #cloned;)
+                } else {
+                    let once = local(&format!(
+                        "once_{}",
+                        name.to_string().trim_start_matches("__bulkhead_")
+                    ));
+                    quote_spanned!(span=> #(#attrs)* let #pattern = #once.take();)
+                }
+            },
+        )
         .collect();
     let bind = quote!(#(#bind)*);
     let hold = (!calls_again).then(|| {
@@ -392,7 +402,10 @@ mod tests {
         assert!(out.contains("ATR-001"), "{out}");
         assert!(out.contains("ATR-004"), "{out}");
         assert!(out.contains("fn render () -> (u8 , u8) {"), "{out}");
-        assert!(out.ends_with("(1 , 2) }"), "the errors open the body: {out}");
+        assert!(
+            out.ends_with("(1 , 2) }"),
+            "the errors open the body: {out}"
+        );
         assert!(!out.contains("POLICY"), "{out}");
     }
 }

@@ -369,11 +369,15 @@ mod tests {
     fn unknown_keys_say_what_was_meant() {
         assert_eq!(
             bulkhead(quote!(MAX_CONCURRENT = 4)).unwrap_err(),
-            ["ATR-002: unknown key `MAX_CONCURRENT` in #[bulkhead]; did you mean `max_concurrent`?"]
+            [
+                "ATR-002: unknown key `MAX_CONCURRENT` in #[bulkhead]; did you mean `max_concurrent`?"
+            ]
         );
         assert_eq!(
             bulkhead(quote!(max_attempts = 3)).unwrap_err(),
-            ["ATR-002: unknown key `max_attempts` in #[bulkhead]; `max_attempts` is a key of #[retry], a policy of its own: add #[retry(max_attempts = ..)] to the method or function"]
+            [
+                "ATR-002: unknown key `max_attempts` in #[bulkhead]; `max_attempts` is a key of #[retry], a policy of its own: add #[retry(max_attempts = ..)] to the method or function"
+            ]
         );
     }
 

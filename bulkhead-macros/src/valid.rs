@@ -197,7 +197,12 @@ fn unwrappable(model: &Trait) -> Vec<syn::Error> {
         }
     }
     let selves = SelfPaths::of(model);
-    for predicate in item.generics.where_clause.iter().flat_map(|w| &w.predicates) {
+    for predicate in item
+        .generics
+        .where_clause
+        .iter()
+        .flat_map(|w| &w.predicates)
+    {
         let WherePredicate::Type(p) = predicate else {
             continue;
         };
@@ -824,7 +829,9 @@ mod tests {
         });
         assert_eq!(errors.len(), 3, "{errors:#?}");
         assert!(
-            errors[2].starts_with("ATR-007: #[bulkhead] cannot wrap `debug`: its future is declared `std::fmt::Debug`"),
+            errors[2].starts_with(
+                "ATR-007: #[bulkhead] cannot wrap `debug`: its future is declared `std::fmt::Debug`"
+            ),
             "{}",
             errors[2]
         );

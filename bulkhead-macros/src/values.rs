@@ -574,7 +574,11 @@ fn rejection_kind(key: &str, expr: &Expr) -> Result<RejectionKind, String> {
 /// `None` for any other path (`Foo::Timeout`, `Timeout::<u8>`), which is
 /// no rejection kind.
 fn kind_path(path: &syn::Path) -> Option<String> {
-    if path.segments.iter().any(|segment| !segment.arguments.is_none()) {
+    if path
+        .segments
+        .iter()
+        .any(|segment| !segment.arguments.is_none())
+    {
         return None;
     }
     let mut segments = path.segments.iter().rev();
@@ -708,7 +712,10 @@ mod tests {
         assert!(multiplier(parse_quote!(1e400)).is_err(), "not finite");
         assert_eq!(
             multiplier(parse_quote!("2")),
-            Err("ATR-008: backoff_multiplier must be a finite number of at least 1, got \"2\"".into())
+            Err(
+                "ATR-008: backoff_multiplier must be a finite number of at least 1, got \"2\""
+                    .into()
+            )
         );
         assert_eq!(
             percent(parse_quote!(x)),

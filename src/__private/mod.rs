@@ -47,6 +47,6 @@ pub use enter::{EnterAsync, enter, enter_async};
 pub use function::{FnPolicy, MethodPolicy};
 pub use reject::{CallResult, Reject, RejectionInto, rejecter};
 pub use wrapper::{
-    AttemptsHeldNotSend, AttemptsHeldSend, CallAtOnce, CallInFutureIfSend, Defer, HeldAcrossAttempts,
-    NeverReady, SupertraitProbe, Unwind,
+    AttemptsHeldNotSend, AttemptsHeldSend, CallAtOnce, CallInFutureIfSend, Defer,
+    HeldAcrossAttempts, NeverReady, SupertraitProbe, Unwind,
 };

@@ -4,8 +4,8 @@
 //! `PolicySpecs` with `Declarations::policies`.)
 
 use std::fmt;
-use std::marker::PhantomData;
 use std::future::Future;
+use std::marker::PhantomData;
 use std::panic::{RefUnwindSafe, UnwindSafe};
 use std::pin::Pin;
 use std::task::{Context, Poll};
