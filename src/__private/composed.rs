@@ -110,7 +110,7 @@ pub trait ViaOther<R> {
     fn classifier<'a>(&self) -> Classifier<'a, Unusable>;
 
     /// See [`ViaResult::judge`].
-    fn judge<'a, P>(&self, predicate: &'a P) -> Unjudged;
+    fn judge<P>(&self, predicate: &P) -> Unjudged;
 
     /// See [`ViaResult::split`].
     fn split(&self, result: R) -> Result<R, Unusable>;
@@ -130,7 +130,7 @@ impl<R> ViaOther<R> for &Via<R> {
         Classifier::new()
     }
 
-    fn judge<'a, P>(&self, _: &'a P) -> Unjudged {
+    fn judge<P>(&self, _: &P) -> Unjudged {
         Unjudged
     }
 
