@@ -26,6 +26,8 @@ pub(crate) struct Krate {
     /// Whether `path` was written with `crate = "..."`: its tokens keep the
     /// string's span, so that an error naming them points at it.
     written: bool,
+    /// The name the crate being compiled gives the dependency.
+    found: String,
 }
 
 impl Krate {
@@ -34,9 +36,13 @@ impl Krate {
     /// read, or names the `bulkhead` package itself: its tests and examples
     /// are other crates, which name it `bulkhead`).
     pub(crate) fn new(written: Option<&Path>) -> Self {
+        let found = found_name();
         let path = match written {
             Some(path) => path.clone(),
-            None => found(),
+            None => {
+                let name = Ident::new(&found, Span::call_site());
+                syn::parse_quote!(::#name)
+            }
         };
         let default = path.leading_colon.is_some()
             && path.segments.len() == 1
@@ -46,6 +52,7 @@ impl Krate {
             path,
             default,
             written: written.is_some(),
+            found,
         }
     }
 
@@ -65,7 +72,7 @@ impl Krate {
             .iter()
             .map(|s| s.ident.to_string())
             .collect();
-        prefix.len() == 1 && (prefix[0] == CRATE.as_str() || prefix[0] == found_name())
+        prefix.len() == 1 && (prefix[0] == CRATE.as_str() || prefix[0] == self.found)
             || prefix == own.as_slice()
     }
 
@@ -174,12 +181,6 @@ fn found_name() -> String {
         Ok(proc_macro_crate::FoundCrate::Name(name)) => name,
         Ok(proc_macro_crate::FoundCrate::Itself) | Err(_) => CRATE.as_str().to_owned(),
     }
-}
-
-/// `::<found_name>`.
-fn found() -> Path {
-    let name = Ident::new(&found_name(), Span::call_site());
-    syn::parse_quote!(::#name)
 }
 
 #[cfg(test)]
