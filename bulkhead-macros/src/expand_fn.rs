@@ -211,8 +211,9 @@ fn wrap(func: &Func) -> TokenStream {
 /// A sync function or `async fn` gets its parameters renamed
 /// (`__bulkhead_arg<i>`); each attempt binds the original patterns again,
 /// to clones with `#[retry]` (ATR-012 for an argument that is not `Clone`),
-/// or to the arguments themselves, taken out of a `__private::Once`,
-/// without. A function returning a future runs its body once, at once (it
+/// or to the arguments themselves, each taken out of its own
+/// `__private::Once`, without; each binding carries the parameter's
+/// `#[cfg]` and lint attributes. A function returning a future runs its body once, at once (it
 /// makes the future), and the future that runs it under the policies takes
 /// it out of a `Once` (`#[retry]` is refused there, ATR-007).
 fn composed_body(
