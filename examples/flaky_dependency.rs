@@ -37,10 +37,10 @@ impl Inventory {
         if degraded {
             // Every other call fails fast, and one in three hangs well past
             // the timeout.
-            if n % 2 == 0 {
+            if n.is_multiple_of(2) {
                 return Err(InventoryError::Unavailable);
             }
-            if n % 3 == 0 {
+            if n.is_multiple_of(3) {
                 tokio::time::sleep(Duration::from_millis(400)).await;
             }
         }

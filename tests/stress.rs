@@ -126,7 +126,7 @@ fn sync_worker(registry: &Registry, targets: &[Target], seed: u64) {
                 for _ in 0..spin {
                     std::hint::spin_loop();
                 }
-                if spin % 7 == 0 {
+                if spin.is_multiple_of(7) {
                     thread::yield_now();
                 }
                 if panics {

@@ -60,10 +60,10 @@ impl PolicyContext {
     /// listens; otherwise costs one load and builds nothing.
     #[inline]
     pub fn publish(&self, make: impl FnOnce(Instant) -> Event) {
-        if let Some(events) = &self.events {
-            if events.has_subscribers() {
-                self.publish_now(events, make);
-            }
+        if let Some(events) = &self.events
+            && events.has_subscribers()
+        {
+            self.publish_now(events, make);
         }
     }
 

@@ -566,10 +566,10 @@ fn future_output<'a>(bounds: impl Iterator<Item = &'a TypeParamBound>) -> Option
             continue;
         };
         for arg in &args.args {
-            if let GenericArgument::AssocType(assoc) = arg {
-                if assoc.ident == "Output" {
-                    return Some(assoc.ty.clone());
-                }
+            if let GenericArgument::AssocType(assoc) = arg
+                && assoc.ident == "Output"
+            {
+                return Some(assoc.ty.clone());
             }
         }
     }

@@ -514,10 +514,10 @@ struct CapturesOfSelf<'a>(&'a Ident);
 impl VisitMut for CapturesOfSelf<'_> {
     fn visit_precise_capture_mut(&mut self, capture: &mut syn::PreciseCapture) {
         for param in &mut capture.params {
-            if let syn::CapturedParam::Ident(ident) = param {
-                if ident == "Self" {
-                    *ident = Ident::new(&self.0.to_string(), ident.span());
-                }
+            if let syn::CapturedParam::Ident(ident) = param
+                && ident == "Self"
+            {
+                *ident = Ident::new(&self.0.to_string(), ident.span());
             }
         }
     }

@@ -170,10 +170,10 @@ impl WaitQueue {
         key: WaiterKey,
         cx: &std::task::Context<'_>,
     ) -> Option<Wake> {
-        if self.node(key).is_some() {
-            if let Some(wake) = &mut self.nodes[key.index as usize].wake {
-                return wake.update(cx);
-            }
+        if self.node(key).is_some()
+            && let Some(wake) = &mut self.nodes[key.index as usize].wake
+        {
+            return wake.update(cx);
         }
         None
     }

@@ -227,10 +227,10 @@ impl Semaphore {
         if let Some(wake) = wake {
             wake.wake();
         }
-        if let Some(panic) = panicked {
-            if !std::thread::panicking() {
-                resume_unwind(panic);
-            }
+        if let Some(panic) = panicked
+            && !std::thread::panicking()
+        {
+            resume_unwind(panic);
         }
     }
 

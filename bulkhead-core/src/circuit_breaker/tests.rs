@@ -775,13 +775,13 @@ fn stress(window: SlidingWindow) {
                         missed = events.missed();
                         last = None;
                     }
-                    if let Event::CircuitBreaker(event) = event {
-                        if let CircuitBreakerEventKind::StateTransition { from, to } = event.kind {
-                            if let Some(last) = last {
-                                assert_eq!(from, last, "transitions out of order");
-                            }
-                            last = Some(to);
+                    if let Event::CircuitBreaker(event) = event
+                        && let CircuitBreakerEventKind::StateTransition { from, to } = event.kind
+                    {
+                        if let Some(last) = last {
+                            assert_eq!(from, last, "transitions out of order");
                         }
+                        last = Some(to);
                     }
                 }
             }

@@ -101,14 +101,14 @@ impl Future for SystemSleep {
 
 impl SystemSleep {
     fn deregister(&mut self) {
-        if let Some(id) = self.id.take() {
-            if let Some(timer) = Timer::get() {
-                let mut state = timer.lock();
-                let removed = state.wakers.remove(&id);
-                state.compact();
-                drop(state);
-                drop(removed);
-            }
+        if let Some(id) = self.id.take()
+            && let Some(timer) = Timer::get()
+        {
+            let mut state = timer.lock();
+            let removed = state.wakers.remove(&id);
+            state.compact();
+            drop(state);
+            drop(removed);
         }
     }
 }

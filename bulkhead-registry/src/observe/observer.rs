@@ -163,14 +163,14 @@ impl Observer {
         let mut next_sample = self.sampling.as_ref().map(|s| s.clock.now());
         let mut missed = 0;
         loop {
-            if let (Some(sampling), Some(due)) = (&self.sampling, next_sample) {
-                if sampling.clock.now() >= due {
-                    sink.sample();
-                    self.shared.samples.fetch_add(1, Ordering::Relaxed);
-                    // An interval too long to add (`Duration::MAX`) means
-                    // no further sample.
-                    next_sample = sampling.clock.now().checked_add(sampling.interval);
-                }
+            if let (Some(sampling), Some(due)) = (&self.sampling, next_sample)
+                && sampling.clock.now() >= due
+            {
+                sink.sample();
+                self.shared.samples.fetch_add(1, Ordering::Relaxed);
+                // An interval too long to add (`Duration::MAX`) means
+                // no further sample.
+                next_sample = sampling.clock.now().checked_add(sampling.interval);
             }
             let woken = self.wait(&mut cx, next_sample);
             let lost = self.stream.missed() - missed;

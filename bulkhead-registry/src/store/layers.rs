@@ -303,15 +303,15 @@ impl<P: Policy> Layers<P> {
                 &default,
                 &format!("{}.instances.{id}.", P::KIND.name()),
             )?;
-            if let Some(name) = P::config_name(spec).filter(|n| *n != DEFAULT_CONFIG) {
-                if let (None, None) = self.named(name) {
-                    return Err(RegistryError::UnknownConfig {
-                        policy: P::KIND.name(),
-                        instance: id.clone(),
-                        config: name.to_owned(),
-                        known: self.known_configs(),
-                    });
-                }
+            if let Some(name) = P::config_name(spec).filter(|n| *n != DEFAULT_CONFIG)
+                && let (None, None) = self.named(name)
+            {
+                return Err(RegistryError::UnknownConfig {
+                    policy: P::KIND.name(),
+                    instance: id.clone(),
+                    config: name.to_owned(),
+                    known: self.known_configs(),
+                });
             }
         }
         Ok(())
