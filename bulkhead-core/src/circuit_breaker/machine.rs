@@ -315,9 +315,10 @@ impl Shared {
         u64::try_from(self.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
 
-    /// The current second, counted from 1 at the breaker's creation.
+    /// The current second, counted from 1 at the breaker's creation, from
+    /// a recent reading of the clock (a window's seconds need no more).
     pub(super) fn second(&self) -> u32 {
-        self.second_at(self.context.clock().now())
+        self.second_at(self.context.clock().recent())
     }
 
     /// The second `at` falls in, counted from 1 at the breaker's creation.

@@ -53,7 +53,7 @@ impl Policies {
                 },
             };
             let started = match &permit {
-                Some((_, permit)) if permit.tracks_slow_calls() => Some(self.clock.now()),
+                Some((_, permit)) if permit.tracks_slow_calls() => Some(self.read(&self.clock)),
                 _ => None,
             };
             // One clock reading serves the breaker, the rate limiter and the
@@ -72,8 +72,9 @@ impl Policies {
                 Ok(()) => match &self.timeout {
                     None => self.guarded(&mut call).await,
                     Some(timeout) => {
+                        let start = moment.unwrap_or_else(|| self.read(timeout.clock()));
                         match timeout
-                            .run(timeout.deadline_at(moment), self.guarded(&mut call))
+                            .run_from_recent(start, self.guarded(&mut call))
                             .await
                         {
                             Ok(result) => result,
@@ -83,7 +84,7 @@ impl Policies {
                 },
             };
             if let Some((breaker, permit)) = permit {
-                let ended = started.map(|_| self.clock.now());
+                let ended = started.map(|_| self.read(&self.clock));
                 let took = started
                     .zip(ended)
                     .map(|(started, ended)| ended.saturating_duration_since(started));

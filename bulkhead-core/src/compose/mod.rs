@@ -16,17 +16,23 @@
 //! - a call the bulkhead rejects has already taken a rate-limiter permit.
 //!
 //! Policies that are not there cost nothing but a branch; policies that are
-//! there but not triggered allocate nothing and cost a few nanoseconds (a
-//! first attempt that succeeds, a closed breaker that does not time calls)
-//! plus the clock readings they need: a timed breaker, a rate limiter and a
+//! there but not triggered allocate nothing and cost a few nanoseconds plus
+//! the clock readings they need: a timed breaker, a rate limiter and a
 //! timeout need the time, and share one reading at the start of an attempt
-//! and one at its end when they run on the same clock.
+//! and one at its end when they run on the same clock. Those are
+//! [`recent`](Clock::recent) readings (an atomic load on the
+//! `SystemClock`), precise ones only where a policy needs them: a breaker
+//! whose `slow_call_threshold` is under 50 times the clock's resolution
+//! (100 ms on the `SystemClock`) times calls on `now`, a timeout reads `now`
+//! when a call has to wait, and a rate limiter near the end of a period or
+//! when it has no permit left (see each policy).
 
 mod future;
 mod sync;
 
 use std::fmt;
 use std::sync::Arc;
+use std::time::Instant;
 
 use crate::bulkhead::Bulkhead;
 use crate::circuit_breaker::{BreakerOutcome, CircuitBreaker};
@@ -72,7 +78,15 @@ pub struct Policies {
     /// present) run on `clock`, so that one reading of it can serve them
     /// all.
     shares_clock: bool,
+    /// Whether the breaker times calls on precise readings (its
+    /// `slow_call_threshold` is short for the clock's resolution), which
+    /// then serve the other policies too.
+    precise: bool,
 }
+
+/// A breaker times calls on recent readings if its `slow_call_threshold` is
+/// at least this many times the clock's resolution (within 2% of it).
+const RECENT_TIMING: u32 = 50;
 
 impl Policies {
     /// No policy at all: calls pass straight through, measured on the system
@@ -91,6 +105,7 @@ impl Policies {
             bulkhead: None,
             clock,
             shares_clock: true,
+            precise: false,
         }
     }
 
@@ -104,6 +119,12 @@ impl Policies {
     /// Adds (or replaces) the circuit breaker.
     #[must_use]
     pub fn with_circuit_breaker(mut self, circuit_breaker: CircuitBreaker) -> Self {
+        let threshold = circuit_breaker.config().slow_call_threshold();
+        self.precise = self
+            .clock
+            .resolution()
+            .checked_mul(RECENT_TIMING)
+            .is_none_or(|enough| threshold < enough);
         self.circuit_breaker = Some(circuit_breaker);
         self.share_clock_if_one()
     }
@@ -120,6 +141,17 @@ impl Policies {
     pub fn with_timeout(mut self, timeout: Timeout) -> Self {
         self.timeout = Some(timeout);
         self.share_clock_if_one()
+    }
+
+    /// A reading of `clock` for the policies: recent, unless the breaker
+    /// needs precise ones.
+    #[inline]
+    fn read(&self, clock: &Arc<dyn Clock>) -> Instant {
+        if self.precise {
+            clock.now()
+        } else {
+            clock.recent()
+        }
     }
 
     /// Decides whether one clock reading can serve every policy that reads

@@ -5,6 +5,7 @@ use std::time::Instant;
 use super::{Classifier, Policies, failure};
 use crate::bulkhead::EnterError;
 use crate::rejection::{CallError, CallTimeout, Rejection};
+use crate::timeout::Timeout;
 
 impl Policies {
     /// Runs `call` under the policies, on this thread; waits (for a retry
@@ -87,10 +88,10 @@ impl Policies {
             return self.limited(call, &mut None);
         };
         let permit = breaker.try_acquire().map_err(Rejection::from)?;
-        let started = permit.tracks_slow_calls().then(|| self.clock.now());
+        let started = permit.tracks_slow_calls().then(|| self.read(&self.clock));
         let mut moment = started;
         let result = self.limited(call, &mut moment);
-        let ended = started.map(|_| moment.unwrap_or_else(|| self.clock.now()));
+        let ended = started.map(|_| moment.unwrap_or_else(|| self.read(&self.clock)));
         let took = started
             .zip(ended)
             .map(|(started, ended)| ended.saturating_duration_since(started));
@@ -127,9 +128,14 @@ impl Policies {
         self.timed(call, moment)
     }
 
-    /// The timeout and the bulkhead around the call; the deadline counts
-    /// from `*moment` if given, and `*moment` is then the time the call
-    /// ended if that was read (else `None`).
+    /// The timeout and the bulkhead around the call. The timeout starts at
+    /// `*moment` if given (else at a reading of its own), and `*moment` is
+    /// then the time the call ended if that was read (else `None`).
+    ///
+    /// A sync call is not pre-empted, so its deadline matters only if it
+    /// waits for a slot: that wait reads the clock's precise `now` and
+    /// counts its deadline from there. Otherwise the start and end readings
+    /// (recent ones) only tell whether the call overran.
     #[inline]
     fn timed<T, E, F>(&self, call: &mut F, moment: &mut Option<Instant>) -> Result<T, CallError<E>>
     where
@@ -137,10 +143,16 @@ impl Policies {
     {
         // Taken whatever happens: what is left in `moment` is an end time.
         let start = moment.take();
-        let deadline = self.timeout.as_ref().and_then(|t| t.deadline_at(start));
+        let started = (self.timeout.as_ref())
+            .map(|timeout| start.unwrap_or_else(|| self.read(timeout.clock())));
+        // The deadline of a wait for a slot, if the call waited.
+        let mut waited = None;
         let _permit = match &self.bulkhead {
             None => None,
-            Some(bulkhead) => match bulkhead.enter_until(deadline) {
+            Some(bulkhead) => match bulkhead.enter_until_with(|| {
+                waited = self.timeout.as_ref().and_then(Timeout::deadline);
+                waited
+            }) {
                 Ok(permit) => Some(permit),
                 Err(EnterError::Full(full)) => return Err(Rejection::from(full).into()),
                 // Only a timeout sets a deadline.
@@ -154,12 +166,10 @@ impl Policies {
             },
         };
         let result = call();
-        if let (Some(timeout), Some(deadline)) = (&self.timeout, deadline) {
-            let now = timeout.clock().now();
-            if now > deadline {
-                let started = deadline.checked_sub(timeout.duration()).unwrap_or(deadline);
-                timeout.overran(now.saturating_duration_since(started));
-            }
+        if let (Some(timeout), Some(started)) = (&self.timeout, started) {
+            let now = self.read(timeout.clock());
+            let deadline = waited.or_else(|| started.checked_add(timeout.duration()));
+            timeout.check_overrun(deadline, now);
             if self.shares_clock {
                 *moment = Some(now);
             }

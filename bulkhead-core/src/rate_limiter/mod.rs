@@ -13,6 +13,19 @@
 //!   without blocking.
 //!
 //! Permits are not given back: a call consumes one whatever its outcome.
+//!
+//! # Readings of the clock
+//!
+//! A permit is taken on a [`recent`](crate::Clock::recent) reading of the
+//! clock (an atomic load on the `SystemClock`) when that reading is more
+//! than the clock's [`resolution`](crate::Clock::resolution) (2 ms on the
+//! `SystemClock`) before the end of its period: the real time is then in
+//! the same period, and the decision is the one a precise reading would
+//! give. Everything else reads the clock's precise `now`: a call near the end
+//! of a period, every refusal and every reservation, so a permit that is
+//! due is never refused and no caller waits longer than it must. Periods no
+//! longer than the resolution (the default `refresh_period` is 500 ns) are
+//! always counted on `now`. On a `ManualClock` every reading is exact.
 
 mod acquire;
 mod config;
@@ -76,6 +89,9 @@ struct Shared {
     max_wait: u64,
     /// When the first period began, on the context's clock.
     origin: Instant,
+    /// The clock's resolution in nanoseconds: how far a recent reading may
+    /// lag.
+    margin: u64,
     /// Callers waiting for a reserved permit, for monitoring.
     waiting: AtomicU32,
     instance: &'static str,
@@ -115,6 +131,7 @@ impl RateLimiter {
                 ),
                 max_wait: nanos(config.max_wait()),
                 origin: context.clock().now(),
+                margin: nanos(context.clock().resolution()),
                 waiting: AtomicU32::new(0),
                 instance: intern(instance),
                 config,
@@ -232,23 +249,28 @@ impl Shared {
     }
 
     /// Takes or reserves a permit within `max_wait` nanoseconds, at the
-    /// time `*now` (read from the clock, and kept there, if `None`).
+    /// time `*now` (a recent reading of the clock, kept there, if `None`).
+    ///
+    /// A permit of the reading's period is taken on it if it is far enough
+    /// from the period's end (see `state.rs`, *Readings that may lag*);
+    /// anything else is decided on a precise reading taken after the
+    /// permits' word is loaded, left in `*now`.
     #[inline]
     fn reserve(&self, max_wait: u64, now: &mut Option<Instant>) -> Outcome {
-        // The caller's reading serves the first try only: a retry after a
-        // lost race must see a time no earlier than the winner's.
-        let mut given = now.take();
-        let shared = given.is_some();
+        let at = *now.get_or_insert_with(|| self.context.clock().recent());
+        if self.permits.try_take_at(self.elapsed(at), self.margin) {
+            return Outcome::Granted;
+        }
+        self.reserve_fresh(max_wait, now)
+    }
+
+    /// [`reserve`](Self::reserve) on a precise reading of the clock.
+    #[inline(never)]
+    fn reserve_fresh(&self, max_wait: u64, now: &mut Option<Instant>) -> Outcome {
         let reserved = self.permits.reserve(max_wait, || {
-            let at = *now.insert(given.take().unwrap_or_else(|| self.now()));
+            let at = *now.insert(self.now());
             self.elapsed(at)
         });
-        // A reading taken before `next` was loaded may be older than a
-        // permit another caller took since: never refuse on it.
-        if shared && matches!(reserved, Reserved::Refused) {
-            *now = None;
-            return self.reserve(max_wait, now);
-        }
         let now = now.unwrap_or(self.origin);
         match reserved {
             Reserved::Now => Outcome::Granted,

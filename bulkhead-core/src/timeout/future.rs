@@ -33,17 +33,26 @@ pin_project_lite::pin_project! {
         call: Option<F>,
         shared: &'a Shared,
         deadline: Option<Instant>,
+        // Whether `deadline` counts from a recent reading, to be settled on
+        // the first poll that finds the call pending.
+        recent: bool,
         // Created on the first poll that finds the call pending.
         sleep: Option<Sleep>,
     }
 }
 
 impl<'a, F: Future> TimeoutFuture<'a, F> {
-    pub(super) fn new(shared: &'a Shared, deadline: Option<Instant>, call: F) -> Self {
+    pub(super) fn new(
+        shared: &'a Shared,
+        deadline: Option<Instant>,
+        recent: bool,
+        call: F,
+    ) -> Self {
         TimeoutFuture {
             call: Some(call),
             shared,
             deadline,
+            recent,
             sleep: None,
         }
     }
@@ -64,10 +73,10 @@ impl<F: Future> Future for TimeoutFuture<'_, F> {
             *this.sleep = None;
             return Poll::Ready(Ok(output));
         }
-        let Some(deadline) = *this.deadline else {
+        let Some(deadline) = this.deadline else {
             return Poll::Pending;
         };
-        if !deadline_passed(this.shared, deadline, this.sleep, cx) {
+        if !deadline_passed(this.shared, deadline, this.recent, this.sleep, cx) {
             return Poll::Pending;
         }
         // Dropped before resolving, so that its slot is free when the caller
@@ -79,15 +88,22 @@ impl<F: Future> Future for TimeoutFuture<'_, F> {
 }
 
 /// Whether `deadline` has passed, creating the sleep that wakes the task at
-/// the deadline on the first call.
+/// the deadline on the first call (after settling a deadline counted from a
+/// recent reading).
 #[inline(never)]
 fn deadline_passed(
     shared: &Shared,
-    deadline: Instant,
+    deadline: &mut Instant,
+    recent: &mut bool,
     sleep: &mut Option<Sleep>,
     cx: &mut Context<'_>,
 ) -> bool {
-    let sleep = sleep.get_or_insert_with(|| shared.context.clock().sleep_until(deadline));
+    let sleep = sleep.get_or_insert_with(|| {
+        if std::mem::take(recent) {
+            *deadline = shared.settle(*deadline);
+        }
+        shared.context.clock().sleep_until(*deadline)
+    });
     Pin::new(sleep).poll(cx).is_ready()
 }
 

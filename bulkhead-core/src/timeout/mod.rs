@@ -11,6 +11,27 @@
 //! rate-limiter permit is not part of the timeout, for sync and async calls
 //! alike, and the deadline counts from when the permit was granted.
 //!
+//! # Precision
+//!
+//! [`Timeout::deadline`] reads the clock's precise [`now`](Clock::now). A
+//! call composed with other policies (`Policies`, pipelines, generated
+//! wrappers) does not pay for that reading unless it has to wait:
+//!
+//! - a sync call that waits for a bulkhead slot reads `now` when it starts
+//!   waiting, and its deadline counts from there (a few nanoseconds after
+//!   the timeout started); a call that gets its slot at once has nothing to
+//!   cut short;
+//! - an async call's deadline counts from a [`recent`](Clock::recent)
+//!   reading at its start. If the call is still pending after its first
+//!   poll, the deadline is settled: `recent + resolution + duration`, or
+//!   `now + duration` read then if that is earlier. So while the clock works
+//!   as designed (its recent readings at most [`resolution`](Clock::resolution)
+//!   old), a call is never cut short before `duration` has passed, and is
+//!   cut at most the resolution late (2 ms on the `SystemClock`, none on a
+//!   `ManualClock`);
+//! - a sync call's overrun (`Overrun` event, `took`) is measured between
+//!   two recent readings: to within the resolution either way.
+//!
 //! - `config.rs`: [`TimeoutConfig`] and its builder;
 //! - `future.rs`: [`TimeoutFuture`], the async call raced against its
 //!   deadline.
@@ -67,6 +88,8 @@ struct Shared {
     instance: &'static str,
     config: TimeoutConfig,
     context: PolicyContext,
+    /// The clock's resolution, read once.
+    resolution: Duration,
 }
 
 impl Timeout {
@@ -86,6 +109,7 @@ impl Timeout {
             shared: Arc::new(Shared {
                 instance: intern(instance),
                 config,
+                resolution: context.clock().resolution(),
                 context,
             }),
         }
@@ -114,15 +138,24 @@ impl Timeout {
     /// timeout.
     #[inline]
     pub fn deadline(&self) -> Option<Instant> {
-        self.deadline_at(None)
+        self.shared
+            .context
+            .clock()
+            .now()
+            .checked_add(self.shared.config.duration())
     }
 
-    /// The deadline of a call starting at `now`, or now on the clock if
-    /// `None` (the composition passes a reading it shares with others).
+    /// Reports an overrun if a sync call that ended at `now` ran past
+    /// `deadline` (none: it cannot have).
     #[inline]
-    pub(crate) fn deadline_at(&self, now: Option<Instant>) -> Option<Instant> {
-        now.unwrap_or_else(|| self.shared.context.clock().now())
-            .checked_add(self.shared.config.duration())
+    pub(crate) fn check_overrun(&self, deadline: Option<Instant>, now: Instant) {
+        if let Some(deadline) = deadline {
+            if now > deadline {
+                let duration = self.duration();
+                let started = deadline.checked_sub(duration).unwrap_or(deadline);
+                self.overran(now.saturating_duration_since(started));
+            }
+        }
     }
 
     /// The clock it measures deadlines on.
@@ -136,7 +169,21 @@ impl Timeout {
     /// See [`TimeoutFuture`] for what happens at the deadline.
     #[inline]
     pub fn run<F: Future>(&self, deadline: Option<Instant>, future: F) -> TimeoutFuture<'_, F> {
-        TimeoutFuture::new(&self.shared, deadline, future)
+        TimeoutFuture::new(&self.shared, deadline, false, future)
+    }
+
+    /// Runs `future` against the deadline of a call that started at
+    /// `start`, a [`recent`](Clock::recent) reading of the clock (see the
+    /// module's *Precision*): the deadline is settled if the call is still
+    /// pending after its first poll.
+    #[inline]
+    pub(crate) fn run_from_recent<F: Future>(
+        &self,
+        start: Instant,
+        future: F,
+    ) -> TimeoutFuture<'_, F> {
+        let deadline = start.checked_add(self.duration());
+        TimeoutFuture::new(&self.shared, deadline, true, future)
     }
 
     /// The rejection of a sync call whose wait for a bulkhead slot was cut
@@ -160,6 +207,24 @@ impl Timeout {
 }
 
 impl Shared {
+    /// The deadline of a call that started at `start`, a recent reading,
+    /// with the call pending now: never earlier than `duration` after the
+    /// call really started while recent readings lag by at most the
+    /// resolution (see the module's *Precision*).
+    fn settle(&self, deadline: Instant) -> Instant {
+        let late = deadline.checked_add(self.resolution);
+        let from_now = self
+            .context
+            .clock()
+            .now()
+            .checked_add(self.config.duration());
+        match (late, from_now) {
+            (Some(late), Some(from_now)) => late.min(from_now),
+            (Some(one), None) | (None, Some(one)) => one,
+            (None, None) => deadline,
+        }
+    }
+
     fn timed_out(&self) -> CallTimeout {
         let timeout = self.config.duration();
         self.publish(TimeoutEventKind::TimedOut { timeout });
