@@ -79,7 +79,7 @@ impl<'a> BreakerPermit<'a> {
         duration: Option<Duration>,
         at: Option<Instant>,
     ) {
-        let ticket = std::mem::replace(&mut self.ticket, Ticket::Free);
+        let ticket = std::mem::replace(&mut self.ticket, Ticket::FREE);
         self.shared.record(ticket, outcome, duration, at);
     }
 
@@ -89,7 +89,7 @@ impl<'a> BreakerPermit<'a> {
     }
 
     fn into_ticket(mut self) -> Ticket {
-        std::mem::replace(&mut self.ticket, Ticket::Free)
+        std::mem::replace(&mut self.ticket, Ticket::FREE)
     }
 }
 
@@ -132,7 +132,7 @@ impl OwnedBreakerPermit {
 
     /// See [`BreakerPermit::record`].
     pub fn record(mut self, outcome: BreakerOutcome, duration: Option<Duration>) {
-        let ticket = std::mem::replace(&mut self.ticket, Ticket::Free);
+        let ticket = std::mem::replace(&mut self.ticket, Ticket::FREE);
         self.breaker.shared.record(ticket, outcome, duration, None);
     }
 }

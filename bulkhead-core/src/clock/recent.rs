@@ -173,7 +173,9 @@ impl Recent {
     /// Stores the reading `now`; says whether to sleep or park next.
     pub(super) fn tick(&self, now: Instant) -> Next {
         let nanos = now.saturating_duration_since(self.origin).as_nanos();
-        let nanos = u64::try_from(nanos).unwrap_or(u64::MAX).min(u64::MAX >> SHIFT);
+        let nanos = u64::try_from(nanos)
+            .unwrap_or(u64::MAX)
+            .min(u64::MAX >> SHIFT);
         let word = nanos << SHIFT | LIVE;
         let old = self.word.swap(word, Release);
         if old & USED != 0 {
@@ -225,7 +227,11 @@ mod tests {
         let origin = Instant::now();
         let recent = Recent::new(origin);
         assert_eq!(recent.read(), None, "no reading before the first tick");
-        for at in [origin, origin + 3 * MS, origin + Duration::from_secs(86_400)] {
+        for at in [
+            origin,
+            origin + 3 * MS,
+            origin + Duration::from_secs(86_400),
+        ] {
             assert_eq!(recent.tick(at), Next::Sleep);
             assert_eq!(recent.read(), Some(at));
         }

@@ -7,6 +7,7 @@
 
 use std::future::Future;
 
+use super::guarded::Guarded;
 use super::{Classifier, Policies, failure};
 use crate::rejection::{CallError, Rejection};
 
@@ -37,7 +38,7 @@ impl Policies {
             let permit = match &self.circuit_breaker {
                 None => None,
                 Some(breaker) => match breaker.try_acquire() {
-                    Ok(permit) => Some((breaker, permit)),
+                    Ok(permit) => Some(permit),
                     Err(open) => {
                         let result = Err(Rejection::from(open).into());
                         match self.retry_after(&mut retry, &result, classify) {
@@ -53,7 +54,7 @@ impl Policies {
                 },
             };
             let started = match &permit {
-                Some((_, permit)) if permit.tracks_slow_calls() => Some(self.read(&self.clock)),
+                Some(permit) if permit.tracks_slow_calls() => Some(self.read(&self.clock)),
                 _ => None,
             };
             // One clock reading serves the breaker, the rate limiter and the
@@ -83,7 +84,7 @@ impl Policies {
                     }
                 },
             };
-            if let Some((breaker, permit)) = permit {
+            if let (Some(permit), Some(breaker)) = (permit, &self.circuit_breaker) {
                 let ended = started.map(|_| self.read(&self.clock));
                 let took = started
                     .zip(ended)
@@ -124,15 +125,11 @@ impl Policies {
     }
 
     /// The bulkhead around the call: what a timeout drops at its deadline.
-    async fn guarded<T, E, F, Fut>(&self, call: &mut F) -> Result<T, CallError<E>>
+    #[inline]
+    fn guarded<'a, F, Fut>(&'a self, call: &'a mut F) -> Guarded<'a, F, Fut>
     where
         F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
     {
-        let _permit = match &self.bulkhead {
-            Some(bulkhead) => Some(bulkhead.enter_async().await.map_err(Rejection::from)?),
-            None => None,
-        };
-        call().await.map_err(CallError::Inner)
+        Guarded::new(self.bulkhead.as_ref(), call)
     }
 }
