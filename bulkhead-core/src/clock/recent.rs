@@ -71,6 +71,7 @@ const SHIFT: u32 = 2;
 const WAKE: u64 = USED;
 
 /// The process-wide recent reading of the system clock.
+#[inline]
 pub(super) fn recent() -> Instant {
     match RECENT.get() {
         Some(recent) => match recent.read() {

@@ -7,7 +7,6 @@
 
 use std::future::Future;
 
-use super::guarded::Guarded;
 use super::{Classifier, Policies, failure};
 use crate::rejection::{CallError, Rejection};
 
@@ -38,6 +37,8 @@ impl Policies {
             let permit = match &self.circuit_breaker {
                 None => None,
                 Some(breaker) => match breaker.try_acquire() {
+                    // The permit alone (two words) crosses the awaits: see
+                    // `Ticket` for why its layout matters here.
                     Ok(permit) => Some(permit),
                     Err(open) => {
                         let result = Err(Rejection::from(open).into());
@@ -71,7 +72,17 @@ impl Policies {
             let result = match limited {
                 Err(rejection) => Err(rejection.into()),
                 Ok(()) => match &self.timeout {
-                    None => self.guarded(&mut call).await,
+                    // Without a timeout the bulkhead and the call are
+                    // awaited here rather than in `guarded`: the output of
+                    // a nested state machine's out-of-line poll is copied
+                    // out of it, and that copy stalls on store forwarding.
+                    None => match &self.bulkhead {
+                        None => call().await.map_err(CallError::Inner),
+                        Some(bulkhead) => match bulkhead.enter_async().await {
+                            Ok(_permit) => call().await.map_err(CallError::Inner),
+                            Err(full) => Err(Rejection::from(full).into()),
+                        },
+                    },
                     Some(timeout) => {
                         let start = moment.unwrap_or_else(|| self.read(timeout.clock()));
                         match timeout
@@ -125,11 +136,15 @@ impl Policies {
     }
 
     /// The bulkhead around the call: what a timeout drops at its deadline.
-    #[inline]
-    fn guarded<'a, F, Fut>(&'a self, call: &'a mut F) -> Guarded<'a, F, Fut>
+    async fn guarded<T, E, F, Fut>(&self, call: &mut F) -> Result<T, CallError<E>>
     where
         F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
     {
-        Guarded::new(self.bulkhead.as_ref(), call)
+        let _permit = match &self.bulkhead {
+            Some(bulkhead) => Some(bulkhead.enter_async().await.map_err(Rejection::from)?),
+            None => None,
+        };
+        call().await.map_err(CallError::Inner)
     }
 }

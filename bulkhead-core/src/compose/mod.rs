@@ -28,7 +28,6 @@
 //! when it has no permit left (see each policy).
 
 mod future;
-mod guarded;
 mod sync;
 
 use std::fmt;
