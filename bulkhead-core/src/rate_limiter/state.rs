@@ -367,6 +367,22 @@ mod tests {
     }
 
     #[test]
+    fn a_lagging_reading_takes_only_permits_of_its_cycle_far_from_its_end() {
+        let state = state(2, 100, 0);
+        // A lag behind the cycle: the cycle's first permit.
+        assert!(state.try_take_at(150 * MS, 5 * MS));
+        assert!(state.try_take_at(150 * MS, 5 * MS));
+        // None left: decided on a fresh reading instead.
+        assert!(!state.try_take_at(150 * MS, 5 * MS));
+        // Within the margin of the cycle's end: not trusted.
+        assert!(!state.try_take_at(296 * MS, 5 * MS));
+        assert!(state.try_take_at(294 * MS, 5 * MS));
+        // A reading older than the cycle `next` is in never moves it back.
+        assert!(!state.try_take_at(150 * MS, 5 * MS));
+        assert_eq!(state.available(|| 250 * MS), 1);
+    }
+
+    #[test]
     fn a_limiter_idle_for_centuries_is_full_again() {
         let state = state(50, 1, 5000);
         for _ in 0..60 {
@@ -414,6 +430,36 @@ mod loom_tests {
             both.sort_by_key(|r| matches!(r, Reserved::Now));
             assert_eq!(both, [Reserved::Later { wait: 7 }, Reserved::Now]);
             assert_eq!(state.available(|| 3), -1);
+        });
+    }
+
+    #[test]
+    fn two_callers_on_a_lagging_reading_never_share_the_last_permit() {
+        loom::model(|| {
+            let state = Arc::new(PermitState::new(
+                2,
+                Duration::from_nanos(100),
+                Duration::ZERO,
+            ));
+            // One permit of the cycle is gone; both read time 10 (lagging
+            // by up to 5), and a third caller decides on a fresh reading.
+            assert!(state.try_take_at(10, 5));
+            let other = {
+                let state = Arc::clone(&state);
+                loom::thread::spawn(move || state.try_take_at(10, 5))
+            };
+            let fresh = {
+                let state = Arc::clone(&state);
+                loom::thread::spawn(move || state.reserve(0, || 12) == Reserved::Now)
+            };
+            let mine = state.try_take_at(10, 5);
+            let theirs = other.join().unwrap();
+            let fresh = fresh.join().unwrap();
+            assert_eq!(
+                usize::from(mine) + usize::from(theirs) + usize::from(fresh),
+                1
+            );
+            assert_eq!(state.available(|| 12), 0);
         });
     }
 }
