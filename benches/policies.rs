@@ -8,6 +8,7 @@
 //! |---|---|
 //! | `policies_sync` | `Pipeline::execute` with one policy at a time, then all five |
 //! | `policies_async` | `Pipeline::execute_async` polled once (ready at once), one policy at a time, then all five |
+//! | `policies_clock` | the readings the policies take: `Instant::now()`, and the `SystemClock`'s `now` and `recent` through `Arc<dyn Clock>` as a registry holds it |
 //!
 //! Run with `cargo bench --bench policies`; `python3 benches/report.py`
 //! prints the medians (see `BENCHMARKS.md`).
@@ -16,9 +17,11 @@ use std::hint::black_box;
 use std::pin::pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
-use std::time::Duration;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bulkhead::SlidingWindow;
+use bulkhead::{Clock, SystemClock};
 use bulkhead::{Pipeline, PipelineBuilder, Registry};
 use criterion::{Criterion, criterion_group, criterion_main};
 
@@ -117,11 +120,24 @@ fn asynchronous(c: &mut Criterion) {
     group.finish();
 }
 
+fn clock(c: &mut Criterion) {
+    let mut group = c.benchmark_group("policies_clock");
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    group.bench_function("instant_now", |b| b.iter(|| black_box(Instant::now())));
+    group.bench_function("system_now", |b| {
+        b.iter(|| black_box(black_box(&clock).now()))
+    });
+    group.bench_function("system_recent", |b| {
+        b.iter(|| black_box(black_box(&clock).recent()))
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
-    targets = sync, asynchronous
+    targets = sync, asynchronous, clock
 }
 criterion_main!(benches);
