@@ -15,9 +15,9 @@
 
 use std::hint::black_box;
 use std::pin::pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bulkhead::SlidingWindow;

@@ -203,14 +203,15 @@ impl Shared {
     }
 
     /// Records an outcome; `at` is the time it ended on the breaker's
-    /// clock, if the caller has read it (a time window needs the second).
+    /// clock, in nanoseconds since `origin`, if the caller has read it (a
+    /// time window needs the second).
     #[inline]
     pub(super) fn record(
         &self,
         ticket: Ticket,
         outcome: BreakerOutcome,
         duration: Option<Duration>,
-        at: Option<Instant>,
+        at: Option<u64>,
     ) {
         let failed = match outcome {
             BreakerOutcome::Success => false,
@@ -234,14 +235,14 @@ impl Shared {
     }
 
     #[inline]
-    fn record_closed(&self, epoch: u32, failed: bool, slow: bool, at: Option<Instant>) {
+    fn record_closed(&self, epoch: u32, failed: bool, slow: bool, at: Option<u64>) {
         if !Word(self.state.load(Acquire)).is(CircuitState::Closed, epoch) {
             return;
         }
         let mut now = None;
         let mut second = || {
             *now.get_or_insert_with(|| match at {
-                Some(at) => self.second_at(at),
+                Some(at) => second_of(at),
                 None => self.second(),
             })
         };
@@ -366,10 +367,19 @@ impl Shared {
 
     /// The second `at` falls in, counted from 1 at the breaker's creation.
     fn second_at(&self, at: Instant) -> u32 {
-        let second = at
-            .saturating_duration_since(self.origin)
-            .as_secs()
-            .saturating_add(1);
-        u32::try_from(second).unwrap_or(u32::MAX)
+        let since = at.saturating_duration_since(self.origin).as_nanos();
+        second_of(u64::try_from(since).unwrap_or(u64::MAX))
     }
+
+    /// The clock's time when the breaker was created.
+    pub(super) fn origin(&self) -> Instant {
+        self.origin
+    }
+}
+
+/// The second `nanos` after the breaker's creation falls in, counted from 1.
+#[inline]
+fn second_of(nanos: u64) -> u32 {
+    let second = (nanos / 1_000_000_000).saturating_add(1);
+    u32::try_from(second).unwrap_or(u32::MAX)
 }

@@ -36,9 +36,12 @@
 mod manual;
 mod recent;
 mod system;
+mod timeline;
 
 pub use manual::ManualClock;
+pub use recent::RecentTime;
 pub use system::SystemClock;
+pub(crate) use timeline::{Timeline, since};
 
 use std::fmt;
 use std::future::Future;
@@ -111,6 +114,14 @@ pub trait Clock: Send + Sync + fmt::Debug + 'static {
         Duration::ZERO
     }
 
+    /// Where this clock keeps its [`recent`](Clock::recent) reading in
+    /// memory, if it does: policies built on it then read it inline, with
+    /// one atomic load, rather than through a call. `None` (the default)
+    /// for every clock but the [`SystemClock`].
+    fn recent_time(&self) -> Option<RecentTime> {
+        None
+    }
+
     /// A future that completes once [`now`](Clock::now) reaches `deadline`.
     fn sleep_until(&self, deadline: Instant) -> Sleep;
 
@@ -133,6 +144,10 @@ impl<C: Clock + ?Sized> Clock for std::sync::Arc<C> {
 
     fn resolution(&self) -> Duration {
         (**self).resolution()
+    }
+
+    fn recent_time(&self) -> Option<RecentTime> {
+        (**self).recent_time()
     }
 
     fn sleep_until(&self, deadline: Instant) -> Sleep {

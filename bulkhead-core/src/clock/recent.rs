@@ -78,18 +78,58 @@ pub(super) fn recent() -> Instant {
             Some(at) => at,
             None => recent.fall_back(),
         },
-        None => start(),
+        None => {
+            start();
+            Instant::now()
+        }
+    }
+}
+
+/// Where the system clock keeps its recent reading: see [`RecentTime`].
+pub(super) fn recent_time() -> RecentTime {
+    RecentTime {
+        recent: match RECENT.get() {
+            Some(recent) => recent,
+            None => start(),
+        },
+    }
+}
+
+/// A clock's recent reading kept in memory, as nanoseconds since a fixed
+/// instant, so that a policy reads it with one atomic load instead of a
+/// call through the clock; see [`Clock::recent_time`](super::Clock::recent_time).
+///
+/// Only the [`SystemClock`](super::SystemClock) has one.
+#[derive(Debug, Clone, Copy)]
+pub struct RecentTime {
+    recent: &'static Recent,
+}
+
+impl RecentTime {
+    /// [`Clock::recent`](super::Clock::recent) as nanoseconds since
+    /// [`epoch`](Self::epoch).
+    #[inline]
+    pub fn nanos(self) -> u64 {
+        match self.recent.read_nanos() {
+            Some(nanos) => nanos,
+            None => self.recent.fall_back_nanos(),
+        }
+    }
+
+    /// The instant [`nanos`](Self::nanos) counts from.
+    pub fn epoch(self) -> Instant {
+        self.recent.origin
     }
 }
 
 static RECENT: OnceLock<Recent> = OnceLock::new();
 
-/// Starts the ticker (once), and reads the clock meanwhile.
+/// Starts the ticker (once).
 #[cold]
 #[inline(never)]
-fn start() -> Instant {
+fn start() -> &'static Recent {
     static SPAWN: Once = Once::new();
-    RECENT.get_or_init(|| Recent::new(Instant::now()));
+    let recent = RECENT.get_or_init(|| Recent::new(Instant::now()));
     SPAWN.call_once(|| {
         // A thread that cannot be started leaves the word without a
         // reading: every reading is then `Instant::now()`.
@@ -101,7 +141,7 @@ fn start() -> Instant {
                 }
             });
     });
-    Instant::now()
+    recent
 }
 
 /// What the ticker does after a tick.
@@ -139,6 +179,13 @@ impl Recent {
     /// run).
     #[inline]
     pub(super) fn read(&self) -> Option<Instant> {
+        let nanos = self.read_nanos()?;
+        Some(self.origin + Duration::from_nanos(nanos))
+    }
+
+    /// The last reading as nanoseconds since `origin`, or `None`.
+    #[inline]
+    fn read_nanos(&self) -> Option<u64> {
         let word = self.word.load(Acquire);
         if word & LIVE == 0 {
             return None;
@@ -146,7 +193,15 @@ impl Recent {
         if word & USED == 0 {
             self.mark_used();
         }
-        Some(self.origin + Duration::from_nanos(word >> SHIFT))
+        Some(word >> SHIFT)
+    }
+
+    /// [`fall_back`](Self::fall_back) in nanoseconds since `origin`.
+    #[cold]
+    #[inline(never)]
+    fn fall_back_nanos(&self) -> u64 {
+        let nanos = self.fall_back().saturating_duration_since(self.origin);
+        u64::try_from(nanos.as_nanos()).unwrap_or(u64::MAX)
     }
 
     #[cold]

@@ -57,6 +57,13 @@ impl Clock for SystemClock {
         super::recent::RESOLUTION
     }
 
+    fn recent_time(&self) -> Option<super::RecentTime> {
+        #[cfg(not(loom))]
+        return Some(super::recent::recent_time());
+        #[cfg(loom)]
+        return None;
+    }
+
     fn sleep_until(&self, deadline: Instant) -> Sleep {
         SystemSleep { deadline, id: None }.into()
     }

@@ -6,8 +6,10 @@
 //! its own.
 
 use std::future::Future;
+use std::time::Duration;
 
 use super::{Classifier, Policies, failure};
+use crate::clock::since;
 use crate::rejection::{CallError, Rejection};
 
 impl Policies {
@@ -63,7 +65,11 @@ impl Policies {
             let mut moment = started.filter(|_| self.shares_clock);
             let limited = match &self.rate_limiter {
                 Some(limiter) => {
-                    let permit = limiter.acquire_async_at(&mut moment);
+                    let at = *moment.get_or_insert_with(|| self.read(&self.limiter_clock));
+                    let permit = limiter.acquire_async_on(since(at, self.limiter_origin));
+                    if permit.waits() {
+                        moment = None;
+                    }
                     permit.await.map_err(Rejection::from)
                 }
                 None => Ok(()),
@@ -84,9 +90,9 @@ impl Policies {
                         },
                     },
                     Some(timeout) => {
-                        let start = moment.unwrap_or_else(|| self.read(timeout.clock()));
+                        let start = moment.unwrap_or_else(|| self.read(&self.timeout_clock));
                         match timeout
-                            .run_from_recent(start, self.guarded(&mut call))
+                            .run_from_recent(start, &self.timeout_clock, self.guarded(&mut call))
                             .await
                         {
                             Ok(result) => result,
@@ -99,8 +105,9 @@ impl Policies {
                 let ended = started.map(|_| self.read(&self.clock));
                 let took = started
                     .zip(ended)
-                    .map(|(started, ended)| ended.saturating_duration_since(started));
-                let at = ended.filter(|_| self.shares_clock);
+                    .map(|(started, ended)| Duration::from_nanos(ended.saturating_sub(started)));
+                let at =
+                    (ended.filter(|_| self.shares_clock)).map(|at| since(at, self.breaker_origin));
                 permit.record_at(self.outcome(breaker, &result, classify), took, at);
             }
             match self.retry_after(&mut retry, &result, classify) {

@@ -1,9 +1,10 @@
 //! Calls on the caller's thread: waits block it.
 
-use std::time::Instant;
+use std::time::Duration;
 
 use super::{Classifier, Policies, failure};
 use crate::bulkhead::EnterError;
+use crate::clock::since;
 use crate::rejection::{CallError, CallTimeout, Rejection};
 use crate::timeout::Timeout;
 
@@ -94,9 +95,9 @@ impl Policies {
         let ended = started.map(|_| moment.unwrap_or_else(|| self.read(&self.clock)));
         let took = started
             .zip(ended)
-            .map(|(started, ended)| ended.saturating_duration_since(started));
+            .map(|(started, ended)| Duration::from_nanos(ended.saturating_sub(started)));
         // The end also gives a time window its second, on the same clock.
-        let at = ended.filter(|_| self.shares_clock);
+        let at = (ended.filter(|_| self.shares_clock)).map(|at| since(at, self.breaker_origin));
         permit.record_at(self.outcome(breaker, &result, classify), took, at);
         result
     }
@@ -105,11 +106,7 @@ impl Policies {
     /// caller has just read, if any, and afterwards the time the call ended
     /// if that was read (else `None`).
     #[inline]
-    fn limited<T, E, F>(
-        &self,
-        call: &mut F,
-        moment: &mut Option<Instant>,
-    ) -> Result<T, CallError<E>>
+    fn limited<T, E, F>(&self, call: &mut F, moment: &mut Option<u64>) -> Result<T, CallError<E>>
     where
         F: FnMut() -> Result<T, E>,
     {
@@ -117,9 +114,16 @@ impl Policies {
             *moment = None;
         }
         if let Some(limiter) = &self.rate_limiter {
-            if let Err(limited) = limiter.acquire_at(moment) {
-                *moment = None;
-                return Err(Rejection::from(limited).into());
+            let at = *moment.get_or_insert_with(|| self.read(&self.limiter_clock));
+            match limiter.acquire_on(since(at, self.limiter_origin)) {
+                // The reading still serves (it is recent).
+                Ok(false) => {}
+                // Time moved on while we waited.
+                Ok(true) => *moment = None,
+                Err(limited) => {
+                    *moment = None;
+                    return Err(Rejection::from(limited).into());
+                }
             }
             if !self.shares_clock {
                 *moment = None;
@@ -137,14 +141,14 @@ impl Policies {
     /// counts its deadline from there. Otherwise the start and end readings
     /// (recent ones) only tell whether the call overran.
     #[inline]
-    fn timed<T, E, F>(&self, call: &mut F, moment: &mut Option<Instant>) -> Result<T, CallError<E>>
+    fn timed<T, E, F>(&self, call: &mut F, moment: &mut Option<u64>) -> Result<T, CallError<E>>
     where
         F: FnMut() -> Result<T, E>,
     {
         // Taken whatever happens: what is left in `moment` is an end time.
         let start = moment.take();
         let started = (self.timeout.as_ref())
-            .map(|timeout| start.unwrap_or_else(|| self.read(timeout.clock())));
+            .map(|_| start.unwrap_or_else(|| self.read(&self.timeout_clock)));
         // The deadline of a wait for a slot, if the call waited.
         let mut waited = None;
         let _permit = match &self.bulkhead {
@@ -167,9 +171,11 @@ impl Policies {
         };
         let result = call();
         if let (Some(timeout), Some(started)) = (&self.timeout, started) {
-            let now = self.read(timeout.clock());
-            let deadline = waited.or_else(|| started.checked_add(timeout.duration()));
-            timeout.check_overrun(deadline, now);
+            let now = self.read(&self.timeout_clock);
+            match waited {
+                None => timeout.check_took(now.saturating_sub(started)),
+                Some(deadline) => timeout.check_overrun(deadline, self.timeout_clock.instant(now)),
+            }
             if self.shares_clock {
                 *moment = Some(now);
             }

@@ -78,21 +78,23 @@ impl<'a> AcquirePermit<'a> {
         }
     }
 
-    /// A permit taken or reserved now, at the time `*now` (read and left
-    /// there if `None`; `None` afterwards if a wait lies ahead), for a
+    /// A permit already taken, refused or reserved (`outcome`), for a
     /// caller that is itself being polled.
     #[inline]
-    pub(super) fn reserved(shared: &'a Shared, now: &mut Option<Instant>) -> Self {
+    pub(super) fn decided(shared: &'a Shared, outcome: Outcome) -> Self {
         let mut permit = AcquirePermit::new(shared);
-        match shared.reserve(shared.max_wait, now) {
+        match outcome {
             Outcome::Granted => permit.state = State::Ready(Ok(())),
             Outcome::Refused => permit.state = State::Ready(Err(shared.reject())),
-            Outcome::Reserved(at) => {
-                *now = None;
-                permit.start_waiting(at);
-            }
+            Outcome::Reserved(at) => permit.start_waiting(at),
         }
         permit
+    }
+
+    /// Whether it waits for a reserved permit.
+    #[inline]
+    pub(crate) fn waits(&self) -> bool {
+        matches!(self.state, State::Waiting { .. })
     }
 }
 
@@ -110,7 +112,7 @@ impl Future for AcquirePermit<'_> {
         }
         if let State::Start = this.state {
             let shared = this.shared;
-            match shared.reserve(shared.max_wait, &mut None) {
+            match shared.reserve(shared.max_wait) {
                 Outcome::Granted => {
                     this.state = State::Done;
                     return Poll::Ready(Ok(()));

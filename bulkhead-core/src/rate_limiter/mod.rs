@@ -159,7 +159,7 @@ impl RateLimiter {
     #[inline]
     pub fn try_acquire(&self) -> Result<(), RateLimited> {
         // With no wait allowed, nothing is ever reserved.
-        match self.shared.reserve(0, &mut None) {
+        match self.shared.reserve(0) {
             Outcome::Granted => Ok(()),
             Outcome::Reserved(_) | Outcome::Refused => Err(self.shared.reject()),
         }
@@ -180,33 +180,32 @@ impl RateLimiter {
     /// [`RateLimited`] if no permit can be had within `max_wait`.
     #[inline]
     pub fn acquire(&self) -> Result<(), RateLimited> {
-        self.acquire_at(&mut None)
+        let shared = &*self.shared;
+        shared.granted(shared.reserve(shared.max_wait)).map(drop)
     }
 
-    /// [`acquire`](Self::acquire) at the time `*now`, if the caller has
-    /// read the clock a moment ago (else it is read, and left in `*now`);
-    /// `*now` is `None` afterwards if the caller waited, since time moved
-    /// on. The composition shares one clock reading between policies.
+    /// [`acquire`](Self::acquire) on the caller's recent reading of the
+    /// clock, `elapsed` nanoseconds after the first period began (the
+    /// composition shares its readings between policies). `Ok(true)` if
+    /// the caller waited for a reserved permit: its reading is then stale.
     #[inline]
-    pub(crate) fn acquire_at(&self, now: &mut Option<Instant>) -> Result<(), RateLimited> {
+    pub(crate) fn acquire_on(&self, elapsed: u64) -> Result<bool, RateLimited> {
         let shared = &*self.shared;
-        match shared.reserve(shared.max_wait, now) {
-            Outcome::Granted => Ok(()),
-            Outcome::Reserved(at) => {
-                shared.wait_blocking(at);
-                *now = None;
-                Ok(())
-            }
-            Outcome::Refused => Err(shared.reject()),
-        }
+        shared.granted(shared.reserve_on(shared.max_wait, elapsed))
     }
 
     /// [`acquire_async`](Self::acquire_async) for a caller that is being
-    /// polled: the permit is taken or reserved at once, at the time `*now`
-    /// as for `acquire_at`.
+    /// polled: the permit is taken or reserved at once, on a reading as for
+    /// `acquire_on`.
     #[inline]
-    pub(crate) fn acquire_async_at(&self, now: &mut Option<Instant>) -> AcquirePermit<'_> {
-        AcquirePermit::reserved(&self.shared, now)
+    pub(crate) fn acquire_async_on(&self, elapsed: u64) -> AcquirePermit<'_> {
+        let shared = &*self.shared;
+        AcquirePermit::decided(shared, shared.reserve_on(shared.max_wait, elapsed))
+    }
+
+    /// When its first period began, on its clock.
+    pub(crate) fn origin(&self) -> Instant {
+        self.shared.origin
     }
 
     /// The clock it counts periods on.
@@ -248,25 +247,29 @@ impl Shared {
         nanos(now.saturating_duration_since(self.origin))
     }
 
-    /// Takes or reserves a permit within `max_wait` nanoseconds, at the
-    /// time `*now` (a recent reading of the clock, kept there, if `None`).
-    ///
-    /// A permit of the reading's period is taken on it if it is far enough
-    /// from the period's end (see `state.rs`, *Readings that may lag*);
-    /// anything else is decided on a precise reading taken after the
-    /// permits' word is loaded, left in `*now`.
+    /// Takes or reserves a permit within `max_wait` nanoseconds, on a
+    /// recent reading of the clock if it can (see `state.rs`, *Readings
+    /// that may lag*), else on a precise one.
     #[inline]
-    fn reserve(&self, max_wait: u64, now: &mut Option<Instant>) -> Outcome {
-        let at = *now.get_or_insert_with(|| self.context.clock().recent());
-        if self.permits.try_take_at(self.elapsed(at), self.margin) {
-            return Outcome::Granted;
-        }
-        self.reserve_fresh(max_wait, now)
+    fn reserve(&self, max_wait: u64) -> Outcome {
+        self.reserve_on(max_wait, self.elapsed(self.context.clock().recent()))
     }
 
-    /// [`reserve`](Self::reserve) on a precise reading of the clock.
+    /// [`reserve`](Self::reserve) on a recent reading taken `elapsed`
+    /// nanoseconds after the first period began.
+    #[inline]
+    fn reserve_on(&self, max_wait: u64, elapsed: u64) -> Outcome {
+        if self.permits.try_take_at(elapsed, self.margin) {
+            return Outcome::Granted;
+        }
+        self.reserve_fresh(max_wait)
+    }
+
+    /// [`reserve`](Self::reserve) on a precise reading of the clock, taken
+    /// after the permits' word is loaded.
     #[inline(never)]
-    fn reserve_fresh(&self, max_wait: u64, now: &mut Option<Instant>) -> Outcome {
+    fn reserve_fresh(&self, max_wait: u64) -> Outcome {
+        let mut now = None;
         let reserved = self.permits.reserve(max_wait, || {
             let at = *now.insert(self.now());
             self.elapsed(at)
@@ -282,6 +285,20 @@ impl Shared {
                 None => Outcome::Granted,
             },
             Reserved::Refused => Outcome::Refused,
+        }
+    }
+
+    /// What a caller that must have a permit (it may wait) makes of
+    /// `outcome`: `Ok(true)` once it has waited for a reserved one.
+    #[inline]
+    fn granted(&self, outcome: Outcome) -> Result<bool, RateLimited> {
+        match outcome {
+            Outcome::Granted => Ok(false),
+            Outcome::Reserved(at) => {
+                self.wait_blocking(at);
+                Ok(true)
+            }
+            Outcome::Refused => Err(self.reject()),
         }
     }
 

@@ -47,7 +47,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::clock::Clock;
+use crate::clock::{Clock, Timeline};
 use crate::context::PolicyContext;
 use crate::events::{Event, TimeoutEvent, TimeoutEventKind};
 use crate::intern::intern;
@@ -90,6 +90,18 @@ struct Shared {
     context: PolicyContext,
     /// The clock's resolution, read once.
     resolution: Duration,
+    /// The duration in nanoseconds (saturating).
+    nanos: u64,
+}
+
+/// When a [`TimeoutFuture`] ends its call.
+#[derive(Debug, Clone, Copy)]
+enum Deadline<'a> {
+    /// At this instant, or never.
+    At(Option<Instant>),
+    /// `duration` after `start`, a recent reading on `timeline`, to be
+    /// settled ([`Shared::settle`]) when it is first needed.
+    Recent { start: u64, timeline: &'a Timeline },
 }
 
 impl Timeout {
@@ -110,6 +122,7 @@ impl Timeout {
                 instance: intern(instance),
                 config,
                 resolution: context.clock().resolution(),
+                nanos: u64::try_from(config.duration().as_nanos()).unwrap_or(u64::MAX),
                 context,
             }),
         }
@@ -146,15 +159,21 @@ impl Timeout {
     }
 
     /// Reports an overrun if a sync call that ended at `now` ran past
-    /// `deadline` (none: it cannot have).
+    /// `deadline`.
+    pub(crate) fn check_overrun(&self, deadline: Instant, now: Instant) {
+        if now > deadline {
+            let duration = self.duration();
+            let started = deadline.checked_sub(duration).unwrap_or(deadline);
+            self.overran(now.saturating_duration_since(started));
+        }
+    }
+
+    /// Reports an overrun if a sync call took `took` nanoseconds (two
+    /// readings' difference).
     #[inline]
-    pub(crate) fn check_overrun(&self, deadline: Option<Instant>, now: Instant) {
-        if let Some(deadline) = deadline {
-            if now > deadline {
-                let duration = self.duration();
-                let started = deadline.checked_sub(duration).unwrap_or(deadline);
-                self.overran(now.saturating_duration_since(started));
-            }
+    pub(crate) fn check_took(&self, took: u64) {
+        if took > self.shared.nanos {
+            self.overran(Duration::from_nanos(took));
         }
     }
 
@@ -169,21 +188,21 @@ impl Timeout {
     /// See [`TimeoutFuture`] for what happens at the deadline.
     #[inline]
     pub fn run<F: Future>(&self, deadline: Option<Instant>, future: F) -> TimeoutFuture<'_, F> {
-        TimeoutFuture::new(&self.shared, deadline, false, future)
+        TimeoutFuture::new(&self.shared, Deadline::At(deadline), future)
     }
 
     /// Runs `future` against the deadline of a call that started at
-    /// `start`, a [`recent`](Clock::recent) reading of the clock (see the
-    /// module's *Precision*): the deadline is settled if the call is still
-    /// pending after its first poll.
+    /// `start`, a [`recent`](Clock::recent) reading of the clock on
+    /// `timeline` (see the module's *Precision*): the deadline is settled if
+    /// the call is still pending after its first poll.
     #[inline]
-    pub(crate) fn run_from_recent<F: Future>(
-        &self,
-        start: Instant,
+    pub(crate) fn run_from_recent<'a, F: Future>(
+        &'a self,
+        start: u64,
+        timeline: &'a Timeline,
         future: F,
-    ) -> TimeoutFuture<'_, F> {
-        let deadline = start.checked_add(self.duration());
-        TimeoutFuture::new(&self.shared, deadline, true, future)
+    ) -> TimeoutFuture<'a, F> {
+        TimeoutFuture::new(&self.shared, Deadline::Recent { start, timeline }, future)
     }
 
     /// The rejection of a sync call whose wait for a bulkhead slot was cut
@@ -207,21 +226,21 @@ impl Timeout {
 }
 
 impl Shared {
-    /// The deadline of a call that started at `start`, a recent reading,
-    /// with the call pending now: never earlier than `duration` after the
-    /// call really started while recent readings lag by at most the
-    /// resolution (see the module's *Precision*).
-    fn settle(&self, deadline: Instant) -> Instant {
-        let late = deadline.checked_add(self.resolution);
-        let from_now = self
-            .context
-            .clock()
-            .now()
-            .checked_add(self.config.duration());
+    /// The deadline of a call that started at `start`, a recent reading
+    /// on `timeline`, with the call pending now: never earlier than
+    /// `duration` after the call really started while recent readings lag
+    /// by at most the resolution (see the module's *Precision*); `None` if
+    /// too far to represent.
+    fn settle(&self, start: u64, timeline: &Timeline) -> Option<Instant> {
+        let duration = self.config.duration();
+        let late = timeline
+            .instant(start)
+            .checked_add(duration)
+            .and_then(|deadline| deadline.checked_add(self.resolution));
+        let from_now = self.context.clock().now().checked_add(duration);
         match (late, from_now) {
-            (Some(late), Some(from_now)) => late.min(from_now),
-            (Some(one), None) | (None, Some(one)) => one,
-            (None, None) => deadline,
+            (Some(late), Some(from_now)) => Some(late.min(from_now)),
+            (late, from_now) => late.or(from_now),
         }
     }
 
