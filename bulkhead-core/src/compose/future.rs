@@ -66,11 +66,16 @@ impl Policies {
             let limited = match &self.rate_limiter {
                 Some(limiter) => {
                     let at = *moment.get_or_insert_with(|| self.read(&self.limiter_clock));
-                    let permit = limiter.acquire_async_on(since(at, self.limiter_origin));
-                    if permit.waits() {
-                        moment = None;
+                    let mut permit = limiter.acquire_async_on(since(at, self.limiter_origin));
+                    // Awaited only if it must wait: a future kept across an
+                    // await is copied into this state machine.
+                    match permit.take_ready() {
+                        Some(decided) => decided.map_err(Rejection::from),
+                        None => {
+                            moment = None;
+                            permit.await.map_err(Rejection::from)
+                        }
                     }
-                    permit.await.map_err(Rejection::from)
                 }
                 None => Ok(()),
             };

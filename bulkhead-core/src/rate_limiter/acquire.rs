@@ -91,10 +91,17 @@ impl<'a> AcquirePermit<'a> {
         permit
     }
 
-    /// Whether it waits for a reserved permit.
+    /// The outcome, if it was decided without a wait (it then completes
+    /// at once, and need not be polled).
     #[inline]
-    pub(crate) fn waits(&self) -> bool {
-        matches!(self.state, State::Waiting { .. })
+    pub(crate) fn take_ready(&mut self) -> Option<Result<(), RateLimited>> {
+        match self.state {
+            State::Ready(result) => {
+                self.state = State::Done;
+                Some(result)
+            }
+            _ => None,
+        }
     }
 }
 
