@@ -20,7 +20,9 @@
 //!   themselves, so the ticker is never needed for a reading to be right,
 //!   only for it to be cheap.
 //! - `U` (`USED`): a reader used this reading. The first reader after a
-//!   tick sets it (one read-modify-write per tick, not per reading); the
+//!   tick sets it, by a compare-exchange from the reading it used (one
+//!   read-modify-write per tick, not per reading; a reading replaced
+//!   meanwhile is left alone, and the next reader marks its successor); the
 //!   ticker learns from it whether anyone still reads, and parks after
 //!   [`IDLE_TICKS`] ticks in which nobody did. A parked ticker costs nothing.
 //!
@@ -191,7 +193,7 @@ impl Recent {
             return None;
         }
         if word & USED == 0 {
-            self.mark_used();
+            self.mark_used(word);
         }
         Some(word >> SHIFT)
     }
@@ -204,9 +206,14 @@ impl Recent {
         u64::try_from(nanos.as_nanos()).unwrap_or(u64::MAX)
     }
 
+    /// Marks the reading `word` used, if it is still there: a mark that
+    /// came after the ticker parked would read as [`WAKE`] with nobody to
+    /// wake it.
     #[cold]
-    fn mark_used(&self) {
-        self.word.fetch_or(USED, Relaxed);
+    fn mark_used(&self, word: u64) {
+        let _ = self
+            .word
+            .compare_exchange(word, word | USED, Relaxed, Relaxed);
     }
 
     /// A reading when the ticker does not run: the clock itself; wakes the
@@ -321,6 +328,26 @@ mod tests {
         at += MS;
         assert_eq!(recent.tick(at), Next::Sleep);
         assert_eq!(recent.read(), Some(at));
+    }
+
+    #[test]
+    fn a_late_mark_of_a_reading_never_strands_a_parked_ticker() {
+        let origin = Instant::now();
+        let recent = Recent::new(origin);
+        let mut at = origin;
+        let mut next = Next::Sleep;
+        for _ in 0..IDLE_TICKS {
+            at += MS;
+            next = recent.tick(at);
+        }
+        assert_eq!(next, Next::Park);
+        // A reader that loaded the last reading before the ticker parked
+        // marks it only now: the parked state stays as it was, so the next
+        // reader wakes the ticker.
+        recent.mark_used(((at.duration_since(origin).as_nanos() as u64) << SHIFT) | LIVE);
+        assert!(recent.parked());
+        recent.fall_back();
+        assert!(!recent.parked());
     }
 
     #[test]
