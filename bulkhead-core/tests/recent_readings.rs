@@ -88,7 +88,7 @@ fn a_manual_clock_s_recent_reading_is_its_exact_time() {
 fn the_system_clock_s_recent_reading_is_never_ahead_and_shared_clocks_forward_it() {
     let shared: Arc<dyn Clock> = Arc::new(Arc::new(SystemClock));
     assert_eq!(shared.resolution(), SystemClock.resolution());
-    assert_eq!(SystemClock.resolution(), Duration::from_millis(2));
+    assert_eq!(SystemClock.resolution(), Duration::from_millis(5));
     for _ in 0..1000 {
         let recent = shared.recent();
         assert!(recent <= shared.now());

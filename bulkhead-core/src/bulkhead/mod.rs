@@ -302,7 +302,7 @@ impl Shared {
     }
 
     /// Hold times are measured on recent readings of the clock (to within
-    /// its resolution, 2 ms on the system clock): they feed means.
+    /// its resolution, 5 ms on the system clock): they feed means.
     #[cold]
     fn admitted_timed(&self, traffic: &Counters) -> Held<'_> {
         traffic.admitted();

@@ -4,7 +4,7 @@
 //!
 //! Counting is off by default: it costs two recent clock readings
 //! ([`Clock::recent`](crate::Clock::recent): hold times are to within the
-//! clock's resolution, 2 ms on the system clock) and two atomic additions
+//! clock's resolution, 5 ms on the system clock) and two atomic additions
 //! per admitted call, and one addition per rejection, which the untracked
 //! fast paths do not pay.
 

@@ -319,7 +319,7 @@ impl CircuitBreakerConfigBuilder {
     /// policies of a composition); [`Duration::MAX`], which no call exceeds,
     /// turns timing off. A composition times calls on the clock's
     /// [`recent`](crate::Clock::recent) readings, to within its resolution
-    /// (2 ms on the `SystemClock`), when the threshold is at least 50 times
+    /// (5 ms on the `SystemClock`), when the threshold is at least 20 times
     /// that resolution (100 ms), and on precise ones below.
     pub fn slow_call_threshold(mut self, threshold: Duration) -> Self {
         self.slow_call_threshold = Some(threshold);

@@ -15,7 +15,8 @@
 //! # Two readings
 //!
 //! [`Clock::now`] is the precise time; [`Clock::recent`] is a time at most
-//! [`Clock::resolution`] old (in normal operation), and far cheaper on the
+//! [`Clock::resolution`] old (while the clock works as designed: 5 ms on
+//! the `SystemClock`, about 1 ms typically), and far cheaper on the
 //! [`SystemClock`]: a load of the time one thread reads every millisecond,
 //! about a nanosecond against 17 to 20 for `Instant::now()` on a virtual
 //! machine. Measurements that need milliseconds take recent readings; every
@@ -24,12 +25,12 @@
 //! | what | reading | resolution on the `SystemClock` |
 //! |---|---|---|
 //! | a bulkhead's `max_wait`, a retry's delay, a rate limiter's wait for a reserved permit, a breaker's `wait_in_open` | `now` | exact |
-//! | a timeout's deadline when the call has to wait (a sync wait for a slot, an async call still pending after its first poll) | `now` at the wait, and `recent` | never early while the clock ticks on time; up to 2 ms late (see [`Timeout`](crate::Timeout)) |
-//! | a sync call's overrun (`Overrun` event) | `recent` | within 2 ms |
-//! | a breaker's slow calls, if `slow_call_threshold` is at least 100 ms (else `now`) | `recent` | within 2 ms |
-//! | a time window's second | `recent` | within 2 ms |
-//! | a rate limiter's period | `recent`, and `now` within 2 ms of a period's end, for refusals and for reservations | exact (see [`RateLimiter`](crate::RateLimiter)) |
-//! | a bulkhead's hold times when sizing is tracked | `recent` | within 2 ms |
+//! | a timeout's deadline when the call has to wait (a sync wait for a slot, an async call still pending after its first poll) | `now` at the wait, and `recent` | never early while recent readings lag by at most the resolution; up to 5 ms late, exact when the call is pending at its first poll (see [`Timeout`](crate::Timeout)) |
+//! | a sync call's overrun (`Overrun` event) | `recent` | within 5 ms (about 1 ms typically) |
+//! | a breaker's slow calls, if `slow_call_threshold` is at least 100 ms (else `now`) | `recent` | within 5 ms (about 1 ms typically) |
+//! | a time window's second | `recent` | within 5 ms |
+//! | a rate limiter's period | `recent`, and `now` within 5 ms of a period's end, for refusals and for reservations | exact (see [`RateLimiter`](crate::RateLimiter)) |
+//! | a bulkhead's hold times when sizing is tracked | `recent` | within 5 ms (about 1 ms typically) |
 //!
 //! A [`ManualClock`] is exact: its `recent` is its `now`.
 

@@ -25,7 +25,9 @@ use super::{Clock, Sleep};
 /// every millisecond while anyone uses its readings, and parks after about
 /// 100 ms without a reader. A reading costs an atomic load; it is never
 /// later than `Instant::now()`, and at most [`resolution`](Clock::resolution)
-/// (2 ms) earlier while that thread gets the CPU when it wakes up. Until it
+/// (5 ms; about 1 ms typically) earlier while that thread gets the CPU soon
+/// after it wakes up. A thread starved of CPU for longer leaves older
+/// readings: see each policy for what that can change. Until it
 /// runs, or if it cannot be started, `recent` is `Instant::now()`.
 ///
 /// # Examples

@@ -22,7 +22,7 @@
 //! and one at its end when they run on the same clock. Those are
 //! [`recent`](Clock::recent) readings (an atomic load on the
 //! `SystemClock`), precise ones only where a policy needs them: a breaker
-//! whose `slow_call_threshold` is under 50 times the clock's resolution
+//! whose `slow_call_threshold` is under 20 times the clock's resolution
 //! (100 ms on the `SystemClock`) times calls on `now`, a timeout reads `now`
 //! when a call has to wait, and a rate limiter near the end of a period or
 //! when it has no permit left (see each policy).
@@ -93,8 +93,8 @@ pub struct Policies {
 }
 
 /// A breaker times calls on recent readings if its `slow_call_threshold` is
-/// at least this many times the clock's resolution (within 2% of it).
-const RECENT_TIMING: u32 = 50;
+/// at least this many times the clock's resolution (within 5% of it).
+const RECENT_TIMING: u32 = 20;
 
 impl Policies {
     /// No policy at all: calls pass straight through, measured on the system

@@ -18,7 +18,7 @@
 //!
 //! A permit is taken on a [`recent`](crate::Clock::recent) reading of the
 //! clock (an atomic load on the `SystemClock`) when that reading is more
-//! than the clock's [`resolution`](crate::Clock::resolution) (2 ms on the
+//! than the clock's [`resolution`](crate::Clock::resolution) (5 ms on the
 //! `SystemClock`) before the end of its period: the real time is then in
 //! the same period, and the decision is the one a precise reading would
 //! give. Everything else reads the clock's precise `now`: a call near the end

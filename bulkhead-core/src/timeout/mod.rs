@@ -27,8 +27,12 @@
 //!   `now + duration` read then if that is earlier. So while the clock works
 //!   as designed (its recent readings at most [`resolution`](Clock::resolution)
 //!   old), a call is never cut short before `duration` has passed, and is
-//!   cut at most the resolution late (2 ms on the `SystemClock`, none on a
-//!   `ManualClock`);
+//!   cut at most the resolution late (5 ms on the `SystemClock`, none on a
+//!   `ManualClock`); a call whose first poll returns at once (it waits for
+//!   I/O or a slot) gets `now + duration`, to the microsecond. A recent
+//!   reading that lags by more than the resolution (a clock thread starved
+//!   of CPU) can make the deadline that much early, less the resolution;
+
 //! - a sync call's overrun (`Overrun` event, `took`) is measured between
 //!   two recent readings: to within the resolution either way.
 //!
