@@ -8,7 +8,7 @@
 //! |---|---|
 //! | `policies_sync` | `Pipeline::execute` with one policy at a time, then all five |
 //! | `policies_async` | `Pipeline::execute_async` polled once (ready at once), one policy at a time, then all five |
-//! | `policies_clock` | the readings the policies take: `Instant::now()`, and the `SystemClock`'s `now` and `recent` through `Arc<dyn Clock>` as a registry holds it |
+//! | `policies_clock` | the readings the policies take: `Instant::now()`, the `SystemClock`'s `now` and `recent` through `Arc<dyn Clock>` as a registry holds it, and its `RecentTime::nanos()` (what a composition reads) |
 //!
 //! Run with `cargo bench --bench policies`; `python3 benches/report.py`
 //! prints the medians (see `BENCHMARKS.md`).
@@ -129,6 +129,11 @@ fn clock(c: &mut Criterion) {
     });
     group.bench_function("system_recent", |b| {
         b.iter(|| black_box(black_box(&clock).recent()))
+    });
+    // What a composition reads: the recent reading in nanoseconds, inline.
+    let recent = clock.recent_time().expect("the system clock keeps one");
+    group.bench_function("system_recent_time_nanos", |b| {
+        b.iter(|| black_box(black_box(recent).nanos()))
     });
     group.finish();
 }
