@@ -122,6 +122,17 @@ pub trait Clock: Send + Sync + fmt::Debug + 'static {
     /// memory, if it does: policies built on it then read it inline, with
     /// one atomic load, rather than through a call. `None` (the default)
     /// for every clock but the [`SystemClock`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use bulkhead_core::{Clock, ManualClock, SystemClock};
+    ///
+    /// let recent = SystemClock.recent_time().expect("the system clock keeps one");
+    /// assert!(recent.epoch() + Duration::from_nanos(recent.nanos()) <= Instant::now());
+    /// assert!(ManualClock::new().recent_time().is_none());
+    /// ```
     fn recent_time(&self) -> Option<RecentTime> {
         None
     }

@@ -289,6 +289,12 @@ mod tests {
     const MS: Duration = Duration::from_millis(1);
 
     #[test]
+    fn a_recent_time_is_a_plain_shareable_value() {
+        fn bounds<T: Send + Sync + Copy + std::fmt::Debug + 'static>() {}
+        bounds::<RecentTime>();
+    }
+
+    #[test]
     fn a_reading_is_the_ticker_s_last_exactly() {
         let origin = Instant::now();
         let recent = Recent::new(origin);
