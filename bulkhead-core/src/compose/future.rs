@@ -66,15 +66,13 @@ impl Policies {
             let limited = match &self.rate_limiter {
                 Some(limiter) => {
                     let at = *moment.get_or_insert_with(|| self.read(&self.limiter_clock));
-                    let mut permit = limiter.acquire_async_on(since(at, self.limiter_origin));
-                    // Awaited only if it must wait: a future kept across an
-                    // await is copied into this state machine.
-                    match permit.take_ready() {
-                        Some(decided) => decided.map_err(Rejection::from),
-                        None => {
+                    match limiter.acquire_async_on(since(at, self.limiter_origin)) {
+                        Ok(None) => Ok(()),
+                        Ok(Some(reserved)) => {
                             moment = None;
-                            permit.await.map_err(Rejection::from)
+                            reserved.await.map_err(Rejection::from)
                         }
+                        Err(limited) => Err(Rejection::from(limited)),
                     }
                 }
                 None => Ok(()),

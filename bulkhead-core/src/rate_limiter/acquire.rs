@@ -61,12 +61,7 @@ pub struct AcquirePermit<'a> {
 
 enum State<'a> {
     Start,
-    /// Decided before the first poll (see `reserved`).
-    Ready(Result<(), RateLimited>),
-    Waiting {
-        sleep: Sleep,
-        _waiting: Waiting<'a>,
-    },
+    Waiting { sleep: Sleep, _waiting: Waiting<'a> },
     Done,
 }
 
@@ -78,30 +73,12 @@ impl<'a> AcquirePermit<'a> {
         }
     }
 
-    /// A permit already taken, refused or reserved (`outcome`), for a
-    /// caller that is itself being polled.
-    #[inline]
-    pub(super) fn decided(shared: &'a Shared, outcome: Outcome) -> Self {
+    /// A permit reserved for the period that starts at `at`, waiting.
+    #[cold]
+    pub(super) fn waiting(shared: &'a Shared, at: Instant) -> Self {
         let mut permit = AcquirePermit::new(shared);
-        match outcome {
-            Outcome::Granted => permit.state = State::Ready(Ok(())),
-            Outcome::Refused => permit.state = State::Ready(Err(shared.reject())),
-            Outcome::Reserved(at) => permit.start_waiting(at),
-        }
+        permit.start_waiting(at);
         permit
-    }
-
-    /// The outcome, if it was decided without a wait (it then completes
-    /// at once, and need not be polled).
-    #[inline]
-    pub(crate) fn take_ready(&mut self) -> Option<Result<(), RateLimited>> {
-        match self.state {
-            State::Ready(result) => {
-                self.state = State::Done;
-                Some(result)
-            }
-            _ => None,
-        }
     }
 }
 
@@ -113,10 +90,6 @@ impl Future for AcquirePermit<'_> {
     #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
-        if let State::Ready(result) = this.state {
-            this.state = State::Done;
-            return Poll::Ready(result);
-        }
         if let State::Start = this.state {
             let shared = this.shared;
             match shared.reserve(shared.max_wait) {
@@ -165,7 +138,6 @@ impl fmt::Debug for AcquirePermit<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match self.state {
             State::Start => "start",
-            State::Ready(_) => "ready",
             State::Waiting { .. } => "waiting",
             State::Done => "done",
         };

@@ -195,12 +195,21 @@ impl RateLimiter {
     }
 
     /// [`acquire_async`](Self::acquire_async) for a caller that is being
-    /// polled: the permit is taken or reserved at once, on a reading as for
-    /// `acquire_on`.
+    /// polled: the permit is taken (`Ok(None)`), refused, or reserved at
+    /// once, on a reading as for `acquire_on`; only a reserved permit leaves
+    /// a future to await (a future kept across an await is copied into the
+    /// caller's state machine).
     #[inline]
-    pub(crate) fn acquire_async_on(&self, elapsed: u64) -> AcquirePermit<'_> {
+    pub(crate) fn acquire_async_on(
+        &self,
+        elapsed: u64,
+    ) -> Result<Option<AcquirePermit<'_>>, RateLimited> {
         let shared = &*self.shared;
-        AcquirePermit::decided(shared, shared.reserve_on(shared.max_wait, elapsed))
+        match shared.reserve_on(shared.max_wait, elapsed) {
+            Outcome::Granted => Ok(None),
+            Outcome::Refused => Err(shared.reject()),
+            Outcome::Reserved(at) => Ok(Some(AcquirePermit::waiting(shared, at))),
+        }
     }
 
     /// When its first period began, on its clock.
