@@ -8,17 +8,20 @@
 //! |---|---|
 //! | `policies_sync` | `Pipeline::execute` with one policy at a time, then all five |
 //! | `policies_async` | `Pipeline::execute_async` polled once (ready at once), one policy at a time, then all five |
+//! | `policies_clock` | the readings the policies take: `Instant::now()`, the `SystemClock`'s `now` and `recent` through `Arc<dyn Clock>` as a registry holds it, and its `RecentTime::nanos()` (what a composition reads) |
 //!
 //! Run with `cargo bench --bench policies`; `python3 benches/report.py`
 //! prints the medians (see `BENCHMARKS.md`).
 
 use std::hint::black_box;
 use std::pin::pin;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bulkhead::circuit_breaker::SlidingWindow;
+use bulkhead::clock::{Clock, SystemClock};
 use bulkhead::pipeline::PipelineBuilder;
 use bulkhead::{Pipeline, Registry};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -118,11 +121,29 @@ fn asynchronous(c: &mut Criterion) {
     group.finish();
 }
 
+fn clock(c: &mut Criterion) {
+    let mut group = c.benchmark_group("policies_clock");
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    group.bench_function("instant_now", |b| b.iter(|| black_box(Instant::now())));
+    group.bench_function("system_now", |b| {
+        b.iter(|| black_box(black_box(&clock).now()))
+    });
+    group.bench_function("system_recent", |b| {
+        b.iter(|| black_box(black_box(&clock).recent()))
+    });
+    // What a composition reads: the recent reading in nanoseconds, inline.
+    let recent = clock.recent_time().expect("the system clock keeps one");
+    group.bench_function("system_recent_time_nanos", |b| {
+        b.iter(|| black_box(black_box(recent).nanos()))
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
-    targets = sync, asynchronous
+    targets = sync, asynchronous, clock
 }
 criterion_main!(benches);

@@ -27,4 +27,4 @@
 //!
 //! [`ManualClock`]: crate::ManualClock
 
-pub use bulkhead_core::{Clock, Sleep, SystemClock};
+pub use bulkhead_core::{Clock, RecentTime, Sleep, SystemClock};

@@ -49,7 +49,7 @@ pub use circuit_breaker::{
     BreakerOutcome, BreakerPermit, CircuitBreaker, CircuitBreakerConfig,
     CircuitBreakerConfigBuilder, CircuitBreakerMetrics, OwnedBreakerPermit, SlidingWindow,
 };
-pub use clock::{Clock, ManualClock, Sleep, SystemClock, sleep_blocking};
+pub use clock::{Clock, ManualClock, RecentTime, Sleep, SystemClock, sleep_blocking};
 pub use compose::{Classifier, ErrorPredicate, Policies};
 pub use config::{ConfigError, check_limit, check_range, parse_bool, parse_duration};
 pub use context::PolicyContext;

@@ -164,9 +164,19 @@ impl Bulkhead {
     /// [`EnterError::DeadlineReached`] if `deadline` came first (no rejection
     /// event is published for it: it is the timeout's to report).
     pub fn enter_until(&self, deadline: Option<Instant>) -> Result<BulkheadPermit<'_>, EnterError> {
+        self.enter_until_with(|| deadline)
+    }
+
+    /// [`enter_until`](Self::enter_until) with the outer deadline computed
+    /// only if the caller has to wait (a timeout reads the clock for it).
+    #[inline]
+    pub(crate) fn enter_until_with(
+        &self,
+        deadline: impl FnOnce() -> Option<Instant>,
+    ) -> Result<BulkheadPermit<'_>, EnterError> {
         let shared = &*self.shared;
         match shared.semaphore.try_acquire() {
-            Acquired::Full if shared.waits => shared.enter_blocking_until(deadline),
+            Acquired::Full if shared.waits => shared.enter_blocking_until(deadline()),
             acquired => shared
                 .permit_or_reject(acquired, false)
                 .map_err(EnterError::Full),
@@ -294,17 +304,19 @@ impl Shared {
         }
     }
 
+    /// Hold times are measured on recent readings of the clock (to within
+    /// its resolution, 5 ms on the system clock): they feed means.
     #[cold]
     fn admitted_timed(&self, traffic: &Counters) -> Held<'_> {
         traffic.admitted();
-        Held::Timed(self, self.context.clock().now())
+        Held::Timed(self, self.context.clock().recent())
     }
 
     /// Gives back a slot taken at `started` on a bulkhead tracking sizing.
     pub(super) fn release_timed(&self, started: Instant) {
         self.semaphore.release(self.context.clock());
         if let Some(traffic) = &self.traffic {
-            traffic.completed(started, self.context.clock().now());
+            traffic.completed(started, self.context.clock().recent());
         }
     }
 

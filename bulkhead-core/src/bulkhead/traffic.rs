@@ -2,8 +2,10 @@
 //! Little's law (arrivals, admissions, how long admitted calls hold their
 //! slot).
 //!
-//! Counting is off by default: it costs two clock reads and two atomic
-//! additions per admitted call, and one per rejection, which the untracked
+//! Counting is off by default: it costs two recent clock readings
+//! ([`Clock::recent`](crate::Clock::recent): hold times are to within the
+//! clock's resolution, 5 ms on the system clock) and two atomic additions
+//! per admitted call, and one addition per rejection, which the untracked
 //! fast paths do not pay.
 
 use std::time::{Duration, Instant};

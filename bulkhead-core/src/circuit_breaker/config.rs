@@ -418,7 +418,10 @@ impl CircuitBreakerConfigBuilder {
     /// a threshold of zero would make every call that takes any time slow).
     /// Calls are timed (two clock readings each, shared with the other
     /// policies of a composition); [`Duration::MAX`], which no call exceeds,
-    /// turns timing off.
+    /// turns timing off. A composition times calls on the clock's
+    /// [`recent`](crate::Clock::recent) readings, to within its resolution
+    /// (5 ms on the `SystemClock`), when the threshold is at least 20 times
+    /// that resolution (100 ms), and on precise ones below.
     pub fn slow_call_threshold(mut self, threshold: Duration) -> Self {
         self.slow_call_threshold = Some(threshold);
         self

@@ -45,15 +45,58 @@ use crate::loom::atomic::{AtomicU64, Ordering::*};
 use crate::loom::{Mutex, lock};
 use crate::rejection::CircuitOpen;
 
-/// What a permit stands for.
+/// What a permit stands for: one word, so that a permit is written and
+/// copied as whole words (an async call keeps it across its await; a copy
+/// of two half-word stores as one load would stall on store forwarding).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) struct Ticket(u64);
+
+/// What a [`Ticket`] stands for, unpacked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Ticket {
+pub(super) enum Kind {
     /// A call of the closed state of this epoch.
     Closed(u32),
     /// A trial call of the half-open state of this epoch.
     Trial(u32),
     /// A call of a disabled breaker, or a permit already used.
     Free,
+}
+
+impl Ticket {
+    const CLOSED: u64 = 1;
+    const TRIAL: u64 = 2;
+    const SHIFT: u32 = 2;
+
+    /// A call of a disabled breaker, or a permit already used.
+    pub(super) const FREE: Ticket = Ticket(0);
+
+    /// A call of the closed state of `epoch`.
+    #[inline]
+    pub(super) fn closed(epoch: u32) -> Ticket {
+        Ticket(u64::from(epoch) << Self::SHIFT | Self::CLOSED)
+    }
+
+    /// A trial call of the half-open state of `epoch`.
+    #[inline]
+    pub(super) fn trial(epoch: u32) -> Ticket {
+        Ticket(u64::from(epoch) << Self::SHIFT | Self::TRIAL)
+    }
+
+    #[inline]
+    pub(super) fn kind(self) -> Kind {
+        let epoch = (self.0 >> Self::SHIFT) as u32;
+        match self.0 & (Self::CLOSED | Self::TRIAL) {
+            Self::CLOSED => Kind::Closed(epoch),
+            Self::TRIAL => Kind::Trial(epoch),
+            _ => Kind::Free,
+        }
+    }
+}
+
+impl std::fmt::Debug for Ticket {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.kind().fmt(f)
+    }
 }
 
 pub(super) struct Shared {
@@ -114,7 +157,7 @@ impl Shared {
     pub(super) fn try_acquire(&self) -> Result<Ticket, CircuitOpen> {
         let word = Word(self.state.load(Acquire));
         if word.is_closed() {
-            return Ok(Ticket::Closed(word.epoch()));
+            return Ok(Ticket::closed(word.epoch()));
         }
         self.try_acquire_not_closed(word)
     }
@@ -123,8 +166,8 @@ impl Shared {
     fn try_acquire_not_closed(&self, mut word: Word) -> Result<Ticket, CircuitOpen> {
         loop {
             match word.state() {
-                CircuitState::Closed => return Ok(Ticket::Closed(word.epoch())),
-                CircuitState::Disabled => return Ok(Ticket::Free),
+                CircuitState::Closed => return Ok(Ticket::closed(word.epoch())),
+                CircuitState::Disabled => return Ok(Ticket::FREE),
                 CircuitState::ForcedOpen => return Err(self.reject(CircuitState::ForcedOpen)),
                 CircuitState::Open => {
                     // `open_until` was written before the word we loaded.
@@ -146,7 +189,7 @@ impl Shared {
                         .state
                         .compare_exchange_weak(word.0, taken.0, AcqRel, Acquire)
                     {
-                        Ok(_) => return Ok(Ticket::Trial(word.epoch())),
+                        Ok(_) => return Ok(Ticket::trial(word.epoch())),
                         Err(actual) => word = Word(actual),
                     }
                 }
@@ -156,18 +199,19 @@ impl Shared {
 
     #[inline]
     pub(super) fn tracks_slow_calls(&self, ticket: Ticket) -> bool {
-        self.tracks_slow_calls && ticket != Ticket::Free
+        self.tracks_slow_calls && ticket != Ticket::FREE
     }
 
     /// Records an outcome; `at` is the time it ended on the breaker's
-    /// clock, if the caller has read it (a time window needs the second).
+    /// clock, in nanoseconds since `origin`, if the caller has read it (a
+    /// time window needs the second).
     #[inline]
     pub(super) fn record(
         &self,
         ticket: Ticket,
         outcome: BreakerOutcome,
         duration: Option<Duration>,
-        at: Option<Instant>,
+        at: Option<u64>,
     ) {
         let failed = match outcome {
             BreakerOutcome::Success => false,
@@ -175,30 +219,30 @@ impl Shared {
             BreakerOutcome::Ignored => return self.cancel(ticket),
         };
         let slow = duration.is_some_and(|d| d > self.config.slow_call_threshold());
-        match ticket {
-            Ticket::Closed(epoch) => self.record_closed(epoch, failed, slow, at),
-            Ticket::Trial(epoch) => self.record_trial(epoch, failed, slow),
-            Ticket::Free => {}
+        match ticket.kind() {
+            Kind::Closed(epoch) => self.record_closed(epoch, failed, slow, at),
+            Kind::Trial(epoch) => self.record_trial(epoch, failed, slow),
+            Kind::Free => {}
         }
     }
 
     /// A permit dropped without an outcome (or ignored): gives a trial back.
     #[inline]
     pub(super) fn cancel(&self, ticket: Ticket) {
-        if let Ticket::Trial(epoch) = ticket {
+        if let Kind::Trial(epoch) = ticket.kind() {
             self.give_back_trial(epoch);
         }
     }
 
     #[inline]
-    fn record_closed(&self, epoch: u32, failed: bool, slow: bool, at: Option<Instant>) {
+    fn record_closed(&self, epoch: u32, failed: bool, slow: bool, at: Option<u64>) {
         if !Word(self.state.load(Acquire)).is(CircuitState::Closed, epoch) {
             return;
         }
         let mut now = None;
         let mut second = || {
             *now.get_or_insert_with(|| match at {
-                Some(at) => self.second_at(at),
+                Some(at) => second_of(at),
                 None => self.second(),
             })
         };
@@ -315,17 +359,27 @@ impl Shared {
         u64::try_from(self.elapsed().as_nanos()).unwrap_or(u64::MAX)
     }
 
-    /// The current second, counted from 1 at the breaker's creation.
+    /// The current second, counted from 1 at the breaker's creation, from
+    /// a recent reading of the clock (a window's seconds need no more).
     pub(super) fn second(&self) -> u32 {
-        self.second_at(self.context.clock().now())
+        self.second_at(self.context.clock().recent())
     }
 
     /// The second `at` falls in, counted from 1 at the breaker's creation.
     fn second_at(&self, at: Instant) -> u32 {
-        let second = at
-            .saturating_duration_since(self.origin)
-            .as_secs()
-            .saturating_add(1);
-        u32::try_from(second).unwrap_or(u32::MAX)
+        let since = at.saturating_duration_since(self.origin).as_nanos();
+        second_of(u64::try_from(since).unwrap_or(u64::MAX))
     }
+
+    /// The clock's time when the breaker was created.
+    pub(super) fn origin(&self) -> Instant {
+        self.origin
+    }
+}
+
+/// The second `nanos` after the breaker's creation falls in, counted from 1.
+#[inline]
+fn second_of(nanos: u64) -> u32 {
+    let second = (nanos / 1_000_000_000).saturating_add(1);
+    u32::try_from(second).unwrap_or(u32::MAX)
 }

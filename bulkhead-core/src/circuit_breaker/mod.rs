@@ -128,6 +128,12 @@ impl CircuitBreaker {
         self.shared.context.clock()
     }
 
+    /// The clock's time when it was created: a time window counts its
+    /// seconds from there.
+    pub(crate) fn origin(&self) -> std::time::Instant {
+        self.shared.origin()
+    }
+
     /// The configuration.
     pub fn config(&self) -> CircuitBreakerConfig {
         self.shared.config

@@ -2,7 +2,7 @@
 //! call ended: [`BreakerPermit`], [`OwnedBreakerPermit`], [`BreakerOutcome`].
 
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::CircuitBreaker;
 use super::machine::{Shared, Ticket};
@@ -70,16 +70,16 @@ impl<'a> BreakerPermit<'a> {
     }
 
     /// [`record`](Self::record), with the time the call ended on the
-    /// breaker's clock if the caller has read it (the composition shares
-    /// its readings).
+    /// breaker's clock, in nanoseconds since the breaker was created, if the
+    /// caller has read it (the composition shares its readings).
     #[inline]
     pub(crate) fn record_at(
         mut self,
         outcome: BreakerOutcome,
         duration: Option<Duration>,
-        at: Option<Instant>,
+        at: Option<u64>,
     ) {
-        let ticket = std::mem::replace(&mut self.ticket, Ticket::Free);
+        let ticket = std::mem::replace(&mut self.ticket, Ticket::FREE);
         self.shared.record(ticket, outcome, duration, at);
     }
 
@@ -89,7 +89,7 @@ impl<'a> BreakerPermit<'a> {
     }
 
     fn into_ticket(mut self) -> Ticket {
-        std::mem::replace(&mut self.ticket, Ticket::Free)
+        std::mem::replace(&mut self.ticket, Ticket::FREE)
     }
 }
 
@@ -132,7 +132,7 @@ impl OwnedBreakerPermit {
 
     /// See [`BreakerPermit::record`].
     pub fn record(mut self, outcome: BreakerOutcome, duration: Option<Duration>) {
-        let ticket = std::mem::replace(&mut self.ticket, Ticket::Free);
+        let ticket = std::mem::replace(&mut self.ticket, Ticket::FREE);
         self.breaker.shared.record(ticket, outcome, duration, None);
     }
 }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::machine::Ticket;
+use super::machine::Kind;
 use super::*;
 use crate::clock::ManualClock;
 use crate::events::{CircuitBreakerEventKind, Event, EventBus, EventStream};
@@ -337,7 +337,7 @@ fn the_first_trial_is_let_in_exactly_wait_in_open_after_the_breaker_opened() {
         .try_acquire()
         .expect("a call exactly wait_in_open after opening is let through");
     assert_eq!(breaker.state(), HalfOpen);
-    assert!(matches!(trial.ticket(), Ticket::Trial(_)));
+    assert!(matches!(trial.ticket().kind(), Kind::Trial(_)));
 }
 
 #[test]
@@ -713,8 +713,8 @@ fn stress(window: SlidingWindow) {
                             continue;
                         }
                     };
-                    let trial = match permit.ticket() {
-                        Ticket::Trial(epoch) => Some(epoch),
+                    let trial = match permit.ticket().kind() {
+                        Kind::Trial(epoch) => Some(epoch),
                         _ => None,
                     };
                     if let Some(epoch) = trial {

@@ -12,6 +12,9 @@ use crate::loom::{Mutex, lock, thread};
 /// A clock for tests: time stands still until [`advance`](ManualClock::advance)
 /// moves it.
 ///
+/// Its [`recent`](Clock::recent) reading is its exact time (the resolution
+/// is zero), so every policy decides on exact readings.
+///
 /// Clones share one time line, so a test keeps a clone and hands another to
 /// `Registry::builder().clock(..)`. Advancing wakes every sync and async
 /// waiter whose deadline the new time has reached; a waiter whose deadline is

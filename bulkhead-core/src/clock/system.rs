@@ -14,11 +14,21 @@ use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::task::{Context, Poll, Waker};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::{Clock, Sleep};
 
 /// Real monotonic time ([`std::time::Instant`]); the default clock.
+///
+/// [`now`](Clock::now) is `Instant::now()`. [`recent`](Clock::recent) is the
+/// time a background thread (`bulkhead-clock`) read last: it reads the clock
+/// every millisecond while anyone uses its readings, and parks after about
+/// 100 ms without a reader. A reading costs an atomic load; it is never
+/// later than `Instant::now()`, and at most [`resolution`](Clock::resolution)
+/// (5 ms; about 1 ms typically) earlier while that thread gets the CPU soon
+/// after it wakes up. A thread starved of CPU for longer leaves older
+/// readings: see each policy for what that can change. Until it
+/// runs, or if it cannot be started, `recent` is `Instant::now()`.
 ///
 /// # Examples
 ///
@@ -32,8 +42,28 @@ use super::{Clock, Sleep};
 pub struct SystemClock;
 
 impl Clock for SystemClock {
+    #[inline]
     fn now(&self) -> Instant {
         Instant::now()
+    }
+
+    #[inline]
+    fn recent(&self) -> Instant {
+        #[cfg(not(loom))]
+        return super::recent::recent();
+        #[cfg(loom)]
+        return Instant::now();
+    }
+
+    fn resolution(&self) -> Duration {
+        super::recent::RESOLUTION
+    }
+
+    fn recent_time(&self) -> Option<super::RecentTime> {
+        #[cfg(not(loom))]
+        return Some(super::recent::recent_time());
+        #[cfg(loom)]
+        return None;
     }
 
     fn sleep_until(&self, deadline: Instant) -> Sleep {
@@ -210,7 +240,6 @@ impl Timer {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     #[test]
     fn dropped_sleeps_do_not_pile_up_in_the_timer() {

@@ -6,8 +6,10 @@
 //! its own.
 
 use std::future::Future;
+use std::time::Duration;
 
 use super::{Classifier, Policies, failure};
+use crate::clock::since;
 use crate::rejection::{CallError, Rejection};
 
 impl Policies {
@@ -37,7 +39,9 @@ impl Policies {
             let permit = match &self.circuit_breaker {
                 None => None,
                 Some(breaker) => match breaker.try_acquire() {
-                    Ok(permit) => Some((breaker, permit)),
+                    // The permit alone (two words) crosses the awaits: see
+                    // `Ticket` for why its layout matters here.
+                    Ok(permit) => Some(permit),
                     Err(open) => {
                         let result = Err(Rejection::from(open).into());
                         match self.retry_after(&mut retry, &result, classify) {
@@ -53,7 +57,7 @@ impl Policies {
                 },
             };
             let started = match &permit {
-                Some((_, permit)) if permit.tracks_slow_calls() => Some(self.clock.now()),
+                Some(permit) if permit.tracks_slow_calls() => Some(self.read(&self.clock)),
                 _ => None,
             };
             // One clock reading serves the breaker, the rate limiter and the
@@ -61,8 +65,15 @@ impl Policies {
             let mut moment = started.filter(|_| self.shares_clock);
             let limited = match &self.rate_limiter {
                 Some(limiter) => {
-                    let permit = limiter.acquire_async_at(&mut moment);
-                    permit.await.map_err(Rejection::from)
+                    let at = *moment.get_or_insert_with(|| self.read(&self.limiter_clock));
+                    match limiter.acquire_async_on(since(at, self.limiter_origin)) {
+                        Ok(None) => Ok(()),
+                        Ok(Some(reserved)) => {
+                            moment = None;
+                            reserved.await.map_err(Rejection::from)
+                        }
+                        Err(limited) => Err(Rejection::from(limited)),
+                    }
                 }
                 None => Ok(()),
             };
@@ -70,10 +81,21 @@ impl Policies {
             let result = match limited {
                 Err(rejection) => Err(rejection.into()),
                 Ok(()) => match &self.timeout {
-                    None => self.guarded(&mut call).await,
+                    // Without a timeout the bulkhead and the call are
+                    // awaited here rather than in `guarded`: the output of
+                    // a nested state machine's out-of-line poll is copied
+                    // out of it, and that copy stalls on store forwarding.
+                    None => match &self.bulkhead {
+                        None => call().await.map_err(CallError::Inner),
+                        Some(bulkhead) => match bulkhead.enter_async().await {
+                            Ok(_permit) => call().await.map_err(CallError::Inner),
+                            Err(full) => Err(Rejection::from(full).into()),
+                        },
+                    },
                     Some(timeout) => {
+                        let start = moment.unwrap_or_else(|| self.read(&self.timeout_clock));
                         match timeout
-                            .run(timeout.deadline_at(moment), self.guarded(&mut call))
+                            .run_from_recent(start, &self.timeout_clock, self.guarded(&mut call))
                             .await
                         {
                             Ok(result) => result,
@@ -82,12 +104,13 @@ impl Policies {
                     }
                 },
             };
-            if let Some((breaker, permit)) = permit {
-                let ended = started.map(|_| self.clock.now());
+            if let (Some(permit), Some(breaker)) = (permit, &self.circuit_breaker) {
+                let ended = started.map(|_| self.read(&self.clock));
                 let took = started
                     .zip(ended)
-                    .map(|(started, ended)| ended.saturating_duration_since(started));
-                let at = ended.filter(|_| self.shares_clock);
+                    .map(|(started, ended)| Duration::from_nanos(ended.saturating_sub(started)));
+                let at =
+                    (ended.filter(|_| self.shares_clock)).map(|at| since(at, self.breaker_origin));
                 permit.record_at(self.outcome(breaker, &result, classify), took, at);
             }
             match self.retry_after(&mut retry, &result, classify) {

@@ -16,11 +16,16 @@
 //! - a call the bulkhead rejects has already taken a rate-limiter permit.
 //!
 //! Policies that are not there cost nothing but a branch; policies that are
-//! there but not triggered allocate nothing and cost a few nanoseconds (a
-//! first attempt that succeeds, a closed breaker that does not time calls)
-//! plus the clock readings they need: a timed breaker, a rate limiter and a
+//! there but not triggered allocate nothing and cost a few nanoseconds plus
+//! the clock readings they need: a timed breaker, a rate limiter and a
 //! timeout need the time, and share one reading at the start of an attempt
-//! and one at its end when they run on the same clock.
+//! and one at its end when they run on the same clock. Those are
+//! [`recent`](Clock::recent) readings (an atomic load on the
+//! `SystemClock`), precise ones only where a policy needs them: a breaker
+//! whose `slow_call_threshold` is under 20 times the clock's resolution
+//! (100 ms on the `SystemClock`) times calls on `now`, a timeout reads `now`
+//! when a call has to wait, and a rate limiter near the end of a period or
+//! when it has no permit left (see each policy).
 
 mod future;
 mod sync;
@@ -30,7 +35,7 @@ use std::sync::Arc;
 
 use crate::bulkhead::Bulkhead;
 use crate::circuit_breaker::{BreakerOutcome, CircuitBreaker};
-use crate::clock::{Clock, SystemClock};
+use crate::clock::{Clock, SystemClock, Timeline};
 use crate::rate_limiter::RateLimiter;
 use crate::rejection::CallError;
 use crate::retry::{AttemptFailure, Retry};
@@ -66,13 +71,30 @@ pub struct Policies {
     rate_limiter: Option<RateLimiter>,
     timeout: Option<Timeout>,
     bulkhead: Option<Bulkhead>,
-    /// Measures call durations (slow calls, overruns).
-    clock: Arc<dyn Clock>,
+    /// Measures call durations (slow calls), and gives the breaker its
+    /// seconds when it shares the clock.
+    clock: Timeline,
+    /// The rate limiter's clock (a clone of `clock` when shared), and when
+    /// its first period began on it.
+    limiter_clock: Timeline,
+    limiter_origin: i64,
+    /// The timeout's clock (a clone of `clock` when shared).
+    timeout_clock: Timeline,
+    /// When the breaker was created, on `clock`.
+    breaker_origin: i64,
     /// Whether the circuit breaker, the rate limiter and the timeout (those
     /// present) run on `clock`, so that one reading of it can serve them
     /// all.
     shares_clock: bool,
+    /// Whether the breaker times calls on precise readings (its
+    /// `slow_call_threshold` is short for the clock's resolution), which
+    /// then serve the other policies too.
+    precise: bool,
 }
+
+/// A breaker times calls on recent readings if its `slow_call_threshold` is
+/// at least this many times the clock's resolution (within 5% of it).
+const RECENT_TIMING: u32 = 20;
 
 impl Policies {
     /// No policy at all: calls pass straight through, measured on the system
@@ -83,14 +105,20 @@ impl Policies {
 
     /// No policy yet; durations are measured on `clock` (the registry's).
     pub fn on_clock(clock: Arc<dyn Clock>) -> Self {
+        let clock = Timeline::new(clock);
         Policies {
             retry: None,
             circuit_breaker: None,
             rate_limiter: None,
             timeout: None,
             bulkhead: None,
+            limiter_clock: clock.clone(),
+            limiter_origin: 0,
+            timeout_clock: clock.clone(),
+            breaker_origin: 0,
             clock,
             shares_clock: true,
+            precise: false,
         }
     }
 
@@ -104,6 +132,14 @@ impl Policies {
     /// Adds (or replaces) the circuit breaker.
     #[must_use]
     pub fn with_circuit_breaker(mut self, circuit_breaker: CircuitBreaker) -> Self {
+        let threshold = circuit_breaker.config().slow_call_threshold();
+        self.breaker_origin = self.clock.offset(circuit_breaker.origin());
+        self.precise = self
+            .clock
+            .clock()
+            .resolution()
+            .checked_mul(RECENT_TIMING)
+            .is_none_or(|enough| threshold < enough);
         self.circuit_breaker = Some(circuit_breaker);
         self.share_clock_if_one()
     }
@@ -111,6 +147,8 @@ impl Policies {
     /// Adds (or replaces) the rate limiter.
     #[must_use]
     pub fn with_rate_limiter(mut self, rate_limiter: RateLimiter) -> Self {
+        self.limiter_clock = self.timeline_of(rate_limiter.clock());
+        self.limiter_origin = self.limiter_clock.offset(rate_limiter.origin());
         self.rate_limiter = Some(rate_limiter);
         self.share_clock_if_one()
     }
@@ -118,14 +156,35 @@ impl Policies {
     /// Adds (or replaces) the timeout.
     #[must_use]
     pub fn with_timeout(mut self, timeout: Timeout) -> Self {
+        self.timeout_clock = self.timeline_of(timeout.clock());
         self.timeout = Some(timeout);
         self.share_clock_if_one()
+    }
+
+    /// Readings of `clock`: the composition's own if it is the same clock.
+    fn timeline_of(&self, clock: &Arc<dyn Clock>) -> Timeline {
+        if Arc::ptr_eq(clock, self.clock.clock()) {
+            self.clock.clone()
+        } else {
+            Timeline::new(Arc::clone(clock))
+        }
+    }
+
+    /// A reading of `clock` for the policies: recent, unless the breaker
+    /// needs precise ones.
+    #[inline]
+    fn read(&self, clock: &Timeline) -> u64 {
+        if self.precise {
+            clock.now()
+        } else {
+            clock.recent()
+        }
     }
 
     /// Decides whether one clock reading can serve every policy that reads
     /// the clock: only if they all run on the same clock (the registry's).
     fn share_clock_if_one(mut self) -> Self {
-        let same = |clock: &Arc<dyn Clock>| Arc::ptr_eq(clock, &self.clock);
+        let same = |clock: &Arc<dyn Clock>| Arc::ptr_eq(clock, self.clock.clock());
         self.shares_clock = self
             .circuit_breaker
             .as_ref()

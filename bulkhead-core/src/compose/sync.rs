@@ -1,10 +1,12 @@
 //! Calls on the caller's thread: waits block it.
 
-use std::time::Instant;
+use std::time::Duration;
 
 use super::{Classifier, Policies, failure};
 use crate::bulkhead::EnterError;
+use crate::clock::since;
 use crate::rejection::{CallError, CallTimeout, Rejection};
+use crate::timeout::Timeout;
 
 impl Policies {
     /// Runs `call` under the policies, on this thread; waits (for a retry
@@ -87,15 +89,15 @@ impl Policies {
             return self.limited(call, &mut None);
         };
         let permit = breaker.try_acquire().map_err(Rejection::from)?;
-        let started = permit.tracks_slow_calls().then(|| self.clock.now());
+        let started = permit.tracks_slow_calls().then(|| self.read(&self.clock));
         let mut moment = started;
         let result = self.limited(call, &mut moment);
-        let ended = started.map(|_| moment.unwrap_or_else(|| self.clock.now()));
+        let ended = started.map(|_| moment.unwrap_or_else(|| self.read(&self.clock)));
         let took = started
             .zip(ended)
-            .map(|(started, ended)| ended.saturating_duration_since(started));
+            .map(|(started, ended)| Duration::from_nanos(ended.saturating_sub(started)));
         // The end also gives a time window its second, on the same clock.
-        let at = ended.filter(|_| self.shares_clock);
+        let at = (ended.filter(|_| self.shares_clock)).map(|at| since(at, self.breaker_origin));
         permit.record_at(self.outcome(breaker, &result, classify), took, at);
         result
     }
@@ -104,11 +106,7 @@ impl Policies {
     /// caller has just read, if any, and afterwards the time the call ended
     /// if that was read (else `None`).
     #[inline]
-    fn limited<T, E, F>(
-        &self,
-        call: &mut F,
-        moment: &mut Option<Instant>,
-    ) -> Result<T, CallError<E>>
+    fn limited<T, E, F>(&self, call: &mut F, moment: &mut Option<u64>) -> Result<T, CallError<E>>
     where
         F: FnMut() -> Result<T, E>,
     {
@@ -116,9 +114,16 @@ impl Policies {
             *moment = None;
         }
         if let Some(limiter) = &self.rate_limiter {
-            if let Err(limited) = limiter.acquire_at(moment) {
-                *moment = None;
-                return Err(Rejection::from(limited).into());
+            let at = *moment.get_or_insert_with(|| self.read(&self.limiter_clock));
+            match limiter.acquire_on(since(at, self.limiter_origin)) {
+                // The reading still serves (it is recent).
+                Ok(false) => {}
+                // Time moved on while we waited.
+                Ok(true) => *moment = None,
+                Err(limited) => {
+                    *moment = None;
+                    return Err(Rejection::from(limited).into());
+                }
             }
             if !self.shares_clock {
                 *moment = None;
@@ -127,20 +132,31 @@ impl Policies {
         self.timed(call, moment)
     }
 
-    /// The timeout and the bulkhead around the call; the deadline counts
-    /// from `*moment` if given, and `*moment` is then the time the call
-    /// ended if that was read (else `None`).
+    /// The timeout and the bulkhead around the call. The timeout starts at
+    /// `*moment` if given (else at a reading of its own), and `*moment` is
+    /// then the time the call ended if that was read (else `None`).
+    ///
+    /// A sync call is not pre-empted, so its deadline matters only if it
+    /// waits for a slot: that wait reads the clock's precise `now` and
+    /// counts its deadline from there. Otherwise the start and end readings
+    /// (recent ones) only tell whether the call overran.
     #[inline]
-    fn timed<T, E, F>(&self, call: &mut F, moment: &mut Option<Instant>) -> Result<T, CallError<E>>
+    fn timed<T, E, F>(&self, call: &mut F, moment: &mut Option<u64>) -> Result<T, CallError<E>>
     where
         F: FnMut() -> Result<T, E>,
     {
         // Taken whatever happens: what is left in `moment` is an end time.
         let start = moment.take();
-        let deadline = self.timeout.as_ref().and_then(|t| t.deadline_at(start));
+        let started = (self.timeout.as_ref())
+            .map(|_| start.unwrap_or_else(|| self.read(&self.timeout_clock)));
+        // The deadline of a wait for a slot, if the call waited.
+        let mut waited = None;
         let _permit = match &self.bulkhead {
             None => None,
-            Some(bulkhead) => match bulkhead.enter_until(deadline) {
+            Some(bulkhead) => match bulkhead.enter_until_with(|| {
+                waited = self.timeout.as_ref().and_then(Timeout::deadline);
+                waited
+            }) {
                 Ok(permit) => Some(permit),
                 Err(EnterError::Full(full)) => return Err(Rejection::from(full).into()),
                 // Only a timeout sets a deadline.
@@ -154,11 +170,11 @@ impl Policies {
             },
         };
         let result = call();
-        if let (Some(timeout), Some(deadline)) = (&self.timeout, deadline) {
-            let now = timeout.clock().now();
-            if now > deadline {
-                let started = deadline.checked_sub(timeout.duration()).unwrap_or(deadline);
-                timeout.overran(now.saturating_duration_since(started));
+        if let (Some(timeout), Some(started)) = (&self.timeout, started) {
+            let now = self.read(&self.timeout_clock);
+            match waited {
+                None => timeout.check_took(now.saturating_sub(started)),
+                Some(deadline) => timeout.check_overrun(deadline, self.timeout_clock.instant(now)),
             }
             if self.shares_clock {
                 *moment = Some(now);

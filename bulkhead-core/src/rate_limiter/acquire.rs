@@ -61,12 +61,7 @@ pub struct AcquirePermit<'a> {
 
 enum State<'a> {
     Start,
-    /// Decided before the first poll (see `reserved`).
-    Ready(Result<(), RateLimited>),
-    Waiting {
-        sleep: Sleep,
-        _waiting: Waiting<'a>,
-    },
+    Waiting { sleep: Sleep, _waiting: Waiting<'a> },
     Done,
 }
 
@@ -78,20 +73,11 @@ impl<'a> AcquirePermit<'a> {
         }
     }
 
-    /// A permit taken or reserved now, at the time `*now` (read and left
-    /// there if `None`; `None` afterwards if a wait lies ahead), for a
-    /// caller that is itself being polled.
-    #[inline]
-    pub(super) fn reserved(shared: &'a Shared, now: &mut Option<Instant>) -> Self {
+    /// A permit reserved for the period that starts at `at`, waiting.
+    #[cold]
+    pub(super) fn waiting(shared: &'a Shared, at: Instant) -> Self {
         let mut permit = AcquirePermit::new(shared);
-        match shared.reserve(shared.max_wait, now) {
-            Outcome::Granted => permit.state = State::Ready(Ok(())),
-            Outcome::Refused => permit.state = State::Ready(Err(shared.reject())),
-            Outcome::Reserved(at) => {
-                *now = None;
-                permit.start_waiting(at);
-            }
-        }
+        permit.start_waiting(at);
         permit
     }
 }
@@ -104,13 +90,9 @@ impl Future for AcquirePermit<'_> {
     #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
-        if let State::Ready(result) = this.state {
-            this.state = State::Done;
-            return Poll::Ready(result);
-        }
         if let State::Start = this.state {
             let shared = this.shared;
-            match shared.reserve(shared.max_wait, &mut None) {
+            match shared.reserve(shared.max_wait) {
                 Outcome::Granted => {
                     this.state = State::Done;
                     return Poll::Ready(Ok(()));
@@ -156,7 +138,6 @@ impl fmt::Debug for AcquirePermit<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match self.state {
             State::Start => "start",
-            State::Ready(_) => "ready",
             State::Waiting { .. } => "waiting",
             State::Done => "done",
         };

@@ -13,6 +13,19 @@
 //!   without blocking.
 //!
 //! Permits are not given back: a call consumes one whatever its outcome.
+//!
+//! # Readings of the clock
+//!
+//! A permit is taken on a [`recent`](crate::Clock::recent) reading of the
+//! clock (an atomic load on the `SystemClock`) when that reading is more
+//! than the clock's [`resolution`](crate::Clock::resolution) (5 ms on the
+//! `SystemClock`) before the end of its period: the real time is then in
+//! the same period, and the decision is the one a precise reading would
+//! give. Everything else reads the clock's precise `now`: a call near the end
+//! of a period, every refusal and every reservation, so a permit that is
+//! due is never refused and no caller waits longer than it must. Periods no
+//! longer than the resolution (the default `refresh_period` is 500 ns) are
+//! always counted on `now`. On a `ManualClock` every reading is exact.
 
 mod acquire;
 mod config;
@@ -76,6 +89,9 @@ struct Shared {
     max_wait: u64,
     /// When the first period began, on the context's clock.
     origin: Instant,
+    /// The clock's resolution in nanoseconds: how far a recent reading may
+    /// lag.
+    margin: u64,
     /// Callers waiting for a reserved permit, for monitoring.
     waiting: AtomicU32,
     instance: &'static str,
@@ -115,6 +131,7 @@ impl RateLimiter {
                 ),
                 max_wait: nanos(config.max_wait()),
                 origin: context.clock().now(),
+                margin: nanos(context.clock().resolution()),
                 waiting: AtomicU32::new(0),
                 instance: intern(instance),
                 config,
@@ -142,7 +159,7 @@ impl RateLimiter {
     #[inline]
     pub fn try_acquire(&self) -> Result<(), RateLimited> {
         // With no wait allowed, nothing is ever reserved.
-        match self.shared.reserve(0, &mut None) {
+        match self.shared.reserve(0) {
             Outcome::Granted => Ok(()),
             Outcome::Reserved(_) | Outcome::Refused => Err(self.shared.reject()),
         }
@@ -163,33 +180,41 @@ impl RateLimiter {
     /// [`RateLimited`] if no permit can be had within `max_wait`.
     #[inline]
     pub fn acquire(&self) -> Result<(), RateLimited> {
-        self.acquire_at(&mut None)
+        let shared = &*self.shared;
+        shared.granted(shared.reserve(shared.max_wait)).map(drop)
     }
 
-    /// [`acquire`](Self::acquire) at the time `*now`, if the caller has
-    /// read the clock a moment ago (else it is read, and left in `*now`);
-    /// `*now` is `None` afterwards if the caller waited, since time moved
-    /// on. The composition shares one clock reading between policies.
+    /// [`acquire`](Self::acquire) on the caller's recent reading of the
+    /// clock, `elapsed` nanoseconds after the first period began (the
+    /// composition shares its readings between policies). `Ok(true)` if
+    /// the caller waited for a reserved permit: its reading is then stale.
     #[inline]
-    pub(crate) fn acquire_at(&self, now: &mut Option<Instant>) -> Result<(), RateLimited> {
+    pub(crate) fn acquire_on(&self, elapsed: u64) -> Result<bool, RateLimited> {
         let shared = &*self.shared;
-        match shared.reserve(shared.max_wait, now) {
-            Outcome::Granted => Ok(()),
-            Outcome::Reserved(at) => {
-                shared.wait_blocking(at);
-                *now = None;
-                Ok(())
-            }
-            Outcome::Refused => Err(shared.reject()),
-        }
+        shared.granted(shared.reserve_on(shared.max_wait, elapsed))
     }
 
     /// [`acquire_async`](Self::acquire_async) for a caller that is being
-    /// polled: the permit is taken or reserved at once, at the time `*now`
-    /// as for `acquire_at`.
+    /// polled: the permit is taken (`Ok(None)`), refused, or reserved at
+    /// once, on a reading as for `acquire_on`; only a reserved permit leaves
+    /// a future to await (a future kept across an await is copied into the
+    /// caller's state machine).
     #[inline]
-    pub(crate) fn acquire_async_at(&self, now: &mut Option<Instant>) -> AcquirePermit<'_> {
-        AcquirePermit::reserved(&self.shared, now)
+    pub(crate) fn acquire_async_on(
+        &self,
+        elapsed: u64,
+    ) -> Result<Option<AcquirePermit<'_>>, RateLimited> {
+        let shared = &*self.shared;
+        match shared.reserve_on(shared.max_wait, elapsed) {
+            Outcome::Granted => Ok(None),
+            Outcome::Refused => Err(shared.reject()),
+            Outcome::Reserved(at) => Ok(Some(AcquirePermit::waiting(shared, at))),
+        }
+    }
+
+    /// When its first period began, on its clock.
+    pub(crate) fn origin(&self) -> Instant {
+        self.shared.origin
     }
 
     /// The clock it counts periods on.
@@ -231,24 +256,33 @@ impl Shared {
         nanos(now.saturating_duration_since(self.origin))
     }
 
-    /// Takes or reserves a permit within `max_wait` nanoseconds, at the
-    /// time `*now` (read from the clock, and kept there, if `None`).
+    /// Takes or reserves a permit within `max_wait` nanoseconds, on a
+    /// recent reading of the clock if it can (see `state.rs`, *Readings
+    /// that may lag*), else on a precise one.
     #[inline]
-    fn reserve(&self, max_wait: u64, now: &mut Option<Instant>) -> Outcome {
-        // The caller's reading serves the first try only: a retry after a
-        // lost race must see a time no earlier than the winner's.
-        let mut given = now.take();
-        let shared = given.is_some();
+    fn reserve(&self, max_wait: u64) -> Outcome {
+        self.reserve_on(max_wait, self.elapsed(self.context.clock().recent()))
+    }
+
+    /// [`reserve`](Self::reserve) on a recent reading taken `elapsed`
+    /// nanoseconds after the first period began.
+    #[inline]
+    fn reserve_on(&self, max_wait: u64, elapsed: u64) -> Outcome {
+        if self.permits.try_take_at(elapsed, self.margin) {
+            return Outcome::Granted;
+        }
+        self.reserve_fresh(max_wait)
+    }
+
+    /// [`reserve`](Self::reserve) on a precise reading of the clock, taken
+    /// after the permits' word is loaded.
+    #[inline(never)]
+    fn reserve_fresh(&self, max_wait: u64) -> Outcome {
+        let mut now = None;
         let reserved = self.permits.reserve(max_wait, || {
-            let at = *now.insert(given.take().unwrap_or_else(|| self.now()));
+            let at = *now.insert(self.now());
             self.elapsed(at)
         });
-        // A reading taken before `next` was loaded may be older than a
-        // permit another caller took since: never refuse on it.
-        if shared && matches!(reserved, Reserved::Refused) {
-            *now = None;
-            return self.reserve(max_wait, now);
-        }
         let now = now.unwrap_or(self.origin);
         match reserved {
             Reserved::Now => Outcome::Granted,
@@ -260,6 +294,20 @@ impl Shared {
                 None => Outcome::Granted,
             },
             Reserved::Refused => Outcome::Refused,
+        }
+    }
+
+    /// What a caller that must have a permit (it may wait) makes of
+    /// `outcome`: `Ok(true)` once it has waited for a reserved one.
+    #[inline]
+    fn granted(&self, outcome: Outcome) -> Result<bool, RateLimited> {
+        match outcome {
+            Outcome::Granted => Ok(false),
+            Outcome::Reserved(at) => {
+                self.wait_blocking(at);
+                Ok(true)
+            }
+            Outcome::Refused => Err(self.reject()),
         }
     }
 

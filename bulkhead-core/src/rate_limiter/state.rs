@@ -74,11 +74,39 @@
 //! ## Memory ordering
 //!
 //! The word guards no other data, but its readers rely on time moving
-//! forward: a caller reads the clock *after* loading the word, loads with
-//! `Acquire` and publishes with `Release`, so the clock reading that produced
-//! a value happens-before the reading of whoever loads it. No caller ever
-//! sees a `next` computed from a later time than its own, which keeps a
-//! reservation from being mistaken for a lag.
+//! forward: in [`reserve`](PermitState::reserve) a caller reads the clock
+//! *after* loading the word, loads with `Acquire` and publishes with
+//! `Release`, so the clock reading that produced a value happens-before the
+//! reading of whoever loads it. No caller ever sees a `next` computed from a
+//! later time than its own, which keeps a reservation from being mistaken
+//! for a lag.
+//!
+//! ## Readings that may lag
+//!
+//! Most calls take the cheaper path of
+//! [`try_take_at`](PermitState::try_take_at), on a reading taken *before*
+//! the load: a recent reading of the clock (which lags the real time by up
+//! to the clock's resolution, the `margin`), or one the caller shares with
+//! other policies. Such a reading may be older than the one that produced
+//! `next`. It is used only when the decision it gives is the one a fresh
+//! reading would give:
+//!
+//! - the reading is more than `margin` before the end of its cycle, so the
+//!   real time, and every reading behind `next`, is in the same cycle (or an
+//!   earlier one);
+//! - only a grant is taken from it: a permit of this cycle (`next` in it), or
+//!   the cycle's first (`next` behind it, a lag read as a *signed*
+//!   difference, so that a `next` written on a later reading is never taken
+//!   for one and moved back).
+//!
+//! Anything else (no permit left, a reservation, a reading near the end of
+//! its cycle) is decided by `reserve` on a fresh reading: a lagging reading
+//! never refuses a permit, never makes a caller wait, and never grants one
+//! of a cycle the real time has left, as long as it lags by at most
+//! `margin`. A reading that lags by more (a starved clock thread, or a
+//! caller pre-empted between its reading and its compare-exchange, which a
+//! fresh reading suffers from too) can grant the last permits of a cycle
+//! that has just ended, never more than `limit_for_period` per cycle.
 
 use std::time::Duration;
 
@@ -176,6 +204,40 @@ impl PermitState {
                 .compare_exchange_weak(next, taken, Ordering::AcqRel, Ordering::Acquire)
             {
                 Ok(_) => return reserved,
+                Err(actual) => next = actual,
+            }
+        }
+    }
+
+    /// Takes a permit of the cycle of `elapsed`, a reading that may lag the
+    /// real time by up to `margin` nanoseconds (see *Readings that may
+    /// lag*); `false` if that cannot be done safely on this reading, and
+    /// the caller must decide on a fresh one with [`reserve`](Self::reserve).
+    #[inline]
+    pub(super) fn try_take_at(&self, elapsed: u64, margin: u64) -> bool {
+        let cycle = elapsed / self.period;
+        let left = self.period - elapsed % self.period;
+        if left <= margin {
+            // The real time may be in the next cycle already.
+            return false;
+        }
+        let first = cycle.wrapping_mul(self.limit);
+        let mut next = self.next.load(Ordering::Acquire);
+        loop {
+            // Signed: behind `first` is a lag, before it a position.
+            let ahead = next.wrapping_sub(first) as i64;
+            if ahead >= self.limit as i64 {
+                // Taken up, reserved, or written on a later reading.
+                return false;
+            }
+            let serial = if ahead < 0 { first } else { next };
+            match self.next.compare_exchange_weak(
+                next,
+                serial.wrapping_add(1),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return true,
                 Err(actual) => next = actual,
             }
         }
@@ -305,6 +367,22 @@ mod tests {
     }
 
     #[test]
+    fn a_lagging_reading_takes_only_permits_of_its_cycle_far_from_its_end() {
+        let state = state(2, 100, 0);
+        // A lag behind the cycle: the cycle's first permit.
+        assert!(state.try_take_at(150 * MS, 5 * MS));
+        assert!(state.try_take_at(150 * MS, 5 * MS));
+        // None left: decided on a fresh reading instead.
+        assert!(!state.try_take_at(150 * MS, 5 * MS));
+        // Within the margin of the cycle's end: not trusted.
+        assert!(!state.try_take_at(296 * MS, 5 * MS));
+        assert!(state.try_take_at(294 * MS, 5 * MS));
+        // A reading older than the cycle `next` is in never moves it back.
+        assert!(!state.try_take_at(150 * MS, 5 * MS));
+        assert_eq!(state.available(|| 250 * MS), 1);
+    }
+
+    #[test]
     fn a_limiter_idle_for_centuries_is_full_again() {
         let state = state(50, 1, 5000);
         for _ in 0..60 {
@@ -352,6 +430,36 @@ mod loom_tests {
             both.sort_by_key(|r| matches!(r, Reserved::Now));
             assert_eq!(both, [Reserved::Later { wait: 7 }, Reserved::Now]);
             assert_eq!(state.available(|| 3), -1);
+        });
+    }
+
+    #[test]
+    fn two_callers_on_a_lagging_reading_never_share_the_last_permit() {
+        loom::model(|| {
+            let state = Arc::new(PermitState::new(
+                2,
+                Duration::from_nanos(100),
+                Duration::ZERO,
+            ));
+            // One permit of the cycle is gone; both read time 10 (lagging
+            // by up to 5), and a third caller decides on a fresh reading.
+            assert!(state.try_take_at(10, 5));
+            let other = {
+                let state = Arc::clone(&state);
+                loom::thread::spawn(move || state.try_take_at(10, 5))
+            };
+            let fresh = {
+                let state = Arc::clone(&state);
+                loom::thread::spawn(move || state.reserve(0, || 12) == Reserved::Now)
+            };
+            let mine = state.try_take_at(10, 5);
+            let theirs = other.join().unwrap();
+            let fresh = fresh.join().unwrap();
+            assert_eq!(
+                usize::from(mine) + usize::from(theirs) + usize::from(fresh),
+                1
+            );
+            assert_eq!(state.available(|| 12), 0);
         });
     }
 }

@@ -4,9 +4,8 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Instant;
 
-use super::Shared;
+use super::{Deadline, Shared};
 use crate::clock::Sleep;
 use crate::rejection::CallTimeout;
 
@@ -32,14 +31,15 @@ pin_project_lite::pin_project! {
         #[pin]
         call: Option<F>,
         shared: &'a Shared,
-        deadline: Option<Instant>,
+        // Settled on the first poll that finds the call pending.
+        deadline: Deadline<'a>,
         // Created on the first poll that finds the call pending.
         sleep: Option<Sleep>,
     }
 }
 
 impl<'a, F: Future> TimeoutFuture<'a, F> {
-    pub(super) fn new(shared: &'a Shared, deadline: Option<Instant>, call: F) -> Self {
+    pub(super) fn new(shared: &'a Shared, deadline: Deadline<'a>, call: F) -> Self {
         TimeoutFuture {
             call: Some(call),
             shared,
@@ -64,10 +64,7 @@ impl<F: Future> Future for TimeoutFuture<'_, F> {
             *this.sleep = None;
             return Poll::Ready(Ok(output));
         }
-        let Some(deadline) = *this.deadline else {
-            return Poll::Pending;
-        };
-        if !deadline_passed(this.shared, deadline, this.sleep, cx) {
+        if !deadline_passed(this.shared, this.deadline, this.sleep, cx) {
             return Poll::Pending;
         }
         // Dropped before resolving, so that its slot is free when the caller
@@ -79,15 +76,22 @@ impl<F: Future> Future for TimeoutFuture<'_, F> {
 }
 
 /// Whether `deadline` has passed, creating the sleep that wakes the task at
-/// the deadline on the first call.
+/// the deadline on the first call (after settling a deadline counted from a
+/// recent reading). Never, without a deadline.
 #[inline(never)]
 fn deadline_passed(
     shared: &Shared,
-    deadline: Instant,
+    deadline: &mut Deadline<'_>,
     sleep: &mut Option<Sleep>,
     cx: &mut Context<'_>,
 ) -> bool {
-    let sleep = sleep.get_or_insert_with(|| shared.context.clock().sleep_until(deadline));
+    if let Deadline::Recent { start, timeline } = *deadline {
+        *deadline = Deadline::At(shared.settle(start, timeline));
+    }
+    let Deadline::At(Some(at)) = *deadline else {
+        return false;
+    };
+    let sleep = sleep.get_or_insert_with(|| shared.context.clock().sleep_until(at));
     Pin::new(sleep).poll(cx).is_ready()
 }
 

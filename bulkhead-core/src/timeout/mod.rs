@@ -11,6 +11,31 @@
 //! rate-limiter permit is not part of the timeout, for sync and async calls
 //! alike, and the deadline counts from when the permit was granted.
 //!
+//! # Precision
+//!
+//! [`Timeout::deadline`] reads the clock's precise [`now`](Clock::now). A
+//! call composed with other policies (`Policies`, pipelines, generated
+//! wrappers) does not pay for that reading unless it has to wait:
+//!
+//! - a sync call that waits for a bulkhead slot reads `now` when it starts
+//!   waiting, and its deadline counts from there (a few nanoseconds after
+//!   the timeout started); a call that gets its slot at once has nothing to
+//!   cut short;
+//! - an async call's deadline counts from a [`recent`](Clock::recent)
+//!   reading at its start. If the call is still pending after its first
+//!   poll, the deadline is settled: `recent + resolution + duration`, or
+//!   `now + duration` read then if that is earlier. So while the clock works
+//!   as designed (its recent readings at most [`resolution`](Clock::resolution)
+//!   old), a call is never cut short before `duration` has passed, and is
+//!   cut at most the resolution late (5 ms on the `SystemClock`, none on a
+//!   `ManualClock`); a call whose first poll returns at once (it waits for
+//!   I/O or a slot) gets `now + duration`, to the microsecond. A recent
+//!   reading that lags by more than the resolution (a clock thread starved
+//!   of CPU) can make the deadline that much early, less the resolution;
+
+//! - a sync call's overrun (`Overrun` event, `took`) is measured between
+//!   two recent readings: to within the resolution either way.
+//!
 //! - `config.rs`: [`TimeoutConfig`] and its builder;
 //! - `future.rs`: [`TimeoutFuture`], the async call raced against its
 //!   deadline.
@@ -26,7 +51,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::clock::Clock;
+use crate::clock::{Clock, Timeline};
 use crate::context::PolicyContext;
 use crate::events::{Event, TimeoutEvent, TimeoutEventKind};
 use crate::intern::intern;
@@ -67,6 +92,20 @@ struct Shared {
     instance: &'static str,
     config: TimeoutConfig,
     context: PolicyContext,
+    /// The clock's resolution, read once.
+    resolution: Duration,
+    /// The duration in nanoseconds (saturating).
+    nanos: u64,
+}
+
+/// When a [`TimeoutFuture`] ends its call.
+#[derive(Debug, Clone, Copy)]
+enum Deadline<'a> {
+    /// At this instant, or never.
+    At(Option<Instant>),
+    /// `duration` after `start`, a recent reading on `timeline`, to be
+    /// settled ([`Shared::settle`]) when it is first needed.
+    Recent { start: u64, timeline: &'a Timeline },
 }
 
 impl Timeout {
@@ -86,6 +125,8 @@ impl Timeout {
             shared: Arc::new(Shared {
                 instance: intern(instance),
                 config,
+                resolution: context.clock().resolution(),
+                nanos: u64::try_from(config.duration().as_nanos()).unwrap_or(u64::MAX),
                 context,
             }),
         }
@@ -114,15 +155,30 @@ impl Timeout {
     /// timeout.
     #[inline]
     pub fn deadline(&self) -> Option<Instant> {
-        self.deadline_at(None)
+        self.shared
+            .context
+            .clock()
+            .now()
+            .checked_add(self.shared.config.duration())
     }
 
-    /// The deadline of a call starting at `now`, or now on the clock if
-    /// `None` (the composition passes a reading it shares with others).
+    /// Reports an overrun if a sync call that ended at `now` ran past
+    /// `deadline`.
+    pub(crate) fn check_overrun(&self, deadline: Instant, now: Instant) {
+        if now > deadline {
+            let duration = self.duration();
+            let started = deadline.checked_sub(duration).unwrap_or(deadline);
+            self.overran(now.saturating_duration_since(started));
+        }
+    }
+
+    /// Reports an overrun if a sync call took `took` nanoseconds (two
+    /// readings' difference).
     #[inline]
-    pub(crate) fn deadline_at(&self, now: Option<Instant>) -> Option<Instant> {
-        now.unwrap_or_else(|| self.shared.context.clock().now())
-            .checked_add(self.shared.config.duration())
+    pub(crate) fn check_took(&self, took: u64) {
+        if took > self.shared.nanos {
+            self.overran(Duration::from_nanos(took));
+        }
     }
 
     /// The clock it measures deadlines on.
@@ -136,7 +192,21 @@ impl Timeout {
     /// See [`TimeoutFuture`] for what happens at the deadline.
     #[inline]
     pub fn run<F: Future>(&self, deadline: Option<Instant>, future: F) -> TimeoutFuture<'_, F> {
-        TimeoutFuture::new(&self.shared, deadline, future)
+        TimeoutFuture::new(&self.shared, Deadline::At(deadline), future)
+    }
+
+    /// Runs `future` against the deadline of a call that started at
+    /// `start`, a [`recent`](Clock::recent) reading of the clock on
+    /// `timeline` (see the module's *Precision*): the deadline is settled if
+    /// the call is still pending after its first poll.
+    #[inline]
+    pub(crate) fn run_from_recent<'a, F: Future>(
+        &'a self,
+        start: u64,
+        timeline: &'a Timeline,
+        future: F,
+    ) -> TimeoutFuture<'a, F> {
+        TimeoutFuture::new(&self.shared, Deadline::Recent { start, timeline }, future)
     }
 
     /// The rejection of a sync call whose wait for a bulkhead slot was cut
@@ -160,6 +230,24 @@ impl Timeout {
 }
 
 impl Shared {
+    /// The deadline of a call that started at `start`, a recent reading
+    /// on `timeline`, with the call pending now: never earlier than
+    /// `duration` after the call really started while recent readings lag
+    /// by at most the resolution (see the module's *Precision*); `None` if
+    /// too far to represent.
+    fn settle(&self, start: u64, timeline: &Timeline) -> Option<Instant> {
+        let duration = self.config.duration();
+        let late = timeline
+            .instant(start)
+            .checked_add(duration)
+            .and_then(|deadline| deadline.checked_add(self.resolution));
+        let from_now = self.context.clock().now().checked_add(duration);
+        match (late, from_now) {
+            (Some(late), Some(from_now)) => Some(late.min(from_now)),
+            (late, from_now) => late.or(from_now),
+        }
+    }
+
     fn timed_out(&self) -> CallTimeout {
         let timeout = self.config.duration();
         self.publish(TimeoutEventKind::TimedOut { timeout });

@@ -89,7 +89,8 @@
 //!
 //! ## Costs
 //!
-//! A success: a clock read, two loads (`frame`, `head`) and two
+//! A success: a recent clock reading (see `Clock::recent`: a second is
+//! counted to within the clock's resolution), two loads (`frame`, `head`) and two
 //! compare-exchanges (its counter, its total); a failure or a slow call, two
 //! more each. A check reads the three totals: O(1), whatever the window's
 //! size. No lock, no allocation. A reset and a jump of the clock by `size`
