@@ -31,7 +31,9 @@ impl Held<'_> {
     fn release(self) {
         match self {
             Held::Nothing => {}
-            Held::Slot(shared) => shared.semaphore.release(shared.context.clock()),
+            Held::Slot(shared) => {
+                shared.semaphore.release(shared.context.clock());
+            }
             Held::Timed(shared, started) => shared.release_timed(started),
         }
     }

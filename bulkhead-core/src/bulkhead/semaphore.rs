@@ -132,6 +132,17 @@ pub(crate) enum Acquired {
     Full,
 }
 
+/// What a release found: the slots held and the limit just before it gave
+/// its slot back (its own slot counted), read from the value its
+/// `fetch_sub` replaced, at no further cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Released {
+    /// Slots held before the release, the released one included.
+    pub(crate) in_flight: u32,
+    /// The limit at the time.
+    pub(crate) max: u32,
+}
+
 /// The outcome of queueing.
 #[derive(Debug)]
 pub(crate) enum Enqueued {
@@ -183,12 +194,16 @@ impl Semaphore {
     /// Gives a slot back, and hands it to the next waiter if one is queued.
     ///
     /// `clock` is read only on a hand-off, to pass over waiters whose
-    /// deadline has passed.
+    /// deadline has passed. Returns what the release found.
     #[inline]
-    pub(crate) fn release(&self, clock: &Arc<dyn Clock>) {
+    pub(crate) fn release(&self, clock: &Arc<dyn Clock>) -> Released {
         let before = self.state.fetch_sub(ONE, Release);
         if before & WAITERS != 0 {
             self.hand_over(&**clock);
+        }
+        Released {
+            in_flight: in_flight(before),
+            max: max(before),
         }
     }
 
