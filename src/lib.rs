@@ -109,13 +109,14 @@
 #![forbid(unsafe_code)]
 
 pub use bulkhead_core::{
-    Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, CallError, Enter, EnterError,
-    ManualClock, OwnedBulkheadPermit, Rejection, RejectionKind,
+    Adaptive, Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, CallError,
+    CallOutcome, Enter, EnterError, ManualClock, OwnedBulkheadPermit, Rejection, RejectionKind,
 };
 pub use bulkhead_registry::{
     BulkheadHandle, BulkheadSnapshot, Pipeline, Registry, RegistryBuilder, RegistryError,
 };
 
+pub mod adaptive;
 pub mod circuit_breaker;
 pub mod clock;
 pub mod config;

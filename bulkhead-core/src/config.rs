@@ -89,6 +89,22 @@ pub enum ConfigError {
         /// The accepted values, comma-separated.
         choices: String,
     },
+    /// An adaptive bulkhead's limits out of order: `min_concurrent` <=
+    /// `initial_concurrent` <= `max_concurrent` does not hold (ATR-013).
+    /// `key` is the one out of place; a limit not given is `..`.
+    #[error(
+        "ATR-013: {key} is out of order: min_concurrent ({min}) <= initial_concurrent ({initial}) <= max_concurrent ({max}) must hold"
+    )]
+    LimitsOutOfOrder {
+        /// The key out of place (`min_concurrent` or `initial_concurrent`).
+        key: String,
+        /// `min_concurrent`.
+        min: String,
+        /// `initial_concurrent`.
+        initial: String,
+        /// `max_concurrent`.
+        max: String,
+    },
     /// A key a config builder's `set_key` does not have, or a value not
     /// of the kind its key takes (CFG-001).
     #[error("CFG-001: {key} is not a key of this policy that takes {value}")]
@@ -119,6 +135,7 @@ impl ConfigError {
             ConfigError::NumberOutOfRange { .. } => "ATR-008",
             ConfigError::UnknownRejectionKind { .. } => "ATR-009",
             ConfigError::InvalidChoice { .. } => "ATR-010",
+            ConfigError::LimitsOutOfOrder { .. } => "ATR-013",
             ConfigError::NoSuchKey { .. } => "CFG-001",
         }
     }
@@ -133,6 +150,7 @@ impl ConfigError {
             | ConfigError::NumberOutOfRange { key, .. }
             | ConfigError::UnknownRejectionKind { key, .. }
             | ConfigError::InvalidChoice { key, .. }
+            | ConfigError::LimitsOutOfOrder { key, .. }
             | ConfigError::NoSuchKey { key, .. } => key,
         }
     }
@@ -148,6 +166,7 @@ impl ConfigError {
         | ConfigError::NumberOutOfRange { key, .. }
         | ConfigError::UnknownRejectionKind { key, .. }
         | ConfigError::InvalidChoice { key, .. }
+        | ConfigError::LimitsOutOfOrder { key, .. }
         | ConfigError::NoSuchKey { key, .. }) = &mut self;
         new_key.clone_into(key);
         self
@@ -165,6 +184,7 @@ impl ConfigError {
             | ConfigError::NumberOutOfRange { key, .. }
             | ConfigError::UnknownRejectionKind { key, .. }
             | ConfigError::InvalidChoice { key, .. }
+            | ConfigError::LimitsOutOfOrder { key, .. }
             | ConfigError::NoSuchKey { key, .. }) = &mut self;
             key.insert_str(0, prefix);
         }

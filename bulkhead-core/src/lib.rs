@@ -41,10 +41,36 @@ mod rejection;
 mod retry;
 mod timeout;
 
+pub use bulkhead::adaptive::{Adaptive, AdaptiveSnapshot, CallOutcome};
 pub use bulkhead::{
     Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, Enter, EnterError,
     OwnedBulkheadPermit, Traffic,
 };
+
+/// Adaptive limits: the algorithms a bulkhead's `adaptive` key chooses,
+/// their tunables, and the [`Room`](adaptive::Room) of a resource's budget
+/// they grow into.
+///
+/// ```
+/// use bulkhead_core::adaptive::{Gradient2, Sampling};
+/// use bulkhead_core::{Adaptive, BulkheadConfig};
+///
+/// let config = BulkheadConfig::builder()
+///     .max_concurrent(200)
+///     .adaptive(Adaptive::Gradient2)
+///     .min_concurrent(4)
+///     .gradient2(Gradient2::builder().rtt_tolerance(1.5).build()?)
+///     .sampling(Sampling::builder().min_samples(40).build()?)
+///     .build()?;
+/// assert_eq!(config.adaptive(), Adaptive::Gradient2);
+/// # Ok::<(), bulkhead_core::ConfigError>(())
+/// ```
+pub mod adaptive {
+    pub use crate::bulkhead::adaptive::{
+        Adaptive, AdaptiveSnapshot, Aimd, AimdBuilder, CallOutcome, Gradient2, Gradient2Builder,
+        Room, Sampling, SamplingBuilder, Vegas, VegasBuilder,
+    };
+}
 pub use circuit_breaker::{
     BreakerOutcome, BreakerPermit, CircuitBreaker, CircuitBreakerConfig,
     CircuitBreakerConfigBuilder, CircuitBreakerMetrics, OwnedBreakerPermit, SlidingWindow,

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use super::adaptive::{Adaptive, Aimd, Gradient2, Sampling, Vegas};
 use super::semaphore::MAX_CONCURRENT;
 use crate::config::ConfigError;
 use crate::intern::intern;
@@ -18,7 +19,7 @@ mod key {
             max: super::MAX_CONCURRENT,
         },
         "25",
-        "how many calls may hold a slot at once",
+        "how many calls may hold a slot at once; with `adaptive`, the most the algorithm may allow",
     );
     pub(super) const MAX_WAIT: Key = Key::new(
         "max_wait",
@@ -31,6 +32,36 @@ mod key {
         ValueKind::Bool,
         "true",
         "whether the bulkhead limits anything; a disabled one lets every call through",
+    );
+    pub(super) const ADAPTIVE: Key = Key::new(
+        "adaptive",
+        ValueKind::Choice {
+            ty: "Adaptive",
+            choices: &[
+                Adaptive::Off.name(),
+                Adaptive::Aimd.name(),
+                Adaptive::Vegas.name(),
+                Adaptive::Gradient2.name(),
+            ],
+        },
+        "\"off\"",
+        "the algorithm that moves the limit between `min_concurrent` and `max_concurrent` from the calls' hold times; `off` keeps `max_concurrent`",
+    );
+    pub(super) const MIN_CONCURRENT: Key = Key::new(
+        "min_concurrent",
+        ValueKind::Limit {
+            max: super::MAX_CONCURRENT,
+        },
+        "1",
+        "with `adaptive`: the lowest limit the algorithm may set (ATR-013 unless `min_concurrent` <= `initial_concurrent` <= `max_concurrent`)",
+    );
+    pub(super) const INITIAL_CONCURRENT: Key = Key::new(
+        "initial_concurrent",
+        ValueKind::Limit {
+            max: super::MAX_CONCURRENT,
+        },
+        "20",
+        "with `adaptive`: the limit it starts from, at which it measures the no-load latency; without it, 20 kept within `min_concurrent` and `max_concurrent`",
     );
     pub(super) const RESOURCE: Key = Key::new(
         "resource",
@@ -66,6 +97,14 @@ pub struct BulkheadConfig {
     /// The shared resource (a connection pool, a database) whose budget this
     /// bulkhead's slots count against, interned.
     resource: Option<&'static str>,
+    adaptive: Adaptive,
+    min_concurrent: u32,
+    /// `None`: 20, kept within `min_concurrent` and `max_concurrent`.
+    initial_concurrent: Option<u32>,
+    aimd: Aimd,
+    vegas: Vegas,
+    gradient2: Gradient2,
+    sampling: Sampling,
 }
 
 impl BulkheadConfig {
@@ -76,10 +115,16 @@ impl BulkheadConfig {
         key::MAX_WAIT,
         key::ENABLED,
         key::RESOURCE,
+        key::ADAPTIVE,
+        key::MIN_CONCURRENT,
+        key::INITIAL_CONCURRENT,
     ];
 
     /// The default limit, 25.
     pub const DEFAULT_MAX_CONCURRENT: u32 = 25;
+    /// The limit an adaptive bulkhead starts from unless told otherwise, 20
+    /// (kept within `min_concurrent` and `max_concurrent`).
+    pub const DEFAULT_INITIAL_CONCURRENT: u32 = 20;
     /// The largest accepted limit, 2^30 - 1.
     pub const MAX_CONCURRENT: u32 = MAX_CONCURRENT;
 
@@ -88,9 +133,76 @@ impl BulkheadConfig {
         BulkheadConfigBuilder::default()
     }
 
-    /// How many calls may hold a slot at once.
+    /// How many calls may hold a slot at once; for an adaptive bulkhead,
+    /// the most its algorithm may allow (the ceiling).
     pub fn max_concurrent(&self) -> u32 {
         self.max_concurrent
+    }
+
+    /// The algorithm that moves the limit, if any.
+    pub fn adaptive(&self) -> Adaptive {
+        self.adaptive
+    }
+
+    /// The lowest limit an adaptive bulkhead's algorithm may set.
+    pub fn min_concurrent(&self) -> u32 {
+        self.min_concurrent
+    }
+
+    /// The limit an adaptive bulkhead starts from: as set, or 20 kept
+    /// within `min_concurrent` and `max_concurrent`.
+    pub fn initial_concurrent(&self) -> u32 {
+        self.initial_concurrent.unwrap_or_else(|| {
+            Self::DEFAULT_INITIAL_CONCURRENT
+                .min(self.max_concurrent)
+                .max(self.min_concurrent)
+        })
+    }
+
+    /// The tunables of [`Adaptive::Aimd`].
+    pub fn aimd(&self) -> Aimd {
+        self.aimd
+    }
+
+    /// The tunables of [`Adaptive::Vegas`].
+    pub fn vegas(&self) -> Vegas {
+        self.vegas
+    }
+
+    /// The tunables of [`Adaptive::Gradient2`].
+    pub fn gradient2(&self) -> Gradient2 {
+        self.gradient2
+    }
+
+    /// How an adaptive bulkhead gathers and judges its samples.
+    pub fn sampling(&self) -> Sampling {
+        self.sampling
+    }
+
+    /// The same configuration with the ceiling `max` (a live
+    /// `set_max_concurrent`), the floor and the start kept below it.
+    pub(crate) fn with_ceiling(mut self, max: u32) -> Self {
+        self.max_concurrent = max;
+        self.min_concurrent = self.min_concurrent.min(max);
+        self.initial_concurrent = self.initial_concurrent.map(|n| n.min(max));
+        self
+    }
+
+    /// Checks the keys written together (as in one attribute) that depend
+    /// on each other: `min_concurrent` <= `initial_concurrent` <=
+    /// `max_concurrent`, for those of the three given (ATR-013).
+    pub(crate) fn check_together(values: &[(&str, &KeyValue)]) -> Result<(), ConfigError> {
+        let limit = |name: &str| {
+            values.iter().find_map(|(key, value)| match value {
+                KeyValue::Integer(n) if *key == name => Some(*n),
+                _ => None,
+            })
+        };
+        check_order(
+            limit("min_concurrent"),
+            limit("initial_concurrent"),
+            limit("max_concurrent"),
+        )
     }
 
     /// How long a caller may wait for a slot; zero rejects at once.
@@ -118,8 +230,38 @@ impl Default for BulkheadConfig {
             max_wait: Duration::ZERO,
             enabled: true,
             resource: None,
+            adaptive: Adaptive::Off,
+            min_concurrent: 1,
+            initial_concurrent: None,
+            aimd: Aimd::default(),
+            vegas: Vegas::default(),
+            gradient2: Gradient2::default(),
+            sampling: Sampling::default(),
         }
     }
+}
+
+/// `min <= initial <= max` for those given, else ATR-013 naming the key
+/// out of order.
+fn check_order(
+    min: Option<u32>,
+    initial: Option<u32>,
+    max: Option<u32>,
+) -> Result<(), ConfigError> {
+    let out_of_order = |key: &str| ConfigError::LimitsOutOfOrder {
+        key: key.to_owned(),
+        min: min.map_or_else(|| "..".to_owned(), |n| n.to_string()),
+        initial: initial.map_or_else(|| "..".to_owned(), |n| n.to_string()),
+        max: max.map_or_else(|| "..".to_owned(), |n| n.to_string()),
+    };
+    let above = |a: Option<u32>, b: Option<u32>| matches!((a, b), (Some(a), Some(b)) if a > b);
+    if above(min, max) {
+        return Err(out_of_order("min_concurrent"));
+    }
+    if above(min, initial) || above(initial, max) {
+        return Err(out_of_order("initial_concurrent"));
+    }
+    Ok(())
 }
 
 impl fmt::Display for BulkheadConfig {
@@ -133,6 +275,15 @@ impl fmt::Display for BulkheadConfig {
         )?;
         if let Some(resource) = self.resource {
             write!(f, ", resource = {resource}")?;
+        }
+        if self.adaptive != Adaptive::Off {
+            write!(
+                f,
+                ", adaptive = {}, min_concurrent = {}, initial_concurrent = {}",
+                self.adaptive,
+                self.min_concurrent,
+                self.initial_concurrent()
+            )?;
         }
         Ok(())
     }
@@ -151,6 +302,13 @@ pub struct BulkheadConfigBuilder {
     max_wait: Option<Duration>,
     enabled: Option<bool>,
     resource: Option<String>,
+    adaptive: Option<Adaptive>,
+    min_concurrent: Option<u64>,
+    initial_concurrent: Option<u64>,
+    aimd: Option<Aimd>,
+    vegas: Option<Vegas>,
+    gradient2: Option<Gradient2>,
+    sampling: Option<Sampling>,
 }
 
 impl BulkheadConfigBuilder {
@@ -187,6 +345,55 @@ impl BulkheadConfigBuilder {
         self
     }
 
+    /// Lets `adaptive`'s algorithm move the limit between `min_concurrent`
+    /// and `max_concurrent` (then the ceiling); [`Adaptive::Off`], the
+    /// default, keeps `max_concurrent`. See the adaptive guide.
+    pub fn adaptive(mut self, adaptive: Adaptive) -> Self {
+        self.adaptive = Some(adaptive);
+        self
+    }
+
+    /// The lowest limit an adaptive bulkhead's algorithm may set (1 to
+    /// 2^30 - 1, at most `initial_concurrent`; default 1).
+    pub fn min_concurrent(mut self, min_concurrent: u32) -> Self {
+        self.min_concurrent = Some(min_concurrent.into());
+        self
+    }
+
+    /// The limit an adaptive bulkhead starts from, at which its first
+    /// window measures the no-load latency (between `min_concurrent` and
+    /// `max_concurrent`; default 20 kept between them).
+    pub fn initial_concurrent(mut self, initial_concurrent: u32) -> Self {
+        self.initial_concurrent = Some(initial_concurrent.into());
+        self
+    }
+
+    /// The tunables of [`Adaptive::Aimd`], from [`Aimd::builder`].
+    pub fn aimd(mut self, aimd: Aimd) -> Self {
+        self.aimd = Some(aimd);
+        self
+    }
+
+    /// The tunables of [`Adaptive::Vegas`], from [`Vegas::builder`].
+    pub fn vegas(mut self, vegas: Vegas) -> Self {
+        self.vegas = Some(vegas);
+        self
+    }
+
+    /// The tunables of [`Adaptive::Gradient2`], from
+    /// [`Gradient2::builder`].
+    pub fn gradient2(mut self, gradient2: Gradient2) -> Self {
+        self.gradient2 = Some(gradient2);
+        self
+    }
+
+    /// How an adaptive bulkhead gathers and judges its samples, from
+    /// [`Sampling::builder`].
+    pub fn sampling(mut self, sampling: Sampling) -> Self {
+        self.sampling = Some(sampling);
+        self
+    }
+
     /// Sets the key named `key` (one of the bulkhead's
     /// [`keys`](crate::keys::PolicyKind::keys)) to `value`, as
     /// configuration from outside the code does. The value is checked when
@@ -202,6 +409,9 @@ impl BulkheadConfigBuilder {
             ("max_wait", KeyValue::Duration(wait)) => self.max_wait(wait),
             ("enabled", KeyValue::Bool(enabled)) => self.enabled(enabled),
             ("resource", KeyValue::Text(name)) => self.resource(name),
+            ("adaptive", KeyValue::Text(name)) => self.adaptive(Adaptive::parse(key, &name)?),
+            ("min_concurrent", KeyValue::Integer(n)) => self.min_concurrent(n),
+            ("initial_concurrent", KeyValue::Integer(n)) => self.initial_concurrent(n),
             (key, value) => return Err(ConfigError::no_such_key(key, &value)),
         })
     }
@@ -215,7 +425,8 @@ impl BulkheadConfigBuilder {
     ///
     /// # Errors
     ///
-    /// ATR-003 if `max_concurrent` is out of range.
+    /// ATR-003 if a limit is out of range, ATR-013 unless
+    /// `min_concurrent` <= `initial_concurrent` <= `max_concurrent`.
     pub fn build(&self) -> Result<BulkheadConfig, ConfigError> {
         self.build_on(&BulkheadConfig::default())
     }
@@ -224,7 +435,7 @@ impl BulkheadConfigBuilder {
     ///
     /// # Errors
     ///
-    /// ATR-003 if `max_concurrent` is out of range.
+    /// As for [`build`](Self::build).
     pub fn build_on(&self, base: &BulkheadConfig) -> Result<BulkheadConfig, ConfigError> {
         self.build_keyed(base, "")
     }
@@ -235,7 +446,7 @@ impl BulkheadConfigBuilder {
     ///
     /// # Errors
     ///
-    /// ATR-003 if `max_concurrent` is out of range.
+    /// As for [`build`](Self::build).
     pub fn build_keyed(
         &self,
         base: &BulkheadConfig,
@@ -247,7 +458,25 @@ impl BulkheadConfigBuilder {
                 .map_err(|e| e.prefixed(key_prefix))?,
             None => base.max_concurrent,
         };
-        Ok(BulkheadConfig {
+        let limit = |key: &Key, value: Option<u64>, base: Option<u32>| match value {
+            Some(value) => key
+                .check_integer(value)
+                .map(Some)
+                .map_err(|e| e.prefixed(key_prefix)),
+            None => Ok(base),
+        };
+        let min_concurrent = limit(
+            &key::MIN_CONCURRENT,
+            self.min_concurrent,
+            Some(base.min_concurrent),
+        )?
+        .unwrap_or(base.min_concurrent);
+        let initial_concurrent = limit(
+            &key::INITIAL_CONCURRENT,
+            self.initial_concurrent,
+            base.initial_concurrent,
+        )?;
+        let config = BulkheadConfig {
             max_concurrent,
             max_wait: self.max_wait.unwrap_or(base.max_wait),
             enabled: self.enabled.unwrap_or(base.enabled),
@@ -255,7 +484,21 @@ impl BulkheadConfigBuilder {
                 Some(name) => Some(intern(name)),
                 None => base.resource,
             },
-        })
+            adaptive: self.adaptive.unwrap_or(base.adaptive),
+            min_concurrent,
+            initial_concurrent,
+            aimd: self.aimd.unwrap_or(base.aimd),
+            vegas: self.vegas.unwrap_or(base.vegas),
+            gradient2: self.gradient2.unwrap_or(base.gradient2),
+            sampling: self.sampling.unwrap_or(base.sampling),
+        };
+        check_order(
+            Some(config.min_concurrent),
+            Some(config.initial_concurrent()),
+            Some(config.max_concurrent),
+        )
+        .map_err(|e| e.prefixed(key_prefix))?;
+        Ok(config)
     }
 }
 

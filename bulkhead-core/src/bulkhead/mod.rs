@@ -9,7 +9,9 @@
 //!   blocking, first come first served.
 //!
 //! Each returns a [`BulkheadPermit`] that gives the slot back when dropped.
+//! An adaptive bulkhead (`adaptive/`) moves its own limit.
 
+pub(crate) mod adaptive;
 mod config;
 mod enter;
 mod permit;
@@ -23,14 +25,17 @@ pub use permit::{BulkheadPermit, OwnedBulkheadPermit};
 pub use traffic::Traffic;
 
 use std::fmt;
+use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::clock::Timeline;
 use crate::config::{ConfigError, check_limit};
 use crate::context::PolicyContext;
 use crate::events::{BulkheadEvent, BulkheadEventKind, Event};
 use crate::intern::intern;
 use crate::rejection::BulkheadFull;
+use adaptive::{AdaptiveSnapshot, CallOutcome, Limiter, Room};
 use permit::Held;
 use semaphore::{Acquired, Semaphore};
 use traffic::Counters;
@@ -66,6 +71,12 @@ struct Shared {
     semaphore: Semaphore,
     /// Present when the registry tracks sizing.
     traffic: Option<Box<Counters>>,
+    /// Present when the bulkhead adapts its limit (and is enabled).
+    adaptive: Option<Box<Limiter>>,
+    /// Whether admitted calls are timed: for sizing, or to adapt.
+    timed: bool,
+    /// The clock's readings as stamps, for hold times.
+    timeline: Timeline,
     /// `max_wait > 0`: whether a caller who finds no free slot waits.
     waits: bool,
     instance: &'static str,
@@ -86,11 +97,29 @@ impl Bulkhead {
 
     /// A bulkhead measuring `max_wait` on the context's clock and publishing
     /// rejections to its event bus.
+    ///
+    /// An adaptive bulkhead starts at `initial_concurrent`; its probes are
+    /// timed by a generator seeded by its instance id, so that a run on a
+    /// `ManualClock` repeats.
     pub fn with_context(instance: &str, config: BulkheadConfig, context: PolicyContext) -> Self {
+        let timeline = Timeline::new(Arc::clone(context.clock()));
+        let seed = BuildHasherDefault::<DefaultHasher>::default().hash_one(instance);
+        let adaptive = config
+            .enabled()
+            .then(|| Limiter::new(&config, seed, timeline.recent()))
+            .flatten()
+            .map(Box::new);
+        let limit = adaptive
+            .as_ref()
+            .map_or(config.max_concurrent(), |limiter| limiter.initial_limit());
+        let traffic: Option<Box<Counters>> = context.tracks_sizing().then(Box::default);
         Bulkhead {
             shared: Arc::new(Shared {
-                semaphore: Semaphore::new(config.max_concurrent(), config.enabled()),
-                traffic: context.tracks_sizing().then(Box::default),
+                semaphore: Semaphore::new(limit, config.enabled()),
+                timed: traffic.is_some() || adaptive.is_some(),
+                traffic,
+                adaptive,
+                timeline,
                 waits: !config.max_wait().is_zero(),
                 instance: intern(instance),
                 config,
@@ -104,13 +133,15 @@ impl Bulkhead {
         self.shared.instance
     }
 
-    /// The configuration, with the current limit.
+    /// The configuration, with the current limit (for an adaptive
+    /// bulkhead, the current ceiling: `max_concurrent` is the most its
+    /// algorithm may allow).
     pub fn config(&self) -> BulkheadConfig {
-        let config = self.shared.config;
-        BulkheadConfig::builder()
-            .max_concurrent(self.max_concurrent())
-            .build_on(&config)
-            .unwrap_or(config)
+        let max = match &self.shared.adaptive {
+            Some(limiter) => limiter.ceiling(),
+            None => self.max_concurrent(),
+        };
+        self.shared.config.with_ceiling(max)
     }
 
     /// Takes a free slot, or fails at once with [`BulkheadFull`] whatever
@@ -242,9 +273,40 @@ impl Bulkhead {
         self.shared.semaphore.waiting()
     }
 
-    /// The current limit.
+    /// The limit in force: for an adaptive bulkhead, the one its algorithm
+    /// set last.
     pub fn max_concurrent(&self) -> u32 {
         self.shared.semaphore.max()
+    }
+
+    /// What an adaptive bulkhead's algorithm knows now (its bounds, the
+    /// limit in force, its latency estimates and counts); `None` for a
+    /// bulkhead that does not adapt.
+    pub fn adaptive(&self) -> Option<AdaptiveSnapshot> {
+        let shared = &*self.shared;
+        shared.adaptive.as_ref().map(|l| l.snapshot(shared))
+    }
+
+    /// Makes an adaptive bulkhead grow only into `room`, the free room of
+    /// its resource's budget (`None`: no budget), lowering its limit at
+    /// once if the room cannot hold it; nothing for a bulkhead that does
+    /// not adapt. The registry calls it for the bulkheads on a resource
+    /// with a budget.
+    pub fn set_room(&self, room: Option<Arc<Room>>) {
+        let shared = &*self.shared;
+        if let Some(limiter) = &shared.adaptive {
+            limiter.set_room(shared, room);
+        }
+    }
+
+    /// Lowers an adaptive bulkhead's limit, down to its `min_concurrent`,
+    /// as far as its room holds more than the room's capacity now allows
+    /// (after the capacity was lowered); nothing otherwise.
+    pub fn reclaim_room(&self) {
+        let shared = &*self.shared;
+        if let Some(limiter) = &shared.adaptive {
+            limiter.reclaim(shared);
+        }
     }
 
     /// Whether the bulkhead limits calls at all.
@@ -253,7 +315,9 @@ impl Bulkhead {
     }
 
     /// Changes the limit at once, without blocking callers, and publishes a
-    /// `LimitChanged` event if it changed.
+    /// `LimitChanged` event if it changed. On an adaptive bulkhead it moves
+    /// the ceiling instead: the limit in force is lowered to it if above,
+    /// and the algorithm grows into a raised one.
     ///
     /// Raising it hands the new slots to waiting callers. Lowering it below
     /// the calls in flight lets them finish; new calls are admitted only once
@@ -269,6 +333,10 @@ impl Bulkhead {
             max_concurrent.into(),
             BulkheadConfig::MAX_CONCURRENT.into(),
         )?;
+        if let Some(limiter) = &self.shared.adaptive {
+            limiter.set_ceiling(&self.shared, max);
+            return Ok(());
+        }
         let from = self
             .shared
             .semaphore
@@ -295,9 +363,10 @@ impl Shared {
         waited: bool,
     ) -> Result<BulkheadPermit<'_>, BulkheadFull> {
         match acquired {
-            Acquired::Slot => Ok(BulkheadPermit::new(match &self.traffic {
-                None => Held::Slot(self),
-                Some(traffic) => self.admitted_timed(traffic),
+            Acquired::Slot => Ok(BulkheadPermit::new(if self.timed {
+                self.admitted_timed()
+            } else {
+                Held::Slot(self)
             })),
             Acquired::Uncounted => Ok(BulkheadPermit::new(Held::Nothing)),
             Acquired::Full => Err(self.reject(waited)),
@@ -306,17 +375,25 @@ impl Shared {
 
     /// Hold times are measured on recent readings of the clock (to within
     /// its resolution, 5 ms on the system clock): they feed means.
-    #[cold]
-    fn admitted_timed(&self, traffic: &Counters) -> Held<'_> {
-        traffic.admitted();
-        Held::Timed(self, self.context.clock().recent())
+    #[inline]
+    fn admitted_timed(&self) -> Held<'_> {
+        if let Some(traffic) = &self.traffic {
+            traffic.admitted();
+        }
+        Held::Timed(self, self.timeline.recent(), CallOutcome::Success)
     }
 
-    /// Gives back a slot taken at `started` on a bulkhead tracking sizing.
-    pub(super) fn release_timed(&self, started: Instant) {
-        self.semaphore.release(self.context.clock());
+    /// Gives back a slot taken at `started` (a stamp) on a timed bulkhead,
+    /// by a call that ended with `outcome`.
+    #[inline]
+    pub(super) fn release_timed(&self, started: u64, outcome: CallOutcome) {
+        let now = self.timeline.recent();
+        let released = self.semaphore.release(self.context.clock());
         if let Some(traffic) = &self.traffic {
-            traffic.completed(started, self.context.clock().recent());
+            traffic.completed(now.saturating_sub(started));
+        }
+        if let Some(limiter) = &self.adaptive {
+            limiter.sample(self, (started, now), outcome, released);
         }
     }
 

@@ -1,8 +1,8 @@
 //! The RAII proof of holding a bulkhead slot.
 
 use std::fmt;
-use std::time::Instant;
 
+use super::adaptive::CallOutcome;
 use super::{Bulkhead, Shared};
 
 /// A slot in a bulkhead, given back when dropped (also when the holder
@@ -21,8 +21,9 @@ pub(super) enum Held<'a> {
     Nothing,
     /// A slot.
     Slot(&'a Shared),
-    /// A slot taken at this time, on a bulkhead that tracks sizing.
-    Timed(&'a Shared, Instant),
+    /// A slot taken at this stamp of the bulkhead's timeline, on a bulkhead
+    /// that tracks sizing or adapts its limit, and how the call ended.
+    Timed(&'a Shared, u64, CallOutcome),
 }
 
 impl Held<'_> {
@@ -34,7 +35,13 @@ impl Held<'_> {
             Held::Slot(shared) => {
                 shared.semaphore.release(shared.context.clock());
             }
-            Held::Timed(shared, started) => shared.release_timed(started),
+            Held::Timed(shared, started, outcome) => shared.release_timed(started, outcome),
+        }
+    }
+
+    fn set_outcome(&mut self, outcome: CallOutcome) {
+        if let Held::Timed(_, _, held) = self {
+            *held = outcome;
         }
     }
 }
@@ -50,6 +57,29 @@ impl<'a> BulkheadPermit<'a> {
         !matches!(self.held, Held::Nothing)
     }
 
+    /// Tells an adaptive bulkhead how the call that holds this permit
+    /// ended, for when the permit is dropped: [`CallOutcome::of`] its
+    /// result, or [`CallOutcome::Dropped`] while a future that may be
+    /// dropped before it completes holds it. Without it a permit counts as
+    /// a success (an error if dropped while its thread panics). Costs a
+    /// store; nothing on a bulkhead that does not adapt.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bulkhead_core::{Bulkhead, BulkheadConfig, CallOutcome};
+    ///
+    /// let bulkhead = Bulkhead::new("db", BulkheadConfig::default());
+    /// let mut permit = bulkhead.try_enter()?;
+    /// let result: Result<u32, &str> = Err("no such row");
+    /// permit.set_outcome(CallOutcome::of(&result));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn set_outcome(&mut self, outcome: CallOutcome) {
+        self.held.set_outcome(outcome);
+    }
+
     /// Gives up the permit without releasing; the caller now owns what it
     /// held.
     pub(super) fn into_held(self) -> Held<'a> {
@@ -63,9 +93,9 @@ impl<'a> BulkheadPermit<'a> {
 /// moved into a spawned task or another thread; given back when dropped.
 #[must_use = "the slot is released as soon as the permit is dropped"]
 pub struct OwnedBulkheadPermit {
-    /// The bulkhead, and when the slot was taken if sizing is tracked;
-    /// `None` for a disabled bulkhead.
-    bulkhead: Option<(Bulkhead, Option<Instant>)>,
+    /// The bulkhead, and when the slot was taken and how the call ended if
+    /// it is timed; `None` for a disabled bulkhead.
+    bulkhead: Option<(Bulkhead, Option<(u64, CallOutcome)>)>,
 }
 
 impl OwnedBulkheadPermit {
@@ -74,9 +104,17 @@ impl OwnedBulkheadPermit {
         let bulkhead = match permit.into_held() {
             Held::Nothing => None,
             Held::Slot(_) => Some((bulkhead.clone(), None)),
-            Held::Timed(_, started) => Some((bulkhead.clone(), Some(started))),
+            Held::Timed(_, started, outcome) => Some((bulkhead.clone(), Some((started, outcome)))),
         };
         OwnedBulkheadPermit { bulkhead }
+    }
+
+    /// As [`BulkheadPermit::set_outcome`].
+    #[inline]
+    pub fn set_outcome(&mut self, outcome: CallOutcome) {
+        if let Some((_, Some((_, held)))) = &mut self.bulkhead {
+            *held = outcome;
+        }
     }
 
     /// Whether this permit holds a slot (false for a disabled bulkhead).
@@ -92,7 +130,7 @@ impl Drop for OwnedBulkheadPermit {
             let shared = &*bulkhead.shared;
             match started {
                 None => Held::Slot(shared).release(),
-                Some(started) => Held::Timed(shared, *started).release(),
+                Some((started, outcome)) => Held::Timed(shared, *started, *outcome).release(),
             }
         }
     }

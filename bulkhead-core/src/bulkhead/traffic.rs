@@ -8,7 +8,7 @@
 //! per admitted call, and one addition per rejection, which the untracked
 //! fast paths do not pay.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::loom::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -86,11 +86,9 @@ impl Counters {
         self.abandoned.fetch_add(1, Relaxed);
     }
 
-    /// A call that got its slot at `started` gave it back at `now`.
-    pub(super) fn completed(&self, started: Instant, now: Instant) {
-        let held = now.saturating_duration_since(started);
-        let nanos = u64::try_from(held.as_nanos()).unwrap_or(u64::MAX);
-        self.hold_nanos.fetch_add(nanos, Relaxed);
+    /// A call gave its slot back after holding it `held` nanoseconds.
+    pub(super) fn completed(&self, held: u64) {
+        self.hold_nanos.fetch_add(held, Relaxed);
         self.completed.fetch_add(1, Relaxed);
     }
 

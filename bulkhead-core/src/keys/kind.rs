@@ -3,8 +3,10 @@
 use std::fmt;
 
 use super::key::{BASE_CONFIG, CONFIG, Key, NAME};
+use super::value::KeyValue;
 use crate::bulkhead::BulkheadConfig;
 use crate::circuit_breaker::CircuitBreakerConfig;
+use crate::config::ConfigError;
 use crate::rate_limiter::RateLimiterConfig;
 use crate::retry::RetryConfig;
 use crate::timeout::TimeoutConfig;
@@ -154,6 +156,39 @@ impl PolicyKind {
             .into_iter()
             .chain(self.keys())
             .chain([&BASE_CONFIG])
+    }
+
+    /// Checks keys written together (in one attribute, one layer of
+    /// configuration) against each other, beyond each key's own range:
+    /// the bulkhead's `min_concurrent` <= `initial_concurrent` <=
+    /// `max_concurrent` among those written (ATR-013). The error names the
+    /// key out of place.
+    ///
+    /// # Errors
+    ///
+    /// The first rule the values break.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bulkhead_core::keys::{KeyValue, PolicyKind};
+    ///
+    /// let written = [
+    ///     ("min_concurrent", KeyValue::Integer(10)),
+    ///     ("max_concurrent", KeyValue::Integer(4)),
+    /// ];
+    /// let pairs: Vec<_> = written.iter().map(|(k, v)| (*k, v)).collect();
+    /// let err = PolicyKind::Bulkhead.check_together(&pairs).unwrap_err();
+    /// assert_eq!((err.code(), err.key()), ("ATR-013", "min_concurrent"));
+    /// ```
+    pub fn check_together(self, values: &[(&str, &KeyValue)]) -> Result<(), ConfigError> {
+        match self {
+            PolicyKind::Bulkhead => BulkheadConfig::check_together(values),
+            PolicyKind::Retry
+            | PolicyKind::CircuitBreaker
+            | PolicyKind::Timeout
+            | PolicyKind::RateLimiter => Ok(()),
+        }
     }
 
     /// The key of the policy named `name`, among [`all_keys`](Self::all_keys).

@@ -31,10 +31,12 @@ fn build(kind: PolicyKind, set: Option<(&str, KeyValue)>) -> Result<String, Conf
     }
 }
 
-/// A value of `kind` that the key takes, if it takes one.
+/// A value of `kind` that the key takes, if it takes one, whatever the
+/// other keys say (a limit of 1 keeps `min_concurrent` <=
+/// `initial_concurrent` <= `max_concurrent`).
 fn accepted(kind: ValueKind) -> Option<KeyValue> {
     Some(match kind {
-        ValueKind::Limit { max } => KeyValue::Integer(max),
+        ValueKind::Limit { .. } => KeyValue::Integer(1),
         ValueKind::Count { min, .. } => KeyValue::Integer(min),
         ValueKind::Number { range, .. } => KeyValue::Number(range.example()),
         ValueKind::Duration { .. } => KeyValue::Duration(Duration::from_millis(1)),

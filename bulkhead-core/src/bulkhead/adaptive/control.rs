@@ -1,0 +1,665 @@
+//! The controller of an adaptive bulkhead: what the call that closes a
+//! window does with it, under the limiter's lock.
+//!
+//! # Phases
+//!
+//! - A *probe* measures the no-load latency: the limit in force is cut (to
+//!   three quarters in a routine probe) for one window, and only calls
+//!   admitted after it began are sampled, so the measurement is made at
+//!   lower concurrency than the one it judges (Envoy's epoch rule, BBR's
+//!   ProbeRTT). The first window is a probe at `initial_concurrent`.
+//! - Every other window is *steady*: the algorithm moves the limit.
+//!
+//! # The no-load latency
+//!
+//! Only probes set it, never errors or drops, never a running minimum. A
+//! probe within 20 % of the estimate is averaged in. One further away is
+//! believed only when a second probe, run at once, agrees within 20 %: one
+//! unlucky or lucky window cannot move the anchor. Probes come every
+//! `probe_interval` (jittered), after two windows slower than twice the
+//! no-load latency (then at the concurrency that would serve the load at
+//! the no-load latency: the dependency may have slowed down), and after two
+//! windows faster than 0.8 times it (it may have sped up).
+//!
+//! # Growth
+//!
+//! A limit grows only in a window where it bound. Below the slow-start
+//! threshold (TCP's ssthresh: the limit after the last cut, unbounded at
+//! first) growth doubles, up to the threshold. A limit that did not bind
+//! for a window is brought down towards the demand Little's law gives
+//! (mean concurrency, plus twice its square root, plus the headroom of the
+//! bound test), by at most a tenth per window.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::gradient2::Gradient2State;
+use super::room::Room;
+use super::rule::{Step, Window};
+use super::samples::{Samples, Taken};
+use super::{Adaptive, AdaptiveSnapshot, Aimd, Gradient2, Sampling, Vegas};
+
+/// The algorithm and what it keeps between windows.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Algorithm {
+    Aimd(Aimd),
+    Vegas(Vegas),
+    Gradient2(Gradient2, Gradient2State),
+}
+
+impl Algorithm {
+    fn update(&mut self, window: &Window) -> Step {
+        match self {
+            Algorithm::Aimd(aimd) => aimd.update(window),
+            Algorithm::Vegas(vegas) => vegas.update(window),
+            Algorithm::Gradient2(g2, state) => g2.update(state, window),
+        }
+    }
+
+    /// How much slower than the no-load latency the calls at the limit run
+    /// once it settles: its `rtt_tolerance` (Vegas: its queue is a few
+    /// calls, taken as none).
+    fn tolerance(&self) -> f64 {
+        match self {
+            Algorithm::Aimd(aimd) => aimd.rtt_tolerance(),
+            Algorithm::Vegas(_) => 1.0,
+            Algorithm::Gradient2(g2, _) => g2.rtt_tolerance(),
+        }
+    }
+
+    fn kind(&self) -> Adaptive {
+        match self {
+            Algorithm::Aimd(_) => Adaptive::Aimd,
+            Algorithm::Vegas(_) => Adaptive::Vegas,
+            Algorithm::Gradient2(..) => Adaptive::Gradient2,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Phase {
+    Steady,
+    /// The limit in force is `cap`; `saved` is the algorithm's limit, back
+    /// in force once the probe ends. The calls admitted from `started`
+    /// are sampled until `tail` is set: the probe then waits until `tail`
+    /// for the slowest of them to end, so that the measurement is not
+    /// biased to the calls that happened to be fast.
+    Probe {
+        saved: f64,
+        cap: u32,
+        started: u64,
+        tail: Option<u64>,
+    },
+}
+
+/// How the limit in force changes: the Limiter lowers or raises the
+/// semaphore's limit from `from` to `to`, then gives `give_back` slots of
+/// room back to the budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Change {
+    pub(crate) from: u32,
+    pub(crate) to: u32,
+    pub(crate) give_back: u32,
+}
+
+/// What to do once a window closed (or could not close yet).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Decision {
+    /// When the window may close next.
+    pub(crate) close_at: u64,
+    /// Sample only the calls admitted in this span, if it changes.
+    pub(crate) sample: Option<std::ops::Range<u64>>,
+    pub(crate) change: Option<Change>,
+}
+
+impl Decision {
+    fn wait(close_at: u64) -> Self {
+        Decision {
+            close_at,
+            sample: None,
+            change: None,
+        }
+    }
+}
+
+/// Counts since the bulkhead was created.
+#[derive(Debug, Clone, Copy, Default)]
+struct Totals {
+    windows: u64,
+    probes: u64,
+    successes: u64,
+    errors: u64,
+    drops: u64,
+}
+
+/// How far a probe may stray from the estimate and still be averaged in.
+const AGREE: f64 = 0.2;
+/// A probe's limit, as a share of the limit divided by the algorithm's
+/// tolerance: the limit settles near `tolerance × capacity`, and the probe
+/// must run below capacity, or each probe would raise the anchor a little
+/// (the ratchet of Netflix's issue 165).
+const PROBE_SHARE: f64 = 0.75;
+/// Windows slower than this many times the no-load latency suggest it
+/// moved up...
+const SLOWER: f64 = 2.0;
+/// ...and faster than this many times, down.
+const FASTER: f64 = 0.8;
+/// Consecutive such windows before a probe.
+const STREAK: u32 = 2;
+
+/// A probe that cannot gather `min_samples` ends after this many
+/// `max_window`s with what it has.
+const PROBE_PATIENCE: u64 = 4;
+/// A probe waits for the calls it sampled this many times the latency it
+/// expects (the no-load latency, or the mean so far).
+const TAIL: f64 = 3.0;
+
+#[derive(Debug)]
+pub(crate) struct Controller {
+    algorithm: Algorithm,
+    sampling: Sampling,
+    floor: u32,
+    ceiling: u32,
+    /// The algorithm's limit, in `[floor, ceiling]`.
+    estimate: f64,
+    /// The limit in force, the semaphore's.
+    limit: u32,
+    /// Growth doubles below it.
+    slow_start_below: f64,
+    phase: Phase,
+    window_start: u64,
+    no_load: Option<f64>,
+    /// A probe that disagreed with the estimate, waiting for a second.
+    pending: Option<f64>,
+    confirmations: u32,
+    recent: Option<f64>,
+    /// The latency of the last steady window.
+    previous: Option<f64>,
+    slow_streak: u32,
+    fast_streak: u32,
+    /// The limit before the current streak of slow windows.
+    last_good: f64,
+    next_probe: u64,
+    rng: u64,
+    room: Option<Arc<Room>>,
+    /// Slots of `room` held above the floor.
+    taken: u32,
+    totals: Totals,
+    last_window_at: Option<u64>,
+}
+
+impl Controller {
+    /// A controller whose limit starts at `initial`, at `now`; the first
+    /// window measures the no-load latency.
+    pub(crate) fn new(
+        algorithm: Algorithm,
+        sampling: Sampling,
+        (floor, initial, ceiling): (u32, u32, u32),
+        seed: u64,
+        now: u64,
+    ) -> Self {
+        let initial = initial.clamp(floor, ceiling);
+        Controller {
+            algorithm,
+            sampling,
+            floor,
+            ceiling,
+            estimate: f64::from(initial),
+            limit: initial,
+            slow_start_below: f64::from(ceiling),
+            phase: Phase::Probe {
+                saved: f64::from(initial),
+                cap: initial,
+                started: now,
+                tail: None,
+            },
+            window_start: now,
+            no_load: None,
+            pending: None,
+            confirmations: 0,
+            recent: None,
+            previous: None,
+            slow_streak: 0,
+            fast_streak: 0,
+            last_good: f64::from(initial),
+            next_probe: u64::MAX,
+            rng: seed,
+            room: None,
+            taken: 0,
+            totals: Totals::default(),
+            last_window_at: None,
+        }
+    }
+
+    /// The limit in force.
+    pub(crate) fn limit(&self) -> u32 {
+        self.limit
+    }
+
+    /// The ceiling (`max_concurrent`).
+    pub(crate) fn ceiling(&self) -> u32 {
+        self.ceiling
+    }
+
+    /// When the first window may close.
+    pub(crate) fn first_close(&self) -> u64 {
+        self.window_start + nanos(self.sampling.min_window())
+    }
+
+    /// The current window's length.
+    fn window_len(&self) -> u64 {
+        let min = nanos(self.sampling.min_window());
+        let max = nanos(self.sampling.max_window());
+        match self.no_load {
+            Some(no_load) => ((2.0 * no_load) as u64).clamp(min, max),
+            None => min,
+        }
+    }
+
+    /// Closes the window at `now` if it is complete, taking its samples.
+    pub(crate) fn close(&mut self, now: u64, samples: &Samples) -> Decision {
+        let elapsed = now.saturating_sub(self.window_start);
+        let len = self.window_len();
+        let counts = samples.peek();
+        let min_samples = u64::from(self.sampling.min_samples());
+        let max_window = nanos(self.sampling.max_window());
+        let recheck = now + (len / 4).max(1);
+        match self.phase {
+            Phase::Probe {
+                tail: Some(tail), ..
+            } => {
+                if now < tail {
+                    return Decision::wait(tail);
+                }
+                let taken = samples.take();
+                self.end_probe(now, taken)
+            }
+            Phase::Probe {
+                saved,
+                cap,
+                started,
+                tail: None,
+            } => {
+                let patience = elapsed >= PROBE_PATIENCE.saturating_mul(max_window);
+                if !patience && (elapsed < len || 2 * counts.ok() < min_samples) {
+                    return Decision::wait(recheck);
+                }
+                // Enough calls were admitted: wait for the slowest of them.
+                let expected = self
+                    .no_load
+                    .unwrap_or_else(|| samples.mean().unwrap_or(0.0));
+                let wait = ((TAIL * expected) as u64).clamp(
+                    nanos(self.sampling.min_window()),
+                    PROBE_PATIENCE.saturating_mul(max_window),
+                );
+                let tail = now.saturating_add(wait);
+                self.phase = Phase::Probe {
+                    saved,
+                    cap,
+                    started,
+                    tail: Some(tail),
+                };
+                Decision {
+                    close_at: tail,
+                    sample: Some(started..now),
+                    change: None,
+                }
+            }
+            Phase::Steady => {
+                if elapsed < len {
+                    return Decision::wait(self.window_start + len);
+                }
+                if counts.all() < min_samples {
+                    if elapsed < max_window {
+                        return Decision::wait(recheck);
+                    }
+                    // Too few calls: discarded, as Netflix's windows are.
+                    let _ = samples.take();
+                    self.window_start = now;
+                    return Decision::wait(now + len);
+                }
+                let taken = samples.take();
+                self.steady(now, elapsed, taken)
+            }
+        }
+    }
+
+    fn count(&mut self, taken: &Taken, now: u64) {
+        let totals = &mut self.totals;
+        totals.windows += 1;
+        totals.successes += taken.counts.ok();
+        totals.errors += taken.counts.errors;
+        totals.drops += taken.counts.drops;
+        self.last_window_at = Some(now);
+    }
+
+    fn steady(&mut self, now: u64, elapsed: u64, taken: Taken) -> Decision {
+        self.count(&taken, now);
+        self.window_start = now;
+        let counts = taken.counts;
+        let dropped = counts.drops
+            + if self.sampling.errors_as_drops() {
+                counts.errors
+            } else {
+                0
+            };
+        let dropping =
+            dropped > 0 && dropped as f64 > self.sampling.drop_tolerance() * counts.all() as f64;
+        let enough_bound = counts.bound >= 3.max(u64::from(self.sampling.min_samples()) / 3);
+        let latency = if enough_bound {
+            Some(taken.sum_bound as f64 / counts.bound as f64)
+        } else if counts.ok() > 0 {
+            Some((taken.sum_bound + taken.sum_free) as f64 / counts.ok() as f64)
+        } else {
+            None
+        };
+        let bound = counts.bound > 0 && counts.bound * 10 >= counts.ok();
+        // Nearly every call left a full bulkhead: the demand is well above
+        // the limit, which may double (in slow start).
+        let saturated = counts.bound * 10 >= counts.ok() * 9;
+        self.recent = latency.or(self.recent);
+        let no_load = self.no_load.unwrap_or(1.0);
+        let before = self.estimate;
+        let slow_start = before < self.slow_start_below;
+        let step = self.algorithm.update(&Window {
+            limit: before,
+            latency,
+            no_load,
+            bound,
+            dropping,
+            slow_start,
+            saturated,
+            previous: self.previous,
+        });
+        self.previous = latency;
+        let mut estimate = match step {
+            Step::Grow(to) if slow_start => to.min(self.slow_start_below.max(before)),
+            Step::Grow(to) => to,
+            Step::Hold => before,
+            Step::Cut(to) => {
+                self.slow_start_below = self.clamp(to);
+                to
+            }
+        };
+        if !bound && !matches!(step, Step::Cut(_)) && counts.ok() > 0 && elapsed > 0 {
+            // Little's law: the mean concurrency of the window.
+            let hold = (taken.sum_bound + taken.sum_free) as f64 / counts.ok() as f64;
+            let demand = hold * counts.all() as f64 / elapsed as f64;
+            let target = demand + 2.0 * demand.sqrt() + headroom(estimate);
+            if estimate > target {
+                estimate = (estimate * 0.9).max(target);
+            }
+            // The limit outgrew the demand: slow start is over.
+            self.slow_start_below = self.slow_start_below.min(self.clamp(estimate));
+        }
+        self.estimate = self.clamp(estimate);
+
+        let slow = latency.is_some_and(|l| l > SLOWER * no_load);
+        if slow && self.slow_streak == 0 {
+            self.last_good = before;
+        }
+        self.slow_streak = if slow { self.slow_streak + 1 } else { 0 };
+        let fast = latency.is_some_and(|l| l < FASTER * no_load);
+        self.fast_streak = if fast { self.fast_streak + 1 } else { 0 };
+        let routine = self.routine_cap();
+        let cap = if self.slow_streak >= STREAK {
+            // The concurrency that would carry this window's throughput at
+            // the no-load latency: below capacity whether the dependency
+            // slowed down or we queued on it.
+            let ratio = latency.map_or(1.0, |l| l / no_load);
+            let share = PROBE_SHARE / self.algorithm.tolerance();
+            Some((share * f64::from(self.limit) / ratio).ceil() as u32)
+        } else if self.fast_streak >= STREAK || now >= self.next_probe {
+            Some(routine)
+        } else {
+            None
+        };
+        match cap {
+            Some(cap) => self.start_probe(now, cap),
+            None => {
+                let wanted = self.in_force();
+                let change = self.settle(wanted, wanted);
+                Decision {
+                    close_at: now + self.window_len(),
+                    sample: None,
+                    change: Some(change),
+                }
+            }
+        }
+    }
+
+    /// A routine probe's limit.
+    fn routine_cap(&self) -> u32 {
+        (PROBE_SHARE * f64::from(self.limit) / self.algorithm.tolerance()).ceil() as u32
+    }
+
+    fn start_probe(&mut self, now: u64, cap: u32) -> Decision {
+        let saved = self.estimate;
+        let reserve = self.in_force();
+        let cap = cap.clamp(self.floor, reserve.max(self.floor));
+        self.phase = Phase::Probe {
+            saved,
+            cap,
+            started: now,
+            tail: None,
+        };
+        self.slow_streak = 0;
+        self.fast_streak = 0;
+        self.window_start = now;
+        let change = self.settle(cap, reserve);
+        Decision {
+            close_at: now + self.window_len(),
+            sample: Some(now..u64::MAX),
+            change: Some(change),
+        }
+    }
+
+    fn end_probe(&mut self, now: u64, taken: Taken) -> Decision {
+        let Phase::Probe { saved, cap, .. } = self.phase else {
+            unreachable!("end_probe outside a probe");
+        };
+        self.count(&taken, now);
+        self.totals.probes += 1;
+        let ok = taken.counts.ok();
+        let measured = (ok >= 3).then(|| (taken.sum_bound + taken.sum_free) as f64 / ok as f64);
+        self.recent = measured.or(self.recent);
+        self.previous = None;
+        self.phase = Phase::Steady;
+        self.window_start = now;
+        self.estimate = self.clamp(saved);
+        let confirm = measured.is_some_and(|p| self.adopt(p));
+        if confirm {
+            return self.start_probe(now, cap);
+        }
+        let jitter = 0.75 + 0.5 * self.next_unit();
+        let interval = nanos(self.sampling.probe_interval()) as f64 * jitter;
+        self.next_probe = now.saturating_add(interval as u64);
+        let wanted = self.in_force();
+        let change = self.settle(wanted, wanted);
+        Decision {
+            close_at: now + self.window_len(),
+            sample: Some(0..u64::MAX),
+            change: Some(change),
+        }
+    }
+
+    /// Takes the probe's measurement `p` in; whether a second probe must
+    /// confirm it first.
+    fn adopt(&mut self, p: f64) -> bool {
+        let agrees = |a: f64, b: f64| (a / b - 1.0).abs() <= AGREE;
+        match (self.no_load, self.pending) {
+            (None, _) => self.no_load = Some(p),
+            (Some(n), _) if agrees(p, n) => {
+                self.no_load = Some((n + p) / 2.0);
+                self.pending = None;
+                self.confirmations = 0;
+            }
+            (Some(_), Some(q)) if agrees(p, q) || self.confirmations >= 2 => {
+                let moved = if agrees(p, q) { (p + q) / 2.0 } else { p };
+                self.no_load = Some(moved);
+                self.pending = None;
+                self.confirmations = 0;
+                // The base moved: regrow fast to where the limit was
+                // before the trouble.
+                self.slow_start_below = self.slow_start_below.max(self.clamp(self.last_good));
+            }
+            (Some(_), _) => {
+                self.pending = Some(p);
+                self.confirmations += 1;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The limit the algorithm wants in force.
+    fn in_force(&self) -> u32 {
+        (self.estimate.floor() as u32).clamp(self.floor, self.ceiling)
+    }
+
+    fn clamp(&self, limit: f64) -> f64 {
+        limit.clamp(f64::from(self.floor), f64::from(self.ceiling))
+    }
+
+    /// Puts `wanted` in force, holding room for `reserve` (at least
+    /// `wanted`: a probe keeps the room of the limit it will restore), as
+    /// far as the budget's room allows.
+    fn settle(&mut self, wanted: u32, reserve: u32) -> Change {
+        let mut wanted = wanted.clamp(self.floor, self.ceiling);
+        let mut give_back = 0;
+        if let Some(room) = &self.room {
+            let extra = reserve.max(wanted).saturating_sub(self.floor);
+            if extra > self.taken {
+                self.taken += room.take(extra - self.taken);
+            } else {
+                give_back = self.taken - extra;
+                self.taken = extra;
+            }
+            let allowed = self.floor + self.taken;
+            if wanted > allowed {
+                wanted = allowed;
+                if self.phase == Phase::Steady {
+                    // Work from what the budget grants, not from a wish.
+                    self.estimate = self.estimate.min(f64::from(allowed));
+                }
+            }
+        }
+        let from = std::mem::replace(&mut self.limit, wanted);
+        Change {
+            from,
+            to: wanted,
+            give_back,
+        }
+    }
+
+    /// Gives `slots` of room back (after the semaphore's limit was
+    /// lowered).
+    pub(crate) fn give_back(&self, slots: u32) {
+        if let Some(room) = &self.room {
+            room.give(slots);
+        }
+    }
+
+    /// Moves the ceiling (a manual `set_max_concurrent`, a reload); the
+    /// limit in force is clamped to it.
+    pub(crate) fn set_ceiling(&mut self, ceiling: u32) -> Change {
+        self.ceiling = ceiling;
+        self.floor = self.floor.min(ceiling);
+        self.estimate = self.clamp(self.estimate);
+        self.slow_start_below = self.slow_start_below.min(f64::from(ceiling));
+        self.resettle()
+    }
+
+    /// Grows into `room` from now on (`None`: no budget).
+    pub(crate) fn set_room(&mut self, room: Option<Arc<Room>>) -> Option<Change> {
+        let same = match (&self.room, &room) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if same {
+            return None;
+        }
+        if let Some(old) = self.room.take() {
+            old.give(self.taken);
+        }
+        self.taken = 0;
+        self.room = room;
+        Some(self.resettle())
+    }
+
+    /// Gives back what the room holds beyond its capacity, as far as this
+    /// bulkhead can (down to its floor).
+    pub(crate) fn reclaim(&mut self) -> Option<Change> {
+        let excess = self.room.as_ref()?.excess().min(self.taken);
+        if excess == 0 {
+            return None;
+        }
+        let keep = self.floor + self.taken - excess;
+        self.estimate = self.estimate.min(f64::from(keep));
+        if let Phase::Probe { saved, cap, .. } = &mut self.phase {
+            *saved = saved.min(f64::from(keep));
+            *cap = (*cap).min(keep);
+        }
+        Some(self.resettle())
+    }
+
+    /// Settles the limit again after the ceiling, room or estimate moved.
+    fn resettle(&mut self) -> Change {
+        let reserve = self.in_force();
+        match &mut self.phase {
+            Phase::Probe { saved, cap, .. } => {
+                *saved = saved.clamp(f64::from(self.floor), f64::from(self.ceiling));
+                let cap = (*cap).clamp(self.floor, reserve);
+                self.settle(cap, reserve)
+            }
+            Phase::Steady => self.settle(reserve, reserve),
+        }
+    }
+
+    fn next_unit(&mut self) -> f64 {
+        // splitmix64
+        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// What the snapshot shows; `at` turns a stamp into an instant.
+    pub(crate) fn snapshot(&self, at: impl Fn(u64) -> std::time::Instant) -> AdaptiveSnapshot {
+        let duration = |nanos: f64| Duration::from_nanos(nanos.max(0.0) as u64);
+        let long_term = match &self.algorithm {
+            Algorithm::Gradient2(_, state) => state.long.get().map(duration),
+            _ => None,
+        };
+        AdaptiveSnapshot {
+            algorithm: self.algorithm.kind(),
+            floor: self.floor,
+            ceiling: self.ceiling,
+            limit: self.limit,
+            estimate: self.estimate,
+            no_load: self.no_load.map(duration),
+            recent: self.recent.map(duration),
+            long_term,
+            probing: matches!(self.phase, Phase::Probe { .. }),
+            room_taken: self.room.as_ref().map(|_| self.taken),
+            windows: self.totals.windows,
+            probes: self.totals.probes,
+            successes: self.totals.successes,
+            errors: self.totals.errors,
+            drops: self.totals.drops,
+            last_window_at: self.last_window_at.map(at),
+        }
+    }
+}
+
+/// The headroom of the bound test: a tenth of the limit, at least one.
+fn headroom(limit: f64) -> f64 {
+    (limit / 10.0).floor().max(1.0)
+}
+
+fn nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
+}

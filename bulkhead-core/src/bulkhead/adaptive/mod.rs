@@ -1,0 +1,290 @@
+//! Adaptive limits: an algorithm moves a bulkhead's limit between
+//! `min_concurrent` and `max_concurrent` from the hold times of its calls.
+//!
+//! Every admitted call is a sample: how long it held its slot (two recent
+//! clock readings) and how it ended ([`CallOutcome`]). Samples gather in
+//! windows (`samples.rs`, lock-free: one or two atomic additions per
+//! release); the release that finds its window over closes it
+//! (`control.rs`, under a lock it only tries to take) and runs the
+//! algorithm: [`Aimd`] (`aimd.rs`), [`Vegas`] (`vegas.rs`) or
+//! [`Gradient2`] (`gradient2.rs`). A new limit goes through the live-resize
+//! path of [`Bulkhead::set_max_concurrent`](crate::Bulkhead::set_max_concurrent),
+//! and within a resource's budget through its [`Room`] (`room.rs`).
+
+mod aimd;
+mod control;
+mod gradient2;
+mod room;
+mod rule;
+mod samples;
+mod sampling;
+mod snapshot;
+mod vegas;
+
+pub use aimd::{Aimd, AimdBuilder};
+pub use gradient2::{Gradient2, Gradient2Builder};
+pub use room::Room;
+pub use sampling::{Sampling, SamplingBuilder};
+pub use snapshot::AdaptiveSnapshot;
+pub use vegas::{Vegas, VegasBuilder};
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::Shared;
+use super::config::BulkheadConfig;
+use super::semaphore::Released;
+use crate::config::ConfigError;
+use crate::events::{BulkheadEvent, BulkheadEventKind, Event};
+use crate::loom::{Mutex, MutexGuard, lock};
+use control::{Algorithm, Change, Controller};
+use samples::Samples;
+
+/// Which algorithm moves a bulkhead's limit, if any: the `adaptive` key.
+///
+/// # Examples
+///
+/// ```
+/// use bulkhead_core::{Adaptive, BulkheadConfig};
+///
+/// assert_eq!(Adaptive::parse("adaptive", "gradient2"), Ok(Adaptive::Gradient2));
+/// assert_eq!(Adaptive::parse("adaptive", "tcp").unwrap_err().code(), "ATR-010");
+/// let config = BulkheadConfig::builder()
+///     .max_concurrent(200)
+///     .adaptive(Adaptive::Gradient2)
+///     .build()?;
+/// assert_eq!(config.initial_concurrent(), 20);
+/// # Ok::<(), bulkhead_core::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum Adaptive {
+    /// The limit is `max_concurrent`, and moves only when told to.
+    #[default]
+    Off,
+    /// Additive increase, multiplicative decrease ([`Aimd`]).
+    Aimd,
+    /// TCP Vegas' queue estimate ([`Vegas`]).
+    Vegas,
+    /// Netflix's Gradient2 ([`Gradient2`]).
+    Gradient2,
+}
+
+impl Adaptive {
+    /// The name used in attributes and configuration: `off`, `aimd`,
+    /// `vegas` or `gradient2`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Adaptive::Off => "off",
+            Adaptive::Aimd => "aimd",
+            Adaptive::Vegas => "vegas",
+            Adaptive::Gradient2 => "gradient2",
+        }
+    }
+
+    /// Parses a name, as given for `key`.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::InvalidChoice`] (ATR-010) for anything but the four
+    /// names.
+    pub fn parse(key: &str, value: &str) -> Result<Self, ConfigError> {
+        match value.trim() {
+            "off" => Ok(Adaptive::Off),
+            "aimd" => Ok(Adaptive::Aimd),
+            "vegas" => Ok(Adaptive::Vegas),
+            "gradient2" => Ok(Adaptive::Gradient2),
+            _ => Err(ConfigError::InvalidChoice {
+                key: key.to_owned(),
+                value: value.to_owned(),
+                choices: "off, aimd, vegas, gradient2".to_owned(),
+            }),
+        }
+    }
+}
+
+impl fmt::Display for Adaptive {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// How a call that held a bulkhead slot ended, as an adaptive bulkhead's
+/// algorithm sees it; set on its permit with
+/// [`BulkheadPermit::set_outcome`](crate::BulkheadPermit::set_outcome).
+///
+/// A permit dropped without one counts as a success, or as an error if its
+/// thread is panicking. The compositions (`Policies`, pipelines, the
+/// attributes' generated code) set it from the call's result, and mark an
+/// async call [`Dropped`](Self::Dropped) while it runs, so that a future
+/// dropped before it completes (a timeout, a cancelled request) counts as
+/// dropped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub enum CallOutcome {
+    /// The call returned `Ok`: its hold time is a latency sample.
+    #[default]
+    Success,
+    /// The call returned `Err` (or panicked): counted, its hold time left
+    /// out of latency, not a congestion signal unless
+    /// [`Sampling::errors_as_drops`].
+    Error,
+    /// The call was dropped before it ended (timed out, cancelled): a
+    /// congestion signal.
+    Dropped,
+}
+
+impl CallOutcome {
+    /// `Success` for `Ok`, `Error` for `Err`.
+    pub fn of<T, E>(result: &Result<T, E>) -> Self {
+        match result {
+            Ok(_) => CallOutcome::Success,
+            Err(_) => CallOutcome::Error,
+        }
+    }
+}
+
+/// An adaptive bulkhead's algorithm: the samples of the open window, and
+/// the controller the closing call runs.
+pub(in crate::bulkhead) struct Limiter {
+    samples: Samples,
+    control: Mutex<Controller>,
+}
+
+impl Limiter {
+    /// The limiter of a bulkhead configured with `config`, if it is
+    /// adaptive, starting at `now` (a stamp); `seed` makes its probe times
+    /// (and so a run) repeatable.
+    pub(in crate::bulkhead) fn new(config: &BulkheadConfig, seed: u64, now: u64) -> Option<Self> {
+        let algorithm = match config.adaptive() {
+            Adaptive::Off => return None,
+            Adaptive::Aimd => Algorithm::Aimd(config.aimd()),
+            Adaptive::Vegas => Algorithm::Vegas(config.vegas()),
+            Adaptive::Gradient2 => Algorithm::Gradient2(config.gradient2(), Default::default()),
+        };
+        let bounds = (
+            config.min_concurrent(),
+            config.initial_concurrent(),
+            config.max_concurrent(),
+        );
+        let control = Controller::new(algorithm, config.sampling(), bounds, seed, now);
+        let samples = Samples::default();
+        samples.close_at(control.first_close());
+        Some(Limiter {
+            samples,
+            control: Mutex::new(control),
+        })
+    }
+
+    /// The limit it starts with.
+    pub(in crate::bulkhead) fn initial_limit(&self) -> u32 {
+        lock(&self.control).limit()
+    }
+
+    /// The ceiling, `max_concurrent`.
+    pub(in crate::bulkhead) fn ceiling(&self) -> u32 {
+        lock(&self.control).ceiling()
+    }
+
+    /// Takes in the sample of a call admitted at `started` and released at
+    /// `now` (stamps), whose release found `released`; closes the window
+    /// if it is over.
+    #[inline]
+    pub(in crate::bulkhead) fn sample(
+        &self,
+        shared: &Shared,
+        (started, now): (u64, u64),
+        outcome: CallOutcome,
+        released: Released,
+    ) {
+        let outcome = if outcome == CallOutcome::Success && std::thread::panicking() {
+            CallOutcome::Error
+        } else {
+            outcome
+        };
+        self.samples
+            .record(started, now.saturating_sub(started), outcome, released);
+        if self.samples.due(now) {
+            self.close(shared, now);
+        }
+    }
+
+    /// Closes the window at `now`, unless another call is closing it.
+    #[cold]
+    #[inline(never)]
+    fn close(&self, shared: &Shared, now: u64) {
+        let mut control = match self.control.try_lock() {
+            Ok(control) => control,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            // Another call is closing it: these samples go to the next.
+            Err(std::sync::TryLockError::WouldBlock) => return,
+        };
+        if !self.samples.due(now) {
+            return;
+        }
+        let decision = control.close(now, &self.samples);
+        if let Some(admitted) = decision.sample {
+            self.samples.sample_admitted(admitted);
+        }
+        if let Some(change) = decision.change {
+            apply(shared, &control, change);
+        }
+        self.samples.close_at(decision.close_at);
+    }
+
+    /// Moves the ceiling; returns the limit in force before.
+    pub(in crate::bulkhead) fn set_ceiling(&self, shared: &Shared, ceiling: u32) -> u32 {
+        let mut control = lock(&self.control);
+        let change = control.set_ceiling(ceiling);
+        apply(shared, &control, change);
+        change.from
+    }
+
+    /// Grows into `room` from now on.
+    pub(in crate::bulkhead) fn set_room(&self, shared: &Shared, room: Option<Arc<Room>>) {
+        let mut control = lock(&self.control);
+        if let Some(change) = control.set_room(room) {
+            apply(shared, &control, change);
+        }
+    }
+
+    /// Gives back room its resource's budget no longer has.
+    pub(in crate::bulkhead) fn reclaim(&self, shared: &Shared) {
+        let mut control = lock(&self.control);
+        if let Some(change) = control.reclaim() {
+            apply(shared, &control, change);
+        }
+    }
+
+    pub(in crate::bulkhead) fn snapshot(&self, shared: &Shared) -> AdaptiveSnapshot {
+        lock(&self.control).snapshot(|stamp| shared.timeline.instant(stamp))
+    }
+}
+
+/// Puts a change of the limit in force into effect: the semaphore's limit
+/// first, then the room it frees, then the event.
+fn apply(shared: &Shared, control: &MutexGuard<'_, Controller>, change: Change) {
+    if change.to != change.from {
+        shared
+            .semaphore
+            .set_max(change.to, &**shared.context.clock());
+    }
+    control.give_back(change.give_back);
+    if change.to != change.from {
+        let instance = shared.instance;
+        shared.context.publish(|at| {
+            Event::Bulkhead(BulkheadEvent {
+                instance,
+                kind: BulkheadEventKind::LimitChanged {
+                    from: change.from,
+                    to: change.to,
+                },
+                at,
+            })
+        });
+    }
+}
+
+impl fmt::Debug for Limiter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Limiter").finish_non_exhaustive()
+    }
+}
