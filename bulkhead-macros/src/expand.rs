@@ -394,7 +394,7 @@ fn method(method: &Method, d: &Ident, delegate: &TokenStream) -> TokenStream {
 /// The body of a method with a bulkhead alone, kept in `field`: take a
 /// slot, call the delegate (`call` on a receiver: `own`, the delegate
 /// borrowed or moved from the wrapper, or what the future holds of it), give
-/// the slot back.
+/// the slot back with the call's outcome (`Reject::release`).
 fn guarded(
     method: &Method,
     field: &Ident,
@@ -423,7 +423,7 @@ fn guarded(
             #rejecter
             #enter
             let #output = #call;
-            ::bulkhead::__private::drop(#permit);
+            #reject.release(#permit, &#output);
             #output
         };
     }
@@ -434,7 +434,7 @@ fn guarded(
             async move {
                 #enter
                 let #output = #made.await;
-                ::bulkhead::__private::drop(#permit);
+                #reject.release(#permit, &#output);
                 #output
             }
         }

@@ -167,17 +167,34 @@ fn wrap(func: &Func) -> TokenStream {
         &permit,
     );
     let enter = quote_spanned!(span=> #rejecter #enter);
-    // The body's locals are declared after the permit, so they are dropped
-    // before it: the slot is held until the body is done.
+    // The body runs as one attempt (its result type spelled out for its
+    // `?`), so that its result tells an adaptive bulkhead how the call
+    // ended; the slot is held until the body is done.
+    let value = composed::inferable(&func.ret.value);
+    let output = local("output");
     let body = match func.ret.flavor {
-        Flavor::Sync | Flavor::AsyncFn => {
-            quote_spanned!(span=> let #bulkhead = #stored; #enter #(#stmts)*)
-        }
+        Flavor::Sync => quote_spanned! {span=>
+            let #bulkhead = #stored;
+            #enter
+            let #output = ::bulkhead::__private::attempt::<#value>(|| { #(#stmts)* });
+            #reject.release(#permit, &#output);
+            #output
+        },
+        Flavor::AsyncFn => quote_spanned! {span=>
+            let #bulkhead = #stored;
+            #enter
+            let #output =
+                ::bulkhead::__private::attempt_async::<#value, _>(async move { #(#stmts)* }).await;
+            #reject.release(#permit, &#output);
+            #output
+        },
         flavor @ (Flavor::ImplFuture | Flavor::BoxedFuture) => {
             let future = quote_spanned! {span=>
                 async move {
                     #enter
-                    #call.await
+                    let #output = #call.await;
+                    #reject.release(#permit, &#output);
+                    #output
                 }
             };
             let future = if flavor == Flavor::BoxedFuture {

@@ -342,11 +342,52 @@ mod tests {
     }
 
     #[test]
+    fn the_adaptive_keys_set_the_builder() {
+        assert_eq!(
+            read(
+                PolicyKind::Bulkhead,
+                quote!(
+                    initial_concurrent = 10,
+                    adaptive = "gradient2",
+                    max_concurrent = 200,
+                    min_concurrent = 2
+                )
+            )
+            .unwrap(),
+            ". max_concurrent (200u32) . adaptive (:: bulkhead :: __private :: Adaptive :: Gradient2) . min_concurrent (2u32) . initial_concurrent (10u32)"
+        );
+        assert_eq!(
+            bulkhead(quote!(adaptive = "tcp")).unwrap_err(),
+            [
+                "ATR-010: adaptive must be \"off\", \"aimd\", \"vegas\" or \"gradient2\", got \"tcp\""
+            ]
+        );
+    }
+
+    #[test]
+    fn limits_written_out_of_order_are_atr_013_on_the_key_out_of_place() {
+        assert_eq!(
+            bulkhead(quote!(max_concurrent = 10, min_concurrent = 20)).unwrap_err(),
+            [
+                "ATR-013: min_concurrent is out of order: min_concurrent (20) <= initial_concurrent (..) <= max_concurrent (10) must hold"
+            ]
+        );
+        assert_eq!(
+            bulkhead(quote!(initial_concurrent = 30, max_concurrent = 10)).unwrap_err(),
+            [
+                "ATR-013: initial_concurrent is out of order: min_concurrent (..) <= initial_concurrent (30) <= max_concurrent (10) must hold"
+            ]
+        );
+        // Keys not written are not judged here: configuration may give them.
+        assert!(bulkhead(quote!(min_concurrent = 30)).is_ok());
+    }
+
+    #[test]
     fn an_unknown_key_far_from_any_lists_the_keys() {
         assert_eq!(
             bulkhead(quote!(colour = "red")).unwrap_err(),
             [
-                "ATR-002: unknown key `colour` in #[bulkhead]; expected one of `config`, `enabled`, `max_concurrent`, `max_wait`, `name`, `resource`"
+                "ATR-002: unknown key `colour` in #[bulkhead]; expected one of `adaptive`, `config`, `enabled`, `initial_concurrent`, `max_concurrent`, `max_wait`, `min_concurrent`, `name`, `resource`"
             ]
         );
     }

@@ -1,19 +1,51 @@
 //! Resource budgets: the registry refuses bulkheads whose slots, added up,
-//! would exceed the real limit of the resource behind them.
+//! would exceed the real limit of the resource behind them, and gives the
+//! adaptive ones the room left to grow into.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
-use bulkhead_core::BulkheadConfig;
+use bulkhead_core::adaptive::Room;
+use bulkhead_core::{Adaptive, BulkheadConfig};
 
 use crate::error::RegistryError;
 
-/// The budgets of the registry's resources, by name.
+/// The budgets of the registry's resources, by name, and the room each
+/// leaves for adaptive bulkheads to grow into.
 #[derive(Debug, Default)]
 pub(crate) struct Budgets {
     budgets: HashMap<String, u32>,
+    rooms: HashMap<String, Arc<Room>>,
+}
+
+/// The slots a bulkhead reserves on its resource: a static one its limit,
+/// an adaptive one its floor (it takes more from the resource's [`Room`]
+/// while it grows).
+pub(crate) fn reserved(config: &BulkheadConfig) -> u32 {
+    match config.adaptive() {
+        Adaptive::Off => config.max_concurrent(),
+        Adaptive::Aimd | Adaptive::Vegas | Adaptive::Gradient2 => config.min_concurrent(),
+    }
 }
 
 impl Budgets {
+    /// The resources with a budget, and their budgets.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, u32)> {
+        self.budgets
+            .iter()
+            .map(|(name, budget)| (name.as_str(), *budget))
+    }
+
+    /// The room of `resource`, if it has a budget.
+    pub(crate) fn room(&mut self, resource: &str) -> Option<Arc<Room>> {
+        self.budgets.get(resource)?;
+        Some(Arc::clone(
+            self.rooms
+                .entry(resource.to_owned())
+                .or_insert_with(|| Arc::new(Room::new(0))),
+        ))
+    }
+
     pub(crate) fn get(&self, resource: &str) -> Option<u32> {
         self.budgets.get(resource).copied()
     }
@@ -48,7 +80,7 @@ impl Budgets {
                 by_resource
                     .entry(resource)
                     .or_default()
-                    .insert(id, config.max_concurrent());
+                    .insert(id, reserved(config));
             }
         }
         for (resource, bulkheads) in by_resource {

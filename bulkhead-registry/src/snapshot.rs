@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use bulkhead_core::{
-    Bulkhead, CircuitBreaker, CircuitState, RateLimiter, RejectionKinds, Retry, Timeout, Traffic,
+    AdaptiveSnapshot, Bulkhead, CircuitBreaker, CircuitState, RateLimiter, RejectionKinds, Retry,
+    Timeout, Traffic,
 };
 
 use crate::policy::Policy;
@@ -25,7 +26,8 @@ pub struct BulkheadSnapshot {
     pub concurrent_calls: u32,
     /// Calls waiting for a slot (0 when `max_wait` is zero).
     pub waiting_calls: u32,
-    /// The limit.
+    /// The limit in force: for an adaptive bulkhead, the one its algorithm
+    /// set last (its ceiling is `adaptive.ceiling`).
     pub max_concurrent: u32,
     /// Slots free right now: `max_concurrent - concurrent_calls`, or 0 while
     /// more calls are in flight than a lowered limit allows.
@@ -38,6 +40,10 @@ pub struct BulkheadSnapshot {
     /// was created, when the registry tracks sizing
     /// (`Registry::builder().track_sizing(true)`); see `Registry::sizing`.
     pub traffic: Option<Traffic>,
+    /// What an adaptive bulkhead's algorithm knows (its bounds, its
+    /// estimates of the no-load and recent latency, its counts); `None`
+    /// unless `adaptive` is on.
+    pub adaptive: Option<AdaptiveSnapshot>,
 }
 
 impl Instance for BulkheadSnapshot {
@@ -50,15 +56,17 @@ impl BulkheadSnapshot {
     pub(crate) fn of(bulkhead: &Bulkhead) -> Self {
         let config = bulkhead.config();
         let concurrent_calls = bulkhead.concurrent_calls();
+        let max_concurrent = bulkhead.max_concurrent();
         BulkheadSnapshot {
             instance: bulkhead.instance().to_owned(),
             concurrent_calls,
             waiting_calls: bulkhead.waiting_calls(),
-            max_concurrent: config.max_concurrent(),
-            available: config.max_concurrent().saturating_sub(concurrent_calls),
+            max_concurrent,
+            available: max_concurrent.saturating_sub(concurrent_calls),
             max_wait: config.max_wait(),
             enabled: config.enabled(),
             traffic: bulkhead.traffic(),
+            adaptive: bulkhead.adaptive(),
         }
     }
 }

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use bulkhead_core::{Bulkhead, BulkheadPermit};
+use bulkhead_core::{Bulkhead, BulkheadPermit, CallOutcome};
 
 use super::reject::Reject;
 
@@ -24,7 +24,9 @@ pub fn enter<R>(bulkhead: &Bulkhead, reject: Reject<R>) -> Result<BulkheadPermit
 }
 
 /// [`Bulkhead::enter_async`], a rejection being given as the method's
-/// result.
+/// result. The permit counts as dropped until [`Reject::release`] gives it
+/// back with the call's result: a future dropped before it completes is a
+/// dropped call to an adaptive bulkhead.
 #[inline]
 pub fn enter_async<R>(bulkhead: &Bulkhead, reject: Reject<R>) -> EnterAsync<'_, R> {
     EnterAsync {
@@ -47,7 +49,10 @@ impl<'a, R> Future for EnterAsync<'a, R> {
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let reject = self.reject;
         match Pin::new(&mut self.enter).poll(cx) {
-            Poll::Ready(Ok(permit)) => Poll::Ready(Ok(permit)),
+            Poll::Ready(Ok(mut permit)) => {
+                permit.set_outcome(CallOutcome::Dropped);
+                Poll::Ready(Ok(permit))
+            }
             Poll::Ready(Err(full)) => Poll::Ready(Err(reject.reject(full))),
             Poll::Pending => Poll::Pending,
         }

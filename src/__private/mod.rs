@@ -23,9 +23,9 @@ mod reject;
 mod wrapper;
 
 pub use bulkhead_core::{
-    Bulkhead, BulkheadConfig, BulkheadPermit, CircuitBreakerConfig, Classifier, ErrorPredicate,
-    Policies, RateLimiterConfig, Rejection, RejectionKind, RetryConfig, SlidingWindow,
-    TimeoutConfig,
+    Adaptive, Bulkhead, BulkheadConfig, BulkheadPermit, CircuitBreakerConfig, Classifier,
+    ErrorPredicate, Policies, RateLimiterConfig, Rejection, RejectionKind, RetryConfig,
+    SlidingWindow, TimeoutConfig,
 };
 pub use bulkhead_registry::{Declarations, PolicySpecs, Registry, RegistryError};
 pub use std::any::type_name;

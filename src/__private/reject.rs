@@ -5,7 +5,7 @@
 
 use std::fmt;
 
-use bulkhead_core::{BulkheadFull, Rejection};
+use bulkhead_core::{BulkheadFull, BulkheadPermit, CallOutcome, Rejection};
 
 /// The return types of a method with a bulkhead: `Result<T, E>`, where
 /// `E` must also be [`RejectionInto`].
@@ -23,6 +23,9 @@ pub trait CallResult: Sized {
 
     /// The failed result.
     fn from_error(error: Self::Error) -> Self;
+
+    /// How the call ended, for an adaptive bulkhead.
+    fn outcome(&self) -> CallOutcome;
 }
 
 impl<T, E> CallResult for Result<T, E> {
@@ -31,6 +34,11 @@ impl<T, E> CallResult for Result<T, E> {
     #[inline]
     fn from_error(error: E) -> Self {
         Err(error)
+    }
+
+    #[inline]
+    fn outcome(&self) -> CallOutcome {
+        CallOutcome::of(self)
     }
 }
 
@@ -63,6 +71,7 @@ impl<E: From<Rejection>> RejectionInto for E {
 pub struct Reject<R> {
     full: fn(BulkheadFull) -> R,
     any: fn(Rejection) -> R,
+    outcome: fn(&R) -> CallOutcome,
 }
 
 impl<R> Clone for Reject<R> {
@@ -92,6 +101,13 @@ impl<R> Reject<R> {
     pub fn rejected(self, rejection: Rejection) -> R {
         (self.any)(rejection)
     }
+
+    /// Gives back the slot of a call that ended with `output`, telling an
+    /// adaptive bulkhead how it ended.
+    #[inline]
+    pub fn release(self, mut permit: BulkheadPermit<'_>, output: &R) {
+        permit.set_outcome((self.outcome)(output));
+    }
 }
 
 /// The conversion of a rejection into the method's result `R`.
@@ -103,6 +119,7 @@ where
     Reject {
         full: full::<R>,
         any: rejected::<R>,
+        outcome: R::outcome,
     }
 }
 

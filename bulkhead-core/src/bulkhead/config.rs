@@ -179,6 +179,28 @@ impl BulkheadConfig {
         self.sampling
     }
 
+    /// Whether `other` differs from this configuration only in what a live
+    /// bulkhead takes at once: `max_concurrent` (an adaptive bulkhead's
+    /// ceiling) and `resource` (a registry's bookkeeping). Everything else
+    /// is fixed when the bulkhead is made.
+    pub fn differs_only_in_limit(&self, other: &BulkheadConfig) -> bool {
+        let same = |config: &BulkheadConfig| BulkheadConfig {
+            max_concurrent: 0,
+            resource: None,
+            ..*config
+        };
+        same(self) == same(other)
+    }
+
+    /// The same configuration, counted against `resource`'s budget
+    /// instead (as a registry's reload moves a live bulkhead's
+    /// bookkeeping).
+    #[must_use]
+    pub fn on_resource(mut self, resource: Option<&str>) -> Self {
+        self.resource = resource.map(intern);
+        self
+    }
+
     /// The same configuration with the ceiling `max` (a live
     /// `set_max_concurrent`), the floor and the start kept below it.
     pub(crate) fn with_ceiling(mut self, max: u32) -> Self {

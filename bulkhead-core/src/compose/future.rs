@@ -9,6 +9,8 @@ use std::future::Future;
 use std::time::Duration;
 
 use super::{Classifier, Policies, failure};
+use crate::bulkhead::BulkheadPermit;
+use crate::bulkhead::adaptive::CallOutcome;
 use crate::clock::since;
 use crate::rejection::{CallError, Rejection};
 
@@ -88,7 +90,7 @@ impl Policies {
                     None => match &self.bulkhead {
                         None => call().await.map_err(CallError::Inner),
                         Some(bulkhead) => match bulkhead.enter_async().await {
-                            Ok(_permit) => call().await.map_err(CallError::Inner),
+                            Ok(permit) => held(permit, call()).await,
                             Err(full) => Err(Rejection::from(full).into()),
                         },
                     },
@@ -151,10 +153,26 @@ impl Policies {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        let _permit = match &self.bulkhead {
-            Some(bulkhead) => Some(bulkhead.enter_async().await.map_err(Rejection::from)?),
-            None => None,
-        };
-        call().await.map_err(CallError::Inner)
+        match &self.bulkhead {
+            Some(bulkhead) => {
+                let permit = bulkhead.enter_async().await.map_err(Rejection::from)?;
+                held(permit, call()).await
+            }
+            None => call().await.map_err(CallError::Inner),
+        }
     }
+}
+
+/// Runs `call` holding `permit`, telling an adaptive bulkhead how it ended:
+/// dropped while it runs (a timeout or a caller may drop it), then as its
+/// result says.
+#[inline]
+async fn held<T, E>(
+    mut permit: BulkheadPermit<'_>,
+    call: impl Future<Output = Result<T, E>>,
+) -> Result<T, CallError<E>> {
+    permit.set_outcome(CallOutcome::Dropped);
+    let result = call.await;
+    permit.set_outcome(CallOutcome::of(&result));
+    result.map_err(CallError::Inner)
 }

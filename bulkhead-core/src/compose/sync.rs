@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use super::{Classifier, Policies, failure};
 use crate::bulkhead::EnterError;
+use crate::bulkhead::adaptive::CallOutcome;
 use crate::clock::since;
 use crate::rejection::{CallError, CallTimeout, Rejection};
 use crate::timeout::Timeout;
@@ -151,7 +152,7 @@ impl Policies {
             .map(|_| start.unwrap_or_else(|| self.read(&self.timeout_clock)));
         // The deadline of a wait for a slot, if the call waited.
         let mut waited = None;
-        let _permit = match &self.bulkhead {
+        let mut permit = match &self.bulkhead {
             None => None,
             Some(bulkhead) => match bulkhead.enter_until_with(|| {
                 waited = self.timeout.as_ref().and_then(Timeout::deadline);
@@ -170,6 +171,9 @@ impl Policies {
             },
         };
         let result = call();
+        if let Some(permit) = &mut permit {
+            permit.set_outcome(CallOutcome::of(&result));
+        }
         if let (Some(timeout), Some(started)) = (&self.timeout, started) {
             let now = self.read(&self.timeout_clock);
             match waited {

@@ -16,20 +16,18 @@ impl Policy for Bulkhead {
     fn reconfigure(&self, old: &BulkheadConfig, new: &BulkheadConfig) -> bool {
         if old.max_concurrent() != new.max_concurrent() {
             // In range: it was resolved (and so checked) as a configuration.
+            // On an adaptive bulkhead it moves the ceiling.
             let _ = self.set_max_concurrent(new.max_concurrent());
         }
-        old.max_wait() == new.max_wait() && old.enabled() == new.enabled()
+        // The rest is fixed when the bulkhead is made (the resource is the
+        // registry's bookkeeping: its budget and room follow it).
+        old.differs_only_in_limit(new)
     }
 
     fn live(&self, declared: &BulkheadConfig) -> BulkheadConfig {
-        // The limit, wait and switch are the instance's; the resource is
-        // the registry's bookkeeping, as last resolved.
-        let running = self.config();
-        BulkheadConfig::builder()
-            .max_concurrent(running.max_concurrent())
-            .max_wait(running.max_wait())
-            .enabled(running.enabled())
-            .build_on(declared)
-            .unwrap_or(running)
+        // The limit (an adaptive bulkhead's ceiling), the wait, the switch
+        // and the algorithm are the instance's; the resource is the
+        // registry's bookkeeping, as last resolved.
+        self.config().on_resource(declared.resource())
     }
 }

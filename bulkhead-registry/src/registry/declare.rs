@@ -7,8 +7,8 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 
 use bulkhead_core::{
-    Bulkhead, BulkheadConfigBuilder, CircuitBreaker, CircuitBreakerConfigBuilder, Policies,
-    RateLimiter, RateLimiterConfigBuilder, Retry, RetryConfigBuilder, Timeout,
+    Adaptive, Bulkhead, BulkheadConfigBuilder, CircuitBreaker, CircuitBreakerConfigBuilder,
+    Policies, RateLimiter, RateLimiterConfigBuilder, Retry, RetryConfigBuilder, Timeout,
     TimeoutConfigBuilder,
 };
 
@@ -200,7 +200,11 @@ impl Declarations<'_> {
         if config.resource().is_some() && !bulkheads.is_declared(id) {
             self.registry.check_budgets([(id, &config)])?;
         }
-        self.declare(bulkheads, id, source, spec)
+        let bulkhead = self.declare(bulkheads, id, source, spec)?;
+        if config.resource().is_some() && config.adaptive() != Adaptive::Off {
+            self.registry.sync_rooms();
+        }
+        Ok(bulkhead)
     }
 
     /// Declares retry policy `id`, as [`bulkhead`](Self::bulkhead) does.
@@ -291,8 +295,22 @@ impl Drop for Declarations<'_> {
     /// Discards what was declared and not committed, before the lock is
     /// released.
     fn drop(&mut self) {
+        // An adaptive bulkhead that is not kept gives its room back (a
+        // clone the caller holds runs on without a budget).
+        let bulkheads = &self.registry.stores().bulkheads;
+        let staged = bulkheads.staged_in(self.batch);
         for store in self.registry.stores().all() {
             store.discard(self.batch);
+        }
+        let mut dropped = false;
+        for bulkhead in staged {
+            if bulkhead.adaptive().is_some() && !bulkheads.is_declared(bulkhead.instance()) {
+                bulkhead.set_room(None);
+                dropped = true;
+            }
+        }
+        if dropped {
+            self.registry.sync_rooms();
         }
     }
 }

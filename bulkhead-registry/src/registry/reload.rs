@@ -84,6 +84,7 @@ impl Registry {
         let changes = layers.install(&self.inner.stores, &budgets)?;
         drop(budgets);
         *self.lock_sources() = sources;
+        self.sync_rooms();
         Ok(changes)
     }
 

@@ -1,11 +1,14 @@
-//! Resource budgets on a registry: [`Registry::resource`], and the checks
-//! that keep the bulkheads on a resource within its budget.
+//! Resource budgets on a registry: [`Registry::resource`], the checks
+//! that keep the bulkheads on a resource within its budget, and the room
+//! its adaptive bulkheads grow into.
 
+use std::collections::HashMap;
 use std::sync::PoisonError;
 
-use bulkhead_core::{Bulkhead, BulkheadConfig};
+use bulkhead_core::{Adaptive, Bulkhead, BulkheadConfig};
 
 use super::Registry;
+use crate::budget::reserved;
 use crate::error::RegistryError;
 
 impl Registry {
@@ -18,6 +21,14 @@ impl Registry {
     /// raises a limit (REG-010). A disabled bulkhead admits every call, so
     /// it cannot name a resource (REG-013). Calling it again changes the
     /// budget.
+    ///
+    /// An adaptive bulkhead counts with its `min_concurrent` (its
+    /// `max_concurrent`, the ceiling, may exceed the budget): it grows only
+    /// into the room the others leave, taken with a compare-exchange before
+    /// it raises its limit and given back after it lowers it, so the limits
+    /// in force never add up to more than the budget. Room goes to whoever
+    /// grows first: one adaptive bulkhead can keep another at its floor
+    /// until it shrinks (see the adaptive guide).
     ///
     /// The budget bounds the sum of the limits. When a change lowers one
     /// bulkhead and raises another, the calls in flight on the lowered one
@@ -48,6 +59,8 @@ impl Registry {
                 None => budgets.remove(name),
             }
         }
+        drop(budgets);
+        self.sync_rooms();
         checked
     }
 
@@ -76,7 +89,56 @@ impl Registry {
         if config.resource().is_some() {
             self.check_budgets([(id, &config)])?;
         }
-        Ok(bulkhead.set_max_concurrent(max_concurrent)?)
+        bulkhead.set_max_concurrent(max_concurrent)?;
+        self.sync_rooms();
+        Ok(())
+    }
+
+    /// Sets the capacity of the room of every resource with a budget (the
+    /// budget less what its static bulkheads' limits and its adaptive
+    /// bulkheads' floors reserve), gives each adaptive bulkhead on one its
+    /// room (none to those on no budget), and has them give back what a
+    /// lowered capacity no longer holds. Call it under the declarations
+    /// lock, after anything that changes the bulkheads or the budgets.
+    pub(crate) fn sync_rooms(&self) {
+        let declared = self.inner.stores.bulkheads.declared_policies();
+        let mut budgets = self
+            .inner
+            .budgets
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut taken: HashMap<&str, u64> = HashMap::new();
+        for (_, _, config) in &declared {
+            if let Some(resource) = config.resource() {
+                *taken.entry(resource).or_default() += u64::from(reserved(config));
+            }
+        }
+        let capacities: Vec<(String, u32)> = budgets
+            .iter()
+            .map(|(resource, budget)| {
+                let reserved = taken.get(resource).copied().unwrap_or(0);
+                let free = u64::from(budget).saturating_sub(reserved);
+                (resource.to_owned(), u32::try_from(free).unwrap_or(u32::MAX))
+            })
+            .collect();
+        for (resource, capacity) in capacities {
+            if let Some(room) = budgets.room(&resource) {
+                room.set_capacity(capacity);
+            }
+        }
+        let adaptive: Vec<(Bulkhead, Option<_>)> = declared
+            .into_iter()
+            .filter(|(_, _, config)| config.adaptive() != Adaptive::Off)
+            .map(|(_, bulkhead, config)| {
+                let room = config.resource().and_then(|r| budgets.room(r));
+                (bulkhead, room)
+            })
+            .collect();
+        drop(budgets);
+        for (bulkhead, room) in &adaptive {
+            bulkhead.set_room(room.clone());
+            bulkhead.reclaim_room();
+        }
     }
 
     /// Checks the resource budgets against the bulkheads, registered or
@@ -99,8 +161,8 @@ impl Registry {
             .check(all)
     }
 
-    /// The budget of resource `name` and the slots its bulkheads take now,
-    /// if it has a budget.
+    /// The budget of resource `name` and the slots its bulkheads take now
+    /// (the sum of their limits in force), if it has a budget.
     pub fn resource_usage(&self, name: &str) -> Option<(u32, u64)> {
         let budget = self
             .inner
@@ -112,10 +174,10 @@ impl Registry {
             .inner
             .stores
             .bulkheads
-            .configs()
+            .registered_policies()
             .iter()
-            .filter(|(_, config)| config.resource() == Some(name))
-            .map(|(_, config)| u64::from(config.max_concurrent()))
+            .filter(|(_, _, config)| config.resource() == Some(name))
+            .map(|(_, bulkhead, _)| u64::from(bulkhead.max_concurrent()))
             .sum();
         Some((budget, used))
     }

@@ -117,18 +117,27 @@ impl<P: Policy> Store<P> {
         self.layers().resolve(id, spec)
     }
 
-    /// Every registered instance with the configuration it runs with now.
-    pub(crate) fn configs(&self) -> Vec<(String, P::Config)> {
-        self.instances
-            .iter()
-            .map(|d| (d.key().clone(), d.policy.live(&d.config)))
-            .collect()
-    }
-
     /// Every instance, registered or staged by an open batch, with the
     /// configuration it runs with now: what a budget must hold.
     pub(crate) fn declared_configs(&self) -> Vec<(String, P::Config)> {
         self.each_declared(|d| d.policy.live(&d.config))
+    }
+
+    /// Every instance, registered or staged by an open batch, with the
+    /// configuration it runs with now.
+    pub(crate) fn declared_policies(&self) -> Vec<(String, P, P::Config)> {
+        self.each_declared(|d| (d.policy.clone(), d.policy.live(&d.config)))
+            .into_iter()
+            .map(|(id, (policy, config))| (id, policy, config))
+            .collect()
+    }
+
+    /// Every registered instance with the configuration it runs with now.
+    pub(crate) fn registered_policies(&self) -> Vec<(String, P, P::Config)> {
+        self.instances
+            .iter()
+            .map(|d| (d.key().clone(), d.policy.clone(), d.policy.live(&d.config)))
+            .collect()
     }
 
     /// Every registered instance.

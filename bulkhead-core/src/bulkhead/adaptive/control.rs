@@ -639,7 +639,6 @@ impl Controller {
             floor: self.floor,
             ceiling: self.ceiling,
             limit: self.limit,
-            estimate: self.estimate,
             no_load: self.no_load.map(duration),
             recent: self.recent.map(duration),
             long_term,

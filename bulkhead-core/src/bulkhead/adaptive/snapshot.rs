@@ -8,7 +8,7 @@ use super::Adaptive;
 /// keeps in force, its latency estimates and its counts since the bulkhead
 /// was created. From [`Bulkhead::adaptive`](crate::Bulkhead::adaptive), and
 /// in the registry's bulkhead snapshots.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct AdaptiveSnapshot {
     /// The algorithm.
@@ -19,9 +19,6 @@ pub struct AdaptiveSnapshot {
     pub ceiling: u32,
     /// The limit in force: the bulkhead's `max_concurrent()` now.
     pub limit: u32,
-    /// The algorithm's limit before rounding, which a probe or the budget
-    /// may hold above the limit in force.
-    pub estimate: f64,
     /// The latency of a call at low concurrency, as the probes measured it
     /// (`None` before the first window closed).
     pub no_load: Option<Duration>,
