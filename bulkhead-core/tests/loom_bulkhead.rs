@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use bulkhead_core::{Bulkhead, BulkheadConfig, Clock, ManualClock, PolicyContext};
+use bulkhead_core::{Bulkhead, BulkheadConfig, CallOutcome, Clock, ManualClock, PolicyContext};
 use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use loom::thread;
 
@@ -315,6 +315,89 @@ fn a_cancelled_waiter_passes_its_slot_over_an_expired_one() {
         releaser.join().unwrap();
         assert!(matches!(poll_noop(&mut second), Poll::Ready(Ok(_))));
         drop(second);
+        assert_idle(&bulkhead, 1);
+    });
+}
+
+/// An adaptive bulkhead (ceiling 4, starting at 2) past its first window,
+/// whose next release closes a window.
+fn adaptive(clock: &ManualClock) -> Bulkhead {
+    use bulkhead_core::Adaptive;
+    use bulkhead_core::adaptive::Sampling;
+
+    let config = BulkheadConfig::builder()
+        .max_concurrent(4)
+        .initial_concurrent(2)
+        .adaptive(Adaptive::Gradient2)
+        .sampling(Sampling::builder().min_samples(1).build().unwrap())
+        .build()
+        .unwrap();
+    let bulkhead =
+        Bulkhead::with_context("loom", config, PolicyContext::new(Arc::new(clock.clone())));
+    while bulkhead.adaptive().unwrap().no_load.is_none() {
+        let permits: Vec<_> = (0..2).map(|_| bulkhead.try_enter().unwrap()).collect();
+        clock.advance(Duration::from_millis(50));
+        drop(permits);
+    }
+    clock.advance(Duration::from_secs(1));
+    bulkhead
+}
+
+#[test]
+fn an_adaptive_window_closing_while_the_ceiling_moves_never_exceeds_it() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let bulkhead = adaptive(&clock);
+        let inside = Arc::new(AtomicUsize::new(0));
+        let caller = {
+            let (bulkhead, inside) = (bulkhead.clone(), Arc::clone(&inside));
+            thread::spawn(move || {
+                for _ in 0..2 {
+                    if let Ok(mut permit) = bulkhead.try_enter() {
+                        assert!(inside.fetch_add(1, SeqCst) < 4, "over the ceiling");
+                        inside.fetch_sub(1, SeqCst);
+                        // A drop: the window it closes cuts the limit.
+                        permit.set_outcome(CallOutcome::Dropped);
+                    }
+                }
+            })
+        };
+        bulkhead.set_max_concurrent(1).unwrap();
+        caller.join().unwrap();
+        assert_eq!(
+            bulkhead.max_concurrent(),
+            1,
+            "the limit in force obeys the ceiling"
+        );
+        assert_eq!(bulkhead.config().max_concurrent(), 1);
+        assert_idle(&bulkhead, 1);
+    });
+}
+
+#[test]
+fn concurrent_adaptive_completions_never_admit_more_than_the_limit_in_force() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let bulkhead = adaptive(&clock);
+        let inside = Arc::new(AtomicUsize::new(0));
+        let callers: Vec<_> = (0..2)
+            .map(|_| {
+                let (bulkhead, inside) = (bulkhead.clone(), Arc::clone(&inside));
+                thread::spawn(move || {
+                    if let Ok(mut permit) = bulkhead.try_enter() {
+                        let now = inside.fetch_add(1, SeqCst) + 1;
+                        // Admitted only below the limit, which the window
+                        // closer cuts (the call is dropped) and never
+                        // beyond the ceiling.
+                        assert!(now <= 2, "over the limit in force");
+                        inside.fetch_sub(1, SeqCst);
+                        permit.set_outcome(CallOutcome::Dropped);
+                    }
+                })
+            })
+            .collect();
+        callers.into_iter().for_each(|t| t.join().unwrap());
+        assert_eq!(bulkhead.max_concurrent(), 1, "the drops cut the limit");
         assert_idle(&bulkhead, 1);
     });
 }

@@ -93,7 +93,7 @@
 //! | metric | type | unit | labels | source | what |
 //! |---|---|---|---|---|---|
 //! | `bulkhead_in_flight` | gauge | count | `instance` | sample | calls holding a slot |
-//! | `bulkhead_max_concurrent` | gauge | count | `instance` | sample, and `limit_changed` events | the limit |
+//! | `bulkhead_max_concurrent` | gauge | count | `instance` | sample, and `limit_changed` events | the limit in force (an adaptive bulkhead's, as its algorithm set it) |
 //! | `bulkhead_waiting` | gauge | count | `instance` | sample | calls waiting for a slot (0 when `max_wait` is zero) |
 //! | `bulkhead_rejections_total` | counter | count | `instance` | event | calls rejected with `BulkheadFull` |
 //! | `bulkhead_limit_changes_total` | counter | count | `instance` | event | changes of the limit at run time |
@@ -101,6 +101,11 @@
 //! | `bulkhead_abandoned_total` | counter | count | `instance` | sample, only when the registry tracks sizing | calls that stopped waiting for a slot before they got one: cut short by a timeout, or an async call dropped while it waited |
 //! | `bulkhead_completed_total` | counter | count | `instance` | sample, only when the registry tracks sizing | admitted calls that gave their slot back |
 //! | `bulkhead_hold_microseconds_total` | counter | microseconds | `instance` | sample, only when the registry tracks sizing | how long completed calls held their slot, in total: its rate over the rate of `bulkhead_completed_total` is the mean latency of admitted calls |
+//! | `bulkhead_adaptive_ceiling` | gauge | count | `instance` | sample, only for adaptive bulkheads | the most its algorithm may allow (`max_concurrent`) |
+//! | `bulkhead_adaptive_no_load_seconds` | gauge | seconds | `instance` | sample, only for adaptive bulkheads, once measured | its estimate of a call's latency at low concurrency |
+//! | `bulkhead_adaptive_recent_latency_seconds` | gauge | seconds | `instance` | sample, only for adaptive bulkheads | the mean latency of the successful calls of its last window |
+//! | `bulkhead_adaptive_errors_total` | counter | count | `instance` | sample, only for adaptive bulkheads | calls that returned an error (counted, not a congestion signal by default) |
+//! | `bulkhead_adaptive_drops_total` | counter | count | `instance` | sample, only for adaptive bulkheads | calls dropped before they ended (timed out, cancelled) |
 //! | `bulkhead_retries_total` | counter | count | `instance`, `cause` | event | failed attempts followed by another; `cause` as in the tracing fields |
 //! | `bulkhead_retry_calls_total` | counter | count | `instance`, `outcome` | event | calls that ended after a failed attempt: `outcome` is `succeeded_after_retry`, `exhausted` or `aborted` |
 //! | `bulkhead_circuit_breaker_state` | gauge | count | `instance`, `state` | sample, and transitions | 1 for the current state, 0 for the four others |

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
-use bulkhead_core::OwnedBulkheadPermit;
+use bulkhead_core::{CallOutcome, OwnedBulkheadPermit};
 use pin_project_lite::pin_project;
 use tower_service::Service;
 
@@ -68,7 +68,7 @@ impl<S: Service<Req>, Req> ResponseFuture<S, Req> {
         ResponseFuture {
             state: State::Admitted {
                 future,
-                permit: Some(permit),
+                permit: Some(dropped_until_done(permit)),
             },
         }
     }
@@ -104,8 +104,10 @@ where
                 StateProj::Admitted { future, permit } => {
                     let output = ready!(future.poll(cx));
                     // The call is over: its slot goes back now, not when the
-                    // future is dropped.
-                    drop(permit.take());
+                    // future is dropped, with how it ended.
+                    if let Some(mut permit) = permit.take() {
+                        permit.set_outcome(CallOutcome::of(&output));
+                    }
                     return Poll::Ready(output.map_err(ServiceError::Inner));
                 }
                 StateProj::Refused { unavailable } => {
@@ -130,11 +132,18 @@ where
             {
                 state.set(State::Admitted {
                     future: service.call(request),
-                    permit: Some(permit),
+                    permit: Some(dropped_until_done(permit)),
                 });
             }
         }
     }
+}
+
+/// A permit an adaptive bulkhead counts as dropped unless the response
+/// future completes (a client that goes away drops it mid-call).
+fn dropped_until_done(mut permit: OwnedBulkheadPermit) -> OwnedBulkheadPermit {
+    permit.set_outcome(CallOutcome::Dropped);
+    permit
 }
 
 impl<S: Service<Req>, Req> fmt::Debug for ResponseFuture<S, Req> {

@@ -14,11 +14,15 @@
 mod aimd;
 mod control;
 mod gradient2;
+#[cfg(all(test, loom))]
+mod loom_tests;
 mod room;
 mod rule;
 mod samples;
 mod sampling;
 mod snapshot;
+#[cfg(all(test, not(loom)))]
+mod tests;
 mod vegas;
 
 pub use aimd::{Aimd, AimdBuilder};
@@ -280,6 +284,17 @@ fn apply(shared: &Shared, control: &MutexGuard<'_, Controller>, change: Change) 
                 at,
             })
         });
+    }
+}
+
+impl Drop for Limiter {
+    /// A bulkhead that is gone gives its room back.
+    fn drop(&mut self) {
+        let control = match self.control.get_mut() {
+            Ok(control) => control,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        let _ = control.set_room(None);
     }
 }
 

@@ -17,7 +17,8 @@ macro_rules! metrics {
 
 metrics! {
     IN_FLIGHT = "bulkhead_in_flight", false, Count, "Calls holding a slot of the bulkhead.";
-    MAX_CONCURRENT = "bulkhead_max_concurrent", false, Count, "The bulkhead's limit.";
+    MAX_CONCURRENT = "bulkhead_max_concurrent", false, Count,
+        "The bulkhead's limit in force (an adaptive bulkhead's, set by its algorithm).";
     WAITING = "bulkhead_waiting", false, Count, "Calls waiting for a slot of the bulkhead.";
     REJECTIONS = "bulkhead_rejections_total", true, Count, "Calls the bulkhead rejected.";
     LIMIT_CHANGES = "bulkhead_limit_changes_total", true, Count, "Changes of the bulkhead's limit.";
@@ -29,6 +30,16 @@ metrics! {
         "Admitted calls that gave their slot back (when the registry tracks sizing).";
     HOLD = "bulkhead_hold_microseconds_total", true, Microseconds,
         "Time completed calls held their slot, in total (when the registry tracks sizing).";
+    ADAPTIVE_CEILING = "bulkhead_adaptive_ceiling", false, Count,
+        "The most an adaptive bulkhead's algorithm may allow (its max_concurrent).";
+    ADAPTIVE_NO_LOAD = "bulkhead_adaptive_no_load_seconds", false, Seconds,
+        "An adaptive bulkhead's estimate of a call's latency at low concurrency.";
+    ADAPTIVE_RECENT = "bulkhead_adaptive_recent_latency_seconds", false, Seconds,
+        "The mean latency of an adaptive bulkhead's successful calls in its last window.";
+    ADAPTIVE_ERRORS = "bulkhead_adaptive_errors_total", true, Count,
+        "Calls of an adaptive bulkhead that returned an error.";
+    ADAPTIVE_DROPS = "bulkhead_adaptive_drops_total", true, Count,
+        "Calls of an adaptive bulkhead dropped before they ended (timed out, cancelled).";
     RETRIES = "bulkhead_retries_total", true, Count,
         "Failed attempts followed by another, by cause.";
     RETRY_CALLS = "bulkhead_retry_calls_total", true, Count,

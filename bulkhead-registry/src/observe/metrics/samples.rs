@@ -5,7 +5,8 @@
 use ::metrics::{counter, gauge};
 
 use super::names::{
-    ABANDONED, ADMITTED, BREAKER_REJECTIONS, BREAKER_STATE, COMPLETED, HOLD, IN_FLIGHT,
+    ABANDONED, ADAPTIVE_CEILING, ADAPTIVE_DROPS, ADAPTIVE_ERRORS, ADAPTIVE_NO_LOAD,
+    ADAPTIVE_RECENT, ADMITTED, BREAKER_REJECTIONS, BREAKER_STATE, COMPLETED, HOLD, IN_FLIGHT,
     LIMIT_CHANGES, LIMITER_AVAILABLE, LIMITER_REJECTIONS, LIMITER_WAITING, MAX_CONCURRENT,
     OVERRUNS, REJECTIONS, TIMEOUTS, WAITING,
 };
@@ -25,6 +26,17 @@ pub(super) fn bulkhead(bulkhead: &BulkheadSnapshot) {
         counter!(ABANDONED, "instance" => instance.clone()).absolute(traffic.abandoned);
         counter!(COMPLETED, "instance" => instance.clone()).absolute(traffic.completed);
         counter!(HOLD, "instance" => instance.clone()).absolute(hold);
+    }
+    if let Some(adaptive) = &bulkhead.adaptive {
+        gauge!(ADAPTIVE_CEILING, "instance" => instance.clone()).set(adaptive.ceiling);
+        if let Some(no_load) = adaptive.no_load {
+            gauge!(ADAPTIVE_NO_LOAD, "instance" => instance.clone()).set(no_load.as_secs_f64());
+        }
+        if let Some(recent) = adaptive.recent {
+            gauge!(ADAPTIVE_RECENT, "instance" => instance.clone()).set(recent.as_secs_f64());
+        }
+        counter!(ADAPTIVE_ERRORS, "instance" => instance.clone()).absolute(adaptive.errors);
+        counter!(ADAPTIVE_DROPS, "instance" => instance.clone()).absolute(adaptive.drops);
     }
 }
 

@@ -1,0 +1,62 @@
+//! Model checks of the adaptive parts' races with loom: samples racing the
+//! window's closer, growth racing for a budget's room.
+//!
+//! Run with `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=4 cargo test -p
+//! bulkhead-core --release --lib --target-dir target/loom adaptive`.
+
+use std::sync::Arc;
+
+use loom::thread;
+
+use super::CallOutcome;
+use super::room::Room;
+use super::samples::{Samples, Taken};
+use crate::bulkhead::semaphore::Released;
+
+const FULL: Released = Released {
+    in_flight: 2,
+    max: 2,
+};
+
+#[test]
+fn samples_racing_the_closer_are_each_counted_once() {
+    loom::model(|| {
+        let samples = Arc::new(Samples::default());
+        let writers: Vec<_> = [(CallOutcome::Success, 10), (CallOutcome::Dropped, 20)]
+            .into_iter()
+            .map(|(outcome, held)| {
+                let samples = Arc::clone(&samples);
+                thread::spawn(move || samples.record(0, held, outcome, FULL))
+            })
+            .collect();
+        let first = samples.take();
+        writers.into_iter().for_each(|t| t.join().unwrap());
+        let second = samples.take();
+        let total = |f: fn(&Taken) -> u64| f(&first) + f(&second);
+        assert_eq!(total(|t| t.counts.bound), 1);
+        assert_eq!(total(|t| t.counts.drops), 1);
+        assert_eq!(total(|t| t.counts.free + t.counts.errors), 0);
+        assert_eq!(total(|t| t.sum_bound), 10, "a drop's hold time is left out");
+    });
+}
+
+#[test]
+fn growth_racing_for_a_room_never_takes_more_than_its_capacity() {
+    loom::model(|| {
+        let room = Arc::new(Room::new(3));
+        let growers: Vec<_> = (0..2)
+            .map(|_| {
+                let room = Arc::clone(&room);
+                thread::spawn(move || room.take(2))
+            })
+            .collect();
+        room.set_capacity(2);
+        let granted: u32 = growers.into_iter().map(|t| t.join().unwrap()).sum();
+        assert!(granted <= 3, "granted {granted}");
+        assert_eq!(room.taken(), granted);
+        // What the lowered capacity no longer holds is the excess to give
+        // back; nothing more can be taken meanwhile.
+        assert_eq!(room.excess(), granted.saturating_sub(2));
+        assert_eq!(room.take(1), u32::from(granted < 2));
+    });
+}

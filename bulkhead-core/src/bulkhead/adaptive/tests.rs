@@ -1,0 +1,315 @@
+//! An adaptive bulkhead driven call by call on a `ManualClock`: the
+//! controller's windows, probes, bounds, room and events, each outcome as
+//! a user sees it through the bulkhead.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{Adaptive, CallOutcome, Room, Sampling};
+use crate::bulkhead::{Bulkhead, BulkheadConfig, OwnedBulkheadPermit};
+use crate::clock::ManualClock;
+use crate::context::PolicyContext;
+use crate::events::{BulkheadEventKind, Event, EventBus, EventStream};
+
+const MS: Duration = Duration::from_millis(1);
+
+/// A bulkhead kept full: every call holds its slot for the same time, and
+/// a released slot is taken again at once (so every release finds the
+/// bulkhead full: the windows are bound and saturated).
+struct Rig {
+    clock: ManualClock,
+    bulkhead: Bulkhead,
+    events: EventStream,
+    held: Vec<OwnedBulkheadPermit>,
+}
+
+fn rig(adaptive: Adaptive, (min, initial, max): (u32, u32, u32)) -> Rig {
+    let clock = ManualClock::new();
+    let bus = EventBus::new(4096);
+    let events = bus.subscribe();
+    let config = BulkheadConfig::builder()
+        .max_concurrent(max)
+        .min_concurrent(min)
+        .initial_concurrent(initial)
+        .adaptive(adaptive)
+        .sampling(Sampling::builder().min_samples(4).build().unwrap())
+        .build()
+        .unwrap();
+    let context = PolicyContext::new(Arc::new(clock.clone())).with_events(bus);
+    let bulkhead = Bulkhead::with_context("adaptive", config, context);
+    Rig {
+        clock,
+        bulkhead,
+        events,
+        held: Vec::new(),
+    }
+}
+
+impl Rig {
+    /// The calls in flight run for `hold` and end with `outcome`; each is
+    /// replaced at once, and new slots are filled.
+    fn round(&mut self, hold: Duration, outcome: CallOutcome) {
+        self.clock.advance(hold);
+        for mut permit in std::mem::take(&mut self.held) {
+            permit.set_outcome(outcome);
+            drop(permit);
+            if let Ok(permit) = self.bulkhead.try_enter_owned() {
+                self.held.push(permit);
+            }
+        }
+        while let Ok(permit) = self.bulkhead.try_enter_owned() {
+            self.held.push(permit);
+        }
+        assert!(self.held.len() as u32 <= self.bulkhead.max_concurrent() + 1);
+    }
+
+    /// Rounds until `done` says so (at most `rounds`); the limits seen.
+    fn until(
+        &mut self,
+        hold: Duration,
+        rounds: usize,
+        done: impl Fn(&Bulkhead) -> bool,
+    ) -> Vec<u32> {
+        let mut limits = Vec::new();
+        for _ in 0..rounds {
+            if done(&self.bulkhead) {
+                break;
+            }
+            self.round(hold, CallOutcome::Success);
+            limits.push(self.bulkhead.max_concurrent());
+        }
+        assert!(
+            done(&self.bulkhead),
+            "not done after {rounds} rounds: {limits:?}"
+        );
+        limits
+    }
+
+    fn no_load(&self) -> Option<Duration> {
+        self.bulkhead.adaptive().unwrap().no_load
+    }
+
+    fn limit_changes(&mut self) -> Vec<(u32, u32)> {
+        self.events
+            .drain()
+            .filter_map(|event| match event {
+                Event::Bulkhead(event) => match event.kind {
+                    BulkheadEventKind::LimitChanged { from, to } => Some((from, to)),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+#[test]
+fn the_first_window_measures_the_no_load_latency_at_the_initial_limit() {
+    let mut rig = rig(Adaptive::Gradient2, (1, 4, 100));
+    assert_eq!(rig.bulkhead.max_concurrent(), 4);
+    let snapshot = rig.bulkhead.adaptive().unwrap();
+    assert_eq!(
+        (snapshot.floor, snapshot.ceiling, snapshot.limit),
+        (1, 100, 4)
+    );
+    assert!(snapshot.probing && snapshot.no_load.is_none());
+    rig.until(10 * MS, 100, |b| b.adaptive().unwrap().no_load.is_some());
+    assert_eq!(rig.no_load(), Some(10 * MS), "exact on a manual clock");
+    let snapshot = rig.bulkhead.adaptive().unwrap();
+    assert_eq!(
+        (snapshot.probes, snapshot.algorithm),
+        (1, Adaptive::Gradient2)
+    );
+    assert!(!snapshot.probing);
+}
+
+#[test]
+fn a_saturated_limit_at_the_no_load_latency_doubles_up_to_the_ceiling() {
+    let mut rig = rig(Adaptive::Gradient2, (1, 4, 100));
+    rig.until(10 * MS, 100, |b| b.adaptive().unwrap().no_load.is_some());
+    let limits = rig.until(10 * MS, 200, |b| b.max_concurrent() == 100);
+    let mut distinct = limits.clone();
+    distinct.dedup();
+    assert_eq!(distinct, [4, 8, 16, 32, 64, 100], "{limits:?}");
+    rig.until(10 * MS, 100, |_| true);
+    for _ in 0..100 {
+        rig.round(10 * MS, CallOutcome::Success);
+        assert!(rig.bulkhead.max_concurrent() <= 100);
+    }
+    assert_eq!(rig.bulkhead.config().max_concurrent(), 100, "the ceiling");
+}
+
+#[test]
+fn a_dependency_five_times_slower_is_found_by_probes_and_the_limit_stays_above_its_floor() {
+    for adaptive in [Adaptive::Aimd, Adaptive::Vegas, Adaptive::Gradient2] {
+        let mut rig = rig(adaptive, (3, 20, 40));
+        rig.until(10 * MS, 100, |b| b.adaptive().unwrap().no_load.is_some());
+        let mut lowest = u32::MAX;
+        for _ in 0..400 {
+            rig.round(50 * MS, CallOutcome::Success);
+            lowest = lowest.min(rig.bulkhead.max_concurrent());
+        }
+        assert!(lowest >= 3, "{adaptive}: {lowest}");
+        let no_load = rig.no_load().unwrap();
+        assert!(
+            no_load >= 40 * MS && no_load <= 60 * MS,
+            "{adaptive}: re-anchored at {no_load:?}"
+        );
+    }
+}
+
+#[test]
+fn errors_are_counted_and_do_not_shrink_the_limit_but_drops_do() {
+    let mut rig = rig(Adaptive::Aimd, (1, 8, 8));
+    rig.until(10 * MS, 100, |b| b.adaptive().unwrap().no_load.is_some());
+    for _ in 0..100 {
+        rig.round(10 * MS, CallOutcome::Error);
+    }
+    let snapshot = rig.bulkhead.adaptive().unwrap();
+    assert_eq!(snapshot.limit, 8);
+    assert!(snapshot.errors > 0 && snapshot.drops == 0);
+    for _ in 0..30 {
+        rig.round(10 * MS, CallOutcome::Dropped);
+    }
+    let snapshot = rig.bulkhead.adaptive().unwrap();
+    assert!(snapshot.limit < 8, "{snapshot:?}");
+    assert!(snapshot.drops > 0);
+}
+
+#[test]
+fn errors_count_as_drops_when_told_to() {
+    let clock = ManualClock::new();
+    let config = BulkheadConfig::builder()
+        .max_concurrent(8)
+        .initial_concurrent(8)
+        .adaptive(Adaptive::Aimd)
+        .sampling(
+            Sampling::builder()
+                .min_samples(4)
+                .errors_as_drops(true)
+                .build()
+                .unwrap(),
+        )
+        .build()
+        .unwrap();
+    let bulkhead = Bulkhead::with_context(
+        "errors",
+        config,
+        PolicyContext::new(Arc::new(clock.clone())),
+    );
+    let mut rig = Rig {
+        clock,
+        bulkhead,
+        events: EventBus::new(1).subscribe(),
+        held: Vec::new(),
+    };
+    rig.until(10 * MS, 100, |b| b.adaptive().unwrap().no_load.is_some());
+    for _ in 0..30 {
+        rig.round(10 * MS, CallOutcome::Error);
+    }
+    assert!(rig.bulkhead.max_concurrent() < 8);
+}
+
+#[test]
+fn a_manual_limit_moves_the_ceiling_and_clamps_the_limit_in_force() {
+    let mut rig = rig(Adaptive::Vegas, (2, 20, 50));
+    rig.until(10 * MS, 100, |b| b.adaptive().unwrap().no_load.is_some());
+    rig.limit_changes();
+    rig.bulkhead.set_max_concurrent(10).unwrap();
+    assert_eq!(rig.bulkhead.max_concurrent(), 10);
+    assert_eq!(rig.bulkhead.config().max_concurrent(), 10);
+    assert_eq!(rig.limit_changes(), [(20, 10)]);
+    for _ in 0..200 {
+        rig.round(10 * MS, CallOutcome::Success);
+        assert!(rig.bulkhead.max_concurrent() <= 10);
+    }
+    // Below the floor, the floor follows.
+    rig.bulkhead.set_max_concurrent(1).unwrap();
+    let snapshot = rig.bulkhead.adaptive().unwrap();
+    assert_eq!(
+        (snapshot.floor, snapshot.ceiling, snapshot.limit),
+        (1, 1, 1)
+    );
+}
+
+#[test]
+fn the_limit_changes_at_most_once_per_window() {
+    let mut rig = rig(Adaptive::Aimd, (1, 4, 64));
+    let mut changes = 0;
+    for round in 0..600 {
+        let hold = if (round / 100) % 2 == 0 { 10 } else { 30 };
+        rig.round(hold * MS, CallOutcome::Success);
+        changes += rig.limit_changes().len() as u64;
+    }
+    let snapshot = rig.bulkhead.adaptive().unwrap();
+    assert!(changes > 5, "{changes}");
+    assert!(
+        changes <= snapshot.windows + 1,
+        "{changes} changes in {} windows",
+        snapshot.windows
+    );
+}
+
+#[test]
+fn adaptive_bulkheads_grow_only_into_their_rooms_free_slots() {
+    let room = Arc::new(Room::new(6));
+    let mut rigs: Vec<Rig> = (0..2)
+        .map(|_| rig(Adaptive::Gradient2, (2, 2, 50)))
+        .collect();
+    for rig in &rigs {
+        rig.bulkhead.set_room(Some(Arc::clone(&room)));
+    }
+    let extras =
+        |rigs: &[Rig]| -> u32 { rigs.iter().map(|r| r.bulkhead.max_concurrent() - 2).sum() };
+    for _ in 0..300 {
+        for rig in &mut rigs {
+            rig.round(10 * MS, CallOutcome::Success);
+        }
+        assert!(extras(&rigs) <= 6, "{}", extras(&rigs));
+        assert!(room.taken() <= room.capacity());
+    }
+    assert_eq!(extras(&rigs), 6, "the free room was used");
+    // A lowered capacity is given back, down to the floors at most.
+    room.set_capacity(1);
+    for rig in &rigs {
+        rig.bulkhead.reclaim_room();
+    }
+    assert!(extras(&rigs) <= 1, "{}", extras(&rigs));
+    assert_eq!(room.excess(), 0);
+    // Leaving the budget gives the room back.
+    for rig in &rigs {
+        rig.bulkhead.set_room(None);
+    }
+    assert_eq!(room.taken(), 0);
+}
+
+#[test]
+fn a_dropped_bulkhead_gives_its_room_back() {
+    let room = Arc::new(Room::new(10));
+    let mut rig = rig(Adaptive::Aimd, (1, 5, 50));
+    rig.bulkhead.set_room(Some(Arc::clone(&room)));
+    assert_eq!(room.taken(), 4, "initial 5 over a floor of 1");
+    rig.held.clear();
+    drop(rig);
+    assert_eq!(room.taken(), 0);
+}
+
+#[test]
+fn a_room_too_small_for_the_initial_limit_lowers_it() {
+    let room = Arc::new(Room::new(3));
+    let rig = rig(Adaptive::Aimd, (2, 20, 50));
+    let mut seen = rig.events;
+    let bulkhead = rig.bulkhead;
+    bulkhead.set_room(Some(room));
+    assert_eq!(bulkhead.max_concurrent(), 5);
+    let changes: Vec<_> = seen.drain().collect();
+    assert_eq!(changes.len(), 1);
+}
+
+#[test]
+fn a_bulkhead_that_does_not_adapt_has_no_adaptive_snapshot() {
+    let bulkhead = Bulkhead::new("static", BulkheadConfig::default());
+    assert!(bulkhead.adaptive().is_none());
+    bulkhead.set_room(Some(Arc::new(Room::new(0))));
+    assert_eq!(bulkhead.max_concurrent(), 25);
+}
