@@ -179,6 +179,21 @@ impl BulkheadConfig {
         self.sampling
     }
 
+    /// Checks that `min_concurrent` <= `initial_concurrent` <=
+    /// `max_concurrent`, naming the key out of place after `key_prefix`.
+    ///
+    /// # Errors
+    ///
+    /// ATR-013 if they are out of order.
+    pub fn check_limits(&self, key_prefix: &str) -> Result<(), ConfigError> {
+        check_order(
+            Some(self.min_concurrent),
+            Some(self.initial_concurrent()),
+            Some(self.max_concurrent),
+        )
+        .map_err(|e| e.prefixed(key_prefix))
+    }
+
     /// Whether `other` differs from this configuration only in what a live
     /// bulkhead takes at once: `max_concurrent` (an adaptive bulkhead's
     /// ceiling) and `resource` (a registry's bookkeeping). Everything else
@@ -459,16 +474,22 @@ impl BulkheadConfigBuilder {
     ///
     /// As for [`build`](Self::build).
     pub fn build_on(&self, base: &BulkheadConfig) -> Result<BulkheadConfig, ConfigError> {
-        self.build_keyed(base, "")
+        let config = self.build_keyed(base, "")?;
+        config.check_limits("")?;
+        Ok(config)
     }
 
     /// Like [`build_on`](Self::build_on), naming a bad value's key as
     /// `key_prefix` followed by the key, e.g.
-    /// `bulkhead.configs.slow.max_concurrent`.
+    /// `bulkhead.configs.slow.max_concurrent`, and checking each value on
+    /// its own only: a layer of configuration may set `min_concurrent`
+    /// that another layer's `max_concurrent` makes fit. Check the values
+    /// against each other with [`BulkheadConfig::check_limits`] once every
+    /// layer is laid.
     ///
     /// # Errors
     ///
-    /// As for [`build`](Self::build).
+    /// ATR-003 if a limit is out of range.
     pub fn build_keyed(
         &self,
         base: &BulkheadConfig,
@@ -514,12 +535,6 @@ impl BulkheadConfigBuilder {
             gradient2: self.gradient2.unwrap_or(base.gradient2),
             sampling: self.sampling.unwrap_or(base.sampling),
         };
-        check_order(
-            Some(config.min_concurrent),
-            Some(config.initial_concurrent()),
-            Some(config.max_concurrent),
-        )
-        .map_err(|e| e.prefixed(key_prefix))?;
         Ok(config)
     }
 }

@@ -326,7 +326,8 @@ impl Bulkhead {
     ///
     /// # Errors
     ///
-    /// ATR-003 if `max_concurrent` is out of range.
+    /// ATR-003 if `max_concurrent` is out of range; ATR-013 if it is below
+    /// an adaptive bulkhead's `min_concurrent`.
     pub fn set_max_concurrent(&self, max_concurrent: u32) -> Result<(), ConfigError> {
         let max = check_limit(
             "max_concurrent",
@@ -334,6 +335,15 @@ impl Bulkhead {
             BulkheadConfig::MAX_CONCURRENT.into(),
         )?;
         if let Some(limiter) = &self.shared.adaptive {
+            let floor = self.shared.config.min_concurrent();
+            if max < floor {
+                return Err(ConfigError::LimitsOutOfOrder {
+                    key: "min_concurrent".to_owned(),
+                    min: floor.to_string(),
+                    initial: "..".to_owned(),
+                    max: max.to_string(),
+                });
+            }
             limiter.set_ceiling(&self.shared, max);
             return Ok(());
         }

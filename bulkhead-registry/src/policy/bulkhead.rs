@@ -1,7 +1,7 @@
 //! Bulkheads: a limit that changes live (their keys are `bulkhead_core`'s
 //! table).
 
-use bulkhead_core::{Bulkhead, BulkheadConfig, BulkheadConfigBuilder};
+use bulkhead_core::{Bulkhead, BulkheadConfig, BulkheadConfigBuilder, ConfigError};
 
 use super::{Policy, builder_methods};
 use crate::kind::PolicyKind;
@@ -12,6 +12,10 @@ impl Policy for Bulkhead {
     type Spec = BulkheadConfigBuilder;
 
     builder_methods!();
+
+    fn check(config: &BulkheadConfig, key_prefix: &str) -> Result<(), ConfigError> {
+        config.check_limits(key_prefix)
+    }
 
     fn reconfigure(&self, old: &BulkheadConfig, new: &BulkheadConfig) -> bool {
         if old.max_concurrent() != new.max_concurrent() {

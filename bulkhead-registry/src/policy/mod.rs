@@ -45,6 +45,14 @@ pub(crate) trait Policy: Clone + Send + Sync + 'static {
         base: &Self::Config,
         key_prefix: &str,
     ) -> Result<Self::Config, ConfigError>;
+    /// Checks a configuration once every layer is laid: the rules between
+    /// keys that a layer alone cannot be held to (a bulkhead's limits in
+    /// order), bad keys named with `key_prefix`.
+    fn check(config: &Self::Config, key_prefix: &str) -> Result<(), ConfigError> {
+        let _ = (config, key_prefix);
+        Ok(())
+    }
+
     /// A new instance.
     fn create(id: &str, config: Self::Config, context: PolicyContext) -> Self;
     /// The configuration the instance holds.
@@ -119,6 +127,7 @@ pub(crate) fn standalone<P: Policy>(
     context: &PolicyContext,
 ) -> Result<P, ConfigError> {
     let config = P::build(spec, &P::Config::default(), "")?;
+    P::check(&config, "")?;
     Ok(P::create(id, config, context.clone()))
 }
 

@@ -7,8 +7,8 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 
 use bulkhead_core::{
-    Adaptive, Bulkhead, BulkheadConfigBuilder, CircuitBreaker, CircuitBreakerConfigBuilder,
-    Policies, RateLimiter, RateLimiterConfigBuilder, Retry, RetryConfigBuilder, Timeout,
+    Bulkhead, BulkheadConfigBuilder, CircuitBreaker, CircuitBreakerConfigBuilder, Policies,
+    RateLimiter, RateLimiterConfigBuilder, Retry, RetryConfigBuilder, Timeout,
     TimeoutConfigBuilder,
 };
 
@@ -201,7 +201,9 @@ impl Declarations<'_> {
             self.registry.check_budgets([(id, &config)])?;
         }
         let bulkhead = self.declare(bulkheads, id, source, spec)?;
-        if config.resource().is_some() && config.adaptive() != Adaptive::Off {
+        if config.resource().is_some() {
+            // Its slots (or its floor) come out of the room the adaptive
+            // bulkheads on the resource grow into; an adaptive one gets it.
             self.registry.sync_rooms();
         }
         Ok(bulkhead)

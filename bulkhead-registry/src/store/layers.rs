@@ -261,7 +261,9 @@ impl<P: Policy> Layers<P> {
         config = P::build(spec, &config, "")?;
         let prefix = format!("{}.instances.{id}.", P::KIND.name());
         config = layer::<P>(config, exact, &prefix)?;
-        Ok(layer::<P>(config, env, &prefix)?)
+        config = layer::<P>(config, env, &prefix)?;
+        P::check(&config, &prefix)?;
+        Ok(config)
     }
 
     /// Checks what can be checked before any instance exists: every named

@@ -336,6 +336,13 @@ impl Controller {
     fn steady(&mut self, now: u64, elapsed: u64, taken: Taken) -> Decision {
         self.count(&taken, now);
         self.window_start = now;
+        let Some(no_load) = self.no_load else {
+            // No call has succeeded yet, so nothing is known of the
+            // dependency's speed: the limit stays, and the next window
+            // measures again.
+            let limit = self.in_force();
+            return self.start_probe(now, limit);
+        };
         let counts = taken.counts;
         let dropped = counts.drops
             + if self.sampling.errors_as_drops() {
@@ -358,7 +365,6 @@ impl Controller {
         // the limit, which may double (in slow start).
         let saturated = counts.bound * 10 >= counts.ok() * 9;
         self.recent = latency.or(self.recent);
-        let no_load = self.no_load.unwrap_or(1.0);
         let before = self.estimate;
         let slow_start = before < self.slow_start_below;
         let step = self.algorithm.update(&Window {

@@ -223,12 +223,14 @@ fn a_manual_limit_moves_the_ceiling_and_clamps_the_limit_in_force() {
         rig.round(10 * MS, CallOutcome::Success);
         assert!(rig.bulkhead.max_concurrent() <= 10);
     }
-    // Below the floor, the floor follows.
-    rig.bulkhead.set_max_concurrent(1).unwrap();
+    // Not below the floor.
+    let err = rig.bulkhead.set_max_concurrent(1).unwrap_err();
+    assert_eq!((err.code(), err.key()), ("ATR-013", "min_concurrent"));
+    rig.bulkhead.set_max_concurrent(2).unwrap();
     let snapshot = rig.bulkhead.adaptive().unwrap();
     assert_eq!(
         (snapshot.floor, snapshot.ceiling, snapshot.limit),
-        (1, 1, 1)
+        (2, 2, 2)
     );
 }
 

@@ -13,22 +13,22 @@
 //! new = (1 − smoothing) × L + smoothing × new
 //! ```
 //!
-//! The multipliers (threshold 1, alpha 3, beta 6) and the smoothing (1.0)
-//! are the published defaults. What we changed: the no-load latency comes
-//! from probes at reduced concurrency instead of the running minimum reset
-//! to the current latency every `probeMultiplier` updates (which ratchets
+//! The multipliers alpha 3 and beta 6 and the smoothing 1.0 are the
+//! published defaults. What we changed: the no-load latency comes from
+//! probes at reduced concurrency instead of the running minimum reset to
+//! the current latency every `probeMultiplier` updates (which ratchets
 //! upward under load, their issue 165); the limit grows only in a window
 //! where it bound (theirs grows while `inflight × 2 ≥ L`); and slow start
-//! replaces the aggressive increase by `beta`: while the bulkhead is
-//! saturated and below its slow-start threshold, a queue below alpha
-//! doubles the limit and one above beta ends slow start by taking the
-//! queue off (`L − queue + alpha`, at least `L / 2`); after it, a queue at
-//! or below the threshold grows the limit by one step, as a queue below
-//! alpha does. (Growing by `beta` in steady state, the limit of a
-//! dependency running below capacity jumps past it every few windows; and
-//! the queue estimate, `L` times the relative delay, turns latency noise
-//! into a queue of a few calls at `L` in the hundreds, so the published
-//! increase stalls long before the capacity of a large dependency.)
+//! replaces the aggressive increase by `beta` below the threshold of one
+//! queued call: while the bulkhead is saturated and below its slow-start
+//! threshold, a queue below alpha doubles the limit, and one above beta
+//! ends slow start by taking the queue off (`L − queue + alpha`, at least
+//! `L / 2`); after it, any queue below alpha grows the limit by one step.
+//! (Growing by `beta` in steady state, the limit of a dependency running
+//! below capacity jumps past it every few windows; and the queue estimate,
+//! `L` times the relative delay, turns latency noise into a few queued
+//! calls at `L` in the hundreds, so the published threshold of one call
+//! stalls slow start long before the capacity of a large dependency.)
 
 use std::hash::{Hash, Hasher};
 
@@ -50,7 +50,6 @@ use crate::config::{ConfigError, check_range};
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Vegas {
-    threshold: f64,
     alpha: f64,
     beta: f64,
     smoothing: f64,
@@ -60,11 +59,6 @@ impl Vegas {
     /// A builder starting from the published defaults.
     pub fn builder() -> VegasBuilder {
         VegasBuilder(Vegas::default())
-    }
-
-    /// Below this queue (times `log10root(L)`), the limit grows fast.
-    pub fn threshold(&self) -> f64 {
-        self.threshold
     }
 
     /// Below this queue (times `log10root(L)`), the limit grows.
@@ -102,11 +96,7 @@ impl Vegas {
         if window.slow_start && window.saturated && window.bound && queue < self.alpha * r {
             return Step::Grow(2.0 * limit);
         }
-        if queue <= self.threshold * r {
-            if window.bound {
-                return Step::Grow(smooth(limit + r));
-            }
-        } else if queue < self.alpha * r {
+        if queue < self.alpha * r {
             if window.bound {
                 return Step::Grow(smooth(limit + r));
             }
@@ -120,7 +110,6 @@ impl Vegas {
 impl Default for Vegas {
     fn default() -> Self {
         Vegas {
-            threshold: 1.0,
             alpha: 3.0,
             beta: 6.0,
             smoothing: 1.0,
@@ -132,7 +121,7 @@ impl Eq for Vegas {}
 
 impl Hash for Vegas {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        for value in [self.threshold, self.alpha, self.beta, self.smoothing] {
+        for value in [self.alpha, self.beta, self.smoothing] {
             hash_f64(value, state);
         }
     }
@@ -144,13 +133,6 @@ impl Hash for Vegas {
 pub struct VegasBuilder(Vegas);
 
 impl VegasBuilder {
-    /// The queue (times `log10root(L)`) at or below which the limit grows
-    /// by `beta`: 0 to 100, default 1, as published.
-    pub fn threshold(mut self, threshold: f64) -> Self {
-        self.0.threshold = threshold;
-        self
-    }
-
     /// The queue (times `log10root(L)`) below which the limit grows by
     /// one step: 0 to 100, default 3, as published.
     pub fn alpha(mut self, alpha: f64) -> Self {
@@ -179,7 +161,6 @@ impl VegasBuilder {
     /// ATR-008 for a value out of its range, or `beta` below `alpha`.
     pub fn build(self) -> Result<Vegas, ConfigError> {
         let v = self.0;
-        check_range("threshold", v.threshold, 0.0, 100.0)?;
         check_range("alpha", v.alpha, 0.0, 100.0)?;
         check_range("beta", v.beta, v.alpha, 100.0)?;
         check_range("smoothing", v.smoothing, f64::MIN_POSITIVE, 1.0)?;
@@ -217,7 +198,7 @@ mod tests {
     fn no_queue_grows_by_one_step_and_a_short_one_too() {
         let vegas = Vegas::default();
         assert_eq!(vegas.update(&window(20.0, 100.0)), Step::Grow(21.0));
-        // ⌈20 × (1 − 100/110)⌉ = 2: above the threshold, below alpha.
+        // ⌈20 × (1 − 100/110)⌉ = 2: below alpha.
         assert_eq!(vegas.update(&window(20.0, 110.0)), Step::Grow(21.0));
         // ⌈20 × (1 − 100/120)⌉ = 4: between alpha and beta.
         assert_eq!(vegas.update(&window(20.0, 120.0)), Step::Hold);

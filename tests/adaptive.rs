@@ -1,0 +1,451 @@
+//! Adaptive limits through the registry (the adaptive guide): the keys in
+//! code and configuration with their coded errors, the snapshot, how sync
+//! and async calls report how they ended, budgets that bound the limits in
+//! force, and manual limits and reloads that move the ceiling.
+
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use bulkhead::adaptive::Sampling;
+use bulkhead::events::BulkheadEventKind;
+use bulkhead::{
+    Adaptive, BulkheadConfig, CallError, ManualClock, OwnedBulkheadPermit, Pipeline, Registry,
+    Rejection,
+};
+
+const MS: Duration = Duration::from_millis(1);
+
+fn quick() -> Sampling {
+    Sampling::builder().min_samples(4).build().unwrap()
+}
+
+fn adaptive(
+    adaptive: Adaptive,
+    (min, initial, max): (u32, u32, u32),
+) -> bulkhead::BulkheadConfigBuilder {
+    BulkheadConfig::builder()
+        .max_concurrent(max)
+        .min_concurrent(min)
+        .initial_concurrent(initial)
+        .adaptive(adaptive)
+        .sampling(quick())
+}
+
+fn manual() -> (ManualClock, Registry) {
+    let clock = ManualClock::new();
+    let registry = Registry::builder().clock(clock.clone()).build();
+    (clock, registry)
+}
+
+/// Keeps every slot of each bulkhead taken: each round the calls in flight
+/// end after `hold` and are replaced at once.
+struct Load {
+    clock: ManualClock,
+    bulkheads: Vec<bulkhead::Bulkhead>,
+    held: Vec<Vec<OwnedBulkheadPermit>>,
+}
+
+impl Load {
+    fn new(clock: &ManualClock, bulkheads: Vec<bulkhead::Bulkhead>) -> Self {
+        let held = bulkheads.iter().map(|_| Vec::new()).collect();
+        Load {
+            clock: clock.clone(),
+            bulkheads,
+            held,
+        }
+    }
+
+    fn round(&mut self, hold: Duration) {
+        self.clock.advance(hold);
+        for (bulkhead, held) in self.bulkheads.iter().zip(&mut self.held) {
+            let n = held.len();
+            held.clear();
+            for _ in 0..n {
+                if let Ok(permit) = bulkhead.try_enter_owned() {
+                    held.push(permit);
+                }
+            }
+            while let Ok(permit) = bulkhead.try_enter_owned() {
+                held.push(permit);
+            }
+        }
+    }
+}
+
+#[test]
+fn an_adaptive_bulkhead_starts_at_its_initial_limit_under_its_ceiling() {
+    let registry = Registry::new();
+    let search = Pipeline::builder(&registry, "search")
+        .bulkhead(|b| b.max_concurrent(200).adaptive(Adaptive::Gradient2))
+        .build()
+        .unwrap();
+    let handle = registry.bulkhead("search").unwrap();
+    let snapshot = handle.snapshot();
+    assert_eq!(snapshot.max_concurrent, 20, "min(20, max_concurrent)");
+    assert_eq!(snapshot.available, 20);
+    let adaptive = snapshot.adaptive.unwrap();
+    assert_eq!(adaptive.algorithm, Adaptive::Gradient2);
+    assert_eq!(
+        (adaptive.floor, adaptive.ceiling, adaptive.limit),
+        (1, 200, 20)
+    );
+    assert!(
+        adaptive.probing,
+        "the first window measures the no-load latency"
+    );
+    assert_eq!(
+        (adaptive.no_load, adaptive.recent, adaptive.windows),
+        (None, None, 0)
+    );
+    assert_eq!(
+        search
+            .policies()
+            .bulkhead()
+            .unwrap()
+            .config()
+            .max_concurrent(),
+        200
+    );
+    let static_one = Pipeline::builder(&registry, "static")
+        .bulkhead(|b| b.max_concurrent(5))
+        .build()
+        .unwrap();
+    assert!(
+        registry
+            .bulkhead("static")
+            .unwrap()
+            .snapshot()
+            .adaptive
+            .is_none()
+    );
+    drop(static_one);
+}
+
+#[test]
+fn the_keys_come_from_configuration_too() {
+    let registry = Registry::builder()
+        .config_toml(
+            r#"
+            [bulkhead.configs.default]
+            adaptive = "vegas"
+            min_concurrent = 2
+            initial_concurrent = 5
+            max_concurrent = 40
+            "#,
+        )
+        .unwrap()
+        .build();
+    registry
+        .bulkhead_policy("db", "t", &BulkheadConfig::builder())
+        .unwrap();
+    let adaptive = registry
+        .bulkhead("db")
+        .unwrap()
+        .snapshot()
+        .adaptive
+        .unwrap();
+    assert_eq!(adaptive.algorithm, Adaptive::Vegas);
+    assert_eq!(
+        (adaptive.floor, adaptive.limit, adaptive.ceiling),
+        (2, 5, 40)
+    );
+}
+
+#[test]
+fn limits_out_of_order_are_atr_013_naming_the_key() {
+    let registry = Registry::new();
+    let err = registry
+        .bulkhead_policy("a", "t", &adaptive(Adaptive::Aimd, (30, 30, 10)))
+        .unwrap_err();
+    assert_eq!(err.code(), "ATR-013");
+    assert_eq!(
+        err.to_string(),
+        "ATR-013: bulkhead.instances.a.min_concurrent is out of order: min_concurrent (30) <= initial_concurrent (30) <= max_concurrent (10) must hold"
+    );
+    let registry = Registry::builder()
+        .config_toml(
+            r#"
+            [bulkhead.instances.search]
+            adaptive = "gradient2"
+            max_concurrent = 200
+            initial_concurrent = 300
+            "#,
+        )
+        .unwrap()
+        .build();
+    let err = registry
+        .bulkhead_policy("search", "t", &BulkheadConfig::builder())
+        .unwrap_err();
+    assert_eq!(err.code(), "ATR-013");
+    assert!(
+        err.to_string()
+            .starts_with("ATR-013: bulkhead.instances.search.initial_concurrent is out of order"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_unknown_algorithm_in_configuration_is_atr_010() {
+    let err = Registry::builder()
+        .config_toml("[bulkhead.configs.default]\nadaptive = \"tcp\"\n")
+        .unwrap_err();
+    assert_eq!(err.code(), "ATR-010");
+    assert!(
+        err.to_string()
+            .contains("bulkhead.configs.default.adaptive"),
+        "{err}"
+    );
+}
+
+#[test]
+fn sync_calls_report_successes_and_errors() {
+    let (clock, registry) = manual();
+    let pipeline = Pipeline::builder(&registry, "sync")
+        .bulkhead(|_| adaptive(Adaptive::Gradient2, (1, 4, 8)))
+        .build()
+        .unwrap();
+    for i in 0..400 {
+        clock.advance(MS);
+        let result = pipeline.execute(|| {
+            clock.advance(MS);
+            if i % 4 == 0 {
+                Err("no such row")
+            } else {
+                Ok(i)
+            }
+        });
+        assert_eq!(result.is_err(), i % 4 == 0);
+    }
+    let adaptive = registry
+        .bulkhead("sync")
+        .unwrap()
+        .snapshot()
+        .adaptive
+        .unwrap();
+    assert!(adaptive.windows > 3, "{adaptive:?}");
+    assert!(adaptive.successes > 0 && adaptive.errors > 0 && adaptive.drops == 0);
+    assert!(
+        adaptive.errors * 3 <= adaptive.successes + 3,
+        "one call in four failed: {adaptive:?}"
+    );
+    assert_eq!(adaptive.no_load, Some(MS), "errors are left out of latency");
+}
+
+#[test]
+fn async_calls_dropped_by_a_timeout_count_as_drops() {
+    let (clock, registry) = manual();
+    let pipeline = Pipeline::builder(&registry, "async")
+        .bulkhead(|_| adaptive(Adaptive::Aimd, (1, 4, 8)))
+        .timeout(|t| t.duration(10 * MS))
+        .build()
+        .unwrap();
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut timed_out = 0;
+    for i in 0..300 {
+        let call = pipeline.execute_async(|| async move {
+            if i % 2 == 0 {
+                Ok(i)
+            } else {
+                std::future::pending::<Result<u32, &str>>().await
+            }
+        });
+        let mut call = pin!(call);
+        let mut polled = call.as_mut().poll(&mut cx);
+        if polled.is_pending() {
+            clock.advance(11 * MS);
+            polled = call.as_mut().poll(&mut cx);
+        }
+        match polled {
+            Poll::Ready(Ok(_)) => {}
+            Poll::Ready(Err(CallError::Rejected(Rejection::Timeout(_)))) => timed_out += 1,
+            other => panic!("{other:?}"),
+        }
+        clock.advance(MS);
+    }
+    assert_eq!(timed_out, 150);
+    let adaptive = registry
+        .bulkhead("async")
+        .unwrap()
+        .snapshot()
+        .adaptive
+        .unwrap();
+    assert!(adaptive.drops > 0 && adaptive.successes > 0, "{adaptive:?}");
+    assert_eq!(adaptive.errors, 0);
+}
+
+#[test]
+fn a_future_dropped_before_it_completes_is_a_drop() {
+    let (clock, registry) = manual();
+    let pipeline = Pipeline::builder(&registry, "cancelled")
+        .bulkhead(|_| adaptive(Adaptive::Vegas, (1, 4, 8)))
+        .build()
+        .unwrap();
+    let mut cx = Context::from_waker(Waker::noop());
+    for _ in 0..200 {
+        let mut call = Box::pin(pipeline.execute_async(std::future::pending::<Result<(), ()>>));
+        assert!(call.as_mut().poll(&mut cx).is_pending());
+        clock.advance(30 * MS);
+        drop(call);
+    }
+    let adaptive = registry
+        .bulkhead("cancelled")
+        .unwrap()
+        .snapshot()
+        .adaptive
+        .unwrap();
+    assert!(adaptive.drops > 0, "{adaptive:?}");
+    assert_eq!(adaptive.successes + adaptive.errors, 0);
+}
+
+#[test]
+fn the_algorithm_publishes_limit_changes() {
+    let (clock, registry) = manual();
+    let bulkhead = registry
+        .bulkhead_policy("grows", "t", &adaptive(Adaptive::Gradient2, (1, 2, 64)))
+        .unwrap();
+    let mut events = registry.bulkhead("grows").unwrap().subscribe();
+    let mut load = Load::new(&clock, vec![bulkhead]);
+    for _ in 0..300 {
+        load.round(10 * MS);
+    }
+    let changes: Vec<(u32, u32)> = std::iter::from_fn(|| events.try_recv())
+        .filter_map(|event| match event.kind {
+            BulkheadEventKind::LimitChanged { from, to } => Some((from, to)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(changes[0], (2, 4), "slow start: {changes:?}");
+    let last = changes.last().unwrap().1;
+    assert_eq!(last, registry.bulkhead("grows").unwrap().max_concurrent());
+    let windows = registry
+        .bulkhead("grows")
+        .unwrap()
+        .snapshot()
+        .adaptive
+        .unwrap()
+        .windows;
+    assert!(
+        changes.len() as u64 <= windows,
+        "{} changes, {windows} windows",
+        changes.len()
+    );
+}
+
+#[test]
+fn adaptive_bulkheads_on_a_budget_grow_only_into_its_free_room() {
+    let (clock, registry) = manual();
+    registry.resource("db", 10).unwrap();
+    let on = |spec: bulkhead::BulkheadConfigBuilder| spec.resource("db");
+    registry
+        .bulkhead_policy(
+            "static",
+            "t",
+            &on(BulkheadConfig::builder().max_concurrent(4)),
+        )
+        .unwrap();
+    // Their ceilings (20 each) exceed the budget: only the floors count.
+    let a = registry
+        .bulkhead_policy("a", "t", &on(adaptive(Adaptive::Gradient2, (1, 2, 20))))
+        .unwrap();
+    let b = registry
+        .bulkhead_policy("b", "t", &on(adaptive(Adaptive::Aimd, (1, 2, 20))))
+        .unwrap();
+    assert_eq!(registry.resource_usage("db"), Some((10, 8)));
+    let mut load = Load::new(&clock, vec![a, b]);
+    let mut most = 0;
+    for _ in 0..400 {
+        load.round(10 * MS);
+        let (budget, used) = registry.resource_usage("db").unwrap();
+        assert!(
+            used <= u64::from(budget),
+            "{used} in force on a budget of {budget}"
+        );
+        most = most.max(used);
+    }
+    assert_eq!(most, 10, "the free room is used");
+    let room = registry
+        .bulkhead("a")
+        .unwrap()
+        .snapshot()
+        .adaptive
+        .unwrap()
+        .room_taken;
+    assert!(room.is_some());
+
+    // A smaller budget is given back at once.
+    registry.resource("db", 7).unwrap();
+    assert!(registry.resource_usage("db").unwrap().1 <= 7);
+    // A static bulkhead declared later takes its slots from the room.
+    registry
+        .bulkhead_policy(
+            "late",
+            "t",
+            &on(BulkheadConfig::builder().max_concurrent(3)),
+        )
+        .unwrap_err();
+    registry.resource("db", 10).unwrap();
+    registry
+        .bulkhead_policy(
+            "late",
+            "t",
+            &on(BulkheadConfig::builder().max_concurrent(3)),
+        )
+        .unwrap();
+    assert!(registry.resource_usage("db").unwrap().1 <= 10);
+    for _ in 0..100 {
+        load.round(10 * MS);
+        assert!(registry.resource_usage("db").unwrap().1 <= 10);
+    }
+}
+
+#[test]
+fn floors_over_the_budget_are_reg_010() {
+    let registry = Registry::new();
+    registry.resource("db", 4).unwrap();
+    let on = |min| adaptive(Adaptive::Vegas, (min, min, 50)).resource("db");
+    registry.bulkhead_policy("a", "t", &on(3)).unwrap();
+    let err = registry.bulkhead_policy("b", "t", &on(2)).unwrap_err();
+    assert_eq!(err.code(), "REG-010");
+    assert_eq!(
+        err.to_string(),
+        "REG-010: resource \"db\" has a budget of 4 slots, but its bulkheads would take 5: a (3), b (2)"
+    );
+}
+
+#[test]
+fn a_manual_limit_or_a_reload_moves_the_ceiling() {
+    let clock = ManualClock::new();
+    let registry = Registry::builder()
+        .clock(clock.clone())
+        .config_toml("[bulkhead.instances.search]\nadaptive = \"gradient2\"\nmax_concurrent = 40\n")
+        .unwrap()
+        .build();
+    registry
+        .bulkhead_policy("search", "t", &BulkheadConfig::builder())
+        .unwrap();
+    let handle = registry.bulkhead("search").unwrap();
+    handle.set_max_concurrent(8).unwrap();
+    let snapshot = handle.snapshot();
+    assert_eq!(
+        (snapshot.max_concurrent, snapshot.adaptive.unwrap().ceiling),
+        (8, 8)
+    );
+    let changes = registry
+        .reload_toml("[bulkhead.instances.search]\nadaptive = \"gradient2\"\nmax_concurrent = 30\n")
+        .unwrap();
+    assert_eq!(changes.len(), 1);
+    assert!(changes[0].applied, "{changes:?}");
+    let snapshot = handle.snapshot();
+    assert_eq!(snapshot.adaptive.unwrap().ceiling, 30);
+    assert_eq!(
+        snapshot.max_concurrent, 8,
+        "the algorithm grows into a raised ceiling"
+    );
+    // Another algorithm takes effect for instances made later.
+    let changes = registry
+        .reload_toml("[bulkhead.instances.search]\nadaptive = \"vegas\"\nmax_concurrent = 30\n")
+        .unwrap();
+    assert!(!changes[0].applied);
+}
