@@ -11,6 +11,7 @@
 //! | `async_free` | one poll of the async enter with a no-op waker, then drop |
 //! | `contended_2_threads` | enter + exit while a second thread does the same on the same object |
 //! | `pipeline` | `Pipeline::execute` with a bulkhead against calling the closure directly |
+//! | `adaptive_free` | enter + exit on a free slot: the bulkhead alone, timed for sizing, adaptive (Gradient2); alone and with a second thread |
 //!
 //! Run with `cargo bench --bench bulkhead`, then `python3 benches/report.py`
 //! for a table of medians (see `BENCHMARKS.md`).
@@ -24,7 +25,8 @@ use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use bulkhead::{Bulkhead, BulkheadConfig, Pipeline, Registry};
+use bulkhead::pipeline::PolicyContext;
+use bulkhead::{Adaptive, Bulkhead, BulkheadConfig, Pipeline, Registry};
 use criterion::{Criterion, criterion_group, criterion_main};
 use tokio::sync::Semaphore;
 
@@ -270,6 +272,64 @@ fn pipeline(c: &mut Criterion) {
     group.finish();
 }
 
+/// A bulkhead on the system clock that times its calls for sizing, or
+/// adapts its limit: Gradient2 with its floor at its ceiling, so that it
+/// samples every call, closes its windows and probes as ever, but never
+/// moves the limit away from the room these cases need (a limit that a
+/// probe cut would turn some calls into rejections, another case).
+fn timed(id: &str, adaptive: Option<Adaptive>) -> Bulkhead {
+    let config = match adaptive {
+        None => BulkheadConfig::builder().max_concurrent(ROOMY),
+        Some(adaptive) => BulkheadConfig::builder()
+            .max_concurrent(ROOMY)
+            .min_concurrent(ROOMY)
+            .adaptive(adaptive),
+    };
+    let context = PolicyContext::default().with_sizing(adaptive.is_none());
+    Bulkhead::with_context(id, config.build().expect("valid"), context)
+}
+
+fn adaptive_free(c: &mut Criterion) {
+    let mut group = c.benchmark_group("adaptive_free");
+
+    let alone = bulkhead("bench-adaptive-alone", ROOMY);
+    group.bench_function("bulkhead_try_enter", |b| {
+        b.iter(|| consume(black_box(&alone).try_enter()))
+    });
+    // Two recent clock readings and two atomic additions per call.
+    let sized = timed("bench-adaptive-sized", None);
+    group.bench_function("sized_try_enter", |b| {
+        b.iter(|| consume(black_box(&sized).try_enter()))
+    });
+    // Two recent clock readings, two or three atomic additions per call,
+    // and the window's closer once per window.
+    let adaptive = timed("bench-adaptive", Some(Adaptive::Gradient2));
+    group.bench_function("adaptive_try_enter", |b| {
+        b.iter(|| consume(black_box(&adaptive).try_enter()))
+    });
+    assert!(
+        adaptive.adaptive().expect("adaptive").windows > 0,
+        "windows closed"
+    );
+
+    for (name, bulkhead) in [
+        ("bulkhead_try_enter_2_threads", &alone),
+        ("adaptive_try_enter_2_threads", &adaptive),
+    ] {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                with_rival(iters, || {
+                    black_box(bulkhead)
+                        .try_enter()
+                        .expect("two callers fit in the bulkhead")
+                })
+            })
+        });
+    }
+    group.finish();
+    LONE_SAMPLES.swap(0, Ordering::Relaxed);
+}
+
 fn config() -> Criterion {
     // About 4 s per case, 16 cases: the whole run takes about two minutes.
     Criterion::default()
@@ -281,6 +341,6 @@ fn config() -> Criterion {
 criterion_group! {
     name = benches;
     config = config();
-    targets = enter_exit_free, rejection, async_free, contended, pipeline
+    targets = enter_exit_free, rejection, async_free, contended, pipeline, adaptive_free
 }
 criterion_main!(benches);

@@ -37,6 +37,11 @@ CASES = [
     ("pipeline", "direct_call", "the closure called directly"),
     ("pipeline", "execute_bulkhead", "`Pipeline::execute`, bulkhead with a free slot"),
     ("pipeline", "execute_rejected", "`Pipeline::execute`, bulkhead full (rejected)"),
+    ("adaptive_free", "bulkhead_try_enter", "ours, static: `try_enter()` + drop, free slot"),
+    ("adaptive_free", "sized_try_enter", "ours, timed for sizing: `try_enter()` + drop"),
+    ("adaptive_free", "adaptive_try_enter", "ours, adaptive (Gradient2): `try_enter()` + drop"),
+    ("adaptive_free", "bulkhead_try_enter_2_threads", "ours, static, 2 threads"),
+    ("adaptive_free", "adaptive_try_enter_2_threads", "ours, adaptive (Gradient2), 2 threads"),
 ]
 
 # (label, numerator, denominator, target ratio or None)

@@ -4,6 +4,8 @@
 //! documentation.
 //!
 //! - [`bulkhead`]: how a bulkhead behaves, the rules B1 to B12;
+//! - [`adaptive`]: limits that an algorithm moves (AIMD, Vegas,
+//!   Gradient2), and what they were measured to do;
 //! - [`composition`]: the fixed order of the policies and what follows from
 //!   it;
 //! - [`configuration`]: keys, sources, precedence and reloads;
@@ -24,6 +26,18 @@
 /// [`BulkheadSnapshot`]: crate::BulkheadSnapshot
 #[doc = include_str!("../docs/bulkhead.md")]
 pub mod bulkhead {}
+
+/// [attr-bulkhead]: macro@crate::bulkhead
+/// [`Aimd`]: crate::adaptive::Aimd
+/// [`Vegas`]: crate::adaptive::Vegas
+/// [`Gradient2`]: crate::adaptive::Gradient2
+/// [`Sampling`]: crate::adaptive::Sampling
+/// [`CallOutcome`]: crate::CallOutcome
+/// [`BulkheadPermit::set_outcome`]: crate::BulkheadPermit::set_outcome
+/// [`Room`]: crate::adaptive::Room
+/// [`AdaptiveSnapshot`]: crate::adaptive::AdaptiveSnapshot
+#[doc = include_str!("../docs/adaptive.md")]
+pub mod adaptive {}
 
 /// [attr-resilient]: macro@crate::resilient
 /// [guide-bulkhead]: mod@crate::guide::bulkhead

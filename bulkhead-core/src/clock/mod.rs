@@ -10,7 +10,8 @@
 //!
 //! A bulkhead's fast paths never read the clock: only a caller that has to
 //! wait does, and a release that hands its slot to a waiter (to pass over
-//! waiters whose deadline has passed).
+//! waiters whose deadline has passed); a bulkhead that tracks sizing or
+//! adapts its limit takes a recent reading on either side of a call.
 //!
 //! # Two readings
 //!
@@ -30,7 +31,8 @@
 //! | a breaker's slow calls, if `slow_call_threshold` is at least 100 ms (else `now`) | `recent` | within 5 ms (about 1 ms typically) |
 //! | a time window's second | `recent` | within 5 ms |
 //! | a rate limiter's period | `recent`, and `now` within 5 ms of a period's end, for refusals and for reservations | exact (see [`RateLimiter`](crate::RateLimiter)) |
-//! | a bulkhead's hold times when sizing is tracked | `recent` | within 5 ms (about 1 ms typically) |
+//! | a bulkhead's hold times when sizing is tracked or it adapts its limit | `recent` | within 5 ms (about 1 ms typically) |
+//! | an adaptive bulkhead's windows and probes | `recent` | within 5 ms |
 //!
 //! A [`ManualClock`] is exact: its `recent` is its `now`.
 
