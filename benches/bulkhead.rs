@@ -11,7 +11,7 @@
 //! | `async_free` | one poll of the async enter with a no-op waker, then drop |
 //! | `contended_2_threads` | enter + exit while a second thread does the same on the same object |
 //! | `pipeline` | `Pipeline::execute` with a bulkhead against calling the closure directly |
-//! | `adaptive_free` | enter + exit on a free slot: the bulkhead alone, timed for sizing, adaptive (Gradient2); alone and with a second thread |
+//! | `adaptive_free` | enter + exit on a free slot: the bulkhead alone, alone with two recent clock readings, timed for sizing, adaptive (Gradient2); alone and with a second thread |
 //!
 //! Run with `cargo bench --bench bulkhead`, then `python3 benches/report.py`
 //! for a table of medians (see `BENCHMARKS.md`).
@@ -26,7 +26,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use bulkhead::pipeline::PolicyContext;
-use bulkhead::{Adaptive, Bulkhead, BulkheadConfig, Pipeline, Registry};
+use bulkhead::{Adaptive, Bulkhead, BulkheadConfig, Clock, Pipeline, Registry, SystemClock};
 use criterion::{Criterion, criterion_group, criterion_main};
 use tokio::sync::Semaphore;
 
@@ -295,6 +295,19 @@ fn adaptive_free(c: &mut Criterion) {
     let alone = bulkhead("bench-adaptive-alone", ROOMY);
     group.bench_function("bulkhead_try_enter", |b| {
         b.iter(|| consume(black_box(&alone).try_enter()))
+    });
+    // The floor the issue sets for adaptive: the bulkhead alone plus the
+    // two recent clock readings an adaptive call takes (one inline load
+    // each on the system clock).
+    let recent = SystemClock
+        .recent_time()
+        .expect("the system clock keeps a recent reading");
+    group.bench_function("bulkhead_try_enter_two_readings", |b| {
+        b.iter(|| {
+            let started = black_box(recent).nanos();
+            consume(black_box(&alone).try_enter());
+            black_box(black_box(recent).nanos().saturating_sub(started));
+        })
     });
     // Two recent clock readings and two atomic additions per call.
     let sized = timed("bench-adaptive-sized", None);

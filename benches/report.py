@@ -38,6 +38,7 @@ CASES = [
     ("pipeline", "execute_bulkhead", "`Pipeline::execute`, bulkhead with a free slot"),
     ("pipeline", "execute_rejected", "`Pipeline::execute`, bulkhead full (rejected)"),
     ("adaptive_free", "bulkhead_try_enter", "ours, static: `try_enter()` + drop, free slot"),
+    ("adaptive_free", "bulkhead_try_enter_two_readings", "ours, static, + two recent clock readings"),
     ("adaptive_free", "sized_try_enter", "ours, timed for sizing: `try_enter()` + drop"),
     ("adaptive_free", "adaptive_try_enter", "ours, adaptive (Gradient2): `try_enter()` + drop"),
     ("adaptive_free", "bulkhead_try_enter_2_threads", "ours, static, 2 threads"),

@@ -36,6 +36,7 @@ pub mod bulkhead {}
 /// [`BulkheadPermit::set_outcome`]: crate::BulkheadPermit::set_outcome
 /// [`Room`]: crate::adaptive::Room
 /// [`AdaptiveSnapshot`]: crate::adaptive::AdaptiveSnapshot
+/// [figure]: https://raw.githubusercontent.com/bulkhead-rs/bulkhead/main/docs/adaptive_limits.svg
 #[doc = include_str!("../docs/adaptive.md")]
 pub mod adaptive {}
 

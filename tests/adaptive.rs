@@ -1,7 +1,8 @@
 //! Adaptive limits through the registry (the adaptive guide): the keys in
 //! code and configuration with their coded errors, the snapshot, how sync
 //! and async calls report how they ended, budgets that bound the limits in
-//! force, and manual limits and reloads that move the ceiling.
+//! force, manual limits and reloads that move the ceiling, and threads
+//! that never find more calls in flight than the limit in force.
 
 use std::future::Future;
 use std::pin::pin;
@@ -448,4 +449,122 @@ fn a_manual_limit_or_a_reload_moves_the_ceiling() {
         .reload_toml("[bulkhead.instances.search]\nadaptive = \"vegas\"\nmax_concurrent = 30\n")
         .unwrap();
     assert!(!changes[0].applied);
+}
+
+/// Threads calling an adaptive bulkhead while windows close all the time
+/// (on a `ManualClock` that another thread moves a millisecond at a time;
+/// a few calls are drops), so that the algorithm cuts and regrows its
+/// limit, and while that thread also moves the ceiling. In each phase the
+/// ceiling moves between the phase's value and lower ones; between phases
+/// every caller is out: so the calls in flight may never exceed the
+/// phase's value.
+#[test]
+fn threads_completing_while_limits_change_never_exceed_the_limit_in_force() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+    use std::sync::{Arc, Barrier};
+
+    const CALLERS: usize = 6;
+    const PHASES: [u32; 4] = [5, 3, 4, 2];
+    let sampling = Sampling::builder()
+        .min_samples(8)
+        .min_window(2 * MS)
+        .max_window(20 * MS)
+        .drop_tolerance(0.05)
+        .probe_interval(50 * MS)
+        .build()
+        .unwrap();
+    let (clock, registry) = manual();
+    let bulkhead = registry
+        .bulkhead_policy(
+            "stress",
+            "t",
+            &adaptive(Adaptive::Gradient2, (1, 1, PHASES[0])).sampling(sampling),
+        )
+        .unwrap();
+    let inside = Arc::new(AtomicUsize::new(0));
+    let over = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let bound = Arc::new(AtomicUsize::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let barrier = Arc::new(Barrier::new(CALLERS + 1));
+    let callers: Vec<_> = (0..CALLERS)
+        .map(|n| {
+            let (bulkhead, inside, over, most, bound, stop, barrier) = (
+                bulkhead.clone(),
+                Arc::clone(&inside),
+                Arc::clone(&over),
+                Arc::clone(&most),
+                Arc::clone(&bound),
+                Arc::clone(&stop),
+                Arc::clone(&barrier),
+            );
+            std::thread::spawn(move || {
+                let mut admitted = 0u64;
+                for _ in PHASES {
+                    barrier.wait(); // the phase's ceiling is set
+                    let bound = bound.load(SeqCst);
+                    while !stop.load(SeqCst) {
+                        let Ok(mut permit) = bulkhead.try_enter() else {
+                            std::thread::yield_now();
+                            continue;
+                        };
+                        admitted += 1;
+                        let now = inside.fetch_add(1, SeqCst) + 1;
+                        most.fetch_max(now, SeqCst);
+                        if now > bound {
+                            // Counted, not asserted here: a panicking
+                            // caller would leave the others at the barrier.
+                            over.fetch_add(1, SeqCst);
+                        }
+                        for _ in 0..(admitted % 256) {
+                            std::hint::spin_loop();
+                        }
+                        inside.fetch_sub(1, SeqCst);
+                        if (admitted + n as u64).is_multiple_of(50) {
+                            permit.set_outcome(bulkhead::CallOutcome::Dropped);
+                        }
+                    }
+                    barrier.wait(); // every caller is out
+                }
+                admitted
+            })
+        })
+        .collect();
+    let handle = registry.bulkhead("stress").unwrap();
+    let mut limits = std::collections::BTreeSet::new();
+    for ceiling in PHASES {
+        handle.set_max_concurrent(ceiling).unwrap();
+        bound.store(ceiling as usize, SeqCst);
+        stop.store(false, SeqCst);
+        barrier.wait();
+        for step in 0..400u32 {
+            clock.advance(MS);
+            if step.is_multiple_of(7) {
+                // Down and back up to the phase's ceiling, never above it.
+                let to = ceiling - (step / 7 % ceiling.min(3));
+                handle.set_max_concurrent(to).unwrap();
+            }
+            limits.insert(handle.max_concurrent());
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        handle.set_max_concurrent(ceiling).unwrap();
+        stop.store(true, SeqCst);
+        barrier.wait();
+        assert_eq!(inside.load(SeqCst), 0);
+    }
+    let admitted: u64 = callers.into_iter().map(|t| t.join().unwrap()).sum();
+    assert_eq!(
+        over.load(SeqCst),
+        0,
+        "calls admitted over the highest limit of their phase"
+    );
+    let snapshot = handle.snapshot();
+    let adaptive = snapshot.adaptive.unwrap();
+    assert!(admitted > 1000, "{admitted} calls");
+    assert!(adaptive.windows > 10, "{} windows closed", adaptive.windows);
+    assert!(adaptive.drops > 0, "drops were sampled");
+    assert!(limits.len() > 2, "limits in force: {limits:?}");
+    assert!(most.load(SeqCst) <= PHASES[0] as usize);
+    assert_eq!(snapshot.concurrent_calls, 0);
+    assert!((1..=2).contains(&snapshot.max_concurrent));
 }

@@ -221,3 +221,46 @@ fn untriggered_policies_allocate_nothing_sync_or_async() {
     });
     assert_eq!(bytes, 0);
 }
+
+#[test]
+fn adaptive_calls_allocate_nothing_even_when_they_close_a_window() {
+    use bulkhead::adaptive::Sampling;
+    use bulkhead::{Adaptive, ManualClock};
+    use std::time::Duration;
+
+    let clock = ManualClock::new();
+    let registry = Registry::builder().clock(clock.clone()).build();
+    let bulkhead = registry
+        .bulkhead_policy(
+            "alloc-adaptive",
+            "t",
+            &BulkheadConfig::builder()
+                .max_concurrent(64)
+                .initial_concurrent(4)
+                .adaptive(Adaptive::Gradient2)
+                .sampling(Sampling::builder().min_samples(4).build().unwrap()),
+        )
+        .unwrap();
+    // Rounds of calls that keep every slot taken for 10 ms: windows close,
+    // probes run, the limit doubles (slow start) and changes.
+    let round = |held: &mut Vec<bulkhead::OwnedBulkheadPermit>| {
+        clock.advance(Duration::from_millis(10));
+        held.clear();
+        while let Ok(permit) = bulkhead.try_enter_owned() {
+            held.push(permit);
+        }
+    };
+    let mut held = Vec::with_capacity(64);
+    for _ in 0..50 {
+        round(&mut held);
+    }
+    let before = bulkhead.adaptive().unwrap();
+    let (bytes, ()) = allocated_by(|| {
+        for _ in 0..200 {
+            round(&mut held);
+        }
+    });
+    let after = bulkhead.adaptive().unwrap();
+    assert!(after.windows > before.windows + 10, "{before:?} {after:?}");
+    assert_eq!(bytes, 0);
+}

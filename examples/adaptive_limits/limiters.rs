@@ -1,0 +1,303 @@
+//! The limiters on trial: a static limit and ours, as bulkheads of a
+//! registry on the simulation's `ManualClock`, and tower-resilience's
+//! adaptive layer over the simulated dependency.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use bulkhead::{Adaptive, BulkheadConfig, CallOutcome, ManualClock, OwnedBulkheadPermit, Registry};
+use tower::{Layer, Service};
+use tower_resilience::adaptive::{
+    AdaptiveFuture, AdaptiveLimiterLayer, AdaptiveService, Aimd, ConcurrencyAlgorithm, Vegas,
+};
+
+use crate::{INITIAL, SLO, ceiling, model};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Static,
+    Ours(Adaptive),
+    TowerAimd,
+    TowerVegas,
+}
+
+impl Kind {
+    pub(crate) const ALL: [Kind; 6] = [
+        Kind::Static,
+        Kind::Ours(Adaptive::Aimd),
+        Kind::Ours(Adaptive::Vegas),
+        Kind::Ours(Adaptive::Gradient2),
+        Kind::TowerAimd,
+        Kind::TowerVegas,
+    ];
+
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Kind::Static => "static C",
+            Kind::Ours(Adaptive::Aimd) => "ours: aimd",
+            Kind::Ours(Adaptive::Vegas) => "ours: vegas",
+            Kind::Ours(_) => "ours: gradient2",
+            Kind::TowerAimd => "tower-resilience Aimd",
+            Kind::TowerVegas => "tower-resilience Vegas",
+        }
+    }
+
+    pub(crate) fn colour(self) -> &'static str {
+        match self {
+            Kind::Static => "#888888",
+            Kind::Ours(Adaptive::Aimd) => "#1f77b4",
+            Kind::Ours(Adaptive::Vegas) => "#2ca02c",
+            Kind::Ours(_) => "#d62728",
+            Kind::TowerAimd => "#9467bd",
+            Kind::TowerVegas => "#ff7f0e",
+        }
+    }
+
+    pub(crate) fn ours(self) -> bool {
+        matches!(self, Kind::Ours(_))
+    }
+}
+
+/// What a limiter gives an admitted call.
+pub(crate) enum Ticket {
+    Permit(OwnedBulkheadPermit),
+    /// The future tower-resilience's layer returned, and the flag that
+    /// lets the dependency under it answer.
+    Tower {
+        future: AdaptiveFuture<(), Infallible>,
+        answer: Arc<AtomicBool>,
+    },
+}
+
+/// The dependency as a tower service: each call's future is ready once the
+/// simulation sets its flag.
+#[derive(Clone)]
+pub(crate) struct Dependency;
+
+/// A call to the [`Dependency`], answered when its flag is set.
+pub(crate) struct Answer(Arc<AtomicBool>);
+
+impl Future for Answer {
+    type Output = Result<(), Infallible>;
+
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Self::Output> {
+        if self.0.load(Relaxed) {
+            Poll::Ready(Ok(()))
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+impl Service<Arc<AtomicBool>> for Dependency {
+    type Response = ();
+    type Error = Infallible;
+    type Future = Answer;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, answer: Arc<AtomicBool>) -> Answer {
+        Answer(answer)
+    }
+}
+
+/// tower-resilience's algorithm, handed the simulated latency of the call
+/// that ends instead of the wall-clock time its layer measured.
+pub(crate) struct Simulated {
+    algorithm: Box<dyn ConcurrencyAlgorithm>,
+    latency: Arc<AtomicU64>,
+}
+
+impl ConcurrencyAlgorithm for Simulated {
+    fn record_success(&self, _wall_clock: Duration) {
+        let latency = Duration::from_nanos(self.latency.load(Relaxed));
+        self.algorithm.record_success(latency);
+    }
+
+    fn record_failure(&self) {
+        self.algorithm.record_failure();
+    }
+
+    fn record_dropped(&self) {
+        self.algorithm.record_dropped();
+    }
+
+    fn limit(&self) -> usize {
+        self.algorithm.limit()
+    }
+
+    fn min_limit(&self) -> usize {
+        self.algorithm.min_limit()
+    }
+
+    fn max_limit(&self) -> usize {
+        self.algorithm.max_limit()
+    }
+}
+
+pub(crate) enum Limiter {
+    /// Ours (and the static limit): a bulkhead of a registry on the
+    /// simulation's clock.
+    Bulkhead {
+        bulkhead: bulkhead::Bulkhead,
+        clock: ManualClock,
+        at: u64,
+    },
+    /// tower-resilience's layer over the dependency.
+    Tower {
+        service: AdaptiveService<Dependency, Simulated>,
+        latency: Arc<AtomicU64>,
+    },
+}
+
+impl Limiter {
+    pub(crate) fn new(kind: Kind) -> Limiter {
+        let tower = |algorithm: Box<dyn ConcurrencyAlgorithm>| {
+            let latency = Arc::new(AtomicU64::new(0));
+            let simulated = Simulated {
+                algorithm,
+                latency: Arc::clone(&latency),
+            };
+            Limiter::Tower {
+                service: AdaptiveLimiterLayer::new(simulated).layer(Dependency),
+                latency,
+            }
+        };
+        let spec = match kind {
+            Kind::TowerAimd => {
+                let aimd = Aimd::builder()
+                    .initial_limit(INITIAL as usize)
+                    .max_limit(ceiling() as usize)
+                    // The most favourable threshold: the latency objective.
+                    .latency_threshold(Duration::from_secs_f64(SLO * model().b))
+                    .build()
+                    .expect("valid");
+                return tower(Box::new(aimd));
+            }
+            Kind::TowerVegas => {
+                let vegas = Vegas::builder()
+                    .initial_limit(INITIAL as usize)
+                    .max_limit(ceiling() as usize)
+                    .build()
+                    .expect("valid");
+                return tower(Box::new(vegas));
+            }
+            Kind::Static => BulkheadConfig::builder().max_concurrent(model().c as u32),
+            Kind::Ours(adaptive) => {
+                let spec = BulkheadConfig::builder()
+                    .max_concurrent(ceiling())
+                    .initial_concurrent(INITIAL)
+                    .adaptive(adaptive);
+                match model().tolerance {
+                    None => spec,
+                    Some(tolerance) => spec
+                        .aimd(
+                            bulkhead::adaptive::Aimd::builder()
+                                .rtt_tolerance(tolerance)
+                                .build()
+                                .expect("valid"),
+                        )
+                        .gradient2(
+                            bulkhead::adaptive::Gradient2::builder()
+                                .rtt_tolerance(tolerance)
+                                .build()
+                                .expect("valid"),
+                        ),
+                }
+            }
+        };
+        let clock = ManualClock::new();
+        let registry = Registry::builder().clock(clock.clone()).build();
+        let bulkhead = registry
+            .bulkhead_policy("dependency", "adaptive_limits", &spec)
+            .expect("a valid bulkhead");
+        Limiter::Bulkhead {
+            bulkhead,
+            clock,
+            at: 0,
+        }
+    }
+
+    /// Moves the limiter's clock to `now`.
+    pub(crate) fn at(&mut self, now: u64) {
+        if let Limiter::Bulkhead { clock, at, .. } = self
+            && now > *at
+        {
+            clock.advance(Duration::from_nanos(now - *at));
+            *at = now;
+        }
+    }
+
+    pub(crate) fn admit(&mut self) -> Option<Ticket> {
+        match self {
+            Limiter::Bulkhead { bulkhead, .. } => {
+                bulkhead.try_enter_owned().ok().map(Ticket::Permit)
+            }
+            Limiter::Tower { service, .. } => {
+                // A clone per caller, as tower's `Buffer` or a server's
+                // connections make them; not ready at once is a rejection
+                // (dropping the clone leaves the layer's wait queue).
+                let mut caller = service.clone();
+                let mut cx = Context::from_waker(Waker::noop());
+                match caller.poll_ready(&mut cx) {
+                    Poll::Ready(Ok(())) => {
+                        let answer = Arc::new(AtomicBool::new(false));
+                        let future = caller.call(Arc::clone(&answer));
+                        Some(Ticket::Tower { future, answer })
+                    }
+                    Poll::Ready(Err(_)) | Poll::Pending => None,
+                }
+            }
+        }
+    }
+
+    pub(crate) fn complete(&mut self, ticket: Ticket, latency: Duration) {
+        match (self, ticket) {
+            (Limiter::Tower { latency: cell, .. }, Ticket::Tower { mut future, answer }) => {
+                cell.store(latency.as_nanos() as u64, Relaxed);
+                answer.store(true, Relaxed);
+                let mut cx = Context::from_waker(Waker::noop());
+                let ended = Pin::new(&mut future).poll(&mut cx);
+                assert!(
+                    matches!(ended, Poll::Ready(Ok(()))),
+                    "the layer passes the answer on"
+                );
+            }
+            (Limiter::Bulkhead { .. }, Ticket::Permit(mut permit)) => {
+                // How the call ended: it succeeded (the default, spelled out).
+                permit.set_outcome(CallOutcome::Success);
+            }
+            _ => unreachable!("a ticket goes back to the limiter that gave it"),
+        }
+    }
+
+    pub(crate) fn limit(&self) -> u32 {
+        match self {
+            Limiter::Bulkhead { bulkhead, .. } => bulkhead.max_concurrent(),
+            Limiter::Tower { service, .. } => service.limit() as u32,
+        }
+    }
+
+    pub(crate) fn probing(&self) -> bool {
+        match self {
+            Limiter::Bulkhead { bulkhead, .. } => bulkhead.adaptive().is_some_and(|a| a.probing),
+            Limiter::Tower { .. } => false,
+        }
+    }
+
+    pub(crate) fn no_load(&self) -> Option<f64> {
+        match self {
+            Limiter::Bulkhead { bulkhead, .. } => {
+                bulkhead.adaptive()?.no_load.map(|d| d.as_secs_f64())
+            }
+            Limiter::Tower { .. } => None,
+        }
+    }
+}

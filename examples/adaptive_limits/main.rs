@@ -1,0 +1,275 @@
+//! Adaptive limits against a simulated dependency, on a `ManualClock`: how
+//! AIMD, Vegas and Gradient2 find a dependency's capacity, follow it when
+//! it slows down or the traffic doubles, and do not drift, next to a static
+//! limit and to tower-resilience's adaptive layers.
+//!
+//! The dependency serves up to `C` calls at once in its base latency `B`;
+//! above that it shares itself among them, as a processor-sharing server
+//! does (each call progresses at `C / n` of its speed with `n` in flight).
+//! Arrivals are open-loop (Poisson). Each scenario runs every limiter on the
+//! same arrivals, by discrete events: the registry's `ManualClock` is moved
+//! to each event, so a simulated hour takes seconds.
+//!
+//! Printed per scenario and limiter: goodput (calls completed within twice
+//! the base latency of their time) against what the capacity allows, the
+//! p50 and p99 latency of admitted calls (in base latencies), the share of
+//! calls rejected, the limit (in `C`), how long the limit took after each
+//! change to settle within ±25 % of `C` (probe windows left out: they cut
+//! the limit on purpose), the p99 once settled, and for the long runs the
+//! drift of the limit. SVG plots of the limit and the p99 over time go to
+//! `target/adaptive_limits/` (or `--out DIR`).
+//!
+//! tower-resilience's adaptive layers run here as they are: each of its
+//! published algorithms (`Aimd`, `Vegas`, 0.13) behind its
+//! `AdaptiveLimiterLayer` over a service that answers when the simulation
+//! says, polled by hand (a call is admitted if `poll_ready` is ready at
+//! once, else rejected, as a load-shedding caller would). The layer times
+//! calls with `std::time::Instant`, which no simulated clock moves, so the
+//! algorithm it wraps is handed each call's simulated latency instead of
+//! the wall-clock one; everything else (its semaphore, its limit syncs, its
+//! shrink debt) is the layer's own code.
+//!
+//! Then every target of the issue is checked for each of our algorithms in
+//! each scenario and printed PASS or FAIL with the value measured.
+//!
+//! Run it with `cargo run --release --example adaptive_limits` (`-- --quick`
+//! skips the hour-long runs). The full run with the default model also
+//! writes `docs/adaptive_limits.svg`: the limit and the latency over time,
+//! one row per limiter and one column per scenario.
+
+mod limiters;
+mod plot;
+mod report;
+mod scenarios;
+mod simulate;
+mod targets;
+
+use std::path::{Path, PathBuf};
+
+use limiters::Kind;
+use plot::Series;
+use report::{Report, analyse};
+use scenarios::{Scenario, scenarios};
+use simulate::{Run, secs, simulate};
+use targets::{Check, TARGETS, checks};
+
+/// The dependency: its capacity `c` (calls it serves at once at its base
+/// latency), its base latency `b` when healthy, in seconds, and the spread
+/// of a call's work around it: uniform within ±10 %, or lognormal with
+/// `sigma` (`--sigma`) around it as its median.
+#[derive(Clone, Copy)]
+struct Model {
+    c: f64,
+    b: f64,
+    sigma: Option<f64>,
+    /// `--tolerance`: our AIMD's and Gradient2's `rtt_tolerance`.
+    tolerance: Option<f64>,
+}
+
+static MODEL: std::sync::OnceLock<Model> = std::sync::OnceLock::new();
+
+pub(crate) fn ceiling() -> u32 {
+    (CEILING_C * model().c) as u32
+}
+
+pub(crate) fn model() -> Model {
+    *MODEL.get_or_init(|| Model {
+        c: 50.0,
+        b: 0.1,
+        sigma: None,
+        tolerance: None,
+    })
+}
+
+/// The ceiling every adaptive limiter gets (in `C`), and where it starts.
+pub(crate) const CEILING_C: f64 = 4.0;
+pub(crate) const INITIAL: u32 = 20;
+/// The latency objective, in base latencies of the time.
+pub(crate) const SLO: f64 = 2.0;
+/// Trace resolution.
+pub(crate) const TRACE_NS: u64 = 100_000_000;
+
+/// The value after `--flag`, if given.
+fn arg(args: &[String], flag: &str) -> Option<f64> {
+    let at = args.iter().position(|a| a == flag)?;
+    args.get(at + 1)?.parse().ok()
+}
+
+/// The word after `--flag`, if given.
+fn word<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
+    let at = args.iter().position(|a| a == flag)?;
+    args.get(at + 1).map(String::as_str)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let _ = MODEL.set(Model {
+        c: arg(&args, "--capacity").unwrap_or(50.0),
+        b: arg(&args, "--base-ms").unwrap_or(100.0) / 1000.0,
+        sigma: arg(&args, "--sigma"),
+        tolerance: arg(&args, "--tolerance"),
+    });
+    let out = word(&args, "--out").map_or_else(
+        || {
+            let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".to_owned());
+            PathBuf::from(target).join("adaptive_limits")
+        },
+        PathBuf::from,
+    );
+    let only: Vec<&str> = word(&args, "--only")
+        .map(|s| s.split(',').collect())
+        .unwrap_or_default();
+    // The reference run (every scenario, the default model) draws the
+    // figure of the guide; any other run draws it next to its plots.
+    let reference = !quick
+        && only.is_empty()
+        && ["--capacity", "--base-ms", "--sigma", "--tolerance"]
+            .iter()
+            .all(|flag| word(&args, flag).is_none());
+    let figure = if reference {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/adaptive_limits.svg")
+    } else {
+        out.join("adaptive_limits.svg")
+    };
+    std::fs::create_dir_all(&out).expect("the output directory");
+    println!(
+        "C = {} calls, B = {} ms, ceiling {CEILING_C} C, initial {INITIAL}, work {}; goodput = completed within {SLO} x base, against what the capacity allows\n",
+        model().c,
+        model().b * 1000.0,
+        model().sigma.map_or_else(
+            || "uniform within 10 % of B".to_owned(),
+            |s| format!("lognormal, sigma {s}, median B")
+        )
+    );
+    println!(
+        "| scenario | limiter | goodput | p50 | p99 | rejected | limit mean (min-max) | settled in (s, each change) | p99 settled | drift (max from 5 s) | probing | out of band after 5 s |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    let all = scenarios(quick);
+    let mut figures = Vec::new();
+    let mut verdicts = Vec::new();
+    for scenario in all
+        .iter()
+        .filter(|s| only.is_empty() || only.contains(&s.name))
+    {
+        let runs: Vec<Run> = Kind::ALL.iter().map(|&k| simulate(scenario, k)).collect();
+        let reports: Vec<Report> = runs.iter().map(|r| analyse(scenario, r)).collect();
+        for (report, run) in reports.iter().zip(&runs) {
+            print_row(scenario, report, run);
+        }
+        let peer = |kind| {
+            reports
+                .iter()
+                .find(|r| r.kind == kind)
+                .expect("every limiter ran")
+        };
+        for report in reports.iter().filter(|r| r.kind.ours()) {
+            let checks = checks(report, peer(Kind::TowerAimd), peer(Kind::TowerVegas));
+            verdicts.push((scenario.name, report.kind, checks));
+        }
+        if let Ok(which) = std::env::var("ADAPTIVE_TRACE") {
+            trace(&runs, &which);
+        }
+        let seconds = scenario.seconds() as f64;
+        let detailed: Vec<Series> = runs
+            .iter()
+            .map(|r| Series::of(r, seconds, (seconds as usize).min(600)))
+            .collect();
+        let path = out.join(format!("{}.svg", scenario.name));
+        std::fs::write(&path, plot::scenario(scenario, &detailed)).expect("the plot");
+        eprintln!("wrote {}", path.display());
+        figures.push((
+            scenario,
+            runs.iter().map(|r| Series::of(r, seconds, 200)).collect(),
+        ));
+    }
+    print_targets(&verdicts);
+    std::fs::write(&figure, plot::grid(&figures)).expect("the figure");
+    eprintln!("wrote {}", figure.display());
+}
+
+fn print_row(scenario: &Scenario, report: &Report, run: &Run) {
+    let settles = report
+        .settles
+        .iter()
+        .map(|s| s.map_or_else(|| "never".to_owned(), |s| format!("{s:.1}")))
+        .collect::<Vec<_>>()
+        .join(" / ");
+    let drift = report
+        .drift
+        .zip(report.settled_max)
+        .map_or_else(String::new, |(d, m)| format!("{d:+.3} C ({m:.2} C)"));
+    let no_load = run.no_load.map_or_else(String::new, |n| {
+        format!(" (no-load {:.2} B)", n / model().b)
+    });
+    println!(
+        "| {} | {} | {:.1} % | {:.2} B | {:.2} B | {:.1} % | {:.2} C ({:.2}-{:.2}) | {settles} | {:.2} B | {drift} | {:.1} %{no_load} | {:.1} % |",
+        scenario.name,
+        report.kind.name(),
+        100.0 * report.goodput,
+        report.p50,
+        report.p99,
+        100.0 * report.rejected,
+        report.limit_mean,
+        report.limit_min,
+        report.limit_max,
+        report.p99_settled,
+        100.0 * report.probe_time,
+        100.0 * report.out_of_band,
+    );
+}
+
+/// The targets table: one row per scenario and algorithm of ours, then the
+/// count of passes per target.
+fn print_targets(verdicts: &[(&str, Kind, Vec<Check>)]) {
+    println!("\nTargets (ours; comparisons with tower-resilience as printed: 0.01 B, 0.1 %)\n");
+    println!("| scenario | algorithm | {} |", TARGETS.join(" | "));
+    println!("|---|---|{}", "---|".repeat(TARGETS.len()));
+    for (scenario, kind, checks) in verdicts {
+        let cells: Vec<String> = checks.iter().map(Check::cell).collect();
+        println!("| {scenario} | {} | {} |", kind.name(), cells.join(" | "));
+    }
+    println!();
+    let (mut passed, mut checked) = (0, 0);
+    for (i, target) in TARGETS.iter().enumerate() {
+        let results: Vec<bool> = verdicts.iter().filter_map(|(_, _, c)| c[i].pass).collect();
+        let pass = results.iter().filter(|p| **p).count();
+        passed += pass;
+        checked += results.len();
+        let verdict = if pass == results.len() {
+            "PASS"
+        } else {
+            "FAIL"
+        };
+        println!("{verdict} {target}: {pass} of {}", results.len());
+    }
+    println!("{passed} of {checked} checks pass");
+}
+
+/// `ADAPTIVE_TRACE=<limiter>`: the limit of the matching limiters wherever
+/// it is out of the band or probing (or, with `ADAPTIVE_AROUND=<s>`, within
+/// 5 s of that time), on stderr.
+fn trace(runs: &[Run], which: &str) {
+    let around = std::env::var("ADAPTIVE_AROUND")
+        .ok()
+        .and_then(|a| a.parse::<f64>().ok());
+    for run in runs.iter().filter(|r| r.kind.name().contains(which)) {
+        for row in &run.rows {
+            let x = f64::from(row.limit) / model().c;
+            let near = around.is_some_and(|a| (secs(row.at) - a).abs() < 5.0);
+            if near
+                || (around.is_none()
+                    && (row.probing || !(report::BAND.0..=report::BAND.1).contains(&x)))
+            {
+                eprintln!(
+                    "{} {:.1} {} {}",
+                    run.kind.name(),
+                    secs(row.at),
+                    row.limit,
+                    row.probing
+                );
+            }
+        }
+    }
+}
