@@ -30,6 +30,10 @@ pub enum Event {
     Timeout(TimeoutEvent),
     /// A rate limiter event.
     RateLimiter(RateLimiterEvent),
+    /// A hedge event.
+    Hedge(HedgeEvent),
+    /// A fallback event.
+    Fallback(FallbackEvent),
 }
 
 impl Event {
@@ -41,6 +45,8 @@ impl Event {
             Event::CircuitBreaker(event) => event.instance,
             Event::Timeout(event) => event.instance,
             Event::RateLimiter(event) => event.instance,
+            Event::Hedge(event) => event.instance,
+            Event::Fallback(event) => event.instance,
         }
     }
 
@@ -52,6 +58,8 @@ impl Event {
             Event::CircuitBreaker(event) => event.at,
             Event::Timeout(event) => event.at,
             Event::RateLimiter(event) => event.at,
+            Event::Hedge(event) => event.at,
+            Event::Fallback(event) => event.at,
         }
     }
 }
@@ -95,6 +103,14 @@ policy_event!(
     /// An event of one rate limiter.
     RateLimiterEvent, RateLimiterEventKind, "rate limiter"
 );
+policy_event!(
+    /// An event of one hedge policy.
+    HedgeEvent, HedgeEventKind, "hedge"
+);
+policy_event!(
+    /// An event of one fallback policy.
+    FallbackEvent, FallbackEventKind, "fallback"
+);
 
 /// What a retry policy did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,6 +140,14 @@ pub enum RetryEventKind {
     /// An attempt failed in a way that is not retried (`abort_on`, or
     /// `retry_if` said no).
     Aborted {
+        /// Attempts made.
+        attempts: u32,
+        /// The rejection that failed the last one, or `None` for an error.
+        rejection: Option<RejectionKind>,
+    },
+    /// An attempt failed and would have been retried, but the instance's
+    /// retry budget had no room left: the call ended with this failure.
+    BudgetExhausted {
         /// Attempts made.
         attempts: u32,
         /// The rejection that failed the last one, or `None` for an error.
@@ -193,6 +217,51 @@ pub enum RateLimiterEventKind {
     Rejected {
         /// Permits per refresh period at the time.
         limit_for_period: u32,
+    },
+}
+
+/// What a hedge policy did. Hedges are numbered from 1 within their call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HedgeEventKind {
+    /// A hedge started: the attempts before it had not finished after
+    /// `delay`.
+    Started {
+        /// The hedge's number in its call.
+        hedge: u32,
+    },
+    /// A hedge was refused before it ran, by a full bulkhead, an open
+    /// circuit breaker or the rate limiter: it is skipped, not a failure.
+    Skipped {
+        /// The hedge's number in its call.
+        hedge: u32,
+        /// What refused it.
+        rejection: RejectionKind,
+    },
+    /// A hedge was due, but the retry budget had no room left: it was not
+    /// made.
+    BudgetExhausted {
+        /// The hedge's number in its call.
+        hedge: u32,
+    },
+    /// A hedge succeeded first: its result is the call's, and the other
+    /// attempts were dropped.
+    Won {
+        /// The hedge's number in its call.
+        hedge: u32,
+    },
+}
+
+/// What a fallback policy did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FallbackEventKind {
+    /// The call failed in a way the fallback covers (`on`, `on_error`): the
+    /// fallback method answered instead.
+    Used {
+        /// The rejection that ended the call, or `None` for the method's
+        /// own error.
+        rejection: Option<RejectionKind>,
     },
 }
 

@@ -5,6 +5,8 @@ use std::fmt;
 use super::key::{BASE_CONFIG, CONFIG, Key, NAME};
 use crate::bulkhead::BulkheadConfig;
 use crate::circuit_breaker::CircuitBreakerConfig;
+use crate::fallback::FallbackConfig;
+use crate::hedge::HedgeConfig;
 use crate::rate_limiter::RateLimiterConfig;
 use crate::retry::RetryConfig;
 use crate::timeout::TimeoutConfig;
@@ -31,7 +33,7 @@ macro_rules! policy_kinds {
         /// use bulkhead_core::keys::PolicyKind;
         ///
         /// assert_eq!(PolicyKind::CircuitBreaker.name(), "circuit_breaker");
-        /// assert_eq!(PolicyKind::OUTSIDE_IN[0], PolicyKind::Retry);
+        /// assert_eq!(PolicyKind::OUTSIDE_IN[0], PolicyKind::Fallback);
         /// assert!(PolicyKind::Timeout.keys().iter().any(|key| key.name() == "duration"));
         /// ```
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -104,15 +106,22 @@ policy_kinds! {
     Timeout = "timeout", "timeouts", TimeoutConfig, "duration = \"1s\"";
     /// [`RateLimiter`](crate::RateLimiter).
     RateLimiter = "rate_limiter", "rate_limiters", RateLimiterConfig, "limit_for_period = 50";
+    /// [`Hedge`](crate::Hedge).
+    Hedge = "hedge", "hedges", HedgeConfig, "delay = \"50ms\"";
+    /// [`Fallback`](crate::Fallback).
+    Fallback = "fallback", "fallbacks", FallbackConfig, "method = \"cached\"";
 }
 
 impl PolicyKind {
     /// Every policy in the fixed order they compose in, outermost first:
-    /// `Retry( CircuitBreaker( RateLimiter( Timeout( Bulkhead( call ) ) ) ) )`.
+    /// `Fallback( Retry( Hedge( CircuitBreaker( RateLimiter( Timeout(
+    /// Bulkhead( call ) ) ) ) ) ) )`.
     /// (Its length is [`COUNT`](Self::COUNT): a new policy does not compile
     /// until it has its place here.)
     pub const OUTSIDE_IN: [PolicyKind; PolicyKind::COUNT] = [
+        PolicyKind::Fallback,
         PolicyKind::Retry,
+        PolicyKind::Hedge,
         PolicyKind::CircuitBreaker,
         PolicyKind::RateLimiter,
         PolicyKind::Timeout,
@@ -129,11 +138,13 @@ impl PolicyKind {
         depth
     }
 
-    /// Whether the policy may call the operation more than once (a retry
-    /// does): each call then needs its own copy of the arguments.
+    /// Whether the policy may call the operation, or another method with
+    /// the same arguments, more than once in a call (a retry and a hedge
+    /// call it again, a fallback calls its own method after it): each call
+    /// then needs its own copy of the arguments.
     pub const fn calls_again(self) -> bool {
         match self {
-            PolicyKind::Retry => true,
+            PolicyKind::Retry | PolicyKind::Hedge | PolicyKind::Fallback => true,
             PolicyKind::Bulkhead
             | PolicyKind::CircuitBreaker
             | PolicyKind::Timeout

@@ -7,7 +7,10 @@ use std::time::Duration;
 use super::*;
 use crate::config::{ConfigError, parse_duration};
 use crate::rejection::{RejectionKind, RejectionKinds};
-use crate::{BulkheadConfig, CircuitBreakerConfig, RateLimiterConfig, RetryConfig, TimeoutConfig};
+use crate::{
+    BulkheadConfig, CircuitBreakerConfig, FallbackConfig, HedgeConfig, RateLimiterConfig,
+    RetryConfig, TimeoutConfig,
+};
 
 /// The configuration `kind`'s builder resolves with `key` set to `value`
 /// (or with nothing set), as its `Display` writes it.
@@ -28,6 +31,8 @@ fn build(kind: PolicyKind, set: Option<(&str, KeyValue)>) -> Result<String, Conf
         PolicyKind::CircuitBreaker => build!(CircuitBreakerConfig),
         PolicyKind::Timeout => build!(TimeoutConfig),
         PolicyKind::RateLimiter => build!(RateLimiterConfig),
+        PolicyKind::Hedge => build!(HedgeConfig),
+        PolicyKind::Fallback => build!(FallbackConfig),
     }
 }
 
@@ -44,7 +49,7 @@ fn accepted(kind: ValueKind) -> Option<KeyValue> {
             KeyValue::RejectionKinds(RejectionKinds::EMPTY.with(RejectionKind::Timeout))
         }
         ValueKind::Name => KeyValue::Text("db".to_owned()),
-        ValueKind::Predicate => return None,
+        ValueKind::Predicate | ValueKind::Method => return None,
     })
 }
 
@@ -70,7 +75,9 @@ fn documented(key: &Key) -> KeyValue {
                 .map(|name| RejectionKind::parse(key.name(), name).unwrap())
                 .collect(),
         ),
-        ValueKind::Predicate => unreachable!("a predicate has no default value"),
+        ValueKind::Predicate | ValueKind::Method => {
+            unreachable!("a predicate or a method has no default value")
+        }
     }
 }
 
@@ -87,7 +94,23 @@ fn every_policy_is_listed_once_and_has_its_place_in_the_composition() {
         .into_iter()
         .filter(|kind| kind.calls_again())
         .collect();
-    assert_eq!(calling_again, [PolicyKind::Retry]);
+    assert_eq!(
+        calling_again,
+        [PolicyKind::Retry, PolicyKind::Hedge, PolicyKind::Fallback]
+    );
+    assert_eq!(
+        PolicyKind::OUTSIDE_IN,
+        [
+            PolicyKind::Fallback,
+            PolicyKind::Retry,
+            PolicyKind::Hedge,
+            PolicyKind::CircuitBreaker,
+            PolicyKind::RateLimiter,
+            PolicyKind::Timeout,
+            PolicyKind::Bulkhead,
+        ],
+        "the fixed order of the docs"
+    );
 }
 
 #[test]
@@ -155,8 +178,15 @@ fn builders_check_the_ranges_of_their_tables() {
             let refused = match key.kind() {
                 ValueKind::Limit { max } => vec![KeyValue::Integer(0), KeyValue::Integer(max + 1)],
                 ValueKind::Count { min, max } => {
-                    let mut refused = vec![KeyValue::Integer(min - 1)];
-                    refused.extend(max.checked_add(1).map(KeyValue::Integer));
+                    let refused: Vec<KeyValue> = [min.checked_sub(1), max.checked_add(1)]
+                        .into_iter()
+                        .flatten()
+                        .map(KeyValue::Integer)
+                        .collect();
+                    if refused.is_empty() {
+                        // Every whole number is a value of the key.
+                        continue;
+                    }
                     refused
                 }
                 ValueKind::Number { range, .. } => [-1e9, -0.5, 0.0, 1.0, 100.5, 1e39]

@@ -62,6 +62,9 @@ pub enum ValueKind {
     /// The path of a function `fn(&E) -> bool` judging a method's errors
     /// `E` (ATR-011); attributes only.
     Predicate,
+    /// The name of another method of the same trait, in a string, which
+    /// must have the same signature (ATR-013); attributes only.
+    Method,
 }
 
 impl ValueKind {
@@ -79,6 +82,7 @@ impl ValueKind {
             ValueKind::RejectionKinds => "ATR-009",
             ValueKind::Choice { .. } => "ATR-010",
             ValueKind::Predicate => "ATR-011",
+            ValueKind::Method => "ATR-013",
         }
     }
 }
@@ -109,6 +113,7 @@ impl fmt::Display for ValueKind {
             ValueKind::RejectionKinds => f.write_str("list of rejection kinds"),
             ValueKind::Name => f.write_str("string"),
             ValueKind::Predicate => f.write_str("path of a `fn(&E) -> bool`"),
+            ValueKind::Method => f.write_str("name of a method of the trait, in a string"),
         }
     }
 }
