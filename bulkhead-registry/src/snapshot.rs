@@ -3,7 +3,8 @@
 use std::time::Duration;
 
 use bulkhead_core::{
-    Bulkhead, CircuitBreaker, CircuitState, RateLimiter, RejectionKinds, Retry, Timeout, Traffic,
+    BudgetState, Bulkhead, CircuitBreaker, CircuitState, Fallback, Hedge, RateLimiter,
+    RejectionKinds, Retry, Timeout, Traffic,
 };
 
 use crate::policy::Policy;
@@ -81,6 +82,17 @@ pub struct RetrySnapshot {
     pub jitter: f64,
     /// Rejection kinds that are not retried.
     pub abort_on: RejectionKinds,
+    /// The retry budget's ratio, if the instance has a budget.
+    pub budget_ratio: Option<f64>,
+    /// The retries per second of the window a budget allows whatever the
+    /// first attempts.
+    pub budget_min_per_second: u32,
+    /// The window a budget counts over.
+    pub budget_window: Duration,
+    /// The budget's counts over its current window (first attempts,
+    /// retries and hedges made, and how many more it allows now), if the
+    /// instance has a budget.
+    pub budget: Option<BudgetState>,
 }
 
 impl Instance for RetrySnapshot {
@@ -100,6 +112,68 @@ impl RetrySnapshot {
             max_wait_interval: config.max_wait_interval(),
             jitter: config.jitter(),
             abort_on: config.abort_on(),
+            budget_ratio: config.budget_ratio(),
+            budget_min_per_second: config.budget_min_per_second(),
+            budget_window: config.budget_window(),
+            budget: retry.budget(),
+        }
+    }
+}
+
+/// A hedge policy's configuration at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HedgeSnapshot {
+    /// The instance id.
+    pub instance: String,
+    /// How many extra attempts a call may start.
+    pub max_hedged: u32,
+    /// How long the attempts of a call run before another is started.
+    pub delay: Duration,
+}
+
+impl Instance for HedgeSnapshot {
+    fn instance(&self) -> &str {
+        &self.instance
+    }
+}
+
+impl HedgeSnapshot {
+    pub(crate) fn of(hedge: &Hedge) -> Self {
+        let config = hedge.config();
+        HedgeSnapshot {
+            instance: hedge.instance().to_owned(),
+            max_hedged: config.max_hedged(),
+            delay: config.delay(),
+        }
+    }
+}
+
+/// A fallback policy's configuration at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FallbackSnapshot {
+    /// The instance id.
+    pub instance: String,
+    /// The rejections the fallback answers.
+    pub on: RejectionKinds,
+    /// Whether it answers the method's own errors too.
+    pub on_error: bool,
+}
+
+impl Instance for FallbackSnapshot {
+    fn instance(&self) -> &str {
+        &self.instance
+    }
+}
+
+impl FallbackSnapshot {
+    pub(crate) fn of(fallback: &Fallback) -> Self {
+        let config = fallback.config();
+        FallbackSnapshot {
+            instance: fallback.instance().to_owned(),
+            on: config.on(),
+            on_error: config.on_error(),
         }
     }
 }
@@ -226,6 +300,8 @@ impl Registry {
             timeouts: sorted(&stores.timeouts, TimeoutSnapshot::of),
             rate_limiters: sorted(&stores.rate_limiters, RateLimiterSnapshot::of),
             circuit_breakers: sorted(&stores.circuit_breakers, CircuitBreakerSnapshot::of),
+            hedges: sorted(&stores.hedges, HedgeSnapshot::of),
+            fallbacks: sorted(&stores.fallbacks, FallbackSnapshot::of),
         }
     }
 }
@@ -246,6 +322,8 @@ pub struct RegistrySnapshot {
     pub(crate) timeouts: Vec<TimeoutSnapshot>,
     pub(crate) rate_limiters: Vec<RateLimiterSnapshot>,
     pub(crate) circuit_breakers: Vec<CircuitBreakerSnapshot>,
+    pub(crate) hedges: Vec<HedgeSnapshot>,
+    pub(crate) fallbacks: Vec<FallbackSnapshot>,
 }
 
 impl RegistrySnapshot {
@@ -272,5 +350,15 @@ impl RegistrySnapshot {
     /// The rate limiters, sorted by instance id.
     pub fn rate_limiters(&self) -> &[RateLimiterSnapshot] {
         &self.rate_limiters
+    }
+
+    /// The hedge policies, sorted by instance id.
+    pub fn hedges(&self) -> &[HedgeSnapshot] {
+        &self.hedges
+    }
+
+    /// The fallback policies, sorted by instance id.
+    pub fn fallbacks(&self) -> &[FallbackSnapshot] {
+        &self.fallbacks
     }
 }

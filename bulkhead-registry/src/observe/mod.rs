@@ -67,11 +67,17 @@
 //! | `retry` | `succeeded` | DEBUG | `attempts` |
 //! | `retry` | `exhausted` | DEBUG | `attempts`, `cause` |
 //! | `retry` | `aborted` | DEBUG | `attempts`, `cause` |
+//! | `retry` | `budget_exhausted` | DEBUG | `attempts`, `cause` (of the failure the budget left unretried) |
 //! | `circuit_breaker` | `state_transition` | WARN to `open` or `forced_open`, else INFO | `from`, `to` |
 //! | `circuit_breaker` | `rejected` | DEBUG | `state` |
 //! | `timeout` | `timed_out` | DEBUG | `timeout` |
 //! | `timeout` | `overrun` | DEBUG | `timeout`, `took` |
 //! | `rate_limiter` | `rejected` | DEBUG | `limit_for_period` |
+//! | `hedge` | `started` | DEBUG | `hedge` (its number in the call, from 1) |
+//! | `hedge` | `skipped` | DEBUG | `hedge`, `cause` (the rejection that refused it) |
+//! | `hedge` | `budget_exhausted` | DEBUG | `hedge` |
+//! | `hedge` | `won` | DEBUG | `hedge` |
+//! | `fallback` | `used` | DEBUG | `cause` |
 //! | (none) | `events_lost` | WARN | `lost` (how many; no `instance`) |
 //!
 //! Durations are recorded with their `Debug` form (`250ms`). `cause` is
@@ -102,7 +108,8 @@
 //! | `bulkhead_completed_total` | counter | count | `instance` | sample, only when the registry tracks sizing | admitted calls that gave their slot back |
 //! | `bulkhead_hold_microseconds_total` | counter | microseconds | `instance` | sample, only when the registry tracks sizing | how long completed calls held their slot, in total: its rate over the rate of `bulkhead_completed_total` is the mean latency of admitted calls |
 //! | `bulkhead_retries_total` | counter | count | `instance`, `cause` | event | failed attempts followed by another; `cause` as in the tracing fields |
-//! | `bulkhead_retry_calls_total` | counter | count | `instance`, `outcome` | event | calls that ended after a failed attempt: `outcome` is `succeeded_after_retry`, `exhausted` or `aborted` |
+//! | `bulkhead_retry_calls_total` | counter | count | `instance`, `outcome` | event | calls that ended after a failed attempt: `outcome` is `succeeded_after_retry`, `exhausted`, `aborted` or `budget_exhausted` |
+//! | `bulkhead_retry_budget_available` | gauge | count | `instance` | sample, only for a retry with a budget | retries and hedges the budget allows now |
 //! | `bulkhead_circuit_breaker_state` | gauge | count | `instance`, `state` | sample, and transitions | 1 for the current state, 0 for the four others |
 //! | `bulkhead_circuit_breaker_transitions_total` | counter | count | `instance`, `from`, `to` | event | state transitions |
 //! | `bulkhead_circuit_breaker_rejections_total` | counter | count | `instance` | sample | calls not permitted (open, or no trial call left) |
@@ -111,6 +118,8 @@
 //! | `bulkhead_rate_limiter_rejections_total` | counter | count | `instance` | event | calls that got no permit within `max_wait` |
 //! | `bulkhead_rate_limiter_available_permits` | gauge | count | `instance` | sample | permits left in this period (negative while reserved ahead) |
 //! | `bulkhead_rate_limiter_waiting` | gauge | count | `instance` | sample | calls waiting for a reserved permit |
+//! | `bulkhead_hedges_total` | counter | count | `instance`, `outcome` | event | hedges due: `outcome` is `started`, `skipped` (refused by a policy), `budget_exhausted` (not made), and `won` counts again those that answered first |
+//! | `bulkhead_fallbacks_total` | counter | count | `instance`, `cause` | event | calls the fallback answered; `cause` as in the tracing fields |
 //! | `bulkhead_observer_events_lost_total` | counter | count | none | event | events the exporter lost by falling behind: the event counters undercount by as much |
 //!
 //! There is no histogram of call durations: it would need a clock read and a

@@ -7,9 +7,9 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 
 use bulkhead_core::{
-    Bulkhead, BulkheadConfigBuilder, CircuitBreaker, CircuitBreakerConfigBuilder, Policies,
-    RateLimiter, RateLimiterConfigBuilder, Retry, RetryConfigBuilder, Timeout,
-    TimeoutConfigBuilder,
+    Bulkhead, BulkheadConfigBuilder, CircuitBreaker, CircuitBreakerConfigBuilder, Fallback,
+    FallbackConfigBuilder, Hedge, HedgeConfigBuilder, Policies, RateLimiter,
+    RateLimiterConfigBuilder, Retry, RetryConfigBuilder, Timeout, TimeoutConfigBuilder,
 };
 
 use super::Registry;
@@ -109,8 +109,9 @@ impl Declarations<'_> {
     /// Declares every policy of `specs`, each under its own id (its name,
     /// or the id of the set), and returns them composed.
     ///
-    /// The policies are declared outermost first (retry, circuit breaker,
-    /// rate limiter, timeout, bulkhead), each as its own method here would
+    /// The policies are declared outermost first (fallback, retry, hedge,
+    /// circuit breaker, rate limiter, timeout, bulkhead), each as its own
+    /// method here would
     /// declare it; the first error is returned, and the batch should then be
     /// dropped, so that none of them is registered.
     ///
@@ -144,6 +145,14 @@ impl Declarations<'_> {
         let mut policies = Policies::on_clock(Arc::clone(self.registry.clock()));
         for kind in PolicyKind::OUTSIDE_IN {
             policies = match kind {
+                PolicyKind::Fallback => match specs.spec::<Fallback>() {
+                    Some((id, spec)) => policies.with_fallback(self.fallback(id, source, spec)?),
+                    None => policies,
+                },
+                PolicyKind::Hedge => match specs.spec::<Hedge>() {
+                    Some((id, spec)) => policies.with_hedge(self.hedge(id, source, spec)?),
+                    None => policies,
+                },
                 PolicyKind::Retry => match specs.spec::<Retry>() {
                     Some((id, spec)) => policies.with_retry(self.retry(id, source, spec)?),
                     None => policies,
@@ -257,6 +266,34 @@ impl Declarations<'_> {
         spec: &CircuitBreakerConfigBuilder,
     ) -> Result<CircuitBreaker, RegistryError> {
         self.declare(&self.registry.stores().circuit_breakers, id, source, spec)
+    }
+
+    /// Declares hedge `id`, as [`bulkhead`](Self::bulkhead) does.
+    ///
+    /// # Errors
+    ///
+    /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
+    pub fn hedge(
+        &mut self,
+        id: &str,
+        source: &str,
+        spec: &HedgeConfigBuilder,
+    ) -> Result<Hedge, RegistryError> {
+        self.declare(&self.registry.stores().hedges, id, source, spec)
+    }
+
+    /// Declares fallback `id`, as [`bulkhead`](Self::bulkhead) does.
+    ///
+    /// # Errors
+    ///
+    /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
+    pub fn fallback(
+        &mut self,
+        id: &str,
+        source: &str,
+        spec: &FallbackConfigBuilder,
+    ) -> Result<Fallback, RegistryError> {
+        self.declare(&self.registry.stores().fallbacks, id, source, spec)
     }
 
     /// Declares instance `id` of `store` in this batch.

@@ -73,8 +73,8 @@ impl Value {
                     });
                 }
             },
-            // Only attributes name functions.
-            ValueKind::Predicate => {
+            // Only attributes name functions and methods.
+            ValueKind::Predicate | ValueKind::Method => {
                 return Err(ConfigError::NoSuchKey {
                     key: full_key.to_owned(),
                     value: self.to_string(),

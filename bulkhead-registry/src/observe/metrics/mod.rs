@@ -115,6 +115,8 @@ impl Sink for Exporter {
             Event::CircuitBreaker(event) => events::circuit_breaker(&event),
             Event::Timeout(event) => events::timeout(&event),
             Event::RateLimiter(event) => events::rate_limiter(&event),
+            Event::Hedge(event) => events::hedge(&event),
+            Event::Fallback(event) => events::fallback(&event),
             _ => {}
         }
     }
@@ -135,5 +137,6 @@ impl Sink for Exporter {
             .iter()
             .for_each(samples::rate_limiter);
         snapshot.timeouts().iter().for_each(samples::timeout);
+        snapshot.retries().iter().for_each(samples::retry);
     }
 }

@@ -32,7 +32,9 @@ metrics! {
     RETRIES = "bulkhead_retries_total", true, Count,
         "Failed attempts followed by another, by cause.";
     RETRY_CALLS = "bulkhead_retry_calls_total", true, Count,
-        "Calls that succeeded after retrying, exhausted their attempts or were aborted.";
+        "Calls that succeeded after retrying, exhausted their attempts or retry budget, or were aborted.";
+    RETRY_BUDGET = "bulkhead_retry_budget_available", false, Count,
+        "Retries and hedges the retry budget allows now.";
     BREAKER_STATE = "bulkhead_circuit_breaker_state", false, Count,
         "1 for the circuit breaker's current state, 0 for the others.";
     BREAKER_TRANSITIONS = "bulkhead_circuit_breaker_transitions_total", true, Count,
@@ -48,6 +50,10 @@ metrics! {
         "Permits left in the current period (negative while reserved ahead).";
     LIMITER_WAITING = "bulkhead_rate_limiter_waiting", false, Count,
         "Calls waiting for a reserved permit.";
+    HEDGES = "bulkhead_hedges_total", true, Count,
+        "Hedges due, by outcome: started, skipped, budget_exhausted; and those that won.";
+    FALLBACKS = "bulkhead_fallbacks_total", true, Count,
+        "Calls the fallback answered, by cause.";
     EVENTS_LOST = "bulkhead_observer_events_lost_total", true, Count,
         "Events the exporter lost by falling behind; event counters undercount by as much.";
 }

@@ -7,10 +7,12 @@ use ::metrics::{counter, gauge};
 use super::names::{
     ABANDONED, ADMITTED, BREAKER_REJECTIONS, BREAKER_STATE, COMPLETED, HOLD, IN_FLIGHT,
     LIMIT_CHANGES, LIMITER_AVAILABLE, LIMITER_REJECTIONS, LIMITER_WAITING, MAX_CONCURRENT,
-    OVERRUNS, REJECTIONS, TIMEOUTS, WAITING,
+    OVERRUNS, REJECTIONS, RETRY_BUDGET, TIMEOUTS, WAITING,
 };
 use crate::observe::names::{CIRCUIT_STATES, circuit_state};
-use crate::{BulkheadSnapshot, CircuitBreakerSnapshot, RateLimiterSnapshot, TimeoutSnapshot};
+use crate::{
+    BulkheadSnapshot, CircuitBreakerSnapshot, RateLimiterSnapshot, RetrySnapshot, TimeoutSnapshot,
+};
 
 pub(super) fn bulkhead(bulkhead: &BulkheadSnapshot) {
     let instance = &bulkhead.instance;
@@ -51,4 +53,12 @@ pub(super) fn rate_limiter(limiter: &RateLimiterSnapshot) {
 pub(super) fn timeout(timeout: &TimeoutSnapshot) {
     let _ = counter!(TIMEOUTS, "instance" => timeout.instance.clone());
     let _ = counter!(OVERRUNS, "instance" => timeout.instance.clone());
+}
+
+pub(super) fn retry(retry: &RetrySnapshot) {
+    if let Some(budget) = &retry.budget {
+        #[allow(clippy::cast_precision_loss)] // a budget's units are far below 2^53
+        let available = budget.available as f64;
+        gauge!(RETRY_BUDGET, "instance" => retry.instance.clone()).set(available);
+    }
 }
