@@ -128,6 +128,17 @@ impl PolicySet {
             .find(|kind| kind.calls_again())
     }
 
+    /// The policy of `kind`, if the set has it.
+    pub(crate) fn get(&self, kind: PolicyKind) -> Option<&Policy> {
+        self.0.iter().find(|policy| policy.kind == kind)
+    }
+
+    /// The method a fallback names (`method = ".."`), if the set has a
+    /// fallback that names one.
+    pub(crate) fn fallback_method(&self) -> Option<&syn::Ident> {
+        self.get(PolicyKind::Fallback)?.keys.method()
+    }
+
     /// The bulkhead, if it is the only policy: the call then takes a slot
     /// itself, without the composition of `Policies`.
     pub(crate) fn bulkhead_alone(&self) -> Option<&Policy> {

@@ -16,6 +16,7 @@
 //! | `Choice` | one of its choices, in a string |
 //! | `RejectionKinds` | rejection kinds, in brackets unless there is one |
 //! | `Predicate` | the path of a function `fn(&E) -> bool`, or a string holding one |
+//! | `Method` | the name of a method, in a string |
 //!
 //! Each kind's code is the table's (`ValueKind::code`); a duration of zero
 //! where it must be positive is ATR-008.
@@ -52,6 +53,8 @@ pub(crate) enum Read {
     Kinds(Vec<RejectionKind>),
     /// A `Predicate`: the function's path.
     Predicate(ExprPath),
+    /// A `Method`: its name.
+    Method(Ident),
 }
 
 /// A value with the span of the tokens it was written as.
@@ -128,6 +131,7 @@ pub(crate) fn example(key: &Key) -> String {
         ValueKind::Choice { choices, .. } => format!("{name} = {:?}", choices[0]),
         ValueKind::RejectionKinds => format!("{name} = [{}]", RejectionKind::ALL[0].name()),
         ValueKind::Predicate => format!("{name} = is_transient"),
+        ValueKind::Method => format!("{name} = \"cached_thumbnail\""),
     }
 }
 
@@ -173,6 +177,7 @@ pub(crate) fn from_expr(key: &Key, expr: &Expr) -> Result<Read, String> {
             as_written(expr)
         )),
         ValueKind::Predicate => predicate(key, expr).map(Read::Predicate),
+        ValueKind::Method => method(key, expr).map(Read::Method),
     }
 }
 
@@ -182,7 +187,7 @@ impl Read {
     /// calls, not the builder.
     pub(crate) fn setting(&self, key: &str, span: Span) -> Option<TokenStream> {
         let argument = match self {
-            Read::Predicate(_) => return None,
+            Read::Predicate(_) | Read::Method(_) => return None,
             Read::Kinds(kinds) => {
                 let method = Ident::new(key, Span::call_site());
                 let kinds = kinds
@@ -215,6 +220,14 @@ impl Read {
     pub(crate) fn predicate(&self) -> Option<&ExprPath> {
         match self {
             Read::Predicate(path) => Some(path),
+            _ => None,
+        }
+    }
+
+    /// The method a `Method` names.
+    pub(crate) fn method(&self) -> Option<&Ident> {
+        match self {
+            Read::Method(name) => Some(name),
             _ => None,
         }
     }
@@ -502,6 +515,30 @@ fn predicate(key: &Key, expr: &Expr) -> Result<ExprPath, String> {
     }
 }
 
+/// `method = "cached_thumbnail"`: the name of a method, in a string
+/// (ATR-013), spanned on the string.
+fn method(key: &Key, expr: &Expr) -> Result<Ident, String> {
+    match literal(expr) {
+        Some(Lit::Str(s)) => match syn::parse_str::<Ident>(&s.value()) {
+            Ok(name) => Ok(Ident::new(&name.to_string(), s.span())),
+            Err(_) => Err(format!(
+                "{}: {} names a method of the trait by its name alone, as in {}, got {}",
+                codes::FALLBACK,
+                key.name(),
+                example(key),
+                as_written(expr)
+            )),
+        },
+        _ => Err(format!(
+            "{}: {} names a method of the trait in a string, as in {}, got {}",
+            codes::FALLBACK,
+            key.name(),
+            example(key),
+            as_written(expr)
+        )),
+    }
+}
+
 /// `abort_on = [BulkheadFull, Timeout]`, `ignore_on = [..]`: rejection
 /// kinds (the core crate's `RejectionKind`, by its `name`), written as
 /// identifiers (or strings), in brackets unless there is one. Every unknown
@@ -630,6 +667,7 @@ mod tests {
             (ValueKind::Bool, codes::BOOL),
             (ValueKind::RejectionKinds, codes::REJECTION_KIND),
             (ValueKind::Predicate, codes::PREDICATE),
+            (ValueKind::Method, codes::FALLBACK),
         ];
         for (kind, code) in kinds {
             assert_eq!(kind.code(), code, "{kind}");
