@@ -242,7 +242,11 @@ fn an_untriggered_hedge_and_a_budgeted_retry_allocate_nothing() {
         }
     });
     assert_eq!(bytes, 0);
-    let budget = registry.retry("alloc-hedge-budget").unwrap().snapshot().budget;
+    let budget = registry
+        .retry("alloc-hedge-budget")
+        .unwrap()
+        .snapshot()
+        .budget;
     assert_eq!(budget.unwrap().first_attempts, 201, "every call counted");
 }
 
@@ -261,7 +265,10 @@ fn a_retry_the_budget_refuses_allocates_nothing() {
     assert!(pipeline.execute(|| Err::<(), _>(0)).is_err());
     let (bytes, ()) = allocated_by(|| {
         for _ in 0..100 {
-            assert_eq!(pipeline.execute(|| Err::<(), _>(1)), Err(CallError::Inner(1)));
+            assert_eq!(
+                pipeline.execute(|| Err::<(), _>(1)),
+                Err(CallError::Inner(1))
+            );
         }
     });
     assert_eq!(bytes, 0);

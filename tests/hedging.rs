@@ -118,7 +118,11 @@ fn the_first_ok_wins_and_the_other_attempts_free_their_slots_at_once() {
 
     attempts.finish(1, Ok("hedge"));
     assert_eq!(poll_noop(&mut call), Poll::Ready(Ok("hedge")));
-    assert_eq!(slots.concurrent_calls(), 0, "the slow attempt's slot is free");
+    assert_eq!(
+        slots.concurrent_calls(),
+        0,
+        "the slow attempt's slot is free"
+    );
     assert!(attempts.dropped(0), "the slow attempt was dropped");
     assert_eq!(
         hedge_events(&mut events),
@@ -141,14 +145,19 @@ fn a_hedge_refused_by_a_full_bulkhead_is_skipped_not_an_error() {
     let mut call = pin!(pipeline.execute_async(|| attempts.make()));
     assert!(poll_noop(&mut call).is_pending());
     clock.advance(DELAY);
-    assert!(poll_noop(&mut call).is_pending(), "the skipped hedge is no failure");
+    assert!(
+        poll_noop(&mut call).is_pending(),
+        "the skipped hedge is no failure"
+    );
     assert_eq!(attempts.count(), 1, "the hedge never reached the method");
     attempts.finish(0, Ok("first"));
     assert_eq!(poll_noop(&mut call), Poll::Ready(Ok("first")));
-    assert!(hedge_events(&mut events).contains(&HedgeEventKind::Skipped {
-        hedge: 1,
-        rejection: RejectionKind::BulkheadFull
-    }));
+    assert!(
+        hedge_events(&mut events).contains(&HedgeEventKind::Skipped {
+            hedge: 1,
+            rejection: RejectionKind::BulkheadFull
+        })
+    );
 }
 
 #[test]

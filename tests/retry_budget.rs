@@ -130,7 +130,14 @@ fn without_a_budget_every_attempt_is_made() {
         });
     }
     assert_eq!(attempts, 300);
-    assert!(registry.retry("budget-none").unwrap().snapshot().budget.is_none());
+    assert!(
+        registry
+            .retry("budget-none")
+            .unwrap()
+            .snapshot()
+            .budget
+            .is_none()
+    );
 }
 
 /// Attempts and calls of a storm against a dependency that fails every

@@ -131,9 +131,16 @@ fn cannot_hedge(
 ) -> Option<syn::Error> {
     let span = annotations.span_of(PolicyKind::Hedge)?;
     let code = codes::HEDGE;
+    let (what, instead) = match self_arg {
+        SelfArg::None => ("function", "write it as an `async fn`"),
+        _ => (
+            "method",
+            "hedge an async method (`async fn`, or one returning a future)",
+        ),
+    };
     let why = if flavor == Flavor::Sync {
         format!(
-            "{code}: #[hedge] cannot hedge `{name}`: it is a sync method, and a hedge runs a second attempt while the first is still running, which one thread cannot do; hedge an async method (`async fn`, or one returning a future), or use #[retry] (and #[timeout]) here"
+            "{code}: #[hedge] cannot hedge `{name}`: it is a sync {what}, and a hedge runs a second attempt while the first is still running, which one thread cannot do; {instead}, or use #[retry] (and #[timeout]) here"
         )
     } else if matches!(self_arg, SelfArg::RefMut) {
         format!(
@@ -773,6 +780,114 @@ mod tests {
                 "{error}\ndoes not start with\n{start}"
             );
         }
+    }
+
+    #[test]
+    fn a_fallback_must_name_another_method_of_the_same_signature() {
+        let errors = messages(parse_quote! {
+            trait Shop {
+                #[fallback]
+                #[bulkhead]
+                fn none(&self) -> Result<u8, E>;
+                #[fallback(method = "cahced")]
+                fn unknown(&self, id: &str) -> Result<u8, E>;
+                #[fallback(method = "itself")]
+                fn itself(&self) -> Result<u8, E>;
+                #[fallback(method = "cached")]
+                fn other(&self, id: &str, width: u32) -> Result<u8, E>;
+                #[fallback(method = "cached")]
+                fn fine(&self, id: &str) -> Result<u8, E>;
+                fn cached(&self, id: &str) -> Result<u8, E>;
+            }
+        });
+        let expected = [
+            "ATR-013: #[fallback] on `none` names no method",
+            "ATR-013: #[fallback] on `unknown` names `cahced`, which is not a method of trait `Shop`; did you mean `cached`?",
+            "ATR-013: #[fallback] on `itself` names `itself` itself",
+            "ATR-013: the fallback `cached` of `other` must have the same signature, as it is called with the same arguments in its place: `other` is `fn(&self, &str, u32) -> Result<u8, E>`, `cached` is `fn(&self, &str) -> Result<u8, E>`",
+        ];
+        assert_eq!(errors.len(), expected.len(), "{errors:#?}");
+        for (error, start) in errors.iter().zip(expected) {
+            assert!(
+                error.starts_with(start),
+                "{error}\ndoes not start with\n{start}"
+            );
+        }
+    }
+
+    #[test]
+    fn signatures_compare_everything_but_names_and_patterns() {
+        let sig = |sig: syn::Signature| signature(&sig);
+        assert_eq!(
+            sig(
+                parse_quote!(async fn f<T: Clone>(&self, (a, b): (u8, u8), t: T) -> Result<T, E> where T: Send)
+            ),
+            "async fn<T:Clone>(&self, (u8, u8), T) -> Result<T, E> where T:Send"
+        );
+        assert_eq!(
+            sig(parse_quote!(fn f(&mut self, mut x: u8))),
+            sig(parse_quote!(fn g(&mut self, y: u8)))
+        );
+        assert_ne!(
+            sig(parse_quote!(fn f(&mut self, x: u8))),
+            sig(parse_quote!(fn f(&self, x: u8)))
+        );
+        assert_ne!(
+            sig(parse_quote!(unsafe fn f(&self))),
+            sig(parse_quote!(fn f(&self)))
+        );
+    }
+
+    #[test]
+    fn a_hedge_needs_an_async_method_taking_a_shared_self() {
+        let errors = messages(parse_quote! {
+            trait Search {
+                #[hedge]
+                fn sync(&self) -> Result<u8, E>;
+                #[hedge]
+                async fn exclusive(&mut self) -> Result<u8, E>;
+                #[hedge]
+                async fn fine(&self) -> Result<u8, E>;
+                #[hedge]
+                fn future(&self) -> impl Future<Output = Result<u8, E>> + Send;
+            }
+        });
+        assert_eq!(errors.len(), 2, "{errors:#?}");
+        assert!(
+            errors[0].starts_with("ATR-014: #[hedge] cannot hedge `sync`: it is a sync method")
+        );
+        assert!(
+            errors[1]
+                .starts_with("ATR-014: #[hedge] cannot hedge `exclusive`: it takes `&mut self`")
+        );
+        let function = function_errors(
+            PolicyKind::Hedge,
+            TokenStream::new(),
+            parse_quote!(
+                fn f() -> Result<(), E> {
+                    Ok(())
+                }
+            ),
+        );
+        assert!(
+            function[0].starts_with("ATR-014: #[hedge] cannot hedge `f`: it is a sync function"),
+            "{function:?}"
+        );
+        let fallback = function_errors(
+            PolicyKind::Fallback,
+            quote::quote!(method = "g"),
+            parse_quote!(
+                async fn f() -> Result<(), E> {
+                    Ok(())
+                }
+            ),
+        );
+        assert!(
+            fallback[0].starts_with(
+                "ATR-013: #[fallback] cannot wrap `f`: a function with a body has no delegate"
+            ),
+            "{fallback:?}"
+        );
     }
 
     #[test]

@@ -81,11 +81,23 @@ fn the_fallback_answers_the_rejections_listed_in_on_and_no_other() {
     let thumbnails = ResilientThumbnails::new(Store::default(), &registry).unwrap();
     assert_eq!(answer(thumbnails.listed("cat")), "cat.png");
 
-    let held = registry.bulkhead("thumbs-listed").unwrap().bulkhead().try_enter_owned().unwrap();
-    assert_eq!(answer(thumbnails.listed("cat")), "cached cat", "BulkheadFull is listed");
+    let held = registry
+        .bulkhead("thumbs-listed")
+        .unwrap()
+        .bulkhead()
+        .try_enter_owned()
+        .unwrap();
+    assert_eq!(
+        answer(thumbnails.listed("cat")),
+        "cached cat",
+        "BulkheadFull is listed"
+    );
     drop(held);
 
-    registry.circuit_breaker("thumbs-listed").unwrap().force_open();
+    registry
+        .circuit_breaker("thumbs-listed")
+        .unwrap()
+        .force_open();
     let open = thumbnails.listed("cat");
     assert!(
         matches!(&open, Err(ServiceError::Rejected(r)) if r.kind() == RejectionKind::CircuitOpen),
@@ -94,7 +106,10 @@ fn the_fallback_answers_the_rejections_listed_in_on_and_no_other() {
 
     thumbnails.delegate().failing.store(true, SeqCst);
     registry.circuit_breaker("thumbs-listed").unwrap().reset();
-    assert!(matches!(thumbnails.listed("cat"), Err(ServiceError::Backend(_))), "nor errors");
+    assert!(
+        matches!(thumbnails.listed("cat"), Err(ServiceError::Backend(_))),
+        "nor errors"
+    );
     assert_eq!(thumbnails.delegate().cached.load(SeqCst), 1);
 }
 
@@ -102,11 +117,19 @@ fn the_fallback_answers_the_rejections_listed_in_on_and_no_other() {
 fn without_on_any_rejection_is_answered_but_not_the_methods_errors() {
     let registry = Registry::new();
     let thumbnails = ResilientThumbnails::new(Store::default(), &registry).unwrap();
-    let held = registry.bulkhead("thumbs-any").unwrap().bulkhead().try_enter_owned().unwrap();
+    let held = registry
+        .bulkhead("thumbs-any")
+        .unwrap()
+        .bulkhead()
+        .try_enter_owned()
+        .unwrap();
     assert_eq!(answer(thumbnails.any_rejection("dog")), "cached dog");
     drop(held);
     thumbnails.delegate().failing.store(true, SeqCst);
-    assert!(matches!(thumbnails.any_rejection("dog"), Err(ServiceError::Backend(_))));
+    assert!(matches!(
+        thumbnails.any_rejection("dog"),
+        Err(ServiceError::Backend(_))
+    ));
     let config = registry.fallback("thumbs-any").unwrap().config();
     assert_eq!(config.on().iter().count(), 4);
     assert!(!config.on_error());
@@ -119,7 +142,11 @@ fn on_error_answers_the_methods_own_errors_after_the_last_retry() {
     thumbnails.delegate().failing.store(true, SeqCst);
     let mut events = registry.fallback("thumbs-errors").unwrap().subscribe();
     assert_eq!(answer(thumbnails.errors("owl")), "cached owl");
-    assert_eq!(thumbnails.delegate().calls.load(SeqCst), 2, "both attempts first");
+    assert_eq!(
+        thumbnails.delegate().calls.load(SeqCst),
+        2,
+        "both attempts first"
+    );
     assert_eq!(
         events.try_recv().map(|event| event.kind),
         Some(FallbackEventKind::Used { rejection: None })
@@ -132,10 +159,20 @@ fn the_fallback_is_called_outside_every_policy_its_own_included() {
     let thumbnails = ResilientThumbnails::new(Store::default(), &registry).unwrap();
     // The fallback method's own bulkhead is full: called through the
     // wrapper it is refused...
-    let _cached_held = registry.bulkhead("thumbs-cached").unwrap().bulkhead().try_enter_owned().unwrap();
+    let _cached_held = registry
+        .bulkhead("thumbs-cached")
+        .unwrap()
+        .bulkhead()
+        .try_enter_owned()
+        .unwrap();
     assert!(thumbnails.cached("x").is_err());
     // ...but as a fallback it is the delegate's method, called directly.
-    let _held = registry.bulkhead("thumbs-listed").unwrap().bulkhead().try_enter_owned().unwrap();
+    let _held = registry
+        .bulkhead("thumbs-listed")
+        .unwrap()
+        .bulkhead()
+        .try_enter_owned()
+        .unwrap();
     assert_eq!(answer(thumbnails.listed("x")), "cached x");
     // The breaker of `listed` recorded the rejected call once, and nothing
     // of the fallback.
@@ -150,8 +187,16 @@ fn configuration_sets_what_the_fallback_answers() {
         .unwrap()
         .build();
     let thumbnails = ResilientThumbnails::new(Store::default(), &registry).unwrap();
-    let held = registry.bulkhead("thumbs-listed").unwrap().bulkhead().try_enter_owned().unwrap();
-    assert!(thumbnails.listed("cat").is_err(), "the instance answers no rejection");
+    let held = registry
+        .bulkhead("thumbs-listed")
+        .unwrap()
+        .bulkhead()
+        .try_enter_owned()
+        .unwrap();
+    assert!(
+        thumbnails.listed("cat").is_err(),
+        "the instance answers no rejection"
+    );
     drop(held);
     thumbnails.delegate().failing.store(true, SeqCst);
     assert_eq!(answer(thumbnails.listed("cat")), "cached cat", "but errors");

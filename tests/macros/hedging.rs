@@ -49,7 +49,10 @@ impl Calls {
         self.0.lock().unwrap()[i].1.is_closed()
     }
 
-    fn call(&self, query: String) -> impl Future<Output = Result<String, ServiceError>> + Send + use<> {
+    fn call(
+        &self,
+        query: String,
+    ) -> impl Future<Output = Result<String, ServiceError>> + Send + use<> {
         let (tx, rx) = oneshot::channel();
         self.0.lock().unwrap().push((query, tx));
         async move {
@@ -118,7 +121,10 @@ fn a_hedged_method_answers_from_the_hedge_and_frees_the_slow_attempts_slot() {
         ]
     );
     let hedge = registry.hedge(&id("find(String)")).unwrap().snapshot();
-    assert_eq!((hedge.max_hedged, hedge.delay), (1, Duration::from_millis(50)));
+    assert_eq!(
+        (hedge.max_hedged, hedge.delay),
+        (1, Duration::from_millis(50))
+    );
 }
 
 #[test]
@@ -141,7 +147,10 @@ fn a_hedged_send_future_stays_send_and_answers_first_come() {
 
 /// A body whose first run hangs: the hedge answers.
 #[bulkhead::hedge(name = "hedged-body", max_hedged = 2, delay = "5ms")]
-async fn hedged_body(runs: &std::sync::atomic::AtomicU32, query: &str) -> Result<String, ServiceError> {
+async fn hedged_body(
+    runs: &std::sync::atomic::AtomicU32,
+    query: &str,
+) -> Result<String, ServiceError> {
     if runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
         std::future::pending::<()>().await;
     }
