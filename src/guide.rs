@@ -37,6 +37,8 @@ pub mod composition {}
 /// [attr-circuit_breaker]: macro@crate::circuit_breaker
 /// [attr-timeout]: macro@crate::timeout
 /// [attr-rate_limiter]: macro@crate::rate_limiter
+/// [attr-hedge]: macro@crate::hedge
+/// [attr-fallback]: macro@crate::fallback
 /// [`RegistryBuilder`]: crate::RegistryBuilder
 /// [`RegistryBuilder::try_build`]: crate::RegistryBuilder::try_build
 /// [`ConfigError`]: crate::config::ConfigError

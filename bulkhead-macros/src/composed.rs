@@ -32,7 +32,7 @@ use syn::{FnArg, Ident, Type};
 
 use crate::ast::{Flavor, Method, Returns, SelfArg};
 use crate::call::{CallTime, pick_call_time, rejecter, take_field};
-use crate::policies::PolicySet;
+use crate::policies::{PolicyKind, PolicySet};
 use crate::tokens::{local, mixed_ends};
 
 /// The delegate's method called on a receiver with arguments.
@@ -51,6 +51,9 @@ pub(crate) struct Frame {
     pub(crate) reject: Ident,
     pub(crate) via: Ident,
     pub(crate) classifier: Ident,
+    /// `call_hedged` with a hedge, `call_async` without: a method without
+    /// `#[hedge]` does not carry the larger future of hedged attempts.
+    call_async: Ident,
 }
 
 impl Frame {
@@ -66,12 +69,18 @@ impl Frame {
             let #via = ::bulkhead::__private::Via::<#value>::NEW;
         };
         let classify = classifier_of(policies, &via, &classifier);
+        let call_async = if policies.get(PolicyKind::Hedge).is_some() {
+            Ident::new("call_hedged", span)
+        } else {
+            Ident::new("call_async", span)
+        };
         Frame {
             setup,
             classify,
             reject,
             via,
             classifier,
+            call_async,
         }
     }
 
@@ -102,12 +111,10 @@ impl Frame {
         })
     }
 
-    /// `policies.call_async(&classifier, attempt).await`, finished.
+    /// `policies.call_async(&classifier, attempt).await` (`call_hedged` with
+    /// a hedge), finished.
     pub(crate) fn call_async(&self, policies: &TokenStream, attempt: &TokenStream) -> TokenStream {
-        let classifier = &self.classifier;
-        self.finish(&quote_spanned! {Span::mixed_site()=>
-            ::bulkhead::__private::Policies::call_async(#policies, &#classifier, #attempt).await
-        })
+        self.finish(&self.raw_call_async(policies, attempt))
     }
 
     /// `policies.call(..)` or `policies.call_async(..).await` (`call` is
@@ -139,12 +146,12 @@ impl Frame {
         }
     }
 
-    /// `Policies::call_async(policies, &classifier, attempt).await`,
-    /// unfinished.
+    /// `Policies::call_async(policies, &classifier, attempt).await` (or
+    /// `call_hedged`), unfinished.
     fn raw_call_async(&self, policies: &TokenStream, attempt: &TokenStream) -> TokenStream {
-        let classifier = &self.classifier;
+        let (classifier, call_async) = (&self.classifier, &self.call_async);
         quote_spanned! {Span::mixed_site()=>
-            ::bulkhead::__private::Policies::call_async(#policies, &#classifier, #attempt).await
+            ::bulkhead::__private::Policies::#call_async(#policies, &#classifier, #attempt).await
         }
     }
 }

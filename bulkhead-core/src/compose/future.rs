@@ -3,10 +3,11 @@
 //! One `async fn` holds every layer, so that a call through several policies
 //! is one state machine rather than a stack of nested futures; only the part
 //! a timeout must be able to drop (the bulkhead and the call) is a future of
-//! its own. A hedged call is the exception: each of its attempts is a
-//! future of its own ([`Policies::attempt_async`]), which the hedge races.
-//! The body of an attempt is written once, in [`attempt!`], and expanded in
-//! both places.
+//! its own. A hedged call ([`Policies::call_hedged`]) is the exception:
+//! each of its attempts is a future of its own ([`Policies::attempt_async`]),
+//! which the hedge races. The body of an attempt is written once, in
+//! [`attempt!`], and the retry loop in [`retried!`], each expanded in both
+//! places.
 
 use std::future::Future;
 use std::sync::{Mutex, PoisonError};
@@ -107,13 +108,39 @@ macro_rules! attempt {
     }};
 }
 
+/// The retry loop of `$policies` around `$attempt` (an expression of an
+/// attempt's result, awaited in place), judged by `$classify`: the call's
+/// result, returned from the enclosing `async fn`.
+macro_rules! retried {
+    ($policies:expr, $classify:expr, $attempt:expr) => {{
+        let policies: &Policies = $policies;
+        let mut retry = policies.retry.as_ref().map(|retry| {
+            retry.first_attempt();
+            (retry, retry.start())
+        });
+        loop {
+            let result = $attempt;
+            match policies.retry_after(&mut retry, &result, $classify) {
+                Some(delay) => {
+                    if let Some((retry, _)) = &retry {
+                        retry.sleep_async(delay).await;
+                    }
+                }
+                None => return result,
+            }
+        }
+    }};
+}
+
 impl Policies {
     /// Runs the future `call` makes under the policies, without blocking a
     /// thread. The bulkhead slot is held until that future completes or is
     /// dropped; a timeout drops it at the deadline (freeing the slot) and
-    /// ends the attempt with `Rejection::Timeout`. With a hedge, an attempt
-    /// still running after the hedge's `delay` gets company (see
-    /// [`Hedged`](crate::Hedged)), `call` making each attempt's future.
+    /// ends the attempt with `Rejection::Timeout`.
+    ///
+    /// Attempts are made one at a time: a hedge does not apply here (see
+    /// [`call_hedged`](Self::call_hedged)), so that a call through policies
+    /// without one is not a larger future for it.
     ///
     /// Nothing happens until the returned future is first polled.
     ///
@@ -129,24 +156,35 @@ impl Policies {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        let mut retry = self.retry.as_ref().map(|retry| {
-            retry.first_attempt();
-            (retry, retry.start())
-        });
-        loop {
-            let result = match &self.hedge {
-                None => attempt!(self, classify, &mut call),
-                Some(hedge) => self.hedged(hedge, classify, &mut call).await,
-            };
-            match self.retry_after(&mut retry, &result, classify) {
-                Some(delay) => {
-                    if let Some((retry, _)) = &retry {
-                        retry.sleep_async(delay).await;
-                    }
-                }
-                None => return result,
-            }
-        }
+        retried!(self, classify, attempt!(self, classify, &mut call))
+    }
+
+    /// As [`call_async`](Self::call_async), with the hedge if the policies
+    /// have one: an attempt still running after the hedge's `delay` gets
+    /// company (see [`Hedged`](crate::Hedged)), `call` making the future of
+    /// each attempt, several of which may then run at once. Without a
+    /// hedge, it is `call_async`.
+    ///
+    /// # Errors
+    ///
+    /// As for [`call`](Self::call).
+    pub async fn call_hedged<T, E, F, Fut>(
+        &self,
+        classify: &Classifier<'_, E>,
+        mut call: F,
+    ) -> Result<T, CallError<E>>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        let Some(hedge) = &self.hedge else {
+            return self.call_async(classify, call).await;
+        };
+        retried!(
+            self,
+            classify,
+            self.hedged(hedge, classify, &mut call).await
+        )
     }
 
     /// The attempts of one hedged call: each made by `call`, which the

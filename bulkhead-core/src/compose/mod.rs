@@ -54,11 +54,12 @@ use crate::timeout::Timeout;
 /// call ) ) ) ) ) ) )` whatever order they were added in. Cheap to clone
 /// (each policy is a handle to shared state).
 ///
-/// Two of them are applied in part by the caller: a hedge runs only async
-/// calls ([`call_async`](Self::call_async); a sync call makes one attempt at
-/// a time), and a fallback is only held here, for the caller to ask
-/// ([`Fallback::answers`]) and to answer with its own method, outside every
-/// policy.
+/// Two of them are applied in part by the caller: a hedge runs only the
+/// async calls made with [`call_hedged`](Self::call_hedged) (`call` and
+/// `call_async` make one attempt at a time, and their futures do not carry
+/// the hedged attempts), and a fallback is only held here, for the caller
+/// to ask ([`Fallback::answers`]) and to answer with its own method,
+/// outside every policy.
 ///
 /// # Examples
 ///

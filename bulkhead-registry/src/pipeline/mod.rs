@@ -153,7 +153,11 @@ impl Pipeline {
         let retry_if = |error: &E| Predicate::test(self.retry_if.as_ref(), error);
         let record_if = |error: &E| Predicate::test(self.record_if.as_ref(), error);
         let classify = Classifier::new().retry_if(&retry_if).record_if(&record_if);
-        self.policies.call_async(&classify, call).await
+        if self.policies.hedge().is_some() {
+            self.policies.call_hedged(&classify, call).await
+        } else {
+            self.policies.call_async(&classify, call).await
+        }
     }
 }
 
