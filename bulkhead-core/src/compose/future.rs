@@ -10,12 +10,10 @@
 //! places.
 
 use std::future::Future;
-use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use super::{Classifier, Policies, failure};
 use crate::clock::since;
-use crate::hedge::Hedge;
 use crate::rejection::{CallError, Rejection};
 
 /// One attempt of `$policies` (a `&Policies`): the breaker around the rate
@@ -165,16 +163,20 @@ impl Policies {
     /// each attempt, several of which may then run at once. Without a
     /// hedge, it is `call_async`.
     ///
+    /// `call` is `Fn`: the attempts running at once each call it when they
+    /// get their slot. (An `FnMut` can be shared through a lock, as
+    /// `Pipeline::execute_async` does.)
+    ///
     /// # Errors
     ///
     /// As for [`call`](Self::call).
     pub async fn call_hedged<T, E, F, Fut>(
         &self,
         classify: &Classifier<'_, E>,
-        mut call: F,
+        call: F,
     ) -> Result<T, CallError<E>>
     where
-        F: FnMut() -> Fut,
+        F: Fn() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
         let Some(hedge) = &self.hedge else {
@@ -183,29 +185,10 @@ impl Policies {
         retried!(
             self,
             classify,
-            self.hedged(hedge, classify, &mut call).await
+            hedge
+                .run(self.retry.as_ref(), || self.attempt_async(classify, &call))
+                .await
         )
-    }
-
-    /// The attempts of one hedged call: each made by `call`, which the
-    /// attempts running at once share (each calls it once, when it gets
-    /// its bulkhead slot, through a lock no two attempts ever contend for:
-    /// they are polled by one task).
-    async fn hedged<T, E, F, Fut>(
-        &self,
-        hedge: &Hedge,
-        classify: &Classifier<'_, E>,
-        call: &mut F,
-    ) -> Result<T, CallError<E>>
-    where
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-    {
-        let shared = Mutex::new(call);
-        let each = || (shared.lock().unwrap_or_else(PoisonError::into_inner))();
-        hedge
-            .run(self.retry.as_ref(), || self.attempt_async(classify, each))
-            .await
     }
 
     /// One attempt, as a future of its own (see [`attempt!`]).
