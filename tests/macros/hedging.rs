@@ -24,9 +24,12 @@ pub trait Replicas: Send + Sync {
     fn find_send(&self, query: &str) -> impl Future<Output = Result<String, ServiceError>> + Send;
 }
 
+/// A call's query, and how the test answers it.
+type Call = (String, oneshot::Sender<Result<String, ServiceError>>);
+
 /// Each call waits for the test to answer it, and says which query it got.
 #[derive(Default, Clone)]
-pub struct Calls(Arc<Mutex<Vec<(String, oneshot::Sender<Result<String, ServiceError>>)>>>);
+pub struct Calls(Arc<Mutex<Vec<Call>>>);
 
 impl Calls {
     fn count(&self) -> usize {

@@ -237,10 +237,14 @@ mod tests {
         }
     }
 
+    /// What the test holds of an attempt: where to put its outcome, and
+    /// whether it was dropped.
+    type Handle = (Rc<RefCell<Option<Outcome>>>, Rc<RefCell<bool>>);
+
     /// The handles of the attempts made so far: put an outcome in, see
     /// whether it was dropped.
     #[derive(Default, Clone)]
-    struct Attempts(Rc<RefCell<Vec<(Rc<RefCell<Option<Outcome>>>, Rc<RefCell<bool>>)>>>);
+    struct Attempts(Rc<RefCell<Vec<Handle>>>);
 
     impl Attempts {
         fn make(&self) -> impl FnMut() -> Attempt + use<> {
