@@ -50,5 +50,5 @@
 //! [`PipelineBuilder::hedge`]: crate::pipeline::PipelineBuilder::hedge
 //! [`Registry::hedge`]: crate::Registry::hedge
 
-pub use bulkhead_core::{Hedge, HedgeConfig, HedgeConfigBuilder, Hedged};
+pub use bulkhead_core::{Hedge, HedgeConfig, HedgeConfigBuilder, HedgeDelay, Hedged};
 pub use bulkhead_registry::{HedgeHandle, HedgeSnapshot};

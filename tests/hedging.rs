@@ -341,5 +341,44 @@ fn a_call_answered_within_the_delay_sets_no_timer_and_publishes_nothing() {
     assert_eq!(clock.sleepers(), 0);
     assert_eq!(events.drain().count(), 0);
     let snapshot = registry.hedge("hedge-quiet").unwrap().snapshot();
-    assert_eq!((snapshot.max_hedged, snapshot.delay), (3, DELAY));
+    assert_eq!(
+        (snapshot.max_hedged, snapshot.current_delay),
+        (3, Some(DELAY))
+    );
+}
+
+#[test]
+fn a_percentile_delay_waits_for_the_estimate_of_the_latency_seen() {
+    let clock = ManualClock::new();
+    let registry = registry(&clock);
+    let pipeline = Pipeline::builder(&registry, "hedge-p90")
+        .hedge(|h| h.delay(bulkhead::hedge::HedgeDelay::percentile(90.0)))
+        .build()
+        .unwrap();
+    let handle = registry.hedge("hedge-p90").unwrap();
+    // Twenty calls of 30 ms: no hedge while the estimate warms up.
+    for _ in 0..20 {
+        let attempts = Attempts::default();
+        let mut call = pin!(pipeline.execute_async(|| attempts.make()));
+        assert!(poll_noop(&mut call).is_pending());
+        clock.advance(30 * DELAY / 50);
+        assert!(poll_noop(&mut call).is_pending());
+        attempts.finish(0, Ok("done"));
+        assert_eq!(poll_noop(&mut call), Poll::Ready(Ok("done")));
+        assert_eq!(attempts.count(), 1);
+    }
+    let estimate = handle.snapshot().current_delay.expect("warmed up");
+    assert!(
+        estimate.abs_diff(Duration::from_millis(30)) < Duration::from_millis(1),
+        "{estimate:?}"
+    );
+    // Then a call still running at the estimate is hedged.
+    let attempts = Attempts::default();
+    let mut call = pin!(pipeline.execute_async(|| attempts.make()));
+    assert!(poll_noop(&mut call).is_pending());
+    clock.advance(estimate);
+    assert!(poll_noop(&mut call).is_pending());
+    assert_eq!(attempts.count(), 2);
+    attempts.finish(1, Ok("hedge"));
+    assert_eq!(poll_noop(&mut call), Poll::Ready(Ok("hedge")));
 }

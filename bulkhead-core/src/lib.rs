@@ -62,7 +62,7 @@ pub use events::{
     TimeoutEventKind,
 };
 pub use fallback::{Fallback, FallbackConfig, FallbackConfigBuilder};
-pub use hedge::{Hedge, HedgeConfig, HedgeConfigBuilder, Hedged};
+pub use hedge::{Hedge, HedgeConfig, HedgeConfigBuilder, HedgeDelay, Hedged};
 pub use rate_limiter::{AcquirePermit, RateLimiter, RateLimiterConfig, RateLimiterConfigBuilder};
 pub use rejection::{
     BulkheadFull, CallError, CallTimeout, CircuitOpen, RateLimited, Rejection, RejectionKind,

@@ -552,11 +552,48 @@ mod tests {
                     max_wait = "0"
                 ),
             ),
+            (
+                PolicyKind::Hedge,
+                quote!(name = "h", config = "c", max_hedged = 2, delay = "p99.9"),
+            ),
+            (
+                PolicyKind::Fallback,
+                quote!(
+                    name = "f",
+                    config = "c",
+                    method = "cached",
+                    on = [BulkheadFull],
+                    on_error = true
+                ),
+            ),
         ];
         for (kind, tokens) in policies {
             let policy = kind.read(Written::Args(tokens)).unwrap();
             assert!(policy.keys.name().is_some(), "{kind:?}");
         }
+        let hedge = PolicyKind::Hedge
+            .read(Written::Args(quote!(delay = "p90", max_hedged = 3)))
+            .unwrap();
+        assert_eq!(
+            hedge.keys.settings().to_string(),
+            ". max_hedged (3u32) . delay (:: bulkhead :: __private :: HedgeDelay :: Percentile { tenths : 900u16 })"
+        );
+        let fixed = PolicyKind::Hedge
+            .read(Written::Args(quote!(delay = "50ms")))
+            .unwrap();
+        assert_eq!(
+            fixed.keys.settings().to_string(),
+            ". delay (:: bulkhead :: __private :: Duration :: new (0u64 , 50000000u32))"
+        );
+        let fallback = PolicyKind::Fallback
+            .read(Written::Args(quote!(method = "cached", on_error = true)))
+            .unwrap();
+        assert_eq!(fallback.keys.method().unwrap(), "cached");
+        assert_eq!(
+            fallback.keys.settings().to_string(),
+            ". on_error (true)",
+            "a method is no setting"
+        );
         let retry = PolicyKind::Retry
             .read(Written::Args(quote!(retry_if = errors::is_transient)))
             .unwrap();

@@ -17,6 +17,7 @@
 //! | `RejectionKinds` | rejection kinds, in brackets unless there is one |
 //! | `Predicate` | the path of a function `fn(&E) -> bool`, or a string holding one |
 //! | `Method` | the name of a method, in a string |
+//! | `Delay` | a duration string as for `Duration`, or a percentile such as `"p90"` |
 //!
 //! Each kind's code is the table's (`ValueKind::code`); a duration of zero
 //! where it must be positive is ATR-008.
@@ -24,7 +25,7 @@
 use std::time::Duration;
 
 use bulkhead_core::keys::{Float, Key, Range, ValueKind, did_you_mean};
-use bulkhead_core::{ConfigError, RejectionKind};
+use bulkhead_core::{ConfigError, HedgeDelay, RejectionKind};
 use darling::ast::MetaNameValueInvalidExpr;
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{ToTokens as _, quote, quote_spanned};
@@ -55,6 +56,8 @@ pub(crate) enum Read {
     Predicate(ExprPath),
     /// A `Method`: its name.
     Method(Ident),
+    /// A `Delay`.
+    Delay(HedgeDelay),
 }
 
 /// A value with the span of the tokens it was written as.
@@ -132,6 +135,7 @@ pub(crate) fn example(key: &Key) -> String {
         ValueKind::RejectionKinds => format!("{name} = [{}]", RejectionKind::ALL[0].name()),
         ValueKind::Predicate => format!("{name} = is_transient"),
         ValueKind::Method => format!("{name} = \"cached_thumbnail\""),
+        ValueKind::Delay => format!("{name} = \"50ms\""),
     }
 }
 
@@ -178,6 +182,7 @@ pub(crate) fn from_expr(key: &Key, expr: &Expr) -> Result<Read, String> {
         )),
         ValueKind::Predicate => predicate(key, expr).map(Read::Predicate),
         ValueKind::Method => method(key, expr).map(Read::Method),
+        ValueKind::Delay => delay(name, expr).map(Read::Delay),
     }
 }
 
@@ -200,10 +205,13 @@ impl Read {
             // The `f32` a percentage was read as, exactly.
             Read::Number(x, Float::F32) => Literal::f32_suffixed(*x as f32).into_token_stream(),
             Read::Number(x, Float::F64) => Literal::f64_suffixed(*x).into_token_stream(),
-            Read::Duration(duration) => {
+            Read::Duration(duration) | Read::Delay(HedgeDelay::Fixed(duration)) => {
                 let secs = duration.as_secs();
                 let nanos = duration.subsec_nanos();
                 quote!(::bulkhead::__private::Duration::new(#secs, #nanos))
+            }
+            Read::Delay(HedgeDelay::Percentile { tenths }) => {
+                quote!(::bulkhead::__private::HedgeDelay::Percentile { tenths: #tenths })
             }
             Read::Bool(b) => b.into_token_stream(),
             Read::Choice(ty, choice) => {
@@ -452,6 +460,22 @@ fn parse_duration(key: &str, text: &str) -> Result<Duration, String> {
         // Longer than `Duration::MAX`: ATR-001 saying so, and the key.
         other => other.to_string(),
     })
+}
+
+/// A hedge's `delay`: a duration string, or a percentile such as `"p90"`
+/// (ATR-001).
+fn delay(key: &str, expr: &Expr) -> Result<HedgeDelay, String> {
+    match literal(expr) {
+        Some(Lit::Str(s)) if s.value().trim_start().starts_with(['p', 'P']) => {
+            HedgeDelay::parse(key, &s.value()).map_err(|error| error.to_string())
+        }
+        Some(Lit::Str(_)) => duration(key, expr).map(HedgeDelay::Fixed),
+        _ => Err(format!(
+            "{}: {key} must be a duration string such as \"50ms\", or a percentile such as \"p90\", got {}",
+            codes::DURATION,
+            as_written(expr)
+        )),
+    }
 }
 
 /// `true` or `false`, or the same in a string (ATR-006).

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use bulkhead_core::{
-    BudgetState, Bulkhead, CircuitBreaker, CircuitState, Fallback, Hedge, RateLimiter,
+    BudgetState, Bulkhead, CircuitBreaker, CircuitState, Fallback, Hedge, HedgeDelay, RateLimiter,
     RejectionKinds, Retry, Timeout, Traffic,
 };
 
@@ -128,8 +128,12 @@ pub struct HedgeSnapshot {
     pub instance: String,
     /// How many extra attempts a call may start.
     pub max_hedged: u32,
-    /// How long the attempts of a call run before another is started.
-    pub delay: Duration,
+    /// How long the attempts of a call run before another is started: a
+    /// duration, or a percentile of the first attempts' latency.
+    pub delay: HedgeDelay,
+    /// The delay a call's hedges would wait now: `delay`, or the estimate
+    /// of its percentile (`None` while that warms up).
+    pub current_delay: Option<Duration>,
 }
 
 impl Instance for HedgeSnapshot {
@@ -145,6 +149,7 @@ impl HedgeSnapshot {
             instance: hedge.instance().to_owned(),
             max_hedged: config.max_hedged(),
             delay: config.delay(),
+            current_delay: hedge.delay(),
         }
     }
 }

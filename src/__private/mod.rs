@@ -25,7 +25,7 @@ mod wrapper;
 
 pub use bulkhead_core::{
     Bulkhead, BulkheadConfig, BulkheadPermit, CircuitBreakerConfig, Classifier, ErrorPredicate,
-    FallbackConfig, HedgeConfig, Policies, RateLimiterConfig, Rejection, RejectionKind,
+    FallbackConfig, HedgeConfig, HedgeDelay, Policies, RateLimiterConfig, Rejection, RejectionKind,
     RetryConfig, SlidingWindow, TimeoutConfig,
 };
 pub use bulkhead_registry::{Declarations, PolicySpecs, Registry, RegistryError};

@@ -125,8 +125,8 @@ fn a_hedged_method_answers_from_the_hedge_and_frees_the_slow_attempts_slot() {
     );
     let hedge = registry.hedge(&id("find(String)")).unwrap().snapshot();
     assert_eq!(
-        (hedge.max_hedged, hedge.delay),
-        (1, Duration::from_millis(50))
+        (hedge.max_hedged, hedge.current_delay),
+        (1, Some(Duration::from_millis(50)))
     );
 }
 

@@ -3,6 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use super::HedgeDelay;
 use crate::config::ConfigError;
 use crate::keys::{Key, KeyValue, ValueKind};
 
@@ -21,9 +22,9 @@ mod key {
     );
     pub(super) const DELAY: Key = Key::new(
         "delay",
-        ValueKind::Duration { positive: false },
+        ValueKind::Delay,
         "\"2s\"",
-        "how long the attempts of a call run before another is started (`0`: all at once)",
+        "how long the attempts of a call run before another is started (`0`: all at once), or the percentile of the first attempts' latency to wait for (`\"p90\"`), estimated as calls go",
     );
 }
 
@@ -35,7 +36,7 @@ mod key {
 ///
 /// ```
 /// use std::time::Duration;
-/// use bulkhead_core::HedgeConfig;
+/// use bulkhead_core::{HedgeConfig, HedgeDelay};
 ///
 /// let config = HedgeConfig::builder()
 ///     .max_hedged(2)
@@ -43,12 +44,15 @@ mod key {
 ///     .build()?;
 /// assert_eq!(config.max_hedged(), 2);
 /// assert_eq!(config.to_string(), "max_hedged = 2, delay = 50ms");
+///
+/// let adaptive = HedgeConfig::builder().delay(HedgeDelay::percentile(95.0)).build()?;
+/// assert_eq!(adaptive.to_string(), "max_hedged = 1, delay = p95");
 /// # Ok::<(), bulkhead_core::ConfigError>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct HedgeConfig {
     max_hedged: u32,
-    delay: Duration,
+    delay: HedgeDelay,
 }
 
 impl HedgeConfig {
@@ -78,8 +82,9 @@ impl HedgeConfig {
     /// How long the attempts of a call run before another is started: the
     /// first hedge starts `delay` after the first attempt, the next `delay`
     /// after that, and so on while none has succeeded. Zero starts them all
-    /// at once.
-    pub fn delay(&self) -> Duration {
+    /// at once. A percentile is estimated from the first attempts' latency
+    /// as calls go (see [`Hedge`](crate::Hedge)).
+    pub fn delay(&self) -> HedgeDelay {
         self.delay
     }
 }
@@ -88,7 +93,7 @@ impl Default for HedgeConfig {
     fn default() -> Self {
         HedgeConfig {
             max_hedged: Self::DEFAULT_MAX_HEDGED,
-            delay: Self::DEFAULT_DELAY,
+            delay: HedgeDelay::Fixed(Self::DEFAULT_DELAY),
         }
     }
 }
@@ -98,8 +103,7 @@ impl fmt::Display for HedgeConfig {
         write!(
             f,
             "max_hedged = {}, delay = {}",
-            self.max_hedged,
-            humantime::format_duration(self.delay)
+            self.max_hedged, self.delay
         )
     }
 }
@@ -114,7 +118,7 @@ impl fmt::Display for HedgeConfig {
 pub struct HedgeConfigBuilder {
     config: Option<String>,
     max_hedged: Option<u32>,
-    delay: Option<Duration>,
+    delay: Option<HedgeDelay>,
 }
 
 impl HedgeConfigBuilder {
@@ -131,10 +135,12 @@ impl HedgeConfigBuilder {
         self
     }
 
-    /// How long the attempts run before another is started (zero: all at
-    /// once).
-    pub fn delay(mut self, delay: Duration) -> Self {
-        self.delay = Some(delay);
+    /// How long the attempts run before another is started: a
+    /// [`Duration`] (zero: all at once), or a
+    /// [`HedgeDelay::percentile`] of the first attempts' latency, above 0
+    /// and below 100.
+    pub fn delay(mut self, delay: impl Into<HedgeDelay>) -> Self {
+        self.delay = Some(delay.into());
         self
     }
 
@@ -151,6 +157,7 @@ impl HedgeConfigBuilder {
         Ok(match (key, value) {
             ("max_hedged", KeyValue::Integer(n)) => self.max_hedged(n),
             ("delay", KeyValue::Duration(delay)) => self.delay(delay),
+            ("delay", KeyValue::Delay(delay)) => self.delay(delay),
             (key, value) => return Err(ConfigError::no_such_key(key, &value)),
         })
     }
@@ -164,7 +171,7 @@ impl HedgeConfigBuilder {
     ///
     /// # Errors
     ///
-    /// ATR-008 if `max_hedged` is out of range.
+    /// ATR-008 if `max_hedged` or a percentile `delay` is out of range.
     pub fn build(&self) -> Result<HedgeConfig, ConfigError> {
         self.build_on(&HedgeConfig::default())
     }
@@ -173,7 +180,7 @@ impl HedgeConfigBuilder {
     ///
     /// # Errors
     ///
-    /// ATR-008 if `max_hedged` is out of range.
+    /// ATR-008 if `max_hedged` or a percentile `delay` is out of range.
     pub fn build_on(&self, base: &HedgeConfig) -> Result<HedgeConfig, ConfigError> {
         self.build_keyed(base, "")
     }
@@ -183,7 +190,7 @@ impl HedgeConfigBuilder {
     ///
     /// # Errors
     ///
-    /// ATR-008 if `max_hedged` is out of range.
+    /// ATR-008 if `max_hedged` or a percentile `delay` is out of range.
     pub fn build_keyed(
         &self,
         base: &HedgeConfig,
@@ -196,9 +203,15 @@ impl HedgeConfigBuilder {
             None => base.max_hedged,
         };
         let delay = match self.delay {
-            Some(delay) => key::DELAY
-                .check_duration(delay)
-                .map_err(|e| e.prefixed(key_prefix))?,
+            Some(HedgeDelay::Percentile { tenths }) if !(1..=999).contains(&tenths) => {
+                return Err(ConfigError::NumberOutOfRange {
+                    key: key::DELAY.name().to_owned(),
+                    value: format!("p{}", f64::from(tenths) / 10.0),
+                    range: "a percentile above 0 and below 100".to_owned(),
+                }
+                .prefixed(key_prefix));
+            }
+            Some(delay) => delay,
             None => base.delay,
         };
         Ok(HedgeConfig { max_hedged, delay })
@@ -215,7 +228,7 @@ mod tests {
         assert_eq!(config, HedgeConfig::default());
         assert_eq!(
             (config.max_hedged(), config.delay()),
-            (1, Duration::from_secs(2))
+            (1, HedgeDelay::Fixed(Duration::from_secs(2)))
         );
         assert_eq!(config.to_string(), "max_hedged = 1, delay = 2s");
     }
@@ -235,12 +248,30 @@ mod tests {
     }
 
     #[test]
+    fn a_percentile_out_of_range_is_atr_008() {
+        let err = HedgeConfig::builder()
+            .delay(HedgeDelay::percentile(100.0))
+            .build_keyed(&HedgeConfig::default(), "hedge.configs.x.")
+            .unwrap_err();
+        assert_eq!(
+            (err.code(), err.key()),
+            ("ATR-008", "hedge.configs.x.delay")
+        );
+        let config = HedgeConfig::builder()
+            .set_key("delay", KeyValue::Delay(HedgeDelay::percentile(99.9)))
+            .unwrap()
+            .build()
+            .unwrap();
+        assert_eq!(config.to_string(), "max_hedged = 1, delay = p99.9");
+    }
+
+    #[test]
     fn a_zero_delay_starts_every_hedge_at_once_and_is_allowed() {
         let config = HedgeConfig::builder()
             .delay(Duration::ZERO)
             .build()
             .unwrap();
-        assert_eq!(config.delay(), Duration::ZERO);
+        assert_eq!(config.delay(), HedgeDelay::Fixed(Duration::ZERO));
     }
 
     #[test]
@@ -255,7 +286,7 @@ mod tests {
         let config = builder.build_on(&base).unwrap();
         assert_eq!(
             (config.max_hedged(), config.delay()),
-            (2, Duration::from_millis(20))
+            (2, HedgeDelay::Fixed(Duration::from_millis(20)))
         );
     }
 }

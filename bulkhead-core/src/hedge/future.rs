@@ -4,7 +4,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::Shared;
 use crate::clock::Sleep;
@@ -53,6 +53,9 @@ pin_project_lite::pin_project! {
         // When the first attempt was found pending: the delays count from
         // there.
         since: Option<Instant>,
+        // The delay of this call's hedges, settled with `since`: `None`
+        // while a percentile's estimate warms up (no hedge).
+        delay: Option<Duration>,
         // The timer of the next hedge.
         sleep: Option<Sleep>,
         // The failure of the last attempt to fail.
@@ -74,6 +77,7 @@ where
             hedges: Vec::new(),
             started: 0,
             since: None,
+            delay: None,
             sleep: None,
             failed: None,
         }
@@ -108,6 +112,7 @@ where
                 && let Poll::Ready(result) = first.poll(cx)
             {
                 this.first.set(None);
+                this.shared.first_ended(*this.since);
                 if result.is_ok() {
                     this.hedges.clear();
                     *this.sleep = None;
@@ -125,7 +130,11 @@ where
                 let hedge = *hedge;
                 drop(this.hedges.swap_remove(i));
                 if result.is_ok() {
-                    this.first.set(None);
+                    if this.first.is_some() {
+                        // It ran past the delay.
+                        this.shared.first_overtaken();
+                        this.first.set(None);
+                    }
                     this.hedges.clear();
                     *this.sleep = None;
                     this.shared.publish(HedgeEventKind::Won { hedge });
@@ -147,17 +156,24 @@ where
                     None => unreachable!("a hedged call ended without an outcome"),
                 };
             }
-            let config = this.shared.config;
-            if *this.started >= config.max_hedged() {
+            let clock = this.shared.context.clock();
+            let since = match *this.since {
+                Some(since) => since,
+                None => {
+                    *this.delay = this.shared.delay();
+                    *this.since.insert(clock.now())
+                }
+            };
+            let Some(delay) = *this.delay else {
+                return Poll::Pending;
+            };
+            if *this.started >= this.shared.config.max_hedged() {
                 return Poll::Pending;
             }
             // The next hedge is due `delay` after the previous one (the
             // first attempt for the first hedge).
-            let clock = this.shared.context.clock();
-            let since = *this.since.get_or_insert_with(|| clock.now());
             let sleep = this.sleep.get_or_insert_with(|| {
-                let due = config
-                    .delay()
+                let due = delay
                     .checked_mul(*this.started + 1)
                     .and_then(|after| since.checked_add(after));
                 match due {
@@ -483,5 +499,60 @@ mod tests {
         let mut call = std::pin::pin!(hedge.run(None, attempts.make()));
         assert!(poll(call.as_mut()).is_pending());
         assert_eq!(attempts.count(), 4);
+    }
+
+    #[test]
+    fn a_percentile_delay_hedges_nothing_while_it_warms_up_then_follows_the_latency() {
+        let clock = ManualClock::new();
+        let bus = EventBus::default();
+        let mut events = bus.subscribe();
+        let context = PolicyContext::new(Arc::new(clock.clone())).with_events(bus);
+        let config = HedgeConfig::builder()
+            .delay(crate::hedge::HedgeDelay::percentile(90.0))
+            .build()
+            .unwrap();
+        let hedge = Hedge::with_context("hedge-p90", config, context);
+        assert_eq!(hedge.delay(), None);
+        // Warming up: every call takes 10 ms, and none is hedged.
+        for _ in 0..crate::hedge::estimate::WARM_UP {
+            let attempts = Attempts::default();
+            let mut call = std::pin::pin!(hedge.run(None, attempts.make()));
+            assert!(poll(call.as_mut()).is_pending());
+            clock.advance(Duration::from_millis(10));
+            assert!(poll(call.as_mut()).is_pending());
+            assert_eq!(attempts.count(), 1, "no hedge while warming up");
+            attempts.finish(0, Ok("slow"));
+            assert!(poll(call.as_mut()).is_ready());
+        }
+        let delay = hedge.delay().expect("warmed up");
+        assert!(
+            delay.abs_diff(Duration::from_millis(10)) < Duration::from_micros(100),
+            "{delay:?}"
+        );
+        assert_eq!(kinds(&mut events), []);
+
+        // A call still running at the estimate gets its hedge then.
+        let attempts = Attempts::default();
+        let mut call = std::pin::pin!(hedge.run(None, attempts.make()));
+        assert!(poll(call.as_mut()).is_pending());
+        clock.advance(delay - Duration::from_nanos(1));
+        assert!(poll(call.as_mut()).is_pending());
+        assert_eq!(attempts.count(), 1);
+        clock.advance(Duration::from_nanos(1));
+        assert!(poll(call.as_mut()).is_pending());
+        assert_eq!(attempts.count(), 2, "hedged at the estimate");
+        attempts.finish(1, Ok("hedge"));
+        assert_eq!(poll(call.as_mut()), Poll::Ready(Ok("hedge")));
+        assert!(
+            hedge.delay().unwrap() > delay,
+            "the overtaken attempt was slower"
+        );
+
+        // Calls answered at their first poll pull it down, reading no clock.
+        for _ in 0..100 {
+            let mut quick = std::pin::pin!(hedge.run(None, || async { Ok::<_, CallError<()>>(1) }));
+            assert!(poll(quick.as_mut()).is_ready());
+        }
+        assert!(hedge.delay().unwrap() < delay);
     }
 }

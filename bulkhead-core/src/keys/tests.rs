@@ -49,6 +49,7 @@ fn accepted(kind: ValueKind) -> Option<KeyValue> {
             KeyValue::RejectionKinds(RejectionKinds::EMPTY.with(RejectionKind::Timeout))
         }
         ValueKind::Name => KeyValue::Text("db".to_owned()),
+        ValueKind::Delay => KeyValue::Delay(crate::HedgeDelay::percentile(99.0)),
         ValueKind::Predicate | ValueKind::Method => return None,
     })
 }
@@ -67,6 +68,9 @@ fn documented(key: &Key) -> KeyValue {
         }
         ValueKind::Bool => KeyValue::Bool(text.parse().unwrap()),
         ValueKind::Choice { .. } | ValueKind::Name => KeyValue::Text(unquoted.to_owned()),
+        ValueKind::Delay => {
+            KeyValue::Delay(crate::HedgeDelay::parse(key.name(), unquoted).unwrap())
+        }
         ValueKind::RejectionKinds => KeyValue::RejectionKinds(
             text.trim_matches(['[', ']'])
                 .split(',')

@@ -176,6 +176,7 @@ mod tests {
             ValueKind::Limit { .. } | ValueKind::Count { .. } => Value::Integer(1),
             ValueKind::Number { range, .. } => Value::Float(range.example()),
             ValueKind::Duration { .. } => Value::Text("1s".to_owned()),
+            ValueKind::Delay => Value::Text("p90".to_owned()),
             ValueKind::Bool => Value::Bool(false),
             ValueKind::Choice { choices, .. } => Value::Text(choices[0].to_owned()),
             ValueKind::RejectionKinds => Value::Text("Timeout, BulkheadFull".to_owned()),

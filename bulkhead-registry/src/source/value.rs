@@ -6,7 +6,7 @@ use std::fmt;
 use std::time::Duration;
 
 use bulkhead_core::keys::{Key, KeyValue, ValueKind};
-use bulkhead_core::{ConfigError, RejectionKind, parse_bool, parse_duration};
+use bulkhead_core::{ConfigError, HedgeDelay, RejectionKind, parse_bool, parse_duration};
 
 /// A value from TOML (typed) or the environment (always text).
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +56,10 @@ impl Value {
             ValueKind::Count { min, max } => KeyValue::Integer(self.count(full_key, min, max)?),
             ValueKind::Number { .. } => KeyValue::Number(self.number(full_key)?),
             ValueKind::Duration { .. } => KeyValue::Duration(self.duration(full_key)?),
+            ValueKind::Delay => match self {
+                Value::Text(text) => KeyValue::Delay(HedgeDelay::parse(full_key, text)?),
+                _ => KeyValue::Duration(self.duration(full_key)?),
+            },
             ValueKind::Bool => KeyValue::Bool(self.boolean(full_key)?),
             ValueKind::Choice { choices, .. } => {
                 KeyValue::Text(self.choice(full_key, choices)?.to_owned())

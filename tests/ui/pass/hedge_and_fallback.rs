@@ -27,7 +27,7 @@ pub trait Search: Send + Sync {
     async fn find(&self, query: &str) -> Result<String, Error>;
     async fn cached(&self, query: &str) -> Result<String, Error>;
 
-    #[hedge(delay = "0")]
+    #[hedge(delay = "p99.9")]
     #[fallback(method = "near_send", on_error = true)]
     fn find_send(&self, query: String) -> impl Future<Output = Result<String, Error>> + Send;
     fn near_send(&self, query: String) -> impl Future<Output = Result<String, Error>> + Send;
