@@ -242,6 +242,18 @@ fn an_untriggered_hedge_and_a_budgeted_retry_allocate_nothing() {
         }
     });
     assert_eq!(bytes, 0);
+    // A percentile delay learns from every call, allocating nothing.
+    let estimated = Pipeline::builder(&registry, "alloc-hedge-p90")
+        .hedge(|h| h.delay(bulkhead::hedge::HedgeDelay::percentile(90.0)))
+        .build()
+        .unwrap();
+    let (bytes, ()) = allocated_by(|| {
+        for _ in 0..100 {
+            let call = pin!(estimated.execute_async(|| async { Ok::<_, ()>(3) }));
+            assert_eq!(poll_noop(&mut { call }), Poll::Ready(Ok(3)));
+        }
+    });
+    assert_eq!(bytes, 0);
     let budget = registry
         .retry("alloc-hedge-budget")
         .unwrap()
