@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use bulkhead::circuit_breaker::SlidingWindow;
 use bulkhead::clock::{Clock, SystemClock};
+use bulkhead::hedge::HedgeDelay;
 use bulkhead::pipeline::PipelineBuilder;
 use bulkhead::{Pipeline, Registry};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -68,6 +69,9 @@ fn cases() -> Vec<(&'static str, Build)> {
             p.retry(|r| r.max_attempts(3).budget_ratio(0.2))
         }),
         ("hedge", |p| p.hedge(|h| h.delay(Duration::from_secs(1)))),
+        ("hedge_p90", |p| {
+            p.hedge(|h| h.delay(HedgeDelay::percentile(90.0)))
+        }),
         ("hedge_retry_budget", |p| {
             p.hedge(|h| h.delay(Duration::from_secs(1)))
                 .retry(|r| r.max_attempts(3).budget_ratio(0.2))
