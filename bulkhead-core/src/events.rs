@@ -220,8 +220,8 @@ pub enum BulkheadEventKind {
         /// Whether the call had waited (`max_wait` > 0) before it was rejected.
         waited: bool,
     },
-    /// The limit was changed at run time (by a handle or a configuration
-    /// reload).
+    /// The limit in force was changed at run time (by a handle, a
+    /// configuration reload, or a fleet resource's share).
     LimitChanged {
         /// The limit before.
         from: u32,
