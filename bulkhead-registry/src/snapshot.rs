@@ -25,7 +25,8 @@ pub struct BulkheadSnapshot {
     pub concurrent_calls: u32,
     /// Calls waiting for a slot (0 when `max_wait` is zero).
     pub waiting_calls: u32,
-    /// The limit.
+    /// The limit in force: the configured `max_concurrent`, or less while a
+    /// fleet resource's share holds it lower (down to 0).
     pub max_concurrent: u32,
     /// Slots free right now: `max_concurrent - concurrent_calls`, or 0 while
     /// more calls are in flight than a lowered limit allows.
@@ -50,12 +51,13 @@ impl BulkheadSnapshot {
     pub(crate) fn of(bulkhead: &Bulkhead) -> Self {
         let config = bulkhead.config();
         let concurrent_calls = bulkhead.concurrent_calls();
+        let max_concurrent = bulkhead.max_concurrent();
         BulkheadSnapshot {
             instance: bulkhead.instance().to_owned(),
             concurrent_calls,
             waiting_calls: bulkhead.waiting_calls(),
-            max_concurrent: config.max_concurrent(),
-            available: config.max_concurrent().saturating_sub(concurrent_calls),
+            max_concurrent,
+            available: max_concurrent.saturating_sub(concurrent_calls),
             max_wait: config.max_wait(),
             enabled: config.enabled(),
             traffic: bulkhead.traffic(),
