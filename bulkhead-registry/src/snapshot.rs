@@ -228,6 +228,8 @@ impl Registry {
             timeouts: sorted(&stores.timeouts, TimeoutSnapshot::of),
             rate_limiters: sorted(&stores.rate_limiters, RateLimiterSnapshot::of),
             circuit_breakers: sorted(&stores.circuit_breakers, CircuitBreakerSnapshot::of),
+            #[cfg(feature = "redis")]
+            fleets: self.fleet_snapshots(),
         }
     }
 }
@@ -248,6 +250,8 @@ pub struct RegistrySnapshot {
     pub(crate) timeouts: Vec<TimeoutSnapshot>,
     pub(crate) rate_limiters: Vec<RateLimiterSnapshot>,
     pub(crate) circuit_breakers: Vec<CircuitBreakerSnapshot>,
+    #[cfg(feature = "redis")]
+    pub(crate) fleets: Vec<crate::fleet::FleetSnapshot>,
 }
 
 impl RegistrySnapshot {
@@ -274,5 +278,12 @@ impl RegistrySnapshot {
     /// The rate limiters, sorted by instance id.
     pub fn rate_limiters(&self) -> &[RateLimiterSnapshot] {
         &self.rate_limiters
+    }
+
+    /// The shares of the fleet resources (feature `redis`), sorted by
+    /// resource.
+    #[cfg(feature = "redis")]
+    pub fn fleets(&self) -> &[crate::fleet::FleetSnapshot] {
+        &self.fleets
     }
 }

@@ -346,6 +346,8 @@ impl RegistryBuilder {
                 windows: Mutex::new(Windows::default()),
                 budgets: Mutex::new(Budgets::default()),
                 function_errors: Mutex::new(Vec::new()),
+                #[cfg(feature = "redis")]
+                fleets: super::fleet::Fleets::default(),
             }),
         }
     }

@@ -84,6 +84,8 @@ impl Registry {
         let changes = layers.install(&self.inner.stores, &budgets)?;
         drop(budgets);
         *self.lock_sources() = sources;
+        #[cfg(feature = "redis")]
+        self.refresh_fleets();
         Ok(changes)
     }
 

@@ -48,6 +48,10 @@ impl Registry {
                 None => budgets.remove(name),
             }
         }
+        #[cfg(feature = "redis")]
+        if checked.is_ok() {
+            self.set_fleet_budget(name, slots);
+        }
         checked
     }
 
