@@ -105,14 +105,11 @@ impl Resource {
     }
 }
 
-/// `<host>:<pid>:<64 random bits>`, one for the process: new at every start of the process, so
+/// `<host>:<pid>:<64 random bits>`, one per fleet resource of a registry
+/// (two registries of one process are two members of the fleet): new at
+/// every start of the process, so
 /// that a restarted process never inherits the lease of its predecessor.
 fn process_id() -> String {
-    static ID: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    ID.get_or_init(new_process_id).clone()
-}
-
-fn new_process_id() -> String {
     use std::hash::{BuildHasher, Hasher};
     let host = std::env::var("HOSTNAME")
         .ok()
