@@ -68,6 +68,9 @@ async fn run(resource: Arc<Resource>, context: PolicyContext) {
     let mut redis = Redis::new(&resource);
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    // The demand window turns every twelfth of the lease.
+    let turn = resource.config.lease_duration() / 12;
+    let mut turned = Instant::now();
     loop {
         tick.tick().await;
         if resource.leave.load(std::sync::atomic::Ordering::Relaxed) {
@@ -78,6 +81,10 @@ async fn run(resource: Arc<Resource>, context: PolicyContext) {
         let (request, give_up) = {
             let mut members = resource.members();
             count_refusals(&mut events, &mut members);
+            if now >= turned + turn {
+                members.rotate_window();
+                turned = now;
+            }
             members.sample();
             let mut status = resource.status();
             if let Some(change) = status.lease.expire(now) {
@@ -85,17 +92,14 @@ async fn run(resource: Arc<Resource>, context: PolicyContext) {
             }
             members.apply(status.lease.grant);
             let bound = members.bound();
-            if !status.lease.due(now, bound) {
+            let ceiling = members.ceiling();
+            let demand = members.demand().clamp(1, ceiling.max(1));
+            if !status.lease.due(now, bound, demand) {
                 continue;
             }
-            let request = status.lease.request(
-                now,
-                bound,
-                members.demand(),
-                resource.budget(),
-                members.ceiling(),
-            );
-            members.reset_window();
+            let request = status
+                .lease
+                .request(now, bound, demand, resource.budget(), ceiling);
             (request, status.lease.give_up_at(now))
         };
         // No lock is held while Redis answers; the bound cannot grow
@@ -170,6 +174,9 @@ async fn leave(
     }
     publish(resource, context, change, &status.lease);
     drop(status);
+    resource
+        .left
+        .store(true, std::sync::atomic::Ordering::Release);
 }
 
 /// Counts the refusals of the resource's bulkheads since the last tick.

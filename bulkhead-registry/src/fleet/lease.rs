@@ -55,9 +55,12 @@ pub(crate) struct Lease {
     pub(crate) budget: u32,
     pub(crate) processes: u32,
     pub(crate) recover: Duration,
+    /// The demand the last request reported.
+    pub(crate) demand: u32,
     /// When the next request is due, and no earlier than when, after an
-    /// error.
+    /// error; when the last one was sent.
     next: Instant,
+    last_sent: Option<Instant>,
     backoff_until: Instant,
     pub(crate) renewals: u64,
     pub(crate) failures: u64,
@@ -82,7 +85,9 @@ impl Lease {
             budget: 0,
             processes: 0,
             recover: Duration::ZERO,
+            demand: 0,
             next: now,
+            last_sent: None,
             backoff_until: now,
             renewals: 0,
             failures: 0,
@@ -137,13 +142,27 @@ impl Lease {
     }
 
     /// Whether to send a request at `now`, the calls in flight being bound
-    /// by `bound`: a renewal is due, or a shrink can be acknowledged.
-    pub(crate) fn due(&self, now: Instant, bound: u32) -> bool {
+    /// by `bound` and the demand being `demand`: a renewal is due, a shrink
+    /// can be acknowledged, or the demand moved from the one last reported
+    /// (by at least an eighth; no sooner than a twelfth of the lease after
+    /// the last request), so that the fleet hears of it before the next
+    /// renewal.
+    pub(crate) fn due(&self, now: Instant, bound: u32, demand: u32) -> bool {
         if self.state == FleetState::Left || now < self.backoff_until {
             return false;
         }
+        if now >= self.next {
+            return true;
+        }
+        if self.state != FleetState::Joined {
+            return false;
+        }
         let shrink_fits = self.recorded > self.grant && bound <= self.grant;
-        now >= self.next || (self.state == FleetState::Joined && shrink_fits)
+        let moved = demand.abs_diff(self.demand) >= (self.demand / 8).max(1);
+        let cooled = self
+            .last_sent
+            .is_none_or(|sent| now >= sent + self.period() / 4);
+        shrink_fits || (moved && cooled)
     }
 
     /// The request to send at `now`.
@@ -156,6 +175,8 @@ impl Lease {
         ceiling: u32,
     ) -> Request {
         self.seq += 1;
+        self.last_sent = Some(now);
+        self.demand = demand.max(1).min(ceiling);
         let lease_valid =
             self.state == FleetState::Joined && self.deadline.is_some_and(|d| now < d);
         Request {
@@ -163,7 +184,7 @@ impl Lease {
             acked: self.acked,
             seen_epoch: self.epoch.clone(),
             held: bound,
-            demand: demand.max(1).min(ceiling),
+            demand: self.demand,
             lease_ms: u64::try_from(self.lease.as_millis()).unwrap_or(u64::MAX),
             budget,
             lease_valid,

@@ -22,10 +22,11 @@ struct Member {
     bulkhead: Bulkhead,
     /// The cap last set on it.
     cap: u32,
-    /// The most calls in flight and waiting seen since the window began.
-    peak: u32,
-    /// Calls it refused since the window began.
-    refused: u32,
+    /// The most calls in flight and waiting seen in the current and the
+    /// previous part of the demand window.
+    peak: [u32; 2],
+    /// Calls it refused in the current and the previous part.
+    refused: [u32; 2],
 }
 
 impl Member {
@@ -46,11 +47,12 @@ impl Member {
     /// own: how many more it needs is unknown, so it asks for more in
     /// steps).
     fn demand(&self) -> u32 {
-        if self.refused > 0 {
+        let peak = self.peak[0].max(self.peak[1]);
+        if self.refused[0] > 0 || self.refused[1] > 0 {
             let limit = self.limit();
-            self.peak.max(limit + (limit / 2).max(1))
+            peak.max(limit + (limit / 2).max(1))
         } else {
-            self.peak
+            peak
         }
     }
 
@@ -79,8 +81,8 @@ impl Members {
         self.members.push(Member {
             bulkhead,
             cap: 0,
-            peak: 0,
-            refused: 0,
+            peak: [0; 2],
+            refused: [0; 2],
         });
         self.members
             .sort_by(|a, b| a.bulkhead.instance().cmp(b.bulkhead.instance()));
@@ -111,7 +113,7 @@ impl Members {
             .iter_mut()
             .find(|m| m.bulkhead.instance() == instance)
         {
-            m.refused = m.refused.saturating_add(1);
+            m.refused[0] = m.refused[0].saturating_add(1);
         }
     }
 
@@ -119,15 +121,20 @@ impl Members {
     pub(crate) fn sample(&mut self) {
         for m in &mut self.members {
             let now = m.bulkhead.concurrent_calls() + m.bulkhead.waiting_calls();
-            m.peak = m.peak.max(now);
+            m.peak[0] = m.peak[0].max(now);
         }
     }
 
-    /// Starts a new window of peaks and refusals.
-    pub(crate) fn reset_window(&mut self) {
+    /// Starts a new part of the demand window: the demand is what the
+    /// current and the previous part saw, so a change shows within two
+    /// parts, and a peak is remembered as long.
+    pub(crate) fn rotate_window(&mut self) {
         for m in &mut self.members {
-            m.peak = m.bulkhead.concurrent_calls() + m.bulkhead.waiting_calls();
-            m.refused = 0;
+            m.peak = [
+                m.bulkhead.concurrent_calls() + m.bulkhead.waiting_calls(),
+                m.peak[0],
+            ];
+            m.refused = [0, m.refused[0]];
         }
     }
 

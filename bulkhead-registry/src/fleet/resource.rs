@@ -24,6 +24,9 @@ pub(crate) struct Resource {
     pub(crate) status: Mutex<Status>,
     /// Set to make the driver leave the fleet.
     pub(crate) leave: AtomicBool,
+    /// Set by the driver once it left: the share is given back (or Redis
+    /// could not be told, and the lease runs out).
+    pub(crate) left: AtomicBool,
 }
 
 /// What the driver last knew, for snapshots.
@@ -48,6 +51,7 @@ impl Resource {
             members: Mutex::new(Members::default()),
             status: Mutex::new(status),
             leave: AtomicBool::new(false),
+            left: AtomicBool::new(false),
             config,
         }
     }
@@ -86,6 +90,7 @@ impl Resource {
             held: lease.recorded,
             owned: lease.owned,
             budget: lease.budget,
+            demand: lease.demand,
             configured_budget: self.budget(),
             processes: lease.processes,
             limits,

@@ -56,6 +56,10 @@ pub struct FleetSnapshot {
     pub owned: u32,
     /// The fleet's budget (the smallest any live process configured).
     pub budget: u32,
+    /// The demand this process last reported: the most calls in flight
+    /// and waiting on its bulkheads over the last renewal period (more when
+    /// they refused calls), at least 1, at most its limits.
+    pub demand: u32,
     /// This process's configured budget.
     pub configured_budget: u32,
     /// The processes holding a lease, this one included.

@@ -10,7 +10,7 @@ use bulkhead_core::Bulkhead;
 
 use super::Registry;
 use crate::error::RegistryError;
-use crate::fleet::{Driver, FleetConfig, FleetSnapshot, FleetState, Resource};
+use crate::fleet::{Driver, FleetConfig, FleetSnapshot, Resource};
 
 /// A registry's fleet resources and the thread that keeps their leases.
 #[derive(Default)]
@@ -171,7 +171,7 @@ impl Registry {
         while Instant::now() < until
             && resources
                 .iter()
-                .any(|r| r.status().lease.state != FleetState::Left)
+                .any(|r| !r.left.load(std::sync::atomic::Ordering::Acquire))
         {
             std::thread::sleep(Duration::from_millis(5));
         }

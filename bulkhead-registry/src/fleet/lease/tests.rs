@@ -42,7 +42,7 @@ fn ms(n: u64) -> Duration {
 fn the_first_reply_joins_and_the_next_renewal_is_a_third_of_the_lease_later() {
     let t0 = Instant::now();
     let mut lease = lease(OnUnreachable::Closed, t0);
-    assert!(lease.due(t0, 0));
+    assert!(lease.due(t0, 0, 3));
     let request = lease.request(t0, 0, 3, 10, 8);
     assert!(!request.lease_valid);
     assert_eq!((request.seq, request.acked, request.demand), (1, 0, 3));
@@ -56,8 +56,8 @@ fn the_first_reply_joins_and_the_next_renewal_is_a_third_of_the_lease_later() {
         })
     );
     assert_eq!(lease.state, FleetState::Joined);
-    assert!(!lease.due(t0 + ms(399), 4));
-    assert!(lease.due(t0 + ms(400), 4));
+    assert!(!lease.due(t0 + ms(399), 4, 3));
+    assert!(lease.due(t0 + ms(400), 4, 3));
     let next = lease.request(t0 + ms(400), 4, 4, 10, 8);
     assert!(next.lease_valid);
     assert_eq!(
@@ -72,8 +72,8 @@ fn a_grant_below_its_target_polls_four_times_as_often() {
     let mut lease = lease(OnUnreachable::Closed, t0);
     let request = lease.request(t0, 0, 8, 10, 8);
     lease.on_reply(t0, t0, &request, reply(2, 5, 2));
-    assert!(!lease.due(t0 + ms(99), 2));
-    assert!(lease.due(t0 + ms(100), 2));
+    assert!(!lease.due(t0 + ms(99), 2, 8));
+    assert!(lease.due(t0 + ms(100), 2, 8));
 }
 
 #[test]
@@ -115,8 +115,8 @@ fn a_process_that_never_reached_redis_falls_back_on_its_first_error() {
     slots.request(t0, 0, 1, 10, 8);
     assert_eq!(slots.on_error(t0 + ms(10)).map(|c| c.to), Some(2));
     // It retries a twelfth of the lease later, not at every tick.
-    assert!(!slots.due(t0 + ms(109), 2));
-    assert!(slots.due(t0 + ms(110), 2));
+    assert!(!slots.due(t0 + ms(109), 2, 1));
+    assert!(slots.due(t0 + ms(110), 2, 1));
 }
 
 #[test]
@@ -156,8 +156,24 @@ fn a_shrink_is_acknowledged_as_soon_as_the_calls_in_flight_fit() {
     let request = lease.request(t1, 6, 6, 10, 8);
     // Granted 3 at once, but Redis keeps 6 held until we report.
     lease.on_reply(t1, t1, &request, reply(3, 3, 6));
-    assert!(!lease.due(t1 + ms(1), 5), "5 calls still in flight");
-    assert!(lease.due(t1 + ms(2), 3), "they fit: acknowledge now");
+    assert!(!lease.due(t1 + ms(1), 5, 6), "5 calls still in flight");
+    assert!(lease.due(t1 + ms(2), 3, 6), "they fit: acknowledge now");
+}
+
+#[test]
+fn a_change_of_demand_is_reported_before_the_next_renewal() {
+    let t0 = Instant::now();
+    let mut lease = lease(OnUnreachable::Closed, t0);
+    let request = lease.request(t0, 0, 16, 10, 20);
+    lease.on_reply(t0, t0, &request, reply(5, 5, 5));
+    assert!(
+        !lease.due(t0 + ms(50), 5, 1),
+        "not sooner than a twelfth of the lease"
+    );
+    assert!(lease.due(t0 + ms(100), 5, 1), "16 to 1");
+    assert!(!lease.due(t0 + ms(100), 5, 16), "unchanged");
+    assert!(!lease.due(t0 + ms(100), 5, 15), "less than an eighth");
+    assert!(lease.due(t0 + ms(100), 5, 14), "an eighth");
 }
 
 #[test]
@@ -171,7 +187,7 @@ fn a_stale_reply_changes_nothing_and_asks_again() {
     };
     assert_eq!(lease.on_reply(t0, t0, &request, stale), None);
     assert_eq!(lease.grant, 0);
-    assert!(lease.due(t0, 0));
+    assert!(lease.due(t0, 0, 3));
 }
 
 #[test]
