@@ -269,3 +269,37 @@ fn the_password_never_shows() {
     }
     assert!(config.redis_url().contains("app:***@"));
 }
+
+#[cfg(feature = "metrics")]
+#[test]
+fn the_share_is_exported_as_bulkhead_fleet_share() {
+    use bulkhead_registry::observe::export_metrics_to;
+    use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+
+    let redis = RedisServer::start();
+    let (registry, _bulkhead) = member(config(&redis, "metrics"), "metrics-a", 10);
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let _observer = export_metrics_to(&registry, Duration::from_millis(50), recorder).unwrap();
+    // A snapshot of the debugging recorder resets what it read: read both
+    // gauges from one.
+    let mut seen = Vec::new();
+    let exported = wait_for(Duration::from_secs(4), || {
+        let values: Vec<(String, f64)> = snapshotter
+            .snapshot()
+            .into_vec()
+            .into_iter()
+            .filter_map(|(key, _, _, value)| match value {
+                DebugValue::Gauge(v) => Some((key.key().name().to_owned(), v.into_inner())),
+                _ => None,
+            })
+            .collect();
+        let get = |name: &str| values.iter().find(|(n, _)| n == name).map(|(_, v)| *v);
+        let done = get("bulkhead_fleet_share") == Some(10.0)
+            && get("bulkhead_fleet_budget") == Some(10.0)
+            && get("bulkhead_fleet_processes") == Some(1.0);
+        seen = values;
+        done
+    });
+    assert!(exported.is_some(), "{seen:?}");
+}
