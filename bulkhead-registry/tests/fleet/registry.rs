@@ -303,3 +303,43 @@ fn the_share_is_exported_as_bulkhead_fleet_share() {
     });
     assert!(exported.is_some(), "{seen:?}");
 }
+
+#[test]
+fn a_fleet_resource_is_declared_in_toml() {
+    let redis = RedisServer::start();
+    let toml = format!(
+        "[resources.db]\nbudget = 10\nfleet = \"{}\"\nprefix = \"toml\"\nlease = \"1s\"\non_unreachable = \"closed\"\n\n\
+         [resources.cache]\nbudget = 4\n\n\
+         [bulkhead.instances.orders]\nmax_concurrent = 6\nresource = \"db\"\n",
+        redis.url()
+    );
+    let registry = Registry::builder()
+        .config_toml(&toml)
+        .unwrap()
+        .try_build()
+        .unwrap();
+    let orders = registry
+        .bulkhead_policy("orders", "test", &BulkheadConfig::builder())
+        .unwrap();
+    let snapshot = registry.snapshot();
+    assert_eq!(snapshot.fleets().len(), 1);
+    assert_eq!(snapshot.fleets()[0].lease, LEASE);
+    assert_eq!(registry.resource_usage("cache"), Some((4, 0)));
+    wait_for(Duration::from_secs(4), || orders.max_concurrent() == 6).expect("its share");
+    // A reload that changes the fleet is listed, not applied.
+    let changed = toml.replace("prefix = \"toml\"", "prefix = \"other\"");
+    let changes = registry.reload_toml(&changed).unwrap();
+    assert!(
+        changes
+            .iter()
+            .any(|c| c.policy == "resource" && c.instance == "db" && !c.applied),
+        "{changes:?}"
+    );
+    // A bad key is named with its full key.
+    let bad = Registry::builder().config_toml("[resources.db]\nbudget = 1\nleese = \"1s\"\n");
+    let error = bad.unwrap_err();
+    assert_eq!(error.code(), "CFG-001");
+    assert!(error.to_string().contains("resources.db.leese"), "{error}");
+    let bad = Registry::builder().config_toml("[resources.db]\nbudget = 1\nfleet = \"http://x\"\n");
+    assert_eq!(bad.unwrap_err().code(), "REG-014");
+}
