@@ -20,7 +20,8 @@
 //!     .bulkhead(|b| b.max_concurrent(40).resource("db"))
 //!     .build()?;
 //! // `orders` admits calls within this process's share of the 100 slots.
-//! let share = &registry.snapshot().fleets()[0];
+//! let snapshot = registry.snapshot();
+//! let share = &snapshot.fleets()[0];
 //! println!("{} of {} slots, {} processes", share.share, share.budget, share.processes);
 //! # Ok::<(), bulkhead_registry::RegistryError>(())
 //! ```
