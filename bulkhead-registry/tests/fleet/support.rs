@@ -135,7 +135,6 @@ impl Drop for RedisServer {
 /// were open at once, at most: never more than the clients hold slots.
 pub(crate) struct Database {
     pub(crate) port: u16,
-    pub(crate) current: Arc<AtomicU32>,
     pub(crate) max: Arc<AtomicU32>,
     pub(crate) sessions: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
@@ -176,7 +175,6 @@ impl Database {
         }
         Database {
             port,
-            current,
             max,
             sessions,
             stop,
