@@ -17,7 +17,7 @@ mod queue;
 mod semaphore;
 mod traffic;
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod cap_tests;
 
 pub use config::{BulkheadConfig, BulkheadConfigBuilder};

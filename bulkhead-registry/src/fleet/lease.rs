@@ -246,11 +246,13 @@ impl Lease {
     }
 
     /// A request failed (error or timeout) at `now`: try again a twelfth
-    /// of the lease later. A process that never had a lease falls back at
-    /// once (it has no share to keep).
+    /// of the lease after it was sent (at once after a timeout that long).
+    /// A process that never had a lease falls back at once (it has no
+    /// share to keep).
     pub(crate) fn on_error(&mut self, now: Instant) -> Option<Change> {
         self.failures += 1;
-        self.next = now + self.period() / 4;
+        let sent = self.last_sent.unwrap_or(now);
+        self.next = (sent + self.period() / 4).max(now);
         self.backoff_until = self.next;
         (self.state == FleetState::Joining).then(|| self.fall_back())
     }

@@ -114,9 +114,14 @@ fn a_process_that_never_reached_redis_falls_back_on_its_first_error() {
     let mut slots = lease(OnUnreachable::Slots(2), t0);
     slots.request(t0, 0, 1, 10, 8);
     assert_eq!(slots.on_error(t0 + ms(10)).map(|c| c.to), Some(2));
-    // It retries a twelfth of the lease later, not at every tick.
-    assert!(!slots.due(t0 + ms(109), 2, 1));
-    assert!(slots.due(t0 + ms(110), 2, 1));
+    // It retries a twelfth of the lease after the failed request was sent,
+    // not at every tick...
+    assert!(!slots.due(t0 + ms(99), 2, 1));
+    assert!(slots.due(t0 + ms(100), 2, 1));
+    // ...and at once after a request that timed out later than that.
+    slots.request(t0 + ms(100), 0, 1, 10, 8);
+    slots.on_error(t0 + ms(220));
+    assert!(slots.due(t0 + ms(220), 2, 1));
 }
 
 #[test]
