@@ -92,7 +92,9 @@
 //! and snapshot). Then by topic: [`rejection`] (the payloads of
 //! `Rejection`), [`events`], [`clock`], [`config`] (configuration errors),
 //! [`registry`], [`pipeline`] (policies composed by hand), [`sizing`],
-//! `tower` (feature `tower`) and `observe` (features `tracing`, `metrics`).
+//! `tower` (feature `tower`), `observe` (features `tracing`, `metrics`) and
+//! `fleet` (feature `redis`: a resource's budget shared by a fleet of
+//! processes).
 //! [`guide::paths`] lists every name's module.
 //!
 //! # Guides
@@ -101,6 +103,7 @@
 //! - [`guide::composition`]: the fixed order of the policies and what
 //!   follows from it;
 //! - [`guide::configuration`]: keys, sources, precedence and reloads;
+//! - `guide::fleet` (feature `redis`): budgets shared by a fleet on Redis;
 //! - [`guide::paths`]: where each name lives.
 //!
 //! Each attribute's page is its reference: keys, errors and examples.
@@ -120,6 +123,8 @@ pub mod circuit_breaker;
 pub mod clock;
 pub mod config;
 pub mod events;
+#[cfg(feature = "redis")]
+pub mod fleet;
 pub mod guide;
 pub mod pipeline;
 pub mod rate_limiter;

@@ -307,3 +307,38 @@ fn set_max_concurrent_after_a_move_checks_the_new_resource() {
         .unwrap();
     assert_eq!(registry.resource_usage("b"), Some((10, 8)));
 }
+
+#[test]
+fn a_budget_is_declared_in_toml_and_reloaded() {
+    let registry = Registry::builder()
+        .config_toml("[resources.db]\nbudget = 3\n")
+        .unwrap()
+        .build();
+    let too_many = Pipeline::builder(&registry, "toml-orders")
+        .bulkhead(|b| b.max_concurrent(4).resource("db"))
+        .build();
+    assert_eq!(too_many.unwrap_err().code(), "REG-010");
+    registry
+        .reload_toml("[resources.db]\nbudget = 5\n")
+        .unwrap();
+    assert!(
+        Pipeline::builder(&registry, "toml-orders")
+            .bulkhead(|b| b.max_concurrent(4).resource("db"))
+            .build()
+            .is_ok()
+    );
+    // A smaller budget that the bulkheads no longer fit is refused whole.
+    let refused = registry.reload_toml("[resources.db]\nbudget = 2\n");
+    assert_eq!(refused.unwrap_err().code(), "REG-010");
+    assert_eq!(registry.resource_usage("db"), Some((5, 4)));
+}
+
+#[cfg(not(feature = "redis"))]
+#[test]
+fn the_fleet_keys_need_the_redis_feature() {
+    let error = Registry::builder()
+        .config_toml("[resources.db]\nbudget = 3\nfleet = \"redis://h\"\n")
+        .unwrap_err();
+    assert_eq!(error.code(), "CFG-001");
+    assert!(error.to_string().contains("redis"), "{error}");
+}

@@ -55,8 +55,8 @@ pub use config::{ConfigError, check_limit, check_range, parse_bool, parse_durati
 pub use context::PolicyContext;
 pub use events::{
     BulkheadEvent, BulkheadEventKind, CircuitBreakerEvent, CircuitBreakerEventKind, CircuitState,
-    Event, EventBus, EventStream, RateLimiterEvent, RateLimiterEventKind, RetryEvent,
-    RetryEventKind, TimeoutEvent, TimeoutEventKind,
+    Event, EventBus, EventStream, FleetShareChanged, FleetShareReason, RateLimiterEvent,
+    RateLimiterEventKind, RetryEvent, RetryEventKind, TimeoutEvent, TimeoutEventKind,
 };
 pub use rate_limiter::{AcquirePermit, RateLimiter, RateLimiterConfig, RateLimiterConfigBuilder};
 pub use rejection::{

@@ -25,7 +25,8 @@ pub struct BulkheadSnapshot {
     pub concurrent_calls: u32,
     /// Calls waiting for a slot (0 when `max_wait` is zero).
     pub waiting_calls: u32,
-    /// The limit.
+    /// The limit in force: the configured `max_concurrent`, or less while a
+    /// fleet resource's share holds it lower (down to 0).
     pub max_concurrent: u32,
     /// Slots free right now: `max_concurrent - concurrent_calls`, or 0 while
     /// more calls are in flight than a lowered limit allows.
@@ -50,12 +51,13 @@ impl BulkheadSnapshot {
     pub(crate) fn of(bulkhead: &Bulkhead) -> Self {
         let config = bulkhead.config();
         let concurrent_calls = bulkhead.concurrent_calls();
+        let max_concurrent = bulkhead.max_concurrent();
         BulkheadSnapshot {
             instance: bulkhead.instance().to_owned(),
             concurrent_calls,
             waiting_calls: bulkhead.waiting_calls(),
-            max_concurrent: config.max_concurrent(),
-            available: config.max_concurrent().saturating_sub(concurrent_calls),
+            max_concurrent,
+            available: max_concurrent.saturating_sub(concurrent_calls),
             max_wait: config.max_wait(),
             enabled: config.enabled(),
             traffic: bulkhead.traffic(),
@@ -226,6 +228,8 @@ impl Registry {
             timeouts: sorted(&stores.timeouts, TimeoutSnapshot::of),
             rate_limiters: sorted(&stores.rate_limiters, RateLimiterSnapshot::of),
             circuit_breakers: sorted(&stores.circuit_breakers, CircuitBreakerSnapshot::of),
+            #[cfg(feature = "redis")]
+            fleets: self.fleet_snapshots(),
         }
     }
 }
@@ -246,6 +250,8 @@ pub struct RegistrySnapshot {
     pub(crate) timeouts: Vec<TimeoutSnapshot>,
     pub(crate) rate_limiters: Vec<RateLimiterSnapshot>,
     pub(crate) circuit_breakers: Vec<CircuitBreakerSnapshot>,
+    #[cfg(feature = "redis")]
+    pub(crate) fleets: Vec<crate::fleet::FleetSnapshot>,
 }
 
 impl RegistrySnapshot {
@@ -272,5 +278,12 @@ impl RegistrySnapshot {
     /// The rate limiters, sorted by instance id.
     pub fn rate_limiters(&self) -> &[RateLimiterSnapshot] {
         &self.rate_limiters
+    }
+
+    /// The shares of the fleet resources (feature `redis`), sorted by
+    /// resource.
+    #[cfg(feature = "redis")]
+    pub fn fleets(&self) -> &[crate::fleet::FleetSnapshot] {
+        &self.fleets
     }
 }

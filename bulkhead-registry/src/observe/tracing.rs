@@ -6,8 +6,8 @@ use ::tracing::subscriber::NoSubscriber;
 use ::tracing::{Dispatch, Level, dispatcher, event};
 use bulkhead_core::{
     BulkheadEvent, BulkheadEventKind, CircuitBreakerEvent, CircuitBreakerEventKind, CircuitState,
-    Event, RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind, TimeoutEvent,
-    TimeoutEventKind,
+    Event, FleetShareChanged, FleetShareReason, RateLimiterEvent, RateLimiterEventKind, RetryEvent,
+    RetryEventKind, TimeoutEvent, TimeoutEventKind,
 };
 
 use super::names::{cause, circuit_state};
@@ -75,6 +75,7 @@ impl Sink for Tracer {
             Event::CircuitBreaker(event) => circuit_breaker(&event),
             Event::Timeout(event) => timeout(&event),
             Event::RateLimiter(event) => rate_limiter(&event),
+            Event::FleetShareChanged(event) => fleet(&event),
             other => {
                 event!(target: TARGET, Level::DEBUG, instance = other.instance(), event = ?other)
             }
@@ -104,6 +105,28 @@ macro_rules! emit {
             $($rest)+
         )
     };
+}
+
+fn fleet(event: &FleetShareChanged) {
+    let FleetShareChanged {
+        resource,
+        reason,
+        from,
+        to,
+        target,
+        budget,
+        processes,
+        ..
+    } = *event;
+    let reason = reason.as_str();
+    if event.reason == FleetShareReason::Unreachable {
+        event!(target: TARGET, Level::WARN, resource, kind = "fleet_share_changed",
+            reason, from, to, target, budget, processes,
+            "fleet lease ran out without a renewal: share fell back");
+    } else {
+        event!(target: TARGET, Level::INFO, resource, kind = "fleet_share_changed",
+            reason, from, to, target, budget, processes, "fleet share changed");
+    }
 }
 
 fn bulkhead(event: &BulkheadEvent) {

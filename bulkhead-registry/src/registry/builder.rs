@@ -295,6 +295,7 @@ impl RegistryBuilder {
 
     fn source(mut self, source: Source) -> Result<Self, RegistryError> {
         let settings = source.settings()?;
+        source.resources()?;
         // Checked against a scratch copy now, so that errors name this source.
         AllLayers::default().apply(&settings)?;
         self.sources.push((source, settings));
@@ -320,14 +321,35 @@ impl RegistryBuilder {
     /// the ATR code of an invalid value, naming its full key.
     pub fn try_build(self) -> Result<Registry, RegistryError> {
         self.layers()?.validate()?;
-        Ok(self.build())
+        let sources: Vec<Source> = self.sources.iter().map(|(s, _)| s.clone()).collect();
+        let resources = crate::source::resources(&sources)?;
+        let registry = self.registry();
+        registry.declare_resources(&resources, &mut Vec::new())?;
+        Ok(registry)
     }
 
     /// Builds the registry. Configuration values are checked when an instance
     /// uses them, so a bad value is reported with its key by the wrapper or
     /// pipeline that needs it; [`try_build`](Self::try_build) checks them all
     /// now.
+    ///
+    /// # Panics
+    ///
+    /// If a source declares a fleet resource (feature `redis`) and the
+    /// thread that keeps its lease cannot be started;
+    /// [`try_build`](Self::try_build) returns REG-016 instead.
     pub fn build(self) -> Registry {
+        let sources: Vec<Source> = self.sources.iter().map(|(s, _)| s.clone()).collect();
+        // Each source's resources were read when it was given.
+        let resources = crate::source::resources(&sources).unwrap_or_default();
+        let registry = self.registry();
+        if let Err(error) = registry.declare_resources(&resources, &mut Vec::new()) {
+            panic!("{error}");
+        }
+        registry
+    }
+
+    fn registry(self) -> Registry {
         let events = EventBus::new(self.event_capacity);
         // Each source was applied on its own when it was given; together
         // they cannot fail.
@@ -346,6 +368,8 @@ impl RegistryBuilder {
                 windows: Mutex::new(Windows::default()),
                 budgets: Mutex::new(Budgets::default()),
                 function_errors: Mutex::new(Vec::new()),
+                #[cfg(feature = "redis")]
+                fleets: super::fleet::Fleets::default(),
             }),
         }
     }

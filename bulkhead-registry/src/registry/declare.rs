@@ -197,10 +197,18 @@ impl Declarations<'_> {
         // A bulkhead already declared (registered, or staged by an open
         // batch) is shared or refused with REG-008: its slots were counted
         // when it was created.
-        if config.resource().is_some() && !bulkheads.is_declared(id) {
+        let new = !bulkheads.is_declared(id);
+        if config.resource().is_some() && new {
             self.registry.check_budgets([(id, &config)])?;
         }
-        self.declare(bulkheads, id, source, spec)
+        let bulkhead = self.declare(bulkheads, id, source, spec)?;
+        // A new bulkhead on a fleet resource admits nothing the fleet has
+        // not granted: it is closed before anyone can call it.
+        #[cfg(feature = "redis")]
+        if let Some(resource) = config.resource().filter(|_| new) {
+            self.registry.adopt_on_fleet(resource, &bulkhead);
+        }
+        Ok(bulkhead)
     }
 
     /// Declares retry policy `id`, as [`bulkhead`](Self::bulkhead) does.

@@ -7,16 +7,35 @@
 //! `base_config`, the named configuration they start from.
 
 mod env;
+mod resources;
 mod setting;
 mod toml;
 mod value;
 
 pub(crate) use env::from_env;
+pub(crate) use resources::ResourceSpec;
 pub(crate) use setting::{Setting, Target, env_name, normalize};
 pub(crate) use toml::from_toml;
 pub(crate) use value::Value;
 
-use crate::error::ConfigSourceError;
+use crate::error::{ConfigSourceError, RegistryError};
+
+/// The resources `sources` declare, a later source's declaration of a
+/// name replacing an earlier one's.
+///
+/// # Errors
+///
+/// The first error of any source.
+pub(crate) fn resources(sources: &[Source]) -> Result<Vec<ResourceSpec>, RegistryError> {
+    let mut merged: Vec<ResourceSpec> = Vec::new();
+    for source in sources {
+        for spec in source.resources()? {
+            merged.retain(|known| known.name != spec.name);
+            merged.push(spec);
+        }
+    }
+    Ok(merged)
+}
 
 /// A configuration source, as given to the registry builder; kept so that
 /// [`Registry::reload`](crate::Registry::reload) can read it again.
@@ -31,6 +50,23 @@ pub(crate) enum Source {
 }
 
 impl Source {
+    /// The resources the source declares (`[resources.<name>]` in TOML;
+    /// none in the environment).
+    pub(crate) fn resources(&self) -> Result<Vec<ResourceSpec>, RegistryError> {
+        match self {
+            Source::Toml(text) => toml::resources_from_toml(text, "TOML"),
+            Source::File(path) => {
+                let text =
+                    std::fs::read_to_string(path).map_err(|e| ConfigSourceError::Unreadable {
+                        path: path.display().to_string(),
+                        message: e.to_string(),
+                    })?;
+                toml::resources_from_toml(&text, &path.display().to_string())
+            }
+            Source::Env(_) | Source::Vars(..) => Ok(Vec::new()),
+        }
+    }
+
     /// Reads and parses the source.
     pub(crate) fn settings(&self) -> Result<Vec<Setting>, ConfigSourceError> {
         match self {

@@ -70,3 +70,14 @@ pub(super) fn rate_limiter(event: &RateLimiterEvent) {
         counter!(LIMITER_REJECTIONS, "instance" => event.instance).increment(1);
     }
 }
+
+#[cfg(feature = "redis")]
+pub(super) fn fleet(event: &bulkhead_core::FleetShareChanged) {
+    counter!(
+        super::names::FLEET_CHANGES,
+        "resource" => event.resource,
+        "reason" => event.reason.as_str()
+    )
+    .increment(1);
+    gauge!(super::names::FLEET_SHARE, "resource" => event.resource).set(event.to);
+}

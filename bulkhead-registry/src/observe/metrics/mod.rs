@@ -115,6 +115,8 @@ impl Sink for Exporter {
             Event::CircuitBreaker(event) => events::circuit_breaker(&event),
             Event::Timeout(event) => events::timeout(&event),
             Event::RateLimiter(event) => events::rate_limiter(&event),
+            #[cfg(feature = "redis")]
+            Event::FleetShareChanged(event) => events::fleet(&event),
             _ => {}
         }
     }
@@ -135,5 +137,7 @@ impl Sink for Exporter {
             .iter()
             .for_each(samples::rate_limiter);
         snapshot.timeouts().iter().for_each(samples::timeout);
+        #[cfg(feature = "redis")]
+        snapshot.fleets().iter().for_each(samples::fleet);
     }
 }
