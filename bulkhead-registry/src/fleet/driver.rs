@@ -6,19 +6,17 @@
 //! when the lease ran out, and sends a request when one is due. Calls never
 //! wait for it.
 
+use std::cell::Cell;
 use std::sync::Arc;
+use std::sync::atomic::Ordering::Release;
 use std::time::{Duration, Instant};
 
-use bulkhead_core::{
-    BulkheadEvent, BulkheadEventKind, Event, EventStream, FleetShareChanged, PolicyContext,
-};
+use bulkhead_core::{BulkheadEvent, BulkheadEventKind, Event, EventStream, PolicyContext};
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use tokio::sync::mpsc;
 
-use super::lease::Change;
 use super::resource::Resource;
 use super::script::{Keys, Scripts};
-use super::snapshot::FleetState;
 
 /// How often a resource's task wakes up.
 const TICK: Duration = Duration::from_millis(10);
@@ -33,6 +31,11 @@ pub(crate) struct Driver {
 impl Driver {
     /// Starts the thread.
     pub(crate) fn start(context: PolicyContext) -> std::io::Result<Driver> {
+        if REFUSE_START.get() {
+            return Err(std::io::Error::other(
+                "refused on this thread for a test (fleet::__testing)",
+            ));
+        }
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
@@ -55,9 +58,21 @@ impl Driver {
 
     /// Starts keeping `resource`'s lease.
     pub(crate) fn add(&self, resource: Arc<Resource>) {
+        resource.driven.store(true, Release);
         // The thread ends only after this end is dropped.
         let _ = self.resources.send(resource);
     }
+}
+
+thread_local! {
+    /// Whether [`Driver::start`] fails on this thread, for the tests of
+    /// what a registry does then.
+    static REFUSE_START: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Makes [`Driver::start`] fail on this thread (`true`) or work again.
+pub(crate) fn refuse_starts_on_this_thread(refuse: bool) {
+    REFUSE_START.set(refuse);
 }
 
 /// Keeps `resource`'s lease until it is told to leave.
@@ -86,9 +101,10 @@ async fn run(resource: Arc<Resource>, context: PolicyContext) {
                 turned = now;
             }
             members.sample();
+            members.settle();
             let mut status = resource.status();
             if let Some(change) = status.lease.expire(now) {
-                publish(&resource, &context, change, &status.lease);
+                resource.publish(&context, change, &status.lease);
             }
             members.apply(status.lease.grant);
             let bound = members.bound();
@@ -134,7 +150,7 @@ async fn run(resource: Arc<Resource>, context: PolicyContext) {
         };
         members.apply(status.lease.grant);
         if let Some(change) = change {
-            publish(&resource, &context, change, &status.lease);
+            resource.publish(&context, change, &status.lease);
         }
     }
 }
@@ -172,7 +188,7 @@ async fn leave(
     if let Ok(Err(error)) = &left {
         status.last_error = Some(resource.config.url().scrub(&error.to_string()));
     }
-    publish(resource, context, change, &status.lease);
+    resource.publish(context, change, &status.lease);
     drop(status);
     resource
         .left
@@ -192,24 +208,6 @@ fn count_refusals(events: &mut Option<EventStream>, members: &mut super::local::
             members.refused(instance);
         }
     }
-}
-
-fn publish(
-    resource: &Resource,
-    context: &PolicyContext,
-    change: Change,
-    lease: &super::lease::Lease,
-) {
-    let (target, budget, processes) = match lease.state {
-        FleetState::Joined => (lease.target, lease.budget, lease.processes),
-        _ => (0, lease.budget, lease.processes),
-    };
-    context.publish(|at| {
-        Event::FleetShareChanged(
-            FleetShareChanged::new(resource.name, change.reason, change.from, change.to, at)
-                .fleet(target, budget, processes),
-        )
-    });
 }
 
 /// The resource's connection to Redis, made when first needed and again

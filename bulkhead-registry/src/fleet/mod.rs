@@ -54,7 +54,18 @@ pub use config::{FleetConfig, OnUnreachable};
 pub use snapshot::{FleetSnapshot, FleetState};
 
 pub(crate) use driver::Driver;
+pub(crate) use local::Handover;
 pub(crate) use resource::Resource;
+
+#[doc(hidden)]
+pub mod __testing {
+    //! What the tests need to reach failures they cannot cause otherwise.
+    /// Makes the start of a registry's fleet thread fail on the calling
+    /// thread (`true`), as if the system refused a thread, or work again.
+    pub fn refuse_thread_starts(refuse: bool) {
+        super::driver::refuse_starts_on_this_thread(refuse);
+    }
+}
 
 #[doc(hidden)]
 pub mod __scripts {

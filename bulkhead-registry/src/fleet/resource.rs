@@ -2,14 +2,19 @@
 //! bulkheads, and its state as the driver last left it, shared between the
 //! registry (which adds bulkheads and reads snapshots) and the driver.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering::Relaxed};
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::AtomicU32;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Instant;
 
+use bulkhead_core::{Event, FleetShareChanged, PolicyContext};
+
 use super::config::FleetConfig;
-use super::lease::Lease;
+use super::lease::{Change, Lease};
 use super::local::Members;
-use super::snapshot::FleetSnapshot;
+use super::snapshot::{FleetSnapshot, FleetState};
+use crate::error::RegistryError;
 
 /// A resource whose budget this process shares with a fleet.
 #[derive(Debug)]
@@ -27,6 +32,9 @@ pub(crate) struct Resource {
     /// Set by the driver once it left: the share is given back (or Redis
     /// could not be told, and the lease runs out).
     pub(crate) left: AtomicBool,
+    /// Whether the driver keeps its lease: false while the fleet thread
+    /// could not be started (the share is then `on_unreachable`'s).
+    pub(crate) driven: AtomicBool,
 }
 
 /// What the driver last knew, for snapshots.
@@ -52,6 +60,7 @@ impl Resource {
             status: Mutex::new(status),
             leave: AtomicBool::new(false),
             left: AtomicBool::new(false),
+            driven: AtomicBool::new(false),
             config,
         }
     }
@@ -72,10 +81,65 @@ impl Resource {
         self.status.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The fleet thread could not be started (`error`, REG-016): the share
+    /// falls back to `on_unreachable` as if Redis could not be reached, and
+    /// the error shows as the last one, until a driver takes the resource.
+    pub(crate) fn unstarted(&self, context: &PolicyContext, error: &RegistryError) {
+        let mut members = self.members();
+        let mut status = self.status();
+        status.last_error = Some(error.to_string());
+        let change = status.lease.on_error(Instant::now());
+        members.apply(status.lease.grant);
+        if let Some(change) = change {
+            self.publish(context, change, &status.lease);
+        }
+    }
+
+    /// Applies the share in force to the bulkheads, when no driver does
+    /// it for every tick.
+    pub(crate) fn apply_undriven(&self) {
+        if !self.driven.load(Acquire) {
+            let mut members = self.members();
+            members.settle();
+            members.apply(self.status().lease.grant);
+        }
+    }
+
+    /// Leaves the fleet without a driver (it never had one): the share
+    /// was never Redis's, so only the bulkheads close.
+    pub(crate) fn leave_undriven(&self, context: &PolicyContext) {
+        let mut members = self.members();
+        let mut status = self.status();
+        let (_, change) = status.lease.leave();
+        members.apply(0);
+        self.publish(context, change, &status.lease);
+        self.left.store(true, Release);
+    }
+
+    /// Publishes a change of the share.
+    pub(crate) fn publish(&self, context: &PolicyContext, change: Change, lease: &Lease) {
+        let (target, budget, processes) = match lease.state {
+            FleetState::Joined => (lease.target, lease.budget, lease.processes),
+            _ => (0, lease.budget, lease.processes),
+        };
+        context.publish(|at| {
+            Event::FleetShareChanged(
+                FleetShareChanged::new(self.name, change.reason, change.from, change.to, at)
+                    .fleet(target, budget, processes),
+            )
+        });
+    }
+
     pub(crate) fn snapshot(&self) -> FleetSnapshot {
-        let (limits, in_flight) = {
+        let (limits, in_flight, bulkheads, draining) = {
             let members = self.members();
-            (members.limits(), members.in_flight())
+            let names = |ids: Vec<&str>| ids.into_iter().map(str::to_owned).collect();
+            (
+                members.limits(),
+                members.in_flight(),
+                names(members.ids()),
+                names(members.leaving_ids()),
+            )
         };
         let status = self.status();
         let lease = &status.lease;
@@ -95,11 +159,11 @@ impl Resource {
             processes: lease.processes,
             limits,
             in_flight,
+            bulkheads,
+            draining,
             lease: self.config.lease_duration(),
             lease_remaining: match lease.state {
-                super::FleetState::Joined => {
-                    lease.deadline.map(|d| d.saturating_duration_since(now))
-                }
+                FleetState::Joined => lease.deadline.map(|d| d.saturating_duration_since(now)),
                 _ => None,
             },
             recovering: (!lease.recover.is_zero()).then_some(lease.recover),

@@ -67,8 +67,17 @@ pub struct FleetSnapshot {
     /// The limits in force of this process's bulkheads on the resource,
     /// added up.
     pub limits: u32,
-    /// Calls in flight on the resource's bulkheads.
+    /// Calls in flight on the resource's bulkheads, those draining
+    /// included.
     pub in_flight: u32,
+    /// This process's bulkheads on the resource, by id: the share is
+    /// split among them.
+    pub bulkheads: Vec<String>,
+    /// Bulkheads leaving the resource (a reload moved them elsewhere, or
+    /// the batch that declared them was dropped), by id: they admit no
+    /// call, and their calls in flight count against the share until they
+    /// have finished; then they are let go.
+    pub draining: Vec<String>,
     /// The lease.
     pub lease: Duration,
     /// Time left before the share falls back without a renewal.

@@ -324,7 +324,7 @@ impl RegistryBuilder {
         let sources: Vec<Source> = self.sources.iter().map(|(s, _)| s.clone()).collect();
         let resources = crate::source::resources(&sources)?;
         let registry = self.registry();
-        registry.declare_resources(&resources, &mut Vec::new())?;
+        registry.declare_resources(&resources, &mut Vec::new(), false)?;
         Ok(registry)
     }
 
@@ -333,19 +333,20 @@ impl RegistryBuilder {
     /// pipeline that needs it; [`try_build`](Self::try_build) checks them all
     /// now.
     ///
-    /// # Panics
-    ///
     /// If a source declares a fleet resource (feature `redis`) and the
-    /// thread that keeps its lease cannot be started;
-    /// [`try_build`](Self::try_build) returns REG-016 instead.
+    /// thread that keeps its lease cannot be started, the resource is
+    /// declared with the share `on_unreachable` gives a process that never
+    /// reached Redis, and the error (REG-016) is kept:
+    /// `Registry::fleet_errors` and the resource's snapshot show it.
+    /// [`try_build`](Self::try_build) returns it instead.
     pub fn build(self) -> Registry {
         let sources: Vec<Source> = self.sources.iter().map(|(s, _)| s.clone()).collect();
         // Each source's resources were read when it was given.
         let resources = crate::source::resources(&sources).unwrap_or_default();
         let registry = self.registry();
-        if let Err(error) = registry.declare_resources(&resources, &mut Vec::new()) {
-            panic!("{error}");
-        }
+        // On a registry without bulkheads, declaring resources read before
+        // fails only to start the fleet thread, which falls back here.
+        let _ = registry.declare_resources(&resources, &mut Vec::new(), true);
         registry
     }
 

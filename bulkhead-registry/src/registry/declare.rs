@@ -299,8 +299,21 @@ impl Drop for Declarations<'_> {
     /// Discards what was declared and not committed, before the lock is
     /// released.
     fn drop(&mut self) {
+        // Committed, the batch stages nothing any more.
+        #[cfg(feature = "redis")]
+        let staged = self.registry.stores().bulkheads.staged_in(self.batch);
         for store in self.registry.stores().all() {
             store.discard(self.batch);
+        }
+        // A bulkhead another open batch shares stays declared.
+        #[cfg(feature = "redis")]
+        {
+            let bulkheads = &self.registry.stores().bulkheads;
+            let gone: Vec<Bulkhead> = staged
+                .into_iter()
+                .filter(|b| !bulkheads.is_declared(b.instance()))
+                .collect();
+            self.registry.forget_on_fleets(&gone);
         }
     }
 }

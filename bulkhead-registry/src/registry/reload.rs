@@ -96,7 +96,7 @@ impl Registry {
             }
         };
         drop(budgets);
-        self.declare_resources(&resources, &mut changes)?;
+        self.declare_resources(&resources, &mut changes, false)?;
         *self.lock_sources() = sources;
         #[cfg(feature = "redis")]
         self.refresh_fleets();

@@ -60,16 +60,25 @@ impl Registry {
     /// Declares the resources a configuration source gave: budgets, and
     /// fleets (feature `redis`); a fleet that differs from the running one
     /// is listed in `changes` as not applied (a process stays in one fleet
-    /// per resource).
+    /// per resource). With `fall_back`, a fleet thread that cannot be
+    /// started leaves a fleet resource on its fallback share instead of
+    /// failing (`Registry::fleet_errors` keeps REG-016).
     pub(crate) fn declare_resources(
         &self,
         resources: &[ResourceSpec],
         changes: &mut Vec<Change>,
+        fall_back: bool,
     ) -> Result<(), RegistryError> {
         for spec in resources {
             #[cfg(feature = "redis")]
             if let Some(fleet) = &spec.fleet {
-                match self.fleet_resource(&spec.name, spec.budget, fleet.clone()) {
+                use super::fleet::OnStartFailure;
+                let on_failure = if fall_back {
+                    OnStartFailure::FallBack
+                } else {
+                    OnStartFailure::Fail
+                };
+                match self.join_fleet(&spec.name, spec.budget, fleet.clone(), on_failure) {
                     Err(RegistryError::FleetConflict {
                         running, requested, ..
                     }) => {
@@ -86,7 +95,7 @@ impl Registry {
                 }
                 continue;
             }
-            let _ = &changes;
+            let _ = (&changes, fall_back);
             self.resource(&spec.name, spec.budget)?;
         }
         Ok(())

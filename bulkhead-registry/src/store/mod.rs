@@ -132,6 +132,16 @@ impl<P: Policy> Store<P> {
         self.each_declared(|d| d.policy.live(&d.config))
     }
 
+    /// Every instance, registered or staged by an open batch, with the
+    /// configuration it runs with now.
+    #[cfg(feature = "redis")]
+    pub(crate) fn declared(&self) -> Vec<(P, P::Config)> {
+        self.each_declared(|d| (d.policy.clone(), d.policy.live(&d.config)))
+            .into_iter()
+            .map(|(_, declared)| declared)
+            .collect()
+    }
+
     /// Every registered instance.
     pub(crate) fn policies(&self) -> Vec<P> {
         self.instances.iter().map(|d| d.policy.clone()).collect()

@@ -6,6 +6,7 @@
 //! The tests start their own `redis-server` on a free loopback port; they
 //! fail, never pass, when there is none (`.ci/run` installs it).
 
+mod membership;
 mod processes;
 mod registry;
 mod scripts;

@@ -10,9 +10,9 @@ use bulkhead_registry::{Registry, RegistryError};
 
 use crate::support::{RedisServer, wait_for};
 
-const LEASE: Duration = Duration::from_millis(1000);
+pub(crate) const LEASE: Duration = Duration::from_millis(1000);
 
-fn config(redis: &RedisServer, prefix: &str) -> FleetConfig {
+pub(crate) fn config(redis: &RedisServer, prefix: &str) -> FleetConfig {
     FleetConfig::redis(&redis.url())
         .unwrap()
         .prefix(prefix)
@@ -22,7 +22,7 @@ fn config(redis: &RedisServer, prefix: &str) -> FleetConfig {
 
 /// A registry on the fleet resource `db` (budget 10) with one bulkhead of
 /// `max` slots on it.
-fn member(config: FleetConfig, id: &str, max: u32) -> (Registry, Bulkhead) {
+pub(crate) fn member(config: FleetConfig, id: &str, max: u32) -> (Registry, Bulkhead) {
     let registry = Registry::new();
     registry.fleet_resource("db", 10, config).unwrap();
     let bulkhead = registry
@@ -35,7 +35,7 @@ fn member(config: FleetConfig, id: &str, max: u32) -> (Registry, Bulkhead) {
     (registry, bulkhead)
 }
 
-fn share(registry: &Registry) -> (u32, FleetState) {
+pub(crate) fn share(registry: &Registry) -> (u32, FleetState) {
     let snapshot = registry.snapshot();
     let fleet = &snapshot.fleets()[0];
     (fleet.share, fleet.state)

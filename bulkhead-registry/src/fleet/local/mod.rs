@@ -12,9 +12,13 @@
 //! grows only when a limit is raised, and [`Members::apply`] raises limits
 //! only while the bound stays within the share.
 
+mod leaving;
+
 use bulkhead_core::Bulkhead;
 
 use super::alloc::{Claim, allocate};
+pub(crate) use leaving::Handover;
+use leaving::Leaving;
 
 /// One bulkhead on the resource.
 #[derive(Debug)]
@@ -27,6 +31,9 @@ struct Member {
     peak: [u32; 2],
     /// Calls it refused in the current and the previous part.
     refused: [u32; 2],
+    /// The handovers of the resources it came from, not done yet: until
+    /// they are, it stays closed (their calls may still be in flight).
+    after: Vec<Handover>,
 }
 
 impl Member {
@@ -56,6 +63,12 @@ impl Member {
         }
     }
 
+    /// Whether it still waits for a resource it came from.
+    fn arriving(&mut self) -> bool {
+        self.after.retain(|h| !h.done());
+        !self.after.is_empty()
+    }
+
     fn set_cap(&mut self, cap: u32) {
         if cap != self.cap {
             self.cap = cap;
@@ -64,18 +77,38 @@ impl Member {
     }
 }
 
-/// The bulkheads of this process on one fleet resource.
+/// The bulkheads of this process on one fleet resource, and those leaving
+/// it (see `leaving`).
 #[derive(Debug, Default)]
 pub(crate) struct Members {
     members: Vec<Member>,
+    leaving: Vec<Leaving>,
 }
 
 impl Members {
     /// Takes `bulkhead` in, closed (limit 0) until a share is applied: a
-    /// bulkhead never admits a call the fleet has not granted.
-    pub(crate) fn add(&mut self, bulkhead: Bulkhead) {
-        if self.contains(bulkhead.instance()) {
+    /// bulkhead never admits a call the fleet has not granted. It stays
+    /// closed until the handovers `after` are done (the resources it comes
+    /// from still count its calls). A bulkhead that was leaving this
+    /// resource is a member again at once.
+    pub(crate) fn add(&mut self, bulkhead: Bulkhead, after: Vec<Handover>) {
+        let instance = bulkhead.instance();
+        if let Some(member) = self
+            .members
+            .iter_mut()
+            .find(|m| m.bulkhead.instance() == instance)
+        {
+            member.after.extend(after);
             return;
+        }
+        let mut waits = after;
+        // Only a declared instance comes back: there is one per id.
+        if let Some(i) = self
+            .leaving
+            .iter()
+            .position(|l| l.declared && l.instance() == instance)
+        {
+            waits.extend(self.leaving.swap_remove(i).take_back());
         }
         bulkhead.set_limit_cap(Some(0));
         self.members.push(Member {
@@ -83,27 +116,71 @@ impl Members {
             cap: 0,
             peak: [0; 2],
             refused: [0; 2],
+            after: waits,
         });
         self.members
             .sort_by(|a, b| a.bulkhead.instance().cmp(b.bulkhead.instance()));
     }
 
-    pub(crate) fn contains(&self, instance: &str) -> bool {
-        self.members
-            .iter()
-            .any(|m| m.bulkhead.instance() == instance)
+    /// The ids of the members.
+    pub(crate) fn ids(&self) -> Vec<&'static str> {
+        self.members.iter().map(|m| m.bulkhead.instance()).collect()
     }
 
-    /// Lets go of the bulkheads not in `keep` (a reload moved them to
-    /// another resource): their cap is lifted.
-    pub(crate) fn retain(&mut self, keep: impl Fn(&str) -> bool) {
-        self.members.retain(|m| {
-            let kept = keep(m.bulkhead.instance());
-            if !kept {
-                m.bulkhead.set_limit_cap(None);
-            }
-            kept
-        });
+    /// The ids of the bulkheads leaving.
+    pub(crate) fn leaving_ids(&self) -> Vec<&'static str> {
+        let mut ids: Vec<&'static str> = self.leaving.iter().map(Leaving::instance).collect();
+        ids.dedup();
+        ids
+    }
+
+    /// Member `instance` leaves (a reload moved it elsewhere): closed,
+    /// counted until its calls in flight finish, then let go; `release`:
+    /// its cap is lifted then (it went to no other fleet resource).
+    pub(crate) fn depart(&mut self, instance: &str, release: bool) {
+        self.remove(instance, release, true);
+    }
+
+    /// Bulkhead `instance`, declared in a batch that was dropped, leaves:
+    /// as [`depart`](Self::depart), and it never comes back.
+    pub(crate) fn discard(&mut self, instance: &str) {
+        self.remove(instance, true, false);
+        for leaving in self.leaving.iter_mut().filter(|l| l.instance() == instance) {
+            leaving.declared = false;
+        }
+    }
+
+    fn remove(&mut self, instance: &str, release: bool, declared: bool) {
+        let Some(i) = self
+            .members
+            .iter()
+            .position(|m| m.bulkhead.instance() == instance)
+        else {
+            return;
+        };
+        let member = self.members.remove(i);
+        let mut leaving = Leaving::new(member.bulkhead, member.after, release, declared);
+        if !leaving.settle() {
+            self.leaving.push(leaving);
+        }
+    }
+
+    /// `instance` goes to another fleet resource: the handovers it must
+    /// wait for there. Nothing here lifts its cap any more.
+    pub(crate) fn hand_over(&mut self, instance: &str) -> Vec<Handover> {
+        self.leaving
+            .iter_mut()
+            .filter(|l| l.declared && l.instance() == instance)
+            .map(|l| {
+                l.release = false;
+                l.handover()
+            })
+            .collect()
+    }
+
+    /// Lets go of the leaving bulkheads whose calls have finished.
+    pub(crate) fn settle(&mut self) {
+        self.leaving.retain_mut(|l| !l.settle());
     }
 
     /// Counts a call `instance` refused.
@@ -138,17 +215,23 @@ impl Members {
         }
     }
 
-    /// The bound on the calls in flight: `Σ max(limit in force, in flight)`.
+    /// The bound on the calls in flight: `Σ max(limit in force, in flight)`
+    /// over the members, and the calls in flight of those leaving.
     pub(crate) fn bound(&self) -> u32 {
-        self.members.iter().map(Member::held).sum()
+        self.members.iter().map(Member::held).sum::<u32>() + self.leaving_in_flight()
     }
 
-    /// The calls in flight.
+    /// The calls in flight, those of the bulkheads leaving included.
     pub(crate) fn in_flight(&self) -> u32 {
         self.members
             .iter()
             .map(|m| m.bulkhead.concurrent_calls())
-            .sum()
+            .sum::<u32>()
+            + self.leaving_in_flight()
+    }
+
+    fn leaving_in_flight(&self) -> u32 {
+        self.leaving.iter().map(Leaving::in_flight).sum()
     }
 
     /// The limits in force, added up.
@@ -168,10 +251,15 @@ impl Members {
 
     /// Splits `share` among the bulkheads and applies it: lowered limits
     /// first, then raised ones only as far as the bound stays within
-    /// `share` (calls in flight above a lowered limit hold their slots
-    /// until they finish).
+    /// `share` (calls in flight above a lowered limit, and those of the
+    /// bulkheads leaving, hold their slots until they finish). A member
+    /// still arriving from another fleet resource gets nothing yet.
     pub(crate) fn apply(&mut self, share: u32) {
-        let ceilings: Vec<u32> = self.members.iter().map(Member::ceiling).collect();
+        let ceilings: Vec<u32> = self
+            .members
+            .iter_mut()
+            .map(|m| if m.arriving() { 0 } else { m.ceiling() })
+            .collect();
         let claims: Vec<Claim<'_>> = self
             .members
             .iter()
@@ -208,75 +296,4 @@ impl Members {
 }
 
 #[cfg(test)]
-mod tests {
-    use bulkhead_core::{Bulkhead, BulkheadConfig};
-
-    use super::Members;
-
-    fn bulkhead(id: &str, max: u32) -> Bulkhead {
-        Bulkhead::new(
-            id,
-            BulkheadConfig::builder()
-                .max_concurrent(max)
-                .build()
-                .unwrap(),
-        )
-    }
-
-    #[test]
-    fn a_new_member_admits_nothing_until_a_share_is_applied() {
-        let mut members = Members::default();
-        let a = bulkhead("local-a", 5);
-        members.add(a.clone());
-        assert!(a.try_enter().is_err());
-        members.apply(3);
-        assert_eq!(a.max_concurrent(), 3);
-        assert_eq!(members.bound(), 3);
-    }
-
-    #[test]
-    fn the_share_is_split_on_demand_and_never_above_a_limit() {
-        let mut members = Members::default();
-        let (a, b) = (bulkhead("local-b1", 2), bulkhead("local-b2", 10));
-        members.add(a.clone());
-        members.add(b.clone());
-        members.apply(10);
-        assert_eq!((a.max_concurrent(), b.max_concurrent()), (2, 8));
-        assert_eq!(members.ceiling(), 12);
-    }
-
-    #[test]
-    fn a_smaller_share_raises_nothing_while_calls_run_over_it() {
-        let mut members = Members::default();
-        let (a, b) = (bulkhead("local-c1", 10), bulkhead("local-c2", 10));
-        members.add(a.clone());
-        members.add(b.clone());
-        members.apply(8);
-        assert_eq!((a.max_concurrent(), b.max_concurrent()), (4, 4));
-        let permits: Vec<_> = (0..4).map(|_| a.try_enter().unwrap()).collect();
-        // a is busy: the split moves toward it, but b's slots come back only
-        // as b's own calls... b has none, so it drops at once; a may rise
-        // only within the share.
-        members.sample();
-        members.apply(4);
-        assert!(members.bound() <= 4, "bound {}", members.bound());
-        assert_eq!(a.concurrent_calls(), 4);
-        drop(permits);
-        members.apply(4);
-        assert!(members.bound() <= 4);
-    }
-
-    #[test]
-    fn calls_in_flight_above_a_lowered_limit_keep_the_bound_until_they_end() {
-        let mut members = Members::default();
-        let a = bulkhead("local-d1", 10);
-        members.add(a.clone());
-        members.apply(6);
-        let permits: Vec<_> = (0..6).map(|_| a.try_enter().unwrap()).collect();
-        members.apply(2);
-        assert_eq!(a.max_concurrent(), 2);
-        assert_eq!(members.bound(), 6);
-        drop(permits);
-        assert_eq!(members.bound(), 2);
-    }
-}
+mod tests;
