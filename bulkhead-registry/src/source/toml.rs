@@ -15,7 +15,7 @@
 //! enabled = false
 //! ```
 
-use super::resources::ResourceSpec;
+use super::resources::{RESOURCES, ResourceSetting};
 use super::setting::{Setting, Target};
 use super::value::Value;
 use crate::error::{ConfigSourceError, RegistryError};
@@ -81,14 +81,12 @@ pub(crate) fn from_toml(text: &str, source: &str) -> Result<Vec<Setting>, Config
     Ok(settings)
 }
 
-/// The top-level table of resources (see `resources.rs`).
-pub(crate) const RESOURCES: &str = "resources";
-
-/// The resources `text` declares; `source` names it in messages.
+/// The settings of the resources `text` declares (see `resources.rs`);
+/// `source` names it in messages.
 pub(crate) fn resources_from_toml(
     text: &str,
     source: &str,
-) -> Result<Vec<ResourceSpec>, RegistryError> {
+) -> Result<Vec<ResourceSetting>, RegistryError> {
     let table: toml::Table =
         text.parse()
             .map_err(|e: toml::de::Error| ConfigSourceError::Malformed {

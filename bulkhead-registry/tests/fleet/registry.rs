@@ -343,3 +343,53 @@ fn a_fleet_resource_is_declared_in_toml() {
     let bad = Registry::builder().config_toml("[resources.db]\nbudget = 1\nfleet = \"http://x\"\n");
     assert_eq!(bad.unwrap_err().code(), "REG-014");
 }
+
+#[test]
+fn a_fleet_resource_is_declared_in_environment_variables() {
+    let redis = RedisServer::start();
+    let url = redis.url();
+    let vars = [
+        ("BULKHEAD_RESOURCES__DB__BUDGET", "10"),
+        ("BULKHEAD_RESOURCES__DB__FLEET", url.as_str()),
+        ("BULKHEAD_RESOURCES__DB__PREFIX", "env"),
+        ("BULKHEAD_RESOURCES__DB__LEASE", "1s"),
+        ("BULKHEAD_RESOURCES__DB__ON_UNREACHABLE", "closed"),
+    ];
+    let registry = Registry::builder()
+        .config_vars("BULKHEAD_", vars)
+        .unwrap()
+        .try_build()
+        .unwrap();
+    let (fleet, bulkhead) = member(config(&redis, "env"), "env-b", 10);
+    let orders = registry
+        .bulkhead_policy(
+            "env-a",
+            "test",
+            &BulkheadConfig::builder().max_concurrent(10).resource("db"),
+        )
+        .unwrap();
+    // Same Redis, prefix, lease and fallback: one fleet of two.
+    let split = wait_for(Duration::from_secs(4), || {
+        orders.max_concurrent() == 5 && bulkhead.max_concurrent() == 5
+    });
+    assert!(split.is_some(), "{:?}", registry.snapshot().fleets());
+    assert_eq!(fleet.snapshot().fleets()[0].processes, 2);
+    // A variable overrides one key of a TOML resource.
+    let toml = format!(
+        "[resources.db]\nbudget = 10\nfleet = \"{url}\"\nprefix = \"toml\"\nlease = \"1s\"\n"
+    );
+    let registry = Registry::builder()
+        .config_toml(&toml)
+        .unwrap()
+        .config_vars("BULKHEAD_", [("BULKHEAD_RESOURCES__DB__LEASE", "2s")])
+        .unwrap()
+        .try_build()
+        .unwrap();
+    assert_eq!(
+        registry.snapshot().fleets()[0].lease,
+        Duration::from_secs(2)
+    );
+    let bad = Registry::builder()
+        .config_vars("BULKHEAD_", [("BULKHEAD_RESOURCES__DB__FLEET", "http://x")]);
+    assert_eq!(bad.unwrap_err().code(), "REG-014");
+}
