@@ -10,8 +10,16 @@ use bulkhead_registry::Registry;
 use bulkhead_registry::fleet::__testing::refuse_thread_starts;
 use bulkhead_registry::fleet::{FleetConfig, FleetState, OnUnreachable};
 
-use crate::registry::{LEASE, config, member, share};
+use crate::registry::{member, share};
 use crate::support::{RedisServer, wait_for};
+
+/// Short, so that an empty Redis's hold (one lease) passes quickly; these
+/// tests time nothing against it.
+const LEASE: Duration = Duration::from_millis(400);
+
+fn config(redis: &RedisServer, prefix: &str) -> FleetConfig {
+    crate::registry::config(redis, prefix).lease(LEASE)
+}
 
 fn declare(registry: &Registry, id: &str, max: u32) -> Bulkhead {
     registry
@@ -60,7 +68,7 @@ fn a_bulkhead_a_reload_moves_off_a_fleet_resource_stays_counted_until_its_calls_
     let redis = RedisServer::start();
     let toml = |resource: &str| {
         format!(
-            "[resources.db]\nbudget = 10\nfleet = \"{}\"\nprefix = \"move\"\nlease = \"1s\"\non_unreachable = \"closed\"\n\n\
+            "[resources.db]\nbudget = 10\nfleet = \"{}\"\nprefix = \"move\"\nlease = \"400ms\"\non_unreachable = \"closed\"\n\n\
              [resources.cache]\nbudget = 10\n\n\
              [bulkhead.instances.mover]\nmax_concurrent = 10\nresource = \"{resource}\"\n",
             redis.url()
@@ -93,7 +101,7 @@ fn a_bulkhead_a_reload_moves_off_a_fleet_resource_stays_counted_until_its_calls_
     // Another process joins: it gets only the slots the 6 calls leave.
     let (b, _other) = member(config(&redis, "move"), "other", 10);
     wait_for(Duration::from_secs(3), || share(&b).0 == 4).expect("the free slots");
-    let until = Instant::now() + LEASE;
+    let until = Instant::now() + 2 * LEASE;
     while Instant::now() < until {
         assert!(share(&b).0 <= 4, "{:?}", b.snapshot().fleets());
         std::thread::sleep(Duration::from_millis(5));
@@ -110,7 +118,7 @@ fn a_bulkhead_a_reload_moves_off_a_fleet_resource_stays_counted_until_its_calls_
 fn build_falls_back_when_the_fleet_thread_cannot_start_and_try_build_returns_reg_016() {
     let redis = RedisServer::start();
     let toml = format!(
-        "[resources.db]\nbudget = 10\nfleet = \"{}\"\nprefix = \"nothread\"\nlease = \"1s\"\non_unreachable = 2\n",
+        "[resources.db]\nbudget = 10\nfleet = \"{}\"\nprefix = \"nothread\"\nlease = \"400ms\"\non_unreachable = 2\n",
         redis.url()
     );
     refuse_thread_starts(true);

@@ -352,7 +352,7 @@ fn a_fleet_resource_is_declared_in_environment_variables() {
         ("BULKHEAD_RESOURCES__DB__BUDGET", "10"),
         ("BULKHEAD_RESOURCES__DB__FLEET", url.as_str()),
         ("BULKHEAD_RESOURCES__DB__PREFIX", "env"),
-        ("BULKHEAD_RESOURCES__DB__LEASE", "1s"),
+        ("BULKHEAD_RESOURCES__DB__LEASE", "400ms"),
         ("BULKHEAD_RESOURCES__DB__ON_UNREACHABLE", "closed"),
     ];
     let registry = Registry::builder()
@@ -360,7 +360,8 @@ fn a_fleet_resource_is_declared_in_environment_variables() {
         .unwrap()
         .try_build()
         .unwrap();
-    let (fleet, bulkhead) = member(config(&redis, "env"), "env-b", 10);
+    let lease = Duration::from_millis(400);
+    let (fleet, bulkhead) = member(config(&redis, "env").lease(lease), "env-b", 10);
     let orders = registry
         .bulkhead_policy(
             "env-a",
