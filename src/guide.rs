@@ -58,6 +58,8 @@ pub mod paths {}
 /// [guide-configuration]: mod@crate::guide::configuration
 /// [`Registry::fleet_resource`]: crate::Registry::fleet_resource
 /// [`Registry::leave_fleets`]: crate::Registry::leave_fleets
+/// [`Registry::fleet_errors`]: crate::Registry::fleet_errors
+/// [`Registry::declare`]: crate::Registry::declare
 /// [`FleetConfig`]: crate::fleet::FleetConfig
 /// [`FleetSnapshot`]: crate::fleet::FleetSnapshot
 /// [`OnUnreachable`]: crate::fleet::OnUnreachable
