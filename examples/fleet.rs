@@ -30,7 +30,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use bulkhead::events::{Event, FleetShareChanged};
+use bulkhead::events::{Event, EventStream, FleetShareChanged};
 use bulkhead::fleet::{FleetConfig, OnUnreachable};
 use bulkhead::{CallError, Pipeline, Registry};
 
@@ -56,7 +56,7 @@ fn main() -> Demo {
         "Redis at {}; budget {BUDGET} slots, lease {LEASE:?}\n",
         redis.url
     );
-    let members = MEMBERS
+    let mut members = MEMBERS
         .iter()
         .map(|name| Member::start(name, &redis.url))
         .collect::<Result<Vec<_>, _>>()?;
@@ -102,23 +102,18 @@ fn main() -> Demo {
         member.stop.store(true, Relaxed);
     }
     println!();
-    for member in &members {
+    for member in &mut members {
         let (admitted, rejected) = (member.admitted.load(Relaxed), member.rejected.load(Relaxed));
         let changes: Vec<String> = member
             .events
-            .lock()
-            .map(|mut events| {
-                events
-                    .drain()
-                    .filter_map(|event| match event {
-                        Event::FleetShareChanged(FleetShareChanged { reason, to, .. }) => {
-                            Some(format!("{reason:?} {to}"))
-                        }
-                        _ => None,
-                    })
-                    .collect()
+            .drain()
+            .filter_map(|event| match event {
+                Event::FleetShareChanged(FleetShareChanged { reason, to, .. }) => {
+                    Some(format!("{reason:?} {to}"))
+                }
+                _ => None,
             })
-            .unwrap_or_default();
+            .collect();
         println!(
             "{}: {admitted} calls admitted, {rejected} refused; share changes: {}",
             member.name,
@@ -174,7 +169,8 @@ struct Member {
     stop: Arc<AtomicBool>,
     admitted: Arc<AtomicU64>,
     rejected: Arc<AtomicU64>,
-    events: std::sync::Mutex<bulkhead::events::EventStream>,
+    /// Its registry's events, for the share changes.
+    events: EventStream,
 }
 
 impl Member {
@@ -204,7 +200,7 @@ impl Member {
             stop: Arc::new(AtomicBool::new(false)),
             admitted: Arc::default(),
             rejected: Arc::default(),
-            events: std::sync::Mutex::new(events),
+            events,
         };
         for caller in 0..BUDGET {
             let queries = queries.clone();
