@@ -94,7 +94,9 @@
 //! snapshot). Then by topic: [`rejection`] (the payloads of
 //! `Rejection`), [`events`], [`clock`], [`config`] (configuration errors),
 //! [`registry`], [`pipeline`] (policies composed by hand), [`sizing`],
-//! `tower` (feature `tower`) and `observe` (features `tracing`, `metrics`).
+//! `tower` (feature `tower`), `observe` (features `tracing`, `metrics`) and
+//! `fleet` (feature `redis`: a resource's budget shared by a fleet of
+//! processes).
 //! [`guide::paths`] lists every name's module.
 //!
 //! # Guides
@@ -103,6 +105,7 @@
 //! - [`guide::composition`]: the fixed order of the policies and what
 //!   follows from it;
 //! - [`guide::configuration`]: keys, sources, precedence and reloads;
+//! - `guide::fleet` (feature `redis`): budgets shared by a fleet on Redis;
 //! - [`guide::paths`]: where each name lives.
 //!
 //! Each attribute's page is its reference: keys, errors and examples.
@@ -123,6 +126,8 @@ pub mod clock;
 pub mod config;
 pub mod events;
 pub mod fallback;
+#[cfg(feature = "redis")]
+pub mod fleet;
 pub mod guide;
 pub mod hedge;
 pub mod pipeline;

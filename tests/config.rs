@@ -871,7 +871,10 @@ fn hedge_fallback_and_retry_budget_keys_are_configuration_like_any_other() {
     let hedge = pipeline.policies().hedge().unwrap().config();
     assert_eq!(
         (hedge.max_hedged(), hedge.delay()),
-        (2, Duration::from_millis(40)),
+        (
+            2,
+            bulkhead::hedge::HedgeDelay::Fixed(Duration::from_millis(40))
+        ),
         "the builder's value over the default config's"
     );
     let retry = registry.retry("configured").unwrap().snapshot();

@@ -57,9 +57,9 @@ pub use config::{ConfigError, check_limit, check_range, parse_bool, parse_durati
 pub use context::PolicyContext;
 pub use events::{
     BulkheadEvent, BulkheadEventKind, CircuitBreakerEvent, CircuitBreakerEventKind, CircuitState,
-    Event, EventBus, EventStream, FallbackEvent, FallbackEventKind, HedgeEvent, HedgeEventKind,
-    RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind, TimeoutEvent,
-    TimeoutEventKind,
+    Event, EventBus, EventStream, FallbackEvent, FallbackEventKind, FleetShareChanged,
+    FleetShareReason, HedgeEvent, HedgeEventKind, RateLimiterEvent, RateLimiterEventKind,
+    RetryEvent, RetryEventKind, TimeoutEvent, TimeoutEventKind,
 };
 pub use fallback::{Fallback, FallbackConfig, FallbackConfigBuilder};
 pub use hedge::{Hedge, HedgeConfig, HedgeConfigBuilder, HedgeDelay, Hedged};

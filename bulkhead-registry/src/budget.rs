@@ -8,7 +8,7 @@ use bulkhead_core::BulkheadConfig;
 use crate::error::RegistryError;
 
 /// The budgets of the registry's resources, by name.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Budgets {
     budgets: HashMap<String, u32>,
 }

@@ -24,6 +24,8 @@
 mod budget;
 mod error;
 mod events;
+#[cfg(feature = "redis")]
+pub mod fleet;
 mod function;
 mod handle;
 mod kind;

@@ -26,7 +26,8 @@ pub struct BulkheadSnapshot {
     pub concurrent_calls: u32,
     /// Calls waiting for a slot (0 when `max_wait` is zero).
     pub waiting_calls: u32,
-    /// The limit.
+    /// The limit in force: the configured `max_concurrent`, or less while a
+    /// fleet resource's share holds it lower (down to 0).
     pub max_concurrent: u32,
     /// Slots free right now: `max_concurrent - concurrent_calls`, or 0 while
     /// more calls are in flight than a lowered limit allows.
@@ -51,12 +52,13 @@ impl BulkheadSnapshot {
     pub(crate) fn of(bulkhead: &Bulkhead) -> Self {
         let config = bulkhead.config();
         let concurrent_calls = bulkhead.concurrent_calls();
+        let max_concurrent = bulkhead.max_concurrent();
         BulkheadSnapshot {
             instance: bulkhead.instance().to_owned(),
             concurrent_calls,
             waiting_calls: bulkhead.waiting_calls(),
-            max_concurrent: config.max_concurrent(),
-            available: config.max_concurrent().saturating_sub(concurrent_calls),
+            max_concurrent,
+            available: max_concurrent.saturating_sub(concurrent_calls),
             max_wait: config.max_wait(),
             enabled: config.enabled(),
             traffic: bulkhead.traffic(),
@@ -307,6 +309,8 @@ impl Registry {
             circuit_breakers: sorted(&stores.circuit_breakers, CircuitBreakerSnapshot::of),
             hedges: sorted(&stores.hedges, HedgeSnapshot::of),
             fallbacks: sorted(&stores.fallbacks, FallbackSnapshot::of),
+            #[cfg(feature = "redis")]
+            fleets: self.fleet_snapshots(),
         }
     }
 }
@@ -329,6 +333,8 @@ pub struct RegistrySnapshot {
     pub(crate) circuit_breakers: Vec<CircuitBreakerSnapshot>,
     pub(crate) hedges: Vec<HedgeSnapshot>,
     pub(crate) fallbacks: Vec<FallbackSnapshot>,
+    #[cfg(feature = "redis")]
+    pub(crate) fleets: Vec<crate::fleet::FleetSnapshot>,
 }
 
 impl RegistrySnapshot {
@@ -365,5 +371,12 @@ impl RegistrySnapshot {
     /// The fallback policies, sorted by instance id.
     pub fn fallbacks(&self) -> &[FallbackSnapshot] {
         &self.fallbacks
+    }
+
+    /// The shares of the fleet resources (feature `redis`), sorted by
+    /// resource.
+    #[cfg(feature = "redis")]
+    pub fn fleets(&self) -> &[crate::fleet::FleetSnapshot] {
+        &self.fleets
     }
 }

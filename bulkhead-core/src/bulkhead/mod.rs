@@ -17,6 +17,9 @@ mod queue;
 mod semaphore;
 mod traffic;
 
+#[cfg(all(test, not(loom)))]
+mod cap_tests;
+
 pub use config::{BulkheadConfig, BulkheadConfigBuilder};
 pub use enter::Enter;
 pub use permit::{BulkheadPermit, OwnedBulkheadPermit};
@@ -26,10 +29,12 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::clock::wake_all;
 use crate::config::{ConfigError, check_limit};
 use crate::context::PolicyContext;
 use crate::events::{BulkheadEvent, BulkheadEventKind, Event};
 use crate::intern::intern;
+use crate::loom::{Mutex, lock};
 use crate::rejection::BulkheadFull;
 use permit::Held;
 use semaphore::{Acquired, Semaphore};
@@ -71,6 +76,26 @@ struct Shared {
     instance: &'static str,
     config: BulkheadConfig,
     context: PolicyContext,
+    /// The configured limit and the cap over it. The semaphore's limit, the
+    /// limit in force, is the smaller of the two; it is set under this lock
+    /// so that two changes cannot apply their results out of order.
+    limits: Mutex<Limits>,
+}
+
+/// What the limit in force is made of.
+#[derive(Debug, Clone, Copy)]
+struct Limits {
+    /// `max_concurrent`: from the configuration, or `set_max_concurrent`.
+    configured: u32,
+    /// A bound set from outside (`set_limit_cap`), possibly 0.
+    cap: Option<u32>,
+}
+
+impl Limits {
+    fn in_force(self) -> u32 {
+        self.cap
+            .map_or(self.configured, |cap| cap.min(self.configured))
+    }
 }
 
 impl Bulkhead {
@@ -93,6 +118,10 @@ impl Bulkhead {
                 traffic: context.tracks_sizing().then(Box::default),
                 waits: !config.max_wait().is_zero(),
                 instance: intern(instance),
+                limits: Mutex::new(Limits {
+                    configured: config.max_concurrent(),
+                    cap: None,
+                }),
                 config,
                 context,
             }),
@@ -104,11 +133,15 @@ impl Bulkhead {
         self.shared.instance
     }
 
-    /// The configuration, with the current limit.
+    /// The configuration, with the configured limit: the last
+    /// [`set_max_concurrent`](Self::set_max_concurrent), which a cap may
+    /// hold the limit in force ([`max_concurrent`](Self::max_concurrent))
+    /// below.
     pub fn config(&self) -> BulkheadConfig {
         let config = self.shared.config;
+        let configured = lock(&self.shared.limits).configured;
         BulkheadConfig::builder()
-            .max_concurrent(self.max_concurrent())
+            .max_concurrent(configured)
             .build_on(&config)
             .unwrap_or(config)
     }
@@ -242,7 +275,8 @@ impl Bulkhead {
         self.shared.semaphore.waiting()
     }
 
-    /// The current limit.
+    /// The limit in force: the configured `max_concurrent`, or less while
+    /// a cap holds it lower (a fleet resource's share; it may then be 0).
     pub fn max_concurrent(&self) -> u32 {
         self.shared.semaphore.max()
     }
@@ -253,7 +287,8 @@ impl Bulkhead {
     }
 
     /// Changes the limit at once, without blocking callers, and publishes a
-    /// `LimitChanged` event if it changed.
+    /// `LimitChanged` event if the limit in force changed (a cap, set by a
+    /// fleet resource, keeps it at most the cap).
     ///
     /// Raising it hands the new slots to waiting callers. Lowering it below
     /// the calls in flight lets them finish; new calls are admitted only once
@@ -269,25 +304,55 @@ impl Bulkhead {
             max_concurrent.into(),
             BulkheadConfig::MAX_CONCURRENT.into(),
         )?;
-        let from = self
-            .shared
-            .semaphore
-            .set_max(max, &**self.shared.context.clock());
-        if from != max {
-            let instance = self.shared.instance;
-            self.shared.context.publish(|at| {
-                Event::Bulkhead(BulkheadEvent {
-                    instance,
-                    kind: BulkheadEventKind::LimitChanged { from, to: max },
-                    at,
-                })
-            });
-        }
+        self.shared.change_limits(|limits| limits.configured = max);
         Ok(())
+    }
+
+    /// Caps the limit in force at `cap`, which may be 0 (`None` lifts the
+    /// cap): the bulkhead then admits calls up to the smaller of its
+    /// configured `max_concurrent` and the cap, by the same live-resize
+    /// path as [`set_max_concurrent`](Self::set_max_concurrent) (calls in
+    /// flight finish, waiters keep their place and deadline). The
+    /// configured limit is kept: [`config`](Self::config) still shows it,
+    /// and changing it keeps the limit in force under the cap. Publishes
+    /// `LimitChanged` if the limit in force changed; returns it.
+    ///
+    /// Not for applications: a registry's fleet resource sets it to the
+    /// bulkhead's part of the process's share, and takes it back on its
+    /// next renewal.
+    #[doc(hidden)]
+    pub fn set_limit_cap(&self, cap: Option<u32>) -> u32 {
+        self.shared.change_limits(|limits| limits.cap = cap)
     }
 }
 
 impl Shared {
+    /// Changes the limits with `change` and applies the limit in force
+    /// that follows, publishing `LimitChanged` if it changed; returns it.
+    #[cold]
+    fn change_limits(&self, change: impl FnOnce(&mut Limits)) -> u32 {
+        // The clock is read before our lock, the waiters are woken after it:
+        // no user code runs under it.
+        let now = self.context.clock().now();
+        let mut limits = lock(&self.limits);
+        change(&mut limits);
+        let to = limits.in_force();
+        let (from, wakes) = self.semaphore.set_max(to, now);
+        drop(limits);
+        wake_all(wakes);
+        if from != to {
+            let instance = self.instance;
+            self.context.publish(|at| {
+                Event::Bulkhead(BulkheadEvent {
+                    instance,
+                    kind: BulkheadEventKind::LimitChanged { from, to },
+                    at,
+                })
+            });
+        }
+        to
+    }
+
     #[inline]
     fn permit_or_reject(
         &self,

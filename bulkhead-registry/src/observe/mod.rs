@@ -78,6 +78,7 @@
 //! | `hedge` | `budget_exhausted` | DEBUG | `hedge` |
 //! | `hedge` | `won` | DEBUG | `hedge` |
 //! | `fallback` | `used` | DEBUG | `cause` |
+//! | (none) | `fleet_share_changed` | WARN when `reason` is `unreachable`, else INFO | `resource` (instead of `instance`), `reason` (`joined`, `rebalanced`, `unreachable`, `rejoined`, `left`), `from`, `to`, `target`, `budget`, `processes` |
 //! | (none) | `events_lost` | WARN | `lost` (how many; no `instance`) |
 //!
 //! Durations are recorded with their `Debug` form (`250ms`). `cause` is
@@ -121,6 +122,20 @@
 //! | `bulkhead_hedges_total` | counter | count | `instance`, `outcome` | event | hedges due: `outcome` is `started`, `skipped` (refused by a policy), `budget_exhausted` (not made), and `won` counts again those that answered first |
 //! | `bulkhead_fallbacks_total` | counter | count | `instance`, `cause` | event | calls the fallback answered; `cause` as in the tracing fields |
 //! | `bulkhead_observer_events_lost_total` | counter | count | none | event | events the exporter lost by falling behind: the event counters undercount by as much |
+//!
+//! With the feature `redis`, each fleet resource adds these, labelled with
+//! `resource` (see `Registry::fleet_resource`):
+//!
+//! | metric | type | unit | labels | source | what |
+//! |---|---|---|---|---|---|
+//! | `bulkhead_fleet_share` | gauge | count | `resource` | sample | the slots this process's bulkheads on the resource may hold together now |
+//! | `bulkhead_fleet_target` | gauge | count | `resource` | sample | the share the fleet's allocation aims at for this process |
+//! | `bulkhead_fleet_budget` | gauge | count | `resource` | sample | the fleet's budget |
+//! | `bulkhead_fleet_processes` | gauge | count | `resource` | sample | the processes sharing it |
+//! | `bulkhead_fleet_state` | gauge | count | `resource`, `state` | sample | 1 for this process's state (`joining`, `joined`, `unreachable`, `left`), 0 for the others |
+//! | `bulkhead_fleet_renewals_total` | counter | count | `resource` | sample | leases renewed |
+//! | `bulkhead_fleet_failures_total` | counter | count | `resource` | sample | requests to Redis that failed or timed out |
+//! | `bulkhead_fleet_share_changes_total` | counter | count | `resource`, `reason` | event | changes of the share, by reason |
 //!
 //! There is no histogram of call durations: it would need a clock read and a
 //! recorder call on every admitted call. The sizing counters give the mean

@@ -6,8 +6,9 @@ use ::tracing::subscriber::NoSubscriber;
 use ::tracing::{Dispatch, Level, dispatcher, event};
 use bulkhead_core::{
     BulkheadEvent, BulkheadEventKind, CircuitBreakerEvent, CircuitBreakerEventKind, CircuitState,
-    Event, FallbackEvent, FallbackEventKind, HedgeEvent, HedgeEventKind, RateLimiterEvent,
-    RateLimiterEventKind, RetryEvent, RetryEventKind, TimeoutEvent, TimeoutEventKind,
+    Event, FallbackEvent, FallbackEventKind, FleetShareChanged, FleetShareReason, HedgeEvent,
+    HedgeEventKind, RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind,
+    TimeoutEvent, TimeoutEventKind,
 };
 
 use super::names::{cause, circuit_state};
@@ -77,6 +78,7 @@ impl Sink for Tracer {
             Event::RateLimiter(event) => rate_limiter(&event),
             Event::Hedge(event) => hedge(&event),
             Event::Fallback(event) => fallback(&event),
+            Event::FleetShareChanged(event) => fleet(&event),
             other => {
                 event!(target: TARGET, Level::DEBUG, instance = other.instance(), event = ?other)
             }
@@ -106,6 +108,28 @@ macro_rules! emit {
             $($rest)+
         )
     };
+}
+
+fn fleet(event: &FleetShareChanged) {
+    let FleetShareChanged {
+        resource,
+        reason,
+        from,
+        to,
+        target,
+        budget,
+        processes,
+        ..
+    } = *event;
+    let reason = reason.as_str();
+    if event.reason == FleetShareReason::Unreachable {
+        event!(target: TARGET, Level::WARN, resource, kind = "fleet_share_changed",
+            reason, from, to, target, budget, processes,
+            "fleet lease ran out without a renewal: share fell back");
+    } else {
+        event!(target: TARGET, Level::INFO, resource, kind = "fleet_share_changed",
+            reason, from, to, target, budget, processes, "fleet share changed");
+    }
 }
 
 fn bulkhead(event: &BulkheadEvent) {

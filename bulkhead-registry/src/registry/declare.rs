@@ -206,10 +206,18 @@ impl Declarations<'_> {
         // A bulkhead already declared (registered, or staged by an open
         // batch) is shared or refused with REG-008: its slots were counted
         // when it was created.
-        if config.resource().is_some() && !bulkheads.is_declared(id) {
+        let new = !bulkheads.is_declared(id);
+        if config.resource().is_some() && new {
             self.registry.check_budgets([(id, &config)])?;
         }
-        self.declare(bulkheads, id, source, spec)
+        let bulkhead = self.declare(bulkheads, id, source, spec)?;
+        // A new bulkhead on a fleet resource admits nothing the fleet has
+        // not granted: it is closed before anyone can call it.
+        #[cfg(feature = "redis")]
+        if let Some(resource) = config.resource().filter(|_| new) {
+            self.registry.adopt_on_fleet(resource, &bulkhead);
+        }
+        Ok(bulkhead)
     }
 
     /// Declares retry policy `id`, as [`bulkhead`](Self::bulkhead) does.
@@ -328,8 +336,21 @@ impl Drop for Declarations<'_> {
     /// Discards what was declared and not committed, before the lock is
     /// released.
     fn drop(&mut self) {
+        // Committed, the batch stages nothing any more.
+        #[cfg(feature = "redis")]
+        let staged = self.registry.stores().bulkheads.staged_in(self.batch);
         for store in self.registry.stores().all() {
             store.discard(self.batch);
+        }
+        // A bulkhead another open batch shares stays declared.
+        #[cfg(feature = "redis")]
+        {
+            let bulkheads = &self.registry.stores().bulkheads;
+            let gone: Vec<Bulkhead> = staged
+                .into_iter()
+                .filter(|b| !bulkheads.is_declared(b.instance()))
+                .collect();
+            self.registry.forget_on_fleets(&gone);
         }
     }
 }

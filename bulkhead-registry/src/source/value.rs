@@ -88,7 +88,7 @@ impl Value {
     }
 
     /// A duration: humantime text, or `0`.
-    fn duration(&self, key: &str) -> Result<Duration, ConfigError> {
+    pub(crate) fn duration(&self, key: &str) -> Result<Duration, ConfigError> {
         match self {
             Value::Text(text) => parse_duration(key, text),
             Value::Integer(0) => Ok(Duration::ZERO),
@@ -209,7 +209,7 @@ impl Value {
         self.text().map_or_else(|| self.to_string(), str::to_owned)
     }
 
-    fn integer(&self) -> Option<i64> {
+    pub(crate) fn integer(&self) -> Option<i64> {
         match self {
             Value::Integer(n) => Some(*n),
             Value::Text(text) => text.trim().parse().ok(),

@@ -43,9 +43,10 @@ impl<P: Policy> Clone for Declared<P> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Change {
-    /// The kind of policy, such as `"bulkhead"`.
+    /// The kind of policy, such as `"bulkhead"`; `"resource"` for a
+    /// resource whose fleet configuration changed (never applied live).
     pub policy: &'static str,
-    /// The instance id.
+    /// The instance id (the resource's name).
     pub instance: String,
     /// The configuration the live instance ran with before.
     pub from: String,
@@ -129,6 +130,16 @@ impl<P: Policy> Store<P> {
     /// configuration it runs with now: what a budget must hold.
     pub(crate) fn declared_configs(&self) -> Vec<(String, P::Config)> {
         self.each_declared(|d| d.policy.live(&d.config))
+    }
+
+    /// Every instance, registered or staged by an open batch, with the
+    /// configuration it runs with now.
+    #[cfg(feature = "redis")]
+    pub(crate) fn declared(&self) -> Vec<(P, P::Config)> {
+        self.each_declared(|d| (d.policy.clone(), d.policy.live(&d.config)))
+            .into_iter()
+            .map(|(_, declared)| declared)
+            .collect()
     }
 
     /// Every registered instance.

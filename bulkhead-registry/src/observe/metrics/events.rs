@@ -88,3 +88,14 @@ pub(super) fn fallback(event: &FallbackEvent) {
         counter!(FALLBACKS, "instance" => event.instance, "cause" => cause(rejection)).increment(1);
     }
 }
+
+#[cfg(feature = "redis")]
+pub(super) fn fleet(event: &bulkhead_core::FleetShareChanged) {
+    counter!(
+        super::names::FLEET_CHANGES,
+        "resource" => event.resource,
+        "reason" => event.reason.as_str()
+    )
+    .increment(1);
+    gauge!(super::names::FLEET_SHARE, "resource" => event.resource).set(event.to);
+}

@@ -8,14 +8,15 @@ use ::metrics::{Unit, describe_counter, describe_gauge};
 type Metric = (&'static str, bool, Unit, &'static str);
 
 macro_rules! metrics {
-    ($($konst:ident = $name:literal, $counter:literal, $unit:ident, $help:literal;)*) => {
+    ($list:ident; $($konst:ident = $name:literal, $counter:literal, $unit:ident, $help:literal;)*) => {
         $(pub(super) const $konst: &str = $name;)*
-        /// Every metric exported, as the module docs' table lists them.
-        const METRICS: &[Metric] = &[$(($name, $counter, Unit::$unit, $help)),*];
+        /// Metrics exported, as the module docs' tables list them.
+        const $list: &[Metric] = &[$(($name, $counter, Unit::$unit, $help)),*];
     };
 }
 
 metrics! {
+    METRICS;
     IN_FLIGHT = "bulkhead_in_flight", false, Count, "Calls holding a slot of the bulkhead.";
     MAX_CONCURRENT = "bulkhead_max_concurrent", false, Count, "The bulkhead's limit.";
     WAITING = "bulkhead_waiting", false, Count, "Calls waiting for a slot of the bulkhead.";
@@ -58,9 +59,31 @@ metrics! {
         "Events the exporter lost by falling behind; event counters undercount by as much.";
 }
 
+#[cfg(feature = "redis")]
+metrics! {
+    FLEET_METRICS;
+    FLEET_SHARE = "bulkhead_fleet_share", false, Count,
+        "The slots this process's bulkheads on the fleet resource may hold together.";
+    FLEET_TARGET = "bulkhead_fleet_target", false, Count,
+        "The share the fleet's allocation aims at for this process.";
+    FLEET_BUDGET = "bulkhead_fleet_budget", false, Count, "The fleet's budget for the resource.";
+    FLEET_PROCESSES = "bulkhead_fleet_processes", false, Count,
+        "The processes sharing the fleet resource.";
+    FLEET_STATE = "bulkhead_fleet_state", false, Count,
+        "1 for this process's state on the fleet resource, 0 for the others.";
+    FLEET_RENEWALS = "bulkhead_fleet_renewals_total", true, Count, "Leases renewed.";
+    FLEET_FAILURES = "bulkhead_fleet_failures_total", true, Count,
+        "Requests to Redis that failed or timed out.";
+    FLEET_CHANGES = "bulkhead_fleet_share_changes_total", true, Count,
+        "Changes of the share, by reason.";
+}
+
+#[cfg(not(feature = "redis"))]
+const FLEET_METRICS: &[Metric] = &[];
+
 /// Describes every metric to the recorder.
 pub(super) fn describe() {
-    for &(name, is_counter, unit, help) in METRICS {
+    for &(name, is_counter, unit, help) in METRICS.iter().chain(FLEET_METRICS) {
         if is_counter {
             describe_counter!(name, unit, help);
         } else {
@@ -71,7 +94,7 @@ pub(super) fn describe() {
 
 #[cfg(test)]
 mod tests {
-    use super::METRICS;
+    use super::{FLEET_METRICS, METRICS};
 
     #[test]
     fn every_metric_is_in_the_module_docs_table_and_no_other() {
@@ -80,9 +103,11 @@ mod tests {
             .lines()
             .filter_map(|line| line.strip_prefix("//! | `bulkhead_"))
             .filter_map(|row| row.split('`').next())
+            .filter(|name| cfg!(feature = "redis") || !name.starts_with("fleet_"))
             .collect();
         let names: Vec<String> = METRICS
             .iter()
+            .chain(FLEET_METRICS)
             .map(|(name, ..)| name["bulkhead_".len()..].to_owned())
             .collect();
         assert_eq!(rows, names);

@@ -62,3 +62,28 @@ pub(super) fn retry(retry: &RetrySnapshot) {
         gauge!(RETRY_BUDGET, "instance" => retry.instance.clone()).set(available);
     }
 }
+
+#[cfg(feature = "redis")]
+pub(super) fn fleet(fleet: &crate::fleet::FleetSnapshot) {
+    use super::names::{
+        FLEET_BUDGET, FLEET_FAILURES, FLEET_PROCESSES, FLEET_RENEWALS, FLEET_SHARE, FLEET_STATE,
+        FLEET_TARGET,
+    };
+    use crate::fleet::FleetState;
+    let resource = &fleet.resource;
+    gauge!(FLEET_SHARE, "resource" => resource.clone()).set(fleet.share);
+    gauge!(FLEET_TARGET, "resource" => resource.clone()).set(fleet.target);
+    gauge!(FLEET_BUDGET, "resource" => resource.clone()).set(fleet.budget);
+    gauge!(FLEET_PROCESSES, "resource" => resource.clone()).set(fleet.processes);
+    for state in [
+        FleetState::Joining,
+        FleetState::Joined,
+        FleetState::Unreachable,
+        FleetState::Left,
+    ] {
+        gauge!(FLEET_STATE, "resource" => resource.clone(), "state" => state.as_str())
+            .set(f64::from(u8::from(state == fleet.state)));
+    }
+    counter!(FLEET_RENEWALS, "resource" => resource.clone()).absolute(fleet.renewals);
+    counter!(FLEET_FAILURES, "resource" => resource.clone()).absolute(fleet.failures);
+}
