@@ -6,8 +6,8 @@
 //!
 //! | group | what |
 //! |---|---|
-//! | `policies_sync` | `Pipeline::execute` with one policy at a time, then all five |
-//! | `policies_async` | `Pipeline::execute_async` polled once (ready at once), one policy at a time, then all five |
+//! | `policies_sync` | `Pipeline::execute` with one policy at a time, then all five; a retry with a budget, a hedge (which a sync call does not use) |
+//! | `policies_async` | `Pipeline::execute_async` polled once (ready at once), one policy at a time, then all five; a retry with a budget, a hedge whose first attempt answers at once, both, and all six |
 //! | `policies_clock` | the readings the policies take: `Instant::now()`, the `SystemClock`'s `now` and `recent` through `Arc<dyn Clock>` as a registry holds it, and its `RecentTime::nanos()` (what a composition reads) |
 //!
 //! Run with `cargo bench --bench policies`; `python3 benches/report.py`
@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use bulkhead::circuit_breaker::SlidingWindow;
 use bulkhead::clock::{Clock, SystemClock};
+use bulkhead::hedge::HedgeDelay;
 use bulkhead::pipeline::PipelineBuilder;
 use bulkhead::{Pipeline, Registry};
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -57,6 +58,28 @@ fn cases() -> Vec<(&'static str, Build)> {
         ("all_five", |p| {
             p.bulkhead(|b| b.max_concurrent(25))
                 .retry(|r| r.max_attempts(3))
+                .circuit_breaker(|c| c)
+                .rate_limiter(|r| {
+                    r.limit_for_period(u32::MAX)
+                        .refresh_period(Duration::from_secs(3600))
+                })
+                .timeout(|t| t.duration(Duration::from_secs(60)))
+        }),
+        ("retry_budget", |p| {
+            p.retry(|r| r.max_attempts(3).budget_ratio(0.2))
+        }),
+        ("hedge", |p| p.hedge(|h| h.delay(Duration::from_secs(1)))),
+        ("hedge_p90", |p| {
+            p.hedge(|h| h.delay(HedgeDelay::percentile(90.0)))
+        }),
+        ("hedge_retry_budget", |p| {
+            p.hedge(|h| h.delay(Duration::from_secs(1)))
+                .retry(|r| r.max_attempts(3).budget_ratio(0.2))
+        }),
+        ("all_six", |p| {
+            p.bulkhead(|b| b.max_concurrent(25))
+                .retry(|r| r.max_attempts(3).budget_ratio(0.2))
+                .hedge(|h| h.delay(Duration::from_secs(1)))
                 .circuit_breaker(|c| c)
                 .rate_limiter(|r| {
                     r.limit_for_period(u32::MAX)

@@ -10,6 +10,10 @@
 //! | `wrapper_policies_sync` | the delegate called directly; the `#[bulkhead]` wrapper; `Policies::call` with only that bulkhead, by hand (what a bulkhead-only method would cost through `Policies`); `Policies::call` with only the retry of the next case, by hand; wrappers with `#[retry]` whose first attempt succeeds, with a closed `#[circuit_breaker]`, and with all five policies untriggered |
 //! | `wrapper_policies_async` | the same for `async fn`s, each future polled once with a no-op waker |
 //!
+//! Both policy groups also have a retry with a budget (`budget_ratio`), and
+//! a fallback over the retry, neither triggered; the async group a hedge
+//! whose first attempt answers at once.
+//!
 //! The wrapper of a free slot should cost what the hand-written code costs:
 //! it resolves everything in `new`, so a call allocates nothing, looks
 //! nothing up and reads no clock. A policy that is not triggered (a retry
@@ -260,6 +264,23 @@ trait Guarded {
     #[timeout(duration = "60s")]
     #[bulkhead(max_concurrent = 25)]
     async fn all_five_async(&self, key: u64) -> Result<u64, BenchError>;
+
+    #[retry(max_attempts = 3, budget_ratio = 0.2)]
+    fn budgeted(&self, key: u64) -> Result<u64, BenchError>;
+
+    #[fallback(method = "retried")]
+    #[retry(max_attempts = 3)]
+    fn fallen_back(&self, key: u64) -> Result<u64, BenchError>;
+
+    #[retry(max_attempts = 3, budget_ratio = 0.2)]
+    async fn budgeted_async(&self, key: u64) -> Result<u64, BenchError>;
+
+    #[fallback(method = "retried_async")]
+    #[retry(max_attempts = 3)]
+    async fn fallen_back_async(&self, key: u64) -> Result<u64, BenchError>;
+
+    #[hedge(delay = "1s")]
+    async fn hedged_async(&self, key: u64) -> Result<u64, BenchError>;
 }
 
 impl Guarded for Table {
@@ -285,6 +306,26 @@ impl Guarded for Table {
     }
     #[inline]
     async fn all_five_async(&self, key: u64) -> Result<u64, BenchError> {
+        Ok(key.wrapping_mul(31))
+    }
+    #[inline]
+    fn budgeted(&self, key: u64) -> Result<u64, BenchError> {
+        Ok(key.wrapping_mul(31))
+    }
+    #[inline]
+    fn fallen_back(&self, key: u64) -> Result<u64, BenchError> {
+        Ok(key.wrapping_mul(31))
+    }
+    #[inline]
+    async fn budgeted_async(&self, key: u64) -> Result<u64, BenchError> {
+        Ok(key.wrapping_mul(31))
+    }
+    #[inline]
+    async fn fallen_back_async(&self, key: u64) -> Result<u64, BenchError> {
+        Ok(key.wrapping_mul(31))
+    }
+    #[inline]
+    async fn hedged_async(&self, key: u64) -> Result<u64, BenchError> {
         Ok(key.wrapping_mul(31))
     }
 }
@@ -337,6 +378,12 @@ fn policies_sync(c: &mut Criterion) {
     group.bench_function("all_five_wrapper", |b| {
         b.iter(|| keep(black_box(&guarded).all_five(black_box(7))))
     });
+    group.bench_function("retry_budget_wrapper", |b| {
+        b.iter(|| keep(black_box(&guarded).budgeted(black_box(7))))
+    });
+    group.bench_function("fallback_retry_wrapper", |b| {
+        b.iter(|| keep(black_box(&guarded).fallen_back(black_box(7))))
+    });
     group.finish();
 }
 
@@ -382,11 +429,24 @@ fn policies_async(c: &mut Criterion) {
     group.bench_function("all_five_wrapper", |b| {
         b.iter(|| keep(poll_once(black_box(&guarded).all_five_async(black_box(7)))))
     });
+    group.bench_function("retry_budget_wrapper", |b| {
+        b.iter(|| keep(poll_once(black_box(&guarded).budgeted_async(black_box(7)))))
+    });
+    group.bench_function("fallback_retry_wrapper", |b| {
+        b.iter(|| {
+            keep(poll_once(
+                black_box(&guarded).fallen_back_async(black_box(7)),
+            ))
+        })
+    });
+    group.bench_function("hedge_wrapper", |b| {
+        b.iter(|| keep(poll_once(black_box(&guarded).hedged_async(black_box(7)))))
+    });
     group.finish();
 }
 
 fn config() -> Criterion {
-    // About 4 s per case, 26 cases: the run takes about two minutes.
+    // About 4 s per case, 31 cases: the run takes about two minutes.
     Criterion::default()
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3))

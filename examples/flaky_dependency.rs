@@ -1,11 +1,17 @@
-//! A flaky, slow dependency behind all five policies, and what each of them
-//! did about it.
+//! A flaky, slow dependency behind five policies, what each of them did
+//! about it, and a retry storm with and without a retry budget.
 //!
 //! An inventory service goes through three phases: healthy, then degraded
 //! (slow and failing), then recovered. Twelve async clients call it through
 //! one pipeline with a retry, a circuit breaker, a rate limiter, a timeout
 //! and a bulkhead. Breaker transitions are printed as they happen; at the end
 //! every policy's events are counted and every call's outcome tallied.
+//!
+//! Then the dependency goes down for good, and 8 threads and 64 tasks keep
+//! calling it through a retry of 3 attempts: without a budget it sees three
+//! times the load it would without retries, exactly when it can least take
+//! it; with `budget_ratio = 0.2` it sees at most 1.2 times that, plus the
+//! budget's minimum.
 //!
 //! Run it with `cargo run --example flaky_dependency`.
 
@@ -18,6 +24,9 @@ use bulkhead::events::{CircuitBreakerEventKind, Event, RetryEventKind, TimeoutEv
 use bulkhead::{CallError, Pipeline, Registry, RejectionKind};
 
 const PHASE: Duration = Duration::from_millis(1500);
+
+/// How often each client of the retry storm makes a call.
+const ARRIVALS: Duration = Duration::from_millis(2);
 
 #[derive(Debug)]
 enum InventoryError {
@@ -107,6 +116,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
                         "retry: calls that succeeded after retrying"
                     }
                     RetryEventKind::Exhausted { .. } => "retry: calls that ran out of attempts",
+                    RetryEventKind::BudgetExhausted { .. } => {
+                        "retry: retries the retry budget refused"
+                    }
                     _ => "retry: calls not retried (abort_on: CircuitOpen, RateLimited)",
                 },
                 Event::Timeout(e) => match e.kind {
@@ -170,5 +182,109 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         "\nthe dependency itself was called {} times",
         service.calls.load(Relaxed)
     );
+
+    println!(
+        "\na retry storm: the dependency fails every call; 8 threads and 64 tasks call it every 2 ms for 2 s"
+    );
+    println!(
+        "  {:<28} {:>9} {:>9} {:>17} {:>16}",
+        "", "calls", "attempts", "attempts / call", "budget refused"
+    );
+    for (label, ratio) in [
+        ("no budget (the default)", None),
+        ("budget_ratio = 0.2", Some(0.2)),
+    ] {
+        let storm = storm(ratio, Duration::from_secs(2)).await?;
+        println!(
+            "  {label:<28} {:>9} {:>9} {:>17.2} {:>16}",
+            storm.calls,
+            storm.attempts,
+            storm.attempts as f64 / storm.calls as f64,
+            storm.refused
+        );
+    }
     Ok(())
+}
+
+/// What a storm did: calls made, attempts the dependency saw, retries the
+/// budget refused.
+struct Storm {
+    calls: u64,
+    attempts: u64,
+    refused: u64,
+}
+
+/// 8 threads and 64 tasks each calling a dependency that is down (each
+/// attempt fails at once) every 2 ms, as requests keep arriving
+/// whatever happens to them, through a retry of 3 attempts with no wait,
+/// with a budget of `ratio` if given, for `length`.
+async fn storm(ratio: Option<f64>, length: Duration) -> Result<Storm, Box<dyn std::error::Error>> {
+    let registry = Registry::builder().event_capacity(1 << 16).build();
+    let mut events = registry.subscribe();
+    // Counted as they come, so that none is lost.
+    let refused = tokio::spawn(async move {
+        let mut refused = 0u64;
+        while let Some(event) = events.recv().await {
+            if let Event::Retry(e) = event
+                && let RetryEventKind::BudgetExhausted { .. } = e.kind
+            {
+                refused += 1;
+            }
+        }
+        refused
+    });
+    let pipeline = Pipeline::builder(&registry, "storm")
+        .retry(|r| r.max_attempts(3).wait(Duration::ZERO).budget_ratio(ratio))
+        .build()?;
+    let (calls, attempts) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let until = Instant::now() + length;
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let (pipeline, calls, attempts) =
+                (pipeline.clone(), Arc::clone(&calls), Arc::clone(&attempts));
+            std::thread::spawn(move || {
+                let mut next = Instant::now();
+                while next < until {
+                    calls.fetch_add(1, Relaxed);
+                    let _ = pipeline.execute(|| {
+                        attempts.fetch_add(1, Relaxed);
+                        Err::<(), _>(InventoryError::Unavailable)
+                    });
+                    next += ARRIVALS;
+                    std::thread::sleep(next.saturating_duration_since(Instant::now()));
+                }
+            })
+        })
+        .collect();
+    let tasks: Vec<_> = (0..64)
+        .map(|_| {
+            let (pipeline, calls, attempts) =
+                (pipeline.clone(), Arc::clone(&calls), Arc::clone(&attempts));
+            tokio::spawn(async move {
+                let mut arrivals = tokio::time::interval(ARRIVALS);
+                while Instant::now() < until {
+                    arrivals.tick().await;
+                    calls.fetch_add(1, Relaxed);
+                    let _ = pipeline
+                        .execute_async(|| {
+                            attempts.fetch_add(1, Relaxed);
+                            async { Err::<(), _>(InventoryError::Unavailable) }
+                        })
+                        .await;
+                }
+            })
+        })
+        .collect();
+    for task in tasks {
+        task.await?;
+    }
+    for thread in threads {
+        thread.join().map_err(|_| "a storm thread panicked")?;
+    }
+    drop((pipeline, registry));
+    Ok(Storm {
+        calls: calls.load(Relaxed),
+        attempts: attempts.load(Relaxed),
+        refused: refused.await?,
+    })
 }

@@ -1,6 +1,8 @@
 //! What policies report: an [`Event`] per rejection, limit change, retry,
-//! breaker transition, timeout or rate-limiter refusal (admitted calls
-//! publish nothing), one type of event and of event kind per policy.
+//! breaker transition, timeout, rate-limiter refusal, hedge or fallback
+//! answer (admitted calls publish nothing), one type of event and of event
+//! kind per policy; and [`FleetShareChanged`] when a fleet resource's share
+//! moves (feature `redis`).
 //!
 //! `registry.subscribe()` returns an [`EventStream`] of every instance's
 //! events; a handle's `subscribe()` returns [`InstanceEvents`] of one
@@ -36,7 +38,8 @@
 
 pub use bulkhead_core::{
     BulkheadEvent, BulkheadEventKind, CircuitBreakerEvent, CircuitBreakerEventKind, Event,
-    EventBus, EventStream, RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind,
+    EventBus, EventStream, FallbackEvent, FallbackEventKind, FleetShareChanged, FleetShareReason,
+    HedgeEvent, HedgeEventKind, RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind,
     TimeoutEvent, TimeoutEventKind,
 };
 pub use bulkhead_registry::{InstanceEvents, PolicyEvent};

@@ -9,6 +9,8 @@
 //! - [`composition`]: the fixed order of the policies and what follows from
 //!   it;
 //! - [`configuration`]: keys, sources, precedence and reloads;
+//! - `fleet` (feature `redis`): a resource's budget shared by a fleet of
+//!   processes on Redis;
 //! - [`paths`]: where each name lives, and the root paths of earlier
 //!   versions.
 
@@ -52,6 +54,8 @@ pub mod composition {}
 /// [attr-circuit_breaker]: macro@crate::circuit_breaker
 /// [attr-timeout]: macro@crate::timeout
 /// [attr-rate_limiter]: macro@crate::rate_limiter
+/// [attr-hedge]: macro@crate::hedge
+/// [attr-fallback]: macro@crate::fallback
 /// [`RegistryBuilder`]: crate::RegistryBuilder
 /// [`RegistryBuilder::try_build`]: crate::RegistryBuilder::try_build
 /// [`ConfigError`]: crate::config::ConfigError
@@ -60,8 +64,22 @@ pub mod composition {}
 /// [`BulkheadHandle::set_max_concurrent`]: crate::BulkheadHandle::set_max_concurrent
 /// [`Registry::reload`]: crate::Registry::reload
 /// [`Change`]: crate::config::Change
+/// [guide-fleet]: crate::guide
 #[doc = include_str!("../docs/configuration.md")]
 pub mod configuration {}
 
 #[doc = include_str!("../docs/paths.md")]
 pub mod paths {}
+
+#[cfg(feature = "redis")]
+/// [guide-configuration]: mod@crate::guide::configuration
+/// [`Registry::fleet_resource`]: crate::Registry::fleet_resource
+/// [`Registry::leave_fleets`]: crate::Registry::leave_fleets
+/// [`Registry::fleet_errors`]: crate::Registry::fleet_errors
+/// [`Registry::declare`]: crate::Registry::declare
+/// [`FleetConfig`]: crate::fleet::FleetConfig
+/// [`FleetSnapshot`]: crate::fleet::FleetSnapshot
+/// [`OnUnreachable`]: crate::fleet::OnUnreachable
+/// [`FleetShareChanged`]: crate::events::FleetShareChanged
+#[doc = include_str!("../docs/fleet.md")]
+pub mod fleet {}

@@ -73,8 +73,9 @@
 //!
 //! - [`resilient`](macro@resilient), and the policy attributes
 //!   [`bulkhead`](macro@bulkhead), [`retry`](macro@retry),
-//!   [`circuit_breaker`](macro@circuit_breaker), [`timeout`](macro@timeout)
-//!   and [`rate_limiter`](macro@rate_limiter);
+//!   [`circuit_breaker`](macro@circuit_breaker), [`timeout`](macro@timeout),
+//!   [`rate_limiter`](macro@rate_limiter), [`hedge`](macro@hedge) and
+//!   [`fallback`](macro@fallback);
 //! - [`Registry`] (and [`RegistryBuilder`], [`RegistryError`]): named
 //!   instances, their configuration, clock and events;
 //! - [`Pipeline`]: policies built in code;
@@ -88,11 +89,14 @@
 //!
 //! The other policies, one module each: [`retry`](mod@retry),
 //! [`circuit_breaker`](mod@circuit_breaker), [`timeout`](mod@timeout),
-//! [`rate_limiter`](mod@rate_limiter) (the policy, its configuration, handle
-//! and snapshot). Then by topic: [`rejection`] (the payloads of
+//! [`rate_limiter`](mod@rate_limiter), [`hedge`](mod@hedge),
+//! [`fallback`](mod@fallback) (the policy, its configuration, handle and
+//! snapshot). Then by topic: [`rejection`] (the payloads of
 //! `Rejection`), [`events`], [`clock`], [`config`] (configuration errors),
 //! [`registry`], [`pipeline`] (policies composed by hand), [`sizing`],
-//! `tower` (feature `tower`) and `observe` (features `tracing`, `metrics`).
+//! `tower` (feature `tower`), `observe` (features `tracing`, `metrics`) and
+//! `fleet` (feature `redis`: a resource's budget shared by a fleet of
+//! processes).
 //! [`guide::paths`] lists every name's module.
 //!
 //! # Guides
@@ -101,6 +105,7 @@
 //! - [`guide::composition`]: the fixed order of the policies and what
 //!   follows from it;
 //! - [`guide::configuration`]: keys, sources, precedence and reloads;
+//! - `guide::fleet` (feature `redis`): budgets shared by a fleet on Redis;
 //! - [`guide::paths`]: where each name lives.
 //!
 //! Each attribute's page is its reference: keys, errors and examples.
@@ -121,7 +126,11 @@ pub mod circuit_breaker;
 pub mod clock;
 pub mod config;
 pub mod events;
+pub mod fallback;
+#[cfg(feature = "redis")]
+pub mod fleet;
 pub mod guide;
+pub mod hedge;
 pub mod pipeline;
 pub mod rate_limiter;
 pub mod registry;
@@ -154,6 +163,8 @@ pub use bulkhead_registry::observe;
 /// [attr-circuit_breaker]: macro@circuit_breaker
 /// [attr-timeout]: macro@timeout
 /// [attr-rate_limiter]: macro@rate_limiter
+/// [attr-hedge]: macro@hedge
+/// [attr-fallback]: macro@fallback
 /// [`Policies`]: crate::pipeline::Policies
 #[doc = include_str!("../docs/attributes/resilient.md")]
 #[doc(inline)]
@@ -212,6 +223,27 @@ pub use bulkhead_macros::timeout;
 #[doc = include_str!("../docs/attributes/rate_limiter.md")]
 #[doc(inline)]
 pub use bulkhead_macros::rate_limiter;
+
+/// [attr-resilient]: macro@resilient
+/// [attr-retry]: macro@retry
+/// [attr-circuit_breaker]: macro@circuit_breaker
+/// [attr-rate_limiter]: macro@rate_limiter
+/// [attr-timeout]: macro@timeout
+/// [attr-bulkhead]: macro@bulkhead
+/// [attr-fallback]: macro@fallback
+/// [`HedgeConfigBuilder`]: crate::hedge::HedgeConfigBuilder
+/// [`Pipeline`]: crate::Pipeline
+#[doc = include_str!("../docs/attributes/hedge.md")]
+#[doc(inline)]
+pub use bulkhead_macros::hedge;
+
+/// [attr-resilient]: macro@resilient
+/// [attr-retry]: macro@retry
+/// [attr-hedge]: macro@hedge
+/// [`Pipeline`]: crate::Pipeline
+#[doc = include_str!("../docs/attributes/fallback.md")]
+#[doc(inline)]
+pub use bulkhead_macros::fallback;
 
 /// The errors met so far resolving the policies of functions with a body
 /// (policy attributes outside a `#[resilient]` trait) from

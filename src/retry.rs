@@ -5,8 +5,8 @@
 //! attribute; in code, [`PipelineBuilder::retry`] with a
 //! [`RetryConfigBuilder`]. [`Registry::retry`] finds an instance by id: a
 //! [`RetryHandle`], whose [`snapshot`](RetryHandle::snapshot) is a
-//! [`RetrySnapshot`]. Its events are
-//! [`RetryEvent`](crate::events::RetryEvent)s.
+//! [`RetrySnapshot`], with the retry budget's counts as a [`BudgetState`].
+//! Its events are [`RetryEvent`](crate::events::RetryEvent)s.
 //!
 //! # Examples
 //!
@@ -36,5 +36,5 @@
 //! [`PipelineBuilder::retry`]: crate::pipeline::PipelineBuilder::retry
 //! [`Registry::retry`]: crate::Registry::retry
 
-pub use bulkhead_core::{Retry, RetryConfig, RetryConfigBuilder};
+pub use bulkhead_core::{BudgetState, Retry, RetryConfig, RetryConfigBuilder};
 pub use bulkhead_registry::{RetryHandle, RetrySnapshot};

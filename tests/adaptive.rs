@@ -155,15 +155,15 @@ fn the_keys_come_from_configuration_too() {
 }
 
 #[test]
-fn limits_out_of_order_are_atr_013_naming_the_key() {
+fn limits_out_of_order_are_atr_015_naming_the_key() {
     let registry = Registry::new();
     let err = registry
         .bulkhead_policy("a", "t", &adaptive(Adaptive::Aimd, (30, 30, 10)))
         .unwrap_err();
-    assert_eq!(err.code(), "ATR-013");
+    assert_eq!(err.code(), "ATR-015");
     assert_eq!(
         err.to_string(),
-        "ATR-013: bulkhead.instances.a.min_concurrent is out of order: min_concurrent (30) <= initial_concurrent (30) <= max_concurrent (10) must hold"
+        "ATR-015: bulkhead.instances.a.min_concurrent is out of order: min_concurrent (30) <= initial_concurrent (30) <= max_concurrent (10) must hold"
     );
     let registry = Registry::builder()
         .config_toml(
@@ -179,10 +179,10 @@ fn limits_out_of_order_are_atr_013_naming_the_key() {
     let err = registry
         .bulkhead_policy("search", "t", &BulkheadConfig::builder())
         .unwrap_err();
-    assert_eq!(err.code(), "ATR-013");
+    assert_eq!(err.code(), "ATR-015");
     assert!(
         err.to_string()
-            .starts_with("ATR-013: bulkhead.instances.search.initial_concurrent is out of order"),
+            .starts_with("ATR-015: bulkhead.instances.search.initial_concurrent is out of order"),
         "{err}"
     );
 }

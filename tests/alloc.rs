@@ -264,3 +264,67 @@ fn adaptive_calls_allocate_nothing_even_when_they_close_a_window() {
     assert!(after.windows > before.windows + 10, "{before:?} {after:?}");
     assert_eq!(bytes, 0);
 }
+
+#[test]
+fn an_untriggered_hedge_and_a_budgeted_retry_allocate_nothing() {
+    let registry = Registry::new();
+    let pipeline = Pipeline::builder(&registry, "alloc-hedge-budget")
+        .bulkhead(|b| b.max_concurrent(4))
+        .retry(|r| r.max_attempts(3).budget_ratio(0.2))
+        .hedge(|h| h.max_hedged(2).delay(std::time::Duration::from_millis(50)))
+        .circuit_breaker(|c| c.minimum_calls(10))
+        .build()
+        .unwrap();
+    // The first call starts the clock's ticker (the budget reads it).
+    assert_eq!(pipeline.execute(|| Ok::<_, ()>(0)), Ok(0));
+    let (bytes, ()) = allocated_by(|| {
+        for _ in 0..100 {
+            assert_eq!(pipeline.execute(|| Ok::<_, ()>(1)), Ok(1));
+            let call = pin!(pipeline.execute_async(|| async { Ok::<_, ()>(2) }));
+            assert_eq!(poll_noop(&mut { call }), Poll::Ready(Ok(2)));
+        }
+    });
+    assert_eq!(bytes, 0);
+    // A percentile delay learns from every call, allocating nothing.
+    let estimated = Pipeline::builder(&registry, "alloc-hedge-p90")
+        .hedge(|h| h.delay(bulkhead::hedge::HedgeDelay::percentile(90.0)))
+        .build()
+        .unwrap();
+    let (bytes, ()) = allocated_by(|| {
+        for _ in 0..100 {
+            let call = pin!(estimated.execute_async(|| async { Ok::<_, ()>(3) }));
+            assert_eq!(poll_noop(&mut { call }), Poll::Ready(Ok(3)));
+        }
+    });
+    assert_eq!(bytes, 0);
+    let budget = registry
+        .retry("alloc-hedge-budget")
+        .unwrap()
+        .snapshot()
+        .budget;
+    assert_eq!(budget.unwrap().first_attempts, 201, "every call counted");
+}
+
+#[test]
+fn a_retry_the_budget_refuses_allocates_nothing() {
+    let registry = Registry::new();
+    let pipeline = Pipeline::builder(&registry, "alloc-budget-refused")
+        .retry(|r| {
+            r.max_attempts(3)
+                .wait(std::time::Duration::ZERO)
+                .budget_ratio(0.0)
+                .budget_min_per_second(0)
+        })
+        .build()
+        .unwrap();
+    assert!(pipeline.execute(|| Err::<(), _>(0)).is_err());
+    let (bytes, ()) = allocated_by(|| {
+        for _ in 0..100 {
+            assert_eq!(
+                pipeline.execute(|| Err::<(), _>(1)),
+                Err(CallError::Inner(1))
+            );
+        }
+    });
+    assert_eq!(bytes, 0);
+}

@@ -1,7 +1,9 @@
 //! The composition rules (`docs/composition.md`) through `Pipeline`: the
 //! fixed order
 //! `Retry( CircuitBreaker( RateLimiter( Timeout( Bulkhead( call ) ) ) ) )`
-//! and what follows from it, sync and async, on a `ManualClock`.
+//! and what follows from it, sync and async, on a `ManualClock`. (The
+//! hedge, between the retry and the breaker, is `tests/hedging.rs`'s; the
+//! retry budget `tests/retry_budget.rs`'s.)
 
 mod support;
 

@@ -844,3 +844,70 @@ fn a_reload_that_names_a_base_config_with_the_same_values_is_listed_once() {
     let again = registry.reload_toml(text).unwrap();
     assert!(again.is_empty(), "nothing changed: {again:?}");
 }
+
+#[test]
+fn hedge_fallback_and_retry_budget_keys_are_configuration_like_any_other() {
+    let registry = toml(
+        r#"
+        [hedge.configs.default]
+        max_hedged = 3
+        delay = "40ms"
+
+        [retry.instances.configured]
+        budget_ratio = 0.1
+        budget_min_per_second = 2
+        budget_window = "30s"
+
+        [fallback.instances.configured]
+        on = ["Timeout"]
+        on_error = true
+        "#,
+    );
+    let pipeline = Pipeline::builder(&registry, "configured")
+        .hedge(|h| h.max_hedged(2))
+        .retry(|r| r)
+        .build()
+        .unwrap();
+    let hedge = pipeline.policies().hedge().unwrap().config();
+    assert_eq!(
+        (hedge.max_hedged(), hedge.delay()),
+        (
+            2,
+            bulkhead::hedge::HedgeDelay::Fixed(Duration::from_millis(40))
+        ),
+        "the builder's value over the default config's"
+    );
+    let retry = registry.retry("configured").unwrap().snapshot();
+    assert_eq!(retry.budget_ratio, Some(0.1));
+    assert_eq!(retry.budget_min_per_second, 2);
+    assert_eq!(retry.budget_window, Duration::from_secs(30));
+    let mut declarations = registry.declare();
+    let policies = declarations
+        .policies(
+            &bulkhead::registry::PolicySpecs::new("configured")
+                .fallback(None, bulkhead::fallback::FallbackConfig::builder()),
+        )
+        .unwrap();
+    declarations.commit();
+    let fallback = policies.fallback().unwrap().config();
+    assert!(fallback.on_error());
+    assert_eq!(fallback.on().to_string(), "[Timeout]");
+}
+
+#[test]
+fn bad_values_of_the_new_keys_are_coded_and_the_method_is_no_configuration() {
+    let err = toml_error("[hedge.configs.default]\nmax_hedged = 11");
+    assert_eq!(err.code(), "ATR-008");
+    assert!(
+        err.to_string().contains("hedge.configs.default.max_hedged"),
+        "{err}"
+    );
+    let err = toml_error("[retry.configs.default]\nbudget_ratio = -1");
+    assert_eq!(err.code(), "ATR-008");
+    let err = toml_error("[retry.configs.default]\nbudget_window = \"0s\"");
+    assert_eq!(err.code(), "ATR-008");
+    let err = toml_error("[fallback.configs.default]\non = [\"Everything\"]");
+    assert_eq!(err.code(), "ATR-009");
+    let err = toml_error("[fallback.configs.default]\nmethod = \"cached\"");
+    assert_eq!(err.code(), "CFG-001", "a method is code: {err}");
+}

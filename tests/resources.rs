@@ -307,3 +307,141 @@ fn set_max_concurrent_after_a_move_checks_the_new_resource() {
         .unwrap();
     assert_eq!(registry.resource_usage("b"), Some((10, 8)));
 }
+
+#[test]
+fn a_budget_is_declared_in_toml_and_reloaded() {
+    let registry = Registry::builder()
+        .config_toml("[resources.db]\nbudget = 3\n")
+        .unwrap()
+        .build();
+    let too_many = Pipeline::builder(&registry, "toml-orders")
+        .bulkhead(|b| b.max_concurrent(4).resource("db"))
+        .build();
+    assert_eq!(too_many.unwrap_err().code(), "REG-010");
+    registry
+        .reload_toml("[resources.db]\nbudget = 5\n")
+        .unwrap();
+    assert!(
+        Pipeline::builder(&registry, "toml-orders")
+            .bulkhead(|b| b.max_concurrent(4).resource("db"))
+            .build()
+            .is_ok()
+    );
+    // A smaller budget that the bulkheads no longer fit is refused whole.
+    let refused = registry.reload_toml("[resources.db]\nbudget = 2\n");
+    assert_eq!(refused.unwrap_err().code(), "REG-010");
+    assert_eq!(registry.resource_usage("db"), Some((5, 4)));
+}
+
+#[cfg(not(feature = "redis"))]
+#[test]
+fn the_fleet_keys_need_the_redis_feature() {
+    let error = Registry::builder()
+        .config_toml("[resources.db]\nbudget = 3\nfleet = \"redis://h\"\n")
+        .unwrap_err();
+    assert_eq!(error.code(), "CFG-001");
+    assert!(error.to_string().contains("redis"), "{error}");
+}
+
+#[test]
+fn a_budget_is_read_from_environment_variables() {
+    let registry = Registry::builder()
+        .config_vars("BULKHEAD_", [("BULKHEAD_RESOURCES__DB__BUDGET", "3")])
+        .unwrap()
+        .try_build()
+        .unwrap();
+    assert_eq!(registry.resource_usage("db"), Some((3, 0)));
+    let too_many = Pipeline::builder(&registry, "env-orders")
+        .bulkhead(|b| b.max_concurrent(4).resource("db"))
+        .build();
+    assert_eq!(too_many.unwrap_err().code(), "REG-010");
+}
+
+#[test]
+fn environment_variables_override_a_resources_keys_in_toml_whatever_the_order() {
+    let toml = "[resources.\"orders-db\"]\nbudget = 3\n\n[resources.cache]\nbudget = 2\n";
+    let vars = [("APP_RESOURCES__ORDERS_DB__BUDGET", "8")];
+    let env_first = Registry::builder()
+        .config_vars("APP_", vars)
+        .unwrap()
+        .config_toml(toml)
+        .unwrap()
+        .build();
+    let toml_first = Registry::builder()
+        .config_toml(toml)
+        .unwrap()
+        .config_vars("APP_", vars)
+        .unwrap()
+        .build();
+    for registry in [env_first, toml_first] {
+        // The variable's name part matches "orders-db" in normalized form.
+        assert_eq!(registry.resource_usage("orders-db"), Some((8, 0)));
+        assert_eq!(registry.resource_usage("cache"), Some((2, 0)));
+        assert_eq!(registry.resource_usage("orders_db"), None);
+    }
+}
+
+#[test]
+fn a_resource_only_the_environment_names_is_named_in_lower_case() {
+    let registry = Registry::builder()
+        .config_vars(
+            "BULKHEAD_",
+            [("BULKHEAD_RESOURCES__Search_Index__BUDGET", "4")],
+        )
+        .unwrap()
+        .build();
+    assert_eq!(registry.resource_usage("search_index"), Some((4, 0)));
+}
+
+#[test]
+fn bad_resource_variables_are_refused_naming_the_variable() {
+    let error = |name: &str, value: &str| {
+        Registry::builder()
+            .config_vars("BULKHEAD_", [(name, value)])
+            .unwrap_err()
+    };
+    let unknown = error("BULKHEAD_RESOURCES__DB__BUDGT", "3");
+    assert_eq!(unknown.code(), "CFG-001");
+    assert!(
+        unknown
+            .to_string()
+            .contains("BULKHEAD_RESOURCES__DB__BUDGT"),
+        "{unknown}"
+    );
+    assert!(unknown.to_string().contains("budget"), "{unknown}");
+    let short = error("BULKHEAD_RESOURCES__DB", "3");
+    assert_eq!(short.code(), "CFG-002");
+    let bad = error("BULKHEAD_RESOURCES__DB__BUDGET", "many");
+    assert_eq!(bad.code(), "CFG-002");
+    assert!(
+        bad.to_string().contains("BULKHEAD_RESOURCES__DB__BUDGET"),
+        "{bad}"
+    );
+    // A key of a resource without its budget anywhere.
+    #[cfg(feature = "redis")]
+    assert_eq!(
+        error("BULKHEAD_RESOURCES__DB__LEASE", "1s").code(),
+        "CFG-002"
+    );
+    #[cfg(not(feature = "redis"))]
+    assert_eq!(
+        error("BULKHEAD_RESOURCES__DB__LEASE", "1s").code(),
+        "CFG-001"
+    );
+}
+
+#[test]
+fn a_budget_changed_in_the_environment_is_reloaded() {
+    let registry = Registry::builder()
+        .config_toml("[resources.db]\nbudget = 3\n")
+        .unwrap()
+        .config_vars("BULKHEAD_", [("BULKHEAD_RESOURCES__DB__BUDGET", "6")])
+        .unwrap()
+        .build();
+    assert_eq!(registry.resource_usage("db"), Some((6, 0)));
+    // A reload keeps the variables as given, over the new TOML.
+    registry
+        .reload_toml("[resources.db]\nbudget = 2\n")
+        .unwrap();
+    assert_eq!(registry.resource_usage("db"), Some((6, 0)));
+}

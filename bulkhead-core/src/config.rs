@@ -26,6 +26,17 @@ pub enum ConfigError {
         /// What the parser objected to.
         reason: String,
     },
+    /// A hedge's `delay` that is neither a duration nor a percentile of the
+    /// latency (ATR-001, as for a duration that does not parse).
+    #[error(
+        "ATR-001: invalid delay {value:?} for {key}: expected a duration, such as 50ms, or a percentile of the first attempts' latency above 0 and below 100, with at most one decimal, such as p90 or p99.9"
+    )]
+    InvalidDelay {
+        /// The key the value was given for.
+        key: String,
+        /// The value as given.
+        value: String,
+    },
     /// A duration longer than [`Duration::MAX`], about 584.5 billion years
     /// (ATR-001, as for a duration that does not parse).
     #[error(
@@ -90,10 +101,10 @@ pub enum ConfigError {
         choices: String,
     },
     /// An adaptive bulkhead's limits out of order: `min_concurrent` <=
-    /// `initial_concurrent` <= `max_concurrent` does not hold (ATR-013).
+    /// `initial_concurrent` <= `max_concurrent` does not hold (ATR-015).
     /// `key` is the one out of place; a limit not given is `..`.
     #[error(
-        "ATR-013: {key} is out of order: min_concurrent ({min}) <= initial_concurrent ({initial}) <= max_concurrent ({max}) must hold"
+        "ATR-015: {key} is out of order: min_concurrent ({min}) <= initial_concurrent ({initial}) <= max_concurrent ({max}) must hold"
     )]
     LimitsOutOfOrder {
         /// The key out of place (`min_concurrent` or `initial_concurrent`).
@@ -129,13 +140,15 @@ impl ConfigError {
     /// The error's code, such as `"ATR-001"`.
     pub fn code(&self) -> &'static str {
         match self {
-            ConfigError::InvalidDuration { .. } | ConfigError::DurationTooLarge { .. } => "ATR-001",
+            ConfigError::InvalidDuration { .. }
+            | ConfigError::InvalidDelay { .. }
+            | ConfigError::DurationTooLarge { .. } => "ATR-001",
             ConfigError::LimitOutOfRange { .. } => "ATR-003",
             ConfigError::InvalidBool { .. } => "ATR-006",
             ConfigError::NumberOutOfRange { .. } => "ATR-008",
             ConfigError::UnknownRejectionKind { .. } => "ATR-009",
             ConfigError::InvalidChoice { .. } => "ATR-010",
-            ConfigError::LimitsOutOfOrder { .. } => "ATR-013",
+            ConfigError::LimitsOutOfOrder { .. } => "ATR-015",
             ConfigError::NoSuchKey { .. } => "CFG-001",
         }
     }
@@ -144,6 +157,7 @@ impl ConfigError {
     pub fn key(&self) -> &str {
         match self {
             ConfigError::InvalidDuration { key, .. }
+            | ConfigError::InvalidDelay { key, .. }
             | ConfigError::DurationTooLarge { key, .. }
             | ConfigError::LimitOutOfRange { key, .. }
             | ConfigError::InvalidBool { key, .. }
@@ -160,6 +174,7 @@ impl ConfigError {
     #[must_use]
     pub fn with_key(mut self, new_key: &str) -> Self {
         let (ConfigError::InvalidDuration { key, .. }
+        | ConfigError::InvalidDelay { key, .. }
         | ConfigError::DurationTooLarge { key, .. }
         | ConfigError::LimitOutOfRange { key, .. }
         | ConfigError::InvalidBool { key, .. }
@@ -178,6 +193,7 @@ impl ConfigError {
     pub fn prefixed(mut self, prefix: &str) -> Self {
         if !prefix.is_empty() {
             let (ConfigError::InvalidDuration { key, .. }
+            | ConfigError::InvalidDelay { key, .. }
             | ConfigError::DurationTooLarge { key, .. }
             | ConfigError::LimitOutOfRange { key, .. }
             | ConfigError::InvalidBool { key, .. }

@@ -30,10 +30,18 @@ pub enum Event {
     Timeout(TimeoutEvent),
     /// A rate limiter event.
     RateLimiter(RateLimiterEvent),
+    /// A hedge event.
+    Hedge(HedgeEvent),
+    /// A fallback event.
+    Fallback(FallbackEvent),
+    /// A fleet resource's share of its budget changed (the registry's
+    /// feature `redis`).
+    FleetShareChanged(FleetShareChanged),
 }
 
 impl Event {
-    /// The id of the instance the event is about.
+    /// The id of the instance the event is about (for a fleet resource's
+    /// event, the resource's name).
     pub fn instance(&self) -> &'static str {
         match self {
             Event::Bulkhead(event) => event.instance,
@@ -41,6 +49,9 @@ impl Event {
             Event::CircuitBreaker(event) => event.instance,
             Event::Timeout(event) => event.instance,
             Event::RateLimiter(event) => event.instance,
+            Event::Hedge(event) => event.instance,
+            Event::Fallback(event) => event.instance,
+            Event::FleetShareChanged(event) => event.resource,
         }
     }
 
@@ -52,6 +63,9 @@ impl Event {
             Event::CircuitBreaker(event) => event.at,
             Event::Timeout(event) => event.at,
             Event::RateLimiter(event) => event.at,
+            Event::Hedge(event) => event.at,
+            Event::Fallback(event) => event.at,
+            Event::FleetShareChanged(event) => event.at,
         }
     }
 }
@@ -95,6 +109,14 @@ policy_event!(
     /// An event of one rate limiter.
     RateLimiterEvent, RateLimiterEventKind, "rate limiter"
 );
+policy_event!(
+    /// An event of one hedge policy.
+    HedgeEvent, HedgeEventKind, "hedge"
+);
+policy_event!(
+    /// An event of one fallback policy.
+    FallbackEvent, FallbackEventKind, "fallback"
+);
 
 /// What a retry policy did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,6 +146,14 @@ pub enum RetryEventKind {
     /// An attempt failed in a way that is not retried (`abort_on`, or
     /// `retry_if` said no).
     Aborted {
+        /// Attempts made.
+        attempts: u32,
+        /// The rejection that failed the last one, or `None` for an error.
+        rejection: Option<RejectionKind>,
+    },
+    /// An attempt failed and would have been retried, but the instance's
+    /// retry budget had no room left: the call ended with this failure.
+    BudgetExhausted {
         /// Attempts made.
         attempts: u32,
         /// The rejection that failed the last one, or `None` for an error.
@@ -196,6 +226,51 @@ pub enum RateLimiterEventKind {
     },
 }
 
+/// What a hedge policy did. Hedges are numbered from 1 within their call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HedgeEventKind {
+    /// A hedge started: the attempts before it had not finished after
+    /// `delay`.
+    Started {
+        /// The hedge's number in its call.
+        hedge: u32,
+    },
+    /// A hedge was refused before it ran, by a full bulkhead, an open
+    /// circuit breaker or the rate limiter: it is skipped, not a failure.
+    Skipped {
+        /// The hedge's number in its call.
+        hedge: u32,
+        /// What refused it.
+        rejection: RejectionKind,
+    },
+    /// A hedge was due, but the retry budget had no room left: it was not
+    /// made.
+    BudgetExhausted {
+        /// The hedge's number in its call.
+        hedge: u32,
+    },
+    /// A hedge succeeded first: its result is the call's, and the other
+    /// attempts were dropped.
+    Won {
+        /// The hedge's number in its call.
+        hedge: u32,
+    },
+}
+
+/// What a fallback policy did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FallbackEventKind {
+    /// The call failed in a way the fallback covers (`on`, `on_error`): the
+    /// fallback method answered instead.
+    Used {
+        /// The rejection that ended the call, or `None` for the method's
+        /// own error.
+        rejection: Option<RejectionKind>,
+    },
+}
+
 /// An event of one bulkhead.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -220,14 +295,107 @@ pub enum BulkheadEventKind {
         /// Whether the call had waited (`max_wait` > 0) before it was rejected.
         waited: bool,
     },
-    /// The limit was changed at run time (by a handle or a configuration
-    /// reload).
+    /// The limit in force was changed at run time (by a handle, a
+    /// configuration reload, or a fleet resource's share).
     LimitChanged {
         /// The limit before.
         from: u32,
         /// The limit after.
         to: u32,
     },
+}
+
+/// The slots this process may use on a resource whose budget a fleet of
+/// processes shares changed: a renewal moved its share, or it lost the
+/// fleet (Redis unreachable past its lease) and fell back, or joined it
+/// again.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FleetShareChanged {
+    /// The resource's name.
+    pub resource: &'static str,
+    /// Why it changed.
+    pub reason: FleetShareReason,
+    /// The slots before.
+    pub from: u32,
+    /// The slots now: what the resource's bulkheads may hold together.
+    pub to: u32,
+    /// The share the fleet's allocation aims at for this process (0 when
+    /// it does not know: unreachable).
+    pub target: u32,
+    /// The fleet's budget, as last seen.
+    pub budget: u32,
+    /// The processes sharing it, this one included, as last seen.
+    pub processes: u32,
+    /// When, on the registry's clock.
+    pub at: Instant,
+}
+
+impl FleetShareChanged {
+    /// A change of `resource`'s share from `from` to `to` slots, for
+    /// `reason`; the fleet's figures are 0 until [`fleet`](Self::fleet)
+    /// gives them.
+    pub fn new(
+        resource: &'static str,
+        reason: FleetShareReason,
+        from: u32,
+        to: u32,
+        at: Instant,
+    ) -> Self {
+        FleetShareChanged {
+            resource,
+            reason,
+            from,
+            to,
+            target: 0,
+            budget: 0,
+            processes: 0,
+            at,
+        }
+    }
+
+    /// The same event, with the target share, the budget and the number of
+    /// processes the fleet reported.
+    #[must_use]
+    pub fn fleet(mut self, target: u32, budget: u32, processes: u32) -> Self {
+        self.target = target;
+        self.budget = budget;
+        self.processes = processes;
+        self
+    }
+}
+
+/// Why a fleet resource's share changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FleetShareReason {
+    /// The first share granted to this process.
+    Joined,
+    /// A renewal moved the share: another process joined or left, or the
+    /// demands changed.
+    Rebalanced,
+    /// The lease ran out on this process's clock without a renewal (Redis
+    /// unreachable or too slow): the share fell back to `on_unreachable`.
+    Unreachable,
+    /// Redis answered again after a fallback: the share is the fleet's
+    /// again.
+    Rejoined,
+    /// The process left the fleet (shutdown): no slots.
+    Left,
+}
+
+impl FleetShareReason {
+    /// The reason in lower case, as metrics and traces name it:
+    /// `joined`, `rebalanced`, `unreachable`, `rejoined`, `left`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FleetShareReason::Joined => "joined",
+            FleetShareReason::Rebalanced => "rebalanced",
+            FleetShareReason::Unreachable => "unreachable",
+            FleetShareReason::Rejoined => "rejoined",
+            FleetShareReason::Left => "left",
+        }
+    }
 }
 
 /// Where policies publish their events: cheap to clone, shared by every

@@ -33,6 +33,8 @@ mod compose;
 mod config;
 mod context;
 mod events;
+mod fallback;
+mod hedge;
 mod intern;
 pub mod keys;
 mod loom;
@@ -81,13 +83,16 @@ pub use config::{ConfigError, check_limit, check_range, parse_bool, parse_durati
 pub use context::PolicyContext;
 pub use events::{
     BulkheadEvent, BulkheadEventKind, CircuitBreakerEvent, CircuitBreakerEventKind, CircuitState,
-    Event, EventBus, EventStream, RateLimiterEvent, RateLimiterEventKind, RetryEvent,
-    RetryEventKind, TimeoutEvent, TimeoutEventKind,
+    Event, EventBus, EventStream, FallbackEvent, FallbackEventKind, FleetShareChanged,
+    FleetShareReason, HedgeEvent, HedgeEventKind, RateLimiterEvent, RateLimiterEventKind,
+    RetryEvent, RetryEventKind, TimeoutEvent, TimeoutEventKind,
 };
+pub use fallback::{Fallback, FallbackConfig, FallbackConfigBuilder};
+pub use hedge::{Hedge, HedgeConfig, HedgeConfigBuilder, HedgeDelay, Hedged};
 pub use rate_limiter::{AcquirePermit, RateLimiter, RateLimiterConfig, RateLimiterConfigBuilder};
 pub use rejection::{
     BulkheadFull, CallError, CallTimeout, CircuitOpen, RateLimited, Rejection, RejectionKind,
     RejectionKinds,
 };
-pub use retry::{AttemptFailure, Retry, RetryConfig, RetryConfigBuilder, RetryState};
+pub use retry::{AttemptFailure, BudgetState, Retry, RetryConfig, RetryConfigBuilder, RetryState};
 pub use timeout::{Timeout, TimeoutConfig, TimeoutConfigBuilder, TimeoutFuture};

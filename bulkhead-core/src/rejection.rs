@@ -176,6 +176,12 @@ pub struct RejectionKinds(u8);
 impl RejectionKinds {
     /// No kind.
     pub const EMPTY: RejectionKinds = RejectionKinds(0);
+    /// Every kind.
+    pub const ALL: RejectionKinds = RejectionKinds::EMPTY
+        .with(RejectionKind::BulkheadFull)
+        .with(RejectionKind::CircuitOpen)
+        .with(RejectionKind::Timeout)
+        .with(RejectionKind::RateLimited);
 
     /// This set and `kind`.
     #[must_use]

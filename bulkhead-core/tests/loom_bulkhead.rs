@@ -401,3 +401,26 @@ fn concurrent_adaptive_completions_never_admit_more_than_the_limit_in_force() {
         assert_idle(&bulkhead, 1);
     });
 }
+
+#[test]
+fn an_adaptive_window_closing_while_a_cap_is_set_never_leaves_the_limit_above_it() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let bulkhead = adaptive(&clock);
+        let caller = {
+            let bulkhead = bulkhead.clone();
+            thread::spawn(move || {
+                for _ in 0..2 {
+                    // Successes at a full bulkhead: the window they close
+                    // would let the algorithm grow.
+                    drop(bulkhead.try_enter());
+                }
+            })
+        };
+        assert!(bulkhead.set_limit_cap(Some(1)) <= 1);
+        caller.join().unwrap();
+        assert!(bulkhead.max_concurrent() <= 1, "the cap holds");
+        assert!(bulkhead.adaptive().unwrap().limit <= 1, "the algorithm too");
+        assert_eq!(bulkhead.config().max_concurrent(), 4, "the ceiling is kept");
+    });
+}

@@ -100,6 +100,14 @@ impl Annotations {
             .find(|(kind, _)| kind.calls_again())
     }
 
+    /// The span of the attribute of `kind`, if it was written.
+    pub(crate) fn span_of(&self, kind: PolicyKind) -> Option<Span> {
+        self.written
+            .iter()
+            .find(|(written, _)| *written == kind)
+            .map(|(_, span)| *span)
+    }
+
     /// The attributes written, for messages: `#[retry]`, or `#[retry] and
     /// #[bulkhead]`, or `#[a], #[b] and #[c]`.
     pub(crate) fn names(&self) -> String {

@@ -16,7 +16,7 @@ use bulkhead_core::keys::{Key, KeyValue, NAME, PolicyKind, did_you_mean};
 use darling::ast::NestedMeta;
 use proc_macro2::{Span, TokenStream};
 use syn::punctuated::Punctuated;
-use syn::{Attribute, ExprPath, Meta, Path, Token};
+use syn::{Attribute, ExprPath, Ident, Meta, Path, Token};
 
 use crate::codes;
 use crate::symbol::{self, Symbol};
@@ -51,6 +51,14 @@ impl Keys {
             .iter()
             .filter_map(|(key, value)| value.value.setting(key.name(), value.span))
             .collect()
+    }
+
+    /// The method the key written names (a fallback's `method`), with the
+    /// span of its string.
+    pub(crate) fn method(&self) -> Option<&Ident> {
+        self.values
+            .iter()
+            .find_map(|(_, value)| value.value.method())
     }
 
     /// The functions the keys written name, with their keys, such as

@@ -15,8 +15,10 @@
 //! | ATR-009 | a list of rejection kinds (`abort_on`, `ignore_on`) names something that is not one (the core crate's `RejectionKind`) |
 //! | ATR-010 | a choice (`sliding_window`, `adaptive`) is not one of its values (`"count"`, `"time"`; `"off"`, `"aimd"`, `"vegas"`, `"gradient2"`) |
 //! | ATR-011 | `retry_if` / `record_if` is not the path of a function (here), or names something that is not a `Fn(&E) -> bool + Send + Sync` for the method's error type `E`, whatever its arity, argument or return type (the type checker's error, coded by `__private::ErrorPredicateFn`, which `__private::Judge` asks for instead of E0593 / E0271 / E0631) |
-//! | ATR-012 | an argument of a method or function with `#[retry]` is not `Clone` (each attempt gets its own copy; the type checker's error, coded by `__private::RetryArgument`, whose blanket impl is `do_not_recommend` so that a `Vec<T>` of what is not `Clone` is reported as itself) |
-//! | ATR-013 | a bulkhead's limits written out of order: `min_concurrent` <= `initial_concurrent` <= `max_concurrent` does not hold among those the attribute writes (the core crate's `PolicyKind::check_together`), spanned on the key out of place |
+//! | ATR-012 | an argument of a method or function with `#[retry]`, `#[hedge]` or `#[fallback]` is not `Clone` (each attempt, and the fallback, gets its own copy; the type checker's error, coded by `__private::CalledAgain`, whose blanket impl is `do_not_recommend` so that a `Vec<T>` of what is not `Clone` is reported as itself) |
+//! | ATR-013 | `#[fallback]` cannot call its method: `method` is missing or not a method's name, names no method of the trait (with a did-you-mean) or the method itself, names a method whose signature differs, or `#[fallback]` is on a function with a body, which has no delegate to call it on |
+//! | ATR-014 | `#[hedge]` on a method or function whose attempts cannot run at the same time: a sync one (its thread runs one attempt at a time), or one taking `&mut self` (which one attempt at a time can borrow) |
+//! | ATR-015 | a bulkhead's limits written out of order: `min_concurrent` <= `initial_concurrent` <= `max_concurrent` does not hold among those the attribute writes (the core crate's `PolicyKind::check_together`), spanned on the key out of place |
 
 /// A duration that does not parse.
 pub(crate) const DURATION: &str = "ATR-001";
@@ -40,6 +42,10 @@ pub(crate) const REJECTION_KIND: &str = "ATR-009";
 pub(crate) const CHOICE: &str = "ATR-010";
 /// A `retry_if` / `record_if` that is not the path of a function.
 pub(crate) const PREDICATE: &str = "ATR-011";
+/// A `#[fallback]` whose method cannot be called in its place.
+pub(crate) const FALLBACK: &str = "ATR-013";
+/// A `#[hedge]` whose attempts cannot run at the same time.
+pub(crate) const HEDGE: &str = "ATR-014";
 
 /// The errors of one expansion, all reported at once.
 ///
@@ -60,6 +66,13 @@ impl Errors {
     /// An error covering all of `tokens`.
     pub(crate) fn spanned(&mut self, tokens: impl quote::ToTokens, message: String) {
         self.push(syn::Error::new_spanned(tokens, message));
+    }
+
+    /// Adds `error`, if there is one.
+    pub(crate) fn extend(&mut self, error: Option<syn::Error>) {
+        if let Some(error) = error {
+            self.push(error);
+        }
     }
 
     /// `Err` with every error, if there is one.

@@ -1,17 +1,22 @@
 //! The body of a wrapper's method whose policies include more than a
 //! bulkhead: the call goes through the method's `Policies`, which compose
-//! them in the fixed order `Retry( CircuitBreaker( RateLimiter( Timeout(
-//! Bulkhead( call ) ) ) ) )`, and the `Result<T, CallError<E>>` it gives
-//! becomes the method's own `Result<T, E>`: a rejection through
-//! `E: From<Rejection>` (`__private::Via`, see [`Frame`]).
+//! them in the fixed order `Fallback( Retry( Hedge( CircuitBreaker(
+//! RateLimiter( Timeout( Bulkhead( call ) ) ) ) ) ) )`, and the
+//! `Result<T, CallError<E>>` it gives becomes the method's own
+//! `Result<T, E>`: a rejection through `E: From<Rejection>`
+//! (`__private::Via`, see [`Frame`]), unless the fallback answers: the
+//! wrapper then returns the delegate's fallback method, called with the
+//! arguments themselves, outside every policy (`__private::falls_back`).
 //!
 //! `Policies` takes a closure it may call once per attempt:
 //!
-//! - with a policy that calls the method again (`#[retry]`, see
+//! - with a policy that calls the method again or calls another with its
+//!   arguments (`#[retry]`, `#[hedge]`, `#[fallback]`, see
 //!   `PolicyKind::calls_again`), each attempt calls the delegate with its
 //!   own clone of every argument (`__private::again`, ATR-012 for an
-//!   argument that is not `Clone`); an async method taking `&mut self` lends
-//!   the delegate to one attempt's future at a time (`__private::Lend`);
+//!   argument that is not `Clone`), keeping them for the fallback; an async
+//!   method taking `&mut self` lends the delegate to one attempt's future at
+//!   a time (`__private::Lend`), and takes it back for the fallback;
 //! - without, the one attempt takes the receiver and the arguments (or, for
 //!   a future that cannot hold them, the delegate's future made at once) out
 //!   of a `__private::Once`, so nothing is cloned and nothing needs `Clone`.
@@ -27,7 +32,7 @@ use syn::{FnArg, Ident, Type};
 
 use crate::ast::{Flavor, Method, Returns, SelfArg};
 use crate::call::{CallTime, pick_call_time, rejecter, take_field};
-use crate::policies::PolicySet;
+use crate::policies::{PolicyKind, PolicySet};
 use crate::tokens::{local, mixed_ends};
 
 /// The delegate's method called on a receiver with arguments.
@@ -46,6 +51,9 @@ pub(crate) struct Frame {
     pub(crate) reject: Ident,
     pub(crate) via: Ident,
     pub(crate) classifier: Ident,
+    /// `call_hedged` with a hedge, `call_async` without: a method without
+    /// `#[hedge]` does not carry the larger future of hedged attempts.
+    call_async: Ident,
 }
 
 impl Frame {
@@ -61,12 +69,18 @@ impl Frame {
             let #via = ::bulkhead::__private::Via::<#value>::NEW;
         };
         let classify = classifier_of(policies, &via, &classifier);
+        let call_async = if policies.get(PolicyKind::Hedge).is_some() {
+            Ident::new("call_hedged", span)
+        } else {
+            Ident::new("call_async", span)
+        };
         Frame {
             setup,
             classify,
             reject,
             via,
             classifier,
+            call_async,
         }
     }
 
@@ -97,18 +111,56 @@ impl Frame {
         })
     }
 
-    /// `policies.call_async(&classifier, attempt).await`, finished.
+    /// `policies.call_async(&classifier, attempt).await` (`call_hedged` with
+    /// a hedge), finished.
     pub(crate) fn call_async(&self, policies: &TokenStream, attempt: &TokenStream) -> TokenStream {
+        self.finish(&self.raw_call_async(policies, attempt))
+    }
+
+    /// `policies.call(..)` or `policies.call_async(..).await` (`call` is
+    /// one of them), finished unless the fallback answers: then `answer`,
+    /// the fallback method's call, is returned instead.
+    pub(crate) fn or_fallback(
+        &self,
+        policies: &TokenStream,
+        call: &TokenStream,
+        answer: &TokenStream,
+    ) -> TokenStream {
+        let span = Span::mixed_site();
+        let outcome = local("outcome");
+        let finished = self.finish(&outcome.to_token_stream());
+        quote_spanned! {span=>
+            let #outcome = #call;
+            if ::bulkhead::__private::falls_back(#policies, &#outcome) {
+                return #answer;
+            }
+            #finished
+        }
+    }
+
+    /// `Policies::call(policies, &classifier, attempt)`, unfinished.
+    fn raw_call(&self, policies: &TokenStream, attempt: &TokenStream) -> TokenStream {
         let classifier = &self.classifier;
-        self.finish(&quote_spanned! {Span::mixed_site()=>
-            ::bulkhead::__private::Policies::call_async(#policies, &#classifier, #attempt).await
-        })
+        quote_spanned! {Span::mixed_site()=>
+            ::bulkhead::__private::Policies::call(#policies, &#classifier, #attempt)
+        }
+    }
+
+    /// `Policies::call_async(policies, &classifier, attempt).await` (or
+    /// `call_hedged`), unfinished.
+    fn raw_call_async(&self, policies: &TokenStream, attempt: &TokenStream) -> TokenStream {
+        let (classifier, call_async) = (&self.classifier, &self.call_async);
+        quote_spanned! {Span::mixed_site()=>
+            ::bulkhead::__private::Policies::#call_async(#policies, &#classifier, #attempt).await
+        }
     }
 }
 
 /// The body of `method`, run under `policies` (more than a bulkhead), kept
 /// in the wrapper's `field`; `own` is the delegate borrowed or moved from
-/// the wrapper, `params` the wrapper's parameters.
+/// the wrapper, `params` the wrapper's parameters, `call_with` the call of
+/// the delegate's method and `fallback_with` that of its fallback method
+/// (if `policies` have a fallback).
 pub(crate) fn body(
     method: &Method,
     policies: &PolicySet,
@@ -116,6 +168,7 @@ pub(crate) fn body(
     own: &TokenStream,
     params: &[Ident],
     call_with: &CallWith<'_>,
+    fallback_with: Option<&CallWith<'_>>,
 ) -> TokenStream {
     let span = Span::mixed_site();
     let frame = Frame::new(policies, &method.ret);
@@ -149,7 +202,15 @@ pub(crate) fn body(
                 let mut #once = ::bulkhead::__private::Once::new((#own, #(#params,)*));
             }
         });
-        let call = frame.call(&policies.to_token_stream(), &attempt);
+        let call = match fallback_with {
+            // The attempts hold clones: the arguments are the fallback's.
+            Some(fallback_with) if calls_again => frame.or_fallback(
+                &policies.to_token_stream(),
+                &frame.raw_call(&policies.to_token_stream(), &attempt),
+                &fallback_with(own, &plain),
+            ),
+            _ => frame.call(&policies.to_token_stream(), &attempt),
+        };
         // `self` keeps the call-site span of the signature's receiver.
         let slots = quote!(self.#field.0);
         return quote_spanned! {span=>
@@ -170,9 +231,15 @@ pub(crate) fn body(
         policies.to_token_stream()
     };
     // The future that runs the attempts, each made by `attempt`, after
-    // `prepare`.
-    let run = |prepare: TokenStream, attempt: TokenStream| {
-        let call = frame.call_async(&used, &attempt);
+    // `prepare`, and then `answer`s with the fallback if there is one and
+    // it takes the call.
+    let run_or = |prepare: TokenStream, attempt: TokenStream, answer: Option<TokenStream>| {
+        let call = match answer {
+            Some(answer) => {
+                frame.or_fallback(&used, &frame.raw_call_async(&used, &attempt), &answer)
+            }
+            None => frame.call_async(&used, &attempt),
+        };
         quote_spanned! {span=>
             async move {
                 #prepare
@@ -181,6 +248,7 @@ pub(crate) fn body(
             }
         }
     };
+    let run = |prepare: TokenStream, attempt: TokenStream| run_or(prepare, attempt, None);
     let hold = quote_spanned!(span=> let #delegate = #own;);
     let in_future_once = || {
         let made = frame.split_future(&call_with(&delegate.to_token_stream(), &plain));
@@ -206,7 +274,13 @@ pub(crate) fn body(
     let body = if calls_again && matches!(method.self_arg, SelfArg::RefMut) {
         let made = call_with(&quote_spanned!(span=> &mut *#lent), &plain);
         let made = frame.split_future(&quote_spanned!(span=> async move { #made.await }));
-        let future = run(
+        // The delegate, given back by the lend once the attempts are over.
+        let answer = fallback_with.map(|fallback_with| {
+            let back = quote_spanned!(span=> ::bulkhead::__private::Lend::into_inner(#lend));
+            let answer = fallback_with(&back, &plain);
+            quote_spanned!(span=> #answer.await)
+        });
+        let future = run_or(
             quote_spanned!(span=> let #lend = ::bulkhead::__private::Lend::new(#delegate);),
             quote_spanned! {span=>
                 || {
@@ -215,12 +289,17 @@ pub(crate) fn body(
                     #made
                 }
             },
+            answer,
         );
         let future = attempts_if_send(method, &policies, &delegate, params, future);
         quote_spanned!(span=> #setup #take #hold #future)
     } else if calls_again {
         let made = frame.split_future(&call_with(&delegate.to_token_stream(), &cloned));
-        let future = run(TokenStream::new(), quote_spanned!(span=> || #made));
+        let answer = fallback_with.map(|fallback_with| {
+            let answer = fallback_with(&delegate.to_token_stream(), &plain);
+            quote_spanned!(span=> #answer.await)
+        });
+        let future = run_or(TokenStream::new(), quote_spanned!(span=> || #made), answer);
         let future = attempts_if_send(method, &policies, &delegate, params, future);
         quote_spanned!(span=> #setup #take #hold #future)
     } else {

@@ -28,7 +28,7 @@ use crate::krate::{Krate, Origin};
 use crate::policies::PolicySet;
 use crate::symbol::RESILIENT;
 use crate::tokens::local;
-use crate::{composed, fallback, ids, valid};
+use crate::{composed, ids, soft, valid};
 
 /// `#[resilient]` on `input`: the trait, without its policy attributes, and
 /// its wrapper; on error, the errors too, after the trait and (if the trait
@@ -41,8 +41,8 @@ pub(crate) fn resilient(args: TokenStream, input: TokenStream) -> TokenStream {
     let krate = Krate::new(written.as_ref());
     let mut item = match syn::parse2::<ItemTrait>(input.clone()) {
         Ok(item) => item,
-        Err(error) if fallback::looks_like(&input, "trait") => {
-            return fallback::unparsed_trait(input, &krate, error);
+        Err(error) if soft::looks_like(&input, "trait") => {
+            return soft::unparsed_trait(input, &krate, error);
         }
         Err(_) => {
             let error = syn::Error::new(
@@ -52,7 +52,7 @@ pub(crate) fn resilient(args: TokenStream, input: TokenStream) -> TokenStream {
                     codes::UNWRAPPABLE
                 ),
             );
-            return fallback::tokens(input, error);
+            return soft::tokens(input, error);
         }
     };
     let trait_name = item.ident.clone();
@@ -76,7 +76,7 @@ pub(crate) fn resilient(args: TokenStream, input: TokenStream) -> TokenStream {
     let expanded = krate.retarget(quote!(#item #wrapper));
     match errors.finish() {
         Ok(()) => expanded,
-        Err(error) => fallback::tokens(expanded, error),
+        Err(error) => soft::tokens(expanded, error),
     }
 }
 
@@ -375,7 +375,26 @@ fn method(method: &Method, d: &Ident, delegate: &TokenStream) -> TokenStream {
                 let call_with = |receiver: &TokenStream, arguments: &[TokenStream]| {
                     call_with(Some(receiver), arguments)
                 };
-                composed::body(method, policies, &field, own, &params, &call_with)
+                // The fallback method, called like the method (`valid.rs`
+                // checked that it has the same signature).
+                let (unsafety, turbofish) = (&unsafety, &turbofish);
+                let fallback_with = policies.fallback_method().map(|fallback| {
+                    move |receiver: &TokenStream, arguments: &[TokenStream]| {
+                        quote_spanned! {span=>
+                            #unsafety { #delegate::#fallback #turbofish(#receiver, #(#arguments),*) }
+                        }
+                    }
+                });
+                let fallback_with = fallback_with.as_ref().map(|f| f as &composed::CallWith<'_>);
+                composed::body(
+                    method,
+                    policies,
+                    &field,
+                    own,
+                    &params,
+                    &call_with,
+                    fallback_with,
+                )
             }
         }
         _ => call_with(own.as_ref(), &plain),

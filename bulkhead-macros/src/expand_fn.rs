@@ -17,11 +17,11 @@ use crate::krate::Krate;
 use crate::policies::{PolicyAttribute, PolicyKind, PolicySet};
 use crate::symbol::APPLIED;
 use crate::tokens::local;
-use crate::{composed, fallback, valid};
+use crate::{composed, soft, valid};
 
 /// `#[kind(args)]` on `input`.
 pub(crate) fn policy(kind: PolicyKind, args: TokenStream, input: TokenStream) -> TokenStream {
-    if is_applied(&args) && fallback::was_applied(&input) {
+    if is_applied(&args) && soft::was_applied(&input) {
         return input;
     }
     let krate = Krate::new(written_crate(kind, &args).as_ref());
@@ -29,7 +29,7 @@ pub(crate) fn policy(kind: PolicyKind, args: TokenStream, input: TokenStream) ->
         Ok(item) => {
             return match try_expand(kind, args, item.clone(), &krate) {
                 Ok(expanded) => expanded,
-                Err(error) => fallback::function(item, &krate, error),
+                Err(error) => soft::function(item, &krate, error),
             };
         }
         Err(error) => error,
@@ -64,8 +64,8 @@ pub(crate) fn policy(kind: PolicyKind, args: TokenStream, input: TokenStream) ->
         _ => match syn::parse2::<ForeignItem>(input.clone()) {
             Ok(ForeignItem::Fn(function)) => bodiless(&function.sig.ident),
             // A function with a syntax error: the parser's error alone.
-            _ if fallback::looks_like(&input, "fn") && !is_foreign_fn(&input) => unparsed,
-            _ if fallback::looks_like(&input, "fn") => syn::Error::new(
+            _ if soft::looks_like(&input, "fn") && !is_foreign_fn(&input) => unparsed,
+            _ if soft::looks_like(&input, "fn") => syn::Error::new(
                 Span::call_site(),
                 format!(
                     "{}: #[{name}] cannot wrap a foreign function: it has no body to run under the policy; wrap a function that calls it",
@@ -81,7 +81,7 @@ pub(crate) fn policy(kind: PolicyKind, args: TokenStream, input: TokenStream) ->
             ),
         },
     };
-    fallback::tokens(input, error)
+    soft::tokens(input, error)
 }
 
 /// Whether `input` is a function declaration without a body (`safe fn

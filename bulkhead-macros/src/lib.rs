@@ -18,7 +18,8 @@
 //! - `valid.rs`: every meaning-level check, recorded on the model.
 //! - `declare.rs` (declaring policies to the registry), `call.rs` (the
 //!   pieces of every wrapped call), `composed.rs` (calls under `Policies`),
-//!   `fallback.rs` (the user's item kept compiling when there are errors).
+//!   `soft.rs` (the user's item kept compiling when there are errors: the
+//!   macros fail softly).
 //! - `expand.rs` (`#[resilient]`) and `expand_fn.rs` (a policy attribute
 //!   on a function): the expansions.
 
@@ -33,10 +34,10 @@ mod composed;
 mod declare;
 mod expand;
 mod expand_fn;
-mod fallback;
 mod ids;
 mod krate;
 mod policies;
+mod soft;
 mod symbol;
 mod tokens;
 mod valid;
@@ -89,4 +90,18 @@ pub fn timeout(args: TokenStream, input: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn rate_limiter(args: TokenStream, input: TokenStream) -> TokenStream {
     expand_fn::policy(policies::PolicyKind::RateLimiter, args.into(), input.into()).into()
+}
+
+/// (Defined in the `bulkhead-macros` crate, documented where `bulkhead`
+/// re-exports it.)
+#[proc_macro_attribute]
+pub fn hedge(args: TokenStream, input: TokenStream) -> TokenStream {
+    expand_fn::policy(policies::PolicyKind::Hedge, args.into(), input.into()).into()
+}
+
+/// (Defined in the `bulkhead-macros` crate, documented where `bulkhead`
+/// re-exports it.)
+#[proc_macro_attribute]
+pub fn fallback(args: TokenStream, input: TokenStream) -> TokenStream {
+    expand_fn::policy(policies::PolicyKind::Fallback, args.into(), input.into()).into()
 }

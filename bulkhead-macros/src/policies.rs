@@ -128,6 +128,17 @@ impl PolicySet {
             .find(|kind| kind.calls_again())
     }
 
+    /// The policy of `kind`, if the set has it.
+    pub(crate) fn get(&self, kind: PolicyKind) -> Option<&Policy> {
+        self.0.iter().find(|policy| policy.kind == kind)
+    }
+
+    /// The method a fallback names (`method = ".."`), if the set has a
+    /// fallback that names one.
+    pub(crate) fn fallback_method(&self) -> Option<&syn::Ident> {
+        self.get(PolicyKind::Fallback)?.keys.method()
+    }
+
     /// The bulkhead, if it is the only policy: the call then takes a slot
     /// itself, without the composition of `Policies`.
     pub(crate) fn bulkhead_alone(&self) -> Option<&Policy> {
@@ -365,17 +376,17 @@ mod tests {
     }
 
     #[test]
-    fn limits_written_out_of_order_are_atr_013_on_the_key_out_of_place() {
+    fn limits_written_out_of_order_are_atr_015_on_the_key_out_of_place() {
         assert_eq!(
             bulkhead(quote!(max_concurrent = 10, min_concurrent = 20)).unwrap_err(),
             [
-                "ATR-013: min_concurrent is out of order: min_concurrent (20) <= initial_concurrent (..) <= max_concurrent (10) must hold"
+                "ATR-015: min_concurrent is out of order: min_concurrent (20) <= initial_concurrent (..) <= max_concurrent (10) must hold"
             ]
         );
         assert_eq!(
             bulkhead(quote!(initial_concurrent = 30, max_concurrent = 10)).unwrap_err(),
             [
-                "ATR-013: initial_concurrent is out of order: min_concurrent (..) <= initial_concurrent (30) <= max_concurrent (10) must hold"
+                "ATR-015: initial_concurrent is out of order: min_concurrent (..) <= initial_concurrent (30) <= max_concurrent (10) must hold"
             ]
         );
         // Keys not written are not judged here: configuration may give them.
@@ -582,11 +593,48 @@ mod tests {
                     max_wait = "0"
                 ),
             ),
+            (
+                PolicyKind::Hedge,
+                quote!(name = "h", config = "c", max_hedged = 2, delay = "p99.9"),
+            ),
+            (
+                PolicyKind::Fallback,
+                quote!(
+                    name = "f",
+                    config = "c",
+                    method = "cached",
+                    on = [BulkheadFull],
+                    on_error = true
+                ),
+            ),
         ];
         for (kind, tokens) in policies {
             let policy = kind.read(Written::Args(tokens)).unwrap();
             assert!(policy.keys.name().is_some(), "{kind:?}");
         }
+        let hedge = PolicyKind::Hedge
+            .read(Written::Args(quote!(delay = "p90", max_hedged = 3)))
+            .unwrap();
+        assert_eq!(
+            hedge.keys.settings().to_string(),
+            ". max_hedged (3u32) . delay (:: bulkhead :: __private :: HedgeDelay :: Percentile { tenths : 900u16 })"
+        );
+        let fixed = PolicyKind::Hedge
+            .read(Written::Args(quote!(delay = "50ms")))
+            .unwrap();
+        assert_eq!(
+            fixed.keys.settings().to_string(),
+            ". delay (:: bulkhead :: __private :: Duration :: new (0u64 , 50000000u32))"
+        );
+        let fallback = PolicyKind::Fallback
+            .read(Written::Args(quote!(method = "cached", on_error = true)))
+            .unwrap();
+        assert_eq!(fallback.keys.method().unwrap(), "cached");
+        assert_eq!(
+            fallback.keys.settings().to_string(),
+            ". on_error (true)",
+            "a method is no setting"
+        );
         let retry = PolicyKind::Retry
             .read(Written::Args(quote!(retry_if = errors::is_transient)))
             .unwrap();

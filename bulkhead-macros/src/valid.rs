@@ -11,7 +11,8 @@ use syn::{FnArg, Ident, ReturnType, TraitItem, TypeImplTrait, TypeParamBound, Wh
 
 use crate::ast::{Flavor, Func, Method, Returns, SelfArg, Trait};
 use crate::codes::{self, Errors};
-use crate::policies::PolicyAttribute;
+use crate::ids::render;
+use crate::policies::{PolicyAttribute, PolicyKind};
 use crate::tokens::is_self;
 
 /// Supertraits the wrapper implements whenever its delegate does: the auto
@@ -70,7 +71,12 @@ pub(crate) fn check_trait(model: &mut Trait, errors: &mut Errors) {
     for error in reasons {
         errors.push(error);
     }
-    for method in &mut model.methods {
+    let fallbacks: Vec<Option<syn::Error>> = model
+        .methods
+        .iter()
+        .map(|method| cannot_fall_back(model, method))
+        .collect();
+    for (method, fallback) in model.methods.iter_mut().zip(fallbacks) {
         if !method.is_annotated() {
             continue;
         }
@@ -88,10 +94,18 @@ pub(crate) fn check_trait(model: &mut Trait, errors: &mut Errors) {
         }
         check_returns(&method.sig.ident, &names, &method.ret, errors);
         let again = cannot_call_again(method);
+        let hedge = cannot_hedge(
+            &method.sig.ident,
+            &method.annotations,
+            method.ret.flavor,
+            &method.self_arg,
+        );
         // A method that cannot be run under its policies (reported) only
         // delegates.
         method.wrapped = method.annotations.complete()
             && again.is_none()
+            && hedge.is_none()
+            && fallback.is_none()
             && method.ret.is_result
             && method.ret.unpin.is_none()
             && method.ret.other_bound.is_none()
@@ -102,10 +116,138 @@ pub(crate) fn check_trait(model: &mut Trait, errors: &mut Errors) {
         if let Some((span, why)) = again {
             errors.push(syn::Error::new(span, why));
         }
+        errors.extend(hedge);
+        errors.extend(fallback);
     }
 }
 
-/// Why a policy that calls the method again (`#[retry]`) on a method of a
+/// Why `#[hedge]` on `name` cannot run its attempts at the same time, if
+/// it is there and cannot (ATR-014), spanned on the attribute.
+fn cannot_hedge(
+    name: &Ident,
+    annotations: &crate::annotations::Annotations,
+    flavor: Flavor,
+    self_arg: &SelfArg,
+) -> Option<syn::Error> {
+    let span = annotations.span_of(PolicyKind::Hedge)?;
+    let code = codes::HEDGE;
+    let (what, instead) = match self_arg {
+        SelfArg::None => ("function", "write it as an `async fn`"),
+        _ => (
+            "method",
+            "hedge an async method (`async fn`, or one returning a future)",
+        ),
+    };
+    let why = if flavor == Flavor::Sync {
+        format!(
+            "{code}: #[hedge] cannot hedge `{name}`: it is a sync {what}, and a hedge runs a second attempt while the first is still running, which one thread cannot do; {instead}, or use #[retry] (and #[timeout]) here"
+        )
+    } else if matches!(self_arg, SelfArg::RefMut) {
+        format!(
+            "{code}: #[hedge] cannot hedge `{name}`: it takes `&mut self`, which only one attempt at a time can borrow, and hedged attempts run at the same time; take `&self`"
+        )
+    } else {
+        return None;
+    };
+    Some(syn::Error::new(span, why))
+}
+
+/// Why the `#[fallback]` of `method` cannot call the method it names in its
+/// place, if it has a fallback and cannot (ATR-013): no `method`, a method
+/// the trait does not have, the method itself, or one whose signature
+/// differs. Spanned on the name (or the attribute without one).
+fn cannot_fall_back(model: &Trait, method: &Method) -> Option<syn::Error> {
+    let policies = method.annotations.policies();
+    policies.get(PolicyKind::Fallback)?;
+    let code = codes::FALLBACK;
+    let name = &method.sig.ident;
+    let Some(named) = policies.fallback_method() else {
+        let span = method.annotations.span_of(PolicyKind::Fallback)?;
+        return Some(syn::Error::new(
+            span,
+            format!(
+                "{code}: #[fallback] on `{name}` names no method: add `method = \"..\"`, the method of the trait that answers instead, with the same signature"
+            ),
+        ));
+    };
+    let trait_name = &model.item.ident;
+    let error = |why: String| Some(syn::Error::new(named.span(), format!("{code}: {why}")));
+    if named == name {
+        return error(format!(
+            "#[fallback] on `{name}` names `{name}` itself; name the method that answers instead (to call `{name}` again, use #[retry])"
+        ));
+    }
+    let Some(fallback) = model.methods.iter().find(|m| m.sig.ident == *named) else {
+        let hint = bulkhead_core::keys::did_you_mean(
+            &named.to_string(),
+            model
+                .methods
+                .iter()
+                .map(|m| m.sig.ident.to_string())
+                .collect::<Vec<_>>()
+                .iter()
+                .map(String::as_str),
+        )
+        .map(|meant| format!("; did you mean `{meant}`?"))
+        .unwrap_or_default();
+        return error(format!(
+            "#[fallback] on `{name}` names `{named}`, which is not a method of trait `{trait_name}`{hint}"
+        ));
+    };
+    let (expected, found) = (signature(&method.sig), signature(&fallback.sig));
+    if expected != found {
+        return error(format!(
+            "the fallback `{named}` of `{name}` must have the same signature, as it is called with the same arguments in its place: `{name}` is `{expected}`, `{named}` is `{found}`"
+        ));
+    }
+    None
+}
+
+/// A method's signature without its name and the patterns of its
+/// parameters, as compared and shown: `async fn<T>(&self, &str, T) ->
+/// Result<u8, E>`.
+fn signature(sig: &syn::Signature) -> String {
+    let mut qualifiers = String::new();
+    if sig.constness.is_some() {
+        qualifiers.push_str("const ");
+    }
+    if sig.asyncness.is_some() {
+        qualifiers.push_str("async ");
+    }
+    if matches!(sig.safety, syn::Safety::Unsafe(_)) {
+        qualifiers.push_str("unsafe ");
+    }
+    let generics = &sig.generics;
+    let params: Vec<String> = sig
+        .inputs
+        .iter()
+        .map(|input| match input {
+            FnArg::Receiver(receiver) => {
+                let mut receiver = receiver.clone();
+                receiver.attrs.clear();
+                render(receiver.to_token_stream())
+            }
+            FnArg::Typed(typed) => render(typed.ty.to_token_stream()),
+        })
+        .collect();
+    let output = match &sig.output {
+        ReturnType::Default => String::new(),
+        ReturnType::Type(_, ty) => format!(" -> {}", render(ty.to_token_stream())),
+    };
+    let where_clause = generics
+        .where_clause
+        .as_ref()
+        .map(|w| format!(" {}", render(w.to_token_stream())))
+        .unwrap_or_default();
+    format!(
+        "{qualifiers}fn{}({}){output}{where_clause}",
+        render(generics.to_token_stream()),
+        params.join(", ")
+    )
+}
+
+/// Why a policy that calls the method again (`#[retry]`, `#[hedge]`) or
+/// calls another with its arguments (`#[fallback]`) on a method of a
 /// `#[resilient]` trait cannot call the delegate again, if it cannot,
 /// spanned on the attribute.
 fn cannot_call_again(method: &Method) -> Option<(proc_macro2::Span, String)> {
@@ -113,19 +255,43 @@ fn cannot_call_again(method: &Method) -> Option<(proc_macro2::Span, String)> {
     let attribute = kind.attribute();
     let name = &method.sig.ident;
     let code = codes::UNWRAPPABLE;
+    let fallback = method.annotations.policies().fallback_method();
+    // What cannot be done, what consumes the delegate, and what calls it
+    // from inside the future.
+    let (cannot, first, inside) = match (kind, fallback) {
+        (PolicyKind::Fallback, Some(fallback)) => (
+            format!("cannot call `{fallback}` in place of `{name}`"),
+            "the call consumes the delegate",
+            "the fallback is called from inside it, after the call,",
+        ),
+        (PolicyKind::Hedge, _) => (
+            format!("cannot run `{name}` more than once"),
+            "its first attempt consumes the delegate",
+            "each attempt calls the delegate from inside it",
+        ),
+        _ => (
+            format!("cannot run `{name}` again"),
+            "its first attempt consumes the delegate",
+            "each attempt calls the delegate again from inside it",
+        ),
+    };
     let why = if matches!(method.self_arg, SelfArg::Owned) {
         format!(
-            "{code}: #[{attribute}] cannot run `{name}` again: it takes `self` by value, so its first attempt consumes the delegate; take `&self` or `&mut self`"
+            "{code}: #[{attribute}] {cannot}: it takes `self` by value, so {first}; take `&self` or `&mut self`"
         )
     } else if method.ret.flavor == Flavor::Sync {
         return None;
     } else if method.ret.detached {
         format!(
-            "{code}: #[{attribute}] cannot run `{name}` again: its future may not borrow the wrapper (it is `'static`, bound by the lifetime of an argument, or `use<..>`), and each attempt calls the delegate again from inside it; bound it by `'_` or write an `async fn`"
+            "{code}: #[{attribute}] {cannot}: its future may not borrow the wrapper (it is `'static`, bound by the lifetime of an argument, or `use<..>`), and {inside}; bound it by `'_` or write an `async fn`"
         )
     } else if method.ret.outlives && method.has_arguments() {
+        let passes = match kind {
+            PolicyKind::Fallback => "the fallback is passed them from inside it",
+            _ => "each attempt passes them to the delegate again from inside it",
+        };
         format!(
-            "{code}: #[{attribute}] cannot run `{name}` again: its future is bound by a lifetime its arguments may not outlive, and each attempt passes them to the delegate again from inside it; remove the lifetime bound or write an `async fn`"
+            "{code}: #[{attribute}] {cannot}: its future is bound by a lifetime its arguments may not outlive, and {passes}; remove the lifetime bound or write an `async fn`"
         )
     } else {
         return None;
@@ -149,6 +315,26 @@ pub(crate) fn check_fn(func: &Func, errors: &mut Errors) {
     }
     check_returns(&sig.ident, &names, &func.ret, errors);
     let policies = func.policies();
+    if let Some(span) = func.annotations.span_of(PolicyKind::Fallback) {
+        errors.push(syn::Error::new(
+            span,
+            format!(
+                "{}: #[fallback] cannot wrap `{}`: a function with a body has no delegate to call its fallback method on; handle the outcome where it is called, with `Result::or_else` (a rejection arrives as the error's `From<Rejection>`), or put the method in a #[resilient] trait",
+                codes::FALLBACK,
+                sig.ident
+            ),
+        ));
+        return;
+    }
+    if let Some(error) = cannot_hedge(
+        &sig.ident,
+        &func.annotations,
+        func.ret.flavor,
+        &func.self_arg,
+    ) {
+        errors.push(error);
+        return;
+    }
     if !func.annotations.complete() || policies.bulkhead_alone().is_some() {
         return;
     }
@@ -594,6 +780,114 @@ mod tests {
                 "{error}\ndoes not start with\n{start}"
             );
         }
+    }
+
+    #[test]
+    fn a_fallback_must_name_another_method_of_the_same_signature() {
+        let errors = messages(parse_quote! {
+            trait Shop {
+                #[fallback]
+                #[bulkhead]
+                fn none(&self) -> Result<u8, E>;
+                #[fallback(method = "cahced")]
+                fn unknown(&self, id: &str) -> Result<u8, E>;
+                #[fallback(method = "itself")]
+                fn itself(&self) -> Result<u8, E>;
+                #[fallback(method = "cached")]
+                fn other(&self, id: &str, width: u32) -> Result<u8, E>;
+                #[fallback(method = "cached")]
+                fn fine(&self, id: &str) -> Result<u8, E>;
+                fn cached(&self, id: &str) -> Result<u8, E>;
+            }
+        });
+        let expected = [
+            "ATR-013: #[fallback] on `none` names no method",
+            "ATR-013: #[fallback] on `unknown` names `cahced`, which is not a method of trait `Shop`; did you mean `cached`?",
+            "ATR-013: #[fallback] on `itself` names `itself` itself",
+            "ATR-013: the fallback `cached` of `other` must have the same signature, as it is called with the same arguments in its place: `other` is `fn(&self, &str, u32) -> Result<u8, E>`, `cached` is `fn(&self, &str) -> Result<u8, E>`",
+        ];
+        assert_eq!(errors.len(), expected.len(), "{errors:#?}");
+        for (error, start) in errors.iter().zip(expected) {
+            assert!(
+                error.starts_with(start),
+                "{error}\ndoes not start with\n{start}"
+            );
+        }
+    }
+
+    #[test]
+    fn signatures_compare_everything_but_names_and_patterns() {
+        let sig = |sig: syn::Signature| signature(&sig);
+        assert_eq!(
+            sig(
+                parse_quote!(async fn f<T: Clone>(&self, (a, b): (u8, u8), t: T) -> Result<T, E> where T: Send)
+            ),
+            "async fn<T:Clone>(&self, (u8, u8), T) -> Result<T, E> where T:Send"
+        );
+        assert_eq!(
+            sig(parse_quote!(fn f(&mut self, mut x: u8))),
+            sig(parse_quote!(fn g(&mut self, y: u8)))
+        );
+        assert_ne!(
+            sig(parse_quote!(fn f(&mut self, x: u8))),
+            sig(parse_quote!(fn f(&self, x: u8)))
+        );
+        assert_ne!(
+            sig(parse_quote!(unsafe fn f(&self))),
+            sig(parse_quote!(fn f(&self)))
+        );
+    }
+
+    #[test]
+    fn a_hedge_needs_an_async_method_taking_a_shared_self() {
+        let errors = messages(parse_quote! {
+            trait Search {
+                #[hedge]
+                fn sync(&self) -> Result<u8, E>;
+                #[hedge]
+                async fn exclusive(&mut self) -> Result<u8, E>;
+                #[hedge]
+                async fn fine(&self) -> Result<u8, E>;
+                #[hedge]
+                fn future(&self) -> impl Future<Output = Result<u8, E>> + Send;
+            }
+        });
+        assert_eq!(errors.len(), 2, "{errors:#?}");
+        assert!(
+            errors[0].starts_with("ATR-014: #[hedge] cannot hedge `sync`: it is a sync method")
+        );
+        assert!(
+            errors[1]
+                .starts_with("ATR-014: #[hedge] cannot hedge `exclusive`: it takes `&mut self`")
+        );
+        let function = function_errors(
+            PolicyKind::Hedge,
+            TokenStream::new(),
+            parse_quote!(
+                fn f() -> Result<(), E> {
+                    Ok(())
+                }
+            ),
+        );
+        assert!(
+            function[0].starts_with("ATR-014: #[hedge] cannot hedge `f`: it is a sync function"),
+            "{function:?}"
+        );
+        let fallback = function_errors(
+            PolicyKind::Fallback,
+            quote::quote!(method = "g"),
+            parse_quote!(
+                async fn f() -> Result<(), E> {
+                    Ok(())
+                }
+            ),
+        );
+        assert!(
+            fallback[0].starts_with(
+                "ATR-013: #[fallback] cannot wrap `f`: a function with a body has no delegate"
+            ),
+            "{fallback:?}"
+        );
     }
 
     #[test]

@@ -16,6 +16,8 @@
 //! | `Choice` | one of its choices, in a string |
 //! | `RejectionKinds` | rejection kinds, in brackets unless there is one |
 //! | `Predicate` | the path of a function `fn(&E) -> bool`, or a string holding one |
+//! | `Method` | the name of a method, in a string |
+//! | `Delay` | a duration string as for `Duration`, or a percentile such as `"p90"` |
 //!
 //! Each kind's code is the table's (`ValueKind::code`); a duration of zero
 //! where it must be positive is ATR-008.
@@ -23,7 +25,7 @@
 use std::time::Duration;
 
 use bulkhead_core::keys::{Float, Key, Range, ValueKind, did_you_mean};
-use bulkhead_core::{ConfigError, RejectionKind};
+use bulkhead_core::{ConfigError, HedgeDelay, RejectionKind};
 use darling::ast::MetaNameValueInvalidExpr;
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{ToTokens as _, quote, quote_spanned};
@@ -52,6 +54,10 @@ pub(crate) enum Read {
     Kinds(Vec<RejectionKind>),
     /// A `Predicate`: the function's path.
     Predicate(ExprPath),
+    /// A `Method`: its name.
+    Method(Ident),
+    /// A `Delay`.
+    Delay(HedgeDelay),
 }
 
 /// A value with the span of the tokens it was written as.
@@ -128,6 +134,8 @@ pub(crate) fn example(key: &Key) -> String {
         ValueKind::Choice { choices, .. } => format!("{name} = {:?}", choices[0]),
         ValueKind::RejectionKinds => format!("{name} = [{}]", RejectionKind::ALL[0].name()),
         ValueKind::Predicate => format!("{name} = is_transient"),
+        ValueKind::Method => format!("{name} = \"cached_thumbnail\""),
+        ValueKind::Delay => format!("{name} = \"50ms\""),
     }
 }
 
@@ -173,6 +181,8 @@ pub(crate) fn from_expr(key: &Key, expr: &Expr) -> Result<Read, String> {
             as_written(expr)
         )),
         ValueKind::Predicate => predicate(key, expr).map(Read::Predicate),
+        ValueKind::Method => method(key, expr).map(Read::Method),
+        ValueKind::Delay => delay(name, expr).map(Read::Delay),
     }
 }
 
@@ -182,7 +192,7 @@ impl Read {
     /// calls, not the builder.
     pub(crate) fn setting(&self, key: &str, span: Span) -> Option<TokenStream> {
         let argument = match self {
-            Read::Predicate(_) => return None,
+            Read::Predicate(_) | Read::Method(_) => return None,
             Read::Kinds(kinds) => {
                 let method = Ident::new(key, Span::call_site());
                 let kinds = kinds
@@ -195,10 +205,13 @@ impl Read {
             // The `f32` a percentage was read as, exactly.
             Read::Number(x, Float::F32) => Literal::f32_suffixed(*x as f32).into_token_stream(),
             Read::Number(x, Float::F64) => Literal::f64_suffixed(*x).into_token_stream(),
-            Read::Duration(duration) => {
+            Read::Duration(duration) | Read::Delay(HedgeDelay::Fixed(duration)) => {
                 let secs = duration.as_secs();
                 let nanos = duration.subsec_nanos();
                 quote!(::bulkhead::__private::Duration::new(#secs, #nanos))
+            }
+            Read::Delay(HedgeDelay::Percentile { tenths }) => {
+                quote!(::bulkhead::__private::HedgeDelay::Percentile { tenths: #tenths })
             }
             Read::Bool(b) => b.into_token_stream(),
             Read::Choice(ty, choice) => {
@@ -215,6 +228,14 @@ impl Read {
     pub(crate) fn predicate(&self) -> Option<&ExprPath> {
         match self {
             Read::Predicate(path) => Some(path),
+            _ => None,
+        }
+    }
+
+    /// The method a `Method` names.
+    pub(crate) fn method(&self) -> Option<&Ident> {
+        match self {
+            Read::Method(name) => Some(name),
             _ => None,
         }
     }
@@ -441,6 +462,22 @@ fn parse_duration(key: &str, text: &str) -> Result<Duration, String> {
     })
 }
 
+/// A hedge's `delay`: a duration string, or a percentile such as `"p90"`
+/// (ATR-001).
+fn delay(key: &str, expr: &Expr) -> Result<HedgeDelay, String> {
+    match literal(expr) {
+        Some(Lit::Str(s)) if s.value().trim_start().starts_with(['p', 'P']) => {
+            HedgeDelay::parse(key, &s.value()).map_err(|error| error.to_string())
+        }
+        Some(Lit::Str(_)) => duration(key, expr).map(HedgeDelay::Fixed),
+        _ => Err(format!(
+            "{}: {key} must be a duration string such as \"50ms\", or a percentile such as \"p90\", got {}",
+            codes::DURATION,
+            as_written(expr)
+        )),
+    }
+}
+
 /// `true` or `false`, or the same in a string (ATR-006).
 fn boolean(key: &str, expr: &Expr) -> Result<bool, String> {
     match literal(expr) {
@@ -499,6 +536,30 @@ fn predicate(key: &Key, expr: &Expr) -> Result<ExprPath, String> {
             lit: Lit::Str(s), ..
         }) => s.parse().map_err(|_| refused()),
         _ => Err(refused()),
+    }
+}
+
+/// `method = "cached_thumbnail"`: the name of a method, in a string
+/// (ATR-013), spanned on the string.
+fn method(key: &Key, expr: &Expr) -> Result<Ident, String> {
+    match literal(expr) {
+        Some(Lit::Str(s)) => match syn::parse_str::<Ident>(&s.value()) {
+            Ok(name) => Ok(Ident::new(&name.to_string(), s.span())),
+            Err(_) => Err(format!(
+                "{}: {} names a method of the trait by its name alone, as in {}, got {}",
+                codes::FALLBACK,
+                key.name(),
+                example(key),
+                as_written(expr)
+            )),
+        },
+        _ => Err(format!(
+            "{}: {} names a method of the trait in a string, as in {}, got {}",
+            codes::FALLBACK,
+            key.name(),
+            example(key),
+            as_written(expr)
+        )),
     }
 }
 
@@ -630,6 +691,7 @@ mod tests {
             (ValueKind::Bool, codes::BOOL),
             (ValueKind::RejectionKinds, codes::REJECTION_KIND),
             (ValueKind::Predicate, codes::PREDICATE),
+            (ValueKind::Method, codes::FALLBACK),
         ];
         for (kind, code) in kinds {
             assert_eq!(kind.code(), code, "{kind}");

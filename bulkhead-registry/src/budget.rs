@@ -12,7 +12,7 @@ use crate::error::RegistryError;
 
 /// The budgets of the registry's resources, by name, and the room each
 /// leaves for adaptive bulkheads to grow into.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Budgets {
     budgets: HashMap<String, u32>,
     rooms: HashMap<String, Arc<Room>>,

@@ -79,6 +79,41 @@ pub enum RegistryError {
         /// The resource it names.
         resource: String,
     },
+    /// A fleet resource's configuration cannot be used (REG-014): a Redis
+    /// URL that does not parse (shown without its password), a `rediss://`
+    /// URL (TLS is not built in), a resource name or key prefix with `{`
+    /// or `}`, a lease under 100 ms, a margin above half the lease.
+    #[cfg(feature = "redis")]
+    #[error("REG-014: invalid fleet configuration: {message}")]
+    FleetConfig {
+        /// The resource, or empty when the configuration was checked on
+        /// its own (`FleetConfig::redis`).
+        resource: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A resource already shares its budget with a fleet configured
+    /// otherwise (REG-015): another Redis, prefix, lease, margin or
+    /// fallback. A process joins one fleet per resource for its life.
+    #[cfg(feature = "redis")]
+    #[error(
+        "REG-015: resource {resource:?} already shares its budget as {running}; it cannot share it as {requested} too"
+    )]
+    FleetConflict {
+        /// The resource.
+        resource: String,
+        /// The fleet it is in (its URL without the password).
+        running: String,
+        /// The fleet asked for.
+        requested: String,
+    },
+    /// The thread that keeps the fleet leases cannot be started (REG-016).
+    #[cfg(feature = "redis")]
+    #[error("REG-016: cannot start the fleet thread: {message}")]
+    FleetStart {
+        /// The operating system's reason.
+        message: String,
+    },
     /// A configuration source (TOML, a file, environment variables) cannot
     /// be read as configuration: CFG-001 to CFG-004, its code and message
     /// the [`ConfigSourceError`]'s.
@@ -97,6 +132,12 @@ impl RegistryError {
             RegistryError::OverBudget { .. } => "REG-010",
             RegistryError::UnknownResource { .. } => "REG-011",
             RegistryError::DisabledOnResource { .. } => "REG-013",
+            #[cfg(feature = "redis")]
+            RegistryError::FleetConfig { .. } => "REG-014",
+            #[cfg(feature = "redis")]
+            RegistryError::FleetConflict { .. } => "REG-015",
+            #[cfg(feature = "redis")]
+            RegistryError::FleetStart { .. } => "REG-016",
             RegistryError::ConfigSource(error) => error.code(),
         }
     }

@@ -5,8 +5,8 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use bulkhead_core::{
-    BulkheadEvent, CircuitBreakerEvent, Event, EventBus, EventStream, RateLimiterEvent, RetryEvent,
-    TimeoutEvent,
+    BulkheadEvent, CircuitBreakerEvent, Event, EventBus, EventStream, FallbackEvent, HedgeEvent,
+    RateLimiterEvent, RetryEvent, TimeoutEvent,
 };
 
 /// The events of one policy instance, from a handle's `subscribe()` (for
@@ -178,6 +178,8 @@ policy_event!(
     CircuitBreakerEvent => CircuitBreaker,
     TimeoutEvent => Timeout,
     RateLimiterEvent => RateLimiter,
+    HedgeEvent => Hedge,
+    FallbackEvent => Fallback,
 );
 
 #[cfg(test)]

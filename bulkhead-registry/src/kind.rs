@@ -43,7 +43,7 @@ mod tests {
         let err = parse("cache", "cache").unwrap_err();
         assert!(
             err.to_string().ends_with(
-                "expected one of bulkhead, retry, circuit_breaker, timeout, rate_limiter"
+                "expected one of bulkhead, retry, circuit_breaker, timeout, rate_limiter, hedge, fallback"
             ),
             "{err}"
         );

@@ -24,6 +24,8 @@
 mod budget;
 mod error;
 mod events;
+#[cfg(feature = "redis")]
+pub mod fleet;
 mod function;
 mod handle;
 mod kind;
@@ -48,7 +50,8 @@ pub use events::{InstanceEvents, PolicyEvent};
 #[doc(hidden)]
 pub use function::{FnPolicy, FunctionPolicy, MethodPolicy};
 pub use handle::{
-    BulkheadHandle, CircuitBreakerHandle, RateLimiterHandle, RetryHandle, TimeoutHandle,
+    BulkheadHandle, CircuitBreakerHandle, FallbackHandle, HedgeHandle, RateLimiterHandle,
+    RetryHandle, TimeoutHandle,
 };
 pub use pipeline::{Pipeline, PipelineBuilder};
 pub use registry::Registry;
@@ -56,8 +59,8 @@ pub use registry::builder::RegistryBuilder;
 pub use registry::declare::Declarations;
 pub use sizing::{BulkheadSizing, DEFAULT_HEADROOM, Diagnosis, SizingReport};
 pub use snapshot::{
-    BulkheadSnapshot, CircuitBreakerSnapshot, RateLimiterSnapshot, RegistrySnapshot, RetrySnapshot,
-    TimeoutSnapshot,
+    BulkheadSnapshot, CircuitBreakerSnapshot, FallbackSnapshot, HedgeSnapshot, RateLimiterSnapshot,
+    RegistrySnapshot, RetrySnapshot, TimeoutSnapshot,
 };
 pub use specs::PolicySpecs;
 pub use store::{Change, DEFAULT_CONFIG};

@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use bulkhead_core::{
-    AdaptiveSnapshot, Bulkhead, CircuitBreaker, CircuitState, RateLimiter, RejectionKinds, Retry,
-    Timeout, Traffic,
+    AdaptiveSnapshot, BudgetState, Bulkhead, CircuitBreaker, CircuitState, Fallback, Hedge,
+    HedgeDelay, RateLimiter, RejectionKinds, Retry, Timeout, Traffic,
 };
 
 use crate::policy::Policy;
@@ -26,8 +26,10 @@ pub struct BulkheadSnapshot {
     pub concurrent_calls: u32,
     /// Calls waiting for a slot (0 when `max_wait` is zero).
     pub waiting_calls: u32,
-    /// The limit in force: for an adaptive bulkhead, the one its algorithm
-    /// set last (its ceiling is `adaptive.ceiling`).
+    /// The limit in force: the configured `max_concurrent` (for an
+    /// adaptive bulkhead, the limit its algorithm set last; its ceiling is
+    /// `adaptive.ceiling`), or less while a fleet resource's share holds it
+    /// lower (down to 0).
     pub max_concurrent: u32,
     /// Slots free right now: `max_concurrent - concurrent_calls`, or 0 while
     /// more calls are in flight than a lowered limit allows.
@@ -89,6 +91,17 @@ pub struct RetrySnapshot {
     pub jitter: f64,
     /// Rejection kinds that are not retried.
     pub abort_on: RejectionKinds,
+    /// The retry budget's ratio, if the instance has a budget.
+    pub budget_ratio: Option<f64>,
+    /// The retries per second of the window a budget allows whatever the
+    /// first attempts.
+    pub budget_min_per_second: u32,
+    /// The window a budget counts over.
+    pub budget_window: Duration,
+    /// The budget's counts over its current window (first attempts,
+    /// retries and hedges made, and how many more it allows now), if the
+    /// instance has a budget.
+    pub budget: Option<BudgetState>,
 }
 
 impl Instance for RetrySnapshot {
@@ -108,6 +121,73 @@ impl RetrySnapshot {
             max_wait_interval: config.max_wait_interval(),
             jitter: config.jitter(),
             abort_on: config.abort_on(),
+            budget_ratio: config.budget_ratio(),
+            budget_min_per_second: config.budget_min_per_second(),
+            budget_window: config.budget_window(),
+            budget: retry.budget(),
+        }
+    }
+}
+
+/// A hedge policy's configuration at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HedgeSnapshot {
+    /// The instance id.
+    pub instance: String,
+    /// How many extra attempts a call may start.
+    pub max_hedged: u32,
+    /// How long the attempts of a call run before another is started: a
+    /// duration, or a percentile of the first attempts' latency.
+    pub delay: HedgeDelay,
+    /// The delay a call's hedges would wait now: `delay`, or the estimate
+    /// of its percentile (`None` while that warms up).
+    pub current_delay: Option<Duration>,
+}
+
+impl Instance for HedgeSnapshot {
+    fn instance(&self) -> &str {
+        &self.instance
+    }
+}
+
+impl HedgeSnapshot {
+    pub(crate) fn of(hedge: &Hedge) -> Self {
+        let config = hedge.config();
+        HedgeSnapshot {
+            instance: hedge.instance().to_owned(),
+            max_hedged: config.max_hedged(),
+            delay: config.delay(),
+            current_delay: hedge.delay(),
+        }
+    }
+}
+
+/// A fallback policy's configuration at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FallbackSnapshot {
+    /// The instance id.
+    pub instance: String,
+    /// The rejections the fallback answers.
+    pub on: RejectionKinds,
+    /// Whether it answers the method's own errors too.
+    pub on_error: bool,
+}
+
+impl Instance for FallbackSnapshot {
+    fn instance(&self) -> &str {
+        &self.instance
+    }
+}
+
+impl FallbackSnapshot {
+    pub(crate) fn of(fallback: &Fallback) -> Self {
+        let config = fallback.config();
+        FallbackSnapshot {
+            instance: fallback.instance().to_owned(),
+            on: config.on(),
+            on_error: config.on_error(),
         }
     }
 }
@@ -234,6 +314,10 @@ impl Registry {
             timeouts: sorted(&stores.timeouts, TimeoutSnapshot::of),
             rate_limiters: sorted(&stores.rate_limiters, RateLimiterSnapshot::of),
             circuit_breakers: sorted(&stores.circuit_breakers, CircuitBreakerSnapshot::of),
+            hedges: sorted(&stores.hedges, HedgeSnapshot::of),
+            fallbacks: sorted(&stores.fallbacks, FallbackSnapshot::of),
+            #[cfg(feature = "redis")]
+            fleets: self.fleet_snapshots(),
         }
     }
 }
@@ -254,6 +338,10 @@ pub struct RegistrySnapshot {
     pub(crate) timeouts: Vec<TimeoutSnapshot>,
     pub(crate) rate_limiters: Vec<RateLimiterSnapshot>,
     pub(crate) circuit_breakers: Vec<CircuitBreakerSnapshot>,
+    pub(crate) hedges: Vec<HedgeSnapshot>,
+    pub(crate) fallbacks: Vec<FallbackSnapshot>,
+    #[cfg(feature = "redis")]
+    pub(crate) fleets: Vec<crate::fleet::FleetSnapshot>,
 }
 
 impl RegistrySnapshot {
@@ -280,5 +368,22 @@ impl RegistrySnapshot {
     /// The rate limiters, sorted by instance id.
     pub fn rate_limiters(&self) -> &[RateLimiterSnapshot] {
         &self.rate_limiters
+    }
+
+    /// The hedge policies, sorted by instance id.
+    pub fn hedges(&self) -> &[HedgeSnapshot] {
+        &self.hedges
+    }
+
+    /// The fallback policies, sorted by instance id.
+    pub fn fallbacks(&self) -> &[FallbackSnapshot] {
+        &self.fallbacks
+    }
+
+    /// The shares of the fleet resources (feature `redis`), sorted by
+    /// resource.
+    #[cfg(feature = "redis")]
+    pub fn fleets(&self) -> &[crate::fleet::FleetSnapshot] {
+        &self.fleets
     }
 }

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use bulkhead_core::{
-    Bulkhead, BulkheadConfigBuilder, CircuitBreaker, CircuitBreakerConfigBuilder, Clock, Policies,
-    PolicyContext, RateLimiter, RateLimiterConfigBuilder, Retry, RetryConfigBuilder, Timeout,
-    TimeoutConfigBuilder,
+    Bulkhead, BulkheadConfigBuilder, CircuitBreaker, CircuitBreakerConfigBuilder, Clock, Fallback,
+    FallbackConfigBuilder, Hedge, HedgeConfigBuilder, Policies, PolicyContext, RateLimiter,
+    RateLimiterConfigBuilder, Retry, RetryConfigBuilder, Timeout, TimeoutConfigBuilder,
 };
 
 use crate::error::RegistryError;
@@ -62,6 +62,8 @@ pub struct PolicySpecs {
     circuit_breaker: Option<Entry<CircuitBreakerConfigBuilder>>,
     timeout: Option<Entry<TimeoutConfigBuilder>>,
     rate_limiter: Option<Entry<RateLimiterConfigBuilder>>,
+    hedge: Option<Entry<HedgeConfigBuilder>>,
+    fallback: Option<Entry<FallbackConfigBuilder>>,
 }
 
 /// One policy of a set: its own id, if it has one, and its config builder.
@@ -83,6 +85,8 @@ impl PolicySpecs {
             circuit_breaker: None,
             timeout: None,
             rate_limiter: None,
+            hedge: None,
+            fallback: None,
         }
     }
 
@@ -135,6 +139,17 @@ impl PolicySpecs {
         self.with::<RateLimiter>(name, spec)
     }
 
+    /// Adds the hedge, with instance id `name` if given.
+    pub fn hedge(self, name: Option<&str>, spec: HedgeConfigBuilder) -> Self {
+        self.with::<Hedge>(name, spec)
+    }
+
+    /// Adds the fallback, with instance id `name` if given. (Its method is
+    /// the caller's to call: see [`Fallback`].)
+    pub fn fallback(self, name: Option<&str>, spec: FallbackConfigBuilder) -> Self {
+        self.with::<Fallback>(name, spec)
+    }
+
     /// Builds every policy on its own, outside any registry: from the
     /// values given here over the built-in defaults (no named config, no
     /// override applies), on `clock`, publishing no events.
@@ -160,6 +175,10 @@ impl PolicySpecs {
                 }
                 PolicyKind::Bulkhead => {
                     self.add::<Bulkhead>(policies, &context, Policies::with_bulkhead)
+                }
+                PolicyKind::Hedge => self.add::<Hedge>(policies, &context, Policies::with_hedge),
+                PolicyKind::Fallback => {
+                    self.add::<Fallback>(policies, &context, Policies::with_fallback)
                 }
             }?;
         }
@@ -236,6 +255,8 @@ slot!(
     CircuitBreaker => circuit_breaker,
     Timeout => timeout,
     RateLimiter => rate_limiter,
+    Hedge => hedge,
+    Fallback => fallback,
 );
 
 #[cfg(test)]

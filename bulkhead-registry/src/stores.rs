@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use bulkhead_core::{Bulkhead, CircuitBreaker, RateLimiter, Retry, Timeout};
+use bulkhead_core::{Bulkhead, CircuitBreaker, Fallback, Hedge, RateLimiter, Retry, Timeout};
 
 use crate::budget::Budgets;
 use crate::error::RegistryError;
@@ -19,6 +19,8 @@ pub(crate) struct Stores {
     pub(crate) circuit_breakers: Store<CircuitBreaker>,
     pub(crate) timeouts: Store<Timeout>,
     pub(crate) rate_limiters: Store<RateLimiter>,
+    pub(crate) hedges: Store<Hedge>,
+    pub(crate) fallbacks: Store<Fallback>,
 }
 
 impl Stores {
@@ -29,6 +31,8 @@ impl Stores {
             circuit_breakers,
             timeouts,
             rate_limiters,
+            hedges,
+            fallbacks,
         } = layers;
         Stores {
             bulkheads: Store::new(bulkheads),
@@ -36,6 +40,8 @@ impl Stores {
             circuit_breakers: Store::new(circuit_breakers),
             timeouts: Store::new(timeouts),
             rate_limiters: Store::new(rate_limiters),
+            hedges: Store::new(hedges),
+            fallbacks: Store::new(fallbacks),
         }
     }
 
@@ -47,6 +53,8 @@ impl Stores {
             PolicyKind::CircuitBreaker => &self.circuit_breakers,
             PolicyKind::Timeout => &self.timeouts,
             PolicyKind::RateLimiter => &self.rate_limiters,
+            PolicyKind::Hedge => &self.hedges,
+            PolicyKind::Fallback => &self.fallbacks,
         }
     }
 
@@ -64,6 +72,8 @@ pub(crate) struct AllLayers {
     pub(crate) circuit_breakers: Layers<CircuitBreaker>,
     pub(crate) timeouts: Layers<Timeout>,
     pub(crate) rate_limiters: Layers<RateLimiter>,
+    pub(crate) hedges: Layers<Hedge>,
+    pub(crate) fallbacks: Layers<Fallback>,
 }
 
 impl AllLayers {
@@ -75,6 +85,8 @@ impl AllLayers {
             PolicyKind::CircuitBreaker => &self.circuit_breakers,
             PolicyKind::Timeout => &self.timeouts,
             PolicyKind::RateLimiter => &self.rate_limiters,
+            PolicyKind::Hedge => &self.hedges,
+            PolicyKind::Fallback => &self.fallbacks,
         }
     }
 
@@ -86,6 +98,8 @@ impl AllLayers {
             PolicyKind::CircuitBreaker => &mut self.circuit_breakers,
             PolicyKind::Timeout => &mut self.timeouts,
             PolicyKind::RateLimiter => &mut self.rate_limiters,
+            PolicyKind::Hedge => &mut self.hedges,
+            PolicyKind::Fallback => &mut self.fallbacks,
         }
     }
 
@@ -119,6 +133,8 @@ impl AllLayers {
             circuit_breakers,
             timeouts,
             rate_limiters,
+            hedges,
+            fallbacks,
         } = self;
         // Everything is planned, and the budgets checked, before anything
         // is installed.
@@ -134,6 +150,8 @@ impl AllLayers {
         let timeout_plan = stores.timeouts.plan(&timeouts)?;
         let limiter_plan = stores.rate_limiters.plan(&rate_limiters)?;
         let breaker_plan = stores.circuit_breakers.plan(&circuit_breakers)?;
+        let hedge_plan = stores.hedges.plan(&hedges)?;
+        let fallback_plan = stores.fallbacks.plan(&fallbacks)?;
         let mut changes = Vec::new();
         stores
             .bulkheads
@@ -148,6 +166,10 @@ impl AllLayers {
         stores
             .circuit_breakers
             .install(circuit_breakers, breaker_plan, &mut changes);
+        stores.hedges.install(hedges, hedge_plan, &mut changes);
+        stores
+            .fallbacks
+            .install(fallbacks, fallback_plan, &mut changes);
         Ok(changes)
     }
 }
@@ -161,6 +183,8 @@ impl fmt::Debug for AllLayers {
             circuit_breakers,
             timeouts,
             rate_limiters,
+            hedges,
+            fallbacks,
         } = self;
         debug
             .field("bulkheads", bulkheads)
@@ -168,6 +192,8 @@ impl fmt::Debug for AllLayers {
             .field("circuit_breakers", circuit_breakers)
             .field("timeouts", timeouts)
             .field("rate_limiters", rate_limiters)
+            .field("hedges", hedges)
+            .field("fallbacks", fallbacks)
             .finish()
     }
 }

@@ -427,3 +427,79 @@ fn an_interval_too_long_to_add_samples_once_and_keeps_counting() -> Result<(), R
     drop(held);
     Ok(())
 }
+
+#[test]
+fn hedges_fallbacks_and_the_retry_budget_are_counted() -> Result<(), RegistryError> {
+    use std::future::Future;
+    use std::pin::pin;
+    use std::task::{Context, Poll, Waker};
+
+    let exported = Exported::new(false);
+    let registry = &exported.registry;
+
+    // A retry whose budget has no room: the failed call ends, counted.
+    let budgeted = Pipeline::builder(registry, "budgeted")
+        .retry(|r| r.budget_ratio(0.0).budget_min_per_second(0))
+        .build()?;
+    assert!(
+        budgeted
+            .execute(|| Err::<(), _>(std::io::Error::other("down")))
+            .is_err()
+    );
+
+    // A hedge that starts 10 ms in, and wins.
+    let hedged = Pipeline::builder(registry, "hedged")
+        .hedge(|h| h.delay(Duration::from_millis(10)))
+        .build()?;
+    let attempts = std::sync::atomic::AtomicU32::new(0);
+    let mut call = pin!(hedged.execute_async(|| {
+        let first = attempts.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
+        async move {
+            if first {
+                std::future::pending::<()>().await;
+            }
+            Ok::<_, std::io::Error>(())
+        }
+    }));
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(call.as_mut().poll(&mut cx).is_pending());
+    exported.clock.advance(Duration::from_millis(10));
+    assert!(matches!(call.as_mut().poll(&mut cx), Poll::Ready(Ok(()))));
+
+    // A fallback that answers a full bulkhead.
+    let mut declarations = registry.declare();
+    let policies = declarations.policies(
+        &bulkhead_registry::PolicySpecs::new("fallen-back")
+            .fallback(None, bulkhead_core::FallbackConfig::builder()),
+    )?;
+    declarations.commit();
+    let full: Result<(), CallError<()>> =
+        Err(Rejection::from(bulkhead_core::BulkheadFull::new("fallen-back")).into());
+    assert!(policies.fallback().expect("declared").answers(&full));
+
+    // Exhausted budget, hedge started and won, fallback used.
+    exported.handled(4);
+    exported.sample();
+    let metrics = exported.read();
+    assert_eq!(
+        metrics["bulkhead_retry_calls_total{instance=budgeted,outcome=budget_exhausted}"],
+        1.0
+    );
+    assert_eq!(
+        metrics["bulkhead_retry_budget_available{instance=budgeted}"],
+        0.0
+    );
+    assert_eq!(
+        metrics["bulkhead_hedges_total{instance=hedged,outcome=started}"],
+        1.0
+    );
+    assert_eq!(
+        metrics["bulkhead_hedges_total{instance=hedged,outcome=won}"],
+        1.0
+    );
+    assert_eq!(
+        metrics["bulkhead_fallbacks_total{cause=BulkheadFull,instance=fallen-back}"],
+        1.0
+    );
+    Ok(())
+}

@@ -397,3 +397,45 @@ fn the_observer_ends_with_its_registry() -> Result<(), RegistryError> {
     eventually(|| !observer.is_running());
     Ok(())
 }
+
+#[test]
+fn budget_hedge_and_fallback_events_carry_their_fields() -> Result<(), RegistryError> {
+    let (registry, _clock) = manual_registry();
+    let collector = Collector::default();
+    let _observer = collector.observe(&registry);
+    let budgeted = Pipeline::builder(&registry, "budgeted")
+        .retry(|r| r.budget_ratio(0.0).budget_min_per_second(0))
+        .build()?;
+    assert!(
+        budgeted
+            .execute(|| Err::<(), _>(std::io::Error::other("down")))
+            .is_err()
+    );
+    let mut declarations = registry.declare();
+    let policies = declarations.policies(
+        &bulkhead_registry::PolicySpecs::new("answered")
+            .hedge(None, bulkhead_core::HedgeConfig::builder())
+            .fallback(
+                None,
+                bulkhead_core::FallbackConfig::builder().on_error(true),
+            ),
+    )?;
+    declarations.commit();
+    let failed: Outcome = Err(CallError::Inner(std::io::Error::other("down")));
+    assert!(policies.fallback().expect("declared").answers(&failed));
+
+    let events = collector.wait_for(2);
+    assert_eq!(events.len(), 2, "{events:?}");
+    let (budget, fallback) = (&events[0], &events[1]);
+    assert_eq!(budget.field("policy"), "retry");
+    assert_eq!(budget.field("kind"), "budget_exhausted");
+    assert_eq!(
+        (budget.field("attempts"), budget.field("cause")),
+        ("1", "error")
+    );
+    assert_eq!(fallback.field("policy"), "fallback");
+    assert_eq!(fallback.field("kind"), "used");
+    assert_eq!(fallback.field("cause"), "error");
+    assert_eq!(fallback.level, Level::DEBUG);
+    Ok(())
+}

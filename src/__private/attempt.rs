@@ -1,29 +1,32 @@
 //! The attempts of a call through `Policies`: what each attempt is given
-//! (a clone of every argument with `#[retry]`, [`again`]; the arguments
-//! themselves without, [`Once`]; a `&mut` delegate lent to one attempt at a
-//! time, [`Lend`]) and how a function's body runs as one ([`attempt`]).
+//! (a clone of every argument with `#[retry]`, `#[hedge]` or `#[fallback]`,
+//! [`again`]; the arguments themselves without, [`Once`]; a `&mut`
+//! delegate lent to one attempt at a time, [`Lend`]) and how a function's
+//! body runs as one ([`attempt`]).
 
 use std::future::Future;
 use std::sync::{Mutex, PoisonError};
 
-/// An argument of a method with `#[retry]`: each attempt gets its own clone.
+/// An argument of a method with `#[retry]`, `#[hedge]` or `#[fallback]`,
+/// whose call needs it more than once: each attempt gets its own clone (and
+/// the fallback the argument itself).
 #[diagnostic::on_unimplemented(
-    message = "ATR-012: the argument type `{Self}` is not `Clone`: with #[retry], each attempt is given its own clone of every argument",
-    label = "an argument of a method with #[retry] must be `Clone`",
+    message = "ATR-012: the argument type `{Self}` is not `Clone`: with #[retry], #[hedge] or #[fallback], each attempt is given its own clone of every argument",
+    label = "an argument of a method with #[retry], #[hedge] or #[fallback] must be `Clone`",
     note = "pass a reference (`&T` is `Clone`), an `Arc<T>`, or a type that implements `Clone` (add `+ Clone` to an `impl Trait` or a generic parameter)"
 )]
-pub trait RetryArgument: Clone {}
+pub trait CalledAgain: Clone {}
 
 // `do_not_recommend`: for a type that is `Clone` only if its parameters
 // are (`Vec<T>`, `Option<T>`, tuples), the type checker reports the
 // argument's type with the message above instead of the parameter's
 // missing `Clone`.
 #[diagnostic::do_not_recommend]
-impl<T: Clone> RetryArgument for T {}
+impl<T: Clone> CalledAgain for T {}
 
 /// The clone of `argument` an attempt is given.
 #[inline(always)]
-pub fn again<T: RetryArgument>(argument: &T) -> T {
+pub fn again<T: CalledAgain>(argument: &T) -> T {
     argument.clone()
 }
 
@@ -103,6 +106,22 @@ impl<'a, T: ?Sized> Lend<'a, T> {
                 home: &self.0,
                 value: Some(value),
             },
+            None => lent_twice(),
+        }
+    }
+}
+
+impl<'a, T: ?Sized> Lend<'a, T> {
+    /// The value, once the attempts are over (for the fallback).
+    ///
+    /// # Panics
+    ///
+    /// If an attempt still holds it, which never happens: `Policies` has
+    /// dropped every attempt's future when it returns.
+    #[inline]
+    pub fn into_inner(self) -> &'a mut T {
+        match self.0.into_inner().unwrap_or_else(PoisonError::into_inner) {
+            Some(value) => value,
             None => lent_twice(),
         }
     }

@@ -1,13 +1,24 @@
 //! A call through `Policies` (a method or function with more than a
 //! bulkhead): [`Via`] adapts the method's result type to what the policies
-//! take and give, and [`ErrorPredicateFn`] checks `retry_if` /
-//! `record_if`.
+//! take and give, [`ErrorPredicateFn`] checks `retry_if` / `record_if`,
+//! and [`falls_back`] asks the method's fallback.
 
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 
-use bulkhead_core::{CallError, Classifier, ErrorPredicate};
+use bulkhead_core::{CallError, Classifier, ErrorPredicate, Policies};
+
+/// Whether the fallback of `policies` answers instead of `outcome` (the
+/// wrapper then returns the delegate's fallback method, with the
+/// arguments); publishes `Used` if it does. Never without a fallback.
+#[inline(always)]
+pub fn falls_back<T, E>(policies: &Policies, outcome: &Result<T, CallError<E>>) -> bool {
+    match policies.fallback() {
+        Some(fallback) => outcome.is_err() && fallback.answers(outcome),
+        None => false,
+    }
+}
 
 use super::reject::Reject;
 

@@ -10,7 +10,8 @@
 //!   result);
 //! - `enter`: a method or function whose only policy is a bulkhead;
 //! - `composed` and `attempt`: a method or function with more than a
-//!   bulkhead, whose call goes through `Policies`.
+//!   bulkhead, whose call goes through `Policies` (and a method's
+//!   fallback).
 //!
 //! The logic they stand on is in `bulkhead-registry` and `bulkhead-core`;
 //! these items only fit it to the generated code.
@@ -24,8 +25,8 @@ mod wrapper;
 
 pub use bulkhead_core::{
     Adaptive, Bulkhead, BulkheadConfig, BulkheadPermit, CircuitBreakerConfig, Classifier,
-    ErrorPredicate, Policies, RateLimiterConfig, Rejection, RejectionKind, RetryConfig,
-    SlidingWindow, TimeoutConfig,
+    ErrorPredicate, FallbackConfig, HedgeConfig, HedgeDelay, Policies, RateLimiterConfig,
+    Rejection, RejectionKind, RetryConfig, SlidingWindow, TimeoutConfig,
 };
 pub use bulkhead_registry::{Declarations, PolicySpecs, Registry, RegistryError};
 pub use std::any::type_name;
@@ -39,9 +40,10 @@ pub use std::result::Result::{self, Err, Ok};
 pub use std::time::Duration;
 pub use std::{concat, module_path};
 
-pub use attempt::{Lend, Lent, Once, RetryArgument, again, attempt, attempt_async};
+pub use attempt::{CalledAgain, Lend, Lent, Once, again, attempt, attempt_async};
 pub use composed::{
     ErrorPredicateFn, Judge, JudgeFits, JudgeMisfits, Unjudged, Unusable, Via, ViaOther, ViaResult,
+    falls_back,
 };
 pub use enter::{EnterAsync, enter, enter_async};
 pub use function::{FnPolicy, MethodPolicy};

@@ -201,3 +201,49 @@ fn a_function_with_policies_allocates_only_on_its_first_call() {
     assert!(allocations(|| counted_retry("k").unwrap()) > 0);
     assert_eq!(allocations(|| counted_retry("key").unwrap()), 0);
 }
+
+#[resilient]
+pub trait Quick: Send + Sync {
+    #[bulkhead::fallback(method = "slow", on_error = true)]
+    #[bulkhead::hedge(delay = "1s")]
+    #[bulkhead(max_concurrent = 2)]
+    async fn fast(&self, key: &str) -> Result<u8, ServiceError>;
+
+    #[bulkhead::fallback(method = "slow_sync")]
+    #[retry(max_attempts = 2, budget_ratio = 0.1)]
+    fn fast_sync(&self, key: &str) -> Result<u8, ServiceError>;
+
+    async fn slow(&self, key: &str) -> Result<u8, ServiceError>;
+    fn slow_sync(&self, key: &str) -> Result<u8, ServiceError>;
+}
+
+pub struct Answers;
+
+impl Quick for Answers {
+    async fn fast(&self, _: &str) -> Result<u8, ServiceError> {
+        Ok(1)
+    }
+    fn fast_sync(&self, _: &str) -> Result<u8, ServiceError> {
+        Ok(2)
+    }
+    async fn slow(&self, _: &str) -> Result<u8, ServiceError> {
+        Ok(0)
+    }
+    fn slow_sync(&self, _: &str) -> Result<u8, ServiceError> {
+        Ok(0)
+    }
+}
+
+#[test]
+fn an_untriggered_fallback_hedge_and_budget_allocate_nothing_through_a_wrapper() {
+    let (_, registry) = manual();
+    let quick = ResilientQuick::new(Answers, &registry).unwrap();
+    let calls = allocations(|| {
+        for _ in 0..10 {
+            let mut call = pin!(quick.fast("k"));
+            assert!(matches!(poll(call.as_mut()), Poll::Ready(Ok(1))));
+            assert_eq!(quick.fast_sync("k").unwrap(), 2);
+        }
+    });
+    assert_eq!(calls, 0);
+}

@@ -2,6 +2,7 @@
 //! wrappers, as `tests/composition.rs` proves them through `Pipeline`: the
 //! fixed order
 //! `Retry( CircuitBreaker( RateLimiter( Timeout( Bulkhead( method ) ) ) ) )`
+//! (inside `#[fallback]` and around `#[hedge]`: `fallback.rs`, `hedging.rs`)
 //! whatever order the attributes are written in, and what follows from it,
 //! sync and async, on a `ManualClock`. Every wrapper returns the method's
 //! own error type: a rejection arrives as `ServiceError::Rejected`.

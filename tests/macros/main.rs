@@ -1,7 +1,7 @@
 //! The attribute macros, tested through the wrappers they generate: the
 //! bulkhead rules B1-B10 (`docs/bulkhead.md`), the composition rules
-//! (`docs/composition.md`) with `#[retry]`, `#[circuit_breaker]`, `#[timeout]` and
-//! `#[rate_limiter]`, the registry's coded errors, the shapes of trait
+//! (`docs/composition.md`) with `#[retry]`, `#[circuit_breaker]`, `#[timeout]`,
+//! `#[rate_limiter]`, `#[hedge]` and `#[fallback]`, the registry's coded errors, the shapes of trait
 //! `#[resilient]` accepts, and the policy attributes on functions with a
 //! body.
 #![allow(unreachable_pub)]
@@ -13,7 +13,9 @@ mod composition;
 mod conditional;
 #[path = "../support/counting.rs"]
 mod counting;
+mod fallback;
 mod functions;
+mod hedging;
 mod ids;
 mod policy_functions;
 mod policy_registry;

@@ -1,5 +1,5 @@
 // min_concurrent <= initial_concurrent <= max_concurrent, among the limits
-// one attribute writes: ATR-013 on the key out of place.
+// one attribute writes: ATR-015 on the key out of place.
 use bulkhead::{Rejection, resilient};
 
 #[derive(Debug)]

@@ -53,7 +53,7 @@ mod key {
             max: super::MAX_CONCURRENT,
         },
         "1",
-        "with `adaptive`: the lowest limit the algorithm may set (ATR-013 unless `min_concurrent` <= `initial_concurrent` <= `max_concurrent`)",
+        "with `adaptive`: the lowest limit the algorithm may set (ATR-015 unless `min_concurrent` <= `initial_concurrent` <= `max_concurrent`)",
     );
     pub(super) const INITIAL_CONCURRENT: Key = Key::new(
         "initial_concurrent",
@@ -184,7 +184,7 @@ impl BulkheadConfig {
     ///
     /// # Errors
     ///
-    /// ATR-013 if they are out of order.
+    /// ATR-015 if they are out of order.
     pub fn check_limits(&self, key_prefix: &str) -> Result<(), ConfigError> {
         check_order(
             Some(self.min_concurrent),
@@ -227,7 +227,7 @@ impl BulkheadConfig {
 
     /// Checks the keys written together (as in one attribute) that depend
     /// on each other: `min_concurrent` <= `initial_concurrent` <=
-    /// `max_concurrent`, for those of the three given (ATR-013).
+    /// `max_concurrent`, for those of the three given (ATR-015).
     pub(crate) fn check_together(values: &[(&str, &KeyValue)]) -> Result<(), ConfigError> {
         let limit = |name: &str| {
             values.iter().find_map(|(key, value)| match value {
@@ -278,7 +278,7 @@ impl Default for BulkheadConfig {
     }
 }
 
-/// `min <= initial <= max` for those given, else ATR-013 naming the key
+/// `min <= initial <= max` for those given, else ATR-015 naming the key
 /// out of order.
 fn check_order(
     min: Option<u32>,
@@ -462,7 +462,7 @@ impl BulkheadConfigBuilder {
     ///
     /// # Errors
     ///
-    /// ATR-003 if a limit is out of range, ATR-013 unless
+    /// ATR-003 if a limit is out of range, ATR-015 unless
     /// `min_concurrent` <= `initial_concurrent` <= `max_concurrent`.
     pub fn build(&self) -> Result<BulkheadConfig, ConfigError> {
         self.build_on(&BulkheadConfig::default())

@@ -19,6 +19,9 @@ mod queue;
 mod semaphore;
 mod traffic;
 
+#[cfg(all(test, not(loom)))]
+mod cap_tests;
+
 pub use config::{BulkheadConfig, BulkheadConfigBuilder};
 pub use enter::Enter;
 pub use permit::{BulkheadPermit, OwnedBulkheadPermit};
@@ -29,11 +32,12 @@ use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::clock::Timeline;
+use crate::clock::{Timeline, wake_all};
 use crate::config::{ConfigError, check_limit};
 use crate::context::PolicyContext;
 use crate::events::{BulkheadEvent, BulkheadEventKind, Event};
 use crate::intern::intern;
+use crate::loom::{Mutex, lock};
 use crate::rejection::BulkheadFull;
 use adaptive::{AdaptiveSnapshot, CallOutcome, Limiter, Room};
 use permit::Held;
@@ -82,6 +86,32 @@ struct Shared {
     instance: &'static str,
     config: BulkheadConfig,
     context: PolicyContext,
+    /// The configured limit (or the algorithm's) and the cap over it. The
+    /// semaphore's limit, the limit in force, is the smaller of the two;
+    /// it is set under this lock so that two changes cannot apply their
+    /// results out of order. An adaptive bulkhead's controller, whose lock
+    /// is taken first, sets it too.
+    limits: Mutex<Limits>,
+}
+
+/// What the limit in force is made of.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Limits {
+    /// `max_concurrent`: from the configuration, or `set_max_concurrent`;
+    /// an adaptive bulkhead's ceiling.
+    pub(super) configured: u32,
+    /// The limit an adaptive bulkhead's algorithm set last (at most the
+    /// ceiling), `None` for a bulkhead that does not adapt.
+    pub(super) adaptive: Option<u32>,
+    /// A bound set from outside (`set_limit_cap`), possibly 0.
+    pub(super) cap: Option<u32>,
+}
+
+impl Limits {
+    fn in_force(self) -> u32 {
+        let limit = self.adaptive.unwrap_or(self.configured);
+        self.cap.map_or(limit, |cap| cap.min(limit))
+    }
 }
 
 impl Bulkhead {
@@ -112,6 +142,7 @@ impl Bulkhead {
         let limit = adaptive
             .as_ref()
             .map_or(config.max_concurrent(), |limiter| limiter.initial_limit());
+        let algorithm = adaptive.as_ref().map(|_| limit);
         let traffic: Option<Box<Counters>> = context.tracks_sizing().then(Box::default);
         Bulkhead {
             shared: Arc::new(Shared {
@@ -122,6 +153,11 @@ impl Bulkhead {
                 timeline,
                 waits: !config.max_wait().is_zero(),
                 instance: intern(instance),
+                limits: Mutex::new(Limits {
+                    configured: config.max_concurrent(),
+                    adaptive: algorithm,
+                    cap: None,
+                }),
                 config,
                 context,
             }),
@@ -133,15 +169,14 @@ impl Bulkhead {
         self.shared.instance
     }
 
-    /// The configuration, with the current limit (for an adaptive
-    /// bulkhead, the current ceiling: `max_concurrent` is the most its
+    /// The configuration, with the configured limit: the last
+    /// [`set_max_concurrent`](Self::set_max_concurrent), which a cap may
+    /// hold the limit in force ([`max_concurrent`](Self::max_concurrent))
+    /// below; for an adaptive bulkhead, its ceiling (the most its
     /// algorithm may allow).
     pub fn config(&self) -> BulkheadConfig {
-        let max = match &self.shared.adaptive {
-            Some(limiter) => limiter.ceiling(),
-            None => self.max_concurrent(),
-        };
-        self.shared.config.with_ceiling(max)
+        let configured = lock(&self.shared.limits).configured;
+        self.shared.config.with_ceiling(configured)
     }
 
     /// Takes a free slot, or fails at once with [`BulkheadFull`] whatever
@@ -273,8 +308,9 @@ impl Bulkhead {
         self.shared.semaphore.waiting()
     }
 
-    /// The limit in force: for an adaptive bulkhead, the one its algorithm
-    /// set last.
+    /// The limit in force: the configured `max_concurrent` (for an adaptive
+    /// bulkhead, the limit its algorithm set last), or less while a cap
+    /// holds it lower (a fleet resource's share; it may then be 0).
     pub fn max_concurrent(&self) -> u32 {
         self.shared.semaphore.max()
     }
@@ -315,9 +351,10 @@ impl Bulkhead {
     }
 
     /// Changes the limit at once, without blocking callers, and publishes a
-    /// `LimitChanged` event if it changed. On an adaptive bulkhead it moves
-    /// the ceiling instead: the limit in force is lowered to it if above,
-    /// and the algorithm grows into a raised one.
+    /// `LimitChanged` event if the limit in force changed (a cap, set by a
+    /// fleet resource, keeps it at most the cap). On an adaptive bulkhead it
+    /// moves the ceiling instead: the limit in force is lowered to it if
+    /// above, and the algorithm grows into a raised one.
     ///
     /// Raising it hands the new slots to waiting callers. Lowering it below
     /// the calls in flight lets them finish; new calls are admitted only once
@@ -326,7 +363,7 @@ impl Bulkhead {
     ///
     /// # Errors
     ///
-    /// ATR-003 if `max_concurrent` is out of range; ATR-013 if it is below
+    /// ATR-003 if `max_concurrent` is out of range; ATR-015 if it is below
     /// an adaptive bulkhead's `min_concurrent`.
     pub fn set_max_concurrent(&self, max_concurrent: u32) -> Result<(), ConfigError> {
         let max = check_limit(
@@ -347,25 +384,59 @@ impl Bulkhead {
             limiter.set_ceiling(&self.shared, max);
             return Ok(());
         }
-        let from = self
-            .shared
-            .semaphore
-            .set_max(max, &**self.shared.context.clock());
-        if from != max {
-            let instance = self.shared.instance;
-            self.shared.context.publish(|at| {
-                Event::Bulkhead(BulkheadEvent {
-                    instance,
-                    kind: BulkheadEventKind::LimitChanged { from, to: max },
-                    at,
-                })
-            });
-        }
+        self.shared.change_limits(|limits| limits.configured = max);
         Ok(())
+    }
+
+    /// Caps the limit in force at `cap`, which may be 0 (`None` lifts the
+    /// cap): the bulkhead then admits calls up to the smaller of its
+    /// configured `max_concurrent` and the cap, by the same live-resize
+    /// path as [`set_max_concurrent`](Self::set_max_concurrent) (calls in
+    /// flight finish, waiters keep their place and deadline). The
+    /// configured limit is kept: [`config`](Self::config) still shows it,
+    /// and changing it keeps the limit in force under the cap. An adaptive
+    /// bulkhead's algorithm works under the cap as under its ceiling.
+    /// Publishes `LimitChanged` if the limit in force changed; returns it.
+    ///
+    /// Not for applications: a registry's fleet resource sets it to the
+    /// bulkhead's part of the process's share, and takes it back on its
+    /// next renewal.
+    #[doc(hidden)]
+    pub fn set_limit_cap(&self, cap: Option<u32>) -> u32 {
+        match &self.shared.adaptive {
+            Some(limiter) => limiter.set_cap(&self.shared, cap),
+            None => self.shared.change_limits(|limits| limits.cap = cap),
+        }
     }
 }
 
 impl Shared {
+    /// Changes the limits with `change` and applies the limit in force
+    /// that follows, publishing `LimitChanged` if it changed; returns it.
+    #[cold]
+    pub(super) fn change_limits(&self, change: impl FnOnce(&mut Limits)) -> u32 {
+        // The clock is read before our lock, the waiters are woken after it:
+        // no user code runs under it.
+        let now = self.context.clock().now();
+        let mut limits = lock(&self.limits);
+        change(&mut limits);
+        let to = limits.in_force();
+        let (from, wakes) = self.semaphore.set_max(to, now);
+        drop(limits);
+        wake_all(wakes);
+        if from != to {
+            let instance = self.instance;
+            self.context.publish(|at| {
+                Event::Bulkhead(BulkheadEvent {
+                    instance,
+                    kind: BulkheadEventKind::LimitChanged { from, to },
+                    at,
+                })
+            });
+        }
+        to
+    }
+
     #[inline]
     fn permit_or_reject(
         &self,

@@ -85,7 +85,7 @@ use std::task::Context;
 use std::time::Instant;
 
 use super::queue::{Kind, Status, WaitQueue, WaiterKey};
-use crate::clock::{Clock, Wake, wake_all};
+use crate::clock::{Clock, Wake};
 use crate::loom::atomic::{AtomicU32, AtomicU64, Ordering::*};
 use crate::loom::{Mutex, MutexGuard, lock, thread};
 
@@ -372,13 +372,17 @@ impl Semaphore {
     }
 
     /// Changes the limit. Raising it hands the new slots to waiters at once
-    /// (passing over those whose deadline has passed on `clock`); lowering
-    /// it lets the calls in flight finish and admits new ones only once
-    /// fewer than the new limit are in flight.
-    /// Returns the limit it replaced.
-    pub(crate) fn set_max(&self, new_max: u32, clock: &dyn Clock) -> u32 {
-        let new_max = new_max.clamp(1, MAX_CONCURRENT);
-        let now = clock.now();
+    /// (passing over those whose deadline `now` has reached); lowering it
+    /// lets the calls in flight finish and admits new ones only once fewer
+    /// than the new limit are in flight. A limit of 0 admits nothing
+    /// (waiters keep waiting, up to their deadline, for it to be raised).
+    ///
+    /// Returns the limit it replaced, and the waiters that got a slot: the
+    /// caller wakes them (`wake_all`) once it holds no lock, so that no
+    /// waker runs under one (see the module docs).
+    #[must_use = "the waiters handed a slot must be woken"]
+    pub(crate) fn set_max(&self, new_max: u32, now: Instant) -> (u32, Vec<Wake>) {
+        let new_max = new_max.min(MAX_CONCURRENT);
         let mut queue = lock(&self.queue);
         let mut state = self.state.load(Acquire);
         loop {
@@ -402,8 +406,7 @@ impl Semaphore {
         }
         self.queue_changed(&queue);
         drop(queue);
-        wake_all(wakes);
-        before
+        (before, wakes)
     }
 
     pub(crate) fn in_flight(&self) -> u32 {

@@ -3,7 +3,11 @@
 //! One `async fn` holds every layer, so that a call through several policies
 //! is one state machine rather than a stack of nested futures; only the part
 //! a timeout must be able to drop (the bulkhead and the call) is a future of
-//! its own.
+//! its own. A hedged call ([`Policies::call_hedged`]) is the exception:
+//! each of its attempts is a future of its own ([`Policies::attempt_async`]),
+//! which the hedge races. The body of an attempt is written once, in
+//! [`attempt!`], and the retry loop in [`retried!`], each expanded in both
+//! places.
 
 use std::future::Future;
 use std::time::Duration;
@@ -14,11 +18,129 @@ use crate::bulkhead::adaptive::CallOutcome;
 use crate::clock::since;
 use crate::rejection::{CallError, Rejection};
 
+/// One attempt of `$policies` (a `&Policies`): the breaker around the rate
+/// limiter around the timeout around the bulkhead around `$call()` (an
+/// `&mut` of the call's closure), judged by `$classify`; an expression of
+/// the attempt's `Result<T, CallError<E>>`, to be used in an `async`
+/// context.
+macro_rules! attempt {
+    ($policies:expr, $classify:expr, $call:expr) => {{
+        let policies: &Policies = $policies;
+        let permit = match &policies.circuit_breaker {
+            None => Ok(None),
+            // The permit alone (two words) crosses the awaits: see
+            // `Ticket` for why its layout matters here.
+            Some(breaker) => breaker.try_acquire().map(Some),
+        };
+        match permit {
+            Err(open) => Err(Rejection::from(open).into()),
+            Ok(permit) => {
+                let started = match &permit {
+                    Some(permit) if permit.tracks_slow_calls() => {
+                        Some(policies.read(&policies.clock))
+                    }
+                    _ => None,
+                };
+                // One clock reading serves the breaker, the rate limiter
+                // and the timeout's deadline (unless the rate limiter makes
+                // us wait).
+                let mut moment = started.filter(|_| policies.shares_clock);
+                let limited = match &policies.rate_limiter {
+                    Some(limiter) => {
+                        let at =
+                            *moment.get_or_insert_with(|| policies.read(&policies.limiter_clock));
+                        match limiter.acquire_async_on(since(at, policies.limiter_origin)) {
+                            Ok(None) => Ok(()),
+                            Ok(Some(reserved)) => {
+                                moment = None;
+                                reserved.await.map_err(Rejection::from)
+                            }
+                            Err(limited) => Err(Rejection::from(limited)),
+                        }
+                    }
+                    None => Ok(()),
+                };
+                let moment = moment.filter(|_| policies.shares_clock);
+                let result = match limited {
+                    Err(rejection) => Err(rejection.into()),
+                    Ok(()) => match &policies.timeout {
+                        // Without a timeout the bulkhead and the call are
+                        // awaited here rather than in `guarded`: the output
+                        // of a nested state machine's out-of-line poll is
+                        // copied out of it, and that copy stalls on store
+                        // forwarding.
+                        None => match &policies.bulkhead {
+                            None => ($call)().await.map_err(CallError::Inner),
+                            Some(bulkhead) => match bulkhead.enter_async().await {
+                                Ok(permit) => held(permit, ($call)()).await,
+                                Err(full) => Err(Rejection::from(full).into()),
+                            },
+                        },
+                        Some(timeout) => {
+                            let start =
+                                moment.unwrap_or_else(|| policies.read(&policies.timeout_clock));
+                            match timeout
+                                .run_from_recent(
+                                    start,
+                                    &policies.timeout_clock,
+                                    policies.guarded($call),
+                                )
+                                .await
+                            {
+                                Ok(result) => result,
+                                Err(timed_out) => Err(Rejection::from(timed_out).into()),
+                            }
+                        }
+                    },
+                };
+                if let (Some(permit), Some(breaker)) = (permit, &policies.circuit_breaker) {
+                    let ended = started.map(|_| policies.read(&policies.clock));
+                    let took = started.zip(ended).map(|(started, ended)| {
+                        Duration::from_nanos(ended.saturating_sub(started))
+                    });
+                    let at = (ended.filter(|_| policies.shares_clock))
+                        .map(|at| since(at, policies.breaker_origin));
+                    permit.record_at(policies.outcome(breaker, &result, $classify), took, at);
+                }
+                result
+            }
+        }
+    }};
+}
+
+/// The retry loop of `$policies` around `$attempt` (an expression of an
+/// attempt's result, awaited in place), judged by `$classify`: the call's
+/// result, returned from the enclosing `async fn`.
+macro_rules! retried {
+    ($policies:expr, $classify:expr, $attempt:expr) => {{
+        let policies: &Policies = $policies;
+        let mut retry = policies.retry.as_ref().map(|retry| {
+            retry.first_attempt();
+            (retry, retry.start())
+        });
+        loop {
+            let result = $attempt;
+            match policies.retry_after(&mut retry, &result, $classify) {
+                Some(delay) => {
+                    if let Some((retry, _)) = &retry {
+                        retry.sleep_async(delay).await;
+                    }
+                }
+                None => return result,
+            }
+        }
+    }};
+}
+
 impl Policies {
     /// Runs the future `call` makes under the policies, without blocking a
     /// thread. The bulkhead slot is held until that future completes or is
     /// dropped; a timeout drops it at the deadline (freeing the slot) and
     /// ends the attempt with `Rejection::Timeout`.
+    ///
+    /// Attempts are made one at a time: a hedge does not apply here (see
+    /// [`call_hedged`](Self::call_hedged)), so that a call through policies
+    /// without one is not a larger future for it.
     ///
     /// Nothing happens until the returned future is first polled.
     ///
@@ -34,96 +156,54 @@ impl Policies {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        let mut retry = self.retry.as_ref().map(|retry| (retry, retry.start()));
-        loop {
-            // One attempt: the breaker around the rate limiter around the
-            // timeout around the bulkhead around the call.
-            let permit = match &self.circuit_breaker {
-                None => None,
-                Some(breaker) => match breaker.try_acquire() {
-                    // The permit alone (two words) crosses the awaits: see
-                    // `Ticket` for why its layout matters here.
-                    Ok(permit) => Some(permit),
-                    Err(open) => {
-                        let result = Err(Rejection::from(open).into());
-                        match self.retry_after(&mut retry, &result, classify) {
-                            Some(delay) => {
-                                if let Some((retry, _)) = &retry {
-                                    retry.sleep_async(delay).await;
-                                }
-                                continue;
-                            }
-                            None => return result,
-                        }
-                    }
-                },
-            };
-            let started = match &permit {
-                Some(permit) if permit.tracks_slow_calls() => Some(self.read(&self.clock)),
-                _ => None,
-            };
-            // One clock reading serves the breaker, the rate limiter and the
-            // timeout's deadline (unless the rate limiter makes us wait).
-            let mut moment = started.filter(|_| self.shares_clock);
-            let limited = match &self.rate_limiter {
-                Some(limiter) => {
-                    let at = *moment.get_or_insert_with(|| self.read(&self.limiter_clock));
-                    match limiter.acquire_async_on(since(at, self.limiter_origin)) {
-                        Ok(None) => Ok(()),
-                        Ok(Some(reserved)) => {
-                            moment = None;
-                            reserved.await.map_err(Rejection::from)
-                        }
-                        Err(limited) => Err(Rejection::from(limited)),
-                    }
-                }
-                None => Ok(()),
-            };
-            let moment = moment.filter(|_| self.shares_clock);
-            let result = match limited {
-                Err(rejection) => Err(rejection.into()),
-                Ok(()) => match &self.timeout {
-                    // Without a timeout the bulkhead and the call are
-                    // awaited here rather than in `guarded`: the output of
-                    // a nested state machine's out-of-line poll is copied
-                    // out of it, and that copy stalls on store forwarding.
-                    None => match &self.bulkhead {
-                        None => call().await.map_err(CallError::Inner),
-                        Some(bulkhead) => match bulkhead.enter_async().await {
-                            Ok(permit) => held(permit, call()).await,
-                            Err(full) => Err(Rejection::from(full).into()),
-                        },
-                    },
-                    Some(timeout) => {
-                        let start = moment.unwrap_or_else(|| self.read(&self.timeout_clock));
-                        match timeout
-                            .run_from_recent(start, &self.timeout_clock, self.guarded(&mut call))
-                            .await
-                        {
-                            Ok(result) => result,
-                            Err(timed_out) => Err(Rejection::from(timed_out).into()),
-                        }
-                    }
-                },
-            };
-            if let (Some(permit), Some(breaker)) = (permit, &self.circuit_breaker) {
-                let ended = started.map(|_| self.read(&self.clock));
-                let took = started
-                    .zip(ended)
-                    .map(|(started, ended)| Duration::from_nanos(ended.saturating_sub(started)));
-                let at =
-                    (ended.filter(|_| self.shares_clock)).map(|at| since(at, self.breaker_origin));
-                permit.record_at(self.outcome(breaker, &result, classify), took, at);
-            }
-            match self.retry_after(&mut retry, &result, classify) {
-                Some(delay) => {
-                    if let Some((retry, _)) = &retry {
-                        retry.sleep_async(delay).await;
-                    }
-                }
-                None => return result,
-            }
-        }
+        retried!(self, classify, attempt!(self, classify, &mut call))
+    }
+
+    /// As [`call_async`](Self::call_async), with the hedge if the policies
+    /// have one: an attempt still running after the hedge's `delay` gets
+    /// company (see [`Hedged`](crate::Hedged)), `call` making the future of
+    /// each attempt, several of which may then run at once. Without a
+    /// hedge, it is `call_async`.
+    ///
+    /// `call` is `Fn`: the attempts running at once each call it when they
+    /// get their slot. (An `FnMut` can be shared through a lock, as
+    /// `Pipeline::execute_async` does.)
+    ///
+    /// # Errors
+    ///
+    /// As for [`call`](Self::call).
+    pub async fn call_hedged<T, E, F, Fut>(
+        &self,
+        classify: &Classifier<'_, E>,
+        call: F,
+    ) -> Result<T, CallError<E>>
+    where
+        F: Fn() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        let Some(hedge) = &self.hedge else {
+            return self.call_async(classify, call).await;
+        };
+        retried!(
+            self,
+            classify,
+            hedge
+                .run(self.retry.as_ref(), || self.attempt_async(classify, &call))
+                .await
+        )
+    }
+
+    /// One attempt, as a future of its own (see [`attempt!`]).
+    async fn attempt_async<T, E, F, Fut>(
+        &self,
+        classify: &Classifier<'_, E>,
+        mut call: F,
+    ) -> Result<T, CallError<E>>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        attempt!(self, classify, &mut call)
     }
 
     /// What the retry makes of an attempt's result: `Some(delay)` to try

@@ -1,13 +1,19 @@
 //! The policies of one call, composed in the one fixed order:
 //!
 //! ```text
-//! Retry( CircuitBreaker( RateLimiter( Timeout( Bulkhead( call ) ) ) ) )
+//! Fallback( Retry( Hedge( CircuitBreaker( RateLimiter( Timeout( Bulkhead( call ) ) ) ) ) ) )
 //! ```
 //!
 //! whatever order they were declared in. What follows from the order:
 //!
 //! - a bulkhead slot is held only while the call runs, never during a retry
 //!   delay;
+//! - each attempt of a hedged call goes through the breaker, the rate
+//!   limiter, the timeout and the bulkhead on its own, and each attempt the
+//!   retry makes is hedged anew;
+//! - the fallback sees the outcome of the last attempt, and answers outside
+//!   every other policy (its answer is the caller's to make: see
+//!   [`Fallback`]);
 //! - a rejection from an inner policy (a full bulkhead, a timeout, no
 //!   rate-limiter permit) is an outcome like any other to the outer ones: the
 //!   retry retries it unless its kind is in `abort_on`, the breaker records
@@ -36,15 +42,24 @@ use std::sync::Arc;
 use crate::bulkhead::Bulkhead;
 use crate::circuit_breaker::{BreakerOutcome, CircuitBreaker};
 use crate::clock::{Clock, SystemClock, Timeline};
+use crate::fallback::Fallback;
+use crate::hedge::Hedge;
 use crate::rate_limiter::RateLimiter;
 use crate::rejection::CallError;
 use crate::retry::{AttemptFailure, Retry};
 use crate::timeout::Timeout;
 
 /// The set of policies a call runs under, composed in the fixed order
-/// `Retry( CircuitBreaker( RateLimiter( Timeout( Bulkhead( call ) ) ) ) )`
-/// whatever order they were added in. Cheap to clone (each policy is a
-/// handle to shared state).
+/// `Fallback( Retry( Hedge( CircuitBreaker( RateLimiter( Timeout( Bulkhead(
+/// call ) ) ) ) ) ) )` whatever order they were added in. Cheap to clone
+/// (each policy is a handle to shared state).
+///
+/// Two of them are applied in part by the caller: a hedge runs only the
+/// async calls made with [`call_hedged`](Self::call_hedged) (`call` and
+/// `call_async` make one attempt at a time, and their futures do not carry
+/// the hedged attempts), and a fallback is only held here, for the caller
+/// to ask ([`Fallback::answers`]) and to answer with its own method,
+/// outside every policy.
 ///
 /// # Examples
 ///
@@ -66,7 +81,9 @@ use crate::timeout::Timeout;
 /// ```
 #[derive(Clone)]
 pub struct Policies {
+    fallback: Option<Fallback>,
     retry: Option<Retry>,
+    hedge: Option<Hedge>,
     circuit_breaker: Option<CircuitBreaker>,
     rate_limiter: Option<RateLimiter>,
     timeout: Option<Timeout>,
@@ -107,7 +124,9 @@ impl Policies {
     pub fn on_clock(clock: Arc<dyn Clock>) -> Self {
         let clock = Timeline::new(clock);
         Policies {
+            fallback: None,
             retry: None,
+            hedge: None,
             circuit_breaker: None,
             rate_limiter: None,
             timeout: None,
@@ -122,10 +141,24 @@ impl Policies {
         }
     }
 
+    /// Adds (or replaces) the fallback policy.
+    #[must_use]
+    pub fn with_fallback(mut self, fallback: Fallback) -> Self {
+        self.fallback = Some(fallback);
+        self
+    }
+
     /// Adds (or replaces) the retry policy.
     #[must_use]
     pub fn with_retry(mut self, retry: Retry) -> Self {
         self.retry = Some(retry);
+        self
+    }
+
+    /// Adds (or replaces) the hedge policy.
+    #[must_use]
+    pub fn with_hedge(mut self, hedge: Hedge) -> Self {
+        self.hedge = Some(hedge);
         self
     }
 
@@ -201,9 +234,19 @@ impl Policies {
         self
     }
 
+    /// The fallback policy, if any.
+    pub fn fallback(&self) -> Option<&Fallback> {
+        self.fallback.as_ref()
+    }
+
     /// The retry policy, if any.
     pub fn retry(&self) -> Option<&Retry> {
         self.retry.as_ref()
+    }
+
+    /// The hedge policy, if any.
+    pub fn hedge(&self) -> Option<&Hedge> {
+        self.hedge.as_ref()
     }
 
     /// The circuit breaker, if any.
@@ -271,7 +314,12 @@ impl fmt::Debug for Policies {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let name = |p: Option<&'static str>| p.unwrap_or("-");
         f.debug_struct("Policies")
+            .field(
+                "fallback",
+                &name(self.fallback.as_ref().map(Fallback::instance)),
+            )
             .field("retry", &name(self.retry.as_ref().map(Retry::instance)))
+            .field("hedge", &name(self.hedge.as_ref().map(Hedge::instance)))
             .field(
                 "circuit_breaker",
                 &name(self.circuit_breaker.as_ref().map(CircuitBreaker::instance)),

@@ -17,7 +17,8 @@ impl Policies {
     /// bulkhead slot (a wait cut short ends with `Rejection::Timeout`), and a
     /// call that overruns keeps its result and is reported as an overrun.
     /// The wait for a rate-limiter permit is outside the timeout (the fixed
-    /// order): the deadline counts from when the permit was granted.
+    /// order): the deadline counts from when the permit was granted. A
+    /// hedge does not apply: the thread runs one attempt at a time.
     ///
     /// # Errors
     ///
@@ -32,6 +33,9 @@ impl Policies {
     where
         F: FnMut() -> Result<T, E>,
     {
+        if let Some(retry) = &self.retry {
+            retry.first_attempt();
+        }
         let result = self.attempt(classify, &mut call);
         match &self.retry {
             // The first attempt succeeded, or there is no retry: nothing to

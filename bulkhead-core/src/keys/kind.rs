@@ -7,6 +7,8 @@ use super::value::KeyValue;
 use crate::bulkhead::BulkheadConfig;
 use crate::circuit_breaker::CircuitBreakerConfig;
 use crate::config::ConfigError;
+use crate::fallback::FallbackConfig;
+use crate::hedge::HedgeConfig;
 use crate::rate_limiter::RateLimiterConfig;
 use crate::retry::RetryConfig;
 use crate::timeout::TimeoutConfig;
@@ -33,7 +35,7 @@ macro_rules! policy_kinds {
         /// use bulkhead_core::keys::PolicyKind;
         ///
         /// assert_eq!(PolicyKind::CircuitBreaker.name(), "circuit_breaker");
-        /// assert_eq!(PolicyKind::OUTSIDE_IN[0], PolicyKind::Retry);
+        /// assert_eq!(PolicyKind::OUTSIDE_IN[0], PolicyKind::Fallback);
         /// assert!(PolicyKind::Timeout.keys().iter().any(|key| key.name() == "duration"));
         /// ```
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -106,15 +108,22 @@ policy_kinds! {
     Timeout = "timeout", "timeouts", TimeoutConfig, "duration = \"1s\"";
     /// [`RateLimiter`](crate::RateLimiter).
     RateLimiter = "rate_limiter", "rate_limiters", RateLimiterConfig, "limit_for_period = 50";
+    /// [`Hedge`](crate::Hedge).
+    Hedge = "hedge", "hedges", HedgeConfig, "delay = \"50ms\"";
+    /// [`Fallback`](crate::Fallback).
+    Fallback = "fallback", "fallbacks", FallbackConfig, "method = \"cached\"";
 }
 
 impl PolicyKind {
     /// Every policy in the fixed order they compose in, outermost first:
-    /// `Retry( CircuitBreaker( RateLimiter( Timeout( Bulkhead( call ) ) ) ) )`.
+    /// `Fallback( Retry( Hedge( CircuitBreaker( RateLimiter( Timeout(
+    /// Bulkhead( call ) ) ) ) ) ) )`.
     /// (Its length is [`COUNT`](Self::COUNT): a new policy does not compile
     /// until it has its place here.)
     pub const OUTSIDE_IN: [PolicyKind; PolicyKind::COUNT] = [
+        PolicyKind::Fallback,
         PolicyKind::Retry,
+        PolicyKind::Hedge,
         PolicyKind::CircuitBreaker,
         PolicyKind::RateLimiter,
         PolicyKind::Timeout,
@@ -131,11 +140,13 @@ impl PolicyKind {
         depth
     }
 
-    /// Whether the policy may call the operation more than once (a retry
-    /// does): each call then needs its own copy of the arguments.
+    /// Whether the policy may call the operation, or another method with
+    /// the same arguments, more than once in a call (a retry and a hedge
+    /// call it again, a fallback calls its own method after it): each call
+    /// then needs its own copy of the arguments.
     pub const fn calls_again(self) -> bool {
         match self {
-            PolicyKind::Retry => true,
+            PolicyKind::Retry | PolicyKind::Hedge | PolicyKind::Fallback => true,
             PolicyKind::Bulkhead
             | PolicyKind::CircuitBreaker
             | PolicyKind::Timeout
@@ -161,7 +172,7 @@ impl PolicyKind {
     /// Checks keys written together (in one attribute, one layer of
     /// configuration) against each other, beyond each key's own range:
     /// the bulkhead's `min_concurrent` <= `initial_concurrent` <=
-    /// `max_concurrent` among those written (ATR-013). The error names the
+    /// `max_concurrent` among those written (ATR-015). The error names the
     /// key out of place.
     ///
     /// # Errors
@@ -179,7 +190,7 @@ impl PolicyKind {
     /// ];
     /// let pairs: Vec<_> = written.iter().map(|(k, v)| (*k, v)).collect();
     /// let err = PolicyKind::Bulkhead.check_together(&pairs).unwrap_err();
-    /// assert_eq!((err.code(), err.key()), ("ATR-013", "min_concurrent"));
+    /// assert_eq!((err.code(), err.key()), ("ATR-015", "min_concurrent"));
     /// ```
     pub fn check_together(self, values: &[(&str, &KeyValue)]) -> Result<(), ConfigError> {
         match self {
@@ -187,7 +198,9 @@ impl PolicyKind {
             PolicyKind::Retry
             | PolicyKind::CircuitBreaker
             | PolicyKind::Timeout
-            | PolicyKind::RateLimiter => Ok(()),
+            | PolicyKind::RateLimiter
+            | PolicyKind::Hedge
+            | PolicyKind::Fallback => Ok(()),
         }
     }
 

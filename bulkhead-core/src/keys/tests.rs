@@ -7,7 +7,10 @@ use std::time::Duration;
 use super::*;
 use crate::config::{ConfigError, parse_duration};
 use crate::rejection::{RejectionKind, RejectionKinds};
-use crate::{BulkheadConfig, CircuitBreakerConfig, RateLimiterConfig, RetryConfig, TimeoutConfig};
+use crate::{
+    BulkheadConfig, CircuitBreakerConfig, FallbackConfig, HedgeConfig, RateLimiterConfig,
+    RetryConfig, TimeoutConfig,
+};
 
 /// The configuration `kind`'s builder resolves with `key` set to `value`
 /// (or with nothing set), as its `Display` writes it.
@@ -28,6 +31,8 @@ fn build(kind: PolicyKind, set: Option<(&str, KeyValue)>) -> Result<String, Conf
         PolicyKind::CircuitBreaker => build!(CircuitBreakerConfig),
         PolicyKind::Timeout => build!(TimeoutConfig),
         PolicyKind::RateLimiter => build!(RateLimiterConfig),
+        PolicyKind::Hedge => build!(HedgeConfig),
+        PolicyKind::Fallback => build!(FallbackConfig),
     }
 }
 
@@ -46,7 +51,8 @@ fn accepted(kind: ValueKind) -> Option<KeyValue> {
             KeyValue::RejectionKinds(RejectionKinds::EMPTY.with(RejectionKind::Timeout))
         }
         ValueKind::Name => KeyValue::Text("db".to_owned()),
-        ValueKind::Predicate => return None,
+        ValueKind::Delay => KeyValue::Delay(crate::HedgeDelay::percentile(99.0)),
+        ValueKind::Predicate | ValueKind::Method => return None,
     })
 }
 
@@ -64,6 +70,9 @@ fn documented(key: &Key) -> KeyValue {
         }
         ValueKind::Bool => KeyValue::Bool(text.parse().unwrap()),
         ValueKind::Choice { .. } | ValueKind::Name => KeyValue::Text(unquoted.to_owned()),
+        ValueKind::Delay => {
+            KeyValue::Delay(crate::HedgeDelay::parse(key.name(), unquoted).unwrap())
+        }
         ValueKind::RejectionKinds => KeyValue::RejectionKinds(
             text.trim_matches(['[', ']'])
                 .split(',')
@@ -72,7 +81,9 @@ fn documented(key: &Key) -> KeyValue {
                 .map(|name| RejectionKind::parse(key.name(), name).unwrap())
                 .collect(),
         ),
-        ValueKind::Predicate => unreachable!("a predicate has no default value"),
+        ValueKind::Predicate | ValueKind::Method => {
+            unreachable!("a predicate or a method has no default value")
+        }
     }
 }
 
@@ -89,7 +100,23 @@ fn every_policy_is_listed_once_and_has_its_place_in_the_composition() {
         .into_iter()
         .filter(|kind| kind.calls_again())
         .collect();
-    assert_eq!(calling_again, [PolicyKind::Retry]);
+    assert_eq!(
+        calling_again,
+        [PolicyKind::Retry, PolicyKind::Hedge, PolicyKind::Fallback]
+    );
+    assert_eq!(
+        PolicyKind::OUTSIDE_IN,
+        [
+            PolicyKind::Fallback,
+            PolicyKind::Retry,
+            PolicyKind::Hedge,
+            PolicyKind::CircuitBreaker,
+            PolicyKind::RateLimiter,
+            PolicyKind::Timeout,
+            PolicyKind::Bulkhead,
+        ],
+        "the fixed order of the docs"
+    );
 }
 
 #[test]
@@ -157,8 +184,15 @@ fn builders_check_the_ranges_of_their_tables() {
             let refused = match key.kind() {
                 ValueKind::Limit { max } => vec![KeyValue::Integer(0), KeyValue::Integer(max + 1)],
                 ValueKind::Count { min, max } => {
-                    let mut refused = vec![KeyValue::Integer(min - 1)];
-                    refused.extend(max.checked_add(1).map(KeyValue::Integer));
+                    let refused: Vec<KeyValue> = [min.checked_sub(1), max.checked_add(1)]
+                        .into_iter()
+                        .flatten()
+                        .map(KeyValue::Integer)
+                        .collect();
+                    if refused.is_empty() {
+                        // Every whole number is a value of the key.
+                        continue;
+                    }
                     refused
                 }
                 ValueKind::Number { range, .. } => [-1e9, -0.5, 0.0, 1.0, 100.5, 1e39]

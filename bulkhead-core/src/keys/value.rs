@@ -4,6 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
+use crate::hedge::HedgeDelay;
 use crate::rejection::RejectionKinds;
 
 /// The kind of a key's value: how it is written (in an attribute, a TOML
@@ -62,6 +63,13 @@ pub enum ValueKind {
     /// The path of a function `fn(&E) -> bool` judging a method's errors
     /// `E` (ATR-011); attributes only.
     Predicate,
+    /// The name of another method of the same trait, in a string, which
+    /// must have the same signature (ATR-013); attributes only.
+    Method,
+    /// A hedge's delay: a duration as for [`ValueKind::Duration`], or a
+    /// percentile of the latency observed, `p` and a number above 0 and
+    /// below 100 with at most one decimal, such as `p90` (ATR-001).
+    Delay,
 }
 
 impl ValueKind {
@@ -71,7 +79,7 @@ impl ValueKind {
     /// [`ValueKind::Duration`]).
     pub const fn code(self) -> &'static str {
         match self {
-            ValueKind::Duration { .. } => "ATR-001",
+            ValueKind::Duration { .. } | ValueKind::Delay => "ATR-001",
             ValueKind::Name => "ATR-002",
             ValueKind::Limit { .. } => "ATR-003",
             ValueKind::Bool => "ATR-006",
@@ -79,6 +87,7 @@ impl ValueKind {
             ValueKind::RejectionKinds => "ATR-009",
             ValueKind::Choice { .. } => "ATR-010",
             ValueKind::Predicate => "ATR-011",
+            ValueKind::Method => "ATR-013",
         }
     }
 }
@@ -109,6 +118,8 @@ impl fmt::Display for ValueKind {
             ValueKind::RejectionKinds => f.write_str("list of rejection kinds"),
             ValueKind::Name => f.write_str("string"),
             ValueKind::Predicate => f.write_str("path of a `fn(&E) -> bool`"),
+            ValueKind::Method => f.write_str("name of a method of the trait, in a string"),
+            ValueKind::Delay => f.write_str("duration, or a percentile of the latency (`\"p90\"`)"),
         }
     }
 }
@@ -228,6 +239,8 @@ pub enum KeyValue {
     Text(String),
     /// For a [`ValueKind::RejectionKinds`] key.
     RejectionKinds(RejectionKinds),
+    /// For a [`ValueKind::Delay`] key.
+    Delay(HedgeDelay),
 }
 
 impl fmt::Display for KeyValue {
@@ -239,6 +252,7 @@ impl fmt::Display for KeyValue {
             KeyValue::Bool(b) => write!(f, "{b}"),
             KeyValue::Text(text) => write!(f, "{text:?}"),
             KeyValue::RejectionKinds(kinds) => write!(f, "{kinds}"),
+            KeyValue::Delay(delay) => write!(f, "{delay}"),
         }
     }
 }

@@ -69,6 +69,31 @@ mod key {
         "[]",
         "the rejection kinds that end a call at once instead of being retried",
     );
+    /// At least 0 and finite.
+    pub(super) const BUDGET_RATIO: Key = Key::new(
+        "budget_ratio",
+        ValueKind::Number {
+            range: Range::new(Bound::Included(0.0), Bound::Unbounded),
+            float: Float::F64,
+        },
+        "",
+        "the retry budget: over `budget_window`, the instance's retries and hedges stay within this many times its first attempts, plus the minimum; without it, no budget",
+    );
+    pub(super) const BUDGET_MIN_PER_SECOND: Key = Key::new(
+        "budget_min_per_second",
+        ValueKind::Count {
+            min: 0,
+            max: u32::MAX,
+        },
+        "10",
+        "with a `budget_ratio`: the retries and hedges per second of the window the budget allows whatever the first attempts",
+    );
+    pub(super) const BUDGET_WINDOW: Key = Key::new(
+        "budget_window",
+        ValueKind::Duration { positive: true },
+        "\"10s\"",
+        "with a `budget_ratio`: the sliding window over which the budget counts, in tenths",
+    );
 }
 
 /// The resolved configuration of a retry policy.
@@ -105,6 +130,9 @@ pub struct RetryConfig {
     max_wait_interval: Option<Duration>,
     jitter: f64,
     abort_on: RejectionKinds,
+    budget_ratio: Option<f64>,
+    budget_min_per_second: u32,
+    budget_window: Duration,
 }
 
 impl RetryConfig {
@@ -118,6 +146,9 @@ impl RetryConfig {
         key::JITTER,
         key::RETRY_IF,
         key::ABORT_ON,
+        key::BUDGET_RATIO,
+        key::BUDGET_MIN_PER_SECOND,
+        key::BUDGET_WINDOW,
     ];
 
     /// The default number of attempts, the first call included: 3.
@@ -128,6 +159,10 @@ impl RetryConfig {
     pub const DEFAULT_BACKOFF_MULTIPLIER: f64 = 1.0;
     /// The default jitter, 0: waits are not randomized.
     pub const DEFAULT_JITTER: f64 = 0.0;
+    /// The default minimum of a retry budget: 10 retries per second.
+    pub const DEFAULT_BUDGET_MIN_PER_SECOND: u32 = 10;
+    /// The default window of a retry budget: 10 s.
+    pub const DEFAULT_BUDGET_WINDOW: Duration = Duration::from_secs(10);
 
     /// A builder starting from no explicit values.
     pub fn builder() -> RetryConfigBuilder {
@@ -176,6 +211,37 @@ impl RetryConfig {
     pub fn abort_on(&self) -> RejectionKinds {
         self.abort_on
     }
+
+    /// The retry budget's ratio, if the instance has a budget: over
+    /// [`budget_window`](Self::budget_window), its retries and hedges stay
+    /// within `budget_ratio` times its first attempts plus
+    /// [`budget_min_per_second`](Self::budget_min_per_second) times the
+    /// window's seconds. `None` (the default, as in Resilience4j): no
+    /// budget, retries are bounded by `max_attempts` alone.
+    pub fn budget_ratio(&self) -> Option<f64> {
+        self.budget_ratio
+    }
+
+    /// The retries per second of the window a budget allows whatever the
+    /// first attempts (10 by default), so that a quiet instance can still
+    /// retry; unused without a [`budget_ratio`](Self::budget_ratio).
+    pub fn budget_min_per_second(&self) -> u32 {
+        self.budget_min_per_second
+    }
+
+    /// The sliding window over which a budget counts (10 s by default),
+    /// moving in tenths; unused without a
+    /// [`budget_ratio`](Self::budget_ratio).
+    pub fn budget_window(&self) -> Duration {
+        self.budget_window
+    }
+
+    /// Whether any budget key differs from its default.
+    fn budget_set(&self) -> bool {
+        self.budget_ratio.is_some()
+            || self.budget_min_per_second != Self::DEFAULT_BUDGET_MIN_PER_SECOND
+            || self.budget_window != Self::DEFAULT_BUDGET_WINDOW
+    }
 }
 
 impl Default for RetryConfig {
@@ -187,6 +253,9 @@ impl Default for RetryConfig {
             max_wait_interval: None,
             jitter: Self::DEFAULT_JITTER,
             abort_on: RejectionKinds::EMPTY,
+            budget_ratio: None,
+            budget_min_per_second: Self::DEFAULT_BUDGET_MIN_PER_SECOND,
+            budget_window: Self::DEFAULT_BUDGET_WINDOW,
         }
     }
 }
@@ -208,7 +277,23 @@ impl fmt::Display for RetryConfig {
             f,
             ", jitter = {}, abort_on = {}",
             self.jitter, self.abort_on
-        )
+        )?;
+        // Shown once one is set, so that a configuration without a budget
+        // reads as it always did.
+        if self.budget_set() {
+            f.write_str(", budget_ratio = ")?;
+            match self.budget_ratio {
+                Some(ratio) => write!(f, "{ratio}")?,
+                None => f.write_str("none")?,
+            }
+            write!(
+                f,
+                ", budget_min_per_second = {}, budget_window = {}",
+                self.budget_min_per_second,
+                humantime::format_duration(self.budget_window)
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -227,6 +312,9 @@ pub struct RetryConfigBuilder {
     max_wait_interval: Option<Option<Duration>>,
     jitter: Option<f64>,
     abort_on: Option<RejectionKinds>,
+    budget_ratio: Option<Option<f64>>,
+    budget_min_per_second: Option<u32>,
+    budget_window: Option<Duration>,
 }
 
 impl RetryConfigBuilder {
@@ -280,6 +368,32 @@ impl RetryConfigBuilder {
         self
     }
 
+    /// Gives the instance a retry budget: over
+    /// [`budget_window`](Self::budget_window), its retries and hedges stay
+    /// within `ratio` times its first attempts plus
+    /// [`budget_min_per_second`](Self::budget_min_per_second) times the
+    /// window's seconds (at least 0, and finite); `None` removes a budget
+    /// the base configuration set. A retry the budget refuses ends the call
+    /// with its last failure and publishes `BudgetExhausted`.
+    pub fn budget_ratio(mut self, ratio: impl Into<Option<f64>>) -> Self {
+        self.budget_ratio = Some(ratio.into());
+        self
+    }
+
+    /// The retries per second of the window a budget allows whatever the
+    /// first attempts (default 10; 0 for none).
+    pub fn budget_min_per_second(mut self, min_per_second: u32) -> Self {
+        self.budget_min_per_second = Some(min_per_second);
+        self
+    }
+
+    /// The sliding window over which a budget counts (default 10 s; longer
+    /// than zero), moving in tenths.
+    pub fn budget_window(mut self, window: Duration) -> Self {
+        self.budget_window = Some(window);
+        self
+    }
+
     /// Sets the key named `key` (one of the retry policy's
     /// [`keys`](crate::keys::PolicyKind::keys), but for `retry_if`, which
     /// only an attribute takes) to `value`, as configuration from outside
@@ -298,6 +412,9 @@ impl RetryConfigBuilder {
             ("max_wait_interval", KeyValue::Duration(cap)) => self.max_wait_interval(cap),
             ("jitter", KeyValue::Number(x)) => self.jitter(x),
             ("abort_on", KeyValue::RejectionKinds(kinds)) => self.abort_on(kinds.iter()),
+            ("budget_ratio", KeyValue::Number(x)) => self.budget_ratio(x),
+            ("budget_min_per_second", KeyValue::Integer(n)) => self.budget_min_per_second(n),
+            ("budget_window", KeyValue::Duration(window)) => self.budget_window(window),
             (key, value) => return Err(ConfigError::no_such_key(key, &value)),
         })
     }
@@ -311,8 +428,9 @@ impl RetryConfigBuilder {
     ///
     /// # Errors
     ///
-    /// ATR-008 if `max_attempts`, `backoff_multiplier` or `jitter` is out of
-    /// range, or `max_wait_interval` is zero.
+    /// ATR-008 if `max_attempts`, `backoff_multiplier`, `jitter` or
+    /// `budget_ratio` is out of range, or `max_wait_interval` or
+    /// `budget_window` is zero.
     pub fn build(&self) -> Result<RetryConfig, ConfigError> {
         self.build_on(&RetryConfig::default())
     }
@@ -321,8 +439,9 @@ impl RetryConfigBuilder {
     ///
     /// # Errors
     ///
-    /// ATR-008 if `max_attempts`, `backoff_multiplier` or `jitter` is out of
-    /// range, or `max_wait_interval` is zero.
+    /// ATR-008 if `max_attempts`, `backoff_multiplier`, `jitter` or
+    /// `budget_ratio` is out of range, or `max_wait_interval` or
+    /// `budget_window` is zero.
     pub fn build_on(&self, base: &RetryConfig) -> Result<RetryConfig, ConfigError> {
         self.build_keyed(base, "")
     }
@@ -332,8 +451,9 @@ impl RetryConfigBuilder {
     ///
     /// # Errors
     ///
-    /// ATR-008 if `max_attempts`, `backoff_multiplier` or `jitter` is out of
-    /// range, or `max_wait_interval` is zero.
+    /// ATR-008 if `max_attempts`, `backoff_multiplier`, `jitter` or
+    /// `budget_ratio` is out of range, or `max_wait_interval` or
+    /// `budget_window` is zero.
     pub fn build_keyed(
         &self,
         base: &RetryConfig,
@@ -359,6 +479,15 @@ impl RetryConfigBuilder {
             Some(value) => key::JITTER.check_number(value).map_err(keyed)?,
             None => base.jitter,
         };
+        let budget_ratio = match self.budget_ratio {
+            Some(Some(ratio)) => Some(key::BUDGET_RATIO.check_number(ratio).map_err(keyed)?),
+            Some(None) => None,
+            None => base.budget_ratio,
+        };
+        let budget_window = match self.budget_window {
+            Some(window) => key::BUDGET_WINDOW.check_duration(window).map_err(keyed)?,
+            None => base.budget_window,
+        };
         Ok(RetryConfig {
             max_attempts,
             wait: self.wait.unwrap_or(base.wait),
@@ -366,6 +495,11 @@ impl RetryConfigBuilder {
             max_wait_interval,
             jitter,
             abort_on: self.abort_on.unwrap_or(base.abort_on),
+            budget_ratio,
+            budget_min_per_second: self
+                .budget_min_per_second
+                .unwrap_or(base.budget_min_per_second),
+            budget_window,
         })
     }
 }
@@ -500,6 +634,57 @@ mod tests {
             .build_on(&base)
             .unwrap();
         assert_eq!(uncapped.max_wait_interval(), None);
+    }
+
+    #[test]
+    fn a_budget_is_off_by_default_and_shows_once_set() {
+        let config = RetryConfig::default();
+        assert_eq!(config.budget_ratio(), None);
+        assert_eq!(config.budget_min_per_second(), 10);
+        assert_eq!(config.budget_window(), Duration::from_secs(10));
+        let budgeted = RetryConfig::builder()
+            .budget_ratio(0.2)
+            .budget_min_per_second(0)
+            .budget_window(Duration::from_secs(30))
+            .build()
+            .unwrap();
+        assert_eq!(budgeted.budget_ratio(), Some(0.2));
+        assert!(
+            budgeted.to_string().ends_with(
+                "abort_on = [], budget_ratio = 0.2, budget_min_per_second = 0, budget_window = 30s"
+            ),
+            "{budgeted}"
+        );
+        let unset = RetryConfig::builder()
+            .budget_ratio(None)
+            .build_on(&budgeted)
+            .unwrap();
+        assert_eq!(unset.budget_ratio(), None);
+        assert_eq!(unset.budget_min_per_second(), 0, "the rest is kept");
+    }
+
+    #[test]
+    fn a_negative_ratio_or_a_zero_window_is_atr_008() {
+        for bad in [-0.1, f64::NAN, f64::INFINITY] {
+            let err = RetryConfig::builder()
+                .budget_ratio(bad)
+                .build()
+                .unwrap_err();
+            assert_eq!(
+                (err.code(), err.key()),
+                ("ATR-008", "budget_ratio"),
+                "{bad}"
+            );
+        }
+        let err = RetryConfig::builder()
+            .budget_window(Duration::ZERO)
+            .build()
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "ATR-008: budget_window must be longer than zero, got 0s"
+        );
+        assert!(RetryConfig::builder().budget_ratio(0.0).build().is_ok());
     }
 
     #[test]

@@ -8,13 +8,16 @@
 //! - `config.rs`: [`RetryConfig`] and its builder;
 //! - `state.rs`: [`RetryState`] and [`AttemptFailure`], whether to try again;
 //! - `backoff.rs`: how long to wait before the next attempt;
+//! - `budget.rs`: the retry budget, shared by every caller of an instance;
 //! - `random.rs`: the random numbers behind jitter.
 
 mod backoff;
+mod budget;
 mod config;
 mod random;
 mod state;
 
+pub use budget::BudgetState;
 pub use config::{RetryConfig, RetryConfigBuilder};
 pub use state::{AttemptFailure, RetryState};
 
@@ -22,9 +25,10 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::clock::{Sleep, sleep_blocking};
+use crate::clock::{Sleep, Timeline, sleep_blocking};
 use crate::context::PolicyContext;
 use crate::intern::intern;
+use budget::Budget;
 
 /// A retry policy: how many times, and after what delays, a failed call is
 /// tried again.
@@ -61,6 +65,8 @@ struct Shared {
     instance: &'static str,
     config: RetryConfig,
     context: PolicyContext,
+    /// The retry budget, if the configuration gives one.
+    budget: Option<Budget>,
 }
 
 impl Retry {
@@ -76,11 +82,20 @@ impl Retry {
     /// A retry policy waiting on the context's clock and publishing its
     /// events to the context's bus.
     pub fn with_context(instance: &str, config: RetryConfig, context: PolicyContext) -> Self {
+        let budget = config.budget_ratio().map(|ratio| {
+            Budget::new(
+                Timeline::new(Arc::clone(context.clock())),
+                ratio,
+                config.budget_min_per_second(),
+                config.budget_window(),
+            )
+        });
         Retry {
             shared: Arc::new(Shared {
                 instance: intern(instance),
                 config,
                 context,
+                budget,
             }),
         }
     }
@@ -98,10 +113,37 @@ impl Retry {
     /// Starts a call: its first attempt is about to run.
     ///
     /// Costs nothing but the returned value; nothing is published unless an
-    /// attempt fails.
+    /// attempt fails. The first attempt is not counted in a retry budget
+    /// here: see [`first_attempt`](Self::first_attempt).
     #[inline]
     pub fn start(&self) -> RetryState<'_> {
         RetryState::new(&self.shared)
+    }
+
+    /// Counts a call's first attempt in the retry budget, if the instance
+    /// has one (a load and an atomic add; nothing without a budget). The
+    /// composition calls it once per call, whatever the call's outcome.
+    #[inline]
+    pub fn first_attempt(&self) {
+        if let Some(budget) = &self.shared.budget {
+            budget.deposit();
+        }
+    }
+
+    /// Takes one unit from the retry budget for a hedge (an extra attempt
+    /// made while the first is still running), if there is room; always
+    /// true without a budget. The hedge reports a refusal itself.
+    pub fn hedge_allowed(&self) -> bool {
+        self.shared
+            .budget
+            .as_ref()
+            .is_none_or(|budget| budget.withdraw())
+    }
+
+    /// The retry budget's counts over its current window, if the instance
+    /// has a budget.
+    pub fn budget(&self) -> Option<BudgetState> {
+        self.shared.budget.as_ref().map(Budget::state)
     }
 
     /// Blocks the current thread for `delay` on the policy's clock.

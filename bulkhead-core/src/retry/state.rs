@@ -116,8 +116,11 @@ impl<'a> RetryState<'a> {
     ///
     /// Gives up when the failure is not retryable (an error `retry_if`
     /// refused, or a rejection listed in `abort_on`), publishing `Aborted`,
-    /// or when this was the last of `max_attempts`, publishing `Exhausted`.
-    /// Otherwise publishes `Retrying` and moves on to the next attempt.
+    /// when this was the last of `max_attempts`, publishing `Exhausted`, or
+    /// when the instance's retry budget has no room for another attempt,
+    /// publishing `BudgetExhausted`. Otherwise takes one retry from the
+    /// budget (if there is one), publishes `Retrying` and moves on to the
+    /// next attempt.
     pub fn on_failure(&mut self, failure: AttemptFailure) -> Option<Duration> {
         let shared = self.shared;
         let attempts = self.attempt;
@@ -135,6 +138,15 @@ impl<'a> RetryState<'a> {
         }
         if attempts >= shared.config.max_attempts() {
             self.publish(RetryEventKind::Exhausted {
+                attempts,
+                rejection,
+            });
+            return None;
+        }
+        if let Some(budget) = &shared.budget
+            && !budget.withdraw()
+        {
+            self.publish(RetryEventKind::BudgetExhausted {
                 attempts,
                 rejection,
             });
@@ -392,6 +404,52 @@ mod tests {
                 },
             ]
         );
+    }
+
+    #[test]
+    fn a_retry_the_budget_refuses_ends_the_call_and_says_so() {
+        let config = RetryConfig::builder()
+            .max_attempts(5)
+            .wait(ms(0))
+            .budget_ratio(0.5)
+            .budget_min_per_second(0)
+            .build()
+            .unwrap();
+        let (retry, mut events, _clock) = retry(config);
+        retry.first_attempt();
+        retry.first_attempt();
+        // Two first attempts at a ratio of 0.5: room for one retry.
+        let mut state = retry.start();
+        assert_eq!(state.on_failure(ERROR), Some(ms(0)));
+        assert_eq!(state.on_failure(RejectionKind::Timeout.into()), None);
+        assert_eq!(
+            kinds(&mut events),
+            [
+                RetryEventKind::Retrying {
+                    attempt: 1,
+                    delay: ms(0),
+                    rejection: None,
+                },
+                RetryEventKind::BudgetExhausted {
+                    attempts: 2,
+                    rejection: Some(RejectionKind::Timeout),
+                },
+            ]
+        );
+        let budget = retry.budget().unwrap();
+        assert_eq!(
+            (budget.first_attempts, budget.retries, budget.available),
+            (2, 1, 0)
+        );
+        assert!(!retry.hedge_allowed(), "hedges draw on the same budget");
+    }
+
+    #[test]
+    fn without_a_budget_nothing_is_counted_and_hedges_are_allowed() {
+        let (retry, _events, _clock) = retry(RetryConfig::default());
+        retry.first_attempt();
+        assert_eq!(retry.budget(), None);
+        assert!(retry.hedge_allowed());
     }
 
     #[test]

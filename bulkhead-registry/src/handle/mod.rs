@@ -3,6 +3,8 @@
 
 mod bulkhead;
 mod circuit_breaker;
+mod fallback;
+mod hedge;
 mod rate_limiter;
 mod retry;
 mod timeout;
@@ -12,6 +14,8 @@ use crate::registry::Registry;
 
 pub use bulkhead::BulkheadHandle;
 pub use circuit_breaker::CircuitBreakerHandle;
+pub use fallback::FallbackHandle;
+pub use hedge::HedgeHandle;
 pub use rate_limiter::RateLimiterHandle;
 pub use retry::RetryHandle;
 pub use timeout::TimeoutHandle;
@@ -76,5 +80,29 @@ impl Registry {
             .rate_limiters
             .get(id)
             .map(|policy| RateLimiterHandle::new(policy).with_events(self.events()))
+    }
+
+    /// The hedge policy with this instance id.
+    ///
+    /// # Errors
+    ///
+    /// REG-009 if no hedge policy has this id.
+    pub fn hedge(&self, id: &str) -> Result<HedgeHandle, RegistryError> {
+        self.stores()
+            .hedges
+            .get(id)
+            .map(|policy| HedgeHandle::new(policy).with_events(self.events()))
+    }
+
+    /// The fallback policy with this instance id.
+    ///
+    /// # Errors
+    ///
+    /// REG-009 if no fallback policy has this id.
+    pub fn fallback(&self, id: &str) -> Result<FallbackHandle, RegistryError> {
+        self.stores()
+            .fallbacks
+            .get(id)
+            .map(|policy| FallbackHandle::new(policy).with_events(self.events()))
     }
 }

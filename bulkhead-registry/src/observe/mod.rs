@@ -67,11 +67,18 @@
 //! | `retry` | `succeeded` | DEBUG | `attempts` |
 //! | `retry` | `exhausted` | DEBUG | `attempts`, `cause` |
 //! | `retry` | `aborted` | DEBUG | `attempts`, `cause` |
+//! | `retry` | `budget_exhausted` | DEBUG | `attempts`, `cause` (of the failure the budget left unretried) |
 //! | `circuit_breaker` | `state_transition` | WARN to `open` or `forced_open`, else INFO | `from`, `to` |
 //! | `circuit_breaker` | `rejected` | DEBUG | `state` |
 //! | `timeout` | `timed_out` | DEBUG | `timeout` |
 //! | `timeout` | `overrun` | DEBUG | `timeout`, `took` |
 //! | `rate_limiter` | `rejected` | DEBUG | `limit_for_period` |
+//! | `hedge` | `started` | DEBUG | `hedge` (its number in the call, from 1) |
+//! | `hedge` | `skipped` | DEBUG | `hedge`, `cause` (the rejection that refused it) |
+//! | `hedge` | `budget_exhausted` | DEBUG | `hedge` |
+//! | `hedge` | `won` | DEBUG | `hedge` |
+//! | `fallback` | `used` | DEBUG | `cause` |
+//! | (none) | `fleet_share_changed` | WARN when `reason` is `unreachable`, else INFO | `resource` (instead of `instance`), `reason` (`joined`, `rebalanced`, `unreachable`, `rejoined`, `left`), `from`, `to`, `target`, `budget`, `processes` |
 //! | (none) | `events_lost` | WARN | `lost` (how many; no `instance`) |
 //!
 //! Durations are recorded with their `Debug` form (`250ms`). `cause` is
@@ -107,7 +114,8 @@
 //! | `bulkhead_adaptive_errors_total` | counter | count | `instance` | sample, only for adaptive bulkheads | calls that returned an error (counted, not a congestion signal by default) |
 //! | `bulkhead_adaptive_drops_total` | counter | count | `instance` | sample, only for adaptive bulkheads | calls dropped before they ended (timed out, cancelled) |
 //! | `bulkhead_retries_total` | counter | count | `instance`, `cause` | event | failed attempts followed by another; `cause` as in the tracing fields |
-//! | `bulkhead_retry_calls_total` | counter | count | `instance`, `outcome` | event | calls that ended after a failed attempt: `outcome` is `succeeded_after_retry`, `exhausted` or `aborted` |
+//! | `bulkhead_retry_calls_total` | counter | count | `instance`, `outcome` | event | calls that ended after a failed attempt: `outcome` is `succeeded_after_retry`, `exhausted`, `aborted` or `budget_exhausted` |
+//! | `bulkhead_retry_budget_available` | gauge | count | `instance` | sample, only for a retry with a budget | retries and hedges the budget allows now |
 //! | `bulkhead_circuit_breaker_state` | gauge | count | `instance`, `state` | sample, and transitions | 1 for the current state, 0 for the four others |
 //! | `bulkhead_circuit_breaker_transitions_total` | counter | count | `instance`, `from`, `to` | event | state transitions |
 //! | `bulkhead_circuit_breaker_rejections_total` | counter | count | `instance` | sample | calls not permitted (open, or no trial call left) |
@@ -116,7 +124,23 @@
 //! | `bulkhead_rate_limiter_rejections_total` | counter | count | `instance` | event | calls that got no permit within `max_wait` |
 //! | `bulkhead_rate_limiter_available_permits` | gauge | count | `instance` | sample | permits left in this period (negative while reserved ahead) |
 //! | `bulkhead_rate_limiter_waiting` | gauge | count | `instance` | sample | calls waiting for a reserved permit |
+//! | `bulkhead_hedges_total` | counter | count | `instance`, `outcome` | event | hedges due: `outcome` is `started`, `skipped` (refused by a policy), `budget_exhausted` (not made), and `won` counts again those that answered first |
+//! | `bulkhead_fallbacks_total` | counter | count | `instance`, `cause` | event | calls the fallback answered; `cause` as in the tracing fields |
 //! | `bulkhead_observer_events_lost_total` | counter | count | none | event | events the exporter lost by falling behind: the event counters undercount by as much |
+//!
+//! With the feature `redis`, each fleet resource adds these, labelled with
+//! `resource` (see `Registry::fleet_resource`):
+//!
+//! | metric | type | unit | labels | source | what |
+//! |---|---|---|---|---|---|
+//! | `bulkhead_fleet_share` | gauge | count | `resource` | sample | the slots this process's bulkheads on the resource may hold together now |
+//! | `bulkhead_fleet_target` | gauge | count | `resource` | sample | the share the fleet's allocation aims at for this process |
+//! | `bulkhead_fleet_budget` | gauge | count | `resource` | sample | the fleet's budget |
+//! | `bulkhead_fleet_processes` | gauge | count | `resource` | sample | the processes sharing it |
+//! | `bulkhead_fleet_state` | gauge | count | `resource`, `state` | sample | 1 for this process's state (`joining`, `joined`, `unreachable`, `left`), 0 for the others |
+//! | `bulkhead_fleet_renewals_total` | counter | count | `resource` | sample | leases renewed |
+//! | `bulkhead_fleet_failures_total` | counter | count | `resource` | sample | requests to Redis that failed or timed out |
+//! | `bulkhead_fleet_share_changes_total` | counter | count | `resource`, `reason` | event | changes of the share, by reason |
 //!
 //! There is no histogram of call durations: it would need a clock read and a
 //! recorder call on every admitted call. The sizing counters give the mean

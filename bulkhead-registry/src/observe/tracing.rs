@@ -6,8 +6,9 @@ use ::tracing::subscriber::NoSubscriber;
 use ::tracing::{Dispatch, Level, dispatcher, event};
 use bulkhead_core::{
     BulkheadEvent, BulkheadEventKind, CircuitBreakerEvent, CircuitBreakerEventKind, CircuitState,
-    Event, RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind, TimeoutEvent,
-    TimeoutEventKind,
+    Event, FallbackEvent, FallbackEventKind, FleetShareChanged, FleetShareReason, HedgeEvent,
+    HedgeEventKind, RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind,
+    TimeoutEvent, TimeoutEventKind,
 };
 
 use super::names::{cause, circuit_state};
@@ -75,6 +76,9 @@ impl Sink for Tracer {
             Event::CircuitBreaker(event) => circuit_breaker(&event),
             Event::Timeout(event) => timeout(&event),
             Event::RateLimiter(event) => rate_limiter(&event),
+            Event::Hedge(event) => hedge(&event),
+            Event::Fallback(event) => fallback(&event),
+            Event::FleetShareChanged(event) => fleet(&event),
             other => {
                 event!(target: TARGET, Level::DEBUG, instance = other.instance(), event = ?other)
             }
@@ -104,6 +108,28 @@ macro_rules! emit {
             $($rest)+
         )
     };
+}
+
+fn fleet(event: &FleetShareChanged) {
+    let FleetShareChanged {
+        resource,
+        reason,
+        from,
+        to,
+        target,
+        budget,
+        processes,
+        ..
+    } = *event;
+    let reason = reason.as_str();
+    if event.reason == FleetShareReason::Unreachable {
+        event!(target: TARGET, Level::WARN, resource, kind = "fleet_share_changed",
+            reason, from, to, target, budget, processes,
+            "fleet lease ran out without a renewal: share fell back");
+    } else {
+        event!(target: TARGET, Level::INFO, resource, kind = "fleet_share_changed",
+            reason, from, to, target, budget, processes, "fleet share changed");
+    }
 }
 
 fn bulkhead(event: &BulkheadEvent) {
@@ -141,6 +167,11 @@ fn retry(event: &RetryEvent) {
             rejection,
         } => emit!(DEBUG, event, Retry, "aborted";
             attempts, cause = cause(rejection), "attempt failed in a way that is not retried"),
+        RetryEventKind::BudgetExhausted {
+            attempts,
+            rejection,
+        } => emit!(DEBUG, event, Retry, "budget_exhausted";
+            attempts, cause = cause(rejection), "attempt failed, retry budget exhausted"),
         kind => emit!(DEBUG, event, Retry, "other"; detail = ?kind, "retry event"),
     }
 }
@@ -183,5 +214,27 @@ fn rate_limiter(event: &RateLimiterEvent) {
             limit_for_period, "rate limiter: no permit, call rejected")
         }
         kind => emit!(DEBUG, event, RateLimiter, "other"; detail = ?kind, "rate limiter event"),
+    }
+}
+
+fn hedge(event: &HedgeEvent) {
+    match event.kind {
+        HedgeEventKind::Started { hedge } => emit!(DEBUG, event, Hedge, "started";
+            hedge, "attempt still running after the delay: hedge started"),
+        HedgeEventKind::Skipped { hedge, rejection } => emit!(DEBUG, event, Hedge, "skipped";
+            hedge, cause = rejection.name(), "hedge refused by a policy: skipped"),
+        HedgeEventKind::BudgetExhausted { hedge } => emit!(DEBUG, event, Hedge, "budget_exhausted";
+            hedge, "retry budget exhausted: hedge not made"),
+        HedgeEventKind::Won { hedge } => emit!(DEBUG, event, Hedge, "won";
+            hedge, "a hedge answered first"),
+        kind => emit!(DEBUG, event, Hedge, "other"; detail = ?kind, "hedge event"),
+    }
+}
+
+fn fallback(event: &FallbackEvent) {
+    match event.kind {
+        FallbackEventKind::Used { rejection } => emit!(DEBUG, event, Fallback, "used";
+            cause = cause(rejection), "call failed: the fallback answered"),
+        kind => emit!(DEBUG, event, Fallback, "other"; detail = ?kind, "fallback event"),
     }
 }

@@ -4,12 +4,12 @@ mod predicate;
 
 use std::fmt;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use bulkhead_core::{
     Bulkhead, BulkheadConfigBuilder, CallError, CircuitBreaker, CircuitBreakerConfigBuilder,
-    Classifier, Policies, RateLimiter, RateLimiterConfigBuilder, Retry, RetryConfigBuilder,
-    Timeout, TimeoutConfigBuilder,
+    Classifier, Hedge, HedgeConfigBuilder, Policies, RateLimiter, RateLimiterConfigBuilder, Retry,
+    RetryConfigBuilder, Timeout, TimeoutConfigBuilder,
 };
 
 use crate::error::RegistryError;
@@ -22,7 +22,33 @@ use predicate::Predicate;
 ///
 /// The policies compose in one fixed order, whatever order the builder
 /// methods were called in:
-/// `Retry( CircuitBreaker( RateLimiter( Timeout( Bulkhead( call ) ) ) ) )`.
+/// `Retry( Hedge( CircuitBreaker( RateLimiter( Timeout( Bulkhead( call ) ) ) ) ) )`.
+///
+/// There is no fallback policy here: a pipeline returns a `Result`, and its
+/// fallback is the caller's `or_else`, which sees every outcome
+/// (`CallError::Rejected` for a refusal, `CallError::Inner` for the call's
+/// own error) after the last retry:
+///
+/// ```
+/// use bulkhead_registry::{Pipeline, Registry};
+/// use bulkhead_core::{CallError, Rejection};
+///
+/// let registry = Registry::new();
+/// let thumbnails = Pipeline::builder(&registry, "thumbnails")
+///     .bulkhead(|b| b.max_concurrent(1))
+///     .build()?;
+/// let cached = |_: &str| b"cached".to_vec();
+///
+/// let _busy = registry.bulkhead("thumbnails")?.bulkhead().try_enter_owned()?;
+/// let thumbnail = thumbnails
+///     .execute(|| Ok::<_, std::io::Error>(b"fresh".to_vec()))
+///     .or_else(|error| match error {
+///         CallError::Rejected(Rejection::BulkheadFull(_)) => Ok(cached("cat")),
+///         other => Err(other),
+///     });
+/// assert_eq!(thumbnail.unwrap(), b"cached");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 ///
 /// The pipeline's id is the instance id of every policy it builds, so
 /// `registry.bulkhead("renderer")` returns the bulkhead of the pipeline
@@ -82,7 +108,8 @@ impl Pipeline {
 
     /// Runs `call` under the pipeline's policies, on this thread.
     ///
-    /// `call` is `FnMut` because a retry may call it more than once. Waits
+    /// `call` is `FnMut` because a retry may call it more than once. A
+    /// hedge does not apply: a sync call runs one attempt at a time. Waits
     /// (a retry delay, a rate-limiter permit, a bulkhead slot) block the
     /// thread: from async code, use [`execute_async`](Self::execute_async).
     /// A timeout cannot pre-empt a sync call: it bounds the wait for a
@@ -108,7 +135,9 @@ impl Pipeline {
 
     /// Runs the future `call` makes under the pipeline's policies, without
     /// blocking a thread. The bulkhead slot is held until that future
-    /// completes or is dropped; a timeout drops it at the deadline.
+    /// completes or is dropped; a timeout drops it at the deadline. With a
+    /// hedge, `call` makes the future of each attempt, and several may run
+    /// at once.
     ///
     /// Nothing happens until the returned future is first polled.
     ///
@@ -124,7 +153,15 @@ impl Pipeline {
         let retry_if = |error: &E| Predicate::test(self.retry_if.as_ref(), error);
         let record_if = |error: &E| Predicate::test(self.record_if.as_ref(), error);
         let classify = Classifier::new().retry_if(&retry_if).record_if(&record_if);
-        self.policies.call_async(&classify, call).await
+        if self.policies.hedge().is_some() {
+            // Hedged attempts share `call`, one at a time: they are polled
+            // by this one task, so the lock is never contended.
+            let call = Mutex::new(call);
+            let each = || (call.lock().unwrap_or_else(PoisonError::into_inner))();
+            self.policies.call_hedged(&classify, each).await
+        } else {
+            self.policies.call_async(&classify, call).await
+        }
     }
 }
 
@@ -188,6 +225,15 @@ impl PipelineBuilder<'_> {
     /// Adds a timeout (inside the rate limiter, around the bulkhead).
     pub fn timeout(mut self, f: impl FnOnce(TimeoutConfigBuilder) -> TimeoutConfigBuilder) -> Self {
         self.specs.extend::<Timeout>(f);
+        self
+    }
+
+    /// Adds a hedge (inside the retry, around the circuit breaker): an
+    /// async call ([`Pipeline::execute_async`]) whose attempt has not
+    /// finished after `delay` gets another, up to `max_hedged`; the first
+    /// success wins. Sync calls are not hedged.
+    pub fn hedge(mut self, f: impl FnOnce(HedgeConfigBuilder) -> HedgeConfigBuilder) -> Self {
+        self.specs.extend::<Hedge>(f);
         self
     }
 

@@ -1,5 +1,5 @@
 //! What the registry needs to know of each policy: the [`Policy`] trait,
-//! implemented for the five policies of `bulkhead-core` in the files beside
+//! implemented for the policies of `bulkhead-core` in the files beside
 //! this one. Their configuration keys are the core crate's tables
 //! ([`PolicyKind::keys`]): a key from a source is looked up there, its
 //! value read by its kind ([`Value::read`]) and given to the config
@@ -7,6 +7,8 @@
 
 mod bulkhead;
 mod circuit_breaker;
+mod fallback;
+mod hedge;
 mod rate_limiter;
 mod retry;
 mod timeout;
@@ -173,7 +175,7 @@ use builder_methods;
 #[cfg(test)]
 mod tests {
     use bulkhead_core::keys::ValueKind;
-    use bulkhead_core::{Bulkhead, CircuitBreaker, RateLimiter, Retry, Timeout};
+    use bulkhead_core::{Bulkhead, CircuitBreaker, Fallback, Hedge, RateLimiter, Retry, Timeout};
 
     use super::*;
 
@@ -183,11 +185,14 @@ mod tests {
             ValueKind::Limit { .. } | ValueKind::Count { .. } => Value::Integer(1),
             ValueKind::Number { range, .. } => Value::Float(range.example()),
             ValueKind::Duration { .. } => Value::Text("1s".to_owned()),
+            ValueKind::Delay => Value::Text("p90".to_owned()),
             ValueKind::Bool => Value::Bool(false),
             ValueKind::Choice { choices, .. } => Value::Text(choices[0].to_owned()),
             ValueKind::RejectionKinds => Value::Text("Timeout, BulkheadFull".to_owned()),
             ValueKind::Name => Value::Text("db".to_owned()),
-            ValueKind::Predicate => unreachable!("configuration takes no predicate"),
+            ValueKind::Predicate | ValueKind::Method => {
+                unreachable!("configuration takes no predicate and no method")
+            }
         }
     }
 
@@ -214,6 +219,8 @@ mod tests {
                 PolicyKind::CircuitBreaker => every_configuration_key_is_set::<CircuitBreaker>(),
                 PolicyKind::Timeout => every_configuration_key_is_set::<Timeout>(),
                 PolicyKind::RateLimiter => every_configuration_key_is_set::<RateLimiter>(),
+                PolicyKind::Hedge => every_configuration_key_is_set::<Hedge>(),
+                PolicyKind::Fallback => every_configuration_key_is_set::<Fallback>(),
             }
         }
     }

@@ -15,7 +15,7 @@ use crate::budget::Budgets;
 use crate::error::RegistryError;
 use crate::serial::Serial;
 use crate::sizing::Windows;
-use crate::source::{Setting, Source};
+use crate::source::{ResourceSetting, ResourceSpec, Setting, Source};
 use crate::stores::{AllLayers, Stores};
 
 impl Registry {
@@ -46,8 +46,16 @@ pub struct RegistryBuilder {
     /// What was given in code.
     programmatic: AllLayers,
     /// The sources, in the order given, with the settings they held.
-    sources: Vec<(Source, Vec<Setting>)>,
+    sources: Vec<Given>,
     track_sizing: bool,
+}
+
+/// A source as it was given, and what it held then.
+#[derive(Debug)]
+struct Given {
+    source: Source,
+    settings: Vec<Setting>,
+    resources: Vec<ResourceSetting>,
 }
 
 impl Default for RegistryBuilder {
@@ -238,6 +246,11 @@ impl RegistryBuilder {
     /// `<prefix><POLICY>__<CONFIGS|INSTANCES>__<NAME>__<KEY>=<value>`, the
     /// parts separated by two underscores, for example
     /// `BULKHEAD_BULKHEAD__INSTANCES__THUMBNAILS_ASYNC__MAX_WAIT=2s`.
+    /// Resources are `<prefix>RESOURCES__<NAME>__<KEY>=<value>`
+    /// (`BULKHEAD_RESOURCES__DB__BUDGET=100`): `<NAME>` names the resource
+    /// a TOML source declares in that normalized form, or else the
+    /// resource named by `<NAME>` in lower case; their keys override
+    /// TOML's.
     ///
     /// `<NAME>` is matched against ids and config names after both are
     /// normalized: ASCII letters and digits upper-cased, every run of other
@@ -295,18 +308,37 @@ impl RegistryBuilder {
 
     fn source(mut self, source: Source) -> Result<Self, RegistryError> {
         let settings = source.settings()?;
+        let resources = source.resource_settings()?;
         // Checked against a scratch copy now, so that errors name this source.
         AllLayers::default().apply(&settings)?;
-        self.sources.push((source, settings));
+        self.sources.push(Given {
+            source,
+            settings,
+            resources,
+        });
+        // The resources of every source so far, merged, must make sense.
+        if let Err(error) = self.resources() {
+            self.sources.pop();
+            return Err(error);
+        }
         Ok(self)
     }
 
     fn layers(&self) -> Result<AllLayers, RegistryError> {
         let mut layers = self.programmatic.clone();
-        for (_, settings) in &self.sources {
-            layers.apply(settings)?;
+        for given in &self.sources {
+            layers.apply(&given.settings)?;
         }
         Ok(layers)
+    }
+
+    /// The resources the sources declared when they were given.
+    fn resources(&self) -> Result<Vec<ResourceSpec>, RegistryError> {
+        crate::source::resource_specs(
+            self.sources
+                .iter()
+                .map(|given| (&given.source, given.resources.as_slice())),
+        )
     }
 
     /// Builds the registry, checking every configuration it was given
@@ -320,14 +352,34 @@ impl RegistryBuilder {
     /// the ATR code of an invalid value, naming its full key.
     pub fn try_build(self) -> Result<Registry, RegistryError> {
         self.layers()?.validate()?;
-        Ok(self.build())
+        let resources = self.resources()?;
+        let registry = self.registry();
+        registry.declare_resources(&resources, &mut Vec::new(), false)?;
+        Ok(registry)
     }
 
     /// Builds the registry. Configuration values are checked when an instance
     /// uses them, so a bad value is reported with its key by the wrapper or
     /// pipeline that needs it; [`try_build`](Self::try_build) checks them all
     /// now.
+    ///
+    /// If a source declares a fleet resource (feature `redis`) and the
+    /// thread that keeps its lease cannot be started, the resource is
+    /// declared with the share `on_unreachable` gives a process that never
+    /// reached Redis, and the error (REG-016) is kept:
+    /// `Registry::fleet_errors` and the resource's snapshot show it.
+    /// [`try_build`](Self::try_build) returns it instead.
     pub fn build(self) -> Registry {
+        // Checked as each source was given.
+        let resources = self.resources().unwrap_or_default();
+        let registry = self.registry();
+        // On a registry without bulkheads, declaring resources checked
+        // before fails only to start the fleet thread, which falls back.
+        let _ = registry.declare_resources(&resources, &mut Vec::new(), true);
+        registry
+    }
+
+    fn registry(self) -> Registry {
         let events = EventBus::new(self.event_capacity);
         // Each source was applied on its own when it was given; together
         // they cannot fail.
@@ -340,12 +392,14 @@ impl RegistryBuilder {
                 events,
                 stores: Stores::new(layers),
                 programmatic: self.programmatic,
-                sources: Mutex::new(self.sources.into_iter().map(|(source, _)| source).collect()),
+                sources: Mutex::new(self.sources.into_iter().map(|given| given.source).collect()),
                 declaring: Serial::default(),
                 next_batch: AtomicU64::new(0),
                 windows: Mutex::new(Windows::default()),
                 budgets: Mutex::new(Budgets::default()),
                 function_errors: Mutex::new(Vec::new()),
+                #[cfg(feature = "redis")]
+                fleets: super::fleet::Fleets::default(),
             }),
         }
     }

@@ -7,9 +7,9 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 
 use bulkhead_core::{
-    Bulkhead, BulkheadConfigBuilder, CircuitBreaker, CircuitBreakerConfigBuilder, Policies,
-    RateLimiter, RateLimiterConfigBuilder, Retry, RetryConfigBuilder, Timeout,
-    TimeoutConfigBuilder,
+    Bulkhead, BulkheadConfigBuilder, CircuitBreaker, CircuitBreakerConfigBuilder, Fallback,
+    FallbackConfigBuilder, Hedge, HedgeConfigBuilder, Policies, RateLimiter,
+    RateLimiterConfigBuilder, Retry, RetryConfigBuilder, Timeout, TimeoutConfigBuilder,
 };
 
 use super::Registry;
@@ -109,8 +109,9 @@ impl Declarations<'_> {
     /// Declares every policy of `specs`, each under its own id (its name,
     /// or the id of the set), and returns them composed.
     ///
-    /// The policies are declared outermost first (retry, circuit breaker,
-    /// rate limiter, timeout, bulkhead), each as its own method here would
+    /// The policies are declared outermost first (fallback, retry, hedge,
+    /// circuit breaker, rate limiter, timeout, bulkhead), each as its own
+    /// method here would
     /// declare it; the first error is returned, and the batch should then be
     /// dropped, so that none of them is registered.
     ///
@@ -144,6 +145,14 @@ impl Declarations<'_> {
         let mut policies = Policies::on_clock(Arc::clone(self.registry.clock()));
         for kind in PolicyKind::OUTSIDE_IN {
             policies = match kind {
+                PolicyKind::Fallback => match specs.spec::<Fallback>() {
+                    Some((id, spec)) => policies.with_fallback(self.fallback(id, source, spec)?),
+                    None => policies,
+                },
+                PolicyKind::Hedge => match specs.spec::<Hedge>() {
+                    Some((id, spec)) => policies.with_hedge(self.hedge(id, source, spec)?),
+                    None => policies,
+                },
                 PolicyKind::Retry => match specs.spec::<Retry>() {
                     Some((id, spec)) => policies.with_retry(self.retry(id, source, spec)?),
                     None => policies,
@@ -197,7 +206,8 @@ impl Declarations<'_> {
         // A bulkhead already declared (registered, or staged by an open
         // batch) is shared or refused with REG-008: its slots were counted
         // when it was created.
-        if config.resource().is_some() && !bulkheads.is_declared(id) {
+        let new = !bulkheads.is_declared(id);
+        if config.resource().is_some() && new {
             self.registry.check_budgets([(id, &config)])?;
         }
         let bulkhead = self.declare(bulkheads, id, source, spec)?;
@@ -205,6 +215,12 @@ impl Declarations<'_> {
             // Its slots (or its floor) come out of the room the adaptive
             // bulkheads on the resource grow into; an adaptive one gets it.
             self.registry.sync_rooms();
+        }
+        // A new bulkhead on a fleet resource admits nothing the fleet has
+        // not granted: it is closed before anyone can call it.
+        #[cfg(feature = "redis")]
+        if let Some(resource) = config.resource().filter(|_| new) {
+            self.registry.adopt_on_fleet(resource, &bulkhead);
         }
         Ok(bulkhead)
     }
@@ -265,6 +281,34 @@ impl Declarations<'_> {
         self.declare(&self.registry.stores().circuit_breakers, id, source, spec)
     }
 
+    /// Declares hedge `id`, as [`bulkhead`](Self::bulkhead) does.
+    ///
+    /// # Errors
+    ///
+    /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
+    pub fn hedge(
+        &mut self,
+        id: &str,
+        source: &str,
+        spec: &HedgeConfigBuilder,
+    ) -> Result<Hedge, RegistryError> {
+        self.declare(&self.registry.stores().hedges, id, source, spec)
+    }
+
+    /// Declares fallback `id`, as [`bulkhead`](Self::bulkhead) does.
+    ///
+    /// # Errors
+    ///
+    /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
+    pub fn fallback(
+        &mut self,
+        id: &str,
+        source: &str,
+        spec: &FallbackConfigBuilder,
+    ) -> Result<Fallback, RegistryError> {
+        self.declare(&self.registry.stores().fallbacks, id, source, spec)
+    }
+
     /// Declares instance `id` of `store` in this batch.
     fn declare<P: Policy>(
         &self,
@@ -297,23 +341,29 @@ impl Drop for Declarations<'_> {
     /// Discards what was declared and not committed, before the lock is
     /// released.
     fn drop(&mut self) {
-        // An adaptive bulkhead that is not kept gives its room back (a
-        // clone the caller holds runs on without a budget).
-        let bulkheads = &self.registry.stores().bulkheads;
-        let staged = bulkheads.staged_in(self.batch);
+        // The bulkheads of the batch not kept (another open batch may share
+        // one, which then stays declared): an adaptive one gives its room
+        // back (a clone the caller holds runs on without a budget), one on
+        // a fleet resource leaves it.
+        let staged = self.registry.stores().bulkheads.staged_in(self.batch);
         for store in self.registry.stores().all() {
             store.discard(self.batch);
         }
+        let bulkheads = &self.registry.stores().bulkheads;
+        let gone: Vec<Bulkhead> = staged
+            .into_iter()
+            .filter(|b| !bulkheads.is_declared(b.instance()))
+            .collect();
         let mut dropped = false;
-        for bulkhead in staged {
-            if bulkhead.adaptive().is_some() && !bulkheads.is_declared(bulkhead.instance()) {
-                bulkhead.set_room(None);
-                dropped = true;
-            }
+        for bulkhead in gone.iter().filter(|b| b.adaptive().is_some()) {
+            bulkhead.set_room(None);
+            dropped = true;
         }
         if dropped {
             self.registry.sync_rooms();
         }
+        #[cfg(feature = "redis")]
+        self.registry.forget_on_fleets(&gone);
     }
 }
 

@@ -9,6 +9,8 @@
 
 pub(crate) mod builder;
 pub(crate) mod declare;
+#[cfg(feature = "redis")]
+mod fleet;
 mod reload;
 mod resources;
 
@@ -83,6 +85,10 @@ struct Inner {
     /// What resolving the policies of functions with a body met; see
     /// [`Registry::function_policy_errors`].
     function_errors: Mutex<Vec<RegistryError>>,
+    /// The resources whose budget a fleet shares, and the thread that
+    /// keeps their leases.
+    #[cfg(feature = "redis")]
+    fleets: fleet::Fleets,
 }
 
 static GLOBAL: OnceLock<Registry> = OnceLock::new();
@@ -196,6 +202,8 @@ impl fmt::Debug for Registry {
         for store in self.inner.stores.all() {
             debug.field(store.kind().plural(), &store.len());
         }
+        #[cfg(feature = "redis")]
+        debug.field("fleets", &self.inner.fleets);
         debug.finish_non_exhaustive()
     }
 }

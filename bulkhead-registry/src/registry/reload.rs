@@ -76,15 +76,31 @@ impl Registry {
         // As `try_build` does: an override of an instance nobody declared
         // yet must be valid too, not fail only when it is declared.
         layers.validate()?;
-        let budgets = self
+        let resources = crate::source::resources(&sources)?;
+        let mut budgets = self
             .inner
             .budgets
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let changes = layers.install(&self.inner.stores, &budgets)?;
+        // The budgets the sources give count for the new plan; all or
+        // nothing.
+        let previous = budgets.clone();
+        for spec in &resources {
+            budgets.set(&spec.name, spec.budget);
+        }
+        let mut changes = match layers.install(&self.inner.stores, &budgets) {
+            Ok(changes) => changes,
+            Err(error) => {
+                *budgets = previous;
+                return Err(error);
+            }
+        };
         drop(budgets);
+        self.declare_resources(&resources, &mut changes, false)?;
         *self.lock_sources() = sources;
         self.sync_rooms();
+        #[cfg(feature = "redis")]
+        self.refresh_fleets();
         Ok(changes)
     }
 

@@ -10,6 +10,8 @@ use bulkhead_core::{Adaptive, Bulkhead, BulkheadConfig};
 use super::Registry;
 use crate::budget::reserved;
 use crate::error::RegistryError;
+use crate::source::ResourceSpec;
+use crate::store::Change;
 
 impl Registry {
     /// Gives the shared resource `name` (a connection pool, a database
@@ -61,7 +63,55 @@ impl Registry {
         }
         drop(budgets);
         self.sync_rooms();
+        #[cfg(feature = "redis")]
+        if checked.is_ok() {
+            self.set_fleet_budget(name, slots);
+        }
         checked
+    }
+
+    /// Declares the resources a configuration source gave: budgets, and
+    /// fleets (feature `redis`); a fleet that differs from the running one
+    /// is listed in `changes` as not applied (a process stays in one fleet
+    /// per resource). With `fall_back`, a fleet thread that cannot be
+    /// started leaves a fleet resource on its fallback share instead of
+    /// failing (`Registry::fleet_errors` keeps REG-016).
+    pub(crate) fn declare_resources(
+        &self,
+        resources: &[ResourceSpec],
+        changes: &mut Vec<Change>,
+        fall_back: bool,
+    ) -> Result<(), RegistryError> {
+        for spec in resources {
+            #[cfg(feature = "redis")]
+            if let Some(fleet) = &spec.fleet {
+                use super::fleet::OnStartFailure;
+                let on_failure = if fall_back {
+                    OnStartFailure::FallBack
+                } else {
+                    OnStartFailure::Fail
+                };
+                match self.join_fleet(&spec.name, spec.budget, fleet.clone(), on_failure) {
+                    Err(RegistryError::FleetConflict {
+                        running, requested, ..
+                    }) => {
+                        changes.push(Change {
+                            policy: "resource",
+                            instance: spec.name.clone(),
+                            from: running,
+                            to: requested,
+                            applied: false,
+                        });
+                        self.resource(&spec.name, spec.budget)?;
+                    }
+                    other => other?,
+                }
+                continue;
+            }
+            let _ = (&changes, fall_back);
+            self.resource(&spec.name, spec.budget)?;
+        }
+        Ok(())
     }
 
     /// Sets the limit of `bulkhead`, one of this registry's, after checking

@@ -22,12 +22,16 @@
 //! with a policy's name and `_` (`BULKHEAD_LOG`) is not in this shape and
 //! is left alone; any other is ours, and a part that names nothing is an
 //! error (CFG-001 with a did-you-mean, or CFG-002).
+//!
+//! Resources are `<PREFIX>RESOURCES__<NAME>__<KEY>=<value>` (see
+//! `resources.rs`), for example `BULKHEAD_RESOURCES__DB__BUDGET=100`.
 
 use std::ffi::OsString;
 
+use super::resources::{self, ResourceSetting};
 use super::setting::{Setting, Target, normalize};
 use super::value::Value;
-use crate::error::ConfigSourceError;
+use crate::error::{ConfigSourceError, RegistryError};
 use crate::kind::{self, PolicyKind};
 use crate::suggest::suggest;
 
@@ -49,8 +53,34 @@ pub(crate) fn from_env(
         let Some(rest) = name.strip_prefix(prefix).filter(|rest| ours(rest)) else {
             continue;
         };
+        if resources::is_resource_variable(rest) {
+            continue;
+        }
         settings.push(setting(name, rest, value)?);
     }
+    Ok(settings)
+}
+
+/// The resources' settings among `vars`: `<prefix>RESOURCES__<NAME>__<KEY>`.
+pub(crate) fn resources_from_env(
+    prefix: &str,
+    vars: impl IntoIterator<Item = (OsString, OsString)>,
+) -> Result<Vec<ResourceSetting>, RegistryError> {
+    let mut settings = Vec::new();
+    for (name, value) in vars {
+        let (Some(name), Some(value)) = (name.to_str(), value.to_str()) else {
+            continue;
+        };
+        if let Some(rest) = name
+            .strip_prefix(prefix)
+            .filter(|rest| resources::is_resource_variable(rest))
+        {
+            settings.push(resources::from_variable(name, rest, value)?);
+        }
+    }
+    // The environment has no order of its own: by name, so that a result
+    // never depends on it.
+    settings.sort_by(|a, b| a.full_key.cmp(&b.full_key));
     Ok(settings)
 }
 

@@ -7,16 +7,52 @@
 //! `base_config`, the named configuration they start from.
 
 mod env;
+mod resources;
 mod setting;
 mod toml;
 mod value;
 
 pub(crate) use env::from_env;
+pub(crate) use resources::{ResourceSetting, ResourceSpec};
 pub(crate) use setting::{Setting, Target, env_name, normalize};
 pub(crate) use toml::from_toml;
 pub(crate) use value::Value;
 
-use crate::error::ConfigSourceError;
+use crate::error::{ConfigSourceError, RegistryError};
+
+/// The resources `sources` declare; see [`resource_specs`].
+///
+/// # Errors
+///
+/// The first error of any source.
+pub(crate) fn resources(sources: &[Source]) -> Result<Vec<ResourceSpec>, RegistryError> {
+    let settings = sources
+        .iter()
+        .map(|source| Ok((source, source.resource_settings()?)))
+        .collect::<Result<Vec<_>, RegistryError>>()?;
+    resource_specs(settings.iter().map(|(source, s)| (*source, s.as_slice())))
+}
+
+/// The resources the settings of each source declare, merged key by key:
+/// the environment's over TOML's whatever their order, and a later
+/// source's over an earlier one's.
+///
+/// # Errors
+///
+/// A resource without a budget (CFG-002), a fleet that cannot be used
+/// (REG-014).
+pub(crate) fn resource_specs<'a>(
+    sources: impl IntoIterator<Item = (&'a Source, &'a [ResourceSetting])>,
+) -> Result<Vec<ResourceSpec>, RegistryError> {
+    let (env, toml): (Vec<_>, Vec<_>) =
+        sources.into_iter().partition(|(source, _)| source.is_env());
+    let settings: Vec<&ResourceSetting> = toml
+        .into_iter()
+        .chain(env)
+        .flat_map(|(_, settings)| settings)
+        .collect();
+    resources::specs(&settings)
+}
 
 /// A configuration source, as given to the registry builder; kept so that
 /// [`Registry::reload`](crate::Registry::reload) can read it again.
@@ -31,6 +67,32 @@ pub(crate) enum Source {
 }
 
 impl Source {
+    /// The settings of the resources the source declares
+    /// (`[resources.<name>]` in TOML, `RESOURCES__<NAME>__<KEY>` in the
+    /// environment), each value checked.
+    pub(crate) fn resource_settings(&self) -> Result<Vec<ResourceSetting>, RegistryError> {
+        match self {
+            Source::Toml(text) => toml::resources_from_toml(text, "TOML"),
+            Source::File(path) => {
+                let text =
+                    std::fs::read_to_string(path).map_err(|e| ConfigSourceError::Unreadable {
+                        path: path.display().to_string(),
+                        message: e.to_string(),
+                    })?;
+                toml::resources_from_toml(&text, &path.display().to_string())
+            }
+            Source::Env(prefix) => env::resources_from_env(prefix, std::env::vars_os()),
+            Source::Vars(prefix, vars) => {
+                env::resources_from_env(prefix, vars.iter().map(|(k, v)| (k.into(), v.into())))
+            }
+        }
+    }
+
+    /// Whether the source is environment variables.
+    pub(crate) fn is_env(&self) -> bool {
+        matches!(self, Source::Env(_) | Source::Vars(..))
+    }
+
     /// Reads and parses the source.
     pub(crate) fn settings(&self) -> Result<Vec<Setting>, ConfigSourceError> {
         match self {

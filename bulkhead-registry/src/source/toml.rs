@@ -15,9 +15,10 @@
 //! enabled = false
 //! ```
 
+use super::resources::{RESOURCES, ResourceSetting};
 use super::setting::{Setting, Target};
 use super::value::Value;
-use crate::error::ConfigSourceError;
+use crate::error::{ConfigSourceError, RegistryError};
 use crate::kind;
 use crate::suggest::suggest;
 
@@ -32,6 +33,9 @@ pub(crate) fn from_toml(text: &str, source: &str) -> Result<Vec<Setting>, Config
         .map_err(|e: toml::de::Error| malformed(e.to_string().trim().replace('\n', " ")))?;
     let mut settings = Vec::new();
     for (policy, sections) in &table {
+        if policy == RESOURCES {
+            continue;
+        }
         let kind = kind::parse(policy, policy)?;
         let sections = sections.as_table().ok_or_else(|| {
             malformed(format!("{policy} must be a table of configs and instances"))
@@ -77,7 +81,25 @@ pub(crate) fn from_toml(text: &str, source: &str) -> Result<Vec<Setting>, Config
     Ok(settings)
 }
 
-fn convert(value: &toml::Value) -> Option<Value> {
+/// The settings of the resources `text` declares (see `resources.rs`);
+/// `source` names it in messages.
+pub(crate) fn resources_from_toml(
+    text: &str,
+    source: &str,
+) -> Result<Vec<ResourceSetting>, RegistryError> {
+    let table: toml::Table =
+        text.parse()
+            .map_err(|e: toml::de::Error| ConfigSourceError::Malformed {
+                source_name: source.to_owned(),
+                message: e.to_string().trim().replace('\n', " "),
+            })?;
+    match table.get(RESOURCES) {
+        Some(resources) => super::resources::from_table(resources, source),
+        None => Ok(Vec::new()),
+    }
+}
+
+pub(crate) fn convert(value: &toml::Value) -> Option<Value> {
     Some(match value {
         toml::Value::String(s) => Value::Text(s.clone()),
         toml::Value::Integer(n) => Value::Integer(*n),

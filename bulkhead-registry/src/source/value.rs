@@ -6,7 +6,7 @@ use std::fmt;
 use std::time::Duration;
 
 use bulkhead_core::keys::{Key, KeyValue, ValueKind};
-use bulkhead_core::{ConfigError, RejectionKind, parse_bool, parse_duration};
+use bulkhead_core::{ConfigError, HedgeDelay, RejectionKind, parse_bool, parse_duration};
 
 /// A value from TOML (typed) or the environment (always text).
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +56,10 @@ impl Value {
             ValueKind::Count { min, max } => KeyValue::Integer(self.count(full_key, min, max)?),
             ValueKind::Number { .. } => KeyValue::Number(self.number(full_key)?),
             ValueKind::Duration { .. } => KeyValue::Duration(self.duration(full_key)?),
+            ValueKind::Delay => match self {
+                Value::Text(text) => KeyValue::Delay(HedgeDelay::parse(full_key, text)?),
+                _ => KeyValue::Duration(self.duration(full_key)?),
+            },
             ValueKind::Bool => KeyValue::Bool(self.boolean(full_key)?),
             ValueKind::Choice { choices, .. } => {
                 KeyValue::Text(self.choice(full_key, choices)?.to_owned())
@@ -73,8 +77,8 @@ impl Value {
                     });
                 }
             },
-            // Only attributes name functions.
-            ValueKind::Predicate => {
+            // Only attributes name functions and methods.
+            ValueKind::Predicate | ValueKind::Method => {
                 return Err(ConfigError::NoSuchKey {
                     key: full_key.to_owned(),
                     value: self.to_string(),
@@ -84,7 +88,7 @@ impl Value {
     }
 
     /// A duration: humantime text, or `0`.
-    fn duration(&self, key: &str) -> Result<Duration, ConfigError> {
+    pub(crate) fn duration(&self, key: &str) -> Result<Duration, ConfigError> {
         match self {
             Value::Text(text) => parse_duration(key, text),
             Value::Integer(0) => Ok(Duration::ZERO),
@@ -205,7 +209,7 @@ impl Value {
         self.text().map_or_else(|| self.to_string(), str::to_owned)
     }
 
-    fn integer(&self) -> Option<i64> {
+    pub(crate) fn integer(&self) -> Option<i64> {
         match self {
             Value::Integer(n) => Some(*n),
             Value::Text(text) => text.trim().parse().ok(),

@@ -43,9 +43,10 @@ impl<P: Policy> Clone for Declared<P> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Change {
-    /// The kind of policy, such as `"bulkhead"`.
+    /// The kind of policy, such as `"bulkhead"`; `"resource"` for a
+    /// resource whose fleet configuration changed (never applied live).
     pub policy: &'static str,
-    /// The instance id.
+    /// The instance id (the resource's name).
     pub instance: String,
     /// The configuration the live instance ran with before.
     pub from: String,

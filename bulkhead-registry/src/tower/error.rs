@@ -150,9 +150,10 @@ impl Error for Unavailable {
     }
 }
 
-/// A pipeline that retries, given to [`PipelineLayer::new`], which sends
-/// each request only once (REG-012): a second attempt needs a copy of the
-/// request, so build the layer with [`PipelineLayer::with_replay`].
+/// A pipeline that retries or hedges, given to [`PipelineLayer::new`],
+/// which sends each request only once (REG-012): a second attempt needs a
+/// copy of the request, so build the layer with
+/// [`PipelineLayer::with_replay`].
 ///
 /// [`code`](RetryNeedsReplay::code) is `"REG-012"`, and `Display` starts
 /// with it.
@@ -161,20 +162,23 @@ impl Error for Unavailable {
 /// [`PipelineLayer::with_replay`]: super::PipelineLayer::with_replay
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "REG-012: pipeline {pipeline:?} retries, and a request can be sent only once: use PipelineLayer::with_replay to copy it for each attempt"
+    "REG-012: pipeline {pipeline:?} {sends_again}, and a request can be sent only once: use PipelineLayer::with_replay to copy it for each attempt"
 )]
 pub struct RetryNeedsReplay {
     pipeline: String,
+    /// `retries` or `hedges`.
+    sends_again: &'static str,
 }
 
 impl RetryNeedsReplay {
-    pub(super) fn new(pipeline: &str) -> Self {
+    pub(super) fn new(pipeline: &str, hedges: bool) -> Self {
         RetryNeedsReplay {
             pipeline: pipeline.to_owned(),
+            sends_again: if hedges { "hedges" } else { "retries" },
         }
     }
 
-    /// The id of the pipeline that retries.
+    /// The id of the pipeline that retries or hedges.
     pub fn pipeline(&self) -> &str {
         &self.pipeline
     }

@@ -81,8 +81,8 @@ impl<S> Layer<S> for BulkheadLayer {
 }
 
 /// Runs every request of the services it wraps under a [`Pipeline`]'s
-/// policies: `Retry( CircuitBreaker( RateLimiter( Timeout( Bulkhead( call
-/// ) ) ) ) )`. A refusal by any of them is
+/// policies: `Retry( Hedge( CircuitBreaker( RateLimiter( Timeout(
+/// Bulkhead( call ) ) ) ) ) )`. A refusal by any of them is
 /// [`ServiceError::Unavailable`](super::ServiceError::Unavailable).
 ///
 /// As with a [`BulkheadLayer`], the pipeline's bulkhead waits up to its
@@ -106,16 +106,13 @@ impl PipelineLayer {
     /// # Errors
     ///
     /// [`RetryNeedsReplay`] (REG-012) if the pipeline has a retry with more
-    /// than one attempt: the inner service consumes the request, so a second
-    /// attempt needs a copy. Use [`with_replay`](Self::with_replay) for such
-    /// a pipeline.
+    /// than one attempt, or a hedge: the inner service consumes the
+    /// request, so a second attempt needs a copy. Use
+    /// [`with_replay`](Self::with_replay) for such a pipeline.
     pub fn new(pipeline: Pipeline) -> Result<Self, RetryNeedsReplay> {
-        let retries = pipeline
-            .policies()
-            .retry()
-            .is_some_and(|retry| retry.config().max_attempts() > 1);
-        if retries {
-            return Err(RetryNeedsReplay::new(pipeline.id()));
+        if sends_again(&pipeline) {
+            let hedges = pipeline.policies().hedge().is_some();
+            return Err(RetryNeedsReplay::new(pipeline.id(), hedges));
         }
         Ok(PipelineLayer {
             pipeline,
@@ -123,6 +120,17 @@ impl PipelineLayer {
             retry_after: DEFAULT_RETRY_AFTER,
         })
     }
+}
+
+/// Whether `pipeline` may send a request more than once: it retries, or
+/// hedges (each hedged attempt, running beside the others, gets its own
+/// clone of the service and copy of the request).
+pub(super) fn sends_again(pipeline: &Pipeline) -> bool {
+    let policies = pipeline.policies();
+    policies.hedge().is_some()
+        || policies
+            .retry()
+            .is_some_and(|retry| retry.config().max_attempts() > 1)
 }
 
 impl<F> PipelineLayer<ReplayWith<F>> {

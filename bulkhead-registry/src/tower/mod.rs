@@ -182,7 +182,7 @@
 //! `call`; the inner service is called only once the request holds a slot,
 //! and a timeout drops the inner future at its deadline (also while it
 //! waits for a slot: the wait counts towards the timeout). A pipeline with
-//! a retry needs a way to send a request again:
+//! a retry or a hedge needs a way to send a request again:
 //! [`PipelineLayer::with_replay`] ([`PipelineLayer::new`] refuses it with
 //! [`RetryNeedsReplay`], REG-012). It allocates one box per request.
 //!

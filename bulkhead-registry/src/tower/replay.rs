@@ -64,7 +64,8 @@ impl<F> fmt::Debug for ReplayWith<F> {
 pub(super) struct Attempts<S, Req, R> {
     /// The instance the caller polled ready, for the first attempt.
     ready: Option<S>,
-    /// A clone for later attempts, if the pipeline retries.
+    /// A clone for later attempts, if the pipeline retries or hedges (each
+    /// attempt clones it: hedged attempts run at once).
     spare: Option<S>,
     /// The original request, until it is sent.
     request: Option<Req>,
@@ -99,7 +100,8 @@ where
             None => (self.spare.clone(), false),
         };
         async move {
-            // `PipelineLayer::new` refuses pipelines that retry (REG-012), and
+            // `PipelineLayer::new` refuses pipelines that retry or hedge
+            // (REG-012), and
             // `with_replay` always has a copy: every attempt has both.
             let (Some(mut service), Some(request)) = (service, request) else {
                 unreachable!(

@@ -185,12 +185,7 @@ where
         // clone, to be polled ready before the next request.
         let fresh = self.inner.clone();
         let ready = std::mem::replace(&mut self.inner, fresh);
-        let retries = self
-            .pipeline
-            .policies()
-            .retry()
-            .is_some_and(|retry| retry.config().max_attempts() > 1);
-        let spare = retries.then(|| ready.clone());
+        let spare = super::layer::sends_again(&self.pipeline).then(|| ready.clone());
         let mut attempts = Attempts::new(ready, spare, request, self.replay.clone());
         let pipeline = self.pipeline.clone();
         let hint = self.retry_after;

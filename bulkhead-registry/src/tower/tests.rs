@@ -666,6 +666,22 @@ fn a_pipeline_that_retries_needs_a_replay_and_is_reg_012_without_one() {
 }
 
 #[test]
+fn a_pipeline_that_hedges_needs_a_replay_too() {
+    let registry = Registry::new();
+    let pipeline = Pipeline::builder(&registry, "hedging")
+        .hedge(|h| h.delay(Duration::from_millis(10)))
+        .build()
+        .unwrap();
+    let err = PipelineLayer::new(pipeline).unwrap_err();
+    assert_eq!(err.code(), "REG-012");
+    assert!(
+        err.to_string()
+            .starts_with("REG-012: pipeline \"hedging\" hedges"),
+        "{err}"
+    );
+}
+
+#[test]
 fn layers_services_futures_and_errors_are_send_and_sync() {
     fn send_sync<T: Send + Sync>() {}
     fn send<T: Send>() {}

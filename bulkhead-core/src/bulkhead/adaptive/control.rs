@@ -184,6 +184,10 @@ pub(crate) struct Controller {
     room: Option<Arc<Room>>,
     /// Slots of `room` held above the floor.
     taken: u32,
+    /// A bound set from outside (a fleet resource's share): the limit in
+    /// force is at most it, and the algorithm's stays at most it or the
+    /// floor.
+    limit_cap: Option<u32>,
     totals: Totals,
     last_window_at: Option<u64>,
 }
@@ -226,6 +230,7 @@ impl Controller {
             rng: seed,
             room: None,
             taken: 0,
+            limit_cap: None,
             totals: Totals::default(),
             last_window_at: None,
         }
@@ -532,6 +537,20 @@ impl Controller {
     /// far as the budget's room allows.
     fn settle(&mut self, wanted: u32, reserve: u32) -> Change {
         let mut wanted = wanted.clamp(self.floor, self.ceiling);
+        let mut reserve = reserve;
+        if let Some(cap) = self.limit_cap {
+            let allowed = cap.max(self.floor);
+            reserve = reserve.min(allowed);
+            if wanted > allowed {
+                wanted = allowed;
+                if self.phase == Phase::Steady {
+                    // Work under the cap, and regrow fast to where the
+                    // limit was once it is lifted.
+                    self.slow_start_below = self.slow_start_below.max(self.estimate);
+                    self.estimate = self.estimate.min(f64::from(allowed));
+                }
+            }
+        }
         let mut give_back = 0;
         if let Some(room) = &self.room {
             let extra = reserve.max(wanted).saturating_sub(self.floor);
@@ -573,6 +592,13 @@ impl Controller {
         self.floor = self.floor.min(ceiling);
         self.estimate = self.clamp(self.estimate);
         self.slow_start_below = self.slow_start_below.min(f64::from(ceiling));
+        self.resettle()
+    }
+
+    /// Works under `cap` from now on (a fleet resource's share; `None`: no
+    /// cap).
+    pub(crate) fn set_cap(&mut self, cap: Option<u32>) -> Change {
+        self.limit_cap = cap;
         self.resettle()
     }
 

@@ -35,11 +35,10 @@ pub use vegas::{Vegas, VegasBuilder};
 use std::fmt;
 use std::sync::Arc;
 
-use super::Shared;
 use super::config::BulkheadConfig;
 use super::semaphore::Released;
+use super::{Limits, Shared};
 use crate::config::ConfigError;
-use crate::events::{BulkheadEvent, BulkheadEventKind, Event};
 use crate::loom::{Mutex, MutexGuard, lock};
 use control::{Algorithm, Change, Controller};
 use samples::Samples;
@@ -146,6 +145,30 @@ impl CallOutcome {
     }
 }
 
+std::thread_local! {
+    /// Set while a hedged call drops the attempts another attempt beat.
+    static BEATEN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Until it is dropped, the calls dropped on this thread are attempts that
+/// another attempt of the same call beat (a hedge's race): an adaptive
+/// bulkhead takes no sample from them, as from a rejection. Their hold time
+/// was cut short and says nothing of the dependency, and their being
+/// dropped is no congestion.
+pub(crate) fn dropping_beaten_attempts() -> BeatenAttempts {
+    BeatenAttempts(BEATEN.replace(true))
+}
+
+/// See [`dropping_beaten_attempts`]; holds the flag's value before.
+#[derive(Debug)]
+pub(crate) struct BeatenAttempts(bool);
+
+impl Drop for BeatenAttempts {
+    fn drop(&mut self) {
+        BEATEN.set(self.0);
+    }
+}
+
 /// An adaptive bulkhead's algorithm: the samples of the open window, and
 /// the controller the closing call runs.
 pub(in crate::bulkhead) struct Limiter {
@@ -183,11 +206,6 @@ impl Limiter {
         lock(&self.control).limit()
     }
 
-    /// The ceiling, `max_concurrent`.
-    pub(in crate::bulkhead) fn ceiling(&self) -> u32 {
-        lock(&self.control).ceiling()
-    }
-
     /// Takes in the sample of a call admitted at `started` and released at
     /// `now` (stamps), whose release found `released`; closes the window
     /// if it is over.
@@ -199,10 +217,11 @@ impl Limiter {
         outcome: CallOutcome,
         released: Released,
     ) {
-        let outcome = if outcome == CallOutcome::Success && std::thread::panicking() {
-            CallOutcome::Error
-        } else {
-            outcome
+        let outcome = match outcome {
+            CallOutcome::Success if std::thread::panicking() => CallOutcome::Error,
+            // Beaten by another attempt of its call: no sample.
+            CallOutcome::Dropped if BEATEN.get() => return,
+            outcome => outcome,
         };
         self.samples
             .record(started, now.saturating_sub(started), outcome, released);
@@ -229,24 +248,31 @@ impl Limiter {
             self.samples.sample_admitted(admitted);
         }
         if let Some(change) = decision.change {
-            apply(shared, &control, change);
+            apply(shared, &control, change, |_| {});
         }
         self.samples.close_at(decision.close_at);
     }
 
-    /// Moves the ceiling; returns the limit in force before.
-    pub(in crate::bulkhead) fn set_ceiling(&self, shared: &Shared, ceiling: u32) -> u32 {
+    /// Moves the ceiling.
+    pub(in crate::bulkhead) fn set_ceiling(&self, shared: &Shared, ceiling: u32) {
         let mut control = lock(&self.control);
         let change = control.set_ceiling(ceiling);
-        apply(shared, &control, change);
-        change.from
+        apply(shared, &control, change, |_| {});
+    }
+
+    /// Works under `cap` from now on (`None`: no cap); returns the limit in
+    /// force.
+    pub(in crate::bulkhead) fn set_cap(&self, shared: &Shared, cap: Option<u32>) -> u32 {
+        let mut control = lock(&self.control);
+        let change = control.set_cap(cap);
+        apply(shared, &control, change, |limits| limits.cap = cap)
     }
 
     /// Grows into `room` from now on.
     pub(in crate::bulkhead) fn set_room(&self, shared: &Shared, room: Option<Arc<Room>>) {
         let mut control = lock(&self.control);
         if let Some(change) = control.set_room(room) {
-            apply(shared, &control, change);
+            apply(shared, &control, change, |_| {});
         }
     }
 
@@ -254,7 +280,7 @@ impl Limiter {
     pub(in crate::bulkhead) fn reclaim(&self, shared: &Shared) {
         let mut control = lock(&self.control);
         if let Some(change) = control.reclaim() {
-            apply(shared, &control, change);
+            apply(shared, &control, change, |_| {});
         }
     }
 
@@ -263,28 +289,23 @@ impl Limiter {
     }
 }
 
-/// Puts a change of the limit in force into effect: the semaphore's limit
-/// first, then the room it frees, then the event.
-fn apply(shared: &Shared, control: &MutexGuard<'_, Controller>, change: Change) {
-    if change.to != change.from {
-        shared
-            .semaphore
-            .set_max(change.to, &**shared.context.clock());
-    }
+/// Puts a change of the algorithm's limit into effect, with `also` (a cap)
+/// under the same lock: the semaphore's limit first (the smaller of the
+/// algorithm's and the cap), publishing `LimitChanged` if it changed, then
+/// the room it frees. Returns the limit in force.
+fn apply(
+    shared: &Shared,
+    control: &MutexGuard<'_, Controller>,
+    change: Change,
+    also: impl FnOnce(&mut Limits),
+) -> u32 {
+    let in_force = shared.change_limits(|limits| {
+        limits.configured = control.ceiling();
+        limits.adaptive = Some(change.to);
+        also(limits);
+    });
     control.give_back(change.give_back);
-    if change.to != change.from {
-        let instance = shared.instance;
-        shared.context.publish(|at| {
-            Event::Bulkhead(BulkheadEvent {
-                instance,
-                kind: BulkheadEventKind::LimitChanged {
-                    from: change.from,
-                    to: change.to,
-                },
-                at,
-            })
-        });
-    }
+    in_force
 }
 
 impl Drop for Limiter {

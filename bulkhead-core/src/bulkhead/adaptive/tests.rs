@@ -225,7 +225,7 @@ fn a_manual_limit_moves_the_ceiling_and_clamps_the_limit_in_force() {
     }
     // Not below the floor.
     let err = rig.bulkhead.set_max_concurrent(1).unwrap_err();
-    assert_eq!((err.code(), err.key()), ("ATR-013", "min_concurrent"));
+    assert_eq!((err.code(), err.key()), ("ATR-015", "min_concurrent"));
     rig.bulkhead.set_max_concurrent(2).unwrap();
     let snapshot = rig.bulkhead.adaptive().unwrap();
     assert_eq!(
@@ -314,4 +314,36 @@ fn a_bulkhead_that_does_not_adapt_has_no_adaptive_snapshot() {
     assert!(bulkhead.adaptive().is_none());
     bulkhead.set_room(Some(Arc::new(Room::new(0))));
     assert_eq!(bulkhead.max_concurrent(), 25);
+}
+
+#[test]
+fn a_cap_bounds_the_limit_in_force_and_the_algorithm_regrows_once_it_is_lifted() {
+    let mut rig = rig(Adaptive::Gradient2, (2, 4, 100));
+    rig.until(10 * MS, 100, |b| b.max_concurrent() >= 32);
+    // A fleet's share: the limit in force falls to the cap at once, and
+    // however well the calls go under it, stays at most the cap.
+    assert_eq!(rig.bulkhead.set_limit_cap(Some(6)), 6);
+    assert_eq!(rig.bulkhead.max_concurrent(), 6);
+    for _ in 0..200 {
+        rig.round(10 * MS, CallOutcome::Success);
+        assert!(rig.bulkhead.max_concurrent() <= 6);
+    }
+    let snapshot = rig.bulkhead.adaptive().unwrap();
+    assert!(snapshot.limit <= 6, "the algorithm works under the cap");
+    assert_eq!(rig.bulkhead.config().max_concurrent(), 100, "the ceiling");
+    // A cap below the floor, even 0, closes it as far as the cap says.
+    assert_eq!(rig.bulkhead.set_limit_cap(Some(0)), 0);
+    rig.round(10 * MS, CallOutcome::Success);
+    assert_eq!(rig.bulkhead.max_concurrent(), 0);
+    assert!(rig.bulkhead.try_enter().is_err());
+    // Lifted: the limit grows again, doubling while the calls go well.
+    rig.bulkhead.set_limit_cap(None);
+    assert!(rig.bulkhead.max_concurrent() >= 2);
+    let limits = rig.until(10 * MS, 100, |b| b.max_concurrent() >= 32);
+    assert!(limits.len() < 40, "regrown in {} rounds", limits.len());
+    let changes = rig.limit_changes();
+    assert!(
+        changes.contains(&(6, 0)) && changes.contains(&(0, 2)),
+        "{changes:?}"
+    );
 }

@@ -3,14 +3,14 @@
 
 use ::metrics::{counter, gauge};
 use bulkhead_core::{
-    BulkheadEvent, BulkheadEventKind, CircuitBreakerEvent, CircuitBreakerEventKind,
-    RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind, TimeoutEvent,
-    TimeoutEventKind,
+    BulkheadEvent, BulkheadEventKind, CircuitBreakerEvent, CircuitBreakerEventKind, FallbackEvent,
+    FallbackEventKind, HedgeEvent, HedgeEventKind, RateLimiterEvent, RateLimiterEventKind,
+    RetryEvent, RetryEventKind, TimeoutEvent, TimeoutEventKind,
 };
 
 use super::names::{
-    BREAKER_STATE, BREAKER_TRANSITIONS, LIMIT_CHANGES, LIMITER_REJECTIONS, MAX_CONCURRENT,
-    OVERRUNS, REJECTIONS, RETRIES, RETRY_CALLS, TIMEOUTS,
+    BREAKER_STATE, BREAKER_TRANSITIONS, FALLBACKS, HEDGES, LIMIT_CHANGES, LIMITER_REJECTIONS,
+    MAX_CONCURRENT, OVERRUNS, REJECTIONS, RETRIES, RETRY_CALLS, TIMEOUTS,
 };
 use crate::observe::names::{cause, circuit_state};
 
@@ -38,6 +38,7 @@ pub(super) fn retry(event: &RetryEvent) {
         RetryEventKind::Succeeded { .. } => "succeeded_after_retry",
         RetryEventKind::Exhausted { .. } => "exhausted",
         RetryEventKind::Aborted { .. } => "aborted",
+        RetryEventKind::BudgetExhausted { .. } => "budget_exhausted",
         _ => return,
     };
     counter!(RETRY_CALLS, "instance" => instance, "outcome" => outcome).increment(1);
@@ -69,4 +70,32 @@ pub(super) fn rate_limiter(event: &RateLimiterEvent) {
     if let RateLimiterEventKind::Rejected { .. } = event.kind {
         counter!(LIMITER_REJECTIONS, "instance" => event.instance).increment(1);
     }
+}
+
+pub(super) fn hedge(event: &HedgeEvent) {
+    let outcome = match event.kind {
+        HedgeEventKind::Started { .. } => "started",
+        HedgeEventKind::Skipped { .. } => "skipped",
+        HedgeEventKind::BudgetExhausted { .. } => "budget_exhausted",
+        HedgeEventKind::Won { .. } => "won",
+        _ => return,
+    };
+    counter!(HEDGES, "instance" => event.instance, "outcome" => outcome).increment(1);
+}
+
+pub(super) fn fallback(event: &FallbackEvent) {
+    if let FallbackEventKind::Used { rejection } = event.kind {
+        counter!(FALLBACKS, "instance" => event.instance, "cause" => cause(rejection)).increment(1);
+    }
+}
+
+#[cfg(feature = "redis")]
+pub(super) fn fleet(event: &bulkhead_core::FleetShareChanged) {
+    counter!(
+        super::names::FLEET_CHANGES,
+        "resource" => event.resource,
+        "reason" => event.reason.as_str()
+    )
+    .increment(1);
+    gauge!(super::names::FLEET_SHARE, "resource" => event.resource).set(event.to);
 }

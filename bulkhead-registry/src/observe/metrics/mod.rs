@@ -115,6 +115,10 @@ impl Sink for Exporter {
             Event::CircuitBreaker(event) => events::circuit_breaker(&event),
             Event::Timeout(event) => events::timeout(&event),
             Event::RateLimiter(event) => events::rate_limiter(&event),
+            Event::Hedge(event) => events::hedge(&event),
+            Event::Fallback(event) => events::fallback(&event),
+            #[cfg(feature = "redis")]
+            Event::FleetShareChanged(event) => events::fleet(&event),
             _ => {}
         }
     }
@@ -135,5 +139,8 @@ impl Sink for Exporter {
             .iter()
             .for_each(samples::rate_limiter);
         snapshot.timeouts().iter().for_each(samples::timeout);
+        snapshot.retries().iter().for_each(samples::retry);
+        #[cfg(feature = "redis")]
+        snapshot.fleets().iter().for_each(samples::fleet);
     }
 }

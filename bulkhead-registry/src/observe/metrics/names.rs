@@ -8,14 +8,15 @@ use ::metrics::{Unit, describe_counter, describe_gauge};
 type Metric = (&'static str, bool, Unit, &'static str);
 
 macro_rules! metrics {
-    ($($konst:ident = $name:literal, $counter:literal, $unit:ident, $help:literal;)*) => {
+    ($list:ident; $($konst:ident = $name:literal, $counter:literal, $unit:ident, $help:literal;)*) => {
         $(pub(super) const $konst: &str = $name;)*
-        /// Every metric exported, as the module docs' table lists them.
-        const METRICS: &[Metric] = &[$(($name, $counter, Unit::$unit, $help)),*];
+        /// Metrics exported, as the module docs' tables list them.
+        const $list: &[Metric] = &[$(($name, $counter, Unit::$unit, $help)),*];
     };
 }
 
 metrics! {
+    METRICS;
     IN_FLIGHT = "bulkhead_in_flight", false, Count, "Calls holding a slot of the bulkhead.";
     MAX_CONCURRENT = "bulkhead_max_concurrent", false, Count,
         "The bulkhead's limit in force (an adaptive bulkhead's, set by its algorithm).";
@@ -43,7 +44,9 @@ metrics! {
     RETRIES = "bulkhead_retries_total", true, Count,
         "Failed attempts followed by another, by cause.";
     RETRY_CALLS = "bulkhead_retry_calls_total", true, Count,
-        "Calls that succeeded after retrying, exhausted their attempts or were aborted.";
+        "Calls that succeeded after retrying, exhausted their attempts or retry budget, or were aborted.";
+    RETRY_BUDGET = "bulkhead_retry_budget_available", false, Count,
+        "Retries and hedges the retry budget allows now.";
     BREAKER_STATE = "bulkhead_circuit_breaker_state", false, Count,
         "1 for the circuit breaker's current state, 0 for the others.";
     BREAKER_TRANSITIONS = "bulkhead_circuit_breaker_transitions_total", true, Count,
@@ -59,13 +62,39 @@ metrics! {
         "Permits left in the current period (negative while reserved ahead).";
     LIMITER_WAITING = "bulkhead_rate_limiter_waiting", false, Count,
         "Calls waiting for a reserved permit.";
+    HEDGES = "bulkhead_hedges_total", true, Count,
+        "Hedges due, by outcome: started, skipped, budget_exhausted; and those that won.";
+    FALLBACKS = "bulkhead_fallbacks_total", true, Count,
+        "Calls the fallback answered, by cause.";
     EVENTS_LOST = "bulkhead_observer_events_lost_total", true, Count,
         "Events the exporter lost by falling behind; event counters undercount by as much.";
 }
 
+#[cfg(feature = "redis")]
+metrics! {
+    FLEET_METRICS;
+    FLEET_SHARE = "bulkhead_fleet_share", false, Count,
+        "The slots this process's bulkheads on the fleet resource may hold together.";
+    FLEET_TARGET = "bulkhead_fleet_target", false, Count,
+        "The share the fleet's allocation aims at for this process.";
+    FLEET_BUDGET = "bulkhead_fleet_budget", false, Count, "The fleet's budget for the resource.";
+    FLEET_PROCESSES = "bulkhead_fleet_processes", false, Count,
+        "The processes sharing the fleet resource.";
+    FLEET_STATE = "bulkhead_fleet_state", false, Count,
+        "1 for this process's state on the fleet resource, 0 for the others.";
+    FLEET_RENEWALS = "bulkhead_fleet_renewals_total", true, Count, "Leases renewed.";
+    FLEET_FAILURES = "bulkhead_fleet_failures_total", true, Count,
+        "Requests to Redis that failed or timed out.";
+    FLEET_CHANGES = "bulkhead_fleet_share_changes_total", true, Count,
+        "Changes of the share, by reason.";
+}
+
+#[cfg(not(feature = "redis"))]
+const FLEET_METRICS: &[Metric] = &[];
+
 /// Describes every metric to the recorder.
 pub(super) fn describe() {
-    for &(name, is_counter, unit, help) in METRICS {
+    for &(name, is_counter, unit, help) in METRICS.iter().chain(FLEET_METRICS) {
         if is_counter {
             describe_counter!(name, unit, help);
         } else {
@@ -76,7 +105,7 @@ pub(super) fn describe() {
 
 #[cfg(test)]
 mod tests {
-    use super::METRICS;
+    use super::{FLEET_METRICS, METRICS};
 
     #[test]
     fn every_metric_is_in_the_module_docs_table_and_no_other() {
@@ -85,9 +114,11 @@ mod tests {
             .lines()
             .filter_map(|line| line.strip_prefix("//! | `bulkhead_"))
             .filter_map(|row| row.split('`').next())
+            .filter(|name| cfg!(feature = "redis") || !name.starts_with("fleet_"))
             .collect();
         let names: Vec<String> = METRICS
             .iter()
+            .chain(FLEET_METRICS)
             .map(|(name, ..)| name["bulkhead_".len()..].to_owned())
             .collect();
         assert_eq!(rows, names);

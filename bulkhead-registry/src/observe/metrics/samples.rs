@@ -8,10 +8,12 @@ use super::names::{
     ABANDONED, ADAPTIVE_CEILING, ADAPTIVE_DROPS, ADAPTIVE_ERRORS, ADAPTIVE_NO_LOAD,
     ADAPTIVE_RECENT, ADMITTED, BREAKER_REJECTIONS, BREAKER_STATE, COMPLETED, HOLD, IN_FLIGHT,
     LIMIT_CHANGES, LIMITER_AVAILABLE, LIMITER_REJECTIONS, LIMITER_WAITING, MAX_CONCURRENT,
-    OVERRUNS, REJECTIONS, TIMEOUTS, WAITING,
+    OVERRUNS, REJECTIONS, RETRY_BUDGET, TIMEOUTS, WAITING,
 };
 use crate::observe::names::{CIRCUIT_STATES, circuit_state};
-use crate::{BulkheadSnapshot, CircuitBreakerSnapshot, RateLimiterSnapshot, TimeoutSnapshot};
+use crate::{
+    BulkheadSnapshot, CircuitBreakerSnapshot, RateLimiterSnapshot, RetrySnapshot, TimeoutSnapshot,
+};
 
 pub(super) fn bulkhead(bulkhead: &BulkheadSnapshot) {
     let instance = &bulkhead.instance;
@@ -63,4 +65,37 @@ pub(super) fn rate_limiter(limiter: &RateLimiterSnapshot) {
 pub(super) fn timeout(timeout: &TimeoutSnapshot) {
     let _ = counter!(TIMEOUTS, "instance" => timeout.instance.clone());
     let _ = counter!(OVERRUNS, "instance" => timeout.instance.clone());
+}
+
+pub(super) fn retry(retry: &RetrySnapshot) {
+    if let Some(budget) = &retry.budget {
+        #[allow(clippy::cast_precision_loss)] // a budget's units are far below 2^53
+        let available = budget.available as f64;
+        gauge!(RETRY_BUDGET, "instance" => retry.instance.clone()).set(available);
+    }
+}
+
+#[cfg(feature = "redis")]
+pub(super) fn fleet(fleet: &crate::fleet::FleetSnapshot) {
+    use super::names::{
+        FLEET_BUDGET, FLEET_FAILURES, FLEET_PROCESSES, FLEET_RENEWALS, FLEET_SHARE, FLEET_STATE,
+        FLEET_TARGET,
+    };
+    use crate::fleet::FleetState;
+    let resource = &fleet.resource;
+    gauge!(FLEET_SHARE, "resource" => resource.clone()).set(fleet.share);
+    gauge!(FLEET_TARGET, "resource" => resource.clone()).set(fleet.target);
+    gauge!(FLEET_BUDGET, "resource" => resource.clone()).set(fleet.budget);
+    gauge!(FLEET_PROCESSES, "resource" => resource.clone()).set(fleet.processes);
+    for state in [
+        FleetState::Joining,
+        FleetState::Joined,
+        FleetState::Unreachable,
+        FleetState::Left,
+    ] {
+        gauge!(FLEET_STATE, "resource" => resource.clone(), "state" => state.as_str())
+            .set(f64::from(u8::from(state == fleet.state)));
+    }
+    counter!(FLEET_RENEWALS, "resource" => resource.clone()).absolute(fleet.renewals);
+    counter!(FLEET_FAILURES, "resource" => resource.clone()).absolute(fleet.failures);
 }

@@ -1,6 +1,6 @@
-//! What the macros emit when the input has errors: the user's item, still
-//! usable, next to the errors, so that one mistake does not cascade into
-//! errors about everything that uses the item. (A trait that parses keeps
+//! What the macros emit when the input has errors (they fail softly): the
+//! user's item, still usable, next to the errors, so that one mistake does
+//! not cascade into errors about everything that uses the item. (A trait that parses keeps
 //! the wrapper of the methods without errors: `expand::resilient`.)
 
 use proc_macro2::{Delimiter, Group, Ident, Span, TokenStream, TokenTree};

@@ -1,0 +1,247 @@
+//! [`FleetConfig`]: where a fleet's Redis is and how its leases run, and
+//! [`OnUnreachable`]: what a process does when it cannot reach it.
+
+use std::fmt;
+use std::time::Duration;
+
+use super::url::RedisUrl;
+use crate::error::RegistryError;
+
+/// How a resource's budget is shared across a fleet: the Redis that keeps
+/// the leases, the key prefix of the application, the lease and what to do
+/// when Redis cannot be reached. Given to
+/// [`Registry::fleet_resource`](crate::Registry::fleet_resource).
+///
+/// The URL's password never appears in `Debug`, in an error, an event or a
+/// snapshot: they show `redis://user:***@host:6379/0`.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use bulkhead_registry::fleet::{FleetConfig, OnUnreachable};
+///
+/// let config = FleetConfig::redis("redis://app:s3cr3t@10.0.0.5:6379/0")?
+///     .prefix("shop")
+///     .lease(Duration::from_secs(10))
+///     .on_unreachable(OnUnreachable::Closed);
+/// assert_eq!(config.redis_url(), "redis://app:***@10.0.0.5:6379/0");
+/// assert!(!format!("{config:?}").contains("s3cr3t"));
+/// # Ok::<(), bulkhead_registry::RegistryError>(())
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct FleetConfig {
+    url: RedisUrl,
+    prefix: String,
+    lease: Duration,
+    margin: Option<Duration>,
+    on_unreachable: OnUnreachable,
+}
+
+/// What a process does with a fleet resource once its lease ran out on its
+/// own clock without a renewal (Redis stopped, unreachable or too slow).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum OnUnreachable {
+    /// No slots until Redis answers again: the fleet stays within its
+    /// budget whatever happens (`on_unreachable = "closed"`).
+    Closed,
+    /// This many slots (`on_unreachable = 5`). The fleet may then exceed its
+    /// budget by up to this many slots per process that cannot reach Redis.
+    Slots(u32),
+    /// The budget divided by the number of processes last seen, rounded
+    /// down; no slots for a process that never reached Redis
+    /// (`on_unreachable = "even_share"`, the default). Like
+    /// [`Slots`](Self::Slots), it may exceed the budget while the others
+    /// still reach Redis.
+    #[default]
+    EvenShare,
+}
+
+impl fmt::Display for OnUnreachable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OnUnreachable::Closed => f.write_str("closed"),
+            OnUnreachable::Slots(n) => write!(f, "{n}"),
+            OnUnreachable::EvenShare => f.write_str("even_share"),
+        }
+    }
+}
+
+impl OnUnreachable {
+    /// Reads a configuration value: `closed`, `even_share` or a number.
+    pub(crate) fn parse(text: &str) -> Option<Self> {
+        match text {
+            "closed" => Some(OnUnreachable::Closed),
+            "even_share" => Some(OnUnreachable::EvenShare),
+            n => n.parse().ok().map(OnUnreachable::Slots),
+        }
+    }
+
+    /// The slots to fall back to, given the budget and processes last seen
+    /// (`None`: never reached Redis).
+    pub(crate) fn slots(self, last_seen: Option<(u32, u32)>) -> u32 {
+        match self {
+            OnUnreachable::Closed => 0,
+            OnUnreachable::Slots(n) => n,
+            OnUnreachable::EvenShare => {
+                last_seen.map_or(0, |(budget, processes)| budget / processes.max(1))
+            }
+        }
+    }
+}
+
+impl FleetConfig {
+    /// The lease when none is given: 10 seconds.
+    pub const DEFAULT_LEASE: Duration = Duration::from_secs(10);
+    /// The shortest lease: 100 milliseconds.
+    pub const MIN_LEASE: Duration = Duration::from_millis(100);
+    /// The key prefix when none is given.
+    pub const DEFAULT_PREFIX: &'static str = "default";
+
+    /// A fleet on the Redis at `url`: `redis://[user:password@]host[:port][/db]`
+    /// or `redis+unix:///path/to/redis.sock[?db=0&pass=..]`.
+    ///
+    /// # Errors
+    ///
+    /// REG-014 if the URL does not parse, or is a `rediss://` URL (TLS is
+    /// not built in); the message shows the URL without its password.
+    pub fn redis(url: &str) -> Result<Self, RegistryError> {
+        let url = RedisUrl::new(url);
+        let scheme = url.expose().split("://").next().unwrap_or_default();
+        let problem = match scheme {
+            "redis" | "redis+unix" | "unix" => {
+                redis::Client::open(url.expose()).err().map(|e| url.scrub(&e.to_string()))
+            }
+            "rediss" => Some(
+                "rediss:// needs TLS, which bulkhead does not build in: reach Redis over a private network or a TLS tunnel"
+                    .to_owned(),
+            ),
+            _ => Some("expected redis://host:port/db or redis+unix:///path".to_owned()),
+        };
+        match problem {
+            Some(problem) => Err(RegistryError::FleetConfig {
+                resource: String::new(),
+                message: format!("Redis URL {url} cannot be used: {problem}"),
+            }),
+            None => Ok(FleetConfig {
+                url,
+                prefix: Self::DEFAULT_PREFIX.to_owned(),
+                lease: Self::DEFAULT_LEASE,
+                margin: None,
+                on_unreachable: OnUnreachable::default(),
+            }),
+        }
+    }
+
+    /// The application's key prefix (`default` unless given): fleets on one
+    /// Redis with different prefixes never see each other's leases, and an
+    /// ACL can restrict an application to `~bulkhead:{<prefix>:*`. It may
+    /// not contain `{` or `}`.
+    pub fn prefix(mut self, prefix: &str) -> Self {
+        prefix.clone_into(&mut self.prefix);
+        self
+    }
+
+    /// How long a lease lasts without a renewal (10 s unless given; at
+    /// least 100 ms). Processes renew every third of it, and a process
+    /// that died frees its share within one lease.
+    pub fn lease(mut self, lease: Duration) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// How long before its lease runs out on its own clock a process that
+    /// could not renew stops admitting calls (a quarter of the lease unless
+    /// given; at most half of it). It must cover the calls admitted just
+    /// before (keep their timeout below it) and the difference between
+    /// this process's clock and Redis's.
+    pub fn margin(mut self, margin: Duration) -> Self {
+        self.margin = Some(margin);
+        self
+    }
+
+    /// What to do once the lease ran out without a renewal
+    /// ([`OnUnreachable::EvenShare`] unless given).
+    pub fn on_unreachable(mut self, on_unreachable: OnUnreachable) -> Self {
+        self.on_unreachable = on_unreachable;
+        self
+    }
+
+    /// The Redis URL, its password shown as `***`.
+    pub fn redis_url(&self) -> String {
+        self.url.to_string()
+    }
+
+    /// The key prefix.
+    pub fn key_prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The lease.
+    pub fn lease_duration(&self) -> Duration {
+        self.lease
+    }
+
+    /// The margin: as given, or a quarter of the lease.
+    pub fn margin_duration(&self) -> Duration {
+        self.margin.unwrap_or(self.lease / 4)
+    }
+
+    /// What happens when Redis cannot be reached.
+    pub fn unreachable(&self) -> OnUnreachable {
+        self.on_unreachable
+    }
+
+    pub(crate) fn url(&self) -> &RedisUrl {
+        &self.url
+    }
+
+    /// Checks the configuration for `resource`.
+    ///
+    /// # Errors
+    ///
+    /// REG-014 naming what is wrong.
+    pub(crate) fn check(&self, resource: &str) -> Result<(), RegistryError> {
+        let fail = |message: String| {
+            Err(RegistryError::FleetConfig {
+                resource: resource.to_owned(),
+                message,
+            })
+        };
+        for (what, name) in [("resource name", resource), ("key prefix", &self.prefix)] {
+            if name.is_empty() || name.contains(['{', '}']) {
+                return fail(format!(
+                    "the {what} {name:?} must be non-empty and without {{ or }}: it is the hash tag that keeps a resource's keys in one Redis Cluster slot"
+                ));
+            }
+        }
+        if self.lease < Self::MIN_LEASE {
+            return fail(format!(
+                "lease {:?} is shorter than the minimum {:?}",
+                self.lease,
+                Self::MIN_LEASE
+            ));
+        }
+        let margin = self.margin_duration();
+        if margin.is_zero() || margin > self.lease / 2 {
+            return fail(format!(
+                "margin {margin:?} must be above 0 and at most half the lease ({:?})",
+                self.lease
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for FleetConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FleetConfig")
+            .field("url", &self.url)
+            .field("prefix", &self.prefix)
+            .field("lease", &self.lease)
+            .field("margin", &self.margin_duration())
+            .field("on_unreachable", &self.on_unreachable)
+            .finish()
+    }
+}

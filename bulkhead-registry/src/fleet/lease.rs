@@ -1,0 +1,279 @@
+//! One process's side of a fleet lease, as a state machine without I/O: it
+//! is told the time, the bound on its calls in flight and Redis's replies,
+//! and says when to send, what, and which share applies (the driver does
+//! the talking, `local` the applying).
+//!
+//! - A share is granted by a reply and kept until `sent + lease - margin`
+//!   on this process's clock (`sent`: when the request left, so a slow
+//!   reply only makes the deadline earlier). Redis lets the lease run out
+//!   at `TIME + lease` on its own clock, later.
+//! - Renewals go every third of the lease; every twelfth while the grant
+//!   is below the target (others are still giving slots back), and at once
+//!   when a smaller grant has been applied and the calls in flight fit it
+//!   (the second phase of a shrink: Redis frees the slots only then).
+//! - When the deadline passes without a renewal the share falls back to
+//!   `on_unreachable`; the first reply after that rejoins.
+
+use std::time::{Duration, Instant};
+
+use bulkhead_core::FleetShareReason;
+
+use super::config::{FleetConfig, OnUnreachable};
+use super::script::{Reply, Request};
+use super::snapshot::FleetState;
+
+/// A change of the share the process applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Change {
+    pub(crate) from: u32,
+    pub(crate) to: u32,
+    pub(crate) reason: FleetShareReason,
+}
+
+/// The lease of one process on one fleet resource.
+#[derive(Debug)]
+pub(crate) struct Lease {
+    lease: Duration,
+    margin: Duration,
+    on_unreachable: OnUnreachable,
+    pub(crate) state: FleetState,
+    /// The number of the last request sent, and of the last one answered.
+    seq: u64,
+    acked: u64,
+    /// The epoch of the last reply: which incarnation of Redis's state.
+    epoch: String,
+    /// Until when the share of the last applied reply may be used.
+    pub(crate) deadline: Option<Instant>,
+    /// The slots the bulkheads may use now.
+    pub(crate) grant: u32,
+    /// What the last reply said: the target, Redis's record of this
+    /// process (held, owned), the fleet's budget and processes, the
+    /// recovery hold.
+    pub(crate) target: u32,
+    pub(crate) recorded: u32,
+    pub(crate) owned: u32,
+    pub(crate) budget: u32,
+    pub(crate) processes: u32,
+    pub(crate) recover: Duration,
+    /// The demand the last request reported.
+    pub(crate) demand: u32,
+    /// When the next request is due, and no earlier than when, after an
+    /// error; when the last one was sent.
+    next: Instant,
+    last_sent: Option<Instant>,
+    backoff_until: Instant,
+    pub(crate) renewals: u64,
+    pub(crate) failures: u64,
+    pub(crate) last_renewal: Option<Instant>,
+}
+
+impl Lease {
+    pub(crate) fn new(config: &FleetConfig, now: Instant) -> Self {
+        Lease {
+            lease: config.lease_duration(),
+            margin: config.margin_duration(),
+            on_unreachable: config.unreachable(),
+            state: FleetState::Joining,
+            seq: 0,
+            acked: 0,
+            epoch: String::new(),
+            deadline: None,
+            grant: 0,
+            target: 0,
+            recorded: 0,
+            owned: 0,
+            budget: 0,
+            processes: 0,
+            recover: Duration::ZERO,
+            demand: 0,
+            next: now,
+            last_sent: None,
+            backoff_until: now,
+            renewals: 0,
+            failures: 0,
+            last_renewal: None,
+        }
+    }
+
+    /// The renewal period: a third of the lease.
+    pub(crate) fn period(&self) -> Duration {
+        self.lease / 3
+    }
+
+    /// How long a request may take: a tenth of the lease, at most 1 s.
+    pub(crate) fn response_timeout(&self) -> Duration {
+        (self.lease / 10).min(Duration::from_secs(1))
+    }
+
+    /// When a request sent at `sent` stops being waited for: after the
+    /// response timeout, and no later than the deadline of the share in
+    /// force, so that no wait delays a fallback.
+    pub(crate) fn give_up_at(&self, sent: Instant) -> Instant {
+        let timeout = sent + self.response_timeout();
+        match self.deadline {
+            Some(deadline) if self.state == FleetState::Joined && deadline > sent => {
+                timeout.min(deadline)
+            }
+            _ => timeout,
+        }
+    }
+
+    /// Falls back to `on_unreachable` if the deadline passed at `now`.
+    pub(crate) fn expire(&mut self, now: Instant) -> Option<Change> {
+        match self.deadline {
+            Some(deadline) if self.state == FleetState::Joined && now >= deadline => {
+                Some(self.fall_back())
+            }
+            _ => None,
+        }
+    }
+
+    fn fall_back(&mut self) -> Change {
+        let last_seen = (self.processes > 0).then_some((self.budget, self.processes));
+        let from = self.grant;
+        self.grant = self.on_unreachable.slots(last_seen);
+        self.state = FleetState::Unreachable;
+        self.target = 0;
+        Change {
+            from,
+            to: self.grant,
+            reason: FleetShareReason::Unreachable,
+        }
+    }
+
+    /// Whether to send a request at `now`, the calls in flight being bound
+    /// by `bound` and the demand being `demand`: a renewal is due, a shrink
+    /// can be acknowledged, or the demand moved from the one last reported
+    /// (by at least an eighth; no sooner than a twelfth of the lease after
+    /// the last request), so that the fleet hears of it before the next
+    /// renewal.
+    pub(crate) fn due(&self, now: Instant, bound: u32, demand: u32) -> bool {
+        if self.state == FleetState::Left || now < self.backoff_until {
+            return false;
+        }
+        if now >= self.next {
+            return true;
+        }
+        if self.state != FleetState::Joined {
+            return false;
+        }
+        let shrink_fits = self.recorded > self.grant && bound <= self.grant;
+        let moved = demand.abs_diff(self.demand) >= (self.demand / 8).max(1);
+        let cooled = self
+            .last_sent
+            .is_none_or(|sent| now >= sent + self.period() / 4);
+        shrink_fits || (moved && cooled)
+    }
+
+    /// The request to send at `now`.
+    pub(crate) fn request(
+        &mut self,
+        now: Instant,
+        bound: u32,
+        demand: u32,
+        budget: u32,
+        ceiling: u32,
+    ) -> Request {
+        self.seq += 1;
+        self.last_sent = Some(now);
+        self.demand = demand.max(1).min(ceiling);
+        let lease_valid =
+            self.state == FleetState::Joined && self.deadline.is_some_and(|d| now < d);
+        Request {
+            seq: self.seq,
+            acked: self.acked,
+            seen_epoch: self.epoch.clone(),
+            held: bound,
+            demand: self.demand,
+            lease_ms: u64::try_from(self.lease.as_millis()).unwrap_or(u64::MAX),
+            budget,
+            lease_valid,
+            ceiling,
+        }
+    }
+
+    /// Applies the reply to `request`, sent at `sent`, received at `now`.
+    pub(crate) fn on_reply(
+        &mut self,
+        sent: Instant,
+        now: Instant,
+        request: &Request,
+        reply: Reply,
+    ) -> Option<Change> {
+        if !reply.ok {
+            // Redis already applied a newer request: ask again at once.
+            self.next = now;
+            return None;
+        }
+        self.acked = request.seq;
+        self.epoch = reply.epoch;
+        self.recorded = reply.held;
+        self.owned = reply.owned;
+        self.budget = reply.budget;
+        self.processes = reply.processes;
+        self.recover = Duration::from_millis(reply.recover_ms);
+        let deadline = sent + self.lease - self.margin;
+        if now >= deadline {
+            // Too late to use: the share may already be someone else's by
+            // Redis's clock. What it records of us stays counted.
+            self.next = now;
+            return None;
+        }
+        self.renewals += 1;
+        self.last_renewal = Some(now);
+        self.deadline = Some(deadline);
+        self.target = reply.target;
+        let from = self.grant;
+        self.grant = reply.grant;
+        let reason = match self.state {
+            FleetState::Joining => Some(FleetShareReason::Joined),
+            FleetState::Unreachable => Some(FleetShareReason::Rejoined),
+            _ if from != self.grant => Some(FleetShareReason::Rebalanced),
+            _ => None,
+        };
+        self.state = FleetState::Joined;
+        self.next = sent
+            + if self.grant < self.target {
+                self.period() / 4
+            } else {
+                self.period()
+            };
+        reason.map(|reason| Change {
+            from,
+            to: self.grant,
+            reason,
+        })
+    }
+
+    /// A request failed (error or timeout) at `now`: try again a twelfth
+    /// of the lease after it was sent (at once after a timeout that long).
+    /// A process that never had a lease falls back at once (it has no
+    /// share to keep).
+    pub(crate) fn on_error(&mut self, now: Instant) -> Option<Change> {
+        self.failures += 1;
+        let sent = self.last_sent.unwrap_or(now);
+        self.next = (sent + self.period() / 4).max(now);
+        self.backoff_until = self.next;
+        (self.state == FleetState::Joining).then(|| self.fall_back())
+    }
+
+    /// The process leaves: no slots any more. Returns the next request's
+    /// number, for `leave`.
+    pub(crate) fn leave(&mut self) -> (u64, Change) {
+        self.seq += 1;
+        let from = self.grant;
+        self.grant = 0;
+        self.state = FleetState::Left;
+        (
+            self.seq,
+            Change {
+                from,
+                to: 0,
+                reason: FleetShareReason::Left,
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,206 @@
+//! The lease's state machine on explicit instants: when it sends, what it
+//! applies, when it falls back.
+
+use std::time::{Duration, Instant};
+
+use bulkhead_core::FleetShareReason;
+
+use super::{Change, Lease};
+use crate::fleet::config::{FleetConfig, OnUnreachable};
+use crate::fleet::script::Reply;
+use crate::fleet::snapshot::FleetState;
+
+const LEASE: Duration = Duration::from_millis(1200);
+
+fn lease(on_unreachable: OnUnreachable, now: Instant) -> Lease {
+    let config = FleetConfig::redis("redis://127.0.0.1:1/")
+        .unwrap()
+        .lease(LEASE)
+        .on_unreachable(on_unreachable);
+    Lease::new(&config, now)
+}
+
+fn reply(grant: u32, target: u32, held: u32) -> Reply {
+    Reply {
+        ok: true,
+        epoch: "e1".to_owned(),
+        grant,
+        target,
+        processes: 2,
+        budget: 10,
+        recover_ms: 0,
+        held,
+        owned: grant,
+    }
+}
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+#[test]
+fn the_first_reply_joins_and_the_next_renewal_is_a_third_of_the_lease_later() {
+    let t0 = Instant::now();
+    let mut lease = lease(OnUnreachable::Closed, t0);
+    assert!(lease.due(t0, 0, 3));
+    let request = lease.request(t0, 0, 3, 10, 8);
+    assert!(!request.lease_valid);
+    assert_eq!((request.seq, request.acked, request.demand), (1, 0, 3));
+    let change = lease.on_reply(t0, t0 + ms(5), &request, reply(4, 4, 4));
+    assert_eq!(
+        change,
+        Some(Change {
+            from: 0,
+            to: 4,
+            reason: FleetShareReason::Joined
+        })
+    );
+    assert_eq!(lease.state, FleetState::Joined);
+    assert!(!lease.due(t0 + ms(399), 4, 3));
+    assert!(lease.due(t0 + ms(400), 4, 3));
+    let next = lease.request(t0 + ms(400), 4, 4, 10, 8);
+    assert!(next.lease_valid);
+    assert_eq!(
+        (next.seq, next.acked, next.seen_epoch.as_str()),
+        (2, 1, "e1")
+    );
+}
+
+#[test]
+fn a_grant_below_its_target_polls_four_times_as_often() {
+    let t0 = Instant::now();
+    let mut lease = lease(OnUnreachable::Closed, t0);
+    let request = lease.request(t0, 0, 8, 10, 8);
+    lease.on_reply(t0, t0, &request, reply(2, 5, 2));
+    assert!(!lease.due(t0 + ms(99), 2, 8));
+    assert!(lease.due(t0 + ms(100), 2, 8));
+}
+
+#[test]
+fn the_share_falls_back_at_send_time_plus_lease_minus_margin() {
+    let t0 = Instant::now();
+    let mut lease = lease(OnUnreachable::Closed, t0);
+    let request = lease.request(t0, 0, 3, 10, 8);
+    // A slow reply does not move the deadline: it counts from the send.
+    lease.on_reply(t0, t0 + ms(100), &request, reply(5, 5, 5));
+    assert_eq!(lease.expire(t0 + ms(899)), None);
+    assert_eq!(
+        lease.expire(t0 + ms(900)),
+        Some(Change {
+            from: 5,
+            to: 0,
+            reason: FleetShareReason::Unreachable
+        })
+    );
+    assert_eq!((lease.state, lease.grant), (FleetState::Unreachable, 0));
+    assert_eq!(lease.expire(t0 + ms(901)), None, "once");
+}
+
+#[test]
+fn an_even_share_fallback_divides_the_budget_last_seen() {
+    let t0 = Instant::now();
+    let mut lease = lease(OnUnreachable::EvenShare, t0);
+    let request = lease.request(t0, 0, 3, 10, 8);
+    lease.on_reply(t0, t0, &request, reply(3, 3, 3));
+    assert_eq!(lease.expire(t0 + ms(900)).map(|c| c.to), Some(5));
+}
+
+#[test]
+fn a_process_that_never_reached_redis_falls_back_on_its_first_error() {
+    let t0 = Instant::now();
+    let mut closed = lease(OnUnreachable::EvenShare, t0);
+    closed.request(t0, 0, 1, 10, 8);
+    assert_eq!(closed.on_error(t0 + ms(10)).map(|c| c.to), Some(0));
+    let mut slots = lease(OnUnreachable::Slots(2), t0);
+    slots.request(t0, 0, 1, 10, 8);
+    assert_eq!(slots.on_error(t0 + ms(10)).map(|c| c.to), Some(2));
+    // It retries a twelfth of the lease after the failed request was sent,
+    // not at every tick...
+    assert!(!slots.due(t0 + ms(99), 2, 1));
+    assert!(slots.due(t0 + ms(100), 2, 1));
+    // ...and at once after a request that timed out later than that.
+    slots.request(t0 + ms(100), 0, 1, 10, 8);
+    slots.on_error(t0 + ms(220));
+    assert!(slots.due(t0 + ms(220), 2, 1));
+}
+
+#[test]
+fn the_first_reply_after_a_fallback_rejoins_without_a_valid_lease() {
+    let t0 = Instant::now();
+    let mut lease = lease(OnUnreachable::Slots(1), t0);
+    let request = lease.request(t0, 0, 3, 10, 8);
+    lease.on_reply(t0, t0, &request, reply(4, 4, 4));
+    lease.expire(t0 + ms(900));
+    let t1 = t0 + ms(1000);
+    let request = lease.request(t1, 1, 3, 10, 8);
+    assert!(!request.lease_valid);
+    let change = lease.on_reply(t1, t1, &request, reply(2, 4, 2));
+    assert_eq!(change.map(|c| c.reason), Some(FleetShareReason::Rejoined));
+    assert_eq!(lease.grant, 2);
+}
+
+#[test]
+fn a_reply_that_comes_after_its_own_deadline_is_not_applied() {
+    let t0 = Instant::now();
+    let mut lease = lease(OnUnreachable::Closed, t0);
+    let request = lease.request(t0, 0, 3, 10, 8);
+    assert_eq!(
+        lease.on_reply(t0, t0 + ms(950), &request, reply(4, 4, 4)),
+        None
+    );
+    assert_eq!((lease.state, lease.grant), (FleetState::Joining, 0));
+}
+
+#[test]
+fn a_shrink_is_acknowledged_as_soon_as_the_calls_in_flight_fit() {
+    let t0 = Instant::now();
+    let mut lease = lease(OnUnreachable::Closed, t0);
+    let request = lease.request(t0, 0, 6, 10, 8);
+    lease.on_reply(t0, t0, &request, reply(6, 6, 6));
+    let t1 = t0 + ms(400);
+    let request = lease.request(t1, 6, 6, 10, 8);
+    // Granted 3 at once, but Redis keeps 6 held until we report.
+    lease.on_reply(t1, t1, &request, reply(3, 3, 6));
+    assert!(!lease.due(t1 + ms(1), 5, 6), "5 calls still in flight");
+    assert!(lease.due(t1 + ms(2), 3, 6), "they fit: acknowledge now");
+}
+
+#[test]
+fn a_change_of_demand_is_reported_before_the_next_renewal() {
+    let t0 = Instant::now();
+    let mut lease = lease(OnUnreachable::Closed, t0);
+    let request = lease.request(t0, 0, 16, 10, 20);
+    lease.on_reply(t0, t0, &request, reply(5, 5, 5));
+    assert!(
+        !lease.due(t0 + ms(50), 5, 1),
+        "not sooner than a twelfth of the lease"
+    );
+    assert!(lease.due(t0 + ms(100), 5, 1), "16 to 1");
+    assert!(!lease.due(t0 + ms(100), 5, 16), "unchanged");
+    assert!(!lease.due(t0 + ms(100), 5, 15), "less than an eighth");
+    assert!(lease.due(t0 + ms(100), 5, 14), "an eighth");
+}
+
+#[test]
+fn a_stale_reply_changes_nothing_and_asks_again() {
+    let t0 = Instant::now();
+    let mut lease = lease(OnUnreachable::Closed, t0);
+    let request = lease.request(t0, 0, 3, 10, 8);
+    let stale = Reply {
+        ok: false,
+        ..reply(9, 9, 9)
+    };
+    assert_eq!(lease.on_reply(t0, t0, &request, stale), None);
+    assert_eq!(lease.grant, 0);
+    assert!(lease.due(t0, 0, 3));
+}
+
+#[test]
+fn a_request_is_waited_for_no_later_than_the_deadline_in_force() {
+    let t0 = Instant::now();
+    let mut lease = lease(OnUnreachable::Closed, t0);
+    assert_eq!(lease.give_up_at(t0), t0 + ms(120));
+    let request = lease.request(t0, 0, 3, 10, 8);
+    lease.on_reply(t0, t0, &request, reply(4, 4, 4));
+    assert_eq!(lease.give_up_at(t0 + ms(850)), t0 + ms(900));
+}

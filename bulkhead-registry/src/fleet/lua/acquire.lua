@@ -1,0 +1,136 @@
+-- bulkhead fleet lease: join, renew, acknowledge a shrink, rebalance.
+-- (allocate.lua is prepended: `allocate(budget, procs)`.)
+-- KEYS[1] = bulkhead:{<prefix>:<resource>}:meta   (hash)
+-- KEYS[2] = bulkhead:{<prefix>:<resource>}:procs  (hash: pid -> record)
+-- A record is "held:owned:demand:exp:seq:budget:ceiling":
+--   held    = bound on the process's calls in flight (what it reported, or
+--             a grant it may apply): room is what the budget leaves after
+--             every held bound, so nothing is granted while calls run over
+--   owned   = the part of held that is the process's own share (<= held);
+--             held - owned is "excess": calls that outlived a lost lease,
+--             counted but never turned into grantable slots
+--   exp     = when the lease runs out, in ms on Redis's clock
+-- ARGV[1] pid          process id (random, unique per process start)
+-- ARGV[2] seq          this request's number, strictly increasing per process
+-- ARGV[3] acked        the seq of the last request it got a reply to (0: none)
+-- ARGV[4] seen_epoch   the epoch of that reply ("" if none)
+-- ARGV[5] held         H: bound on its calls in flight from now on, the sum
+--                      over its bulkheads of max(limit in force, in flight)
+-- ARGV[6] demand       D: slots it would use (in flight + waiting + refused)
+-- ARGV[7] lease_ms     its lease
+-- ARGV[8] budget       its configured budget for the resource
+-- ARGV[9] lease_valid  1 if its local lease deadline had not passed when sent
+-- ARGV[10] ceiling     the most it could use: the sum of its bulkheads' limits
+-- Returns {status, epoch, grant, target, processes, budget, recover_ms,
+--          held, owned}
+local meta_key, procs_key = KEYS[1], KEYS[2]
+local pid = ARGV[1]
+local seq, acked = tonumber(ARGV[2]), tonumber(ARGV[3])
+local seen_epoch = ARGV[4]
+local held, demand = tonumber(ARGV[5]), tonumber(ARGV[6])
+local lease, budget_cfg = tonumber(ARGV[7]), tonumber(ARGV[8])
+local lease_valid = ARGV[9] == '1'
+local ceiling = tonumber(ARGV[10])
+demand = math.min(demand, ceiling)
+
+-- One reading of Redis's clock for the whole script (TIME is not frozen
+-- inside a script on Redis 7.0: read it once).
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+local m = redis.call('HMGET', meta_key, 'epoch', 'created', 'recover_until')
+local epoch, created, recover_until = m[1], tonumber(m[2]), tonumber(m[3])
+if not epoch then
+  -- First start, or Redis lost our data (restart without persistence,
+  -- FLUSHALL, failover to an empty replica): nobody knows what the old
+  -- processes hold, so no increase for one lease.
+  epoch = t[1] .. '.' .. t[2] .. '.' .. pid
+  created, recover_until = now, now + lease
+  redis.call('HSET', meta_key, 'epoch', epoch, 'created', created,
+             'recover_until', recover_until)
+end
+
+-- Read every lease; reap those that ran out on Redis's clock.
+local raw = redis.call('HGETALL', procs_key)
+local others, mine = {}, nil
+for i = 1, #raw, 2 do
+  local id = raw[i]
+  local h, o, d, e, s, b, c = string.match(raw[i + 1],
+    '^(%d+):(%d+):(%d+):(%d+):(%d+):(%d+):(%d+)$')
+  if not h or tonumber(e) <= now then
+    redis.call('HDEL', procs_key, id)
+  else
+    local r = { id = id, held = tonumber(h), owned = tonumber(o), demand = tonumber(d),
+                exp = tonumber(e), seq = tonumber(s), budget = tonumber(b), ceiling = tonumber(c) }
+    if id == pid then mine = r else others[#others + 1] = r end
+  end
+end
+
+-- A request older than one already applied (retried or delayed): change
+-- nothing.
+if mine and seq <= mine.seq then
+  return { 'stale', epoch, 0, 0, #others + 1, 0, 0, mine.held, mine.owned }
+end
+
+-- Lost writes: the state is older than what this process was told.
+local lost = false
+if seen_epoch ~= '' and seen_epoch ~= epoch then
+  -- The meta was re-created after this process last heard from Redis:
+  -- processes that held slots before stop at the latest one lease after
+  -- the loss, which happened before `created`.
+  lost = true
+  recover_until = math.max(recover_until, created + lease)
+elseif lease_valid and acked > 0 and (mine == nil or mine.seq < acked) then
+  -- Same epoch, but our last acknowledged write is missing (failover to a
+  -- replica that lagged, or a restore from an old snapshot).
+  lost = true
+  recover_until = math.max(recover_until, now + lease)
+end
+if lost then redis.call('HSET', meta_key, 'recover_until', recover_until) end
+local recovering = now < recover_until
+
+-- The effective budget is the smallest configured one among live
+-- processes: lowering takes effect as soon as one process has the new
+-- configuration, raising once all have it.
+local budget, sum_others = budget_cfg, 0
+for _, r in ipairs(others) do
+  budget = math.min(budget, r.budget)
+  sum_others = sum_others + r.held
+end
+
+local all = { { id = pid, demand = demand, ceiling = ceiling } }
+for _, r in ipairs(others) do
+  all[#all + 1] = { id = r.id, demand = math.min(r.demand, r.ceiling), ceiling = r.ceiling }
+end
+allocate(budget, all)
+local target = 0
+for _, r in ipairs(all) do
+  if r.id == pid then target = r.target end
+end
+
+-- What this process owns inside the budget. A lease in good standing
+-- whose record Redis lost or rolled back (lost) was counted before the
+-- loss: its reported bound is adopted. A new process, or one whose record
+-- was reaped, owns nothing: calls it still has in flight are recorded in
+-- `held` but never become grantable slots. Owned slots above the reported
+-- bound are released: that is the second phase of a shrink (the process
+-- reports a smaller bound once its calls in flight fit the smaller grant).
+local owned = mine and mine.owned or 0
+if lost and lease_valid then owned = held end
+owned = math.min(owned, held)
+
+-- Grant: never more than the target; beyond what it owns, only from room
+-- that no bound holds (budget - every held bound, its own included). While
+-- recovering, never more than it owns. A decrease is granted at once; the
+-- slots stay held until the process reports the smaller bound.
+local cap = owned + math.max(0, budget - sum_others - held)
+if recovering then cap = owned end
+local grant = math.min(target, cap)
+local new_owned = math.max(owned, grant)
+local new_held = math.max(held, grant)
+
+redis.call('HSET', procs_key, pid, string.format('%d:%d:%d:%d:%d:%d:%d',
+  new_held, new_owned, demand, now + lease, seq, budget_cfg, ceiling))
+
+local recover_ms = recovering and (recover_until - now) or 0
+return { 'ok', epoch, grant, target, #all, budget, recover_ms, new_held, new_owned }

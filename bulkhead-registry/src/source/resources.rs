@@ -1,0 +1,391 @@
+//! Resources in configuration: `[resources.<name>]` with a `budget`, and,
+//! with the feature `redis`, the keys of a fleet (`fleet`, `lease`,
+//! `margin`, `prefix`, `on_unreachable`); in the environment,
+//! `<PREFIX>RESOURCES__<NAME>__<KEY>`.
+//!
+//! ```toml
+//! [resources.db]
+//! budget = 100
+//! fleet = "redis://10.0.0.5:6379/0"
+//! lease = "10s"
+//! on_unreachable = "closed"
+//! ```
+//!
+//! Each source gives [`ResourceSetting`]s, one per key, each value checked
+//! on its own ([`check`]); [`specs`] merges them key by key (the
+//! environment's over TOML's, later sources over earlier ones) and checks
+//! each resource as a whole.
+
+use super::setting::normalize;
+use super::value::Value;
+use crate::error::{ConfigSourceError, RegistryError};
+use crate::suggest::suggest;
+
+/// The top-level table, and the first part of a variable's name.
+pub(crate) const RESOURCES: &str = "resources";
+
+/// The keys of a resource, the fleet's last.
+const KEYS: &[&str] = &[
+    "budget",
+    "fleet",
+    "lease",
+    "margin",
+    "prefix",
+    "on_unreachable",
+];
+
+/// A resource as the sources declare it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ResourceSpec {
+    pub(crate) name: String,
+    pub(crate) budget: u32,
+    /// Its fleet, if it has one.
+    #[cfg(feature = "redis")]
+    pub(crate) fleet: Option<crate::fleet::FleetConfig>,
+}
+
+/// Which resource a setting is for.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ResourceName {
+    /// By its name, as TOML gives it.
+    Exact(String),
+    /// By the name part of an environment variable: the resource a TOML
+    /// source names whose [`normalize`]d name it is, or else the part in
+    /// lower case.
+    Env(String),
+}
+
+/// One key of a resource, as a source gives it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ResourceSetting {
+    pub(crate) resource: ResourceName,
+    pub(crate) key: &'static str,
+    pub(crate) value: Value,
+    /// The full key (`resources.db.lease`) or the variable, for messages.
+    pub(crate) full_key: String,
+    /// The source, for messages: `TOML`, a path, `environment`.
+    pub(crate) source: String,
+}
+
+impl ResourceSetting {
+    /// The setting of `key` (as written) for `resource`, its value checked.
+    ///
+    /// # Errors
+    ///
+    /// CFG-001 for an unknown key (the fleet's keys without the feature
+    /// `redis` included), CFG-002 for a budget that is not a number of
+    /// slots, ATR-001 for a duration that does not parse, REG-014 for a
+    /// fleet value that cannot be used.
+    pub(crate) fn new(
+        resource: ResourceName,
+        key: &str,
+        value: Value,
+        full_key: String,
+        source: &str,
+    ) -> Result<Self, RegistryError> {
+        let Some(&key) = KEYS.iter().find(|k| **k == key) else {
+            return Err(ConfigSourceError::UnknownKey {
+                key: full_key,
+                hint: suggest(key, KEYS),
+            }
+            .into());
+        };
+        let setting = ResourceSetting {
+            resource,
+            key,
+            value,
+            full_key,
+            source: source.to_owned(),
+        };
+        check(&setting)?;
+        Ok(setting)
+    }
+}
+
+/// The settings of the `resources` table of TOML `source`.
+///
+/// # Errors
+///
+/// CFG-002 for a table of the wrong shape; otherwise as for
+/// [`ResourceSetting::new`].
+pub(crate) fn from_table(
+    table: &toml::Value,
+    source: &str,
+) -> Result<Vec<ResourceSetting>, RegistryError> {
+    let malformed = |message: String| ConfigSourceError::Malformed {
+        source_name: source.to_owned(),
+        message,
+    };
+    let table = table
+        .as_table()
+        .ok_or_else(|| malformed("resources must be a table of resources".to_owned()))?;
+    let mut settings = Vec::new();
+    for (name, keys) in table {
+        let keys = keys
+            .as_table()
+            .ok_or_else(|| malformed(format!("resources.{name} must be a table of keys")))?;
+        if keys.is_empty() {
+            return Err(malformed(format!("resources.{name} has no budget")).into());
+        }
+        for (key, value) in keys {
+            let full_key = format!("resources.{name}.{key}");
+            let value = super::toml::convert(value).ok_or_else(|| {
+                malformed(format!("{full_key} has a value of an unsupported type"))
+            })?;
+            let resource = ResourceName::Exact(name.clone());
+            settings.push(ResourceSetting::new(
+                resource, key, value, full_key, source,
+            )?);
+        }
+    }
+    Ok(settings)
+}
+
+/// Whether `rest`, a variable's name after the prefix, is a resource's:
+/// `RESOURCES__...`, in any case.
+pub(crate) fn is_resource_variable(rest: &str) -> bool {
+    rest.split_once("__")
+        .is_some_and(|(first, _)| first.eq_ignore_ascii_case(RESOURCES))
+}
+
+/// The setting of the variable `variable` (`rest` after the prefix:
+/// `RESOURCES__<NAME>__<KEY>`), whose value is `value`.
+///
+/// # Errors
+///
+/// CFG-002 for a name of another shape, or whose name part normalizes to
+/// nothing; otherwise as for [`ResourceSetting::new`].
+pub(crate) fn from_variable(
+    variable: &str,
+    rest: &str,
+    value: &str,
+) -> Result<ResourceSetting, RegistryError> {
+    let source = format!("environment variable {variable}");
+    let malformed = |message: &str| ConfigSourceError::Malformed {
+        source_name: source.clone(),
+        message: message.to_owned(),
+    };
+    let parts: Vec<&str> = rest.split("__").collect();
+    let [_, name, key] = parts[..] else {
+        return Err(malformed("expected RESOURCES__<NAME>__<KEY> after the prefix").into());
+    };
+    if normalize(name).is_empty() {
+        return Err(malformed(
+            "the name part has no ASCII letter or digit, so it names no resource; declare it in TOML",
+        )
+        .into());
+    }
+    ResourceSetting::new(
+        ResourceName::Env(normalize(name)),
+        &key.to_ascii_lowercase(),
+        Value::Text(value.to_owned()),
+        variable.to_owned(),
+        &source,
+    )
+}
+
+/// Checks one value on its own.
+fn check(setting: &ResourceSetting) -> Result<(), RegistryError> {
+    let ResourceSetting {
+        resource,
+        key,
+        value,
+        full_key,
+        source,
+    } = setting;
+    if *key == "budget" {
+        return budget(value).map(drop).ok_or_else(|| {
+            ConfigSourceError::Malformed {
+                source_name: source.clone(),
+                message: format!("{full_key} must be a number of slots, got {value}"),
+            }
+            .into()
+        });
+    }
+    let (ResourceName::Exact(name) | ResourceName::Env(name)) = resource;
+    fleet::check(name, key, value, full_key)
+}
+
+fn budget(value: &Value) -> Option<u32> {
+    value.integer().and_then(|n| u32::try_from(n).ok())
+}
+
+/// The resources `settings` declare (TOML's first, then the
+/// environment's, each in the order of its sources), a later value of a
+/// key replacing an earlier one.
+///
+/// # Errors
+///
+/// CFG-002 for a resource without a budget, or a variable that names two
+/// resources of TOML whose names normalize alike; REG-014 for a fleet that
+/// cannot be used (a fleet key without `fleet`, a lease under 100 ms, ...).
+pub(crate) fn specs(settings: &[&ResourceSetting]) -> Result<Vec<ResourceSpec>, RegistryError> {
+    let mut exact: Vec<&str> = Vec::new();
+    for setting in settings {
+        if let ResourceName::Exact(name) = &setting.resource
+            && !exact.contains(&name.as_str())
+        {
+            exact.push(name);
+        }
+    }
+    // Each resource by name, with its settings in order.
+    let mut resources: Vec<(String, Vec<&ResourceSetting>)> = Vec::new();
+    for &setting in settings {
+        let name = match &setting.resource {
+            ResourceName::Exact(name) => name.clone(),
+            ResourceName::Env(part) => {
+                let mut matching = exact.iter().filter(|n| normalize(n) == *part);
+                match (matching.next(), matching.next()) {
+                    (Some(first), Some(second)) => {
+                        return Err(ConfigSourceError::Malformed {
+                            source_name: setting.source.clone(),
+                            message: format!(
+                                "{part} names both resources {first:?} and {second:?}, which normalize alike; set their keys in TOML"
+                            ),
+                        }
+                        .into());
+                    }
+                    (Some(name), None) => (*name).to_owned(),
+                    _ => part.to_ascii_lowercase(),
+                }
+            }
+        };
+        match resources.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, keys)) => keys.push(setting),
+            None => resources.push((name, vec![setting])),
+        }
+    }
+    resources
+        .into_iter()
+        .map(|(name, settings)| spec(name, &settings))
+        .collect()
+}
+
+/// One resource from its settings, the last of each key winning.
+fn spec(name: String, settings: &[&ResourceSetting]) -> Result<ResourceSpec, RegistryError> {
+    let last = |key: &str| settings.iter().rev().find(|s| s.key == key).copied();
+    let Some(budget) = last("budget").and_then(|s| self::budget(&s.value)) else {
+        return Err(ConfigSourceError::Malformed {
+            source_name: settings[0].source.clone(),
+            message: format!("resources.{name} has no budget"),
+        }
+        .into());
+    };
+    #[cfg(feature = "redis")]
+    let fleet = fleet::build(&name, |key| {
+        last(key).map(|s| (&s.value, s.full_key.as_str()))
+    })?;
+    Ok(ResourceSpec {
+        #[cfg(feature = "redis")]
+        fleet,
+        name,
+        budget,
+    })
+}
+
+/// The fleet's keys.
+#[cfg(feature = "redis")]
+mod fleet {
+    use super::Value;
+    use crate::error::RegistryError;
+    use crate::fleet::{FleetConfig, OnUnreachable};
+
+    /// The fleet's keys besides `fleet` itself.
+    const FLEET_KEYS: &[&str] = &["lease", "margin", "prefix", "on_unreachable"];
+
+    fn fail(resource: &str, full_key: &str, what: &str) -> RegistryError {
+        RegistryError::FleetConfig {
+            resource: resource.to_owned(),
+            message: format!("{full_key} must be {what}"),
+        }
+    }
+
+    fn url<'v>(resource: &str, value: &'v Value, full_key: &str) -> Result<&'v str, RegistryError> {
+        value
+            .text()
+            .ok_or_else(|| fail(resource, full_key, "a Redis URL"))
+    }
+
+    fn on_unreachable(
+        resource: &str,
+        value: &Value,
+        full_key: &str,
+    ) -> Result<OnUnreachable, RegistryError> {
+        let text = match value {
+            Value::Integer(n) => n.to_string(),
+            other => other.text().unwrap_or_default().to_owned(),
+        };
+        OnUnreachable::parse(&text).ok_or_else(|| {
+            fail(
+                resource,
+                full_key,
+                "\"closed\", \"even_share\" or a number of slots",
+            )
+        })
+    }
+
+    /// Checks the value of fleet key `key` on its own.
+    pub(super) fn check(
+        resource: &str,
+        key: &str,
+        value: &Value,
+        full_key: &str,
+    ) -> Result<(), RegistryError> {
+        match key {
+            "fleet" => FleetConfig::redis(url(resource, value, full_key)?).map(drop),
+            "lease" | "margin" => value.duration(full_key).map(drop).map_err(Into::into),
+            "prefix" => value
+                .text()
+                .map(drop)
+                .ok_or_else(|| fail(resource, full_key, "text")),
+            _ => on_unreachable(resource, value, full_key).map(drop),
+        }
+    }
+
+    /// The fleet of `resource`, if `fleet` is given; `get` gives a key's
+    /// value and full key.
+    pub(super) fn build<'a>(
+        resource: &str,
+        get: impl Fn(&str) -> Option<(&'a Value, &'a str)>,
+    ) -> Result<Option<FleetConfig>, RegistryError> {
+        let Some((url_value, full_key)) = get("fleet") else {
+            if let Some((_, full_key)) = FLEET_KEYS.iter().find_map(|k| get(k)) {
+                return Err(RegistryError::FleetConfig {
+                    resource: resource.to_owned(),
+                    message: format!("{full_key} is given without resources.{resource}.fleet"),
+                });
+            }
+            return Ok(None);
+        };
+        let mut config = FleetConfig::redis(url(resource, url_value, full_key)?)?;
+        if let Some((value, key)) = get("lease") {
+            config = config.lease(value.duration(key)?);
+        }
+        if let Some((value, key)) = get("margin") {
+            config = config.margin(value.duration(key)?);
+        }
+        if let Some((value, key)) = get("prefix") {
+            config = config.prefix(value.text().ok_or_else(|| fail(resource, key, "text"))?);
+        }
+        if let Some((value, key)) = get("on_unreachable") {
+            config = config.on_unreachable(on_unreachable(resource, value, key)?);
+        }
+        config.check(resource)?;
+        Ok(Some(config))
+    }
+}
+
+/// Without the feature `redis`, the fleet's keys are unknown.
+#[cfg(not(feature = "redis"))]
+mod fleet {
+    use super::Value;
+    use crate::error::{ConfigSourceError, RegistryError};
+
+    pub(super) fn check(_: &str, _: &str, _: &Value, full_key: &str) -> Result<(), RegistryError> {
+        Err(ConfigSourceError::UnknownKey {
+            key: full_key.to_owned(),
+            hint: "; the fleet keys need the feature `redis` of bulkhead".to_owned(),
+        }
+        .into())
+    }
+}

@@ -1,0 +1,389 @@
+//! The Lua scripts against a real Redis, with explicit arguments: the
+//! allocation, the hold on an empty Redis, two-phase shrinks, stale and
+//! lost requests, rejoining with calls in flight, budgets, expiry, and the
+//! invariant over random sequences of requests.
+
+use bulkhead_registry::fleet::__scripts::{ACQUIRE, ALLOCATE, LEAVE, allocate};
+use proptest::prelude::*;
+use redis::Script;
+
+use crate::support::RedisServer;
+
+const LEASE: u64 = 60_000;
+
+/// The keys of resource `db` under `prefix`.
+fn keys(prefix: &str) -> (String, String) {
+    (
+        format!("bulkhead:{{{prefix}:db}}:meta"),
+        format!("bulkhead:{{{prefix}:db}}:procs"),
+    )
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Reply {
+    status: String,
+    epoch: String,
+    grant: u32,
+    target: u32,
+    processes: u32,
+    budget: u32,
+    recover_ms: u64,
+    held: u32,
+    owned: u32,
+}
+
+/// One process's side, driving `acquire` by hand.
+struct Proc {
+    pid: String,
+    seq: u64,
+    acked: u64,
+    epoch: String,
+    prefix: String,
+}
+
+impl Proc {
+    fn new(prefix: &str, pid: &str) -> Self {
+        Proc {
+            pid: pid.to_owned(),
+            seq: 0,
+            acked: 0,
+            epoch: String::new(),
+            prefix: prefix.to_owned(),
+        }
+    }
+
+    fn acquire(
+        &mut self,
+        con: &mut redis::Connection,
+        held: u32,
+        demand: u32,
+        budget: u32,
+        lease_valid: bool,
+    ) -> Reply {
+        self.seq += 1;
+        let r = self.send(con, self.seq, held, demand, budget, lease_valid, 100, LEASE);
+        if r.status == "ok" {
+            self.acked = self.seq;
+            self.epoch = r.epoch.clone();
+        }
+        r
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn send(
+        &self,
+        con: &mut redis::Connection,
+        seq: u64,
+        held: u32,
+        demand: u32,
+        budget: u32,
+        lease_valid: bool,
+        ceiling: u32,
+        lease: u64,
+    ) -> Reply {
+        let (meta, procs) = keys(&self.prefix);
+        let raw: (String, String, u32, u32, u32, u32, u64, u32, u32) = Script::new(ACQUIRE)
+            .key(meta)
+            .key(procs)
+            .arg(&self.pid)
+            .arg(seq)
+            .arg(self.acked)
+            .arg(&self.epoch)
+            .arg(held)
+            .arg(demand)
+            .arg(lease)
+            .arg(budget)
+            .arg(u8::from(lease_valid))
+            .arg(ceiling)
+            .invoke(con)
+            .unwrap();
+        Reply {
+            status: raw.0,
+            epoch: raw.1,
+            grant: raw.2,
+            target: raw.3,
+            processes: raw.4,
+            budget: raw.5,
+            recover_ms: raw.6,
+            held: raw.7,
+            owned: raw.8,
+        }
+    }
+}
+
+/// A state with no recovery hold, as a fleet finds it after its first
+/// lease.
+fn settled(redis: &RedisServer, prefix: &str) {
+    let (meta, _) = keys(prefix);
+    let _: () = redis.cmd(&[
+        "HSET",
+        &meta,
+        "epoch",
+        "e0",
+        "created",
+        "0",
+        "recover_until",
+        "0",
+    ]);
+}
+
+fn held_sum(redis: &RedisServer, prefix: &str) -> u32 {
+    let (_, procs) = keys(prefix);
+    let records: Vec<String> = redis.cmd(&["HVALS", &procs]);
+    records
+        .iter()
+        .map(|r| r.split(':').next().unwrap().parse::<u32>().unwrap())
+        .sum()
+}
+
+#[test]
+fn an_empty_redis_grants_nothing_for_one_lease() {
+    let redis = RedisServer::start();
+    let mut con = redis.connection();
+    let mut a = Proc::new("hold", "a");
+    let r = a.acquire(&mut con, 0, 4, 10, false);
+    assert_eq!((r.status.as_str(), r.grant, r.target), ("ok", 0, 10));
+    assert!(r.recover_ms > LEASE - 1000, "{r:?}");
+}
+
+#[test]
+fn the_lua_allocation_is_the_rust_port() {
+    let redis = RedisServer::start();
+    let con = std::cell::RefCell::new(redis.connection());
+    let script = Script::new(ALLOCATE);
+    let mut runner = proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
+        cases: 200,
+        ..Default::default()
+    });
+    let strategy = (
+        0u32..120,
+        proptest::collection::vec((0u32..40, 0u32..40), 1..10),
+    );
+    runner
+        .run(&strategy, |(budget, claims)| {
+            let ids: Vec<String> = (0..claims.len())
+                .map(|i| format!("p{}", (i * 7) % 10))
+                .collect();
+            let mut invocation = script.prepare_invoke();
+            invocation.arg(budget);
+            let mut rust = Vec::new();
+            for (id, &(demand, ceiling)) in ids.iter().zip(&claims) {
+                let demand = demand.min(ceiling);
+                invocation.arg(id).arg(demand).arg(ceiling);
+                rust.push((id.as_str(), demand, ceiling));
+            }
+            let lua: Vec<u32> = invocation.invoke(&mut *con.borrow_mut()).unwrap();
+            prop_assert_eq!(lua, allocate(budget, &rust));
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn demands_are_shared_max_min_fair() {
+    let redis = RedisServer::start();
+    settled(&redis, "fair");
+    let mut con = redis.connection();
+    let mut procs: Vec<Proc> = ["a", "b", "c", "d"]
+        .iter()
+        .map(|p| Proc::new("fair", p))
+        .collect();
+    // Everyone reports its demand, then asks again to see the others'.
+    for (p, demand) in procs.iter_mut().zip([2, 4, 6, 8]) {
+        p.acquire(&mut con, 0, demand, 10, false);
+    }
+    let mut targets = Vec::new();
+    for (p, demand) in procs.iter_mut().zip([2, 4, 6, 8]) {
+        let held = 0;
+        targets.push(p.acquire(&mut con, held, demand, 10, true).target);
+    }
+    assert_eq!(targets, [2, 2, 3, 3]);
+}
+
+#[test]
+fn a_shrink_is_granted_at_once_and_its_slots_stay_held_until_acknowledged() {
+    let redis = RedisServer::start();
+    settled(&redis, "shrink");
+    let mut con = redis.connection();
+    let mut a = Proc::new("shrink", "a");
+    let mut b = Proc::new("shrink", "b");
+    assert_eq!(a.acquire(&mut con, 0, 10, 10, false).grant, 10);
+    // b joins: nothing is free, so it gets nothing yet.
+    assert_eq!(b.acquire(&mut con, 0, 10, 10, false).grant, 0);
+    // a is told its smaller share at once, and keeps 10 held...
+    let r = a.acquire(&mut con, 10, 10, 10, true);
+    assert_eq!((r.grant, r.held), (5, 10));
+    assert_eq!(b.acquire(&mut con, 0, 10, 10, true).grant, 0);
+    // ...until it reports that its calls fit the 5.
+    let r = a.acquire(&mut con, 5, 10, 10, true);
+    assert_eq!((r.grant, r.held, r.owned), (5, 5, 5));
+    assert_eq!(b.acquire(&mut con, 0, 10, 10, true).grant, 5);
+    assert!(held_sum(&redis, "shrink") <= 10);
+}
+
+#[test]
+fn a_replayed_request_is_stale_and_changes_nothing() {
+    let redis = RedisServer::start();
+    settled(&redis, "stale");
+    let mut con = redis.connection();
+    let mut a = Proc::new("stale", "a");
+    a.acquire(&mut con, 0, 3, 10, false);
+    a.acquire(&mut con, 3, 3, 10, true);
+    let replay = a.send(&mut con, 1, 9, 9, 10, true, 100, LEASE);
+    assert_eq!(replay.status, "stale");
+    assert_eq!(held_sum(&redis, "stale"), 10, "a holds the whole budget");
+}
+
+#[test]
+fn after_a_flushall_veterans_keep_their_bound_and_nobody_grows_for_one_lease() {
+    let redis = RedisServer::start();
+    settled(&redis, "flush");
+    let mut con = redis.connection();
+    let mut a = Proc::new("flush", "a");
+    let mut b = Proc::new("flush", "b");
+    a.acquire(&mut con, 0, 8, 10, false);
+    a.acquire(&mut con, 8, 8, 10, true);
+    let _: () = redis.cmd(&["FLUSHALL"]);
+    // A newcomer first: it gets nothing, whatever is "free".
+    let r = b.acquire(&mut con, 0, 8, 10, false);
+    assert_eq!(r.grant, 0);
+    assert!(r.recover_ms > 0);
+    // The veteran's bound is adopted: it keeps what it had, no more.
+    let r = a.acquire(&mut con, 8, 8, 10, true);
+    assert_eq!(
+        (r.grant, r.owned),
+        (5, 8),
+        "shrinks toward its target, keeps 8 held"
+    );
+    assert_eq!(b.acquire(&mut con, 0, 8, 10, true).grant, 0, "recovering");
+    assert!(held_sum(&redis, "flush") <= 10);
+}
+
+#[test]
+fn a_rejoining_process_owns_nothing_and_its_excess_never_becomes_a_grant() {
+    let redis = RedisServer::start();
+    settled(&redis, "rejoin");
+    let mut con = redis.connection();
+    let mut a = Proc::new("rejoin", "a");
+    let mut b = Proc::new("rejoin", "b");
+    // b uses 8 (its ceiling): 2 are free.
+    b.send(&mut con, 1, 0, 8, 10, false, 8, LEASE);
+    b.seq = 1;
+    // a's lease ran out (reaped); it comes back with 2 calls still in
+    // flight: they are counted in its bound, never granted.
+    let r = a.acquire(&mut con, 2, 8, 10, false);
+    assert_eq!((r.grant, r.held, r.owned), (0, 2, 0), "{r:?}");
+    let r = a.acquire(&mut con, 2, 8, 10, true);
+    assert_eq!((r.grant, r.owned), (0, 0), "the excess drains first: {r:?}");
+    // Once they ended, the 2 free slots are its.
+    let r = a.acquire(&mut con, 0, 8, 10, true);
+    assert_eq!((r.grant, r.held, r.owned), (2, 2, 2), "{r:?}");
+    assert!(held_sum(&redis, "rejoin") <= 10);
+}
+
+#[test]
+fn the_smallest_budget_of_any_live_process_is_the_fleets() {
+    let redis = RedisServer::start();
+    settled(&redis, "budget");
+    let mut con = redis.connection();
+    let mut a = Proc::new("budget", "a");
+    let mut b = Proc::new("budget", "b");
+    a.acquire(&mut con, 0, 10, 20, false);
+    let r = b.acquire(&mut con, 0, 10, 6, false);
+    assert_eq!(r.budget, 6);
+    let r = a.acquire(&mut con, 0, 10, 20, true);
+    assert_eq!((r.budget, r.target), (6, 3));
+}
+
+#[test]
+fn a_lease_is_reaped_once_it_ran_out_on_redis_clock_and_leave_frees_it_at_once() {
+    let redis = RedisServer::start();
+    settled(&redis, "reap");
+    let mut con = redis.connection();
+    let a = Proc::new("reap", "a");
+    let r = a.send(&mut con, 1, 0, 5, 10, false, 5, 200);
+    assert_eq!(r.grant, 5);
+    let mut b = Proc::new("reap", "b");
+    assert_eq!(b.acquire(&mut con, 0, 10, 10, false).grant, 5);
+    std::thread::sleep(std::time::Duration::from_millis(250));
+    let r = b.acquire(&mut con, 5, 10, 10, true);
+    assert_eq!((r.grant, r.processes), (10, 1), "a's lease ran out");
+    // leave: gone at once when nothing is in flight.
+    let (meta, procs) = keys("reap");
+    let left: i64 = Script::new(LEAVE)
+        .key(&meta)
+        .key(&procs)
+        .arg("b")
+        .arg(b.seq + 1)
+        .arg(0)
+        .invoke(&mut con)
+        .unwrap();
+    assert_eq!(left, 1);
+    assert_eq!(held_sum(&redis, "reap"), 0);
+}
+
+#[test]
+fn held_bounds_never_exceed_the_budget_over_random_requests() {
+    // Processes that keep the protocol's promise (they report a bound of
+    // at least their calls, apply no more than they were granted) and
+    // sometimes lose their lease: Σ held stays within the budget.
+    let redis = RedisServer::start();
+    let con = std::cell::RefCell::new(redis.connection());
+    let mut runner = proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
+        cases: 24,
+        ..Default::default()
+    });
+    // Each step: who, its demand, its calls (0 one ends, 1 as they are, 2
+    // one more if its limit allows), and what happens to its lease (0..=3
+    // renewed; 4 ran out here, fallback closed, record still on Redis;
+    // 5 reaped on Redis, after its calls drained within the margin).
+    let steps = proptest::collection::vec((0usize..4, 1u32..12, 0u32..3, 0u8..6), 1..60);
+    let round = std::cell::Cell::new(0);
+    runner
+        .run(&steps, |steps| {
+            round.set(round.get() + 1);
+            let prefix = format!("random{}", round.get());
+            settled(&redis, &prefix);
+            let mut procs: Vec<Proc> = (0..4)
+                .map(|i| Proc::new(&prefix, &format!("p{i}")))
+                .collect();
+            let mut limit = [0u32; 4];
+            let mut in_flight = [0u32; 4];
+            let mut valid = [false; 4];
+            for (who, demand, calls, lease) in steps {
+                in_flight[who] = match calls {
+                    0 => in_flight[who].saturating_sub(1),
+                    1 => in_flight[who],
+                    _ if in_flight[who] < limit[who] => in_flight[who] + 1,
+                    _ => in_flight[who],
+                };
+                match lease {
+                    4 => {
+                        limit[who] = 0;
+                        valid[who] = false;
+                    }
+                    5 => {
+                        let (_, procs_key) = keys(&prefix);
+                        let _: () = redis.cmd(&["HDEL", &procs_key, &procs[who].pid]);
+                        limit[who] = 0;
+                        in_flight[who] = 0;
+                        valid[who] = false;
+                    }
+                    _ => {}
+                }
+                let held = limit[who].max(in_flight[who]);
+                let r = procs[who].acquire(&mut con.borrow_mut(), held, demand, 10, valid[who]);
+                limit[who] = r.grant;
+                valid[who] = true;
+                let total = held_sum(&redis, &prefix);
+                prop_assert!(total <= 10, "Σ held {total} > 10");
+                let bound: u32 = (0..4).map(|i| limit[i].max(in_flight[i])).sum();
+                prop_assert!(
+                    bound <= 10,
+                    "Σ bound {bound} > 10: limits {limit:?} in flight {in_flight:?}"
+                );
+            }
+            Ok(())
+        })
+        .unwrap();
+}

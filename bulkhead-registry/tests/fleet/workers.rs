@@ -1,0 +1,406 @@
+//! Worker processes for the multi-process tests: this test binary run
+//! again as `fleet_worker`, one registry per process, hammering a
+//! loopback "database" through one fleet resource; and [`Fleet`], the
+//! test's side: it spawns them, gives them orders, reads what they print
+//! and checks what the database saw.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::Ordering::*;
+use std::sync::atomic::{AtomicBool, AtomicU32};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bulkhead_core::BulkheadConfig;
+use bulkhead_registry::Registry;
+use bulkhead_registry::fleet::__scripts::allocate;
+use bulkhead_registry::fleet::{FleetConfig, OnUnreachable};
+
+use crate::support::{Database, RedisServer, session, wait_for};
+
+pub(crate) const BUDGET: u32 = 10;
+pub(crate) const LEASE: Duration = Duration::from_millis(1000);
+pub(crate) const PERIOD: Duration = Duration::from_millis(333);
+const WORKER: &str = "BULKHEAD_FLEET_WORKER";
+
+/// A worker process, run by [`Fleet::spawn`]: `tasks` threads enter the
+/// bulkhead `work` (on fleet resource `db`) and hold a database session
+/// for `HOLD_MS` (5 unless a test says) to 25 ms more, over and over. It reads its orders from a file
+/// (`tasks N`, `leave`) and prints its share whenever it changes:
+/// `STATE <name> <process id> <share> <target> <state>`. With `PROBE=1`,
+/// a probe thread times `try_enter` every 2 ms and prints the longest it
+/// took when that grows: `PROBE <name> <µs>`.
+#[test]
+#[ignore = "a worker process of the multi-process tests, which run it"]
+fn fleet_worker() {
+    let var = |name: &str| std::env::var(format!("{WORKER}_{name}")).unwrap();
+    let name = var("NAME");
+    let orders = var("ORDERS");
+    let db: u16 = var("DB").parse().unwrap();
+    let active = Arc::new(AtomicU32::new(var("TASKS").parse().unwrap()));
+    let registry = Registry::new();
+    let config = FleetConfig::redis(&var("REDIS"))
+        .unwrap()
+        .prefix("proof")
+        .lease(LEASE)
+        .on_unreachable(match var("ON_UNREACHABLE").as_str() {
+            "closed" => OnUnreachable::Closed,
+            n => OnUnreachable::Slots(n.parse().unwrap()),
+        });
+    registry.fleet_resource("db", BUDGET, config).unwrap();
+    let bulkhead = registry
+        .bulkhead_policy(
+            "work",
+            "worker",
+            &BulkheadConfig::builder()
+                .max_concurrent(BUDGET)
+                .max_wait(Duration::from_secs(5))
+                .resource("db"),
+        )
+        .unwrap();
+    let hold: u8 = var("HOLD_MS").parse().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    for task in 0..BUDGET {
+        let (bulkhead, active, stop) = (bulkhead.clone(), active.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut rng = u64::from(task + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            while !stop.load(Acquire) {
+                if task >= active.load(Acquire) {
+                    std::thread::sleep(Duration::from_millis(5));
+                    continue;
+                }
+                if let Ok(_permit) = bulkhead.enter() {
+                    rng ^= rng << 13;
+                    rng ^= rng >> 7;
+                    rng ^= rng << 17;
+                    session(db, hold + (rng % 25) as u8);
+                }
+            }
+        });
+    }
+    // The probe's calls count as demand: only where a test asks for it.
+    if var("PROBE") == "1" {
+        let (bulkhead, name) = (bulkhead.clone(), name.clone());
+        std::thread::spawn(move || {
+            let mut longest = Duration::ZERO;
+            loop {
+                let start = Instant::now();
+                drop(bulkhead.try_enter());
+                let took = start.elapsed();
+                if took > longest {
+                    longest = took;
+                    println!("PROBE {name} {}", longest.as_micros());
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        });
+    }
+    let mut last = None;
+    loop {
+        if let Ok(order) = std::fs::read_to_string(&orders) {
+            let order = order.trim();
+            if order == "leave" {
+                registry.leave_fleets();
+                println!("LEFT {name}");
+                stop.store(true, Release);
+                std::process::exit(0);
+            }
+            if let Some(n) = order.strip_prefix("tasks ").and_then(|n| n.parse().ok()) {
+                active.store(n, Release);
+            }
+        }
+        let snapshot = registry.snapshot();
+        let fleet = &snapshot.fleets()[0];
+        let now = (fleet.share, fleet.target, fleet.state);
+        if last != Some(now) {
+            println!(
+                "STATE {name} {} {} {} {} demand {} in_flight {}",
+                fleet.process_id,
+                fleet.share,
+                fleet.target,
+                fleet.state.as_str(),
+                fleet.demand,
+                fleet.in_flight,
+            );
+            last = Some(now);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// What a worker last said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Seen {
+    pub(crate) pid: String,
+    pub(crate) share: u32,
+    pub(crate) target: u32,
+    pub(crate) state: String,
+}
+
+pub(crate) struct Worker {
+    name: String,
+    pub(crate) child: Child,
+    orders: std::path::PathBuf,
+    tasks: u32,
+}
+
+/// A fleet of worker processes on one Redis, with the database they use.
+pub(crate) struct Fleet {
+    pub(crate) redis: RedisServer,
+    pub(crate) db: Database,
+    pub(crate) seen: Arc<Mutex<BTreeMap<String, Seen>>>,
+    /// Whether a worker reported `unreachable` since this was last cleared.
+    pub(crate) fell_back: Arc<AtomicBool>,
+    /// The longest `try_enter` each worker's probe timed, in µs.
+    pub(crate) probes: Arc<Mutex<BTreeMap<String, u64>>>,
+    workers: Vec<Worker>,
+    /// The workers' `on_unreachable`: `closed` or a number of slots.
+    on_unreachable: String,
+    /// The most sessions the database may see at once: the budget, unless
+    /// a test allows more.
+    pub(crate) bound: u32,
+    /// Whether the workers time `try_enter` (its calls add one to their
+    /// demand).
+    pub(crate) probe: bool,
+    /// The shortest session a worker holds, in ms (fewer sessions, less
+    /// load on a shared machine).
+    pub(crate) hold_ms: u8,
+    dir: std::path::PathBuf,
+    pub(crate) start: Instant,
+}
+
+impl Fleet {
+    /// A Redis and a database of its own; workers fall back to
+    /// `on_unreachable` (`"closed"` or a number of slots).
+    pub(crate) fn new(name: &str, on_unreachable: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("bulkhead-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Fleet {
+            redis: RedisServer::start(),
+            db: Database::start(),
+            seen: Arc::default(),
+            fell_back: Arc::default(),
+            probes: Arc::default(),
+            workers: Vec::new(),
+            on_unreachable: on_unreachable.to_owned(),
+            bound: BUDGET,
+            probe: false,
+            hold_ms: 5,
+            dir,
+            start: Instant::now(),
+        }
+    }
+
+    /// Starts worker `name` with `tasks` busy threads.
+    pub(crate) fn spawn(&mut self, name: &str, tasks: u32) {
+        let url = self.redis.url();
+        self.spawn_via(name, tasks, &url);
+    }
+
+    /// Starts worker `name`, which reaches Redis at `redis` (a proxy).
+    pub(crate) fn spawn_via(&mut self, name: &str, tasks: u32, redis: &str) {
+        let orders = self.dir.join(name);
+        std::fs::write(&orders, format!("tasks {tasks}")).unwrap();
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "workers::fleet_worker",
+                "--ignored",
+                "--nocapture",
+            ])
+            .env(format!("{WORKER}_NAME"), name)
+            .env(format!("{WORKER}_ORDERS"), &orders)
+            .env(format!("{WORKER}_DB"), self.db.port.to_string())
+            .env(format!("{WORKER}_TASKS"), tasks.to_string())
+            .env(format!("{WORKER}_REDIS"), redis)
+            .env(format!("{WORKER}_ON_UNREACHABLE"), &self.on_unreachable)
+            .env(
+                format!("{WORKER}_PROBE"),
+                if self.probe { "1" } else { "0" },
+            )
+            .env(format!("{WORKER}_HOLD_MS"), self.hold_ms.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let out = child.stdout.take().unwrap();
+        let (seen, fell_back, probes) = (
+            self.seen.clone(),
+            self.fell_back.clone(),
+            self.probes.clone(),
+        );
+        std::thread::spawn(move || {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                let f: Vec<&str> = line.split_whitespace().collect();
+                if std::env::var_os("FLEET_VERBOSE").is_some() {
+                    println!("  {line}");
+                }
+                if f.first() == Some(&"PROBE") && f.len() == 3 {
+                    probes
+                        .lock()
+                        .unwrap()
+                        .insert(f[1].to_owned(), f[2].parse().unwrap());
+                }
+                if f.first() == Some(&"STATE") && f.len() >= 6 {
+                    if f[5] == "unreachable" {
+                        fell_back.store(true, Release);
+                    }
+                    seen.lock().unwrap().insert(
+                        f[1].to_owned(),
+                        Seen {
+                            pid: f[2].to_owned(),
+                            share: f[3].parse().unwrap(),
+                            target: f[4].parse().unwrap(),
+                            state: f[5].to_owned(),
+                        },
+                    );
+                }
+            }
+        });
+        self.workers.push(Worker {
+            name: name.to_owned(),
+            child,
+            orders,
+            tasks,
+        });
+    }
+
+    pub(crate) fn take(&mut self, name: &str) -> Worker {
+        let i = self.workers.iter().position(|w| w.name == name).unwrap();
+        self.seen.lock().unwrap().remove(name);
+        self.workers.remove(i)
+    }
+
+    pub(crate) fn order(&mut self, name: &str, order: &str) {
+        let worker = self.workers.iter_mut().find(|w| w.name == name).unwrap();
+        if let Some(n) = order.strip_prefix("tasks ") {
+            worker.tasks = n.parse().unwrap();
+        }
+        std::fs::write(&worker.orders, order).unwrap();
+    }
+
+    pub(crate) fn signal(&self, name: &str, signal: &str) {
+        let worker = self.workers.iter().find(|w| w.name == name).unwrap();
+        let status = Command::new("kill")
+            .args([signal, &worker.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    /// The shares the allocation gives the live workers for their demands
+    /// (their tasks), by name, once every one of them reported its id.
+    pub(crate) fn expected(&self) -> Option<BTreeMap<String, u32>> {
+        let seen = self.seen.lock().unwrap();
+        let pids: Vec<(String, String, u32)> = self
+            .workers
+            .iter()
+            .map(|w| {
+                Some((
+                    w.name.clone(),
+                    seen.get(&w.name)?.pid.clone(),
+                    w.tasks.max(1),
+                ))
+            })
+            .collect::<Option<_>>()?;
+        let claims: Vec<(&str, u32, u32)> = pids
+            .iter()
+            .map(|(_, pid, d)| (pid.as_str(), *d, BUDGET))
+            .collect();
+        let targets = allocate(BUDGET, &claims);
+        Some(pids.iter().map(|(n, ..)| n.clone()).zip(targets).collect())
+    }
+
+    /// Waits until every live worker holds the share the allocation gives
+    /// it; prints and returns how long that took.
+    pub(crate) fn converge(&self, phase: &str, limit: Duration) -> Duration {
+        let took = wait_for(limit, || {
+            let Some(expected) = self.expected() else {
+                return false;
+            };
+            let seen = self.seen.lock().unwrap();
+            expected.iter().all(|(name, &share)| {
+                seen.get(name)
+                    .is_some_and(|s| s.share == share && s.target == share && s.state == "joined")
+            })
+        });
+        self.report(phase, took);
+        took.unwrap_or_else(|| {
+            panic!(
+                "{phase}: no convergence within {limit:?}: expected {:?}, seen {:?}",
+                self.expected(),
+                self.seen.lock().unwrap()
+            )
+        })
+    }
+
+    /// Waits until `done` holds of what the workers last said, up to
+    /// `limit`; prints and returns how long it took.
+    pub(crate) fn until(
+        &self,
+        phase: &str,
+        limit: Duration,
+        mut done: impl FnMut(&BTreeMap<String, Seen>) -> bool,
+    ) -> Duration {
+        let took = wait_for(limit, || done(&self.seen.lock().unwrap()));
+        self.report(phase, took);
+        took.unwrap_or_else(|| panic!("{phase}: {:?}", self.seen.lock().unwrap()))
+    }
+
+    /// Waits until every live worker holds `share`.
+    pub(crate) fn all_at(&self, phase: &str, share: u32, state: &str, limit: Duration) -> Duration {
+        let took = wait_for(limit, || {
+            let seen = self.seen.lock().unwrap();
+            self.workers.iter().all(|w| {
+                seen.get(&w.name)
+                    .is_some_and(|s| s.share == share && s.state == state)
+            })
+        });
+        self.report(phase, took);
+        took.unwrap_or_else(|| panic!("{phase}: {:?}", self.seen.lock().unwrap()))
+    }
+
+    pub(crate) fn report(&self, phase: &str, took: Option<Duration>) {
+        println!(
+            "[{:>6} ms] {phase}: {} (database: max {} at once, {} sessions)",
+            self.start.elapsed().as_millis(),
+            took.map_or("NOT converged".to_owned(), |t| format!(
+                "converged in {} ms",
+                t.as_millis()
+            )),
+            self.db.max.load(Acquire),
+            self.db.sessions.load(Relaxed),
+        );
+        assert!(
+            self.db.max.load(Acquire) <= self.bound,
+            "{phase}: the fleet exceeded {}",
+            self.bound
+        );
+    }
+
+    pub(crate) fn evalsha_calls(&self) -> u64 {
+        let info: String = self.redis.cmd(&["INFO", "commandstats"]);
+        info.lines()
+            .filter(|l| l.starts_with("cmdstat_evalsha:") || l.starts_with("cmdstat_eval:"))
+            .filter_map(|l| {
+                l.split("calls=")
+                    .nth(1)?
+                    .split(',')
+                    .next()?
+                    .parse::<u64>()
+                    .ok()
+            })
+            .sum()
+    }
+}
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        for worker in &mut self.workers {
+            let _ = worker.child.kill();
+            let _ = worker.child.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

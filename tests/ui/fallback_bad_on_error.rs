@@ -1,0 +1,21 @@
+// `on_error` that is not a boolean: ATR-006.
+use bulkhead::{Rejection, resilient};
+
+#[derive(Debug)]
+pub struct Error;
+
+impl From<Rejection> for Error {
+    fn from(_: Rejection) -> Self {
+        Error
+    }
+}
+
+#[resilient]
+pub trait Images {
+    #[fallback(method = "cached", on_error = "always")]
+    #[bulkhead]
+    fn fetch(&self, id: &str) -> Result<Vec<u8>, Error>;
+    fn cached(&self, id: &str) -> Result<Vec<u8>, Error>;
+}
+
+fn main() {}

@@ -1,0 +1,21 @@
+// `method` written as a path rather than a string: ATR-013.
+use bulkhead::{Rejection, resilient};
+
+#[derive(Debug)]
+pub struct Error;
+
+impl From<Rejection> for Error {
+    fn from(_: Rejection) -> Self {
+        Error
+    }
+}
+
+#[resilient]
+pub trait Images {
+    #[fallback(method = cached)]
+    #[bulkhead]
+    fn fetch(&self, id: &str) -> Result<Vec<u8>, Error>;
+    fn cached(&self, id: &str) -> Result<Vec<u8>, Error>;
+}
+
+fn main() {}

@@ -1,0 +1,19 @@
+// A `delay` that is no duration: ATR-001.
+use bulkhead::{Rejection, resilient};
+
+#[derive(Debug)]
+pub struct Error;
+
+impl From<Rejection> for Error {
+    fn from(_: Rejection) -> Self {
+        Error
+    }
+}
+
+#[resilient]
+pub trait Search {
+    #[hedge(delay = "fifty ms")]
+    async fn find(&self, query: &str) -> Result<String, Error>;
+}
+
+fn main() {}
