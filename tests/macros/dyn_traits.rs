@@ -151,6 +151,32 @@ macro_rules! async_trait_order {
             }
 
             #[test]
+            fn a_call_through_dyn_allocates_one_box_more_than_the_delegate() {
+                let registry = Registry::new();
+                let store = Store::default();
+                let repository = wrapped(&store, &registry);
+                let direct: &dyn Repository = &store;
+                let boxes = |repository: &dyn Repository| {
+                    crate::counting::allocated_by(|| {
+                        let mut call = repository.find("a", AsyncHold::none());
+                        assert!(matches!(poll(call.as_mut()), Poll::Ready(Ok(_))));
+                    })
+                    .0
+                };
+                // The store's: #[async_trait]'s box and the String it answers.
+                assert_eq!(boxes(direct), 2);
+                assert_eq!(boxes(&*repository), 3, "and the wrapper's box");
+
+                let handle = registry.bulkhead(&id("find(&str, AsyncHold)")).unwrap();
+                let _slot = handle.bulkhead().try_enter().unwrap();
+                let refused = crate::counting::allocated_by(|| {
+                    let mut call = repository.find("b", AsyncHold::none());
+                    assert_eq!(rejected(poll(call.as_mut())), RejectionKind::BulkheadFull);
+                });
+                assert_eq!(refused.0, 1, "the wrapper's box: the delegate is not called");
+            }
+
+            #[test]
             fn retries_apply_through_dyn() {
                 let registry = Registry::new();
                 let store = Store::failing(2);
