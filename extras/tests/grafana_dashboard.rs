@@ -8,7 +8,7 @@
 //! scrape has, taking `rate()` and its kin over counters only.
 
 #[allow(dead_code)]
-#[path = "../examples/axum_service.rs"]
+#[path = "../../examples/axum_service.rs"]
 mod example;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,7 +22,7 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
 /// The dashboard, as shipped.
-const DASHBOARD: &str = include_str!("../docs/grafana/bulkhead.json");
+const DASHBOARD: &str = include_str!("../../docs/grafana/bulkhead.json");
 
 /// How often the exporter samples in this test: often, so that the test
 /// waits little for a sample after its calls.

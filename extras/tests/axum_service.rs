@@ -12,7 +12,7 @@
 //! `tests/grafana_dashboard.rs`'s).
 
 #[allow(dead_code)]
-#[path = "../examples/axum_service.rs"]
+#[path = "../../examples/axum_service.rs"]
 mod example;
 
 use std::time::{Duration, Instant};
