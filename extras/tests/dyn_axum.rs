@@ -5,7 +5,7 @@
 //! same code.
 
 // As in a doctest, parts of the example are there to be read, not used.
-#![allow(dead_code)]
+#![allow(dead_code, unreachable_pub)]
 
 #[test]
 fn the_axum_example_of_the_resilient_page_runs() -> Result<(), Box<dyn std::error::Error>> {
