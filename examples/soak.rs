@@ -6,7 +6,7 @@
 //! and prints what it measured as a Markdown table.
 //!
 //! ```sh
-//! cargo run --release --example soak --features tower -- --minutes 10
+//! cargo run --release --example soak --features tower,metrics -- --minutes 10
 //! ```
 //!
 //! Options: `--minutes M` (default 10), `--max-requests N` (default 50

@@ -72,6 +72,7 @@ pub mod configuration {}
 pub mod paths {}
 
 #[cfg(feature = "redis")]
+#[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "redis")))]
 /// [guide-configuration]: mod@crate::guide::configuration
 /// [`Registry::fleet_resource`]: crate::Registry::fleet_resource
 /// [`Registry::leave_fleets`]: crate::Registry::leave_fleets

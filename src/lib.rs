@@ -112,6 +112,7 @@
 //! These pages are the Markdown files of the repository's `docs/` folder.
 
 #![forbid(unsafe_code)]
+#![cfg_attr(bulkhead_docsrs, feature(doc_cfg))]
 
 pub use bulkhead_core::{
     Adaptive, Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, CallError,
@@ -128,6 +129,7 @@ pub mod config;
 pub mod events;
 pub mod fallback;
 #[cfg(feature = "redis")]
+#[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "redis")))]
 pub mod fleet;
 pub mod guide;
 pub mod hedge;
@@ -144,12 +146,17 @@ pub mod timeout;
 /// response future (never in `poll_ready`), and a refusal becomes, through
 /// axum, a 503 with `Retry-After`; see `examples/axum_service.rs`.
 #[cfg(feature = "tower")]
+#[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "tower")))]
 pub use bulkhead_registry::tower;
 
 /// Policy events as `tracing` events (feature `tracing`) and policy state as
 /// `metrics` gauges and counters (feature `metrics`), exported from a thread
 /// of their own so that no caller waits on them.
 #[cfg(any(feature = "metrics", feature = "tracing"))]
+#[cfg_attr(
+    bulkhead_docsrs,
+    doc(cfg(any(feature = "metrics", feature = "tracing")))
+)]
 pub use bulkhead_registry::observe;
 
 // Each attribute's reference is a page of `docs/attributes/`, readable on

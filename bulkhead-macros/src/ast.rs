@@ -11,15 +11,16 @@ use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident};
 use syn::punctuated::Punctuated;
 use syn::{
-    Attribute, FnArg, GenericArgument, Ident, ItemFn, ItemTrait, Lifetime, Meta, PathArguments,
-    ReceiverKind, ReturnType, Signature, Token, TraitItem, TraitItemConst, TraitItemFn,
-    TraitItemType, Type, TypeParamBound, Visibility,
+    Attribute, FnArg, GenericArgument, Generics, Ident, ItemFn, ItemTrait, Lifetime, Meta,
+    PathArguments, ReceiverKind, ReturnType, Signature, Token, TraitItem, TraitItemConst,
+    TraitItemFn, TraitItemType, Type, TypeParamBound, Visibility,
 };
 
 use crate::annotations::Annotations;
 use crate::attr::Written;
 use crate::codes::{self, Errors};
 use crate::krate::Krate;
+use crate::outlives::Outlives;
 use crate::policies::{PolicyAttribute, PolicyKind, PolicySet};
 use crate::symbol::{CFG, CFG_ATTR};
 use crate::tokens::{is_self, strip};
@@ -91,16 +92,19 @@ pub(crate) struct Returns {
     /// parameters if there is none), for error spans covering all of it.
     pub(crate) written: TokenStream,
     /// Whether a returned future may not borrow the wrapper: its bounds
-    /// name a lifetime other than `'_` and the receiver's own (`'static`, or
-    /// the lifetime of an argument), or `use<..>`, or it is a boxed `dyn
-    /// Future` without a lifetime (so `'static`). The wrapper then gives the
-    /// future its own handle on the bulkhead instead of a borrow.
+    /// name a lifetime other than `'_` that the receiver's is not known to
+    /// outlive (`'static`, or the lifetime of an argument; the receiver's
+    /// own, or one it is declared to outlive, as in `#[async_trait]`'s
+    /// `'life0: 'async_trait`, is fine), or `use<..>`, or it is a boxed
+    /// `dyn Future` without a lifetime (so `'static`). The wrapper then
+    /// gives the future its own handle on the bulkhead instead of a borrow.
     pub(crate) detached: bool,
     /// Whether a returned future is declared `Send`.
     pub(crate) send: bool,
     /// Whether a returned future is bound by a lifetime (`+ '_`, `+ 'a`, a
-    /// boxed `dyn Future`, `use<..>`): then it cannot hold the arguments of
-    /// the call, whose lifetimes may be shorter.
+    /// boxed `dyn Future`, `use<..>`) that an argument is not known to
+    /// outlive (see `outlives.rs`): then it cannot hold the arguments of the
+    /// call. `String`, or `&'a str` under `+ 'a`, it can.
     pub(crate) outlives: bool,
     /// The `Unpin` bound of a future declared `+ Unpin`, which the wrapper's
     /// future cannot meet (ATR-007).
@@ -152,9 +156,12 @@ impl Trait {
         let mut methods = Vec::new();
         let mut types = Vec::new();
         let mut consts = Vec::new();
+        let generics = item.generics.clone();
         for trait_item in &mut item.items {
             match trait_item {
-                TraitItem::Fn(method) => methods.push(Method::from_syn(method, krate, errors)),
+                TraitItem::Fn(method) => {
+                    methods.push(Method::from_syn(method, &generics, krate, errors));
+                }
                 TraitItem::Type(ty) => types.push(ty.clone()),
                 TraitItem::Const(constant) => consts.push(constant.clone()),
                 _ => {}
@@ -175,7 +182,12 @@ impl Trait {
 impl Method {
     /// Reads the method, taking its policy attributes off it (and those
     /// written inside `#[cfg_attr]`, which are an error).
-    fn from_syn(method: &mut TraitItemFn, krate: &Krate, errors: &mut Errors) -> Self {
+    fn from_syn(
+        method: &mut TraitItemFn,
+        generics: &Generics,
+        krate: &Krate,
+        errors: &mut Errors,
+    ) -> Self {
         let mut annotations = Annotations::default();
         let mut kept = Vec::with_capacity(method.attrs.len());
         for attr in method.attrs.drain(..) {
@@ -207,7 +219,7 @@ impl Method {
         Method {
             cfgs: conditions(&method.attrs),
             self_arg: SelfArg::of(&method.sig),
-            ret: Returns::of(&method.sig),
+            ret: Returns::of(&method.sig, generics),
             sig: method.sig.clone(),
             annotations,
             wrapped: false,
@@ -367,8 +379,9 @@ fn receiver_lifetime(sig: &Signature) -> Option<&Lifetime> {
 }
 
 impl Returns {
-    /// Classifies the return type of `sig`.
-    pub(crate) fn of(sig: &Signature) -> Self {
+    /// Classifies the return type of `sig`, a method of a trait with the
+    /// generics `outer` (none for a function).
+    pub(crate) fn of(sig: &Signature, outer: &Generics) -> Self {
         let (value, written) = match &sig.output {
             ReturnType::Default => {
                 let close = sig.paren_token.span.close();
@@ -415,7 +428,19 @@ impl Returns {
         let captures = bounded && !captures_receiver;
         // A boxed `dyn Future` without a lifetime is `'static`.
         let implicit_static = flavor == Flavor::BoxedFuture && lifetimes.is_empty();
-        let foreign = |lifetime: &&Lifetime| lifetime.ident != "_" && Some(*lifetime) != own;
+        let outlives = Outlives::of(sig, outer);
+        // A lifetime bound the receiver's borrow is not known to outlive:
+        // `'static`, or an argument's lifetime. (`'_` is the receiver's.)
+        let foreign = |lifetime: &&Lifetime| {
+            lifetime.ident != "_" && !own.is_some_and(|own| outlives.lifetime(own, lifetime))
+        };
+        // A lifetime bound some argument is not known to outlive.
+        let shorter = |lifetime: &&Lifetime| {
+            sig.inputs.iter().any(|input| match input {
+                FnArg::Typed(typed) => !outlives.ty(&typed.ty, lifetime),
+                FnArg::Receiver(_) => false,
+            })
+        };
         let trait_bound = |name: &str| {
             bounds.iter().find(|bound| match bound {
                 TypeParamBound::Trait(t) => t.path.segments.last().is_some_and(|s| s.ident == name),
@@ -424,7 +449,7 @@ impl Returns {
         };
         Returns {
             detached: captures || implicit_static || lifetimes.iter().any(foreign),
-            outlives: bounded || flavor == Flavor::BoxedFuture || !lifetimes.is_empty(),
+            outlives: bounded || implicit_static || lifetimes.iter().any(shorter),
             send: trait_bound("Send").is_some(),
             unpin: trait_bound("Unpin").map(ToTokens::to_token_stream),
             other_bound: bounds
@@ -480,7 +505,7 @@ impl Func {
         Func {
             krate,
             self_arg: SelfArg::of(&item.sig),
-            ret: Returns::of(&item.sig),
+            ret: Returns::of(&item.sig, &Generics::default()),
             item,
             annotations,
             applied,
@@ -610,7 +635,7 @@ mod tests {
     use syn::parse_quote;
 
     fn returns(sig: Signature) -> (Flavor, String, bool) {
-        let ret = Returns::of(&sig);
+        let ret = Returns::of(&sig, &Generics::default());
         (
             ret.flavor,
             crate::ids::render(ret.value.to_token_stream()),
@@ -687,7 +712,7 @@ mod tests {
 
     #[test]
     fn futures_that_may_not_borrow_are_detached() {
-        let detached = |sig: Signature| Returns::of(&sig).detached;
+        let detached = |sig: Signature| Returns::of(&sig, &Generics::default()).detached;
         assert!(detached(
             parse_quote!(fn f(&self) -> impl Future<Output = R> + Send + 'static)
         ));
@@ -731,28 +756,61 @@ mod tests {
     #[test]
     fn futures_bounded_by_a_lifetime_or_declared_send_are_marked() {
         let of = |sig: Signature| {
-            let ret = Returns::of(&sig);
+            let ret = Returns::of(&sig, &Generics::default());
             (ret.outlives, ret.send, ret.unpin.is_some())
         };
         assert_eq!(
-            of(parse_quote!(fn f(&self) -> impl Future<Output = R> + Send)),
+            of(parse_quote!(fn f(&self, k: &str) -> impl Future<Output = R> + Send)),
             (false, true, false)
         );
         assert_eq!(
-            of(parse_quote!(fn f(&self) -> impl Future<Output = R> + '_)),
+            of(parse_quote!(fn f(&self, k: &str) -> impl Future<Output = R> + '_)),
             (true, false, false)
         );
         assert_eq!(
-            of(parse_quote!(fn f(&self) -> Pin<Box<dyn Future<Output = R> + Send + '_>>)),
+            of(parse_quote!(fn f(&self, k: &str) -> Pin<Box<dyn Future<Output = R> + Send + '_>>)),
             (true, true, false)
         );
         assert_eq!(
-            of(parse_quote!(fn f(&self) -> impl Future<Output = R> + Unpin)),
+            of(parse_quote!(fn f(&self, k: &str) -> impl Future<Output = R> + Unpin)),
             (false, false, true)
         );
         assert_eq!(
-            of(parse_quote!(async fn f(&self) -> R)),
+            of(parse_quote!(async fn f(&self, k: &str) -> R)),
             (false, false, false)
+        );
+    }
+
+    #[test]
+    fn a_future_may_hold_the_arguments_that_outlive_its_bound() {
+        let outlives = |sig: Signature| Returns::of(&sig, &Generics::default()).outlives;
+        assert!(
+            !outlives(
+                parse_quote!(fn f(&self, k: String) -> Pin<Box<dyn Future<Output = R> + Send + '_>>)
+            ),
+            "an owned argument outlives any lifetime"
+        );
+        assert!(!outlives(
+            parse_quote!(fn f<'a>(&'a self, k: &'a str) -> Pin<Box<dyn Future<Output = R> + Send + 'a>>)
+        ));
+        assert!(outlives(
+            parse_quote!(fn f<'a, 'b>(&'a self, k: &'b str) -> Pin<Box<dyn Future<Output = R> + Send + 'a>>)
+        ));
+        assert!(
+            outlives(
+                parse_quote!(fn f(&self, k: String) -> Pin<Box<dyn Future<Output = R> + Send>>)
+            ),
+            "a boxed future without a lifetime is 'static: detached"
+        );
+        let async_trait: Signature = parse_quote!(
+            fn f<'life0, 'life1, 'async_trait>(&'life0 self, k: &'life1 str)
+                -> Pin<Box<dyn Future<Output = R> + Send + 'async_trait>>
+            where 'life0: 'async_trait, 'life1: 'async_trait, Self: 'async_trait
+        );
+        let ret = Returns::of(&async_trait, &Generics::default());
+        assert!(
+            !ret.outlives && !ret.detached,
+            "#[async_trait]'s shape holds all"
         );
     }
 

@@ -28,7 +28,7 @@ use crate::krate::{Krate, Origin};
 use crate::policies::PolicySet;
 use crate::symbol::RESILIENT;
 use crate::tokens::local;
-use crate::{composed, ids, soft, valid};
+use crate::{composed, ids, order, soft, valid};
 
 /// `#[resilient]` on `input`: the trait, without its policy attributes, and
 /// its wrapper; on error, the errors too, after the trait and (if the trait
@@ -37,7 +37,7 @@ use crate::{composed, ids, soft, valid};
 /// everything that uses the trait.
 pub(crate) fn resilient(args: TokenStream, input: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
-    let written = arguments(args, &mut errors);
+    let written = arguments(args.clone(), &mut errors);
     let krate = Krate::new(written.as_ref());
     let mut item = match syn::parse2::<ItemTrait>(input.clone()) {
         Ok(item) => item,
@@ -45,16 +45,26 @@ pub(crate) fn resilient(args: TokenStream, input: TokenStream) -> TokenStream {
             return soft::unparsed_trait(input, &krate, error);
         }
         Err(_) => {
+            // An implementation (with `#[async_trait]` on it, say) needs
+            // nothing: the wrapper implements the trait around it.
+            let hint = if soft::looks_like(&input, "impl") {
+                "; put it on the trait's declaration: an implementation stays as it is (with #[async_trait] if the trait has it), and the generated `Resilient<Trait>::new` wraps it"
+            } else {
+                ""
+            };
             let error = syn::Error::new(
                 Span::call_site(),
                 format!(
-                    "{}: #[resilient] applies to a trait, whose wrapper it generates",
+                    "{}: #[resilient] applies to a trait, whose wrapper it generates{hint}",
                     codes::UNWRAPPABLE
                 ),
             );
             return soft::tokens(input, error);
         }
     };
+    if let Some(again) = order::after_rewriters(&args, &item, &krate) {
+        return again;
+    }
     let trait_name = item.ident.clone();
     item.attrs.retain(|attr| {
         if !is_resilient(attr.path(), &krate) {

@@ -11,7 +11,8 @@
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use quote::{ToTokens, quote};
 use syn::ext::IdentExt;
-use syn::{FnArg, Ident, Signature};
+use syn::visit_mut::{self, VisitMut};
+use syn::{FnArg, Ident, Lifetime, Signature, TypeImplTrait, TypeParamBound, TypeReference};
 
 /// `concat!(module_path!(), "::Trait#method(types)")`: the id of a method of
 /// the trait `trait_name`, a `&'static str` built at compile time.
@@ -38,17 +39,74 @@ pub(crate) fn method(sig: &Signature) -> String {
     format!("{}{}", sig.ident.unraw(), params(sig))
 }
 
-/// The parameter list of `sig` without its receiver: `(&str, u32)`.
+/// The parameter list of `sig` without its receiver: `(&str, u32)`. For
+/// a method `#[async_trait]` rewrote, the types as written before it named
+/// their elided lifetimes (see [`AsWritten`]), so that the id is the same
+/// in either order of the attributes.
 pub(crate) fn params(sig: &Signature) -> String {
+    let rewritten = sig
+        .generics
+        .lifetimes()
+        .any(|param| param.lifetime.ident == crate::symbol::ASYNC_TRAIT);
     let types: Vec<String> = sig
         .inputs
         .iter()
         .filter_map(|arg| match arg {
+            FnArg::Typed(typed) if rewritten => {
+                let mut ty = (*typed.ty).clone();
+                AsWritten.visit_type_mut(&mut ty);
+                Some(render(ty.to_token_stream()))
+            }
             FnArg::Typed(typed) => Some(render(typed.ty.to_token_stream())),
             FnArg::Receiver(_) => None,
         })
         .collect();
     format!("({})", types.join(", "))
+}
+
+/// Undoes what `#[async_trait]` does to a parameter's type: it names each
+/// elided lifetime `'life0`, `'life1`, ... (`&str` becomes `&'life1 str`,
+/// `Cow<'_, str>` becomes `Cow<'life2, str>`) and bounds `impl Trait` by
+/// `'async_trait`.
+struct AsWritten;
+
+impl AsWritten {
+    fn named_by_async_trait(lifetime: &Lifetime) -> bool {
+        lifetime
+            .ident
+            .to_string()
+            .strip_prefix("life")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    }
+}
+
+impl VisitMut for AsWritten {
+    fn visit_type_reference_mut(&mut self, reference: &mut TypeReference) {
+        if reference
+            .lifetime
+            .as_ref()
+            .is_some_and(Self::named_by_async_trait)
+        {
+            reference.lifetime = None;
+        }
+        visit_mut::visit_type_reference_mut(self, reference);
+    }
+
+    fn visit_lifetime_mut(&mut self, lifetime: &mut Lifetime) {
+        if Self::named_by_async_trait(lifetime) {
+            *lifetime = Lifetime::new("'_", lifetime.span());
+        }
+    }
+
+    fn visit_type_impl_trait_mut(&mut self, imp: &mut TypeImplTrait) {
+        imp.bounds = std::mem::take(&mut imp.bounds)
+            .into_iter()
+            .filter(|bound| {
+                !matches!(bound, TypeParamBound::Lifetime(l) if l.ident == crate::symbol::ASYNC_TRAIT)
+            })
+            .collect();
+        visit_mut::visit_type_impl_trait_mut(self, imp);
+    }
 }
 
 /// `tokens` written compactly, as described in the module documentation.
@@ -140,6 +198,28 @@ mod tests {
             "(&str, u32)"
         );
         assert_eq!(ids(parse_quote!(fn name(&mut self))), "()");
+    }
+
+    #[test]
+    fn async_trait_lifetimes_are_left_out_as_they_were_not_written() {
+        // `async fn get(&self, key: &str, all: Cow<'_, str>, s: impl
+        // AsRef<str>, k: &'a str)` after `#[async_trait]`.
+        let sig: Signature = parse_quote!(
+            fn get<'a, 'life0, 'life1, 'life2, 'async_trait>(
+                &'life0 self,
+                key: &'life1 str,
+                all: Cow<'life2, str>,
+                s: impl 'async_trait + AsRef<str>,
+                k: &'a str,
+            ) -> Pin<Box<dyn Future<Output = R> + Send + 'async_trait>>
+        );
+        assert_eq!(ids(sig), "(&str, Cow<'_, str>, impl AsRef<str>, &'a str)");
+        let sig: Signature = parse_quote!(fn get<'life1>(&self, key: &'life1 str));
+        assert_eq!(
+            ids(sig),
+            "(&'life1 str)",
+            "left as written where #[async_trait] did not write it"
+        );
     }
 
     #[test]

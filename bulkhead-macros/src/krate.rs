@@ -62,6 +62,13 @@ impl Krate {
         Krate::new(Some(&syn::parse_quote!(::bulkhead)))
     }
 
+    /// `<facade>::name`: an item of the facade, such as `resilient`.
+    pub(crate) fn item(&self, name: &str) -> TokenStream {
+        let path = &self.path;
+        let name = Ident::new(name, Span::call_site());
+        quote::quote!(#path::#name)
+    }
+
     /// Whether `prefix` (the segments of an attribute's path before its
     /// last) names the facade: `bulkhead`, the dependency's name, or the
     /// path given with `crate = "..."`, with or without a leading `::`.

@@ -7,13 +7,16 @@
 //!
 //! - `symbol.rs` (every attribute word), `codes.rs` (the error codes and
 //!   their collector), `tokens.rs` (token helpers), `ids.rs` (instance
-//!   ids): the ground everything stands on.
+//!   ids), `outlives.rs` (what a signature says outlives what): the ground
+//!   everything stands on.
 //! - `values.rs` (the values of keys, by kind), `attr.rs` (an attribute's
 //!   keys, read with its policy's table), `policies.rs` (the set of
 //!   policies) and `annotations.rs` (the attributes of one item): reading
 //!   the attributes. The policies and their tables of keys are the core
 //!   crate's (`bulkhead_core::keys`), shared with the registry's
 //!   configuration sources.
+//! - `order.rs`: `#[resilient]` beside `#[async_trait]` and
+//!   `#[trait_variant::make]`, which it reads the trait after.
 //! - `ast.rs`: the typed model of a trait or function.
 //! - `valid.rs`: every meaning-level check, recorded on the model.
 //! - `declare.rs` (declaring policies to the registry), `call.rs` (the
@@ -36,6 +39,8 @@ mod expand;
 mod expand_fn;
 mod ids;
 mod krate;
+mod order;
+mod outlives;
 mod policies;
 mod soft;
 mod symbol;

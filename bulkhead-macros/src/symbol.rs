@@ -30,6 +30,17 @@ pub(crate) const CRATE: Symbol = Symbol("bulkhead");
 /// `#[resilient]`, found on a trait it already expands: given twice.
 pub(crate) const RESILIENT: Symbol = Symbol("resilient");
 
+/// `#[async_trait]` (the async-trait crate's, or a re-export of it such as
+/// `tonic::async_trait`), and the lifetime it bounds its futures by,
+/// `'async_trait`.
+pub(crate) const ASYNC_TRAIT: Symbol = Symbol("async_trait");
+
+/// The trait-variant crate, whose `#[trait_variant::make(..)]` ([`MAKE`])
+/// makes a variant of a trait with `Send` futures.
+pub(crate) const TRAIT_VARIANT: Symbol = Symbol("trait_variant");
+/// See [`TRAIT_VARIANT`].
+pub(crate) const MAKE: Symbol = Symbol("make");
+
 /// The static a wrapped function keeps its policies in: a function whose
 /// body names it was wrapped by a policy attribute (see [`APPLIED`]).
 pub(crate) const POLICY_STATIC: Symbol = Symbol("__BULKHEAD_POLICY");

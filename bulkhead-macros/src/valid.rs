@@ -282,16 +282,26 @@ fn cannot_call_again(method: &Method) -> Option<(proc_macro2::Span, String)> {
     } else if method.ret.flavor == Flavor::Sync {
         return None;
     } else if method.ret.detached {
+        let bound = if method.ret.flavor == Flavor::BoxedFuture {
+            "bound the box by the receiver's lifetime (`Pin<Box<dyn Future<Output = ..> + Send + '_>>`, or `fn f<'a>(&'a self, ..) -> Pin<Box<dyn Future<Output = ..> + Send + 'a>>`, as #[async_trait] writes it)"
+        } else {
+            "bound it by `'_`"
+        };
         format!(
-            "{code}: #[{attribute}] {cannot}: its future may not borrow the wrapper (it is `'static`, bound by the lifetime of an argument, or `use<..>`), and {inside}; bound it by `'_` or write an `async fn`"
+            "{code}: #[{attribute}] {cannot}: its future may not borrow the wrapper (it is `'static`, bound by the lifetime of an argument, or `use<..>`), and {inside}; {bound} or write an `async fn`"
         )
     } else if method.ret.outlives && method.has_arguments() {
         let passes = match kind {
             PolicyKind::Fallback => "the fallback is passed them from inside it",
             _ => "each attempt passes them to the delegate again from inside it",
         };
+        let instead = if method.ret.flavor == Flavor::BoxedFuture {
+            "give the borrowed arguments the box's lifetime (`fn f<'a>(&'a self, key: &'a str) -> Pin<Box<dyn Future<Output = ..> + Send + 'a>>`, as #[async_trait] writes it), take them by value (`String`),"
+        } else {
+            "remove the lifetime bound, give the borrowed arguments that lifetime too (`fn f<'a>(&'a self, key: &'a str) -> impl Future<Output = ..> + 'a`),"
+        };
         format!(
-            "{code}: #[{attribute}] {cannot}: its future is bound by a lifetime its arguments may not outlive, and {passes}; remove the lifetime bound or write an `async fn`"
+            "{code}: #[{attribute}] {cannot}: its future is bound by a lifetime its arguments may not outlive, and {passes}; {instead} or write an `async fn`"
         )
     } else {
         return None;
@@ -483,6 +493,34 @@ fn unwrappable_method(method: &Method, selves: &SelfPaths<'_>) -> Vec<(TokenStre
         ));
     }
     let sig = &method.sig;
+    let self_bounds: Vec<&syn::PredicateType> = sig
+        .generics
+        .where_clause
+        .iter()
+        .flat_map(|w| &w.predicates)
+        .filter_map(|predicate| match predicate {
+            WherePredicate::Type(p)
+                if is_self(&p.bounded_ty) && !is_harmless_self_bound(predicate) =>
+            {
+                Some(p)
+            }
+            _ => None,
+        })
+        .collect();
+    // `#[async_trait]` writes its bounds at its own attribute: the method's
+    // name says more.
+    let by_async_trait = sig
+        .generics
+        .lifetimes()
+        .any(|param| param.lifetime.ident == crate::symbol::ASYNC_TRAIT);
+    for bound in &self_bounds {
+        let tokens = if by_async_trait {
+            name.to_token_stream()
+        } else {
+            bound.to_token_stream()
+        };
+        reasons.push((tokens, self_bound(name, selves.trait_name, bound)));
+    }
     let mut mentions = sig
         .inputs
         .iter()
@@ -497,7 +535,10 @@ fn unwrappable_method(method: &Method, selves: &SelfPaths<'_>) -> Vec<(TokenStre
                 .where_clause
                 .iter()
                 .flat_map(|w| &w.predicates)
-                .filter(|predicate| !is_harmless_self_bound(predicate))
+                .filter(|predicate| {
+                    !is_harmless_self_bound(predicate)
+                        && !matches!(predicate, WherePredicate::Type(p) if is_self(&p.bounded_ty))
+                })
                 .map(ToTokens::to_token_stream),
         );
     if let Some(tokens) = mentions.find_map(|tokens| selves.bare(tokens)) {
@@ -509,6 +550,29 @@ fn unwrappable_method(method: &Method, selves: &SelfPaths<'_>) -> Vec<(TokenStre
         ));
     }
     reasons
+}
+
+/// Why the wrapper cannot implement a method whose where clause bounds
+/// `Self` by a trait (`Self: Sync`): in the wrapper `Self` is the wrapper,
+/// which meets the bound only when its delegate does, and a method's where
+/// clause cannot say that of the delegate. A supertrait can.
+fn self_bound(name: &Ident, trait_name: &Ident, bound: &syn::PredicateType) -> String {
+    let traits: Vec<String> = bound
+        .bounds
+        .iter()
+        .filter_map(|bound| match bound {
+            TypeParamBound::Trait(t) => t
+                .path
+                .segments
+                .last()
+                .map(|last| render(last.to_token_stream())),
+            _ => None,
+        })
+        .collect();
+    let traits = traits.join(" + ");
+    format!(
+        "method `{name}` requires `Self: {traits}`, which the wrapper cannot promise for its delegate in a method's where clause; make it a supertrait instead (`trait {trait_name}: {traits}`). (`#[async_trait]` adds `Self: Sync` to a default `async fn` taking `&self`, and `Self: Send` to one taking `&mut self` or `self`, when the trait does not have that supertrait)"
+    )
 }
 
 /// The return type without its `use<..>` bounds: the `Self` a trait's
@@ -537,7 +601,10 @@ fn is_harmless_self_bound(predicate: &WherePredicate) -> bool {
         WherePredicate::Type(p) if is_self(&p.bounded_ty) => {
             p.bounds.iter().all(|bound| match bound {
                 TypeParamBound::Lifetime(_) => true,
-                TypeParamBound::Trait(t) => t.path.is_ident("Sized"),
+                // `Sized`, `::std::marker::Sized`.
+                TypeParamBound::Trait(t) => {
+                    t.path.segments.last().is_some_and(|s| s.ident == "Sized")
+                }
                 _ => false,
             })
         }
@@ -631,7 +698,8 @@ impl<'a> SelfPaths<'a> {
         while i < tokens.len() {
             match &tokens[i] {
                 TokenTree::Ident(ident) if ident == "Self" => {
-                    if is_punct(tokens.get(i + 1), ':') && is_punct(tokens.get(i + 2), ':') {
+                    // `Self::Item`, not `Self: ::core::marker::Sync`.
+                    if is_joint(tokens.get(i + 1), ':') && is_punct(tokens.get(i + 2), ':') {
                         i += 1;
                         continue;
                     }
@@ -675,6 +743,11 @@ impl<'a> SelfPaths<'a> {
 
 fn is_punct(token: Option<&TokenTree>, c: char) -> bool {
     matches!(token, Some(TokenTree::Punct(p)) if p.as_char() == c)
+}
+
+/// Whether `token` is `c` joined to the next one, as the first `:` of `::`.
+fn is_joint(token: Option<&TokenTree>, c: char) -> bool {
+    matches!(token, Some(TokenTree::Punct(p)) if p.as_char() == c && p.spacing() == Spacing::Joint)
 }
 
 /// The index of the `>` that closes an angle bracket opened before `from`,

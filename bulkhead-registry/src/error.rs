@@ -84,6 +84,7 @@ pub enum RegistryError {
     /// URL (TLS is not built in), a resource name or key prefix with `{`
     /// or `}`, a lease under 100 ms, a margin above half the lease.
     #[cfg(feature = "redis")]
+    #[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "redis")))]
     #[error("REG-014: invalid fleet configuration: {message}")]
     FleetConfig {
         /// The resource, or empty when the configuration was checked on
@@ -96,6 +97,7 @@ pub enum RegistryError {
     /// otherwise (REG-015): another Redis, prefix, lease, margin or
     /// fallback. A process joins one fleet per resource for its life.
     #[cfg(feature = "redis")]
+    #[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "redis")))]
     #[error(
         "REG-015: resource {resource:?} already shares its budget as {running}; it cannot share it as {requested} too"
     )]
@@ -109,6 +111,7 @@ pub enum RegistryError {
     },
     /// The thread that keeps the fleet leases cannot be started (REG-016).
     #[cfg(feature = "redis")]
+    #[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "redis")))]
     #[error("REG-016: cannot start the fleet thread: {message}")]
     FleetStart {
         /// The operating system's reason.

@@ -20,16 +20,22 @@
 //! ```
 
 #![forbid(unsafe_code)]
+#![cfg_attr(bulkhead_docsrs, feature(doc_cfg))]
 
 mod budget;
 mod error;
 mod events;
 #[cfg(feature = "redis")]
+#[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "redis")))]
 pub mod fleet;
 mod function;
 mod handle;
 mod kind;
 #[cfg(any(feature = "metrics", feature = "tracing"))]
+#[cfg_attr(
+    bulkhead_docsrs,
+    doc(cfg(any(feature = "metrics", feature = "tracing")))
+)]
 pub mod observe;
 mod pipeline;
 mod policy;
@@ -43,6 +49,7 @@ mod store;
 mod stores;
 mod suggest;
 #[cfg(feature = "tower")]
+#[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "tower")))]
 pub mod tower;
 
 pub use error::{ConfigSourceError, Conflict, RegistryError};

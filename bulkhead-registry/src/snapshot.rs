@@ -383,6 +383,7 @@ impl RegistrySnapshot {
     /// The shares of the fleet resources (feature `redis`), sorted by
     /// resource.
     #[cfg(feature = "redis")]
+    #[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "redis")))]
     pub fn fleets(&self) -> &[crate::fleet::FleetSnapshot] {
         &self.fleets
     }

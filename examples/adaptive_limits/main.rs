@@ -128,7 +128,11 @@ fn main() {
             .iter()
             .all(|flag| word(&args, flag).is_none());
     let figure = if reference {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/adaptive_limits.svg")
+        // A target of `extras/`, beside the repository's `docs/`.
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .expect("extras/ is in the repository")
+            .join("docs/adaptive_limits.svg")
     } else {
         out.join("adaptive_limits.svg")
     };

@@ -13,6 +13,7 @@ mod composition;
 mod conditional;
 #[path = "../support/counting.rs"]
 mod counting;
+mod dyn_traits;
 mod fallback;
 mod functions;
 mod hedging;

@@ -156,8 +156,10 @@ mod metrics;
 mod tracing;
 
 #[cfg(feature = "metrics")]
+#[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "metrics")))]
 pub use self::metrics::{export_metrics, export_metrics_to};
 #[cfg(feature = "tracing")]
+#[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "tracing")))]
 pub use self::tracing::trace_events;
 pub use observer::ObserverHandle;
 

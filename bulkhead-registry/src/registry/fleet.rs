@@ -87,6 +87,7 @@ impl fmt::Debug for Fleets {
 }
 
 impl Registry {
+    #[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "redis")))]
     /// Gives the resource `name` a budget of `slots` shared by every
     /// process that names it with the same Redis and key prefix: across
     /// the fleet, calls in flight on its bulkheads never exceed `slots`.
@@ -205,6 +206,7 @@ impl Registry {
         Ok(())
     }
 
+    #[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "redis")))]
     /// What keeping the fleet resources met and could not return, oldest
     /// first: REG-016 when [`RegistryBuilder::build`](crate::RegistryBuilder::build)
     /// could not start the fleet thread for a resource its configuration
@@ -218,6 +220,7 @@ impl Registry {
         self.inner.fleets.errors().clone()
     }
 
+    #[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "redis")))]
     /// Leaves every fleet this registry is in, for a graceful shutdown:
     /// the bulkheads on fleet resources stop admitting calls (limit 0),
     /// their calls in flight get up to the margin to finish, and the share

@@ -169,7 +169,7 @@
 //! ```
 //!
 //! (This block is compiled and run as `examples/axum_service.rs` and
-//! `tests/axum_service.rs` of the repository: the library itself does not
+//! `extras/tests/axum_service.rs` of the repository: the library itself does not
 //! depend on axum.) Where other layers box their errors into
 //! `tower::BoxError`, [`Unavailable::find`] finds the refusal in the box.
 //!

@@ -7,11 +7,12 @@
 //! one slot, one after the other, and refuses a request whose wait ran out
 //! with a `Retry-After` estimated from the bulkhead's figures.
 //!
-//! With the feature `metrics`, the same flood is checked in the metrics
-//! exported by `bulkhead::observe` to a test recorder.
+//! The same flood is checked in the metrics exported by `bulkhead::observe`
+//! to a test recorder (the Prometheus scrape of `/metrics` is
+//! `tests/grafana_dashboard.rs`'s).
 
 #[allow(dead_code)]
-#[path = "../examples/axum_service.rs"]
+#[path = "../../examples/axum_service.rs"]
 mod example;
 
 use std::time::{Duration, Instant};
@@ -348,7 +349,6 @@ async fn with_a_max_wait_two_concurrent_requests_on_one_slot_both_succeed() {
     assert_eq!(holder.await.unwrap().unwrap().status(), StatusCode::OK);
 }
 
-#[cfg(feature = "metrics")]
 mod metrics {
     use std::collections::BTreeMap;
 
