@@ -100,6 +100,19 @@ pub enum ConfigError {
         /// The accepted values, comma-separated.
         choices: String,
     },
+    /// A bulkhead's `reserved` above its `max_concurrent` (ATR-016): it
+    /// could never use the slots it holds back from the others.
+    #[error(
+        "ATR-016: {key} ({reserved}) is above max_concurrent ({max_concurrent}): a bulkhead reserves at most its limit"
+    )]
+    ReservedAboveLimit {
+        /// The key the value was given for.
+        key: String,
+        /// The reservation.
+        reserved: u32,
+        /// The limit.
+        max_concurrent: u32,
+    },
     /// A key a config builder's `set_key` does not have, or a value not
     /// of the kind its key takes (CFG-001).
     #[error("CFG-001: {key} is not a key of this policy that takes {value}")]
@@ -132,6 +145,7 @@ impl ConfigError {
             ConfigError::NumberOutOfRange { .. } => "ATR-008",
             ConfigError::UnknownRejectionKind { .. } => "ATR-009",
             ConfigError::InvalidChoice { .. } => "ATR-010",
+            ConfigError::ReservedAboveLimit { .. } => "ATR-016",
             ConfigError::NoSuchKey { .. } => "CFG-001",
         }
     }
@@ -147,6 +161,7 @@ impl ConfigError {
             | ConfigError::NumberOutOfRange { key, .. }
             | ConfigError::UnknownRejectionKind { key, .. }
             | ConfigError::InvalidChoice { key, .. }
+            | ConfigError::ReservedAboveLimit { key, .. }
             | ConfigError::NoSuchKey { key, .. } => key,
         }
     }
@@ -163,6 +178,7 @@ impl ConfigError {
         | ConfigError::NumberOutOfRange { key, .. }
         | ConfigError::UnknownRejectionKind { key, .. }
         | ConfigError::InvalidChoice { key, .. }
+        | ConfigError::ReservedAboveLimit { key, .. }
         | ConfigError::NoSuchKey { key, .. }) = &mut self;
         new_key.clone_into(key);
         self
@@ -181,6 +197,7 @@ impl ConfigError {
             | ConfigError::NumberOutOfRange { key, .. }
             | ConfigError::UnknownRejectionKind { key, .. }
             | ConfigError::InvalidChoice { key, .. }
+            | ConfigError::ReservedAboveLimit { key, .. }
             | ConfigError::NoSuchKey { key, .. }) = &mut self;
             key.insert_str(0, prefix);
         }

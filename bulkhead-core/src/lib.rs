@@ -45,7 +45,7 @@ mod timeout;
 
 pub use bulkhead::{
     Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, Enter, EnterError,
-    OwnedBulkheadPermit, Traffic,
+    OwnedBulkheadPermit, Pools, SharedPool, Traffic,
 };
 pub use circuit_breaker::{
     BreakerOutcome, BreakerPermit, CircuitBreaker, CircuitBreakerConfig,

@@ -12,7 +12,7 @@
 //! (ATR-002), a bare literal (ATR-002), and each bad value with its kind's
 //! code.
 
-use bulkhead_core::keys::{Key, NAME, PolicyKind, did_you_mean};
+use bulkhead_core::keys::{Key, KeyValue, NAME, PolicyKind, did_you_mean};
 use darling::ast::NestedMeta;
 use proc_macro2::{Span, TokenStream};
 use syn::punctuated::Punctuated;
@@ -183,6 +183,7 @@ fn from_items(kind: PolicyKind, items: &[NestedMeta]) -> darling::Result<Keys> {
     }
     errors.finish()?;
     read.sort_by_key(|(at, _)| *at);
+    check_together(kind, &table, &read)?;
     let mut keys = Keys {
         krate,
         ..Keys::default()
@@ -205,6 +206,35 @@ fn from_items(kind: PolicyKind, items: &[NestedMeta]) -> darling::Result<Keys> {
         }
     }
     Ok(keys)
+}
+
+/// The rules between keys written together (a bulkhead's `reserved` <=
+/// `max_concurrent`), from the core crate's `PolicyKind::check_together`,
+/// for the values written: its error is spanned on the value of the key it
+/// names.
+fn check_together(
+    kind: PolicyKind,
+    table: &[&'static Key],
+    read: &[(usize, Value<Read>)],
+) -> darling::Result<()> {
+    let integers: Vec<(&str, KeyValue, Span)> = read
+        .iter()
+        .filter_map(|(at, value)| match value.value {
+            Read::Integer(n) => Some((table[*at].name(), KeyValue::Integer(n), value.span)),
+            _ => None,
+        })
+        .collect();
+    let pairs: Vec<(&str, &KeyValue)> = integers.iter().map(|(k, v, _)| (*k, v)).collect();
+    match kind.check_together(&pairs) {
+        Ok(()) => Ok(()),
+        Err(error) => {
+            let span = integers
+                .iter()
+                .find(|(key, ..)| *key == error.key())
+                .map_or_else(Span::call_site, |(.., span)| *span);
+            Err(darling::Error::custom(error.to_string()).with_span(&span))
+        }
+    }
 }
 
 /// The key that names the facade's path, as serde's `#[serde(crate =

@@ -357,7 +357,7 @@ mod tests {
         assert_eq!(
             bulkhead(quote!(colour = "red")).unwrap_err(),
             [
-                "ATR-002: unknown key `colour` in #[bulkhead]; expected one of `config`, `enabled`, `max_concurrent`, `max_wait`, `name`, `resource`"
+                "ATR-002: unknown key `colour` in #[bulkhead]; expected one of `config`, `enabled`, `max_concurrent`, `max_wait`, `name`, `reserved`, `resource`"
             ]
         );
     }

@@ -48,7 +48,7 @@ impl Budgets {
                 by_resource
                     .entry(resource)
                     .or_default()
-                    .insert(id, config.max_concurrent());
+                    .insert(id, config.reserved());
             }
         }
         for (resource, bulkheads) in by_resource {

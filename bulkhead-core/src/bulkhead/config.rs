@@ -32,6 +32,15 @@ mod key {
         "true",
         "whether the bulkhead limits anything; a disabled one lets every call through",
     );
+    pub(super) const RESERVED: Key = Key::new(
+        "reserved",
+        ValueKind::Count {
+            min: 0,
+            max: super::MAX_CONCURRENT,
+        },
+        "",
+        "on a resource: the slots of its budget kept for this bulkhead alone, by default all of `max_concurrent`; above them, up to `max_concurrent`, it borrows the slots nobody reserved (ATR-016 if above `max_concurrent`)",
+    );
     pub(super) const RESOURCE: Key = Key::new(
         "resource",
         ValueKind::Name,
@@ -66,6 +75,9 @@ pub struct BulkheadConfig {
     /// The shared resource (a connection pool, a database) whose budget this
     /// bulkhead's slots count against, interned.
     resource: Option<&'static str>,
+    /// The slots of the resource's budget kept for this bulkhead; `None`:
+    /// all of `max_concurrent`.
+    reserved: Option<u32>,
 }
 
 impl BulkheadConfig {
@@ -76,7 +88,29 @@ impl BulkheadConfig {
         key::MAX_WAIT,
         key::ENABLED,
         key::RESOURCE,
+        key::RESERVED,
     ];
+
+    /// The rules between the bulkhead's keys written together:
+    /// `reserved` <= `max_concurrent` (ATR-016, about `reserved`).
+    pub(crate) fn check_together(values: &[(&str, &KeyValue)]) -> Result<(), ConfigError> {
+        let integer = |name: &str| {
+            values.iter().find_map(|(key, value)| match value {
+                KeyValue::Integer(n) if *key == name => Some(*n),
+                _ => None,
+            })
+        };
+        match (integer("reserved"), integer("max_concurrent")) {
+            (Some(reserved), Some(max_concurrent)) if reserved > max_concurrent => {
+                Err(ConfigError::ReservedAboveLimit {
+                    key: "reserved".to_owned(),
+                    reserved,
+                    max_concurrent,
+                })
+            }
+            _ => Ok(()),
+        }
+    }
 
     /// The default limit, 25.
     pub const DEFAULT_MAX_CONCURRENT: u32 = 25;
@@ -109,6 +143,19 @@ impl BulkheadConfig {
     pub fn resource(&self) -> Option<&'static str> {
         self.resource
     }
+
+    /// The slots of its resource's budget kept for this bulkhead alone
+    /// (default: all of `max_concurrent`, a strict split). Above them, up
+    /// to `max_concurrent`, it borrows slots of the budget that nobody
+    /// reserved. Without a resource it has no effect.
+    pub fn reserved(&self) -> u32 {
+        self.reserved.unwrap_or(self.max_concurrent)
+    }
+
+    /// Whether `reserved` was given (else it follows `max_concurrent`).
+    pub fn reserved_set(&self) -> Option<u32> {
+        self.reserved
+    }
 }
 
 impl Default for BulkheadConfig {
@@ -118,6 +165,7 @@ impl Default for BulkheadConfig {
             max_wait: Duration::ZERO,
             enabled: true,
             resource: None,
+            reserved: None,
         }
     }
 }
@@ -133,6 +181,9 @@ impl fmt::Display for BulkheadConfig {
         )?;
         if let Some(resource) = self.resource {
             write!(f, ", resource = {resource}")?;
+        }
+        if let Some(reserved) = self.reserved {
+            write!(f, ", reserved = {reserved}")?;
         }
         Ok(())
     }
@@ -151,6 +202,7 @@ pub struct BulkheadConfigBuilder {
     max_wait: Option<Duration>,
     enabled: Option<bool>,
     resource: Option<String>,
+    reserved: Option<u64>,
 }
 
 impl BulkheadConfigBuilder {
@@ -187,6 +239,16 @@ impl BulkheadConfigBuilder {
         self
     }
 
+    /// Keeps `reserved` slots of the resource's budget for this bulkhead
+    /// alone (0 to `max_concurrent`; default: all of `max_concurrent`).
+    /// Above them, up to `max_concurrent`, it borrows the slots of the
+    /// budget nobody reserved, so the limits on a resource may add up to
+    /// more than its budget while the reservations stay within it.
+    pub fn reserved(mut self, reserved: u32) -> Self {
+        self.reserved = Some(reserved.into());
+        self
+    }
+
     /// Sets the key named `key` (one of the bulkhead's
     /// [`keys`](crate::keys::PolicyKind::keys)) to `value`, as
     /// configuration from outside the code does. The value is checked when
@@ -202,6 +264,7 @@ impl BulkheadConfigBuilder {
             ("max_wait", KeyValue::Duration(wait)) => self.max_wait(wait),
             ("enabled", KeyValue::Bool(enabled)) => self.enabled(enabled),
             ("resource", KeyValue::Text(name)) => self.resource(name),
+            ("reserved", KeyValue::Integer(n)) => self.reserved(n),
             (key, value) => return Err(ConfigError::no_such_key(key, &value)),
         })
     }
@@ -235,7 +298,8 @@ impl BulkheadConfigBuilder {
     ///
     /// # Errors
     ///
-    /// ATR-003 if `max_concurrent` is out of range.
+    /// ATR-003 if `max_concurrent` is out of range, ATR-008 if `reserved`
+    /// is, ATR-016 if `reserved` is above `max_concurrent`.
     pub fn build_keyed(
         &self,
         base: &BulkheadConfig,
@@ -247,7 +311,25 @@ impl BulkheadConfigBuilder {
                 .map_err(|e| e.prefixed(key_prefix))?,
             None => base.max_concurrent,
         };
+        let reserved = match self.reserved {
+            Some(value) => Some(
+                key::RESERVED
+                    .check_integer(value)
+                    .map_err(|e| e.prefixed(key_prefix))?,
+            ),
+            None => base.reserved,
+        };
+        if let Some(reserved) = reserved
+            && reserved > max_concurrent
+        {
+            return Err(ConfigError::ReservedAboveLimit {
+                key: format!("{key_prefix}reserved"),
+                reserved,
+                max_concurrent,
+            });
+        }
         Ok(BulkheadConfig {
+            reserved,
             max_concurrent,
             max_wait: self.max_wait.unwrap_or(base.max_wait),
             enabled: self.enabled.unwrap_or(base.enabled),

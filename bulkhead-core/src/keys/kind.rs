@@ -2,7 +2,9 @@
 
 use std::fmt;
 
+use super::KeyValue;
 use super::key::{BASE_CONFIG, CONFIG, Key, NAME};
+use crate::ConfigError;
 use crate::bulkhead::BulkheadConfig;
 use crate::circuit_breaker::CircuitBreakerConfig;
 use crate::fallback::FallbackConfig;
@@ -170,6 +172,40 @@ impl PolicyKind {
     /// The key of the policy named `name`, among [`all_keys`](Self::all_keys).
     pub fn key(self, name: &str) -> Option<&'static Key> {
         self.all_keys().find(|key| key.name() == name)
+    }
+
+    /// Checks the rules between keys written together, such as a
+    /// bulkhead's `reserved` <= `max_concurrent` (ATR-016), on the values
+    /// given (each value alone already checked); the error names the key
+    /// out of place.
+    ///
+    /// # Errors
+    ///
+    /// The code of the rule broken.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bulkhead_core::keys::{KeyValue, PolicyKind};
+    ///
+    /// let written = [
+    ///     ("max_concurrent", KeyValue::Integer(4)),
+    ///     ("reserved", KeyValue::Integer(5)),
+    /// ];
+    /// let pairs: Vec<_> = written.iter().map(|(k, v)| (*k, v)).collect();
+    /// let err = PolicyKind::Bulkhead.check_together(&pairs).unwrap_err();
+    /// assert_eq!((err.code(), err.key()), ("ATR-016", "reserved"));
+    /// ```
+    pub fn check_together(self, values: &[(&str, &KeyValue)]) -> Result<(), ConfigError> {
+        match self {
+            PolicyKind::Bulkhead => BulkheadConfig::check_together(values),
+            PolicyKind::Retry
+            | PolicyKind::CircuitBreaker
+            | PolicyKind::Timeout
+            | PolicyKind::RateLimiter
+            | PolicyKind::Hedge
+            | PolicyKind::Fallback => Ok(()),
+        }
     }
 }
 

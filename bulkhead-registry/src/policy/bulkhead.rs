@@ -18,6 +18,10 @@ impl Policy for Bulkhead {
             // In range: it was resolved (and so checked) as a configuration.
             let _ = self.set_max_concurrent(new.max_concurrent());
         }
+        if old.reserved_set() != new.reserved_set() {
+            // Checked with the limit it was resolved with.
+            let _ = self.set_reserved(new.reserved_set());
+        }
         old.max_wait() == new.max_wait() && old.enabled() == new.enabled()
     }
 
@@ -25,11 +29,13 @@ impl Policy for Bulkhead {
         // The limit, wait and switch are the instance's; the resource is
         // the registry's bookkeeping, as last resolved.
         let running = self.config();
-        BulkheadConfig::builder()
+        let mut live = BulkheadConfig::builder()
             .max_concurrent(running.max_concurrent())
             .max_wait(running.max_wait())
-            .enabled(running.enabled())
-            .build_on(declared)
-            .unwrap_or(running)
+            .enabled(running.enabled());
+        if let Some(reserved) = running.reserved_set() {
+            live = live.reserved(reserved);
+        }
+        live.build_on(declared).unwrap_or(running)
     }
 }

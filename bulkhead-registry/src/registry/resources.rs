@@ -15,13 +15,21 @@ impl Registry {
     /// server) a budget of `slots`: from now on the registry refuses any
     /// bulkhead on that resource (`resource = "name"` in its attribute,
     /// `.resource("name")` in code, `resource` in configuration) whose
-    /// `max_concurrent`, added to the others', would exceed it: when it is
+    /// `reserved` (by default its `max_concurrent`), added to the others',
+    /// would exceed it: when it is
     /// declared, and when a reload or `BulkheadHandle::set_max_concurrent`
     /// raises a limit (REG-010). A disabled bulkhead admits every call, so
     /// it cannot name a resource (REG-013). Calling it again changes the
     /// budget.
     ///
-    /// The budget bounds the sum of the limits. When a change lowers one
+    /// The bulkheads on a resource share its budget as a pool: each keeps
+    /// its reserved slots for itself and, with `max_concurrent` above
+    /// `reserved`, borrows the slots nobody reserved; at every instant the
+    /// sum over them of `max(calls in flight, reserved)` stays within the
+    /// budget. A raised reservation takes effect as borrowed slots come
+    /// back.
+    ///
+    /// Without borrowing, the budget bounds the sum of the limits. When a change lowers one
     /// bulkhead and raises another, the calls in flight on the lowered one
     /// finish under its old limit: until they have, more calls than the
     /// budget can be in flight together.
@@ -49,6 +57,11 @@ impl Registry {
                 Some(previous) => budgets.set(name, previous),
                 None => budgets.remove(name),
             }
+        }
+        if checked.is_ok()
+            && let Some(pools) = self.inner.context.pools()
+        {
+            pools.set_budget(name, slots);
         }
         #[cfg(feature = "redis")]
         if checked.is_ok() {
@@ -149,8 +162,9 @@ impl Registry {
             .check(all)
     }
 
-    /// The budget of resource `name` and the slots its bulkheads take now,
-    /// if it has a budget.
+    /// The budget of resource `name` and the slots its bulkheads reserve
+    /// (their `reserved`, by default their `max_concurrent`), if it has a
+    /// budget.
     pub fn resource_usage(&self, name: &str) -> Option<(u32, u64)> {
         let budget = self
             .inner
@@ -165,7 +179,7 @@ impl Registry {
             .configs()
             .iter()
             .filter(|(_, config)| config.resource() == Some(name))
-            .map(|(_, config)| u64::from(config.max_concurrent()))
+            .map(|(_, config)| u64::from(config.reserved()))
             .sum();
         Some((budget, used))
     }
