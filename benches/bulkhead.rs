@@ -12,6 +12,7 @@
 //! | `contended_2_threads` | enter + exit while a second thread does the same on the same object |
 //! | `pipeline` | `Pipeline::execute` with a bulkhead against calling the closure directly |
 //! | `adaptive_free` | enter + exit on a free slot: the bulkhead alone, alone with two recent clock readings, timed for sizing, adaptive (Gradient2); alone and with a second thread |
+//! | `pool` | enter + exit on a shared pool: within the reservation (beside a plain bulkhead), and borrowing a pool slot |
 //!
 //! Run with `cargo bench --bench bulkhead`, then `python3 benches/report.py`
 //! for a table of medians (see `BENCHMARKS.md`).
@@ -26,6 +27,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use bulkhead::pipeline::PolicyContext;
+use bulkhead::sizing::SharedPool;
 use bulkhead::{Adaptive, Bulkhead, BulkheadConfig, Clock, Pipeline, Registry, SystemClock};
 use criterion::{Criterion, criterion_group, criterion_main};
 use tokio::sync::Semaphore;
@@ -351,9 +353,47 @@ fn config() -> Criterion {
         .sample_size(100)
 }
 
+/// A bulkhead on a pool of `budget` slots reserving `reserved` of them, up
+/// to `ROOMY`.
+fn pooled(pool: &SharedPool, id: &str, reserved: u32) -> Bulkhead {
+    let config = BulkheadConfig::builder()
+        .max_concurrent(ROOMY)
+        .reserved(reserved)
+        .build()
+        .expect("a valid limit");
+    Bulkhead::with_pool(id, config, PolicyContext::default(), pool)
+}
+
+fn pool(c: &mut Criterion) {
+    let mut group = c.benchmark_group("pool");
+    let plain = bulkhead("bench-pool-plain", ROOMY);
+    group.bench_function("plain_try_enter", |b| {
+        b.iter(|| consume(black_box(&plain).try_enter()))
+    });
+    let shared = SharedPool::new(2 * ROOMY);
+    let reserving = pooled(&shared, "bench-pool-reserved", ROOMY);
+    group.bench_function("within_reservation_try_enter", |b| {
+        b.iter(|| consume(black_box(&reserving).try_enter()))
+    });
+    // Reservation 1, held: every call borrows a pool slot and gives it
+    // back.
+    let borrowing = pooled(&shared, "bench-pool-borrowing", 1);
+    let held = borrowing.try_enter().expect("its reserved slot");
+    group.bench_function("borrowing_try_enter", |b| {
+        b.iter(|| consume(black_box(&borrowing).try_enter()))
+    });
+    assert_eq!(
+        borrowing.borrowed(),
+        0,
+        "every borrowed slot was given back"
+    );
+    drop(held);
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = config();
-    targets = enter_exit_free, rejection, async_free, contended, pipeline, adaptive_free
+    targets = enter_exit_free, rejection, async_free, contended, pipeline, adaptive_free, pool
 }
 criterion_main!(benches);

@@ -2,8 +2,10 @@
 //! once each has its own bulkhead.
 //!
 //! Part 1 replays the pattern document's demo: the same 7 slots, shared by
-//! reports and payments or split 3/4, 10 report calls that hang and 4 payment
-//! calls. Part 2 runs live traffic for a few seconds, checkout on OS threads
+//! reports and payments, split 3/4, or kept as a resource's budget of 7 that
+//! both reserve part of and borrow the rest of (reserved slots and
+//! borrowing: every layout side by side), 10 report calls that hang and 4
+//! payment calls. Part 2 runs live traffic for a few seconds, checkout on OS threads
 //! (sync) and reports on Tokio tasks (async), first through one shared
 //! bulkhead and then through two, and prints what each bulkhead admitted,
 //! rejected and holds.
@@ -69,6 +71,37 @@ async fn part_one() -> Demo {
         &reports,
         &payments,
     )
+    .await?;
+
+    // A budget of 7 on a resource. Each bulkhead may use all 7
+    // (max_concurrent) but reserves part: reserved slots are always there
+    // at once, the rest is borrowed while nobody's reservation needs it.
+    registry.resource("db", 7)?;
+    registry.resource("db-2-unreserved", 7)?;
+    let on_pool = |id: &str, resource: &str, reserved: u32| {
+        Pipeline::builder(&registry, id)
+            .bulkhead(|b| b.max_concurrent(7).reserved(reserved).resource(resource))
+            .build()
+    };
+    let reports = on_pool("pool-reports", "db", 3)?;
+    let payments = on_pool("pool-payments", "db", 4)?;
+    scenario(
+        "One budget of 7: reports reserve 3, payments 4, each up to 7",
+        &registry,
+        &reports,
+        &payments,
+    )
+    .await?;
+
+    // The same with 2 of the 7 unreserved: reports borrow them.
+    let reports = on_pool("pool2-reports", "db-2-unreserved", 3)?;
+    let payments = on_pool("pool2-payments", "db-2-unreserved", 2)?;
+    scenario(
+        "One budget of 7: reports reserve 3, payments 2, 2 unreserved",
+        &registry,
+        &reports,
+        &payments,
+    )
     .await
 }
 
@@ -103,11 +136,9 @@ async fn scenario(
             tally.record(&outcome);
         }));
     }
+    // Until each of them holds a slot or was rejected.
     let reports_bulkhead = registry.bulkhead(reports.id())?;
-    let admitted = 10.min(reports_bulkhead.max_concurrent());
-    while reports_bulkhead.concurrent_calls() < admitted
-        || report_tally.counts().1 < 10 - u64::from(admitted)
-    {
+    while u64::from(reports_bulkhead.concurrent_calls()) + report_tally.counts().1 < 10 {
         tokio::task::yield_now().await;
     }
 

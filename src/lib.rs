@@ -302,11 +302,12 @@ pub use bulkhead_core::{
     BulkheadFull, CallTimeout, CircuitBreaker, CircuitBreakerConfig, CircuitBreakerConfigBuilder,
     CircuitBreakerEvent, CircuitBreakerEventKind, CircuitBreakerMetrics, CircuitOpen, CircuitState,
     Classifier, Clock, ConfigError, ErrorPredicate, Event, EventBus, EventStream,
-    OwnedBreakerPermit, Policies, PolicyContext, RateLimited, RateLimiter, RateLimiterConfig,
-    RateLimiterConfigBuilder, RateLimiterEvent, RateLimiterEventKind, RejectionKinds, Retry,
-    RetryConfig, RetryConfigBuilder, RetryEvent, RetryEventKind, RetryState, Sleep, SlidingWindow,
-    SystemClock, Timeout, TimeoutConfig, TimeoutConfigBuilder, TimeoutEvent, TimeoutEventKind,
-    TimeoutFuture, Traffic, check_limit, check_range, parse_bool, parse_duration, sleep_blocking,
+    OwnedBreakerPermit, Policies, PolicyContext, Pools, RateLimited, RateLimiter,
+    RateLimiterConfig, RateLimiterConfigBuilder, RateLimiterEvent, RateLimiterEventKind,
+    RejectionKinds, Retry, RetryConfig, RetryConfigBuilder, RetryEvent, RetryEventKind, RetryState,
+    SharedPool, Sleep, SlidingWindow, SystemClock, Timeout, TimeoutConfig, TimeoutConfigBuilder,
+    TimeoutEvent, TimeoutEventKind, TimeoutFuture, Traffic, check_limit, check_range, parse_bool,
+    parse_duration, sleep_blocking,
 };
 #[doc(hidden)]
 pub use bulkhead_registry::{

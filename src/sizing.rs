@@ -2,7 +2,9 @@
 //! arrival rate × how long each call holds its slot): [`SizingReport`],
 //! what `registry.sizing()` returns, one [`BulkheadSizing`] per bulkhead
 //! with its [`Diagnosis`]; [`Traffic`], a bulkhead's counters; and
-//! [`DEFAULT_HEADROOM`], the margin recommendations add.
+//! [`DEFAULT_HEADROOM`], the margin recommendations add; [`SharedPool`],
+//! a resource's budget shared by bulkheads that reserve part of it and
+//! borrow the rest (a registry keeps one per resource, in its [`Pools`]).
 //!
 //! Tracking is off by default (it costs two clock reads and two atomic
 //! additions per admitted call): `Registry::builder().track_sizing(true)`.
@@ -24,5 +26,5 @@
 //! # Ok::<(), bulkhead::RegistryError>(())
 //! ```
 
-pub use bulkhead_core::Traffic;
+pub use bulkhead_core::{Pools, SharedPool, Traffic};
 pub use bulkhead_registry::{BulkheadSizing, DEFAULT_HEADROOM, Diagnosis, SizingReport};

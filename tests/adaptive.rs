@@ -568,3 +568,51 @@ fn threads_completing_while_limits_change_never_exceed_the_limit_in_force() {
     assert_eq!(snapshot.concurrent_calls, 0);
     assert!((1..=2).contains(&snapshot.max_concurrent));
 }
+
+/// On a resource's pool (SPEC 9.3) beside a static bulkhead that borrows
+/// past its reservation: the adaptive one grows only into the room the
+/// reservations leave, and the pool's invariant holds throughout.
+#[test]
+fn an_adaptive_bulkhead_on_a_pool_grows_into_the_unreserved_room_beside_a_borrower() {
+    let (clock, registry) = manual();
+    registry.resource("db", 10).unwrap();
+    let reports = registry
+        .bulkhead_policy(
+            "reports",
+            "t",
+            &BulkheadConfig::builder()
+                .max_concurrent(10)
+                .reserved(2)
+                .resource("db"),
+        )
+        .unwrap();
+    let search = registry
+        .bulkhead_policy(
+            "search",
+            "t",
+            &adaptive(Adaptive::Gradient2, (1, 2, 20)).resource("db"),
+        )
+        .unwrap();
+    assert!(search.is_pooled() && reports.is_pooled());
+    let both = [reports.clone(), search.clone()];
+    let mut load = Load::new(&clock, vec![reports.clone(), search.clone()]);
+    let (mut grew, mut borrowed) = (0, 0);
+    for _ in 0..400 {
+        load.round(10 * MS);
+        let held: u32 = both
+            .iter()
+            .map(|b| b.concurrent_calls().max(b.reserved()))
+            .sum();
+        assert!(held <= 10, "{held} slots held on a budget of 10");
+        // Its limit in force and the others' reservations fit the budget.
+        assert!(
+            search.max_concurrent() + 2 <= 10,
+            "{}",
+            search.max_concurrent()
+        );
+        grew = grew.max(search.max_concurrent());
+        borrowed = borrowed.max(reports.borrowed());
+    }
+    assert!(grew > 2, "the adaptive bulkhead grew: {grew}");
+    assert!(borrowed > 0, "reports borrowed");
+}

@@ -116,6 +116,19 @@ pub enum ConfigError {
         /// `max_concurrent`.
         max: String,
     },
+    /// A bulkhead's `reserved` above its `max_concurrent` (ATR-016): it
+    /// could never use the slots it holds back from the others.
+    #[error(
+        "ATR-016: {key} ({reserved}) is above max_concurrent ({max_concurrent}): a bulkhead reserves at most its limit"
+    )]
+    ReservedAboveLimit {
+        /// The key the value was given for.
+        key: String,
+        /// The reservation.
+        reserved: u32,
+        /// The limit.
+        max_concurrent: u32,
+    },
     /// A key a config builder's `set_key` does not have, or a value not
     /// of the kind its key takes (CFG-001).
     #[error("CFG-001: {key} is not a key of this policy that takes {value}")]
@@ -149,6 +162,7 @@ impl ConfigError {
             ConfigError::UnknownRejectionKind { .. } => "ATR-009",
             ConfigError::InvalidChoice { .. } => "ATR-010",
             ConfigError::LimitsOutOfOrder { .. } => "ATR-015",
+            ConfigError::ReservedAboveLimit { .. } => "ATR-016",
             ConfigError::NoSuchKey { .. } => "CFG-001",
         }
     }
@@ -165,6 +179,7 @@ impl ConfigError {
             | ConfigError::UnknownRejectionKind { key, .. }
             | ConfigError::InvalidChoice { key, .. }
             | ConfigError::LimitsOutOfOrder { key, .. }
+            | ConfigError::ReservedAboveLimit { key, .. }
             | ConfigError::NoSuchKey { key, .. } => key,
         }
     }
@@ -182,6 +197,7 @@ impl ConfigError {
         | ConfigError::UnknownRejectionKind { key, .. }
         | ConfigError::InvalidChoice { key, .. }
         | ConfigError::LimitsOutOfOrder { key, .. }
+        | ConfigError::ReservedAboveLimit { key, .. }
         | ConfigError::NoSuchKey { key, .. }) = &mut self;
         new_key.clone_into(key);
         self
@@ -201,6 +217,7 @@ impl ConfigError {
             | ConfigError::UnknownRejectionKind { key, .. }
             | ConfigError::InvalidChoice { key, .. }
             | ConfigError::LimitsOutOfOrder { key, .. }
+            | ConfigError::ReservedAboveLimit { key, .. }
             | ConfigError::NoSuchKey { key, .. }) = &mut self;
             key.insert_str(0, prefix);
         }

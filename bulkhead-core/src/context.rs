@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::bulkhead::Pools;
 use crate::clock::{Clock, SystemClock};
 use crate::events::{Event, EventBus};
 
@@ -16,6 +17,7 @@ pub struct PolicyContext {
     clock: Arc<dyn Clock>,
     events: Option<EventBus>,
     sizing: bool,
+    pools: Option<Arc<Pools>>,
 }
 
 impl PolicyContext {
@@ -25,7 +27,20 @@ impl PolicyContext {
             clock,
             events: None,
             sizing: false,
+            pools: None,
         }
+    }
+
+    /// The same context, with the pools of its resources: a bulkhead
+    /// configured on a resource that has one joins it.
+    pub fn with_pools(mut self, pools: Arc<Pools>) -> Self {
+        self.pools = Some(pools);
+        self
+    }
+
+    /// The pools of the resources, if the context has them.
+    pub fn pools(&self) -> Option<&Arc<Pools>> {
+        self.pools.as_ref()
     }
 
     /// The same context, publishing events to `events`.

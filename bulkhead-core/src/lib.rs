@@ -46,7 +46,7 @@ mod timeout;
 pub use bulkhead::adaptive::{Adaptive, AdaptiveSnapshot, CallOutcome};
 pub use bulkhead::{
     Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, Enter, EnterError,
-    OwnedBulkheadPermit, Traffic,
+    OwnedBulkheadPermit, Pools, SharedPool, Traffic,
 };
 
 /// Adaptive limits: the algorithms a bulkhead's `adaptive` key chooses,

@@ -424,3 +424,173 @@ fn an_adaptive_window_closing_while_a_cap_is_set_never_leaves_the_limit_above_it
         assert_eq!(bulkhead.config().max_concurrent(), 4, "the ceiling is kept");
     });
 }
+
+// Two bulkheads on one pool. The invariant, checked inside every body
+// under a lock of the model: the sum over the bulkheads of
+// max(calls inside, reserved) never exceeds the budget (calls inside are
+// counted after entering and before leaving, so they never exceed the
+// bulkhead's own count).
+
+use bulkhead_core::SharedPool;
+
+struct Inside {
+    counts: loom::sync::Mutex<[u32; 2]>,
+    reserved: [u32; 2],
+    budget: u32,
+}
+
+impl Inside {
+    fn new(reserved: [u32; 2], budget: u32) -> Arc<Self> {
+        Arc::new(Inside {
+            counts: loom::sync::Mutex::new([0; 2]),
+            reserved,
+            budget,
+        })
+    }
+
+    fn run(&self, which: usize) {
+        let mut counts = self.counts.lock().unwrap();
+        counts[which] += 1;
+        let used: u32 = (0..2).map(|i| counts[i].max(self.reserved[i])).sum();
+        assert!(used <= self.budget, "{counts:?} over the budget");
+        drop(counts);
+        self.counts.lock().unwrap()[which] -= 1;
+    }
+}
+
+fn pooled(pool: &SharedPool, clock: &ManualClock, reserved: u32, max: u32) -> Bulkhead {
+    let config = BulkheadConfig::builder()
+        .max_concurrent(max)
+        .reserved(reserved)
+        .max_wait(Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    Bulkhead::with_pool(
+        "loom-pool",
+        config,
+        PolicyContext::new(Arc::new(clock.clone())),
+        pool,
+    )
+}
+
+/// Everything given back to the pool: nothing borrowed, and the whole
+/// unreserved part can be borrowed again by `bulkhead`.
+fn assert_pool_idle(pool: &SharedPool, bulkheads: &[&Bulkhead]) {
+    assert_eq!(pool.borrowed(), 0, "a pool slot was lost");
+    for bulkhead in bulkheads {
+        assert_eq!(bulkhead.concurrent_calls(), 0);
+        assert_eq!(bulkhead.waiting_calls(), 0);
+    }
+}
+
+#[test]
+fn a_reserved_slot_is_never_refused_while_the_other_borrows() {
+    loom::model(|| {
+        let (clock, pool) = (ManualClock::new(), SharedPool::new(4));
+        let a = pooled(&pool, &clock, 1, 3);
+        let b = pooled(&pool, &clock, 2, 3);
+        let inside = Inside::new([1, 2], 4);
+        let own = a.try_enter_owned().unwrap();
+        let borrower = {
+            let (a, inside) = (a.clone(), Arc::clone(&inside));
+            thread::spawn(move || {
+                // Past its reservation: borrows the one unreserved slot.
+                let permit = a.try_enter().expect("the unreserved slot is free");
+                inside.run(0);
+                drop(permit);
+            })
+        };
+        let reserved = {
+            let (b, inside) = (b.clone(), Arc::clone(&inside));
+            thread::spawn(move || {
+                let permit = b.try_enter().expect("a reserved slot is never refused");
+                inside.run(1);
+                drop(permit);
+            })
+        };
+        let second = b.try_enter().expect("a reserved slot is never refused");
+        inside.run(1);
+        drop(second);
+        borrower.join().unwrap();
+        reserved.join().unwrap();
+        drop(own);
+        assert_pool_idle(&pool, &[&a, &b]);
+        assert_eq!(pool.unreserved(), 1);
+    });
+}
+
+#[test]
+fn two_borrowers_race_for_one_pool_slot() {
+    loom::model(|| {
+        let (clock, pool) = (ManualClock::new(), SharedPool::new(3));
+        let a = pooled(&pool, &clock, 1, 2);
+        let b = pooled(&pool, &clock, 1, 2);
+        let inside = Inside::new([1, 1], 3);
+        let (a1, b1) = (a.try_enter_owned().unwrap(), b.try_enter_owned().unwrap());
+        let admitted = Arc::new(AtomicUsize::new(0));
+        let threads: Vec<_> = [(a.clone(), 0), (b.clone(), 1)]
+            .into_iter()
+            .map(|(bulkhead, which)| {
+                let (inside, admitted) = (Arc::clone(&inside), Arc::clone(&admitted));
+                thread::spawn(move || {
+                    if let Ok(_permit) = bulkhead.try_enter() {
+                        admitted.fetch_add(1, SeqCst);
+                        inside.run(which);
+                    }
+                })
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        assert!(admitted.load(SeqCst) >= 1, "the free pool slot went unused");
+        drop((a1, b1));
+        assert_pool_idle(&pool, &[&a, &b]);
+    });
+}
+
+#[test]
+fn a_pool_waiter_cancelled_while_a_borrowed_slot_comes_back_loses_nothing() {
+    loom::model(|| {
+        let (clock, pool) = (ManualClock::new(), SharedPool::new(3));
+        let a = pooled(&pool, &clock, 1, 3);
+        let b = pooled(&pool, &clock, 1, 3);
+        let a1 = a.try_enter_owned().unwrap();
+        let borrowed = a.try_enter_owned().unwrap();
+        let b1 = b.try_enter_owned().unwrap();
+        let mut waiter = b.enter_async();
+        assert!(poll_noop(&mut waiter).is_pending());
+        let releaser = thread::spawn(move || drop(borrowed));
+        drop(waiter);
+        releaser.join().unwrap();
+        drop((a1, b1));
+        assert_pool_idle(&pool, &[&a, &b]);
+        // The unreserved slot can be borrowed again.
+        let (x, y) = (b.try_enter().unwrap(), b.try_enter().unwrap());
+        assert!(b.try_enter().is_err());
+        drop((x, y));
+    });
+}
+
+#[test]
+fn a_pool_waiter_is_handed_a_borrowed_slot_released_on_another_bulkhead() {
+    loom::model(|| {
+        let (clock, pool) = (ManualClock::new(), SharedPool::new(3));
+        let a = pooled(&pool, &clock, 1, 3);
+        let b = pooled(&pool, &clock, 1, 3);
+        let inside = Inside::new([1, 1], 3);
+        let a1 = a.try_enter_owned().unwrap();
+        let borrowed = a.try_enter_owned().unwrap();
+        let b1 = b.try_enter_owned().unwrap();
+        let waiter = {
+            let (b, inside) = (b.clone(), Arc::clone(&inside));
+            thread::spawn(move || {
+                let permit = b.enter().expect("the clock never moved");
+                inside.run(1);
+                drop(permit);
+            })
+        };
+        drop(borrowed);
+        waiter.join().unwrap();
+        drop((a1, b1));
+        assert_pool_idle(&pool, &[&a, &b]);
+    });
+}

@@ -208,27 +208,28 @@ fn from_items(kind: PolicyKind, items: &[NestedMeta]) -> darling::Result<Keys> {
     Ok(keys)
 }
 
-/// The rules between keys written together (`min_concurrent` <=
-/// `initial_concurrent` <= `max_concurrent`), from the core crate's
-/// `PolicyKind::check_together`, for the limits written: its error is
-/// spanned on the value of the key it names.
+/// The rules between keys written together (a bulkhead's `min_concurrent`
+/// <= `initial_concurrent` <= `max_concurrent`, and `reserved` <=
+/// `max_concurrent`), from the core crate's `PolicyKind::check_together`,
+/// for the values written: its error is spanned on the value of the key it
+/// names.
 fn check_together(
     kind: PolicyKind,
     table: &[&'static Key],
     read: &[(usize, Value<Read>)],
 ) -> darling::Result<()> {
-    let limits: Vec<(&str, KeyValue, proc_macro2::Span)> = read
+    let integers: Vec<(&str, KeyValue, Span)> = read
         .iter()
         .filter_map(|(at, value)| match value.value {
             Read::Integer(n) => Some((table[*at].name(), KeyValue::Integer(n), value.span)),
             _ => None,
         })
         .collect();
-    let pairs: Vec<(&str, &KeyValue)> = limits.iter().map(|(k, v, _)| (*k, v)).collect();
+    let pairs: Vec<(&str, &KeyValue)> = integers.iter().map(|(k, v, _)| (*k, v)).collect();
     match kind.check_together(&pairs) {
         Ok(()) => Ok(()),
         Err(error) => {
-            let span = limits
+            let span = integers
                 .iter()
                 .find(|(key, ..)| *key == error.key())
                 .map_or_else(Span::call_site, |(.., span)| *span);

@@ -19,6 +19,7 @@
 //! | ATR-013 | `#[fallback]` cannot call its method: `method` is missing or not a method's name, names no method of the trait (with a did-you-mean) or the method itself, names a method whose signature differs, or `#[fallback]` is on a function with a body, which has no delegate to call it on |
 //! | ATR-014 | `#[hedge]` on a method or function whose attempts cannot run at the same time: a sync one (its thread runs one attempt at a time), or one taking `&mut self` (which one attempt at a time can borrow) |
 //! | ATR-015 | a bulkhead's limits written out of order: `min_concurrent` <= `initial_concurrent` <= `max_concurrent` does not hold among those the attribute writes (the core crate's `PolicyKind::check_together`), spanned on the key out of place |
+//! | ATR-016 | a bulkhead's `reserved` above its `max_concurrent`, both written in the attribute (the core crate's `PolicyKind::check_together`), spanned on `reserved` |
 
 /// A duration that does not parse.
 pub(crate) const DURATION: &str = "ATR-001";

@@ -18,12 +18,12 @@ pub(crate) struct Budgets {
     rooms: HashMap<String, Arc<Room>>,
 }
 
-/// The slots a bulkhead reserves on its resource: a static one its limit,
-/// an adaptive one its floor (it takes more from the resource's [`Room`]
-/// while it grows).
+/// The slots a bulkhead reserves on its resource: a static one its
+/// `reserved` (by default its limit), an adaptive one its floor (it takes
+/// more from the resource's [`Room`] while it grows).
 pub(crate) fn reserved(config: &BulkheadConfig) -> u32 {
     match config.adaptive() {
-        Adaptive::Off => config.max_concurrent(),
+        Adaptive::Off => config.reserved(),
         Adaptive::Aimd | Adaptive::Vegas | Adaptive::Gradient2 => config.min_concurrent(),
     }
 }

@@ -54,7 +54,8 @@ pub enum RegistryError {
         budget: u32,
         /// The slots its bulkheads would take together.
         needed: u64,
-        /// Each bulkhead and its `max_concurrent`, comma-separated.
+        /// Each bulkhead and its `reserved` (by default its
+        /// `max_concurrent`), comma-separated.
         usage: String,
     },
     /// A bulkhead names a resource the registry has no budget for

@@ -50,6 +50,14 @@ pub struct BulkheadSizing {
     pub instance: String,
     /// The limit now.
     pub max_concurrent: u32,
+    /// The slots of its resource's budget kept for it now (`max_concurrent`
+    /// off a resource).
+    pub reserved: u32,
+    /// Whether it lives on borrowed slots: its need in this window (Little's
+    /// law) is above `reserved`, so part of its traffic runs only while the
+    /// resource's unreserved slots are free. Raise `reserved` (within the
+    /// budget) if that part must not be refused when others borrow them.
+    pub lives_on_borrowed: bool,
     /// The length of the window, on the registry's clock.
     pub window: Duration,
     /// What happened in the window (`None` if sizing is not tracked).
@@ -155,6 +163,8 @@ impl Windows {
         let mut sizing = BulkheadSizing {
             instance: bulkhead.instance().to_owned(),
             max_concurrent,
+            reserved: bulkhead.reserved(),
+            lives_on_borrowed: false,
             window: Duration::ZERO,
             traffic: None,
             arrival_rate: 0.0,
@@ -192,6 +202,11 @@ impl Windows {
             sizing.rejection_rate = traffic.rejected as f64 / seconds;
             sizing.need = mean_hold.map(|w| sizing.arrival_rate * w.as_secs_f64());
             sizing.usual_need = usual_hold.map(|w| sizing.arrival_rate * w.as_secs_f64());
+            sizing.lives_on_borrowed = bulkhead.is_pooled()
+                && sizing.reserved < max_concurrent
+                && sizing
+                    .need
+                    .is_some_and(|need| need > f64::from(sizing.reserved));
             if traffic.arrivals() > 0 {
                 sizing.recommended_max_concurrent = sizing.usual_need.map(|need| {
                     // Clamped in f64, then cast: a need beyond any limit

@@ -32,8 +32,16 @@ pub struct BulkheadSnapshot {
     /// lower (down to 0).
     pub max_concurrent: u32,
     /// Slots free right now: `max_concurrent - concurrent_calls`, or 0 while
-    /// more calls are in flight than a lowered limit allows.
+    /// more calls are in flight than a lowered limit allows. On a resource
+    /// whose bulkheads borrow, the slots beyond `reserved` are free only
+    /// while the resource's unreserved slots are.
     pub available: u32,
+    /// The slots of its resource's budget kept for it now (its `reserved`,
+    /// at most `max_concurrent`); off a resource, `max_concurrent`.
+    pub reserved: u32,
+    /// Calls in flight on borrowed slots: beyond `reserved`, on the
+    /// resource's unreserved slots (0 off a resource).
+    pub borrowed: u32,
     /// How long a caller may wait for a slot.
     pub max_wait: Duration,
     /// Whether the bulkhead limits anything.
@@ -65,6 +73,8 @@ impl BulkheadSnapshot {
             waiting_calls: bulkhead.waiting_calls(),
             max_concurrent,
             available: max_concurrent.saturating_sub(concurrent_calls),
+            reserved: bulkhead.reserved(),
+            borrowed: bulkhead.borrowed(),
             max_wait: config.max_wait(),
             enabled: config.enabled(),
             traffic: bulkhead.traffic(),

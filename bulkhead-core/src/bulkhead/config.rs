@@ -63,6 +63,15 @@ mod key {
         "20",
         "with `adaptive`: the limit it starts from, at which it measures the no-load latency; without it, 20 kept within `min_concurrent` and `max_concurrent`",
     );
+    pub(super) const RESERVED: Key = Key::new(
+        "reserved",
+        ValueKind::Count {
+            min: 0,
+            max: super::MAX_CONCURRENT,
+        },
+        "",
+        "on a resource: the slots of its budget kept for this bulkhead alone, by default all of `max_concurrent`; above them, up to `max_concurrent`, it borrows the slots nobody reserved (ATR-016 if above `max_concurrent`)",
+    );
     pub(super) const RESOURCE: Key = Key::new(
         "resource",
         ValueKind::Name,
@@ -105,6 +114,9 @@ pub struct BulkheadConfig {
     vegas: Vegas,
     gradient2: Gradient2,
     sampling: Sampling,
+    /// The slots of the resource's budget kept for this bulkhead; `None`:
+    /// all of `max_concurrent`.
+    reserved: Option<u32>,
 }
 
 impl BulkheadConfig {
@@ -118,6 +130,7 @@ impl BulkheadConfig {
         key::ADAPTIVE,
         key::MIN_CONCURRENT,
         key::INITIAL_CONCURRENT,
+        key::RESERVED,
     ];
 
     /// The default limit, 25.
@@ -196,11 +209,12 @@ impl BulkheadConfig {
 
     /// Whether `other` differs from this configuration only in what a live
     /// bulkhead takes at once: `max_concurrent` (an adaptive bulkhead's
-    /// ceiling) and `resource` (a registry's bookkeeping). Everything else
-    /// is fixed when the bulkhead is made.
+    /// ceiling), `reserved` and `resource` (a registry's bookkeeping).
+    /// Everything else is fixed when the bulkhead is made.
     pub fn differs_only_in_limit(&self, other: &BulkheadConfig) -> bool {
         let same = |config: &BulkheadConfig| BulkheadConfig {
             max_concurrent: 0,
+            reserved: None,
             resource: None,
             ..*config
         };
@@ -216,30 +230,45 @@ impl BulkheadConfig {
         self
     }
 
-    /// The same configuration with the ceiling `max` (a live
-    /// `set_max_concurrent`), the floor and the start kept below it.
-    pub(crate) fn with_ceiling(mut self, max: u32) -> Self {
+    /// The same configuration with the limit (an adaptive bulkhead's
+    /// ceiling) `max` and the reservation `reserved` a live bulkhead runs
+    /// with (`set_max_concurrent`, `set_reserved`), the floor, the start and
+    /// the reservation kept below the limit.
+    pub(crate) fn with_live_limits(mut self, max: u32, reserved: Option<u32>) -> Self {
         self.max_concurrent = max;
         self.min_concurrent = self.min_concurrent.min(max);
         self.initial_concurrent = self.initial_concurrent.map(|n| n.min(max));
+        self.reserved = reserved.map(|r| r.min(max));
         self
     }
 
-    /// Checks the keys written together (as in one attribute) that depend
-    /// on each other: `min_concurrent` <= `initial_concurrent` <=
-    /// `max_concurrent`, for those of the three given (ATR-015).
+    /// Checks the keys written together (as in one attribute, one layer of
+    /// configuration) that depend on each other, for those given:
+    /// `min_concurrent` <= `initial_concurrent` <= `max_concurrent`
+    /// (ATR-015, naming the key out of place), and `reserved` <=
+    /// `max_concurrent` (ATR-016, about `reserved`).
     pub(crate) fn check_together(values: &[(&str, &KeyValue)]) -> Result<(), ConfigError> {
-        let limit = |name: &str| {
+        let integer = |name: &str| {
             values.iter().find_map(|(key, value)| match value {
                 KeyValue::Integer(n) if *key == name => Some(*n),
                 _ => None,
             })
         };
         check_order(
-            limit("min_concurrent"),
-            limit("initial_concurrent"),
-            limit("max_concurrent"),
-        )
+            integer("min_concurrent"),
+            integer("initial_concurrent"),
+            integer("max_concurrent"),
+        )?;
+        match (integer("reserved"), integer("max_concurrent")) {
+            (Some(reserved), Some(max_concurrent)) if reserved > max_concurrent => {
+                Err(ConfigError::ReservedAboveLimit {
+                    key: "reserved".to_owned(),
+                    reserved,
+                    max_concurrent,
+                })
+            }
+            _ => Ok(()),
+        }
     }
 
     /// How long a caller may wait for a slot; zero rejects at once.
@@ -258,6 +287,19 @@ impl BulkheadConfig {
     pub fn resource(&self) -> Option<&'static str> {
         self.resource
     }
+
+    /// The slots of its resource's budget kept for this bulkhead alone
+    /// (default: all of `max_concurrent`, a strict split). Above them, up
+    /// to `max_concurrent`, it borrows slots of the budget that nobody
+    /// reserved. Without a resource it has no effect.
+    pub fn reserved(&self) -> u32 {
+        self.reserved.unwrap_or(self.max_concurrent)
+    }
+
+    /// Whether `reserved` was given (else it follows `max_concurrent`).
+    pub fn reserved_set(&self) -> Option<u32> {
+        self.reserved
+    }
 }
 
 impl Default for BulkheadConfig {
@@ -274,6 +316,7 @@ impl Default for BulkheadConfig {
             vegas: Vegas::default(),
             gradient2: Gradient2::default(),
             sampling: Sampling::default(),
+            reserved: None,
         }
     }
 }
@@ -322,6 +365,9 @@ impl fmt::Display for BulkheadConfig {
                 self.initial_concurrent()
             )?;
         }
+        if let Some(reserved) = self.reserved {
+            write!(f, ", reserved = {reserved}")?;
+        }
         Ok(())
     }
 }
@@ -346,6 +392,7 @@ pub struct BulkheadConfigBuilder {
     vegas: Option<Vegas>,
     gradient2: Option<Gradient2>,
     sampling: Option<Sampling>,
+    reserved: Option<u64>,
 }
 
 impl BulkheadConfigBuilder {
@@ -431,6 +478,16 @@ impl BulkheadConfigBuilder {
         self
     }
 
+    /// Keeps `reserved` slots of the resource's budget for this bulkhead
+    /// alone (0 to `max_concurrent`; default: all of `max_concurrent`).
+    /// Above them, up to `max_concurrent`, it borrows the slots of the
+    /// budget nobody reserved, so the limits on a resource may add up to
+    /// more than its budget while the reservations stay within it.
+    pub fn reserved(mut self, reserved: u32) -> Self {
+        self.reserved = Some(reserved.into());
+        self
+    }
+
     /// Sets the key named `key` (one of the bulkhead's
     /// [`keys`](crate::keys::PolicyKind::keys)) to `value`, as
     /// configuration from outside the code does. The value is checked when
@@ -449,6 +506,7 @@ impl BulkheadConfigBuilder {
             ("adaptive", KeyValue::Text(name)) => self.adaptive(Adaptive::parse(key, &name)?),
             ("min_concurrent", KeyValue::Integer(n)) => self.min_concurrent(n),
             ("initial_concurrent", KeyValue::Integer(n)) => self.initial_concurrent(n),
+            ("reserved", KeyValue::Integer(n)) => self.reserved(n),
             (key, value) => return Err(ConfigError::no_such_key(key, &value)),
         })
     }
@@ -489,7 +547,8 @@ impl BulkheadConfigBuilder {
     ///
     /// # Errors
     ///
-    /// ATR-003 if a limit is out of range.
+    /// ATR-003 if a limit is out of range, ATR-008 if `reserved` is,
+    /// ATR-016 if `reserved` is above `max_concurrent`.
     pub fn build_keyed(
         &self,
         base: &BulkheadConfig,
@@ -519,7 +578,25 @@ impl BulkheadConfigBuilder {
             self.initial_concurrent,
             base.initial_concurrent,
         )?;
+        let reserved = match self.reserved {
+            Some(value) => Some(
+                key::RESERVED
+                    .check_integer(value)
+                    .map_err(|e| e.prefixed(key_prefix))?,
+            ),
+            None => base.reserved,
+        };
+        if let Some(reserved) = reserved
+            && reserved > max_concurrent
+        {
+            return Err(ConfigError::ReservedAboveLimit {
+                key: format!("{key_prefix}reserved"),
+                reserved,
+                max_concurrent,
+            });
+        }
         let config = BulkheadConfig {
+            reserved,
             max_concurrent,
             max_wait: self.max_wait.unwrap_or(base.max_wait),
             enabled: self.enabled.unwrap_or(base.enabled),

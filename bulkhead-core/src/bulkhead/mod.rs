@@ -15,21 +15,26 @@ pub(crate) mod adaptive;
 mod config;
 mod enter;
 mod permit;
+mod pool;
 mod queue;
 mod semaphore;
+mod shared_pool;
 mod traffic;
 
 #[cfg(all(test, not(loom)))]
 mod cap_tests;
+#[cfg(all(test, not(loom)))]
+mod pool_tests;
 
 pub use config::{BulkheadConfig, BulkheadConfigBuilder};
 pub use enter::Enter;
 pub use permit::{BulkheadPermit, OwnedBulkheadPermit};
+pub use shared_pool::{Pools, SharedPool};
 pub use traffic::Traffic;
 
 use std::fmt;
 use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 use crate::clock::{Timeline, wake_all};
@@ -41,7 +46,8 @@ use crate::loom::{Mutex, lock};
 use crate::rejection::BulkheadFull;
 use adaptive::{AdaptiveSnapshot, CallOutcome, Limiter, Room};
 use permit::Held;
-use semaphore::{Acquired, Semaphore};
+use pool::{Deferred, Member};
+use semaphore::{Acquired, Released, Semaphore};
 use traffic::Counters;
 
 /// A bulkhead: at most `max_concurrent` calls hold a slot at once.
@@ -105,12 +111,21 @@ pub(super) struct Limits {
     pub(super) adaptive: Option<u32>,
     /// A bound set from outside (`set_limit_cap`), possibly 0.
     pub(super) cap: Option<u32>,
+    /// `reserved`, if given: on a pool, the slots kept for this bulkhead
+    /// (else all of the limit in force).
+    reserved: Option<u32>,
 }
 
 impl Limits {
     fn in_force(self) -> u32 {
         let limit = self.adaptive.unwrap_or(self.configured);
         self.cap.map_or(limit, |cap| cap.min(limit))
+    }
+
+    /// The reservation asked of the pool: at most the limit in force.
+    fn reserved(self) -> u32 {
+        let in_force = self.in_force();
+        self.reserved.map_or(in_force, |r| r.min(in_force))
     }
 }
 
@@ -131,7 +146,54 @@ impl Bulkhead {
     /// An adaptive bulkhead starts at `initial_concurrent`; its probes are
     /// timed by a generator seeded by its instance id, so that a run on a
     /// `ManualClock` repeats.
+    ///
+    /// If the context has [`Pools`] and the configuration names a resource
+    /// that has one, the bulkhead joins that pool (see
+    /// [`with_pool`](Self::with_pool)).
     pub fn with_context(instance: &str, config: BulkheadConfig, context: PolicyContext) -> Self {
+        let pool = config
+            .resource()
+            .and_then(|resource| context.pools()?.get(resource));
+        match pool {
+            Some(pool) => Bulkhead::with_pool(instance, config, context, &pool),
+            None => Bulkhead::build(instance, config, context, None),
+        }
+    }
+
+    /// A bulkhead on `pool`: it keeps its `reserved` slots of the pool's
+    /// budget for itself and, above them up to `max_concurrent`, borrows
+    /// the slots nobody reserved. A call within the reservation costs what
+    /// it costs on a plain bulkhead; borrowing touches one more atomic.
+    ///
+    /// The reservation takes effect at once as far as the pool has room,
+    /// the rest as borrowed slots come back (a registry refuses, REG-010,
+    /// reservations that add up to more than the budget). A disabled
+    /// bulkhead stays off the pool. Dropping the last clone gives the
+    /// reservation back.
+    pub fn with_pool(
+        instance: &str,
+        config: BulkheadConfig,
+        context: PolicyContext,
+        pool: &SharedPool,
+    ) -> Self {
+        if !config.enabled() {
+            return Bulkhead::build(instance, config, context, None);
+        }
+        let bulkhead = Bulkhead::build(instance, config, context, Some(pool));
+        let shared = &bulkhead.shared;
+        let member: Weak<dyn Member> = Arc::downgrade(&bulkhead.shared) as Weak<Shared>;
+        let reserved = lock(&shared.limits).reserved();
+        let now = shared.context.clock().now();
+        pool.pool.join(member, reserved, Some(now));
+        bulkhead
+    }
+
+    fn build(
+        instance: &str,
+        config: BulkheadConfig,
+        context: PolicyContext,
+        pool: Option<&SharedPool>,
+    ) -> Self {
         let timeline = Timeline::new(Arc::clone(context.clock()));
         let seed = BuildHasherDefault::<DefaultHasher>::default().hash_one(instance);
         let adaptive = config
@@ -144,9 +206,15 @@ impl Bulkhead {
             .map_or(config.max_concurrent(), |limiter| limiter.initial_limit());
         let algorithm = adaptive.as_ref().map(|_| limit);
         let traffic: Option<Box<Counters>> = context.tracks_sizing().then(Box::default);
+        let semaphore = match pool {
+            None => Semaphore::new(limit, config.enabled()),
+            Some(pool) => {
+                Semaphore::pooled(limit, Arc::clone(&pool.pool), Arc::clone(context.clock()))
+            }
+        };
         Bulkhead {
             shared: Arc::new(Shared {
-                semaphore: Semaphore::new(limit, config.enabled()),
+                semaphore,
                 timed: traffic.is_some() || adaptive.is_some(),
                 traffic,
                 adaptive,
@@ -157,6 +225,7 @@ impl Bulkhead {
                     configured: config.max_concurrent(),
                     adaptive: algorithm,
                     cap: None,
+                    reserved: config.reserved_set(),
                 }),
                 config,
                 context,
@@ -175,8 +244,10 @@ impl Bulkhead {
     /// below; for an adaptive bulkhead, its ceiling (the most its
     /// algorithm may allow).
     pub fn config(&self) -> BulkheadConfig {
-        let configured = lock(&self.shared.limits).configured;
-        self.shared.config.with_ceiling(configured)
+        let limits = *lock(&self.shared.limits);
+        self.shared
+            .config
+            .with_live_limits(limits.configured, limits.reserved)
     }
 
     /// Takes a free slot, or fails at once with [`BulkheadFull`] whatever
@@ -312,6 +383,13 @@ impl Bulkhead {
     /// bulkhead, the limit its algorithm set last), or less while a cap
     /// holds it lower (a fleet resource's share; it may then be 0).
     pub fn max_concurrent(&self) -> u32 {
+        self.shared.semaphore.limit()
+    }
+
+    /// The slots of its pool's budget kept for this bulkhead now: its
+    /// `reserved`, at most the limit in force, less what the pool has had
+    /// no room for yet. Off a pool, the limit in force.
+    pub fn reserved(&self) -> u32 {
         self.shared.semaphore.max()
     }
 
@@ -343,6 +421,21 @@ impl Bulkhead {
         if let Some(limiter) = &shared.adaptive {
             limiter.reclaim(shared);
         }
+    }
+
+    /// How many calls hold borrowed slots now: the calls in flight beyond
+    /// [`reserved`](Self::reserved) (0 off a pool).
+    pub fn borrowed(&self) -> u32 {
+        if self.shared.semaphore.pool().is_some() {
+            self.shared.semaphore.borrowed()
+        } else {
+            0
+        }
+    }
+
+    /// Whether the bulkhead is on a resource's pool.
+    pub fn is_pooled(&self) -> bool {
+        self.shared.semaphore.pool().is_some()
     }
 
     /// Whether the bulkhead limits calls at all.
@@ -408,6 +501,60 @@ impl Bulkhead {
             None => self.shared.change_limits(|limits| limits.cap = cap),
         }
     }
+
+    /// Changes `reserved` at once (`None`: all of `max_concurrent`), by
+    /// the live-resize path. On a pool, a lower reservation gives slots
+    /// back to it at once; a higher one takes effect as far as the pool
+    /// has room, the rest as borrowed slots come back. Off a pool it only
+    /// changes the configuration.
+    ///
+    /// # Errors
+    ///
+    /// ATR-008 if `reserved` is out of range, ATR-016 if it is above the
+    /// configured `max_concurrent`.
+    pub fn set_reserved(&self, reserved: Option<u32>) -> Result<(), ConfigError> {
+        let limits = *lock(&self.shared.limits);
+        if let Some(reserved) = reserved {
+            let mut builder = BulkheadConfig::builder()
+                .max_concurrent(limits.configured)
+                .reserved(reserved);
+            builder = builder.enabled(true);
+            builder.build()?;
+        }
+        self.shared
+            .change_limits(|limits| limits.reserved = reserved);
+        Ok(())
+    }
+}
+
+impl Member for Shared {
+    fn reserved_in_force(&self) -> u32 {
+        self.semaphore.max()
+    }
+
+    fn set_reserved_in_force(&self, to: u32, now: Option<Instant>, deferred: &mut Deferred) -> u32 {
+        self.semaphore.set_word_limit(to, now, deferred)
+    }
+
+    fn next_borrower(&self) -> Option<u64> {
+        self.semaphore.next_borrower()
+    }
+
+    fn grant_borrowed(&self, now: Option<Instant>, deferred: &mut Deferred) -> Option<bool> {
+        self.semaphore.grant_borrowed(now, deferred)
+    }
+
+    fn waiting(&self) -> u32 {
+        self.semaphore.waiting()
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        if let Some(pool) = self.semaphore.pool() {
+            pool.leave(self as *const Shared as *const ());
+        }
+    }
 }
 
 impl Shared {
@@ -421,9 +568,20 @@ impl Shared {
         let mut limits = lock(&self.limits);
         change(&mut limits);
         let to = limits.in_force();
-        let (from, wakes) = self.semaphore.set_max(to, now);
-        drop(limits);
-        wake_all(wakes);
+        let from = if self.semaphore.pool().is_some() {
+            let mut deferred = Deferred::default();
+            let from =
+                self.semaphore
+                    .set_pooled_limits(self, limits.reserved(), to, now, &mut deferred);
+            drop(limits);
+            deferred.finish();
+            from
+        } else {
+            let (from, wakes) = self.semaphore.set_max(to, now);
+            drop(limits);
+            wake_all(wakes);
+            from
+        };
         if from != to {
             let instance = self.instance;
             self.context.publish(|at| {
@@ -474,6 +632,15 @@ impl Shared {
             traffic.completed(now.saturating_sub(started));
         }
         if let Some(limiter) = &self.adaptive {
+            // On a pool the word's limit is the reservation: whether the
+            // call was bound is judged against the limit in force.
+            let released = match self.semaphore.pool() {
+                Some(_) => Released {
+                    max: self.semaphore.limit(),
+                    ..released
+                },
+                None => released,
+            };
             limiter.sample(self, (started, now), outcome, released);
         }
     }
@@ -487,7 +654,7 @@ impl Shared {
             Event::Bulkhead(BulkheadEvent {
                 instance: self.instance,
                 kind: BulkheadEventKind::Rejected {
-                    max_concurrent: self.semaphore.max(),
+                    max_concurrent: self.semaphore.limit(),
                     waited,
                 },
                 at,

@@ -62,6 +62,8 @@ struct Node {
     next: u32,
     /// `None`: waits without a deadline.
     deadline: Option<Instant>,
+    /// Arrival order across a pool's bulkheads (0 outside a pool).
+    ticket: u64,
     wake: Option<Wake>,
 }
 
@@ -111,6 +113,18 @@ impl WaitQueue {
 
     /// Appends a waiter that gives up at `deadline` to the end of its list.
     pub(super) fn push(&mut self, kind: Kind, wake: Wake, deadline: Option<Instant>) -> WaiterKey {
+        self.push_ticketed(kind, wake, deadline, 0)
+    }
+
+    /// [`push`](Self::push) with the waiter's ticket in its pool's arrival
+    /// order.
+    pub(super) fn push_ticketed(
+        &mut self,
+        kind: Kind,
+        wake: Wake,
+        deadline: Option<Instant>,
+        ticket: u64,
+    ) -> WaiterKey {
         let index = match self.free {
             NIL => {
                 // More than u32::MAX - 1 simultaneous waiters would need more
@@ -122,6 +136,7 @@ impl WaitQueue {
                     prev: NIL,
                     next: NIL,
                     deadline: None,
+                    ticket: 0,
                     wake: None,
                 });
                 (self.nodes.len() - 1) as u32
@@ -138,6 +153,7 @@ impl WaitQueue {
         node.prev = tail;
         node.next = NIL;
         node.deadline = deadline;
+        node.ticket = ticket;
         node.wake = Some(wake);
         let key = WaiterKey {
             index,
@@ -231,6 +247,23 @@ impl WaitQueue {
             node.status = Status::Granted;
             return node.wake.take();
         }
+    }
+
+    /// The ticket of the waiter [`grant_next`](Self::grant_next) would
+    /// consider first, if any waits.
+    pub(super) fn next_ticket(&self) -> Option<u64> {
+        let tasks = self.lists[Kind::Task as usize].head;
+        let threads = self.lists[Kind::Thread as usize].head;
+        let index = match (tasks, threads) {
+            (NIL, NIL) => return None,
+            (task, NIL) => task,
+            (NIL, thread) => thread,
+            (task, thread) => {
+                // As grant_next chooses.
+                if self.threads_next { thread } else { task }
+            }
+        };
+        Some(self.nodes[index as usize].ticket)
     }
 
     fn is_expired(&self, index: u32, now: Option<Instant>) -> bool {

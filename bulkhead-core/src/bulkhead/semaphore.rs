@@ -72,6 +72,18 @@
 //! in between clears `WAITERS` when the queue empties, which frees the slot
 //! for newcomers again.
 //!
+//! ## On a pool
+//!
+//! A bulkhead on a resource's pool (see `pool.rs`) keeps its reservation
+//! as the limit in its word, so a call within it takes the fast path
+//! above unchanged. Past it, up to its ceiling (`max_concurrent` in
+//! force, beside the word), a call borrows: it takes a pool slot first,
+//! then adds itself to the word past the limit; if a reserved slot came
+//! free meanwhile it takes that and gives the pool slot back. A release
+//! whose `fetch_sub` found the count past the limit gives a pool slot
+//! back. Every slow path of a pooled bulkhead (queueing, hand-offs,
+//! withdrawals, limit changes) runs under the pool's lock, then its own.
+//!
 //! ## Memory ordering
 //!
 //! A successful acquire is `Acquire` and a release `Release`: the work done
@@ -84,6 +96,7 @@ use std::sync::Arc;
 use std::task::Context;
 use std::time::Instant;
 
+use super::pool::{Deferred, Inner, Pool};
 use super::queue::{Kind, Status, WaitQueue, WaiterKey};
 use crate::clock::{Clock, Wake};
 use crate::loom::atomic::{AtomicU32, AtomicU64, Ordering::*};
@@ -137,9 +150,11 @@ pub(crate) enum Acquired {
 /// `fetch_sub` replaced, at no further cost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Released {
-    /// Slots held before the release, the released one included.
+    /// Slots held before the release, the released one included (on a
+    /// pool, borrowed ones too).
     pub(crate) in_flight: u32,
-    /// The limit at the time.
+    /// The limit of the state word at the time: on a pool, the
+    /// reservation in force (see [`Semaphore::limit`] for the limit).
     pub(crate) max: u32,
 }
 
@@ -157,6 +172,40 @@ pub(crate) struct Semaphore {
     /// Copy of the queue's length, for monitoring without the mutex.
     waiting: AtomicU32,
     queue: Mutex<WaitQueue>,
+    /// The pool it may borrow from, if it is on one.
+    pool: Option<PoolLink>,
+}
+
+/// A pooled semaphore's side of its pool.
+#[derive(Debug)]
+pub(crate) struct PoolLink {
+    pub(crate) pool: Arc<Pool>,
+    /// The limit in force (`max_concurrent`): no borrowing at or above it.
+    ceiling: AtomicU32,
+    clock: Arc<dyn Clock>,
+}
+
+impl PoolLink {
+    fn ceiling(&self) -> u32 {
+        self.ceiling.load(Relaxed)
+    }
+
+    /// The time for a hand-off; unknown (nobody counts as expired) if the
+    /// clock panics.
+    fn now(&self) -> Option<Instant> {
+        catch_unwind(AssertUnwindSafe(|| self.clock.now())).ok()
+    }
+}
+
+/// What a borrower found once it held a pool slot.
+enum Claim {
+    /// A slot past the reservation: the pool slot is in use.
+    Borrowed,
+    /// A reserved slot came free: taken, the pool slot is to give back.
+    Reserved,
+    /// No slot for it (the ceiling, or waiters): the pool slot is to give
+    /// back.
+    Refused,
 }
 
 impl Semaphore {
@@ -167,7 +216,27 @@ impl Semaphore {
             state: AtomicU64::new(((max as u64) << MAX_SHIFT) | disabled),
             waiting: AtomicU32::new(0),
             queue: Mutex::new(WaitQueue::new()),
+            pool: None,
         }
+    }
+
+    /// A semaphore on `pool`, its ceiling `ceiling`, no slot reserved yet
+    /// (joining the pool sets the reservation).
+    pub(crate) fn pooled(ceiling: u32, pool: Arc<Pool>, clock: Arc<dyn Clock>) -> Self {
+        Semaphore {
+            state: AtomicU64::new(0),
+            waiting: AtomicU32::new(0),
+            queue: Mutex::new(WaitQueue::new()),
+            pool: Some(PoolLink {
+                pool,
+                ceiling: AtomicU32::new(ceiling.min(MAX_CONCURRENT)),
+                clock,
+            }),
+        }
+    }
+
+    pub(crate) fn pool(&self) -> Option<&Arc<Pool>> {
+        self.pool.as_ref().map(|link| &link.pool)
     }
 
     /// Takes a free slot if there is one. Never waits, never locks.
@@ -179,7 +248,10 @@ impl Semaphore {
                 return Acquired::Uncounted;
             }
             if is_closed(state) {
-                return Acquired::Full;
+                return match &self.pool {
+                    None => Acquired::Full,
+                    Some(link) => self.try_borrow(link),
+                };
             }
             match self
                 .state
@@ -191,6 +263,115 @@ impl Semaphore {
         }
     }
 
+    /// Past the reservation: borrows a pool slot if the ceiling allows and
+    /// nobody waits ahead.
+    #[cold]
+    #[inline(never)]
+    fn try_borrow(&self, link: &PoolLink) -> Acquired {
+        let state = self.state.load(Relaxed);
+        if state & WAITERS != 0 || in_flight(state) >= link.ceiling() {
+            return Acquired::Full;
+        }
+        if !link.pool.try_take() {
+            return if link.pool.has_waiters() {
+                // Free pool slots may belong to waiters: serve them first.
+                self.borrow_locked(link)
+            } else {
+                Acquired::Full
+            };
+        }
+        match self.claim(link) {
+            Claim::Borrowed => Acquired::Slot,
+            Claim::Reserved => {
+                self.give_back(link);
+                Acquired::Slot
+            }
+            Claim::Refused => {
+                self.give_back(link);
+                Acquired::Full
+            }
+        }
+    }
+
+    /// Holding a pool slot: adds the call to the word.
+    fn claim(&self, link: &PoolLink) -> Claim {
+        let mut state = self.state.load(Relaxed);
+        loop {
+            if state & WAITERS != 0 || in_flight(state) >= link.ceiling() {
+                return Claim::Refused;
+            }
+            match self
+                .state
+                .compare_exchange_weak(state, state + ONE, Acquire, Relaxed)
+            {
+                Ok(before) if is_full(before) => return Claim::Borrowed,
+                Ok(_) => return Claim::Reserved,
+                Err(actual) => state = actual,
+            }
+        }
+    }
+
+    /// Gives a pool slot back, serving the pool's waiters if there are.
+    fn give_back(&self, link: &PoolLink) {
+        if link.pool.give_back() {
+            self.serve_pool(link, None);
+        }
+    }
+
+    /// A newcomer finding the pool's waiters flag: under the pool's lock,
+    /// serves the waiters a pool slot can serve, then borrows what is left.
+    #[cold]
+    fn borrow_locked(&self, link: &PoolLink) -> Acquired {
+        let now = link.now();
+        let pool = &link.pool;
+        let mut inner = pool.lock();
+        let mut deferred = Deferred::default();
+        pool.serve(&mut inner, now, &mut deferred);
+        let acquired = if pool.take_locked(&inner) {
+            match self.claim(link) {
+                Claim::Borrowed => Acquired::Slot,
+                Claim::Reserved => {
+                    pool.give_back();
+                    Acquired::Slot
+                }
+                Claim::Refused => {
+                    pool.give_back();
+                    Acquired::Full
+                }
+            }
+        } else {
+            Acquired::Full
+        };
+        pool.serve(&mut inner, now, &mut deferred);
+        drop(inner);
+        deferred.finish();
+        acquired
+    }
+
+    /// Under the pool's lock: own waiters first (a slot below the
+    /// reservation), then the pool's.
+    #[cold]
+    fn serve_pool(&self, link: &PoolLink, own: Option<Option<Instant>>) {
+        let now = own.unwrap_or_else(|| link.now());
+        let pool = &link.pool;
+        let mut inner = pool.lock();
+        let mut deferred = Deferred::default();
+        if own.is_some() {
+            let mut queue = lock(&self.queue);
+            let state = self.state.load(Acquire);
+            if !queue.is_empty() && !is_full(state) {
+                if let Some(wake) = queue.grant_next(now) {
+                    self.state.fetch_add(ONE, Acquire);
+                    deferred.wakes.push(wake);
+                }
+                self.queue_changed(&queue);
+            }
+        }
+        pool.serve(&mut inner, now, &mut deferred);
+        drop(inner);
+        deferred.finish();
+    }
+
     /// Gives a slot back, and hands it to the next waiter if one is queued.
     ///
     /// `clock` is read only on a hand-off, to pass over waiters whose
@@ -198,12 +379,32 @@ impl Semaphore {
     #[inline]
     pub(crate) fn release(&self, clock: &Arc<dyn Clock>) -> Released {
         let before = self.state.fetch_sub(ONE, Release);
-        if before & WAITERS != 0 {
-            self.hand_over(&**clock);
+        if before & WAITERS != 0 || in_flight(before) > max(before) {
+            self.release_slow(before, clock);
         }
         Released {
             in_flight: in_flight(before),
             max: max(before),
+        }
+    }
+
+    /// A release that found waiters, or the count past the limit (a
+    /// borrowed slot, or a limit lowered under the calls in flight).
+    #[cold]
+    #[inline(never)]
+    fn release_slow(&self, before: u64, clock: &Arc<dyn Clock>) {
+        match &self.pool {
+            None if before & WAITERS != 0 => self.hand_over(&**clock),
+            None => {}
+            Some(link) => {
+                let borrowed = in_flight(before) > max(before);
+                let pool_waiters = borrowed && link.pool.give_back();
+                if before & WAITERS != 0 {
+                    self.serve_pool(link, Some(link.now()));
+                } else if pool_waiters {
+                    self.serve_pool(link, None);
+                }
+            }
         }
     }
 
@@ -261,6 +462,9 @@ impl Semaphore {
     /// Takes a slot that came free, or queues the caller until `deadline`
     /// (`None`: no deadline).
     pub(crate) fn enqueue(&self, kind: Kind, wake: Wake, deadline: Option<Instant>) -> Enqueued {
+        if let Some(link) = &self.pool {
+            return self.enqueue_pooled(link, kind, wake, deadline);
+        }
         let mut queue = lock(&self.queue);
         let mut state = self.state.load(Acquire);
         loop {
@@ -287,6 +491,100 @@ impl Semaphore {
         Enqueued::Queued(key)
     }
 
+    /// [`enqueue`](Self::enqueue) on a pool: a reserved slot, else a pool
+    /// slot once the older waiters a pool slot can serve were served, else
+    /// the queue, with the pool's waiters flag set while no pool slot is
+    /// free (so that the release of one serves it).
+    fn enqueue_pooled(
+        &self,
+        link: &PoolLink,
+        kind: Kind,
+        wake: Wake,
+        deadline: Option<Instant>,
+    ) -> Enqueued {
+        let now = link.now();
+        let pool = &link.pool;
+        let mut inner = pool.lock();
+        let mut deferred = Deferred::default();
+        pool.serve(&mut inner, now, &mut deferred);
+        let mut queue = lock(&self.queue);
+        let mut state = self.state.load(Acquire);
+        let enqueued = loop {
+            if state & DISABLED != 0 {
+                break Enqueued::Done(Acquired::Uncounted);
+            }
+            if !is_closed(state) {
+                match self
+                    .state
+                    .compare_exchange(state, state + ONE, AcqRel, Acquire)
+                {
+                    Ok(_) => break Enqueued::Done(Acquired::Slot),
+                    Err(actual) => {
+                        state = actual;
+                        continue;
+                    }
+                }
+            }
+            if state & WAITERS == 0 {
+                if in_flight(state) < link.ceiling() {
+                    if pool.take_locked(&inner) {
+                        match self.claim(link) {
+                            Claim::Borrowed => break Enqueued::Done(Acquired::Slot),
+                            Claim::Reserved => {
+                                pool.give_back();
+                                break Enqueued::Done(Acquired::Slot);
+                            }
+                            Claim::Refused => {
+                                pool.give_back();
+                                state = self.state.load(Acquire);
+                                continue;
+                            }
+                        }
+                    }
+                    if !pool.close_if_full(&inner) {
+                        // A pool slot came back meanwhile.
+                        state = self.state.load(Acquire);
+                        continue;
+                    }
+                }
+                if let Err(actual) =
+                    self.state
+                        .compare_exchange(state, state | WAITERS, AcqRel, Acquire)
+                {
+                    state = actual;
+                    continue;
+                }
+            }
+            let ticket = inner.ticket();
+            let key = queue.push_ticketed(kind, wake, deadline, ticket);
+            self.queue_changed(&queue);
+            break Enqueued::Queued(key);
+        };
+        drop(queue);
+        pool.serve(&mut inner, now, &mut deferred);
+        drop(inner);
+        deferred.finish();
+        enqueued
+    }
+
+    /// Locks the pool (if on one), then the queue.
+    fn lock_both(&self) -> (Option<MutexGuard<'_, Inner>>, MutexGuard<'_, WaitQueue>) {
+        let inner = self.pool.as_ref().map(|link| link.pool.lock());
+        (inner, lock(&self.queue))
+    }
+
+    /// After a change of the queue under [`lock_both`](Self::lock_both):
+    /// refreshes the pool's waiters flag, then unlocks.
+    fn unlock_both(&self, inner: Option<MutexGuard<'_, Inner>>, queue: MutexGuard<'_, WaitQueue>) {
+        drop(queue);
+        if let (Some(link), Some(inner)) = (&self.pool, inner) {
+            let mut deferred = Deferred::default();
+            link.pool.refresh_waiters(&inner, &mut deferred);
+            drop(inner);
+            deferred.finish();
+        }
+    }
+
     /// Checks a queued waiter: takes its slot if one was handed over, else,
     /// if `expired` or passed over as expired, removes it from the queue,
     /// else refreshes its waker. Returns `None` while it keeps waiting.
@@ -300,7 +598,7 @@ impl Semaphore {
         expired: bool,
         cx: Option<&Context<'_>>,
     ) -> Option<Acquired> {
-        let mut queue = lock(&self.queue);
+        let (inner, mut queue) = self.lock_both();
         let (acquired, stale) = match queue.status(key) {
             Status::Granted => {
                 let (_, wake) = queue.remove(key);
@@ -320,7 +618,7 @@ impl Semaphore {
             // exactly once; answering "full" keeps the accounting intact.
             Status::Gone => (Some(Acquired::Full), None),
         };
-        drop(queue);
+        self.unlock_both(inner, queue);
         drop(stale);
         acquired
     }
@@ -329,12 +627,12 @@ impl Semaphore {
     /// already handed to it is released like any other, so it goes to the
     /// next waiter (or is freed): no capacity is lost.
     pub(crate) fn cancel(&self, key: WaiterKey, clock: &Arc<dyn Clock>) {
-        let mut queue = lock(&self.queue);
+        let (inner, mut queue) = self.lock_both();
         let (status, wake) = queue.remove(key);
         if status == Status::Queued {
             self.queue_changed(&queue);
         }
-        drop(queue);
+        self.unlock_both(inner, queue);
         drop(wake);
         if status == Status::Granted {
             self.release(clock);
@@ -407,6 +705,106 @@ impl Semaphore {
         self.queue_changed(&queue);
         drop(queue);
         (before, wakes)
+    }
+
+    /// On a pool: sets the ceiling and the reservation asked for (at most
+    /// the ceiling), which the pool puts in force as far as it has room.
+    /// Returns the ceiling it replaced; the waiters served are in
+    /// `deferred`, to wake once no lock is held.
+    pub(crate) fn set_pooled_limits(
+        &self,
+        member: &dyn super::pool::Member,
+        reserved: u32,
+        ceiling: u32,
+        now: Instant,
+        deferred: &mut Deferred,
+    ) -> u32 {
+        let Some(link) = &self.pool else {
+            return self.max();
+        };
+        let ceiling = ceiling.min(MAX_CONCURRENT);
+        let mut inner = link.pool.lock();
+        let before = link.ceiling.swap(ceiling, Relaxed);
+        link.pool.set_target(
+            &mut inner,
+            member,
+            reserved.min(ceiling),
+            Some(now),
+            deferred,
+        );
+        drop(inner);
+        before
+    }
+
+    /// Sets the limit in the word (a pooled semaphore's reservation in
+    /// force), under the pool's lock; hands slots under a raised one to
+    /// waiters. Returns the calls in flight at the change.
+    pub(crate) fn set_word_limit(
+        &self,
+        to: u32,
+        now: Option<Instant>,
+        deferred: &mut Deferred,
+    ) -> u32 {
+        let mut queue = lock(&self.queue);
+        let mut state = self.state.load(Acquire);
+        loop {
+            let next = (state & !MAX_MASK) | ((to as u64) << MAX_SHIFT);
+            match self.state.compare_exchange(state, next, AcqRel, Acquire) {
+                Ok(_) => break,
+                Err(actual) => state = actual,
+            }
+        }
+        while !queue.is_empty() && !is_full(self.state.load(Acquire)) {
+            let Some(wake) = queue.grant_next(now) else {
+                break;
+            };
+            self.state.fetch_add(ONE, AcqRel);
+            deferred.wakes.push(wake);
+        }
+        self.queue_changed(&queue);
+        in_flight(state)
+    }
+
+    /// The ticket of the waiter a pool slot would go to, if one waits and
+    /// the ceiling allows one more call.
+    pub(crate) fn next_borrower(&self) -> Option<u64> {
+        let link = self.pool.as_ref()?;
+        let queue = lock(&self.queue);
+        if self.in_flight() >= link.ceiling() {
+            return None;
+        }
+        queue.next_ticket()
+    }
+
+    /// Gives a pool slot just taken to the next waiter (see
+    /// `pool::Member::grant_borrowed`).
+    pub(crate) fn grant_borrowed(
+        &self,
+        now: Option<Instant>,
+        deferred: &mut Deferred,
+    ) -> Option<bool> {
+        let mut queue = lock(&self.queue);
+        let granted = queue.grant_next(now).map(|wake| {
+            let before = self.state.fetch_add(ONE, AcqRel);
+            deferred.wakes.push(wake);
+            !is_full(before)
+        });
+        self.queue_changed(&queue);
+        granted
+    }
+
+    /// The limit in force: the ceiling on a pool, else the word's limit.
+    pub(crate) fn limit(&self) -> u32 {
+        match &self.pool {
+            Some(link) => link.ceiling(),
+            None => self.max(),
+        }
+    }
+
+    /// Slots held past the reservation in force (0 off a pool).
+    pub(crate) fn borrowed(&self) -> u32 {
+        let state = self.state.load(Relaxed);
+        in_flight(state).saturating_sub(max(state))
     }
 
     pub(crate) fn in_flight(&self) -> u32 {

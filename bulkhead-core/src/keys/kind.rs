@@ -2,11 +2,11 @@
 
 use std::fmt;
 
+use super::KeyValue;
 use super::key::{BASE_CONFIG, CONFIG, Key, NAME};
-use super::value::KeyValue;
+use crate::ConfigError;
 use crate::bulkhead::BulkheadConfig;
 use crate::circuit_breaker::CircuitBreakerConfig;
-use crate::config::ConfigError;
 use crate::fallback::FallbackConfig;
 use crate::hedge::HedgeConfig;
 use crate::rate_limiter::RateLimiterConfig;
@@ -170,10 +170,11 @@ impl PolicyKind {
     }
 
     /// Checks keys written together (in one attribute, one layer of
-    /// configuration) against each other, beyond each key's own range:
-    /// the bulkhead's `min_concurrent` <= `initial_concurrent` <=
-    /// `max_concurrent` among those written (ATR-015). The error names the
-    /// key out of place.
+    /// configuration) against each other, beyond each key's own range
+    /// (each value alone already checked): the bulkhead's
+    /// `min_concurrent` <= `initial_concurrent` <= `max_concurrent` among
+    /// those written (ATR-015), and its `reserved` <= `max_concurrent`
+    /// (ATR-016). The error names the key out of place.
     ///
     /// # Errors
     ///
@@ -191,6 +192,14 @@ impl PolicyKind {
     /// let pairs: Vec<_> = written.iter().map(|(k, v)| (*k, v)).collect();
     /// let err = PolicyKind::Bulkhead.check_together(&pairs).unwrap_err();
     /// assert_eq!((err.code(), err.key()), ("ATR-015", "min_concurrent"));
+    ///
+    /// let written = [
+    ///     ("max_concurrent", KeyValue::Integer(4)),
+    ///     ("reserved", KeyValue::Integer(5)),
+    /// ];
+    /// let pairs: Vec<_> = written.iter().map(|(k, v)| (*k, v)).collect();
+    /// let err = PolicyKind::Bulkhead.check_together(&pairs).unwrap_err();
+    /// assert_eq!((err.code(), err.key()), ("ATR-016", "reserved"));
     /// ```
     pub fn check_together(self, values: &[(&str, &KeyValue)]) -> Result<(), ConfigError> {
         match self {

@@ -23,6 +23,10 @@ impl Policy for Bulkhead {
             // On an adaptive bulkhead it moves the ceiling.
             let _ = self.set_max_concurrent(new.max_concurrent());
         }
+        if old.reserved_set() != new.reserved_set() {
+            // Checked with the limit it was resolved with.
+            let _ = self.set_reserved(new.reserved_set());
+        }
         // The rest is fixed when the bulkhead is made (the resource is the
         // registry's bookkeeping: its budget and room follow it).
         old.differs_only_in_limit(new)

@@ -6,7 +6,7 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 use bulkhead_core::{
-    BulkheadConfigBuilder, CircuitBreakerConfigBuilder, Clock, EventBus, PolicyContext,
+    BulkheadConfigBuilder, CircuitBreakerConfigBuilder, Clock, EventBus, PolicyContext, Pools,
     RateLimiterConfigBuilder, RetryConfigBuilder, SystemClock, TimeoutConfigBuilder,
 };
 
@@ -387,6 +387,7 @@ impl RegistryBuilder {
         Registry {
             inner: Arc::new(Inner {
                 context: PolicyContext::new(self.clock)
+                    .with_pools(Arc::new(Pools::new()))
                     .with_events(events.clone())
                     .with_sizing(self.track_sizing),
                 events,

@@ -18,21 +18,29 @@ impl Registry {
     /// server) a budget of `slots`: from now on the registry refuses any
     /// bulkhead on that resource (`resource = "name"` in its attribute,
     /// `.resource("name")` in code, `resource` in configuration) whose
-    /// `max_concurrent`, added to the others', would exceed it: when it is
+    /// `reserved` (by default its `max_concurrent`), added to the others',
+    /// would exceed it: when it is
     /// declared, and when a reload or `BulkheadHandle::set_max_concurrent`
     /// raises a limit (REG-010). A disabled bulkhead admits every call, so
     /// it cannot name a resource (REG-013). Calling it again changes the
     /// budget.
     ///
-    /// An adaptive bulkhead counts with its `min_concurrent` (its
-    /// `max_concurrent`, the ceiling, may exceed the budget): it grows only
-    /// into the room the others leave, taken with a compare-exchange before
-    /// it raises its limit and given back after it lowers it, so the limits
-    /// in force never add up to more than the budget. Room goes to whoever
-    /// grows first: one adaptive bulkhead can keep another at its floor
-    /// until it shrinks (see the adaptive guide).
+    /// The bulkheads on a resource share its budget as a pool: each keeps
+    /// its reserved slots for itself and, with `max_concurrent` above
+    /// `reserved`, borrows the slots nobody reserved; at every instant the
+    /// sum over them of `max(calls in flight, reserved)` stays within the
+    /// budget. A raised reservation takes effect as borrowed slots come
+    /// back.
     ///
-    /// The budget bounds the sum of the limits. When a change lowers one
+    /// An adaptive bulkhead reserves its `min_concurrent` (its
+    /// `max_concurrent`, the ceiling, may exceed the budget) and grows only
+    /// into the room the others' reservations leave, taken with a
+    /// compare-exchange before it raises its limit and given back after it
+    /// lowers it, so its limit in force never takes slots another bulkhead
+    /// reserved. Room goes to whoever grows first: one adaptive bulkhead can
+    /// keep another at its floor until it shrinks (see the adaptive guide).
+    ///
+    /// Without borrowing, the budget bounds the sum of the limits. When a change lowers one
     /// bulkhead and raises another, the calls in flight on the lowered one
     /// finish under its old limit: until they have, more calls than the
     /// budget can be in flight together.
@@ -62,6 +70,11 @@ impl Registry {
             }
         }
         drop(budgets);
+        if checked.is_ok()
+            && let Some(pools) = self.inner.context.pools()
+        {
+            pools.set_budget(name, slots);
+        }
         self.sync_rooms();
         #[cfg(feature = "redis")]
         if checked.is_ok() {
@@ -211,8 +224,9 @@ impl Registry {
             .check(all)
     }
 
-    /// The budget of resource `name` and the slots its bulkheads take now
-    /// (the sum of their limits in force), if it has a budget.
+    /// The budget of resource `name` and the slots its bulkheads take: a
+    /// static one its `reserved` (by default its `max_concurrent`), an
+    /// adaptive one its limit in force; if it has a budget.
     pub fn resource_usage(&self, name: &str) -> Option<(u32, u64)> {
         let budget = self
             .inner
@@ -227,7 +241,12 @@ impl Registry {
             .registered_policies()
             .iter()
             .filter(|(_, _, config)| config.resource() == Some(name))
-            .map(|(_, bulkhead, _)| u64::from(bulkhead.max_concurrent()))
+            .map(|(_, bulkhead, config)| {
+                u64::from(match config.adaptive() {
+                    Adaptive::Off => config.reserved(),
+                    _ => bulkhead.max_concurrent(),
+                })
+            })
             .sum();
         Some((budget, used))
     }
