@@ -180,10 +180,15 @@ impl Bulkhead {
     #[inline]
     pub fn enter(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
         let shared = &*self.shared;
-        match shared.semaphore.try_acquire() {
-            Acquired::Full if shared.waits => shared.enter_blocking(),
-            acquired => shared.permit_or_reject(acquired, false),
-        }
+        // The out-of-line paths (blocking here, timing in `permit_or_reject`)
+        // return small values in registers, not the result: a result written
+        // through a pointer by a call keeps the whole result in memory,
+        // stored and reloaded, on the inlined fast paths too.
+        let (acquired, waited) = match shared.semaphore.try_acquire() {
+            Acquired::Full if shared.waits => (shared.acquire_blocking(), true),
+            acquired => (acquired, false),
+        };
+        shared.permit_or_reject(acquired, waited)
     }
 
     /// Like [`enter`](Self::enter), but waits no later than `deadline` (an
@@ -362,7 +367,7 @@ impl Shared {
         match acquired {
             Acquired::Slot => Ok(BulkheadPermit::new(match &self.traffic {
                 None => Held::Slot(self),
-                Some(traffic) => self.admitted_timed(traffic),
+                Some(traffic) => Held::Timed(self, self.admitted_at(traffic)),
             })),
             Acquired::Uncounted => Ok(BulkheadPermit::new(Held::Nothing)),
             Acquired::Full => Err(self.reject(waited)),
@@ -372,9 +377,9 @@ impl Shared {
     /// Hold times are measured on recent readings of the clock (to within
     /// its resolution, 5 ms on the system clock): they feed means.
     #[cold]
-    fn admitted_timed(&self, traffic: &Counters) -> Held<'_> {
+    fn admitted_at(&self, traffic: &Counters) -> Instant {
         traffic.admitted();
-        Held::Timed(self, self.context.clock().recent())
+        self.context.clock().recent()
     }
 
     /// Gives back a slot taken at `started` on a bulkhead tracking sizing.
@@ -390,7 +395,7 @@ impl Shared {
         if let Some(traffic) = &self.traffic {
             traffic.rejected();
         }
-        self.context.publish(|at| {
+        self.context.publish(move |at| {
             Event::Bulkhead(BulkheadEvent {
                 instance: self.instance,
                 kind: BulkheadEventKind::Rejected {
@@ -404,11 +409,10 @@ impl Shared {
     }
 
     #[cold]
-    fn enter_blocking(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
+    fn acquire_blocking(&self) -> Acquired {
         let clock = self.context.clock();
         let deadline = clock.now().checked_add(self.config.max_wait());
-        let acquired = self.semaphore.acquire_blocking(clock, deadline);
-        self.permit_or_reject(acquired, true)
+        self.semaphore.acquire_blocking(clock, deadline)
     }
 
     #[cold]
