@@ -18,6 +18,8 @@ mod semaphore;
 mod traffic;
 
 #[cfg(all(test, not(loom)))]
+mod barging_tests;
+#[cfg(all(test, not(loom)))]
 mod cap_tests;
 
 pub use config::{BulkheadConfig, BulkheadConfigBuilder};
@@ -161,13 +163,17 @@ impl Bulkhead {
     /// Takes a slot, blocking the current thread up to `max_wait` (measured on
     /// the clock) for one to come free.
     ///
-    /// Waiting threads are served in arrival order among themselves, and a
-    /// newcomer never takes a slot while anyone waits: a released slot is
-    /// handed to the oldest waiter, and stays reserved for it while its
-    /// thread wakes up (rule B3 of the [bulkhead rules]). While async callers
-    /// wait too, released slots alternate between the two kinds (B7). A
-    /// `max_wait` too large to add to the clock's time means waiting without
-    /// a deadline.
+    /// Waiting threads are served in arrival order among themselves: a
+    /// released slot is handed to the oldest waiter. While its thread wakes
+    /// up, another caller of `enter` that would otherwise wait may take the
+    /// slot instead, so that it does not idle while a parked thread is
+    /// scheduled; the waiter keeps its place, loses a slot this way at most
+    /// 4 times in a row, and never once its deadline has passed (rule B3 of
+    /// the [bulkhead rules]). Callers that do not wait
+    /// ([`try_enter`](Self::try_enter), or `max_wait` zero) never take a
+    /// slot handed to a waiter. While async callers wait too, released
+    /// slots alternate between the two kinds (B7). A `max_wait` too large
+    /// to add to the clock's time means waiting without a deadline.
     ///
     /// This blocks the calling thread: from async code, use
     /// [`enter_async`](Self::enter_async).
@@ -329,6 +335,18 @@ impl Bulkhead {
     pub fn set_limit_cap(&self, cap: Option<u32>) -> u32 {
         self.shared.change_limits(|limits| limits.cap = cap)
     }
+
+    /// Sets how many slots in a row a newcomer may take from one blocked
+    /// thread that was handed a slot but has not woken up to take it yet
+    /// (see [`enter`](Self::enter)); 0 reserves every handed slot for its
+    /// waiter (strict first-come-first-served among threads).
+    ///
+    /// Not for applications: benchmarks compare the two behaviours with
+    /// it.
+    #[doc(hidden)]
+    pub fn set_barging(&self, barging: u32) {
+        self.shared.semaphore.set_barging(barging);
+    }
 }
 
 impl Shared {
@@ -411,8 +429,9 @@ impl Shared {
     #[cold]
     fn acquire_blocking(&self) -> Acquired {
         let clock = self.context.clock();
-        let deadline = clock.now().checked_add(self.config.max_wait());
-        self.semaphore.acquire_blocking(clock, deadline)
+        let now = clock.now();
+        let deadline = now.checked_add(self.config.max_wait());
+        self.semaphore.acquire_blocking(clock, now, deadline)
     }
 
     #[cold]
@@ -421,7 +440,8 @@ impl Shared {
         outer: Option<Instant>,
     ) -> Result<BulkheadPermit<'_>, EnterError> {
         let clock = self.context.clock();
-        let own = clock.now().checked_add(self.config.max_wait());
+        let now = clock.now();
+        let own = now.checked_add(self.config.max_wait());
         // The outer deadline binds only if it comes strictly first.
         let outer_first = match (outer, own) {
             (Some(outer), Some(own)) => outer < own,
@@ -429,7 +449,7 @@ impl Shared {
             (None, _) => false,
         };
         let deadline = if outer_first { outer } else { own };
-        match self.semaphore.acquire_blocking(clock, deadline) {
+        match self.semaphore.acquire_blocking(clock, now, deadline) {
             Acquired::Full if outer_first => {
                 if let Some(traffic) = &self.traffic {
                     traffic.abandoned();
