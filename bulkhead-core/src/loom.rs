@@ -14,31 +14,47 @@ pub(crate) mod thread {
     //! `std::thread`'s park and unpark on top of loom's.
     //!
     //! In std an unpark that arrives while the thread is busy (or blocked on a
-    //! mutex) is kept as a token for its next `park`. Loom keeps it only if
-    //! the thread is runnable: an unpark that finds it blocked on a mutex
-    //! wakes it from the mutex wait and is gone, so a later `park` would hang
-    //! although std's would return. An explicit token restores std's meaning.
-    //! It is set with a read-modify-write: loom (0.7) may let a later swap
-    //! read an older value than a plain store's.
+    //! mutex) is kept as a token for its next `park`, and a thread blocked on
+    //! a mutex stays blocked until the mutex is free. Loom keeps the unpark
+    //! only if the thread is runnable: one that finds it blocked on a mutex
+    //! wakes it from the mutex wait (loom then fails, finding the mutex still
+    //! held) and is gone, so a later `park` would hang although std's would
+    //! return. An explicit token restores std's meaning, and loom's unpark is
+    //! called only while the thread is in `park`, where it can only be
+    //! parked, not waiting for a mutex. Every access is a read-modify-write:
+    //! loom (0.7) may let a later swap read an older value than a plain
+    //! store's.
 
     use std::sync::Arc;
 
     use loom::sync::atomic::{AtomicBool, Ordering::SeqCst};
 
+    #[derive(Debug, Default)]
+    struct Token {
+        /// An unpark not yet consumed by a `park`.
+        unparked: AtomicBool,
+        /// The thread is in `park`.
+        parking: AtomicBool,
+    }
+
     loom::thread_local! {
-        static TOKEN: Arc<AtomicBool> = Arc::new(AtomicBool::new(false));
+        static TOKEN: Arc<Token> = Arc::new(Token::default());
     }
 
     #[derive(Debug, Clone)]
     pub(crate) struct Thread {
         thread: loom::thread::Thread,
-        token: Arc<AtomicBool>,
+        token: Arc<Token>,
     }
 
     impl Thread {
         pub(crate) fn unpark(&self) {
-            self.token.swap(true, SeqCst);
-            self.thread.unpark();
+            self.token.unparked.swap(true, SeqCst);
+            // Either the thread's `park` sees the token, or we see it
+            // parking (or both): no wake-up is lost.
+            if self.token.parking.fetch_or(false, SeqCst) {
+                self.thread.unpark();
+            }
         }
     }
 
@@ -51,9 +67,11 @@ pub(crate) mod thread {
 
     pub(crate) fn park() {
         TOKEN.with(|token| {
-            while !token.swap(false, SeqCst) {
+            token.parking.swap(true, SeqCst);
+            while !token.unparked.swap(false, SeqCst) {
                 loom::thread::park();
             }
+            token.parking.swap(false, SeqCst);
         });
     }
 }

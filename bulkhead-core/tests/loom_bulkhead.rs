@@ -594,3 +594,52 @@ fn a_pool_waiter_is_handed_a_borrowed_slot_released_on_another_bulkhead() {
         assert_pool_idle(&pool, &[&a, &b]);
     });
 }
+
+/// A sync caller that enters and, while inside, checks that it is alone.
+fn enter_alone(bulkhead: Bulkhead, inside: Arc<AtomicUsize>) -> thread::JoinHandle<bool> {
+    thread::spawn(move || match bulkhead.enter() {
+        Ok(permit) => {
+            assert_eq!(inside.fetch_add(1, SeqCst), 0, "two calls inside");
+            inside.fetch_sub(1, SeqCst);
+            drop(permit);
+            true
+        }
+        Err(_) => false,
+    })
+}
+
+#[test]
+fn a_sync_newcomer_may_take_a_slot_offered_to_a_waking_thread_and_both_are_served() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let bulkhead = bulkhead(1, Duration::from_secs(3600), &clock);
+        let held = bulkhead.try_enter().unwrap();
+        let inside = Arc::new(AtomicUsize::new(0));
+        // Either may queue first; the release offers the slot to whoever
+        // did, and the other may take it while it wakes up.
+        let waiter = enter_alone(bulkhead.clone(), Arc::clone(&inside));
+        let newcomer = enter_alone(bulkhead.clone(), Arc::clone(&inside));
+        drop(held);
+        assert!(waiter.join().unwrap(), "the clock never moved");
+        assert!(newcomer.join().unwrap(), "the clock never moved");
+        assert_idle(&bulkhead, 1);
+    });
+}
+
+#[test]
+fn an_offered_slot_racing_a_deadline_and_a_newcomer_is_never_lost() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let bulkhead = bulkhead(1, Duration::from_secs(1), &clock);
+        let held = bulkhead.try_enter().unwrap();
+        let inside = Arc::new(AtomicUsize::new(0));
+        let waiter = enter_alone(bulkhead.clone(), Arc::clone(&inside));
+        let newcomer = enter_alone(bulkhead.clone(), Arc::clone(&inside));
+        drop(held);
+        clock.advance(Duration::from_secs(1));
+        // Admitted or rejected, both return, and the slot is free again.
+        let _ = waiter.join().unwrap();
+        let _ = newcomer.join().unwrap();
+        assert_idle(&bulkhead, 1);
+    });
+}

@@ -96,14 +96,11 @@ impl<'a> Enter<'a> {
             let clock = shared.context.clock();
             let deadline = clock.now().checked_add(shared.config.max_wait());
             let sleep = deadline.map(|deadline| clock.sleep_until(deadline));
-            let key =
-                match shared
-                    .semaphore
-                    .enqueue(Kind::Task, Wake::Task(cx.waker().clone()), deadline)
-                {
-                    Enqueued::Done(acquired) => return self.outcome(acquired),
-                    Enqueued::Queued(key) => key,
-                };
+            let wake = Wake::Task(cx.waker().clone());
+            let key = match shared.semaphore.enqueue(Kind::Task, wake, deadline, None) {
+                Enqueued::Done(acquired) => return self.outcome(acquired),
+                Enqueued::Queued(key) => key,
+            };
             self.state = State::Queued { key, sleep };
         }
         let State::Queued { key, sleep } = &mut self.state else {

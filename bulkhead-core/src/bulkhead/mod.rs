@@ -22,6 +22,8 @@ mod shared_pool;
 mod traffic;
 
 #[cfg(all(test, not(loom)))]
+mod barging_tests;
+#[cfg(all(test, not(loom)))]
 mod cap_tests;
 #[cfg(all(test, not(loom)))]
 mod pool_tests;
@@ -265,13 +267,17 @@ impl Bulkhead {
     /// Takes a slot, blocking the current thread up to `max_wait` (measured on
     /// the clock) for one to come free.
     ///
-    /// Waiting threads are served in arrival order among themselves, and a
-    /// newcomer never takes a slot while anyone waits: a released slot is
-    /// handed to the oldest waiter, and stays reserved for it while its
-    /// thread wakes up (rule B3 of the [bulkhead rules]). While async callers
-    /// wait too, released slots alternate between the two kinds (B7). A
-    /// `max_wait` too large to add to the clock's time means waiting without
-    /// a deadline.
+    /// Waiting threads are served in arrival order among themselves: a
+    /// released slot is handed to the oldest waiter. While its thread wakes
+    /// up, another caller of `enter` that would otherwise wait may take the
+    /// slot instead, so that it does not idle while a parked thread is
+    /// scheduled; the waiter keeps its place, loses a slot this way at most
+    /// 4 times in a row, and never once its deadline has passed (rule B3 of
+    /// the [bulkhead rules]). Callers that do not wait
+    /// ([`try_enter`](Self::try_enter), or `max_wait` zero) never take a
+    /// slot handed to a waiter. While async callers wait too, released
+    /// slots alternate between the two kinds (B7). A `max_wait` too large
+    /// to add to the clock's time means waiting without a deadline.
     ///
     /// This blocks the calling thread: from async code, use
     /// [`enter_async`](Self::enter_async).
@@ -284,10 +290,15 @@ impl Bulkhead {
     #[inline]
     pub fn enter(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
         let shared = &*self.shared;
-        match shared.semaphore.try_acquire() {
-            Acquired::Full if shared.waits => shared.enter_blocking(),
-            acquired => shared.permit_or_reject(acquired, false),
-        }
+        // The out-of-line paths (blocking here, timing in `permit_or_reject`)
+        // return small values in registers, not the result: a result written
+        // through a pointer by a call keeps the whole result in memory,
+        // stored and reloaded, on the inlined fast paths too.
+        let (acquired, waited) = match shared.semaphore.try_acquire() {
+            Acquired::Full if shared.waits => (shared.acquire_blocking(), true),
+            acquired => (acquired, false),
+        };
+        shared.permit_or_reject(acquired, waited)
     }
 
     /// Like [`enter`](Self::enter), but waits no later than `deadline` (an
@@ -525,6 +536,18 @@ impl Bulkhead {
             .change_limits(|limits| limits.reserved = reserved);
         Ok(())
     }
+
+    /// Sets how many slots in a row a newcomer may take from one blocked
+    /// thread that was handed a slot but has not woken up to take it yet
+    /// (see [`enter`](Self::enter)); 0 reserves every handed slot for its
+    /// waiter (strict first-come-first-served among threads).
+    ///
+    /// Not for applications: benchmarks compare the two behaviours with
+    /// it.
+    #[doc(hidden)]
+    pub fn set_barging(&self, barging: u32) {
+        self.shared.semaphore.set_barging(barging);
+    }
 }
 
 impl Member for Shared {
@@ -603,7 +626,7 @@ impl Shared {
     ) -> Result<BulkheadPermit<'_>, BulkheadFull> {
         match acquired {
             Acquired::Slot => Ok(BulkheadPermit::new(if self.timed {
-                self.admitted_timed()
+                Held::Timed(self, self.admitted_at(), CallOutcome::Success)
             } else {
                 Held::Slot(self)
             })),
@@ -612,14 +635,16 @@ impl Shared {
         }
     }
 
-    /// Hold times are measured on recent readings of the clock (to within
-    /// its resolution, 5 ms on the system clock): they feed means.
+    /// Counts an admission (when sizing is tracked) and returns the stamp
+    /// its slot is held from. Hold times are measured on recent readings of
+    /// the clock (to within its resolution, 5 ms on the system clock): they
+    /// feed means.
     #[inline]
-    fn admitted_timed(&self) -> Held<'_> {
+    fn admitted_at(&self) -> u64 {
         if let Some(traffic) = &self.traffic {
             traffic.admitted();
         }
-        Held::Timed(self, self.timeline.recent(), CallOutcome::Success)
+        self.timeline.recent()
     }
 
     /// Gives back a slot taken at `started` (a stamp) on a timed bulkhead,
@@ -650,7 +675,7 @@ impl Shared {
         if let Some(traffic) = &self.traffic {
             traffic.rejected();
         }
-        self.context.publish(|at| {
+        self.context.publish(move |at| {
             Event::Bulkhead(BulkheadEvent {
                 instance: self.instance,
                 kind: BulkheadEventKind::Rejected {
@@ -664,11 +689,11 @@ impl Shared {
     }
 
     #[cold]
-    fn enter_blocking(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
+    fn acquire_blocking(&self) -> Acquired {
         let clock = self.context.clock();
-        let deadline = clock.now().checked_add(self.config.max_wait());
-        let acquired = self.semaphore.acquire_blocking(clock, deadline);
-        self.permit_or_reject(acquired, true)
+        let now = clock.now();
+        let deadline = now.checked_add(self.config.max_wait());
+        self.semaphore.acquire_blocking(clock, now, deadline)
     }
 
     #[cold]
@@ -677,7 +702,8 @@ impl Shared {
         outer: Option<Instant>,
     ) -> Result<BulkheadPermit<'_>, EnterError> {
         let clock = self.context.clock();
-        let own = clock.now().checked_add(self.config.max_wait());
+        let now = clock.now();
+        let own = now.checked_add(self.config.max_wait());
         // The outer deadline binds only if it comes strictly first.
         let outer_first = match (outer, own) {
             (Some(outer), Some(own)) => outer < own,
@@ -685,7 +711,7 @@ impl Shared {
             (None, _) => false,
         };
         let deadline = if outer_first { outer } else { own };
-        match self.semaphore.acquire_blocking(clock, deadline) {
+        match self.semaphore.acquire_blocking(clock, now, deadline) {
             Acquired::Full if outer_first => {
                 if let Some(traffic) = &self.traffic {
                     traffic.abandoned();

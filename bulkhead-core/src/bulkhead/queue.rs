@@ -10,6 +10,14 @@
 //! whose deadline has already passed instead of giving it a slot it may no
 //! longer take.
 //!
+//! A blocked thread may be *offered* its slot rather than granted it: the
+//! slot is its own as if granted, but until its thread has woken up to take
+//! it, a sync newcomer may take it instead ([`WaitQueue::take_offer`]), and
+//! the waiter goes back to the head of its list. The thread is already
+//! awake or waking, so the slot does not idle while a parked thread is
+//! scheduled; a waiter loses at most `barging` offers in a row
+//! (its next hand-off is a grant), and none once its deadline has passed.
+//!
 //! The queue is only ever touched under the semaphore's mutex. Nothing here
 //! drops or wakes a waker: every [`Wake`] leaving a node is returned to the
 //! caller, which drops or wakes it after unlocking (a waker's drop may run
@@ -20,6 +28,10 @@ use std::time::Instant;
 use crate::clock::Wake;
 
 const NIL: u32 = u32::MAX;
+
+/// How many offers in a row a waiting thread may lose to newcomers, by
+/// default (see the module docs).
+pub(super) const DEFAULT_BARGING: u32 = 4;
 
 /// Which list a waiter is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +50,10 @@ pub(super) enum Status {
     /// Handed a slot by a releaser; the slot is counted as in flight and is
     /// the waiter's to use or to pass on.
     Granted,
+    /// Handed a slot as [`Status::Granted`], which a sync newcomer may still
+    /// take while the waiter's thread wakes up (at most one waiter at a
+    /// time is offered its slot).
+    Offered,
     /// Passed over by a hand-off because its deadline had passed: it holds
     /// no slot and is out of its list. Its own timer wakes it (its deadline
     /// has passed on the clock), and it then leaves empty-handed.
@@ -65,6 +81,8 @@ struct Node {
     /// Arrival order across a pool's bulkheads (0 outside a pool).
     ticket: u64,
     wake: Option<Wake>,
+    /// Offers of a slot that newcomers took from this waiter in a row.
+    passed_over: u32,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -89,6 +107,11 @@ pub(super) struct WaitQueue {
     /// When both lists have waiters, whether the next slot goes to a thread.
     threads_next: bool,
     queued: u32,
+    /// The waiter whose slot a newcomer may take, if any ([`Status::Offered`]).
+    offered: u32,
+    /// How many offers in a row a waiter may lose to newcomers; 0 grants
+    /// every slot outright (strict FIFO among threads).
+    barging: u32,
 }
 
 impl WaitQueue {
@@ -99,7 +122,15 @@ impl WaitQueue {
             lists: [List::EMPTY; 2],
             threads_next: false,
             queued: 0,
+            offered: NIL,
+            barging: DEFAULT_BARGING,
         }
+    }
+
+    /// Sets how many offers in a row a waiting thread may lose to
+    /// newcomers; 0 makes every hand-off a grant.
+    pub(super) fn set_barging(&mut self, barging: u32) {
+        self.barging = barging;
     }
 
     /// Number of queued (not granted) waiters.
@@ -138,6 +169,7 @@ impl WaitQueue {
                     deadline: None,
                     ticket: 0,
                     wake: None,
+                    passed_over: 0,
                 });
                 (self.nodes.len() - 1) as u32
             }
@@ -155,6 +187,7 @@ impl WaitQueue {
         node.deadline = deadline;
         node.ticket = ticket;
         node.wake = Some(wake);
+        node.passed_over = 0;
         let key = WaiterKey {
             index,
             generation: node.generation,
@@ -202,6 +235,7 @@ impl WaitQueue {
         match status {
             Status::Gone => return (status, None),
             Status::Queued => self.unlink(key.index),
+            Status::Offered => self.offered = NIL,
             Status::Granted | Status::Expired => {}
         }
         let free = self.free;
@@ -219,7 +253,39 @@ impl WaitQueue {
     /// Waiters found expired on the way are passed over (marked
     /// [`Status::Expired`], left for their own timers to wake). Returns how
     /// to wake the waiter served, `None` if nobody was.
+    ///
+    /// The slot is granted outright ([`Status::Granted`]); see
+    /// [`serve_next`](Self::serve_next) for a hand-off that may be offered.
     pub(super) fn grant_next(&mut self, now: Option<Instant>) -> Option<Wake> {
+        self.next(now, false)
+    }
+
+    /// As [`grant_next`](Self::grant_next), but a thread served is offered
+    /// its slot ([`Status::Offered`]) rather than granted it, unless another
+    /// waiter's offer is outstanding or newcomers already took
+    /// `barging` offers from this one in a row.
+    pub(super) fn serve_next(&mut self, now: Option<Instant>) -> Option<Wake> {
+        self.next(now, true)
+    }
+
+    /// A newcomer (a sync caller about to queue) takes the slot offered to a
+    /// waiter, unless the waiter's deadline has passed at `now`: the slot
+    /// stays counted in flight, now the newcomer's, and the waiter goes back
+    /// to the head of its list. Returns whether it took one.
+    pub(super) fn take_offer(&mut self, now: Option<Instant>) -> bool {
+        let index = self.offered;
+        if index == NIL || self.is_expired(index, now) {
+            return false;
+        }
+        self.offered = NIL;
+        let node = &mut self.nodes[index as usize];
+        node.status = Status::Queued;
+        node.passed_over += 1;
+        self.link_front(index);
+        true
+    }
+
+    fn next(&mut self, now: Option<Instant>, may_offer: bool) -> Option<Wake> {
         loop {
             let tasks = self.lists[Kind::Task as usize].head;
             let threads = self.lists[Kind::Thread as usize].head;
@@ -243,6 +309,20 @@ impl WaitQueue {
             if expired {
                 node.status = Status::Expired;
                 continue;
+            }
+            let offer = may_offer
+                && node.kind == Kind::Thread
+                && node.passed_over < self.barging
+                && self.offered == NIL;
+            if offer {
+                node.status = Status::Offered;
+                self.offered = index;
+                // The handle stays with the waiter: if a newcomer takes
+                // the offer, the next hand-off wakes it again.
+                return match &node.wake {
+                    Some(Wake::Thread(thread)) => Some(Wake::Thread(thread.clone())),
+                    _ => node.wake.take(),
+                };
             }
             node.status = Status::Granted;
             return node.wake.take();
@@ -270,6 +350,21 @@ impl WaitQueue {
         let deadline = self.nodes[index as usize].deadline;
         now.zip(deadline)
             .is_some_and(|(now, deadline)| now >= deadline)
+    }
+
+    /// Puts a waiter back at the head of its list.
+    fn link_front(&mut self, index: u32) {
+        let kind = self.nodes[index as usize].kind as usize;
+        let head = self.lists[kind].head;
+        let node = &mut self.nodes[index as usize];
+        node.prev = NIL;
+        node.next = head;
+        match head {
+            NIL => self.lists[kind].tail = index,
+            head => self.nodes[head as usize].prev = index,
+        }
+        self.lists[kind].head = index;
+        self.queued += 1;
     }
 
     fn unlink(&mut self, index: u32) {
@@ -407,6 +502,100 @@ mod tests {
         assert!(q.is_empty());
         assert_eq!(q.status(task), Status::Expired);
         assert_eq!(q.status(thread), Status::Expired);
+    }
+
+    #[test]
+    fn a_thread_is_offered_its_slot_and_a_newcomer_may_take_it() {
+        let now = Instant::now();
+        let mut q = WaitQueue::new();
+        let waiter = push(&mut q, Kind::Thread);
+        assert!(q.serve_next(Some(now)).is_some());
+        assert_eq!(q.status(waiter), Status::Offered);
+        assert!(q.is_empty(), "an offered waiter is out of its list");
+        assert!(q.take_offer(Some(now)));
+        assert_eq!(q.status(waiter), Status::Queued);
+        assert_eq!(q.len(), 1, "back in its list");
+        assert!(!q.take_offer(Some(now)), "nothing is offered any more");
+        // Served again, it still has its waker.
+        assert!(q.serve_next(Some(now)).is_some());
+        let (status, wake) = q.remove(waiter);
+        assert_eq!(status, Status::Offered);
+        assert!(wake.is_some());
+    }
+
+    #[test]
+    fn a_waiter_loses_at_most_barging_offers_in_a_row() {
+        let now = Instant::now();
+        let mut q = WaitQueue::new();
+        let waiter = push(&mut q, Kind::Thread);
+        for _ in 0..DEFAULT_BARGING {
+            assert!(q.serve_next(Some(now)).is_some());
+            assert!(q.take_offer(Some(now)), "a newcomer takes the offer");
+        }
+        assert!(q.serve_next(Some(now)).is_some());
+        assert_eq!(q.status(waiter), Status::Granted);
+        assert!(!q.take_offer(Some(now)), "a granted slot is the waiter's");
+    }
+
+    #[test]
+    fn a_passed_over_waiter_goes_back_ahead_of_later_ones() {
+        let now = Instant::now();
+        let mut q = WaitQueue::new();
+        let first = push(&mut q, Kind::Thread);
+        let second = push(&mut q, Kind::Thread);
+        assert!(q.serve_next(Some(now)).is_some());
+        assert!(q.take_offer(Some(now)));
+        assert!(q.serve_next(Some(now)).is_some());
+        assert_eq!(q.status(first), Status::Offered);
+        assert_eq!(q.status(second), Status::Queued);
+    }
+
+    #[test]
+    fn no_offer_is_taken_once_the_waiters_deadline_has_passed() {
+        let start = Instant::now();
+        let deadline = start + Duration::from_millis(10);
+        let mut q = WaitQueue::new();
+        let waiter = q.push(Kind::Thread, wake(), Some(deadline));
+        assert!(q.serve_next(Some(start)).is_some());
+        assert!(!q.take_offer(Some(deadline)));
+        assert_eq!(q.status(waiter), Status::Offered, "the slot stays its own");
+    }
+
+    #[test]
+    fn tasks_are_granted_their_slot_never_offered_it() {
+        let now = Instant::now();
+        let mut q = WaitQueue::new();
+        let task = push(&mut q, Kind::Task);
+        assert!(q.serve_next(Some(now)).is_some());
+        assert_eq!(q.status(task), Status::Granted);
+        assert!(!q.take_offer(Some(now)));
+    }
+
+    #[test]
+    fn one_offer_is_outstanding_at_a_time() {
+        let now = Instant::now();
+        let mut q = WaitQueue::new();
+        let first = push(&mut q, Kind::Thread);
+        let second = push(&mut q, Kind::Thread);
+        let _ = q.serve_next(Some(now));
+        let _ = q.serve_next(Some(now));
+        assert_eq!(q.status(first), Status::Offered);
+        assert_eq!(q.status(second), Status::Granted);
+        // Once the offered waiter took its slot, the next one may be offered.
+        let _ = q.remove(first);
+        let third = push(&mut q, Kind::Thread);
+        let _ = q.serve_next(Some(now));
+        assert_eq!(q.status(third), Status::Offered);
+    }
+
+    #[test]
+    fn without_barging_every_slot_is_granted() {
+        let now = Instant::now();
+        let mut q = WaitQueue::new();
+        q.set_barging(0);
+        let waiter = push(&mut q, Kind::Thread);
+        let _ = q.serve_next(Some(now));
+        assert_eq!(q.status(waiter), Status::Granted);
     }
 
     #[test]

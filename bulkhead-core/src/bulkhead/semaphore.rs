@@ -31,8 +31,25 @@
 //!   set, the releaser then reads the clock, takes the mutex and hands the
 //!   slot it just freed to the next waiter whose deadline that reading has
 //!   not reached (taking it back into *in flight* for the waiter), so a
-//!   queued waiter never loses a slot to a newcomer: newcomers see `WAITERS`
-//!   and queue behind it.
+//!   queued waiter never loses a slot to a lock-free newcomer: newcomers see
+//!   `WAITERS` (or no free slot) and queue behind it.
+//!
+//! ## Bounded barging
+//!
+//! A blocked thread handed a slot is *offered* it (see the queue's docs):
+//! the slot is counted in flight for it as for any hand-off, but until its
+//! thread has woken up and taken it, a sync caller that is about to queue
+//! (under the mutex, in [`Semaphore::enqueue`]) may take it instead, and
+//! the waiter goes back to the head of its list. Without this, every
+//! hand-off to a parked thread leaves the slot idle for the time it takes
+//! to schedule that thread, while the releasing thread, about to call
+//! again, queues behind it: a convoy, which caps a saturated bulkhead's
+//! throughput at one wake-up latency per call. The waiter loses at most
+//! `barging` offers in a row (then it is granted its slot outright) and
+//! none once its deadline has passed; tasks are always granted (rule B6),
+//! and callers that do not wait never take an offered slot (their path
+//! takes no lock). In-flight accounting is unchanged: an offered slot moves
+//! from the waiter to the newcomer without ever being free.
 //!
 //! ## Deadlines
 //!
@@ -67,7 +84,8 @@
 //! sets `WAITERS` while `in_flight >= max`. Every release that frees a slot
 //! after that sees `WAITERS` in the value its `fetch_sub` replaced, and so
 //! makes a pass under the mutex that hands one free slot to the oldest
-//! waiter, if any is left. A slot freed while `WAITERS` is set stays free
+//! waiter, if any is left (an offered slot taken by a newcomer was never
+//! free: the waiter it was offered to is queued again, `WAITERS` set). A slot freed while `WAITERS` is set stays free
 //! only until that pass: no newcomer can take it, and a waiter that gives up
 //! in between clears `WAITERS` when the queue empties, which frees the slot
 //! for newcomers again.
@@ -428,7 +446,7 @@ impl Semaphore {
         let wake = if !queue.is_empty() && !is_full(state) {
             // Newcomers cannot take the slot (WAITERS is set) and only we
             // hand slots out, under the lock: it is still free.
-            let wake = queue.grant_next(now);
+            let wake = queue.serve_next(now);
             if wake.is_some() {
                 self.state.fetch_add(ONE, Acquire);
             }
@@ -460,8 +478,18 @@ impl Semaphore {
     }
 
     /// Takes a slot that came free, or queues the caller until `deadline`
-    /// (`None`: no deadline).
-    pub(crate) fn enqueue(&self, kind: Kind, wake: Wake, deadline: Option<Instant>) -> Enqueued {
+    /// (`None`: no deadline). A thread (`kind` [`Kind::Thread`]) that would
+    /// queue takes instead the slot offered to a waiting thread that has not
+    /// woken up to take it yet, if that waiter's deadline has not passed at
+    /// `now` (see [`WaitQueue::take_offer`]). A bulkhead on a pool does not
+    /// barge: its waiters are served in arrival order across the pool.
+    pub(crate) fn enqueue(
+        &self,
+        kind: Kind,
+        wake: Wake,
+        deadline: Option<Instant>,
+        now: Option<Instant>,
+    ) -> Enqueued {
         if let Some(link) = &self.pool {
             return self.enqueue_pooled(link, kind, wake, deadline);
         }
@@ -472,6 +500,14 @@ impl Semaphore {
                 return Enqueued::Done(Acquired::Uncounted);
             }
             let queue_up = is_closed(state);
+            if queue_up && kind == Kind::Thread && queue.take_offer(now) {
+                // The slot stays counted in flight, now ours; its waiter
+                // is queued again, so WAITERS must be set (the offer may
+                // have emptied the queue and cleared it).
+                self.state.fetch_or(WAITERS, AcqRel);
+                self.waiting.store(queue.len(), Relaxed);
+                return Enqueued::Done(Acquired::Slot);
+            }
             if queue_up && state & WAITERS != 0 {
                 break;
             }
@@ -600,7 +636,7 @@ impl Semaphore {
     ) -> Option<Acquired> {
         let (inner, mut queue) = self.lock_both();
         let (acquired, stale) = match queue.status(key) {
-            Status::Granted => {
+            Status::Granted | Status::Offered => {
                 let (_, wake) = queue.remove(key);
                 (Some(Acquired::Slot), wake)
             }
@@ -634,19 +670,22 @@ impl Semaphore {
         }
         self.unlock_both(inner, queue);
         drop(wake);
-        if status == Status::Granted {
+        if matches!(status, Status::Granted | Status::Offered) {
             self.release(clock);
         }
     }
 
     /// Blocks the calling thread until it gets a slot or `deadline` passes on
-    /// `clock` (`None`: no deadline).
+    /// `clock` (`None`: no deadline); `now` is the clock's time as it starts
+    /// waiting.
     pub(crate) fn acquire_blocking(
         &self,
         clock: &Arc<dyn Clock>,
+        now: Instant,
         deadline: Option<Instant>,
     ) -> Acquired {
-        let key = match self.enqueue(Kind::Thread, Wake::Thread(thread::current()), deadline) {
+        let wake = Wake::Thread(thread::current());
+        let key = match self.enqueue(Kind::Thread, wake, deadline, Some(now)) {
             Enqueued::Done(acquired) => return acquired,
             Enqueued::Queued(key) => key,
         };
@@ -817,6 +856,12 @@ impl Semaphore {
 
     pub(crate) fn waiting(&self) -> u32 {
         self.waiting.load(Relaxed)
+    }
+
+    /// How many offers in a row a waiting thread may lose to newcomers (0:
+    /// strict hand-offs); see the module docs.
+    pub(crate) fn set_barging(&self, barging: u32) {
+        lock(&self.queue).set_barging(barging);
     }
 }
 

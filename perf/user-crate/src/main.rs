@@ -1,0 +1,544 @@
+//! What a `#[resilient]` wrapper costs a call, measured from a user's
+//! crate: a trait with one bulkhead that always has room (`free`) and one
+//! that is always full (`full`), an `#[inline(never)]` implementation, and
+//! loops of calls against the floors any counting semaphore has to pay.
+//!
+//! Every case is a loop of `CALLS` calls in a function of its own
+//! (`#[inline(never)]`); the cases run interleaved, one loop each per
+//! round, for `ROUNDS` rounds, and each case's best round is reported (load
+//! from elsewhere only ever adds time), with its median round beside it.
+//! Each loop is timed twice: by the wall clock (`Instant`) and by the
+//! thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`), which leaves out the
+//! time the thread was descheduled, so that a machine shared with other
+//! work still gives usable figures. Each call's result is folded into an
+//! accumulator, as a caller would use it; the objects are passed through
+//! `black_box` once per call so that nothing is hoisted out of the loop.
+//!
+//! Two cases copy the call's result the way the repository's criterion
+//! harness does (`black_box(&value)` on a moved value, its `consume` /
+//! `keep`): they show what the criterion cases pay that a user's loop does
+//! not (see BENCHMARKS.md, "The wrapper as a user's crate sees it").
+//!
+//! `cargo run --release` (or `./run.sh`, which also records the machine);
+//! `BULKHEAD_CALLS` and `BULKHEAD_ROUNDS` override the defaults, and case
+//! names given as arguments run only those cases.
+
+use std::future::Future;
+use std::hint::black_box;
+use std::pin::pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll, Waker};
+use std::time::Instant;
+
+use bulkhead::{Bulkhead, BulkheadConfig, Registry, Rejection, resilient};
+use tokio::sync::Semaphore;
+
+/// The caller's error: a rejection, kept.
+#[derive(Debug)]
+pub struct Busy(pub Rejection);
+
+impl From<Rejection> for Busy {
+    fn from(rejection: Rejection) -> Self {
+        Busy(rejection)
+    }
+}
+
+#[resilient]
+pub trait Service: Send + Sync {
+    #[bulkhead(name = "free", max_concurrent = 1000000)]
+    fn free(&self, x: u64) -> Result<u64, Busy>;
+
+    #[bulkhead(name = "full", max_concurrent = 1)]
+    fn full(&self, x: u64) -> Result<u64, Busy>;
+}
+
+/// The delegate: next to no work, out of line, as a real method would be.
+pub struct Backend;
+
+impl Service for Backend {
+    #[inline(never)]
+    fn free(&self, x: u64) -> Result<u64, Busy> {
+        Ok(x.wrapping_mul(31))
+    }
+
+    #[inline(never)]
+    fn full(&self, x: u64) -> Result<u64, Busy> {
+        Ok(x.wrapping_mul(17))
+    }
+}
+
+const DEFAULT_CALLS: u64 = 4_000_000;
+const DEFAULT_ROUNDS: usize = 15;
+
+/// A slot count no loop comes near: the semaphores below always have room.
+const ROOMY: u64 = 1_000_000;
+
+/// What a call's result adds to the accumulator.
+#[inline(always)]
+fn fold(result: Result<u64, Busy>) -> u64 {
+    result.unwrap_or(1)
+}
+
+#[inline(never)]
+fn direct(calls: u64, backend: &Backend) -> u64 {
+    let mut acc = 0_u64;
+    for i in 0..calls {
+        acc = acc.wrapping_add(fold(black_box(backend).free(i)));
+    }
+    acc
+}
+
+#[inline(never)]
+fn wrapper(calls: u64, service: &ResilientService<Backend>) -> u64 {
+    let mut acc = 0_u64;
+    for i in 0..calls {
+        acc = acc.wrapping_add(fold(black_box(service).free(i)));
+    }
+    acc
+}
+
+/// What the wrapper does, written by hand and inlined into the caller's
+/// loop: the same work without the wrapper method's own call and frame.
+#[inline(always)]
+fn by_hand(bulkhead: &Bulkhead, backend: &Backend, x: u64) -> Result<u64, Busy> {
+    let permit = bulkhead
+        .enter()
+        .map_err(|full| Busy(Rejection::from(full)))?;
+    let output = backend.free(x);
+    drop(permit);
+    output
+}
+
+#[inline(never)]
+fn inlined(calls: u64, bulkhead: &Bulkhead, backend: &Backend) -> u64 {
+    let mut acc = 0_u64;
+    for i in 0..calls {
+        acc = acc.wrapping_add(fold(by_hand(black_box(bulkhead), black_box(backend), i)));
+    }
+    acc
+}
+
+#[inline(never)]
+fn wrapper_rejected(calls: u64, service: &ResilientService<Backend>) -> u64 {
+    let mut acc = 0_u64;
+    for i in 0..calls {
+        acc = acc.wrapping_add(fold(black_box(service).full(i)));
+    }
+    acc
+}
+
+/// The floor of every counting semaphore: one read-modify-write to take a
+/// slot and one to give it back.
+#[inline(never)]
+fn floor_pair(calls: u64, counter: &AtomicU64) -> u64 {
+    let mut acc = 0_u64;
+    for _ in 0..calls {
+        let counter = black_box(counter);
+        acc = acc.wrapping_add(counter.fetch_add(1, Ordering::Acquire));
+        acc = acc.wrapping_add(counter.fetch_sub(1, Ordering::Release));
+    }
+    acc
+}
+
+/// A semaphore that refuses with a plain load: load, compare-exchange
+/// adding one unless full, and a `fetch_sub` whose result is tested (as a
+/// release that may have to wake someone tests it).
+#[inline(always)]
+fn cas_acquire(state: &AtomicU64, max: u64) -> bool {
+    let mut current = state.load(Ordering::Relaxed);
+    loop {
+        if current >= max {
+            return false;
+        }
+        match state.compare_exchange_weak(
+            current,
+            current + 1,
+            Ordering::Acquire,
+            Ordering::Relaxed,
+        ) {
+            Ok(_) => return true,
+            Err(actual) => current = actual,
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn wake_someone() {
+    black_box(());
+}
+
+#[inline(never)]
+fn floor_cas(calls: u64, state: &AtomicU64, max: u64) -> u64 {
+    let mut acc = 0_u64;
+    for _ in 0..calls {
+        let state = black_box(state);
+        if cas_acquire(state, max) {
+            acc = acc.wrapping_add(1);
+            if state.fetch_sub(1, Ordering::Release) > max {
+                wake_someone();
+            }
+        } else {
+            acc = acc.wrapping_add(2);
+        }
+    }
+    acc
+}
+
+/// The same, with the delegate's call between taking and giving back the
+/// slot, as a wrapper makes it: the floor of a wrapper, whose delegate call
+/// sits between two locked instructions.
+#[inline(never)]
+fn floor_cas_call(calls: u64, state: &AtomicU64, max: u64, backend: &Backend) -> u64 {
+    let mut acc = 0_u64;
+    for i in 0..calls {
+        let state = black_box(state);
+        if cas_acquire(state, max) {
+            acc = acc.wrapping_add(fold(black_box(backend).free(i)));
+            if state.fetch_sub(1, Ordering::Release) > max {
+                wake_someone();
+            }
+        } else {
+            acc = acc.wrapping_add(2);
+        }
+    }
+    acc
+}
+
+#[inline(never)]
+fn tokio_try_acquire(calls: u64, semaphore: &Semaphore) -> u64 {
+    let mut acc = 0_u64;
+    for _ in 0..calls {
+        acc = acc.wrapping_add(match black_box(semaphore).try_acquire() {
+            Ok(permit) => {
+                drop(permit);
+                1
+            }
+            Err(_) => 2,
+        });
+    }
+    acc
+}
+
+#[inline(never)]
+fn try_enter(calls: u64, bulkhead: &Bulkhead) -> u64 {
+    let mut acc = 0_u64;
+    for _ in 0..calls {
+        acc = acc.wrapping_add(match black_box(bulkhead).try_enter() {
+            Ok(permit) => {
+                drop(permit);
+                1
+            }
+            Err(_) => 2,
+        });
+    }
+    acc
+}
+
+/// What criterion's harness does with a result: moves it into a function
+/// that escapes its address (`benches/bulkhead.rs`'s `consume`).
+#[inline(always)]
+fn consume<T>(value: T) {
+    black_box(&value);
+}
+
+#[inline(never)]
+fn try_enter_consumed(calls: u64, bulkhead: &Bulkhead) -> u64 {
+    for _ in 0..calls {
+        consume(black_box(bulkhead).try_enter());
+    }
+    calls
+}
+
+#[inline(never)]
+fn wrapper_consumed(calls: u64, service: &ResilientService<Backend>) -> u64 {
+    for i in 0..calls {
+        consume(black_box(service).free(black_box(i)));
+    }
+    calls
+}
+
+#[inline(never)]
+fn enter_async_once(calls: u64, bulkhead: &Bulkhead) -> u64 {
+    let mut acc = 0_u64;
+    let mut cx = Context::from_waker(Waker::noop());
+    for _ in 0..calls {
+        let enter = pin!(black_box(bulkhead).enter_async());
+        acc = acc.wrapping_add(match enter.poll(&mut cx) {
+            Poll::Ready(Ok(permit)) => {
+                drop(permit);
+                1
+            }
+            Poll::Ready(Err(_)) => 2,
+            Poll::Pending => 3,
+        });
+    }
+    acc
+}
+
+/// One case: its name, the row label, and a loop to time.
+struct Case<'a> {
+    name: &'static str,
+    what: &'static str,
+    run: Box<dyn Fn(u64) -> u64 + 'a>,
+    /// ns per call of each round, by the wall clock.
+    wall: Vec<f64>,
+    /// ns per call of each round, in the thread's CPU time.
+    cpu: Vec<f64>,
+}
+
+impl<'a> Case<'a> {
+    fn new(name: &'static str, what: &'static str, run: impl Fn(u64) -> u64 + 'a) -> Self {
+        Case {
+            name,
+            what,
+            run: Box::new(run),
+            wall: Vec::new(),
+            cpu: Vec::new(),
+        }
+    }
+}
+
+fn best(times: &[f64]) -> f64 {
+    times.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+fn median(times: &[f64]) -> f64 {
+    let mut sorted = times.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[sorted.len() / 2]
+}
+
+/// The calling thread's CPU time, in ns.
+fn cpu_time() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the clock id is a
+    // constant the kernel supports since 2.6.12.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "CLOCK_THREAD_CPUTIME_ID is readable");
+    ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64
+}
+
+fn env_or<T: std::str::FromStr>(key: &str, default: T) -> T {
+    std::env::var(key)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let calls: u64 = env_or("BULKHEAD_CALLS", DEFAULT_CALLS);
+    let rounds: usize = env_or("BULKHEAD_ROUNDS", DEFAULT_ROUNDS);
+
+    let registry = Registry::new();
+    let service = ResilientService::new(Backend, &registry)?;
+    let (free_handle, full_handle) = (registry.bulkhead("free")?, registry.bulkhead("full")?);
+    let _held = full_handle.bulkhead().try_enter()?;
+    assert!(service.full(0).is_err(), "the full bulkhead rejects");
+    assert!(service.free(0).is_ok(), "the free bulkhead admits");
+
+    let counter = AtomicU64::new(0);
+    let state = AtomicU64::new(0);
+    let state_full = AtomicU64::new(1);
+    let semaphore = Semaphore::new(ROOMY as usize);
+    let semaphore_full = Semaphore::new(1);
+    let _held_permit = semaphore_full.try_acquire()?;
+    let config = |max| BulkheadConfig::builder().max_concurrent(max).build();
+    let roomy = Bulkhead::new("user-roomy", config(ROOMY as u32)?);
+    let full = Bulkhead::new("user-full", config(1)?);
+    let _held_slot = full.try_enter()?;
+
+    let mut cases = vec![
+        Case::new("direct", "the delegate called directly", |n| {
+            direct(n, &Backend)
+        }),
+        Case::new("wrapper", "the wrapper, free slot", |n| {
+            wrapper(n, &service)
+        }),
+        Case::new("wrapper_rejected", "the wrapper, rejected", |n| {
+            wrapper_rejected(n, &service)
+        }),
+        Case::new("floor_pair", "floor: `fetch_add` + `fetch_sub`", |n| {
+            floor_pair(n, &counter)
+        }),
+        Case::new(
+            "floor_cas",
+            "floor: load, `compare_exchange_weak`, `fetch_sub`",
+            |n| floor_cas(n, &state, ROOMY),
+        ),
+        Case::new(
+            "floor_cas_call",
+            "floor: the same around the delegate's call",
+            |n| floor_cas_call(n, &state, ROOMY, &Backend),
+        ),
+        Case::new(
+            "floor_cas_rejected",
+            "floor: the same, refused by its load",
+            |n| floor_cas(n, &state_full, 1),
+        ),
+        Case::new("tokio_try_acquire", "tokio `try_acquire()` + drop", |n| {
+            tokio_try_acquire(n, &semaphore)
+        }),
+        Case::new(
+            "tokio_try_acquire_failed",
+            "tokio `try_acquire()` failed",
+            |n| tokio_try_acquire(n, &semaphore_full),
+        ),
+        Case::new("try_enter", "`Bulkhead::try_enter()` + drop", |n| {
+            try_enter(n, &roomy)
+        }),
+        Case::new(
+            "try_enter_rejected",
+            "`Bulkhead::try_enter()` rejected",
+            |n| try_enter(n, &full),
+        ),
+        Case::new(
+            "enter_async",
+            "`enter_async()` polled once + drop, free slot",
+            |n| enter_async_once(n, &roomy),
+        ),
+        Case::new(
+            "enter_async_rejected",
+            "`enter_async()` polled once, rejected",
+            |n| enter_async_once(n, &full),
+        ),
+        Case::new(
+            "by_hand",
+            "the wrapper's work by hand, inlined in the loop, free slot",
+            |n| inlined(n, free_handle.bulkhead(), &Backend),
+        ),
+        Case::new(
+            "by_hand_rejected",
+            "the wrapper's work by hand, inlined in the loop, rejected",
+            |n| inlined(n, full_handle.bulkhead(), &Backend),
+        ),
+        Case::new(
+            "try_enter_consumed",
+            "`try_enter()` + drop, result moved as criterion's harness does",
+            |n| try_enter_consumed(n, &roomy),
+        ),
+        Case::new(
+            "wrapper_consumed",
+            "the wrapper, free slot, result moved as criterion's harness does",
+            |n| wrapper_consumed(n, &service),
+        ),
+    ];
+
+    // Case names as arguments run only those cases.
+    let only: Vec<String> = std::env::args().skip(1).collect();
+    cases.retain(|case| only.is_empty() || only.iter().any(|name| name == case.name));
+
+    for _ in 0..rounds {
+        for case in &mut cases {
+            let (wall, cpu) = (Instant::now(), cpu_time());
+            black_box((case.run)(black_box(calls)));
+            let (cpu, wall) = (cpu_time() - cpu, wall.elapsed());
+            case.wall.push(wall.as_secs_f64() * 1e9 / calls as f64);
+            case.cpu.push(cpu / calls as f64);
+        }
+    }
+    assert_eq!(roomy.concurrent_calls(), 0, "every slot was given back");
+    assert_eq!(counter.load(Ordering::Relaxed), 0);
+
+    println!(
+        "{calls} calls per loop, {rounds} interleaved rounds; ns per call\n\n\
+         | case | what | best (wall) | median (wall) | best (CPU time) |\n\
+         |---|---|---:|---:|---:|"
+    );
+    for case in &cases {
+        println!(
+            "| `{}` | {} | {:.2} | {:.2} | {:.2} |",
+            case.name,
+            case.what,
+            best(&case.wall),
+            median(&case.wall),
+            best(&case.cpu),
+        );
+    }
+
+    type Pick = fn(&Case<'_>) -> f64;
+    let clocks: [(&str, Pick); 2] = [("wall", |c| best(&c.wall)), ("CPU", |c| best(&c.cpu))];
+    let ratio = |pick: Pick, numerator: &[(&str, f64)], denominator: &str| -> Option<f64> {
+        let of = |name: &str| cases.iter().find(|c| c.name == name).map(pick);
+        let mut sum = 0.0;
+        for (name, sign) in numerator {
+            sum += sign * of(name)?;
+        }
+        Some(sum / of(denominator)?)
+    };
+    // (label, numerator as signed cases, denominator case, target)
+    type Ratio<'a> = (&'a str, &'a [(&'a str, f64)], &'a str, &'a str);
+    let ratios: [Ratio<'_>; 10] = [
+        (
+            "(wrapper - direct) / load-CAS-release floor",
+            &[("wrapper", 1.0), ("direct", -1.0)],
+            "floor_cas",
+            "<= 1.05x",
+        ),
+        (
+            "wrapper / the floor around the delegate's call",
+            &[("wrapper", 1.0)],
+            "floor_cas_call",
+            "-",
+        ),
+        (
+            "wrapper rejected / tokio failed `try_acquire`",
+            &[("wrapper_rejected", 1.0)],
+            "tokio_try_acquire_failed",
+            "<= 1.0x",
+        ),
+        (
+            "by hand, inlined, rejected / tokio failed `try_acquire`",
+            &[("by_hand_rejected", 1.0)],
+            "tokio_try_acquire_failed",
+            "-",
+        ),
+        (
+            "floor around the call - direct, / load-CAS-release floor",
+            &[("floor_cas_call", 1.0), ("direct", -1.0)],
+            "floor_cas",
+            "-",
+        ),
+        (
+            "load-CAS-release floor / pair floor",
+            &[("floor_cas", 1.0)],
+            "floor_pair",
+            "-",
+        ),
+        (
+            "`try_enter()` + drop / load-CAS-release floor",
+            &[("try_enter", 1.0)],
+            "floor_cas",
+            "-",
+        ),
+        (
+            "`try_enter()` rejected / tokio failed `try_acquire`",
+            &[("try_enter_rejected", 1.0)],
+            "tokio_try_acquire_failed",
+            "-",
+        ),
+        (
+            "`try_enter()` + drop / tokio `try_acquire()` + drop",
+            &[("try_enter", 1.0)],
+            "tokio_try_acquire",
+            "-",
+        ),
+        (
+            "`try_enter()` + drop, moved as criterion does / not moved",
+            &[("try_enter_consumed", 1.0)],
+            "try_enter",
+            "-",
+        ),
+    ];
+    println!("\n| ratio of best rounds | wall | CPU time | target |\n|---|---:|---:|---|");
+    for (label, numerator, denominator, target) in ratios {
+        let [wall, cpu] = clocks.map(|(_, pick)| ratio(pick, numerator, denominator));
+        if let (Some(wall), Some(cpu)) = (wall, cpu) {
+            println!("| {label} | {wall:.2}x | {cpu:.2}x | {target} |");
+        }
+    }
+    Ok(())
+}
