@@ -275,7 +275,9 @@ impl Bulkhead {
     /// 4 times in a row, and never once its deadline has passed (rule B3 of
     /// the [bulkhead rules]). Callers that do not wait
     /// ([`try_enter`](Self::try_enter), or `max_wait` zero) never take a
-    /// slot handed to a waiter. While async callers wait too, released
+    /// slot handed to a waiter, and on a pool ([`with_pool`](Self::with_pool))
+    /// no caller does: waiters there keep their arrival order across the
+    /// pool. While async callers wait too, released
     /// slots alternate between the two kinds (B7). A `max_wait` too large
     /// to add to the clock's time means waiting without a deadline.
     ///
