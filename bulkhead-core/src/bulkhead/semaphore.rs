@@ -491,7 +491,7 @@ impl Semaphore {
         now: Option<Instant>,
     ) -> Enqueued {
         if let Some(link) = &self.pool {
-            return self.enqueue_pooled(link, kind, wake, deadline);
+            return self.enqueue_pooled(link, kind, wake, deadline, now);
         }
         let mut queue = lock(&self.queue);
         let mut state = self.state.load(Acquire);
@@ -530,15 +530,18 @@ impl Semaphore {
     /// [`enqueue`](Self::enqueue) on a pool: a reserved slot, else a pool
     /// slot once the older waiters a pool slot can serve were served, else
     /// the queue, with the pool's waiters flag set while no pool slot is
-    /// free (so that the release of one serves it).
+    /// free (so that the release of one serves it). `now` is the caller's
+    /// reading if it took one (a blocking caller, for its deadline), else
+    /// one is taken here.
     fn enqueue_pooled(
         &self,
         link: &PoolLink,
         kind: Kind,
         wake: Wake,
         deadline: Option<Instant>,
+        now: Option<Instant>,
     ) -> Enqueued {
-        let now = link.now();
+        let now = now.or_else(|| link.now());
         let pool = &link.pool;
         let mut inner = pool.lock();
         let mut deferred = Deferred::default();
