@@ -14,8 +14,9 @@
 #[allow(dead_code)]
 #[path = "../../examples/axum_service.rs"]
 mod example;
+mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use axum::Router;
 use axum::error_handling::HandleErrorLayer;
@@ -27,6 +28,7 @@ use bulkhead::{BulkheadConfig, ManualClock, Registry};
 use example::{REPORTS_SLOTS, ReportsBackend};
 use reqwest::{Client, StatusCode, header};
 use serde_json::Value;
+use support::{refused_reports_then_checkouts, wait_until};
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use tower::ServiceBuilder;
@@ -101,16 +103,6 @@ impl Server {
             .await
             .expect("a body");
         serde_json::from_str(&body).expect("JSON")
-    }
-}
-
-/// Waits (without blocking the runtime) until `condition` holds. Not a
-/// timing assertion: the bound only turns a hang into a failure.
-async fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
-    let give_up = Instant::now() + Duration::from_secs(60);
-    while !condition() {
-        assert!(Instant::now() < give_up, "gave up waiting until {what}");
-        tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
 
@@ -434,22 +426,7 @@ mod metrics {
 
         server.backend.set_degraded(true);
         let hanging = server.hang_reports(REPORTS_SLOTS).await;
-        for i in 0..5 {
-            let refused = client
-                .get(format!("{base}/reports/more-{i}"))
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
-        }
-        for _ in 0..4 {
-            let order = client
-                .post(format!("{base}/checkout"))
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(order.status(), StatusCode::OK);
-        }
+        refused_reports_then_checkouts(client, base).await;
         wait_until("the exporter counted the refusals", || {
             exported.observer.events() >= 5
         })

@@ -10,14 +10,16 @@
 #[allow(dead_code)]
 #[path = "../../examples/axum_service.rs"]
 mod example;
+mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bulkhead::Registry;
 use example::{Directory, REPORTS_SLOTS, ReportsBackend};
 use prometheus_parse::{Scrape, Value};
 use reqwest::{Client, StatusCode};
+use support::{refused_reports_then_checkouts, wait_until};
 use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 
@@ -283,16 +285,6 @@ fn value(body: &str, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
         })
 }
 
-/// Waits (without blocking the runtime) until `condition` holds. Not a
-/// timing assertion: the bound only turns a hang into a failure.
-async fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
-    let give_up = Instant::now() + Duration::from_secs(60);
-    while !condition() {
-        assert!(Instant::now() < give_up, "gave up waiting until {what}");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
-
 #[test]
 fn metric_names_are_read_out_of_promql() {
     let names = |expr: &str| metric_names(expr).into_iter().collect::<Vec<_>>();
@@ -351,22 +343,7 @@ async fn every_query_of_the_dashboard_names_a_metric_the_service_exports() {
         reports.concurrent_calls() == REPORTS_SLOTS
     })
     .await;
-    for i in 0..5 {
-        let refused = client
-            .get(format!("{base}/reports/more-{i}"))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
-    }
-    for _ in 0..4 {
-        let order = client
-            .post(format!("{base}/checkout"))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(order.status(), StatusCode::OK);
-    }
+    refused_reports_then_checkouts(&client, &base).await;
     // Users: the directory fails calls 3 and 6, each retried.
     for id in 1..=6 {
         let user = client
