@@ -22,6 +22,7 @@
 /// [attr-bulkhead]: macro@crate::bulkhead
 /// [`Pipeline`]: crate::Pipeline
 /// [`Bulkhead`]: crate::Bulkhead
+/// [`Bulkhead::move_to_pool`]: crate::Bulkhead::move_to_pool
 /// [`ManualClock`]: crate::ManualClock
 /// [`Registry::bulkhead`]: crate::Registry::bulkhead
 /// [`BulkheadHandle`]: crate::BulkheadHandle

@@ -34,8 +34,12 @@ fn reports_borrow_the_unreserved_slots_and_payments_keep_their_own() {
     pipeline(&registry, "payments", 2, 7);
     let reports = registry.bulkhead("reports").unwrap().bulkhead().clone();
     let payments = registry.bulkhead("payments").unwrap().bulkhead().clone();
+    let available = |id: &str| registry.bulkhead(id).unwrap().snapshot().available;
+    assert_eq!((available("reports"), available("payments")), (5, 4));
     let held: Vec<_> = (0..7).filter_map(|_| reports.try_enter().ok()).collect();
     assert_eq!(held.len(), 5, "3 reserved and the 2 nobody reserved");
+    // Payments' limit is 7, but only their 2 reserved slots are free.
+    assert_eq!((available("reports"), available("payments")), (0, 2));
     let snapshot = registry.bulkhead("reports").unwrap().snapshot();
     assert_eq!(
         (
@@ -76,4 +80,82 @@ fn reserved_comes_from_configuration_and_is_checked_there() {
                 .map(drop)
         });
     assert_eq!(bad.unwrap_err().code(), "ATR-016");
+}
+
+#[test]
+fn a_reload_that_takes_a_bulkhead_off_its_resource_takes_it_off_the_pool() {
+    let toml = |resource: &str| {
+        format!(
+            "[resources.db]\nbudget = 2\n\n\
+             [bulkhead.instances.reports]\nmax_concurrent = 4\nreserved = 1\n{resource}"
+        )
+    };
+    let registry = Registry::builder()
+        .config_toml(&toml("resource = \"db\"\n"))
+        .unwrap()
+        .try_build()
+        .unwrap();
+    Pipeline::builder(&registry, "reports")
+        .bulkhead(|b| b)
+        .build()
+        .unwrap();
+    let reports = registry.bulkhead("reports").unwrap().bulkhead().clone();
+    let held: Vec<_> = (0..2).map(|_| reports.try_enter().unwrap()).collect();
+    assert!(reports.try_enter().is_err(), "1 reserved + 1 unreserved");
+
+    registry.reload_toml(&toml("")).unwrap();
+    assert!(!reports.is_pooled());
+    assert_eq!(registry.resource_usage("db"), Some((2, 0)));
+    let more: Vec<_> = (0..2).map(|_| reports.try_enter().unwrap()).collect();
+    assert!(reports.try_enter().is_err(), "its own limit of 4");
+    drop((held, more));
+    assert_eq!(reports.concurrent_calls(), 0);
+}
+
+#[test]
+fn a_reload_moves_a_live_bulkhead_to_its_new_resources_pool_with_its_calls() {
+    let toml = |resource: &str| {
+        format!(
+            "[resources.db]\nbudget = 3\n\n[resources.cache]\nbudget = 2\n\n\
+             [bulkhead.instances.mover]\nmax_concurrent = 3\nreserved = 1\nresource = \"{resource}\"\n\n\
+             [bulkhead.instances.stays]\nmax_concurrent = 2\nreserved = 1\nresource = \"cache\"\n"
+        )
+    };
+    let registry = Registry::builder()
+        .config_toml(&toml("db"))
+        .unwrap()
+        .try_build()
+        .unwrap();
+    let declare = |id: &str| {
+        Pipeline::builder(&registry, id)
+            .bulkhead(|b| b)
+            .build()
+            .unwrap();
+        registry.bulkhead(id).unwrap().bulkhead().clone()
+    };
+    let (mover, stays) = (declare("mover"), declare("stays"));
+    let held: Vec<_> = (0..3).map(|_| mover.try_enter().unwrap()).collect();
+    assert_eq!(mover.borrowed(), 2, "borrows db's 2 unreserved slots");
+
+    let changes = registry.reload_toml(&toml("cache")).unwrap();
+    let moved = changes.iter().find(|c| c.instance == "mover").unwrap();
+    assert!(moved.applied, "{changes:?}");
+    assert_eq!(registry.resource_usage("cache"), Some((2, 2)));
+    assert_eq!(registry.resource_usage("db"), Some((3, 0)));
+    // cache has no unreserved slot: its 2 calls past the reservation are
+    // borrowed past the budget, and `stays` keeps its own slot.
+    assert_eq!((mover.reserved(), mover.borrowed()), (1, 2));
+    let own = stays.try_enter().expect("a reserved slot is always there");
+    assert!(stays.try_enter().is_err() && mover.try_enter().is_err());
+    drop(held);
+    assert_eq!(mover.borrowed(), 0);
+    let mine = mover.try_enter().expect("its reserved slot on cache");
+    assert!(mover.try_enter().is_err(), "cache has nothing to lend");
+    drop((own, mine));
+
+    // And back: db lends again.
+    registry.reload_toml(&toml("db")).unwrap();
+    let held: Vec<_> = (0..3).map(|_| mover.try_enter().unwrap()).collect();
+    assert!(mover.try_enter().is_err());
+    drop(held);
 }

@@ -331,6 +331,57 @@ fn a_clock_that_panics_during_a_hand_off_strands_no_slot() {
     );
 }
 
+/// The same on a pool, for a borrowed slot and for a reserved one: the
+/// slot reaches the waiter and the panic goes on, as off a pool.
+#[test]
+fn a_clock_that_panics_during_a_pooled_hand_off_strands_no_slot_and_is_raised() {
+    let clock = FlakyClock::default();
+    let pool = bulkhead::SharedPool::new(3);
+    let on_pool = |id, reserved, max| {
+        let config = BulkheadConfig::builder()
+            .max_concurrent(max)
+            .reserved(reserved)
+            .max_wait(Duration::MAX)
+            .build()
+            .unwrap();
+        Bulkhead::with_pool(
+            id,
+            config,
+            PolicyContext::new(Arc::new(clock.clone())),
+            &pool,
+        )
+    };
+    let (a, b) = (on_pool("a", 1, 2), on_pool("b", 1, 2));
+    let a_own = a.try_enter().unwrap();
+    let borrowed = a.try_enter().unwrap();
+    let b_own = b.try_enter().unwrap();
+    // b waits for a pool slot, then for its own.
+    let mut pool_waiter = b.enter_async();
+    assert!(poll_noop(&mut pool_waiter).is_pending());
+
+    clock.fail.store(true, SeqCst);
+    let released = catch_unwind(AssertUnwindSafe(|| drop(borrowed)));
+    clock.fail.store(false, SeqCst);
+    assert!(released.is_err(), "the panic goes on");
+    let Poll::Ready(Ok(lent)) = poll_noop(&mut pool_waiter) else {
+        panic!("the borrowed slot was not handed over")
+    };
+    let mut own_waiter = b.enter_async();
+    assert!(poll_noop(&mut own_waiter).is_pending());
+    clock.fail.store(true, SeqCst);
+    let released = catch_unwind(AssertUnwindSafe(|| drop(b_own)));
+    clock.fail.store(false, SeqCst);
+    assert!(released.is_err(), "the panic goes on");
+    let Poll::Ready(Ok(own)) = poll_noop(&mut own_waiter) else {
+        panic!("the slot was not handed over")
+    };
+    drop((lent, own, a_own));
+    assert_eq!(
+        (pool.borrowed(), a.concurrent_calls() + b.concurrent_calls()),
+        (0, 0)
+    );
+}
+
 /// A waker that panics when woken.
 struct PanicsOnWake;
 impl Wake for PanicsOnWake {

@@ -7,8 +7,45 @@ pub(crate) use std::sync::{Mutex, MutexGuard, atomic};
 #[cfg(not(loom))]
 pub(crate) use std::thread;
 
+#[cfg(not(loom))]
+pub(crate) use std::sync::OnceLock;
+
 #[cfg(loom)]
 pub(crate) use loom::sync::{Mutex, MutexGuard, atomic};
+
+/// `std::sync::OnceLock`'s `get` and `set` on loom's mutex, so that the
+/// model sees the slot's synchronisation. The value is leaked (models are
+/// short): `get` can then hand out a reference without holding the lock.
+#[cfg(loom)]
+#[derive(Debug)]
+pub(crate) struct OnceLock<T: 'static> {
+    value: Mutex<Option<&'static T>>,
+}
+
+#[cfg(loom)]
+impl<T: 'static> Default for OnceLock<T> {
+    fn default() -> Self {
+        OnceLock {
+            value: Mutex::new(None),
+        }
+    }
+}
+
+#[cfg(loom)]
+impl<T: 'static> OnceLock<T> {
+    pub(crate) fn get(&self) -> Option<&T> {
+        *lock(&self.value)
+    }
+
+    pub(crate) fn set(&self, value: T) -> Result<(), T> {
+        let mut slot = lock(&self.value);
+        if slot.is_some() {
+            return Err(value);
+        }
+        *slot = Some(Box::leak(Box::new(value)));
+        Ok(())
+    }
+}
 #[cfg(loom)]
 pub(crate) mod thread {
     //! `std::thread`'s park and unpark on top of loom's.

@@ -595,6 +595,102 @@ fn a_pool_waiter_is_handed_a_borrowed_slot_released_on_another_bulkhead() {
     });
 }
 
+#[test]
+fn raising_a_reservation_while_the_other_borrows_keeps_the_invariant() {
+    loom::model(|| {
+        let (clock, pool) = (ManualClock::new(), SharedPool::new(4));
+        let a = pooled(&pool, &clock, 1, 3);
+        let b = pooled(&pool, &clock, 1, 3);
+        // a's own call is inside from the start.
+        let counts = Arc::new(loom::sync::Mutex::new([1u32, 0]));
+        let own = a.try_enter_owned().unwrap();
+        let borrower = {
+            let (a, b, counts) = (a.clone(), b.clone(), Arc::clone(&counts));
+            thread::spawn(move || {
+                if let Ok(permit) = a.try_enter() {
+                    let mut inside = counts.lock().unwrap();
+                    inside[0] += 1;
+                    // a's reservation does not change: only b's, read last
+                    // (its calls are not counted: it reserves them all).
+                    let used = inside[0].max(1) + b.reserved();
+                    assert!(used <= 4, "{inside:?}, b reserves {}", b.reserved());
+                    inside[0] -= 1;
+                    drop(inside);
+                    drop(permit);
+                }
+            })
+        };
+        b.set_reserved(Some(3)).unwrap();
+        let b_own: Vec<_> = (0..b.reserved()).map(|_| b.try_enter().unwrap()).collect();
+        borrower.join().unwrap();
+        drop((own, b_own));
+        assert_pool_idle(&pool, &[&a, &b]);
+        assert_eq!(
+            b.reserved(),
+            3,
+            "the raise took effect once the slot came back: {pool:?}"
+        );
+        assert_eq!(pool.unreserved(), 0);
+    });
+}
+
+/// A bulkhead on `from` (budget 2, reserving 1 of its limit of 3) holding
+/// its reserved slot and a borrowed one, and one on `to` (budget 3)
+/// reserving 1 of its 2.
+fn mover(clock: &ManualClock) -> (SharedPool, SharedPool, Bulkhead, Bulkhead) {
+    let (from, to) = (SharedPool::new(2), SharedPool::new(3));
+    let mover = pooled(&from, clock, 1, 3);
+    let other = pooled(&to, clock, 1, 2);
+    (from, to, mover, other)
+}
+
+/// After the move and everything released: nothing owed to either pool,
+/// the mover's reservation on `to`, and `to` lending its free slot.
+fn assert_moved(from: &SharedPool, to: &SharedPool, mover: &Bulkhead, other: &Bulkhead) {
+    assert_pool_idle(from, &[mover, other]);
+    assert_pool_idle(to, &[mover, other]);
+    assert!(mover.is_on(to));
+    assert_eq!((from.unreserved(), to.unreserved()), (2, 1));
+    let held: Vec<_> = (0..2).map(|_| mover.try_enter().unwrap()).collect();
+    assert!(mover.try_enter().is_err());
+    drop(held);
+}
+
+#[test]
+fn a_move_racing_a_borrowed_release_gives_the_slot_back_to_its_lender_once() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let (from, to, mover, other) = mover(&clock);
+        let own = mover.try_enter_owned().unwrap();
+        let borrowed = mover.try_enter_owned().unwrap();
+        assert_eq!(from.borrowed(), 1);
+        let releaser = thread::spawn(move || drop(borrowed));
+        assert!(mover.move_to_pool(Some(&to)));
+        releaser.join().unwrap();
+        drop(own);
+        assert_moved(&from, &to, &mover, &other);
+    });
+}
+
+#[test]
+fn a_move_racing_a_borrower_leaves_it_on_one_pool_or_the_other() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let (from, to, mover, other) = mover(&clock);
+        let own = mover.try_enter_owned().unwrap();
+        let borrower = {
+            let mover = mover.clone();
+            // Borrows on whichever pool it finds (both have a free slot).
+            thread::spawn(move || mover.try_enter_owned().expect("a pool slot is free"))
+        };
+        assert!(mover.move_to_pool(Some(&to)));
+        let borrowed = borrower.join().unwrap();
+        assert_eq!(from.borrowed() + to.borrowed(), 1, "counted once");
+        drop((own, borrowed));
+        assert_moved(&from, &to, &mover, &other);
+    });
+}
+
 /// A sync caller that enters and, while inside, checks that it is alone.
 fn enter_alone(bulkhead: Bulkhead, inside: Arc<AtomicUsize>) -> thread::JoinHandle<bool> {
     thread::spawn(move || match bulkhead.enter() {

@@ -224,3 +224,131 @@ impl Drop for Inside<'_> {
         self.0.leave(self.1);
     }
 }
+
+/// Bulkheads moved between two pools and off them while threads and tasks
+/// call, wait and give up: a move lets the new pool count calls past its
+/// budget until they finish (documented), so the check here is that no slot
+/// is lost or counted twice: at the end both pools are whole and every
+/// bulkhead takes exactly what its last pool gives it.
+#[test]
+fn bulkheads_moving_between_pools_under_load_lose_no_slot() {
+    let pools = [SharedPool::new(BUDGET), SharedPool::new(BUDGET)];
+    let bulkheads = bulkheads(&pools[0]);
+    let stop = Arc::new(AtomicBool::new(false));
+    let calls = Arc::new(AtomicU64::new(0));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .unwrap();
+    let tasks: Vec<_> = (0..8)
+        .map(|n| {
+            let (bulkhead, stop, calls) = (
+                bulkheads[n % 4].clone(),
+                Arc::clone(&stop),
+                Arc::clone(&calls),
+            );
+            runtime.spawn(async move {
+                let mut i = 0u64;
+                while !stop.load(Relaxed) {
+                    i += 1;
+                    let call = async {
+                        if let Ok(_permit) = bulkhead.enter_async().await {
+                            calls.fetch_add(1, Relaxed);
+                            tokio::time::sleep(Duration::from_micros(50 * (i % 7))).await;
+                        }
+                    };
+                    if i.is_multiple_of(3) {
+                        let _ = tokio::time::timeout(Duration::from_micros(100), call).await;
+                    } else {
+                        call.await;
+                    }
+                    tokio::task::yield_now().await;
+                }
+            })
+        })
+        .collect();
+    let threads: Vec<_> = (0..3)
+        .map(|n| {
+            let (bulkhead, stop, calls) = (
+                bulkheads[(n + 1) % 4].clone(),
+                Arc::clone(&stop),
+                Arc::clone(&calls),
+            );
+            thread::spawn(move || {
+                let mut i = 0u32;
+                while !stop.load(Relaxed) {
+                    i += 1;
+                    let permit = if i.is_multiple_of(2) {
+                        bulkhead.enter()
+                    } else {
+                        bulkhead.try_enter()
+                    };
+                    if permit.is_ok() {
+                        calls.fetch_add(1, Relaxed);
+                        if i.is_multiple_of(5) {
+                            thread::sleep(Duration::from_micros(100));
+                        }
+                    }
+                }
+            })
+        })
+        .collect();
+    let mover = {
+        let (bulkheads, pools, stop) = (bulkheads.clone(), pools.clone(), Arc::clone(&stop));
+        thread::spawn(move || {
+            let mut step = 0usize;
+            while !stop.load(Relaxed) {
+                step += 1;
+                let to = match step % 5 {
+                    0 => None,
+                    n => Some(&pools[n % 2]),
+                };
+                assert!(bulkheads[step % 4].move_to_pool(to));
+                thread::sleep(Duration::from_micros(150));
+            }
+            // Everyone back on the first pool.
+            for bulkhead in &bulkheads {
+                assert!(bulkhead.move_to_pool(Some(&pools[0])));
+            }
+        })
+    };
+
+    thread::sleep(Duration::from_secs(2));
+    stop.store(true, Relaxed);
+    for thread in threads {
+        thread.join().unwrap();
+    }
+    mover.join().unwrap();
+    runtime.block_on(async {
+        for task in tasks {
+            task.await.unwrap();
+        }
+    });
+    drop(runtime);
+
+    assert!(calls.load(Relaxed) > 1000, "too little traffic to judge");
+    assert_eq!(
+        (pools[0].borrowed(), pools[1].borrowed()),
+        (0, 0),
+        "pool slots lost"
+    );
+    assert_eq!(pools[1].unreserved(), BUDGET, "a reservation left behind");
+    let reserved: u32 = RESERVED.iter().map(|r| r.0).sum();
+    assert_eq!(pools[0].unreserved(), BUDGET - reserved);
+    let mut held = Vec::new();
+    for (bulkhead, &(low, _)) in bulkheads.iter().zip(&RESERVED) {
+        assert_eq!(
+            (bulkhead.concurrent_calls(), bulkhead.waiting_calls()),
+            (0, 0)
+        );
+        assert!(bulkhead.is_on(&pools[0]));
+        for _ in 0..low {
+            held.push(bulkhead.try_enter().expect("a reserved slot"));
+        }
+    }
+    for _ in 0..BUDGET - reserved {
+        held.push(bulkheads[0].try_enter().expect("an unreserved slot"));
+    }
+    assert!(bulkheads.iter().all(|b| b.try_enter().is_err()));
+}

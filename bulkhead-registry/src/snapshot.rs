@@ -33,8 +33,9 @@ pub struct BulkheadSnapshot {
     pub max_concurrent: u32,
     /// Slots free right now: `max_concurrent - concurrent_calls`, or 0 while
     /// more calls are in flight than a lowered limit allows. On a resource
-    /// whose bulkheads borrow, the slots beyond `reserved` are free only
-    /// while the resource's unreserved slots are.
+    /// whose bulkheads borrow, the slots beyond `reserved` count only as
+    /// far as the resource's unreserved slots are free
+    /// ([`Bulkhead::available`](bulkhead_core::Bulkhead::available)).
     pub available: u32,
     /// The slots of its resource's budget kept for it now (its `reserved`,
     /// at most `max_concurrent`); off a resource, `max_concurrent`.
@@ -72,7 +73,7 @@ impl BulkheadSnapshot {
             concurrent_calls,
             waiting_calls: bulkhead.waiting_calls(),
             max_concurrent,
-            available: max_concurrent.saturating_sub(concurrent_calls),
+            available: bulkhead.available(),
             reserved: bulkhead.reserved(),
             borrowed: bulkhead.borrowed(),
             max_wait: config.max_wait(),

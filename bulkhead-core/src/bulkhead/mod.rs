@@ -451,6 +451,82 @@ impl Bulkhead {
         self.shared.semaphore.pool().is_some()
     }
 
+    /// Slots a call could take now without waiting: below the limit in
+    /// force and, on a pool, beyond [`reserved`](Self::reserved) only as
+    /// far as the pool's unreserved slots are free (one reading of each:
+    /// other callers may take them the next moment).
+    pub fn available(&self) -> u32 {
+        self.shared.semaphore.available()
+    }
+
+    /// Whether the bulkhead is on `pool` now.
+    pub fn is_on(&self, pool: &SharedPool) -> bool {
+        self.shared
+            .semaphore
+            .pool()
+            .is_some_and(|on| Arc::ptr_eq(on, &pool.pool))
+    }
+
+    /// Moves the live bulkhead to `pool` (`None`: off any pool), as a
+    /// registry does when a reload moves it to another resource, or when a
+    /// resource it names gets a budget after it was made.
+    ///
+    /// Its calls in flight move with it: the old pool gets back at once the
+    /// slots they held of it, the new one counts those past the bulkhead's
+    /// new reservation as borrowed (past its budget if need be: then
+    /// nobody borrows there until they have finished, as after a lowered
+    /// budget). The reservation takes effect there as far as the pool has
+    /// room, the rest as borrowed slots come back; its waiters keep waiting,
+    /// in the new pool's arrival order behind those already there. A
+    /// disabled bulkhead stays off every pool.
+    ///
+    /// Returns `false`, and leaves the bulkhead where it is, if it has been
+    /// on three other pools already (a move back to a pool it was on is
+    /// always possible).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bulkhead_core::{Bulkhead, BulkheadConfig, PolicyContext, SharedPool};
+    ///
+    /// let config = BulkheadConfig::builder().max_concurrent(4).reserved(1).build()?;
+    /// let reports = Bulkhead::new("reports", config);
+    /// let held: Vec<_> = (0..3).map(|_| reports.try_enter()).collect::<Result<_, _>>()?;
+    ///
+    /// // A budget of 2: the bulkhead keeps its 1 reserved slot, and its two
+    /// // other calls count as borrowed (past the pool's 1 free slot).
+    /// let pool = SharedPool::new(2);
+    /// assert!(reports.move_to_pool(Some(&pool)));
+    /// assert_eq!((reports.reserved(), reports.borrowed(), pool.borrowed()), (1, 2, 2));
+    /// assert!(reports.try_enter().is_err());
+    /// drop(held);
+    /// assert_eq!(pool.borrowed(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn move_to_pool(&self, pool: Option<&SharedPool>) -> bool {
+        let shared = &self.shared;
+        if !shared.config.enabled() {
+            return true;
+        }
+        let member: Weak<dyn Member> = Arc::downgrade(&self.shared) as Weak<Shared>;
+        let clock = shared.context.clock();
+        let now = clock.now();
+        let limits = lock(&shared.limits);
+        let mut deferred = Deferred::default();
+        let moved = shared.semaphore.move_to(
+            member,
+            pool.map(|pool| &pool.pool),
+            limits.reserved(),
+            limits.in_force(),
+            clock,
+            Some(now),
+            &mut deferred,
+        );
+        drop(limits);
+        deferred.finish();
+        moved
+    }
+
     /// Whether the bulkhead limits calls at all.
     pub fn is_enabled(&self) -> bool {
         self.shared.config.enabled()

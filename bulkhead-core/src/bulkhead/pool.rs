@@ -192,6 +192,11 @@ impl Pool {
         borrowed(self.state.load(Relaxed))
     }
 
+    /// The unreserved slots not borrowed now.
+    pub(crate) fn room(&self) -> u32 {
+        room(self.state.load(Relaxed))
+    }
+
     /// The slots nobody reserved.
     pub(crate) fn unreserved(&self) -> u32 {
         cap(self.state.load(Relaxed))
@@ -261,8 +266,10 @@ impl Pool {
     }
 
     /// Sets or clears `WAITERS` as the members' queues and reservations
-    /// say. Call under the lock after any change of either.
-    pub(crate) fn refresh_waiters(&self, inner: &Inner, deferred: &mut Deferred) {
+    /// say. Call under the lock after any change of either. Returns whether
+    /// it set the flag where it was clear: a pool slot given back just
+    /// before found no flag and served nobody (see [`serve`](Self::serve)).
+    pub(crate) fn refresh_waiters(&self, inner: &Inner, deferred: &mut Deferred) -> bool {
         let waiting = inner.entries.iter().any(|entry| {
             entry.member.upgrade().is_some_and(|member| {
                 let waiting = member.waiting() > 0 || entry.target > member.reserved_in_force();
@@ -271,9 +278,10 @@ impl Pool {
             })
         });
         if waiting {
-            self.state.fetch_or(WAITERS, AcqRel);
+            self.state.fetch_or(WAITERS, AcqRel) & WAITERS == 0
         } else {
             self.state.fetch_and(!WAITERS, AcqRel);
+            false
         }
     }
 
@@ -318,6 +326,45 @@ impl Pool {
         self.serve(&mut inner, None, &mut deferred);
         drop(inner);
         deferred.finish();
+    }
+
+    /// A bulkhead moving here (see the semaphore's "Moving to another
+    /// pool"), asking for `target` slots: adds its entry and takes for it
+    /// what room there is, up to `target`. Returns the reservation in force
+    /// it gets; the rest comes as room does. Under the lock.
+    pub(crate) fn arrive(&self, inner: &mut Inner, member: Weak<dyn Member>, target: u32) -> u32 {
+        inner.entries.push(Entry { member, target });
+        let mut taken = 0;
+        self.update(|word| {
+            taken = room(word).min(target);
+            with_cap(word, cap(word) - taken)
+        });
+        inner.reserved += taken;
+        taken
+    }
+
+    /// Counts `slots` more as borrowed: the calls in flight of a bulkhead
+    /// that moved here, past its reservation (past the cap if need be:
+    /// nobody borrows until they have finished). Under the lock.
+    pub(crate) fn lend(&self, _inner: &Inner, slots: u32) {
+        self.state.fetch_add(u64::from(slots) * ONE, AcqRel);
+    }
+
+    /// The bulkhead at `member` (its address) moved away, its reservation
+    /// in force `reserved` and `refund` of its calls past it: its entry
+    /// goes, and so does what it held (its calls in flight are counted by
+    /// its new pool). Under the lock.
+    pub(crate) fn depart(&self, inner: &mut Inner, member: *const (), reserved: u32, refund: u32) {
+        if let Some(index) = inner
+            .entries
+            .iter()
+            .position(|entry| entry.member.as_ptr() as *const () == member)
+        {
+            inner.entries.swap_remove(index);
+        }
+        inner.reserved = inner.reserved.saturating_sub(reserved);
+        let cap = inner.budget.saturating_sub(inner.reserved);
+        self.update(|word| with_cap(word, cap) - u64::from(refund) * ONE);
     }
 
     /// Changes the budget: the unreserved slots follow. Lowering it below
@@ -420,7 +467,24 @@ impl Pool {
 
     /// Hands the room there is to the reservations waiting for it, then to
     /// the waiters below their ceiling, oldest first; refreshes `WAITERS`.
+    ///
+    /// A pool slot given back (lock-free) after the passes found no room
+    /// and before `WAITERS` was set would serve nobody: its release saw no
+    /// flag. So when the flag goes from clear to set, the passes run again
+    /// on the room there is then; from the flag on, every slot given back
+    /// serves the waiters itself.
     pub(crate) fn serve(&self, inner: &mut Inner, now: Option<Instant>, deferred: &mut Deferred) {
+        loop {
+            self.serve_once(inner, now, deferred);
+            let newly_set = self.refresh_waiters(inner, deferred);
+            if !newly_set || room(self.state.load(Acquire)) == 0 {
+                return;
+            }
+        }
+    }
+
+    /// One pass of [`serve`](Self::serve), without the flag.
+    fn serve_once(&self, inner: &mut Inner, now: Option<Instant>, deferred: &mut Deferred) {
         for index in 0..inner.entries.len() {
             if room(self.state.load(Acquire)) == 0 {
                 break;
@@ -462,7 +526,6 @@ impl Pool {
             }
             deferred.members.push(member);
         }
-        self.refresh_waiters(inner, deferred);
     }
 
     /// Replaces the word with `change` of it, atomically.

@@ -218,3 +218,52 @@ fn reserved_above_max_concurrent_is_atr_016() {
         "{err}"
     );
 }
+
+#[test]
+fn a_moved_bulkhead_takes_its_waiters_and_its_calls_along() {
+    let clock = ManualClock::new();
+    let (from, to) = (SharedPool::new(2), SharedPool::new(4));
+    let mover = on(&from, &clock, "mover", 1, 3);
+    let other = on(&to, &clock, "other", 1, 1);
+    let held: Vec<_> = (0..2).map(|_| mover.try_enter_owned().unwrap()).collect();
+    assert_eq!(from.borrowed(), 1);
+    let mut waiter = mover.enter_async();
+    assert!(
+        poll(&mut waiter).is_pending(),
+        "from has nothing left to lend"
+    );
+
+    assert!(mover.move_to_pool(Some(&to)));
+    // from gets everything back; on `to` the mover reserves 1, its second
+    // call is borrowed, and the slot left goes to its waiter at once.
+    assert_eq!((from.borrowed(), from.unreserved()), (0, 2));
+    let Poll::Ready(Ok(got)) = poll(&mut waiter) else {
+        panic!("the waiter is served on the new pool")
+    };
+    assert_eq!((to.borrowed(), to.unreserved()), (2, 2));
+    assert!(mover.try_enter().is_err());
+    let own = other.try_enter().expect("a reserved slot is always there");
+    drop((held, got, own));
+    assert_eq!((from.borrowed(), to.borrowed()), (0, 0));
+    assert_eq!(mover.concurrent_calls() + other.concurrent_calls(), 0);
+}
+
+#[test]
+fn a_bulkhead_moves_back_and_forth_but_not_to_a_fourth_pool() {
+    let clock = ManualClock::new();
+    let pools: Vec<_> = (0..4).map(|_| SharedPool::new(2)).collect();
+    let mover = on(&pools[0], &clock, "mover", 1, 2);
+    assert!(mover.move_to_pool(Some(&pools[1])));
+    assert!(mover.move_to_pool(None));
+    assert!(!mover.is_pooled());
+    assert!(mover.move_to_pool(Some(&pools[2])));
+    assert!(!mover.move_to_pool(Some(&pools[3])), "three pools known");
+    assert!(mover.is_on(&pools[2]));
+    for pool in [&pools[0], &pools[1], &pools[2], &pools[0]] {
+        assert!(mover.move_to_pool(Some(pool)));
+        let held: Vec<_> = (0..2).map(|_| mover.try_enter().unwrap()).collect();
+        assert_eq!((pool.borrowed(), pool.unreserved()), (1, 1));
+        drop(held);
+    }
+    assert_eq!(pools[1].unreserved() + pools[2].unreserved(), 4);
+}

@@ -329,6 +329,25 @@ impl WaitQueue {
         }
     }
 
+    /// Gives the queued waiters new tickets from `next`, in the order of
+    /// their old ones (a bulkhead moving to another pool: its waiters take
+    /// their places in the new pool's arrival order, behind those already
+    /// there). Waiters of one kind keep their order.
+    pub(super) fn retick(&mut self, mut next: impl FnMut() -> u64) {
+        let mut queued = Vec::with_capacity(self.queued as usize);
+        for list in self.lists {
+            let mut index = list.head;
+            while index != NIL {
+                queued.push(index);
+                index = self.nodes[index as usize].next;
+            }
+        }
+        queued.sort_by_key(|&index| self.nodes[index as usize].ticket);
+        for index in queued {
+            self.nodes[index as usize].ticket = next();
+        }
+    }
+
     /// The ticket of the waiter [`grant_next`](Self::grant_next) would
     /// consider first, if any waits.
     pub(super) fn next_ticket(&self) -> Option<u64> {

@@ -6,10 +6,10 @@
 //! ## The state word
 //!
 //! ```text
-//!  63                 32 31                   2   1          0
-//! +---------------------+----------------------+----------+---------+
-//! | max (limit)         | in flight            | DISABLED | WAITERS |
-//! +---------------------+----------------------+----------+---------+
+//!  63               34 33   32 31                   2   1          0
+//! +-------------------+-------+----------------------+----------+---------+
+//! | max (limit)       | link  | in flight            | DISABLED | WAITERS |
+//! +-------------------+-------+----------------------+----------+---------+
 //! ```
 //!
 //! - *in flight* counts the slots held, including slots handed to a waiter
@@ -18,6 +18,9 @@
 //!   rejection, and so that [`Semaphore::set_max`] is atomic with respect to
 //!   every admission.
 //! - `DISABLED` makes every acquisition succeed uncounted.
+//! - *link* says which pool the bulkhead is on (0: none; see "Moving to
+//!   another pool" below), so that a release knows, from the value its
+//!   `fetch_sub` replaced, which pool a borrowed slot goes back to.
 //! - `WAITERS` is set exactly while the wait queue is non-empty. It is only
 //!   set or cleared with the queue's mutex held. While it is set, the
 //!   lock-free acquire treats the bulkhead as full: every slot that comes
@@ -102,6 +105,26 @@
 //! back. Every slow path of a pooled bulkhead (queueing, hand-offs,
 //! withdrawals, limit changes) runs under the pool's lock, then its own.
 //!
+//! ## Moving to another pool
+//!
+//! A registry's reload can move a live bulkhead to another resource, and a
+//! budget declared for a resource after its bulkheads were made gives it a
+//! pool they join. The pools a semaphore has been on are kept in up to three
+//! link slots, each set once and never changed (a move back to a pool reuses
+//! its slot); the *link* field of the word names the slot in force, 0 for
+//! none. A move (under the locks of both pools, then the queue's) swaps the
+//! field and the limit in the word in one compare-exchange, reading the
+//! calls in flight `n` it replaced: the old pool gets back the `n - reserved`
+//! slots it lent beyond the old reservation, the new one counts the `n` past
+//! the new reservation as borrowed (past its cap if need be: nobody borrows
+//! there until they have finished, as after a lowered budget). A release
+//! whose `fetch_sub` came before the swap gives its slot back to the pool
+//! its own replaced value names, which the move's `n` did not count: every
+//! lent slot goes back to the pool that lent it exactly once. A borrower
+//! holding a slot of the old pool finds the word's link changed, gives the
+//! slot back there, and tries again. A fourth distinct pool finds no slot:
+//! the move is refused.
+//!
 //! ## Memory ordering
 //!
 //! A successful acquire is `Acquire` and a release `Release`: the work done
@@ -110,23 +133,25 @@
 //! else.
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::task::Context;
 use std::time::Instant;
 
-use super::pool::{Deferred, Inner, Pool};
+use super::pool::{Deferred, Inner, Member, Pool};
 use super::queue::{Kind, Status, WaitQueue, WaiterKey};
 use crate::clock::{Clock, Wake};
 use crate::loom::atomic::{AtomicU32, AtomicU64, Ordering::*};
-use crate::loom::{Mutex, MutexGuard, lock, thread};
+use crate::loom::{Mutex, MutexGuard, OnceLock, lock, thread};
 
 const WAITERS: u64 = 1;
 const DISABLED: u64 = 1 << 1;
 const IN_FLIGHT_SHIFT: u32 = 2;
 const ONE: u64 = 1 << IN_FLIGHT_SHIFT;
 const IN_FLIGHT_MASK: u64 = (MAX_CONCURRENT as u64) << IN_FLIGHT_SHIFT;
-const MAX_SHIFT: u32 = 32;
-const MAX_MASK: u64 = (u32::MAX as u64) << MAX_SHIFT;
+const LINK_SHIFT: u32 = 32;
+const LINK_MASK: u64 = 3 << LINK_SHIFT;
+const MAX_SHIFT: u32 = 34;
+const MAX_MASK: u64 = (MAX_CONCURRENT as u64) << MAX_SHIFT;
 
 /// The largest supported `max_concurrent`: 2^30 - 1.
 pub(super) const MAX_CONCURRENT: u32 = (1 << 30) - 1;
@@ -139,6 +164,12 @@ fn in_flight(state: u64) -> u32 {
 #[inline(always)]
 fn max(state: u64) -> u32 {
     (state >> MAX_SHIFT) as u32
+}
+
+/// The link slot in force: 0 off a pool, else 1 to 3.
+#[inline(always)]
+fn link_of(state: u64) -> usize {
+    ((state & LINK_MASK) >> LINK_SHIFT) as usize
 }
 
 #[inline(always)]
@@ -190,8 +221,9 @@ pub(crate) struct Semaphore {
     /// Copy of the queue's length, for monitoring without the mutex.
     waiting: AtomicU32,
     queue: Mutex<WaitQueue>,
-    /// The pool it may borrow from, if it is on one.
-    pool: Option<PoolLink>,
+    /// The pools it has been on (see the module docs: the word's *link*
+    /// field names the one in force), each slot set once.
+    links: [OnceLock<PoolLink>; 3],
 }
 
 /// A pooled semaphore's side of its pool.
@@ -204,6 +236,14 @@ pub(crate) struct PoolLink {
 }
 
 impl PoolLink {
+    fn new(pool: Arc<Pool>, ceiling: u32, clock: Arc<dyn Clock>) -> Self {
+        PoolLink {
+            pool,
+            ceiling: AtomicU32::new(ceiling.min(MAX_CONCURRENT)),
+            clock,
+        }
+    }
+
     fn ceiling(&self) -> u32 {
         self.ceiling.load(Relaxed)
     }
@@ -215,6 +255,24 @@ impl PoolLink {
     }
 }
 
+/// Locks the pools of two links (either may be off a pool), in the order
+/// of their addresses, so that two moves cannot deadlock.
+fn lock_pair<'a>(
+    a: Option<&'a PoolLink>,
+    b: Option<&'a PoolLink>,
+) -> (Option<MutexGuard<'a, Inner>>, Option<MutexGuard<'a, Inner>>) {
+    match (a, b) {
+        (Some(a), Some(b)) if Arc::as_ptr(&a.pool) > Arc::as_ptr(&b.pool) => {
+            let second = b.pool.lock();
+            (Some(a.pool.lock()), Some(second))
+        }
+        _ => (a.map(|a| a.pool.lock()), b.map(|b| b.pool.lock())),
+    }
+}
+
+/// The link in force and its pool's lock, if on a pool.
+type Locked<'a> = Option<(&'a PoolLink, MutexGuard<'a, Inner>)>;
+
 /// What a borrower found once it held a pool slot.
 enum Claim {
     /// A slot past the reservation: the pool slot is in use.
@@ -224,6 +282,9 @@ enum Claim {
     /// No slot for it (the ceiling, or waiters): the pool slot is to give
     /// back.
     Refused,
+    /// The bulkhead moved to another pool: the slot is to give back, and
+    /// the call to try again there.
+    Moved,
 }
 
 impl Semaphore {
@@ -234,27 +295,40 @@ impl Semaphore {
             state: AtomicU64::new(((max as u64) << MAX_SHIFT) | disabled),
             waiting: AtomicU32::new(0),
             queue: Mutex::new(WaitQueue::new()),
-            pool: None,
+            links: Default::default(),
         }
     }
 
     /// A semaphore on `pool`, its ceiling `ceiling`, no slot reserved yet
     /// (joining the pool sets the reservation).
     pub(crate) fn pooled(ceiling: u32, pool: Arc<Pool>, clock: Arc<dyn Clock>) -> Self {
-        Semaphore {
-            state: AtomicU64::new(0),
+        let semaphore = Semaphore {
+            state: AtomicU64::new(1 << LINK_SHIFT),
             waiting: AtomicU32::new(0),
             queue: Mutex::new(WaitQueue::new()),
-            pool: Some(PoolLink {
-                pool,
-                ceiling: AtomicU32::new(ceiling.min(MAX_CONCURRENT)),
-                clock,
-            }),
+            links: Default::default(),
+        };
+        let _ = semaphore.links[0].set(PoolLink::new(pool, ceiling, clock));
+        semaphore
+    }
+
+    /// The link named by the link field `slot` of a state word.
+    #[inline]
+    fn link(&self, slot: usize) -> Option<&PoolLink> {
+        match slot {
+            0 => None,
+            slot => self.links[slot - 1].get(),
         }
     }
 
+    /// The link in force.
+    fn current(&self) -> Option<&PoolLink> {
+        self.link(link_of(self.state.load(Acquire)))
+    }
+
+    /// The pool in force, if on one.
     pub(crate) fn pool(&self) -> Option<&Arc<Pool>> {
-        self.pool.as_ref().map(|link| &link.pool)
+        self.current().map(|link| &link.pool)
     }
 
     /// Takes a free slot if there is one. Never waits, never locks.
@@ -266,9 +340,9 @@ impl Semaphore {
                 return Acquired::Uncounted;
             }
             if is_closed(state) {
-                return match &self.pool {
+                return match self.link(link_of(state)) {
                     None => Acquired::Full,
-                    Some(link) => self.try_borrow(link),
+                    Some(link) => self.try_borrow(link, link_of(state)),
                 };
             }
             match self
@@ -285,20 +359,24 @@ impl Semaphore {
     /// nobody waits ahead.
     #[cold]
     #[inline(never)]
-    fn try_borrow(&self, link: &PoolLink) -> Acquired {
+    fn try_borrow(&self, link: &PoolLink, slot: usize) -> Acquired {
         let state = self.state.load(Relaxed);
+        if link_of(state) != slot {
+            // Moved to another pool meanwhile.
+            return self.try_acquire();
+        }
         if state & WAITERS != 0 || in_flight(state) >= link.ceiling() {
             return Acquired::Full;
         }
         if !link.pool.try_take() {
             return if link.pool.has_waiters() {
                 // Free pool slots may belong to waiters: serve them first.
-                self.borrow_locked(link)
+                self.borrow_locked(link, slot)
             } else {
                 Acquired::Full
             };
         }
-        match self.claim(link) {
+        match self.claim(link, slot) {
             Claim::Borrowed => Acquired::Slot,
             Claim::Reserved => {
                 self.give_back(link);
@@ -308,13 +386,20 @@ impl Semaphore {
                 self.give_back(link);
                 Acquired::Full
             }
+            Claim::Moved => {
+                self.give_back(link);
+                self.try_acquire()
+            }
         }
     }
 
-    /// Holding a pool slot: adds the call to the word.
-    fn claim(&self, link: &PoolLink) -> Claim {
+    /// Holding a slot of the pool of link `slot`: adds the call to the word.
+    fn claim(&self, link: &PoolLink, slot: usize) -> Claim {
         let mut state = self.state.load(Relaxed);
         loop {
+            if link_of(state) != slot {
+                return Claim::Moved;
+            }
             if state & WAITERS != 0 || in_flight(state) >= link.ceiling() {
                 return Claim::Refused;
             }
@@ -329,52 +414,66 @@ impl Semaphore {
         }
     }
 
-    /// Gives a pool slot back, serving the pool's waiters if there are.
+    /// Gives a pool slot back, serving the pool's waiters if there are
+    /// (a borrower's slot it did not use: a panicking clock is not raised,
+    /// since the caller may hold a slot not yet handed out).
     fn give_back(&self, link: &PoolLink) {
         if link.pool.give_back() {
-            self.serve_pool(link, None);
+            self.serve_pool(link, false, false);
         }
     }
 
     /// A newcomer finding the pool's waiters flag: under the pool's lock,
     /// serves the waiters a pool slot can serve, then borrows what is left.
     #[cold]
-    fn borrow_locked(&self, link: &PoolLink) -> Acquired {
+    fn borrow_locked(&self, link: &PoolLink, slot: usize) -> Acquired {
         let now = link.now();
         let pool = &link.pool;
         let mut inner = pool.lock();
         let mut deferred = Deferred::default();
         pool.serve(&mut inner, now, &mut deferred);
         let acquired = if pool.take_locked(&inner) {
-            match self.claim(link) {
-                Claim::Borrowed => Acquired::Slot,
+            match self.claim(link, slot) {
+                Claim::Borrowed => Some(Acquired::Slot),
                 Claim::Reserved => {
                     pool.give_back();
-                    Acquired::Slot
+                    Some(Acquired::Slot)
                 }
                 Claim::Refused => {
                     pool.give_back();
-                    Acquired::Full
+                    Some(Acquired::Full)
+                }
+                Claim::Moved => {
+                    pool.give_back();
+                    None
                 }
             }
         } else {
-            Acquired::Full
+            Some(Acquired::Full)
         };
         pool.serve(&mut inner, now, &mut deferred);
         drop(inner);
         deferred.finish();
-        acquired
+        // Moved to another pool meanwhile: try there.
+        acquired.unwrap_or_else(|| self.try_acquire())
     }
 
     /// Under the pool's lock: own waiters first (a slot below the
-    /// reservation), then the pool's.
+    /// reservation) if `own`, then the pool's. A clock that panics is
+    /// raised again afterwards if `raise`.
     #[cold]
-    fn serve_pool(&self, link: &PoolLink, own: Option<Option<Instant>>) {
-        let now = own.unwrap_or_else(|| link.now());
+    fn serve_pool(&self, link: &PoolLink, own: bool, raise: bool) {
+        // As in `hand_over`: the slot is already free; if the clock panics,
+        // it is still handed on (nobody counted as expired) before the
+        // panic goes on, unless this runs during another unwind.
+        let (now, panicked) = match catch_unwind(AssertUnwindSafe(|| link.clock.now())) {
+            Ok(now) => (Some(now), None),
+            Err(panic) => (None, Some(panic)),
+        };
         let pool = &link.pool;
         let mut inner = pool.lock();
         let mut deferred = Deferred::default();
-        if own.is_some() {
+        if own {
             let mut queue = lock(&self.queue);
             let state = self.state.load(Acquire);
             if !queue.is_empty() && !is_full(state) {
@@ -388,6 +487,12 @@ impl Semaphore {
         pool.serve(&mut inner, now, &mut deferred);
         drop(inner);
         deferred.finish();
+        if let Some(panic) = panicked
+            && raise
+            && !std::thread::panicking()
+        {
+            resume_unwind(panic);
+        }
     }
 
     /// Gives a slot back, and hands it to the next waiter if one is queued.
@@ -411,16 +516,18 @@ impl Semaphore {
     #[cold]
     #[inline(never)]
     fn release_slow(&self, before: u64, clock: &Arc<dyn Clock>) {
-        match &self.pool {
+        // The pool the word named when this slot came back: the one that
+        // lent it, if it was borrowed (see "Moving to another pool").
+        match self.link(link_of(before)) {
             None if before & WAITERS != 0 => self.hand_over(&**clock),
             None => {}
             Some(link) => {
                 let borrowed = in_flight(before) > max(before);
                 let pool_waiters = borrowed && link.pool.give_back();
                 if before & WAITERS != 0 {
-                    self.serve_pool(link, Some(link.now()));
+                    self.serve_pool(link, true, true);
                 } else if pool_waiters {
-                    self.serve_pool(link, None);
+                    self.serve_pool(link, false, true);
                 }
             }
         }
@@ -490,14 +597,38 @@ impl Semaphore {
         deadline: Option<Instant>,
         now: Option<Instant>,
     ) -> Enqueued {
-        if let Some(link) = &self.pool {
-            return self.enqueue_pooled(link, kind, wake, deadline, now);
+        let mut wake = wake;
+        loop {
+            let slot = link_of(self.state.load(Acquire));
+            let tried = match self.link(slot) {
+                Some(link) => self.enqueue_pooled(link, slot, kind, wake, deadline, now),
+                None => self.enqueue_alone(kind, wake, deadline, now),
+            };
+            match tried {
+                Ok(enqueued) => return enqueued,
+                // Moved to another pool (or off one) meanwhile: again.
+                Err(back) => wake = back,
+            }
         }
+    }
+
+    /// [`enqueue`](Self::enqueue) off a pool; `Err` gives `wake` back if
+    /// the bulkhead is on one now.
+    fn enqueue_alone(
+        &self,
+        kind: Kind,
+        wake: Wake,
+        deadline: Option<Instant>,
+        now: Option<Instant>,
+    ) -> Result<Enqueued, Wake> {
         let mut queue = lock(&self.queue);
         let mut state = self.state.load(Acquire);
+        if link_of(state) != 0 {
+            return Err(wake);
+        }
         loop {
             if state & DISABLED != 0 {
-                return Enqueued::Done(Acquired::Uncounted);
+                return Ok(Enqueued::Done(Acquired::Uncounted));
             }
             let queue_up = is_closed(state);
             if queue_up && kind == Kind::Thread && queue.take_offer(now) {
@@ -506,7 +637,7 @@ impl Semaphore {
                 // have emptied the queue and cleared it).
                 self.state.fetch_or(WAITERS, AcqRel);
                 self.waiting.store(queue.len(), Relaxed);
-                return Enqueued::Done(Acquired::Slot);
+                return Ok(Enqueued::Done(Acquired::Slot));
             }
             if queue_up && state & WAITERS != 0 {
                 break;
@@ -518,13 +649,13 @@ impl Semaphore {
             };
             match self.state.compare_exchange(state, next, AcqRel, Acquire) {
                 Ok(_) if queue_up => break,
-                Ok(_) => return Enqueued::Done(Acquired::Slot),
+                Ok(_) => return Ok(Enqueued::Done(Acquired::Slot)),
                 Err(actual) => state = actual,
             }
         }
         let key = queue.push(kind, wake, deadline);
         self.queue_changed(&queue);
-        Enqueued::Queued(key)
+        Ok(Enqueued::Queued(key))
     }
 
     /// [`enqueue`](Self::enqueue) on a pool: a reserved slot, else a pool
@@ -536,14 +667,19 @@ impl Semaphore {
     fn enqueue_pooled(
         &self,
         link: &PoolLink,
+        slot: usize,
         kind: Kind,
         wake: Wake,
         deadline: Option<Instant>,
         now: Option<Instant>,
-    ) -> Enqueued {
+    ) -> Result<Enqueued, Wake> {
         let now = now.or_else(|| link.now());
         let pool = &link.pool;
         let mut inner = pool.lock();
+        // Fixed from here on: a move takes this pool's lock.
+        if link_of(self.state.load(Acquire)) != slot {
+            return Err(wake);
+        }
         let mut deferred = Deferred::default();
         pool.serve(&mut inner, now, &mut deferred);
         let mut queue = lock(&self.queue);
@@ -567,13 +703,14 @@ impl Semaphore {
             if state & WAITERS == 0 {
                 if in_flight(state) < link.ceiling() {
                     if pool.take_locked(&inner) {
-                        match self.claim(link) {
+                        match self.claim(link, slot) {
                             Claim::Borrowed => break Enqueued::Done(Acquired::Slot),
                             Claim::Reserved => {
                                 pool.give_back();
                                 break Enqueued::Done(Acquired::Slot);
                             }
-                            Claim::Refused => {
+                            // Not moved: we hold the pool's lock.
+                            Claim::Refused | Claim::Moved => {
                                 pool.give_back();
                                 state = self.state.load(Acquire);
                                 continue;
@@ -603,22 +740,34 @@ impl Semaphore {
         pool.serve(&mut inner, now, &mut deferred);
         drop(inner);
         deferred.finish();
-        enqueued
+        Ok(enqueued)
     }
 
-    /// Locks the pool (if on one), then the queue.
-    fn lock_both(&self) -> (Option<MutexGuard<'_, Inner>>, MutexGuard<'_, WaitQueue>) {
-        let inner = self.pool.as_ref().map(|link| link.pool.lock());
-        (inner, lock(&self.queue))
+    /// Locks the pool in force (if on one), then the queue; returns the
+    /// link locked.
+    fn lock_both(&self) -> (Locked<'_>, MutexGuard<'_, WaitQueue>) {
+        loop {
+            let slot = link_of(self.state.load(Acquire));
+            let locked = self.link(slot).map(|link| (link, link.pool.lock()));
+            let queue = lock(&self.queue);
+            // A move holds both locks: under them the link is fixed.
+            if link_of(self.state.load(Acquire)) == slot {
+                return (locked, queue);
+            }
+        }
     }
 
     /// After a change of the queue under [`lock_both`](Self::lock_both):
-    /// refreshes the pool's waiters flag, then unlocks.
-    fn unlock_both(&self, inner: Option<MutexGuard<'_, Inner>>, queue: MutexGuard<'_, WaitQueue>) {
+    /// refreshes the pool's waiters flag, then unlocks. A flag it sets
+    /// where it was clear makes it serve the pool (see `Pool::serve`), at
+    /// no time read (nobody counts as expired): no clock runs under a lock.
+    fn unlock_both(&self, locked: Locked<'_>, queue: MutexGuard<'_, WaitQueue>) {
         drop(queue);
-        if let (Some(link), Some(inner)) = (&self.pool, inner) {
+        if let Some((link, mut inner)) = locked {
             let mut deferred = Deferred::default();
-            link.pool.refresh_waiters(&inner, &mut deferred);
+            if link.pool.refresh_waiters(&inner, &mut deferred) {
+                link.pool.serve(&mut inner, None, &mut deferred);
+            }
             drop(inner);
             deferred.finish();
         }
@@ -734,19 +883,26 @@ impl Semaphore {
         }
         let before = max(state);
         let mut wakes = Vec::new();
-        // While the queue is not empty WAITERS is set: nobody else takes a
-        // slot, and releases only lower the count, so a slot found free
-        // stays free until we take it.
+        self.grant_free(&mut queue, Some(now), &mut wakes);
+        self.queue_changed(&queue);
+        drop(queue);
+        (before, wakes)
+    }
+
+    /// Grants the slots free under the limit in the word to the waiters,
+    /// oldest first (passing over those whose deadline `now` has reached).
+    /// While the queue is not empty `WAITERS` is set: nobody else takes a
+    /// slot, and releases only lower the count, so a slot found free stays
+    /// free until it is granted. Call with the queue's lock held, then
+    /// `queue_changed`.
+    fn grant_free(&self, queue: &mut WaitQueue, now: Option<Instant>, wakes: &mut Vec<Wake>) {
         while !queue.is_empty() && !is_full(self.state.load(Acquire)) {
-            let Some(wake) = queue.grant_next(Some(now)) else {
+            let Some(wake) = queue.grant_next(now) else {
                 break;
             };
             self.state.fetch_add(ONE, AcqRel);
             wakes.push(wake);
         }
-        self.queue_changed(&queue);
-        drop(queue);
-        (before, wakes)
     }
 
     /// On a pool: sets the ceiling and the reservation asked for (at most
@@ -761,7 +917,8 @@ impl Semaphore {
         now: Instant,
         deferred: &mut Deferred,
     ) -> u32 {
-        let Some(link) = &self.pool else {
+        // The bulkhead's limits lock, held by the caller, keeps moves out.
+        let Some(link) = self.current() else {
             return self.max();
         };
         let ceiling = ceiling.min(MAX_CONCURRENT);
@@ -796,21 +953,101 @@ impl Semaphore {
                 Err(actual) => state = actual,
             }
         }
-        while !queue.is_empty() && !is_full(self.state.load(Acquire)) {
-            let Some(wake) = queue.grant_next(now) else {
-                break;
-            };
-            self.state.fetch_add(ONE, AcqRel);
-            deferred.wakes.push(wake);
-        }
+        self.grant_free(&mut queue, now, &mut deferred.wakes);
         self.queue_changed(&queue);
         in_flight(state)
+    }
+
+    /// Moves to `to` (`None`: off any pool), asking there for `reserved`
+    /// slots under the ceiling `ceiling` (the limit in force); see "Moving
+    /// to another pool" in the module docs. `member` is the bulkhead, as
+    /// the pools know it. Returns `false`, and stays, if it has been on
+    /// three other pools already. Call under the bulkhead's limits lock;
+    /// the waiters served are in `deferred`, to wake once no lock is held.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn move_to(
+        &self,
+        member: Weak<dyn Member>,
+        to: Option<&Arc<Pool>>,
+        reserved: u32,
+        ceiling: u32,
+        clock: &Arc<dyn Clock>,
+        now: Option<Instant>,
+        deferred: &mut Deferred,
+    ) -> bool {
+        let ceiling = ceiling.min(MAX_CONCURRENT);
+        let from_slot = link_of(self.state.load(Acquire));
+        let to_slot = match to {
+            None => 0,
+            Some(pool) => {
+                let known = (1..=self.links.len()).find(|&slot| {
+                    self.link(slot)
+                        .is_some_and(|link| Arc::ptr_eq(&link.pool, pool))
+                });
+                let free = || (1..=self.links.len()).find(|&slot| self.link(slot).is_none());
+                match known.or_else(free) {
+                    Some(slot) => {
+                        let link = PoolLink::new(Arc::clone(pool), ceiling, Arc::clone(clock));
+                        // Already set if known: a pool keeps its slot.
+                        let _ = self.links[slot - 1].set(link);
+                        slot
+                    }
+                    None => return false,
+                }
+            }
+        };
+        if to_slot == from_slot {
+            return true;
+        }
+        let (from, to) = (self.link(from_slot), self.link(to_slot));
+        let (mut from_inner, mut to_inner) = lock_pair(from, to);
+        let mut queue = lock(&self.queue);
+        let granted = match (to, to_inner.as_mut()) {
+            (Some(link), Some(inner)) => {
+                link.ceiling.store(ceiling, Relaxed);
+                link.pool
+                    .arrive(inner, member.clone(), reserved.min(ceiling))
+            }
+            _ => ceiling,
+        };
+        let mut state = self.state.load(Acquire);
+        loop {
+            let next = (state & !(LINK_MASK | MAX_MASK))
+                | ((to_slot as u64) << LINK_SHIFT)
+                | (u64::from(granted) << MAX_SHIFT);
+            match self.state.compare_exchange(state, next, AcqRel, Acquire) {
+                Ok(_) => break,
+                Err(actual) => state = actual,
+            }
+        }
+        // The calls in flight at the swap move with the bulkhead: releases
+        // that came before it give their slots back to the old pool
+        // themselves.
+        let (in_flight, was_reserved) = (in_flight(state), max(state));
+        if let (Some(link), Some(inner)) = (from, from_inner.as_mut()) {
+            let refund = in_flight.saturating_sub(was_reserved);
+            let address = member.as_ptr() as *const ();
+            link.pool.depart(inner, address, was_reserved, refund);
+        }
+        if let (Some(link), Some(inner)) = (to, to_inner.as_mut()) {
+            link.pool.lend(inner, in_flight.saturating_sub(granted));
+            queue.retick(|| inner.ticket());
+        }
+        self.grant_free(&mut queue, now, &mut deferred.wakes);
+        self.queue_changed(&queue);
+        drop(queue);
+        for (link, inner) in [(from, from_inner.as_mut()), (to, to_inner.as_mut())] {
+            if let (Some(link), Some(inner)) = (link, inner) {
+                link.pool.serve(inner, now, deferred);
+            }
+        }
+        true
     }
 
     /// The ticket of the waiter a pool slot would go to, if one waits and
     /// the ceiling allows one more call.
     pub(crate) fn next_borrower(&self) -> Option<u64> {
-        let link = self.pool.as_ref()?;
+        let link = self.current()?;
         let queue = lock(&self.queue);
         if self.in_flight() >= link.ceiling() {
             return None;
@@ -837,9 +1074,24 @@ impl Semaphore {
 
     /// The limit in force: the ceiling on a pool, else the word's limit.
     pub(crate) fn limit(&self) -> u32 {
-        match &self.pool {
+        match self.current() {
             Some(link) => link.ceiling(),
             None => self.max(),
+        }
+    }
+
+    /// Slots a newcomer could take now: below the limit in the word and,
+    /// on a pool, below the ceiling as far as the pool has room.
+    pub(crate) fn available(&self) -> u32 {
+        let state = self.state.load(Acquire);
+        let (held, limit) = (in_flight(state), max(state));
+        let own = limit.saturating_sub(held);
+        match self.link(link_of(state)) {
+            None => own,
+            Some(link) => {
+                let borrowable = link.ceiling().saturating_sub(held.max(limit));
+                own + borrowable.min(link.pool.room())
+            }
         }
     }
 

@@ -20,7 +20,11 @@ impl Registry {
     /// callers: see
     /// [`Bulkhead::set_max_concurrent`](bulkhead_core::Bulkhead::set_max_concurrent)
     /// for what happens to calls in flight and to waiters; a `LimitChanged`
-    /// event is published.
+    /// event is published. A changed `reserved` takes effect as
+    /// [`Bulkhead::set_reserved`](bulkhead_core::Bulkhead::set_reserved)
+    /// says, and a changed `resource` moves the bulkhead, its calls in
+    /// flight and its waiters to the new resource's pool (see
+    /// [`Bulkhead::move_to_pool`](bulkhead_core::Bulkhead::move_to_pool)).
     /// Other changes cannot be applied to a live instance: they are listed
     /// with `applied: false`, and take effect for instances created later.
     ///

@@ -157,7 +157,9 @@ impl Registry {
         Ok(())
     }
 
-    /// Sets the capacity of the room of every resource with a budget (the
+    /// Puts every bulkhead on the pool of the resource it names (off any
+    /// pool if that has no budget), then sets the capacity of the room of
+    /// every resource with a budget (the
     /// budget less what its static bulkheads' limits and its adaptive
     /// bulkheads' floors reserve), gives each adaptive bulkhead on one its
     /// room (none to those on no budget), and has them give back what a
@@ -165,6 +167,21 @@ impl Registry {
     /// lock, after anything that changes the bulkheads or the budgets.
     pub(crate) fn sync_rooms(&self) {
         let declared = self.inner.stores.bulkheads.declared_policies();
+        // Each bulkhead on the pool of the resource it names now: a reload
+        // may have moved it, or the resource got its budget after it.
+        if let Some(pools) = self.inner.context.pools() {
+            for (_, bulkhead, config) in &declared {
+                let pool = config.resource().and_then(|r| pools.get(r));
+                let on = match &pool {
+                    Some(pool) => bulkhead.is_on(pool),
+                    None => !bulkhead.is_pooled(),
+                };
+                if !on {
+                    // Refused only after three other pools: it stays.
+                    let _ = bulkhead.move_to_pool(pool.as_ref());
+                }
+            }
+        }
         let mut budgets = self
             .inner
             .budgets

@@ -53,7 +53,8 @@ pub struct Change {
     /// The configuration resolved now.
     pub to: String,
     /// Whether the live instance now works with the new configuration.
-    /// Only a bulkhead's `max_concurrent` changes live; any other change
+    /// Only a bulkhead's `max_concurrent`, `reserved` and `resource`
+    /// change live (a resource's fleet configuration never); any other change
     /// takes effect for instances created from now on (a new registry, or
     /// a new id), and the instance keeps its old values: every later reload
     /// lists it again while the two differ.

@@ -160,3 +160,61 @@ fn build_falls_back_when_the_fleet_thread_cannot_start_and_try_build_returns_reg
     });
     assert!(joined.is_some(), "{:?}", registry.snapshot().fleets());
 }
+
+#[test]
+fn borrowing_on_a_fleet_resource_stays_within_the_process_share() {
+    let redis = RedisServer::start();
+    let registry = Registry::new();
+    registry
+        .fleet_resource("db", 10, config(&redis, "borrow"))
+        .unwrap();
+    let on = |id: &str, reserved: u32| {
+        let spec = BulkheadConfig::builder()
+            .max_concurrent(10)
+            .reserved(reserved)
+            .resource("db");
+        registry.bulkhead_policy(id, "test", &spec).unwrap()
+    };
+    let (reports, payments) = (on("reports", 2), on("payments", 3));
+    let granted = wait_for(Duration::from_secs(4), || {
+        share(&registry).0 == 10 && reports.max_concurrent() + payments.max_concurrent() == 10
+    });
+    assert!(granted.is_some(), "{:?}", registry.snapshot().fleets());
+    assert!(
+        reports.max_concurrent() > 2,
+        "{:?}",
+        registry.snapshot().fleets()
+    );
+
+    // Reports borrow up to their cap; payments' reserved slots stay theirs.
+    let held: Vec<_> = (0..10).filter_map(|_| reports.try_enter().ok()).collect();
+    assert_eq!(held.len() as u32, reports.max_concurrent());
+    assert!(reports.borrowed() > 0);
+    let mut paid: Vec<_> = (0..payments.reserved())
+        .map(|_| {
+            payments
+                .try_enter()
+                .expect("a reserved slot is always there")
+        })
+        .collect();
+    while let Ok(permit) = payments.try_enter() {
+        paid.push(permit);
+    }
+    let in_flight = || reports.concurrent_calls() + payments.concurrent_calls();
+    assert!(in_flight() <= 10, "{}", in_flight());
+
+    // Another process joins: it gets only what these calls leave, and
+    // this process admits nothing past its shrinking share meanwhile.
+    let (b, _other) = member(config(&redis, "borrow"), "other", 10);
+    let until = Instant::now() + 3 * LEASE;
+    while Instant::now() < until {
+        let b_share = share(&b).0;
+        assert!(b_share + in_flight() <= 10, "{b_share} + {}", in_flight());
+        assert!(reports.try_enter().is_err() && payments.try_enter().is_err());
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    drop((held, paid));
+    let split = wait_for(Duration::from_secs(4), || share(&b).0 >= 5);
+    assert!(split.is_some(), "{:?}", b.snapshot().fleets());
+    assert_eq!(in_flight(), 0);
+}
