@@ -189,7 +189,8 @@ impl Limiter {
                     .expect("valid");
                 return tower(Box::new(vegas));
             }
-            Kind::Static => BulkheadConfig::builder().max_concurrent(model().c as u32),
+            Kind::Static => BulkheadConfig::builder()
+                .max_concurrent((model().c * model().static_limit).round() as u32),
             Kind::Ours(adaptive) => {
                 let spec = BulkheadConfig::builder()
                     .max_concurrent(ceiling())

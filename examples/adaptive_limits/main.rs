@@ -33,7 +33,9 @@
 //! each scenario and printed PASS or FAIL with the value measured.
 //!
 //! Run it with `cargo run --release --example adaptive_limits` (`-- --quick`
-//! skips the hour-long runs). The full run with the default model also
+//! skips the hour-long runs; `--only steady,double` runs those scenarios;
+//! `--static-limit 1.2` sets the static limit to 1.2 C, to see the
+//! trade-off any fixed limit makes). The full run with the default model also
 //! writes `docs/adaptive_limits.svg`: the limit and the latency over time,
 //! one row per limiter and one column per scenario.
 
@@ -64,6 +66,10 @@ struct Model {
     sigma: Option<f64>,
     /// `--tolerance`: our AIMD's and Gradient2's `rtt_tolerance`.
     tolerance: Option<f64>,
+    /// `--static-limit`: the static limit, in `C` (1 by default): run it at
+    /// several values to see the trade-off between rejections and
+    /// latency any limit makes (BENCHMARKS.md).
+    static_limit: f64,
 }
 
 static MODEL: std::sync::OnceLock<Model> = std::sync::OnceLock::new();
@@ -78,6 +84,7 @@ pub(crate) fn model() -> Model {
         b: 0.1,
         sigma: None,
         tolerance: None,
+        static_limit: 1.0,
     })
 }
 
@@ -109,6 +116,7 @@ fn main() {
         b: arg(&args, "--base-ms").unwrap_or(100.0) / 1000.0,
         sigma: arg(&args, "--sigma"),
         tolerance: arg(&args, "--tolerance"),
+        static_limit: arg(&args, "--static-limit").unwrap_or(1.0),
     });
     let out = word(&args, "--out").map_or_else(
         || {
@@ -124,9 +132,15 @@ fn main() {
     // figure of the guide; any other run draws it next to its plots.
     let reference = !quick
         && only.is_empty()
-        && ["--capacity", "--base-ms", "--sigma", "--tolerance"]
-            .iter()
-            .all(|flag| word(&args, flag).is_none());
+        && [
+            "--capacity",
+            "--base-ms",
+            "--sigma",
+            "--tolerance",
+            "--static-limit",
+        ]
+        .iter()
+        .all(|flag| word(&args, flag).is_none());
     let figure = if reference {
         // A target of `extras/`, beside the repository's `docs/`.
         Path::new(env!("CARGO_MANIFEST_DIR"))
