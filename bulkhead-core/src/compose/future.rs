@@ -4,10 +4,12 @@
 //! is one state machine rather than a stack of nested futures; only the part
 //! a timeout must be able to drop (the bulkhead and the call) is a future of
 //! its own. A hedged call ([`Policies::call_hedged`]) is the exception:
-//! each of its attempts is a future of its own ([`Policies::attempt_async`]),
-//! which the hedge races. The body of an attempt is written once, in
-//! [`attempt!`], and the retry loop in [`retried!`], each expanded in both
-//! places.
+//! each of its attempts is a future of its own, which the hedge races: the
+//! first an `async` block of its own type, which the hedge polls in place
+//! (so that a call answered at once costs little more than `call_async`),
+//! each hedge a [`Policies::attempt_async`]. The body of an attempt is
+//! written once, in [`attempt!`], and the retry loop in [`retried!`], each
+//! expanded in every place that needs it.
 
 use std::future::Future;
 use std::time::Duration;
@@ -184,13 +186,21 @@ impl Policies {
         let Some(hedge) = &self.hedge else {
             return self.call_async(classify, call).await;
         };
-        retried!(
-            self,
-            classify,
+        retried!(self, classify, {
+            // The first attempt is written out here rather than made by
+            // `attempt_async`: a future of its own type, polled at one
+            // place (`Hedged::poll`), where it can be inlined, and made in
+            // the place it is polled in.
+            let first = || async {
+                let mut call = &call;
+                attempt!(self, classify, &mut call)
+            };
             hedge
-                .run(self.retry.as_ref(), || self.attempt_async(classify, &call))
+                .run_with_first(self.retry.as_ref(), first, || {
+                    self.attempt_async(classify, &call)
+                })
                 .await
-        )
+        })
     }
 
     /// One attempt, as a future of its own (see [`attempt!`]).
