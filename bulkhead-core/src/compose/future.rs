@@ -14,6 +14,7 @@
 use std::future::Future;
 use std::time::Duration;
 
+use super::one_task::OneTask;
 use super::{Classifier, Policies, failure};
 use crate::bulkhead::BulkheadPermit;
 use crate::bulkhead::adaptive::CallOutcome;
@@ -167,9 +168,9 @@ impl Policies {
     /// each attempt, several of which may then run at once. Without a
     /// hedge, it is `call_async`.
     ///
-    /// `call` is `Fn`: the attempts running at once each call it when they
-    /// get their slot. (An `FnMut` can be shared through a lock, as
-    /// `Pipeline::execute_async` does.)
+    /// The attempts running at once each call `call` when they get their
+    /// slot, one after the other: they are all polled by the task polling
+    /// this future, which is `Send` when `call` and its futures are.
     ///
     /// # Errors
     ///
@@ -180,12 +181,26 @@ impl Policies {
         call: F,
     ) -> Result<T, CallError<E>>
     where
-        F: Fn() -> Fut,
+        F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
         let Some(hedge) = &self.hedge else {
-            return self.call_async(classify, call).await;
+            // `call` in a closure of its own type: `call_async` for `F`
+            // itself is then not instantiated here, and stays a single
+            // call site (inlined) for a caller that picks one or the other,
+            // as `Pipeline::execute_async` does.
+            let mut call = call;
+            #[allow(clippy::redundant_closure)]
+            return self.call_async(classify, move || call()).await;
         };
+        // SAFETY: the cell is a local of this future, and its references
+        // go only to `call` below, which only the attempts use: the first
+        // (an `async` block) and the hedges (`attempt_async` futures), all
+        // made and polled by the `Hedged` awaited here, inside this
+        // future's `poll`, and dropped with it at the latest.
+        #[allow(unsafe_code)]
+        let shared = unsafe { OneTask::new(call) };
+        let call = || shared.call();
         retried!(self, classify, {
             // The first attempt is written out here rather than made by
             // `attempt_async`: a future of its own type, polled at one

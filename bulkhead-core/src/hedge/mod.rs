@@ -190,6 +190,7 @@ impl Shared {
 
     /// A call's first attempt ended, after being found pending at `since`
     /// (`None`: at its first poll): what a percentile's estimate learns.
+    #[inline]
     fn first_ended(&self, since: Option<std::time::Instant>) {
         if let Some(estimate) = &self.estimate {
             match since {
