@@ -12,7 +12,7 @@ cargo build --release --quiet
 target=${CARGO_TARGET_DIR:-target}
 calls=${BULKHEAD_CALLS:-100000}
 cases=("$@")
-[ ${#cases[@]} -eq 0 ] && cases=(wrapper_hedge wrapper_retry pipeline_hedge pipeline_retry pipeline_bulkhead)
+[ ${#cases[@]} -eq 0 ] && cases=(wrapper_hedge wrapper_retry pipeline_hedge pipeline_retry pipeline_bulkhead pipeline_none)
 echo "commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- ../.. || echo ' (with local changes)')"
 out=$(mktemp -d)
 for case in "${cases[@]}"; do

@@ -113,6 +113,11 @@ fn case_pipeline_retry(calls: u64, pipeline: &Pipeline) -> u64 {
 }
 
 #[inline(never)]
+fn case_pipeline_none(calls: u64, pipeline: &Pipeline) -> u64 {
+    pipeline_loop(calls, pipeline, 4)
+}
+
+#[inline(never)]
 fn case_pipeline_bulkhead(calls: u64, pipeline: &Pipeline) -> u64 {
     pipeline_loop(calls, pipeline, 3)
 }
@@ -124,19 +129,33 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or(100_000);
     let registry = Registry::new();
     let service = ResilientService::new(Backend, &registry)?;
-    let pipeline = |id: &str| Pipeline::builder(&registry, id).bulkhead(|b| b.max_concurrent(1_000_000));
+    let pipeline =
+        |id: &str| Pipeline::builder(&registry, id).bulkhead(|b| b.max_concurrent(1_000_000));
     let hedge = pipeline("p-hedge")
         .hedge(|h| h.delay(std::time::Duration::from_secs(1)))
         .build()?;
     let retry = pipeline("p-retry").retry(|r| r.max_attempts(3)).build()?;
     let plain = pipeline("p-bulkhead").build()?;
+    let none = Pipeline::builder(&registry, "p-none").build()?;
 
     let only: Vec<String> = std::env::args().skip(1).collect();
     if only.iter().any(|o| o == "sizes") {
-        println!("wrapper hedge future: {} bytes", std::mem::size_of_val(&service.hedged(1)));
-        println!("wrapper retry future: {} bytes", std::mem::size_of_val(&service.retried(1)));
-        println!("pipeline hedge future: {} bytes", std::mem::size_of_val(&hedge.execute_async(|| answer(1))));
-        println!("pipeline retry future: {} bytes", std::mem::size_of_val(&retry.execute_async(|| answer(1))));
+        println!(
+            "wrapper hedge future: {} bytes",
+            std::mem::size_of_val(&service.hedged(1))
+        );
+        println!(
+            "wrapper retry future: {} bytes",
+            std::mem::size_of_val(&service.retried(1))
+        );
+        println!(
+            "pipeline hedge future: {} bytes",
+            std::mem::size_of_val(&hedge.execute_async(|| answer(1)))
+        );
+        println!(
+            "pipeline retry future: {} bytes",
+            std::mem::size_of_val(&retry.execute_async(|| answer(1)))
+        );
         return Ok(());
     }
     let runs = |name: &str| only.is_empty() || only.iter().any(|o| o == name);
@@ -152,6 +171,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     if runs("pipeline_retry") {
         acc ^= case_pipeline_retry(calls, &retry);
+    }
+    if runs("pipeline_none") {
+        acc ^= case_pipeline_none(calls, &none);
     }
     if runs("pipeline_bulkhead") {
         acc ^= case_pipeline_bulkhead(calls, &plain);
