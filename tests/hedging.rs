@@ -327,6 +327,36 @@ fn a_sync_call_through_a_hedged_pipeline_makes_one_attempt_at_a_time() {
 }
 
 #[test]
+fn the_attempts_share_an_fn_mut_call_and_the_call_can_move_between_threads() {
+    fn send<T: Send>(value: T) -> T {
+        value
+    }
+    let clock = ManualClock::new();
+    let registry = registry(&clock);
+    let pipeline = hedged(&registry, "hedge-fn-mut", 1, |p| p);
+    // The caller's state, changed by each attempt: the first hangs, the
+    // hedge answers.
+    let mut made = 0;
+    let call = send(pipeline.execute_async(|| {
+        made += 1;
+        let attempt = made;
+        async move {
+            if attempt == 1 {
+                std::future::pending::<()>().await;
+            }
+            Ok::<_, ()>(attempt)
+        }
+    }));
+    let mut call = Box::pin(call);
+    assert!(poll_noop(&mut call).is_pending());
+    clock.advance(DELAY);
+    let polled = std::thread::scope(|s| s.spawn(|| poll_noop(&mut call)).join().unwrap());
+    assert_eq!(polled, Poll::Ready(Ok(2)), "the hedge answered");
+    drop(call);
+    assert_eq!(made, 2);
+}
+
+#[test]
 fn a_call_answered_within_the_delay_sets_no_timer_and_publishes_nothing() {
     let clock = ManualClock::new();
     let registry = registry(&clock);

@@ -4,14 +4,17 @@
 //! is one state machine rather than a stack of nested futures; only the part
 //! a timeout must be able to drop (the bulkhead and the call) is a future of
 //! its own. A hedged call ([`Policies::call_hedged`]) is the exception:
-//! each of its attempts is a future of its own ([`Policies::attempt_async`]),
-//! which the hedge races. The body of an attempt is written once, in
-//! [`attempt!`], and the retry loop in [`retried!`], each expanded in both
-//! places.
+//! each of its attempts is a future of its own, which the hedge races: the
+//! first an `async` block of its own type, which the hedge polls in place
+//! (so that a call answered at once costs little more than `call_async`),
+//! each hedge a [`Policies::attempt_async`]. The body of an attempt is
+//! written once, in [`attempt!`], and the retry loop in [`retried!`], each
+//! expanded in every place that needs it.
 
 use std::future::Future;
 use std::time::Duration;
 
+use super::one_task::OneTask;
 use super::{Classifier, Policies, failure};
 use crate::bulkhead::BulkheadPermit;
 use crate::bulkhead::adaptive::CallOutcome;
@@ -165,9 +168,9 @@ impl Policies {
     /// each attempt, several of which may then run at once. Without a
     /// hedge, it is `call_async`.
     ///
-    /// `call` is `Fn`: the attempts running at once each call it when they
-    /// get their slot. (An `FnMut` can be shared through a lock, as
-    /// `Pipeline::execute_async` does.)
+    /// The attempts running at once each call `call` when they get their
+    /// slot, one after the other: they are all polled by the task polling
+    /// this future, which is `Send` when `call` and its futures are.
     ///
     /// # Errors
     ///
@@ -178,19 +181,41 @@ impl Policies {
         call: F,
     ) -> Result<T, CallError<E>>
     where
-        F: Fn() -> Fut,
+        F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
         let Some(hedge) = &self.hedge else {
-            return self.call_async(classify, call).await;
+            // `call` in a closure of its own type: `call_async` for `F`
+            // itself is then not instantiated here, and stays a single
+            // call site (inlined) for a caller that picks one or the other,
+            // as `Pipeline::execute_async` does.
+            let mut call = call;
+            #[allow(clippy::redundant_closure)]
+            return self.call_async(classify, move || call()).await;
         };
-        retried!(
-            self,
-            classify,
+        // SAFETY: the cell is a local of this future, and its references
+        // go only to `call` below, which only the attempts use: the first
+        // (an `async` block) and the hedges (`attempt_async` futures), all
+        // made and polled by the `Hedged` awaited here, inside this
+        // future's `poll`, and dropped with it at the latest.
+        #[allow(unsafe_code)]
+        let shared = unsafe { OneTask::new(call) };
+        let call = || shared.call();
+        retried!(self, classify, {
+            // The first attempt is written out here rather than made by
+            // `attempt_async`: a future of its own type, polled at one
+            // place (`Hedged::poll`), where it can be inlined, and made in
+            // the place it is polled in.
+            let first = || async {
+                let mut call = &call;
+                attempt!(self, classify, &mut call)
+            };
             hedge
-                .run(self.retry.as_ref(), || self.attempt_async(classify, &call))
+                .run_with_first(self.retry.as_ref(), first, || {
+                    self.attempt_async(classify, &call)
+                })
                 .await
-        )
+        })
     }
 
     /// One attempt, as a future of its own (see [`attempt!`]).

@@ -34,6 +34,8 @@
 //! when it has no permit left (see each policy).
 
 mod future;
+#[allow(unsafe_code)]
+mod one_task;
 mod sync;
 
 use std::fmt;

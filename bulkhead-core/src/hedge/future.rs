@@ -33,55 +33,68 @@ pin_project_lite::pin_project! {
     ///   fails before `delay` with nothing else running ends the call: a
     ///   hedge starts only after `delay`.
     ///
-    /// The clock is read, and a timer set, only once the first attempt is
-    /// still pending after its first poll; a call that completes at once
-    /// costs the attempt alone, and nothing is allocated until a hedge is
-    /// made.
+    /// The first attempt is polled in place, and a call whose first attempt
+    /// completes at its first poll costs that attempt and a check: the
+    /// clock is read, a timer set and the state of a race kept only once
+    /// the first attempt is still pending after its first poll, and nothing
+    /// is allocated until a hedge is made.
+    ///
+    /// `F`, the first attempt's future, is the hedges' `A` when made by
+    /// [`Hedge::run`](super::Hedge::run).
     ///
     /// # Cancel safety
     ///
     /// Dropping it drops every attempt, freeing what each holds at once.
     #[must_use = "futures do nothing unless polled"]
-    pub struct Hedged<'a, M, A: Future> {
+    pub struct Hedged<'a, M, A: Future, F = A> {
         shared: &'a Shared,
         retry: Option<&'a Retry>,
         attempt: M,
         #[pin]
-        first: Option<A>,
-        // The hedges running, each with its number (1 for the first).
-        hedges: Vec<(u32, Pin<Box<A>>)>,
-        // Hedges made, skipped or refused by the budget.
-        started: u32,
-        // When the first attempt was found pending: the delays count from
-        // there.
-        since: Option<Instant>,
-        // The delay of this call's hedges, settled with `since`: `None`
-        // while a percentile's estimate warms up (no hedge).
-        delay: Option<Duration>,
-        // The timer of the next hedge.
-        sleep: Option<Sleep>,
-        // The failure of the last attempt to fail.
-        failed: Option<A::Output>,
+        first: Option<F>,
+        // `None` until the first attempt is found pending.
+        race: Option<Race<A>>,
     }
 }
 
-impl<'a, M, A: Future> Hedged<'a, M, A>
+/// What a call keeps once its first attempt was found pending: the hedges
+/// and their timer.
+struct Race<A: Future> {
+    // The hedges running, each with its number (1 for the first).
+    hedges: Vec<(u32, Pin<Box<A>>)>,
+    // Hedges made, skipped or refused by the budget.
+    started: u32,
+    // When the first attempt was found pending: the delays count from
+    // there.
+    since: Instant,
+    // The delay of this call's hedges, settled with `since`: `None` while a
+    // percentile's estimate warms up (no hedge).
+    delay: Option<Duration>,
+    // The timer of the next hedge.
+    sleep: Option<Sleep>,
+    // The failure of the last attempt to fail.
+    failed: Option<A::Output>,
+}
+
+impl<'a, M, A: Future, F: Future> Hedged<'a, M, A, F>
 where
     M: FnMut() -> A,
 {
-    pub(super) fn new(shared: &'a Shared, retry: Option<&'a Retry>, mut attempt: M) -> Self {
-        let first = attempt();
+    /// The attempts of a call whose first attempt `first` makes, and each
+    /// hedge one that `attempt` makes.
+    #[inline(always)]
+    pub(super) fn new(
+        shared: &'a Shared,
+        retry: Option<&'a Retry>,
+        first: impl FnOnce() -> F,
+        attempt: M,
+    ) -> Self {
         Hedged {
             shared,
             retry,
             attempt,
-            first: Some(first),
-            hedges: Vec::new(),
-            started: 0,
-            since: None,
-            delay: None,
-            sleep: None,
-            failed: None,
+            first: Some(first()),
+            race: None,
         }
     }
 }
@@ -100,116 +113,159 @@ fn refused<T, E>(result: &Result<T, CallError<E>>) -> Option<RejectionKind> {
     }
 }
 
-impl<M, A, T, E> Future for Hedged<'_, M, A>
+impl<M, A, F, T, E> Future for Hedged<'_, M, A, F>
 where
     M: FnMut() -> A,
     A: Future<Output = Result<T, CallError<E>>>,
+    F: Future<Output = Result<T, CallError<E>>>,
 {
     type Output = Result<T, CallError<E>>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
-        loop {
-            if let Some(first) = this.first.as_mut().as_pin_mut()
-                && let Poll::Ready(result) = first.poll(cx)
-            {
-                this.first.set(None);
-                this.shared.first_ended(*this.since);
-                if result.is_ok() {
-                    let _beaten = dropping_beaten_attempts();
-                    this.hedges.clear();
-                    *this.sleep = None;
-                    return Poll::Ready(result);
-                }
-                *this.failed = Some(result);
+        // The first attempt is polled here, and only here.
+        if let Some(first) = this.first.as_mut().as_pin_mut()
+            && let Poll::Ready(result) = first.poll(cx)
+        {
+            let Some(race) = this.race else {
+                // Ready at its first poll: nothing else was started, and
+                // the finished attempt is left to be dropped with this
+                // future (which must not be polled again).
+                this.shared.first_ended(None);
+                return Poll::Ready(result);
+            };
+            this.first.set(None);
+            this.shared.first_ended(Some(race.since));
+            if result.is_ok() {
+                race.end();
+                return Poll::Ready(result);
             }
+            race.failed = Some(result);
+        }
+        let race = this.race.get_or_insert_with(|| Race::new(this.shared));
+        race.poll_hedges(this.shared, *this.retry, this.attempt, this.first, cx)
+    }
+}
+
+impl<A, T, E> Race<A>
+where
+    A: Future<Output = Result<T, CallError<E>>>,
+{
+    /// The race of a call whose first attempt was just found pending.
+    fn new(shared: &Shared) -> Self {
+        Race {
+            hedges: Vec::new(),
+            started: 0,
+            delay: shared.delay(),
+            since: shared.context.clock().now(),
+            sleep: None,
+            failed: None,
+        }
+    }
+
+    /// Drops the attempts still running, beaten, and the timer.
+    fn end(&mut self) {
+        if !self.hedges.is_empty() {
+            let _beaten = dropping_beaten_attempts();
+            self.hedges.clear();
+        }
+        self.sleep = None;
+    }
+
+    /// Polls the hedges, starts the next when it is due, and says how the
+    /// call ended if it did; `first` is the first attempt (polled by the
+    /// caller), dropped here if a hedge beats it.
+    fn poll_hedges<M, F>(
+        &mut self,
+        shared: &Shared,
+        retry: Option<&Retry>,
+        attempt: &mut M,
+        mut first: Pin<&mut Option<F>>,
+        cx: &mut Context<'_>,
+    ) -> Poll<A::Output>
+    where
+        M: FnMut() -> A,
+    {
+        loop {
             let mut i = 0;
-            while i < this.hedges.len() {
-                let (hedge, attempt) = &mut this.hedges[i];
+            while i < self.hedges.len() {
+                let (hedge, attempt) = &mut self.hedges[i];
                 let Poll::Ready(result) = attempt.as_mut().poll(cx) else {
                     i += 1;
                     continue;
                 };
                 let hedge = *hedge;
-                drop(this.hedges.swap_remove(i));
+                drop(self.hedges.swap_remove(i));
                 if result.is_ok() {
                     let _beaten = dropping_beaten_attempts();
-                    if this.first.is_some() {
+                    if first.is_some() {
                         // It ran past the delay.
-                        this.shared.first_overtaken();
-                        this.first.set(None);
+                        shared.first_overtaken();
+                        first.set(None);
                     }
-                    this.hedges.clear();
-                    *this.sleep = None;
-                    this.shared.publish(HedgeEventKind::Won { hedge });
+                    self.hedges.clear();
+                    self.sleep = None;
+                    shared.publish(HedgeEventKind::Won { hedge });
                     return Poll::Ready(result);
                 }
                 match refused(&result) {
                     Some(rejection) => {
-                        this.shared
-                            .publish(HedgeEventKind::Skipped { hedge, rejection });
+                        shared.publish(HedgeEventKind::Skipped { hedge, rejection });
                     }
-                    None => *this.failed = Some(result),
+                    None => self.failed = Some(result),
                 }
             }
-            if this.first.is_none() && this.hedges.is_empty() {
-                *this.sleep = None;
-                return match this.failed.take() {
+            if first.is_none() && self.hedges.is_empty() {
+                self.sleep = None;
+                return match self.failed.take() {
                     Some(failed) => Poll::Ready(failed),
                     // Every attempt made is a failure kept here, or won.
                     None => unreachable!("a hedged call ended without an outcome"),
                 };
             }
-            let clock = this.shared.context.clock();
-            let since = match *this.since {
-                Some(since) => since,
-                None => {
-                    *this.delay = this.shared.delay();
-                    *this.since.insert(clock.now())
-                }
-            };
-            let Some(delay) = *this.delay else {
+            let Some(delay) = self.delay else {
                 return Poll::Pending;
             };
-            if *this.started >= this.shared.config.max_hedged() {
+            if self.started >= shared.config.max_hedged() {
                 return Poll::Pending;
             }
             // The next hedge is due `delay` after the previous one (the
             // first attempt for the first hedge).
-            let sleep = this.sleep.get_or_insert_with(|| {
+            let (started, since) = (self.started, self.since);
+            let sleep = self.sleep.get_or_insert_with(|| {
                 let due = delay
-                    .checked_mul(*this.started + 1)
+                    .checked_mul(started + 1)
                     .and_then(|after| since.checked_add(after));
                 match due {
-                    Some(due) => clock.sleep_until(due),
+                    Some(due) => shared.context.clock().sleep_until(due),
                     None => Sleep::new(std::future::pending()),
                 }
             });
             if Pin::new(sleep).poll(cx).is_pending() {
                 return Poll::Pending;
             }
-            *this.sleep = None;
-            *this.started += 1;
-            let hedge = *this.started;
-            if this.retry.is_some_and(|retry| !retry.hedge_allowed()) {
-                this.shared
-                    .publish(HedgeEventKind::BudgetExhausted { hedge });
+            self.sleep = None;
+            self.started += 1;
+            let hedge = self.started;
+            if retry.is_some_and(|retry| !retry.hedge_allowed()) {
+                shared.publish(HedgeEventKind::BudgetExhausted { hedge });
                 continue;
             }
-            this.shared.publish(HedgeEventKind::Started { hedge });
-            let attempt = (this.attempt)();
-            this.hedges.push((hedge, Box::pin(attempt)));
+            shared.publish(HedgeEventKind::Started { hedge });
+            self.hedges.push((hedge, Box::pin(attempt())));
         }
     }
 }
 
-impl<M, A: Future> fmt::Debug for Hedged<'_, M, A> {
+impl<M, A: Future, F> fmt::Debug for Hedged<'_, M, A, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let race = self.race.as_ref();
         f.debug_struct("Hedged")
             .field("instance", &self.shared.instance)
             .field("first_running", &self.first.is_some())
-            .field("hedges_running", &self.hedges.len())
-            .field("hedges_started", &self.started)
+            .field("hedges_running", &race.map_or(0, |race| race.hedges.len()))
+            .field("hedges_started", &race.map_or(0, |race| race.started))
             .finish()
     }
 }
@@ -387,7 +443,7 @@ mod tests {
         let (hedge, mut events, _) = hedge(1, &clock);
         let mut call = std::pin::pin!(hedge.run(None, || async { Ok::<_, CallError<()>>(7) }));
         assert_eq!(poll(call.as_mut()), Poll::Ready(Ok(7)));
-        assert!(call.since.is_none() && call.hedges.capacity() == 0);
+        assert!(call.race.is_none(), "no race was kept");
         assert_eq!(clock.sleepers(), 0);
         assert_eq!(kinds(&mut events), []);
     }

@@ -141,12 +141,38 @@ impl Hedge {
     /// A hedge is first taken from the retry budget of `retry`, if given
     /// and it has one; a hedge the budget refuses is not made
     /// (`BudgetExhausted`).
-    pub fn run<'a, M, A, T, E>(&'a self, retry: Option<&'a Retry>, attempt: M) -> Hedged<'a, M, A>
+    pub fn run<'a, M, A, T, E>(
+        &'a self,
+        retry: Option<&'a Retry>,
+        mut attempt: M,
+    ) -> Hedged<'a, M, A>
     where
         M: FnMut() -> A,
         A: Future<Output = Result<T, CallError<E>>>,
     {
-        Hedged::new(&self.shared, retry, attempt)
+        let first = attempt();
+        Hedged::new(&self.shared, retry, || first, attempt)
+    }
+
+    /// As [`run`](Self::run), the first attempt being the future `first`
+    /// makes, of its own type, and each hedge one that `attempt` makes.
+    ///
+    /// `first` is called where the `Hedged` is built, inlined, so that the
+    /// attempt's future (as large as every state it may wait in) is made
+    /// in its place rather than copied there.
+    #[inline(always)]
+    pub(crate) fn run_with_first<'a, M, A, F, T, E>(
+        &'a self,
+        retry: Option<&'a Retry>,
+        first: impl FnOnce() -> F,
+        attempt: M,
+    ) -> Hedged<'a, M, A, F>
+    where
+        M: FnMut() -> A,
+        A: Future<Output = Result<T, CallError<E>>>,
+        F: Future<Output = Result<T, CallError<E>>>,
+    {
+        Hedged::new(&self.shared, retry, first, attempt)
     }
 }
 
@@ -164,6 +190,7 @@ impl Shared {
 
     /// A call's first attempt ended, after being found pending at `since`
     /// (`None`: at its first poll): what a percentile's estimate learns.
+    #[inline]
     fn first_ended(&self, since: Option<std::time::Instant>) {
         if let Some(estimate) = &self.estimate {
             match since {

@@ -4,7 +4,7 @@ mod predicate;
 
 use std::fmt;
 use std::future::Future;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use bulkhead_core::{
     Bulkhead, BulkheadConfigBuilder, CallError, CircuitBreaker, CircuitBreakerConfigBuilder,
@@ -154,11 +154,7 @@ impl Pipeline {
         let record_if = |error: &E| Predicate::test(self.record_if.as_ref(), error);
         let classify = Classifier::new().retry_if(&retry_if).record_if(&record_if);
         if self.policies.hedge().is_some() {
-            // Hedged attempts share `call`, one at a time: they are polled
-            // by this one task, so the lock is never contended.
-            let call = Mutex::new(call);
-            let each = || (call.lock().unwrap_or_else(PoisonError::into_inner))();
-            self.policies.call_hedged(&classify, each).await
+            self.policies.call_hedged(&classify, call).await
         } else {
             self.policies.call_async(&classify, call).await
         }
