@@ -10,7 +10,7 @@
 //! cargo build --release --manifest-path perf/adaptive-loop/Cargo.toml
 //! for case in plain sized adaptive; do
 //!   for n in 1000000 2000000; do
-//!     valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+//!     valgrind --tool=callgrind --fair-sched=yes --callgrind-out-file=/dev/null \
 //!       perf/adaptive-loop/target/release/bulkhead-adaptive-loop $case $n 2>&1 |
 //!       grep 'refs'
 //!   done
@@ -18,7 +18,9 @@
 //! ```
 //!
 //! The difference of the two runs, divided by 1,000,000, is the cost of
-//! one call without the set-up.
+//! one call without the set-up. `--fair-sched=yes` lets the system clock's
+//! ticker thread run under valgrind: without it the recent reading goes
+//! stale and falls back to `Instant::now()` on some runs and not others.
 
 use std::hint::black_box;
 
