@@ -316,7 +316,7 @@ fn adaptive_free(c: &mut Criterion) {
     group.bench_function("sized_try_enter", |b| {
         b.iter(|| consume(black_box(&sized).try_enter()))
     });
-    // Two recent clock readings, two or three atomic additions per call,
+    // Two recent clock readings, one atomic addition per call (the sample),
     // and the window's closer once per window.
     let adaptive = timed("bench-adaptive", Some(Adaptive::Gradient2));
     group.bench_function("adaptive_try_enter", |b| {

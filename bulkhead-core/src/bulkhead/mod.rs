@@ -260,8 +260,11 @@ impl Bulkhead {
     /// [`BulkheadFull`] if every slot is taken.
     #[inline]
     pub fn try_enter(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
-        let acquired = self.shared.semaphore.try_acquire();
-        self.shared.permit_or_reject(acquired, false)
+        let shared = &*self.shared;
+        match shared.semaphore.try_acquire() {
+            Acquired::Full => Err(shared.reject(false)),
+            acquired => Ok(shared.admit(acquired)),
+        }
     }
 
     /// Takes a slot, blocking the current thread up to `max_wait` (measured on
@@ -292,15 +295,22 @@ impl Bulkhead {
     #[inline]
     pub fn enter(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
         let shared = &*self.shared;
-        // The out-of-line paths (blocking here, timing in `permit_or_reject`)
-        // return small values in registers, not the result: a result written
-        // through a pointer by a call keeps the whole result in memory,
-        // stored and reloaded, on the inlined fast paths too.
-        let (acquired, waited) = match shared.semaphore.try_acquire() {
-            Acquired::Full if shared.waits => (shared.acquire_blocking(), true),
-            acquired => (acquired, false),
+        // The out-of-line paths return small values in registers, not the
+        // result (a result written through a pointer by a call keeps the
+        // whole result in memory, stored and reloaded, on the inlined fast
+        // paths too): `wait_or_reject` the slot it waited for, or `Full` once
+        // it counted and published the rejection; a timed bulkhead's
+        // admission its stamp. The error is a copy of the instance id. So a
+        // caller that inlines this (a generated wrapper) keeps only a load,
+        // a compare and a CAS, or a call on a rejection.
+        let acquired = match shared.semaphore.try_acquire() {
+            Acquired::Full => match shared.wait_or_reject() {
+                Acquired::Full => return Err(BulkheadFull::new(shared.instance)),
+                acquired => acquired,
+            },
+            acquired => acquired,
         };
-        shared.permit_or_reject(acquired, waited)
+        Ok(shared.admit(acquired))
     }
 
     /// Like [`enter`](Self::enter), but waits no later than `deadline` (an
@@ -703,21 +713,28 @@ impl Shared {
         waited: bool,
     ) -> Result<BulkheadPermit<'_>, BulkheadFull> {
         match acquired {
-            Acquired::Slot => Ok(BulkheadPermit::new(if self.timed {
-                Held::Timed(self, self.admitted_at(), CallOutcome::Success)
-            } else {
-                Held::Slot(self)
-            })),
-            Acquired::Uncounted => Ok(BulkheadPermit::new(Held::Nothing)),
             Acquired::Full => Err(self.reject(waited)),
+            acquired => Ok(self.admit(acquired)),
         }
+    }
+
+    /// The permit of a call that got a slot (`Slot`) or needs none
+    /// (`Uncounted`, a disabled bulkhead).
+    #[inline]
+    fn admit(&self, acquired: Acquired) -> BulkheadPermit<'_> {
+        BulkheadPermit::new(match acquired {
+            Acquired::Uncounted => Held::Nothing,
+            _ if self.timed => Held::Timed(self, self.admitted_at(), CallOutcome::Success),
+            _ => Held::Slot(self),
+        })
     }
 
     /// Counts an admission (when sizing is tracked) and returns the stamp
     /// its slot is held from. Hold times are measured on recent readings of
     /// the clock (to within its resolution, 5 ms on the system clock): they
-    /// feed means.
-    #[inline]
+    /// feed means. Out of line, as [`release_timed`](Self::release_timed)
+    /// is: the callers that inline an admission save no registers for it.
+    #[inline(never)]
     fn admitted_at(&self) -> u64 {
         if let Some(traffic) = &self.traffic {
             traffic.admitted();
@@ -726,8 +743,10 @@ impl Shared {
     }
 
     /// Gives back a slot taken at `started` (a stamp) on a timed bulkhead,
-    /// by a call that ended with `outcome`.
-    #[inline]
+    /// by a call that ended with `outcome`. Out of line: a permit's drop,
+    /// inlined into its holder, then saves no registers for the sample's
+    /// work when it gives back an untimed slot.
+    #[inline(never)]
     pub(super) fn release_timed(&self, started: u64, outcome: CallOutcome) {
         let now = self.timeline.recent();
         let released = self.semaphore.release(self.context.clock());
@@ -748,8 +767,52 @@ impl Shared {
         }
     }
 
+    /// What [`Bulkhead::enter`] does when it found no free slot: waits for
+    /// one if the bulkhead waits, and counts and publishes the rejection
+    /// (`Full`) if none came. Out of line, returning a byte.
+    #[cold]
+    #[inline(never)]
+    fn wait_or_reject(&self) -> Acquired {
+        if self.waits {
+            return self.wait_blocking();
+        }
+        // Nothing to keep across a call: no registers saved.
+        self.count_rejection(false);
+        Acquired::Full
+    }
+
+    /// [`wait_or_reject`](Self::wait_or_reject) on a bulkhead that waits.
+    #[cold]
+    #[inline(never)]
+    fn wait_blocking(&self) -> Acquired {
+        let acquired = self.acquire_blocking();
+        if acquired == Acquired::Full {
+            self.count_rejection(true);
+        }
+        acquired
+    }
+
+    /// A rejection: counted and published out of line
+    /// ([`note_rejection`](Self::note_rejection)), its error made inline (a
+    /// copy of the instance id).
     #[inline]
     fn reject(&self, waited: bool) -> BulkheadFull {
+        self.note_rejection(waited);
+        BulkheadFull::new(self.instance)
+    }
+
+    /// [`count_rejection`](Self::count_rejection), out of line and taking
+    /// two arguments: a rejected call pays one call for it, and the paths
+    /// that admit save no registers for it.
+    #[cold]
+    #[inline(never)]
+    fn note_rejection(&self, waited: bool) {
+        self.count_rejection(waited);
+    }
+
+    /// Counts (when sizing is tracked) and publishes a rejection.
+    #[inline(always)]
+    fn count_rejection(&self, waited: bool) {
         if let Some(traffic) = &self.traffic {
             traffic.rejected();
         }
@@ -763,7 +826,6 @@ impl Shared {
                 at,
             })
         });
-        BulkheadFull::new(self.instance)
     }
 
     #[cold]

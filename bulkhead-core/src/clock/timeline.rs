@@ -45,8 +45,16 @@ impl Timeline {
     pub(crate) fn recent(&self) -> u64 {
         match self.fast {
             Some(fast) => fast.nanos(),
-            None => self.stamp(self.clock.recent()),
+            None => self.recent_slow(),
         }
+    }
+
+    /// A recent reading of a clock without a [`RecentTime`]: a call through
+    /// the clock and `Instant` arithmetic, kept out of the callers that
+    /// inline [`recent`](Self::recent).
+    #[inline(never)]
+    fn recent_slow(&self) -> u64 {
+        self.stamp(self.clock.recent())
     }
 
     /// A precise reading ([`Clock::now`]).

@@ -18,25 +18,67 @@ const FULL: Released = Released {
     max: 2,
 };
 
+/// Two writers (a bound success held `held`, and a drop) race a closer's
+/// take; returns the two windows the closer and a last take found.
+fn race(samples: Samples, held: u64) -> (Taken, Taken) {
+    let samples = Arc::new(samples);
+    let writers: Vec<_> = [(CallOutcome::Success, held), (CallOutcome::Dropped, 20)]
+        .into_iter()
+        .map(|(outcome, held)| {
+            let samples = Arc::clone(&samples);
+            thread::spawn(move || samples.record(0, held, outcome, FULL))
+        })
+        .collect();
+    let first = samples.take();
+    writers.into_iter().for_each(|t| t.join().unwrap());
+    (first, samples.take())
+}
+
 #[test]
 fn samples_racing_the_closer_are_each_counted_once() {
     loom::model(|| {
-        let samples = Arc::new(Samples::default());
-        let writers: Vec<_> = [(CallOutcome::Success, 10), (CallOutcome::Dropped, 20)]
-            .into_iter()
-            .map(|(outcome, held)| {
-                let samples = Arc::clone(&samples);
-                thread::spawn(move || samples.record(0, held, outcome, FULL))
-            })
-            .collect();
-        let first = samples.take();
-        writers.into_iter().for_each(|t| t.join().unwrap());
-        let second = samples.take();
+        let (first, second) = race(Samples::default(), 10);
         let total = |f: fn(&Taken) -> u64| f(&first) + f(&second);
         assert_eq!(total(|t| t.counts.bound), 1);
         assert_eq!(total(|t| t.counts.drops), 1);
         assert_eq!(total(|t| t.counts.free + t.counts.errors), 0);
         assert_eq!(total(|t| t.sum_bound), 10, "a drop's hold time is left out");
+        for taken in [first, second] {
+            assert_eq!(
+                taken.sum_bound,
+                10 * taken.counts.bound,
+                "a hold time is taken with its count"
+            );
+        }
+    });
+}
+
+#[test]
+fn a_spill_racing_the_closer_counts_each_sample_once() {
+    // The bound word holds 2047 successes of 5 ns: the writer's success
+    // brings its count to half its room, and the writer spills the words.
+    const BEFORE: u64 = 2047;
+    loom::model(|| {
+        let (first, second) = race(Samples::holding_bound(BEFORE, 5 * BEFORE), 10);
+        let total = |f: fn(&Taken) -> u64| f(&first) + f(&second);
+        assert_eq!(total(|t| t.counts.bound), BEFORE + 1);
+        assert_eq!(total(|t| t.counts.drops), 1);
+        assert_eq!(total(|t| t.sum_bound), 5 * BEFORE + 10);
+        for taken in [first, second] {
+            // Either window has the 2047, the writer's sample, both or
+            // neither, each with its hold time.
+            let (bound, sum) = (taken.counts.bound, taken.sum_bound);
+            assert!(
+                [
+                    (0, 0),
+                    (1, 10),
+                    (BEFORE, 5 * BEFORE),
+                    (BEFORE + 1, 5 * BEFORE + 10)
+                ]
+                .contains(&(bound, sum)),
+                "{bound} samples held {sum} ns"
+            );
+        }
     });
 }
 

@@ -3,9 +3,9 @@
 //!
 //! Every admitted call is a sample: how long it held its slot (two recent
 //! clock readings) and how it ended ([`CallOutcome`]). Samples gather in
-//! windows (`samples.rs`, lock-free: one or two atomic additions per
-//! release); the release that finds its window over closes it
-//! (`control.rs`, under a lock it only tries to take) and runs the
+//! windows (`samples.rs`, lock-free: one atomic addition per release); the
+//! release that finds its window over closes it (`control.rs`, under a
+//! lock it only tries to take) and runs the
 //! algorithm: [`Aimd`] (`aimd.rs`), [`Vegas`] (`vegas.rs`) or
 //! [`Gradient2`] (`gradient2.rs`). A new limit goes through the live-resize
 //! path of [`Bulkhead::set_max_concurrent`](crate::Bulkhead::set_max_concurrent),
