@@ -739,3 +739,94 @@ fn an_offered_slot_racing_a_deadline_and_a_newcomer_is_never_lost() {
         assert_idle(&bulkhead, 1);
     });
 }
+
+/// `loom::model` with at most `bound` preemptions (below `LOOM_MAX_PREEMPTIONS`
+/// if that is lower): for the models of three threads, whose full search at
+/// the suite's bound takes minutes.
+fn model_bounded<F: Fn() + Sync + Send + 'static>(bound: usize, f: F) {
+    let mut builder = loom::model::Builder::new();
+    builder.preemption_bound = Some(builder.preemption_bound.map_or(bound, |b| b.min(bound)));
+    builder.check(f);
+}
+
+/// `to` is fully reserved by `other` (budget 1, reserved 1): nobody
+/// may ever borrow from it. The mover arrives with two calls in flight, both
+/// past its reservation (0 granted). A release of one of them between the
+/// move's compare-exchange and its `lend` gives a slot back to `to` before
+/// `to` counted it: the borrowed field wraps and borrows from the cap field,
+/// so `room` reads huge and `other` borrows a slot that does not exist.
+#[test]
+fn a_release_between_a_moves_swap_and_its_loan_lets_nobody_borrow_what_is_not_there() {
+    model_bounded(3, || {
+        let clock = ManualClock::new();
+        let (from, to) = (SharedPool::new(2), SharedPool::new(1));
+        let mover = pooled(&from, &clock, 1, 3);
+        let other = pooled(&to, &clock, 1, 2);
+        let other_own = other.try_enter_owned().unwrap();
+        let own = mover.try_enter_owned().unwrap();
+        let borrowed = mover.try_enter_owned().unwrap();
+        assert_eq!((from.borrowed(), to.unreserved()), (1, 0));
+        let releaser = thread::spawn(move || drop(borrowed));
+        let borrower = {
+            let other = other.clone();
+            thread::spawn(move || other.try_enter_owned().is_ok())
+        };
+        assert!(mover.move_to_pool(Some(&to)));
+        releaser.join().unwrap();
+        let borrowed_from_nothing = borrower.join().unwrap();
+        assert!(
+            !borrowed_from_nothing,
+            "other borrowed from a pool with no unreserved slot: {to:?}"
+        );
+        drop((own, other_own));
+    });
+}
+
+/// a blocked waiter of the mover is served whichever side of the
+/// move the release of a borrowed slot falls.
+#[test]
+fn a_move_racing_a_release_serves_the_movers_blocked_waiter() {
+    model_bounded(2, || {
+        let clock = ManualClock::new();
+        let (from, to, mover, other) = mover(&clock);
+        let own = mover.try_enter_owned().unwrap();
+        let borrowed = mover.try_enter_owned().unwrap();
+        let third = mover.try_enter_owned();
+        assert!(third.is_err(), "from lent its only slot");
+        let waiter = {
+            let mover = mover.clone();
+            thread::spawn(move || mover.enter().is_ok())
+        };
+        let releaser = thread::spawn(move || drop(borrowed));
+        assert!(mover.move_to_pool(Some(&to)));
+        releaser.join().unwrap();
+        assert!(waiter.join().unwrap(), "the waiter is served");
+        drop(own);
+        assert_moved(&from, &to, &mover, &other);
+    });
+}
+
+/// a move off the pool racing the release of the slot it borrowed
+/// serves the other bulkhead's blocked waiter exactly once.
+#[test]
+fn a_move_off_the_pool_racing_its_borrowed_release_serves_the_lenders_waiter() {
+    model_bounded(2, || {
+        let clock = ManualClock::new();
+        let from = SharedPool::new(2);
+        let mover = pooled(&from, &clock, 1, 3);
+        let other = pooled(&from, &clock, 0, 1);
+        let own = mover.try_enter_owned().unwrap();
+        let borrowed = mover.try_enter_owned().unwrap();
+        let waiter = {
+            let other = other.clone();
+            thread::spawn(move || other.enter().is_ok())
+        };
+        let releaser = thread::spawn(move || drop(borrowed));
+        assert!(mover.move_to_pool(None));
+        releaser.join().unwrap();
+        assert!(waiter.join().unwrap(), "the lender's waiter is served");
+        drop(own);
+        assert_pool_idle(&from, &[&other]);
+        assert_eq!((from.borrowed(), from.unreserved()), (0, 2));
+    });
+}

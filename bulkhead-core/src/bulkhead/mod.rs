@@ -463,8 +463,10 @@ impl Bulkhead {
 
     /// Slots a call could take now without waiting: below the limit in
     /// force and, on a pool, beyond [`reserved`](Self::reserved) only as
-    /// far as the pool's unreserved slots are free (one reading of each:
-    /// other callers may take them the next moment).
+    /// far as the pool's unreserved slots are free; none owed to callers
+    /// queued on the bulkhead, and none of the pool's while callers queue
+    /// for them (one reading of each: other callers may take them the next
+    /// moment).
     pub fn available(&self) -> u32 {
         self.shared.semaphore.available()
     }

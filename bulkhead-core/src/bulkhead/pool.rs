@@ -350,6 +350,12 @@ impl Pool {
         self.state.fetch_add(u64::from(slots) * ONE, AcqRel);
     }
 
+    /// Takes back `slots` counted by [`lend`](Self::lend) (a move whose
+    /// swap failed and is tried again). Under the lock.
+    pub(crate) fn unlend(&self, _inner: &Inner, slots: u32) {
+        self.state.fetch_sub(u64::from(slots) * ONE, Release);
+    }
+
     /// The bulkhead at `member` (its address) moved away, its reservation
     /// in force `reserved` and `refund` of its calls past it: its entry
     /// goes, and so does what it held (its calls in flight are counted by

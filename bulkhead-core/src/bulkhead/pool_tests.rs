@@ -267,3 +267,100 @@ fn a_bulkhead_moves_back_and_forth_but_not_to_a_fourth_pool() {
     }
     assert_eq!(pools[1].unreserved() + pools[2].unreserved(), 4);
 }
+
+#[test]
+fn moving_away_and_back_keeps_the_counts() {
+    let clock = ManualClock::new();
+    let (a, b) = (SharedPool::new(3), SharedPool::new(3));
+    let m = on(&a, &clock, "m", 1, 3);
+    let held: Vec<_> = (0..3).map(|_| m.try_enter_owned().unwrap()).collect();
+    assert_eq!(a.borrowed(), 2);
+    assert!(m.move_to_pool(Some(&b)));
+    assert_eq!(
+        (a.borrowed(), a.unreserved(), b.borrowed(), b.unreserved()),
+        (0, 3, 2, 2)
+    );
+    assert!(m.move_to_pool(Some(&a)));
+    assert_eq!(
+        (a.borrowed(), a.unreserved(), b.borrowed(), b.unreserved()),
+        (2, 2, 0, 3)
+    );
+    drop(held);
+    assert_eq!(
+        (a.borrowed(), a.unreserved(), b.borrowed(), b.unreserved()),
+        (0, 2, 0, 3)
+    );
+    drop(m);
+    assert_eq!((a.unreserved(), b.unreserved()), (3, 3));
+}
+
+#[test]
+fn a_move_off_the_pool_serves_its_waiters() {
+    let clock = ManualClock::new();
+    let a = SharedPool::new(2);
+    let m = on(&a, &clock, "m", 1, 3);
+    let other = on(&a, &clock, "o", 1, 3);
+    let _o = other.try_enter().unwrap();
+    let held = m.try_enter().unwrap();
+    let mut w = m.enter_async();
+    assert!(poll(&mut w).is_pending());
+    assert!(m.move_to_pool(None));
+    let Poll::Ready(Ok(got)) = poll(&mut w) else {
+        panic!("not served")
+    };
+    assert_eq!((a.borrowed(), a.unreserved()), (0, 1));
+    drop((held, got));
+    assert_eq!(a.borrowed(), 0);
+}
+
+#[test]
+fn the_refund_of_a_move_serves_the_old_pools_waiters() {
+    let clock = ManualClock::new();
+    let (a, b) = (SharedPool::new(2), SharedPool::new(5));
+    let m = on(&a, &clock, "m", 0, 3);
+    let o = on(&a, &clock, "o", 0, 3);
+    let held: Vec<_> = (0..2).map(|_| m.try_enter_owned().unwrap()).collect();
+    let mut w = o.enter_async();
+    assert!(poll(&mut w).is_pending());
+    assert!(m.move_to_pool(Some(&b)));
+    let Poll::Ready(Ok(_got)) = poll(&mut w) else {
+        panic!("o not served by refund")
+    };
+    assert_eq!(b.borrowed(), 2);
+    drop(held);
+    assert_eq!(b.borrowed(), 0);
+}
+
+#[test]
+fn a_moved_waiter_is_served_once_calls_lent_past_the_cap_finish() {
+    let clock = ManualClock::new();
+    let (a, b) = (SharedPool::new(4), SharedPool::new(2));
+    let m = on(&a, &clock, "m", 0, 4);
+    let o = on(&b, &clock, "o", 0, 2);
+    let held: Vec<_> = (0..3).map(|_| m.try_enter_owned().unwrap()).collect();
+    let mut ow = o.enter_async();
+    assert!(o.try_enter().is_ok());
+    let oh = o.try_enter().unwrap();
+    let oh2 = o.try_enter().unwrap();
+    assert!(poll(&mut ow).is_pending());
+    let mut mw = m.enter_async();
+    assert!(poll(&mut mw).is_ready(), "a has room");
+    drop(mw);
+    let m4 = m.try_enter_owned().unwrap();
+    let mut mw = m.enter_async();
+    assert!(poll(&mut mw).is_pending());
+    assert!(m.move_to_pool(Some(&b)));
+    assert_eq!(b.borrowed(), 2 + 4);
+    assert!(b.borrowed() > b.unreserved());
+    drop(oh);
+    // o's waiter is older than m's (re-ticketed behind)
+    assert!(
+        poll(&mut ow).is_pending(),
+        "b is over its cap: nobody borrows"
+    );
+    drop((held, m4));
+    // the last give-back found room and served o's older waiter
+    assert_eq!(b.borrowed(), 2);
+    assert!(poll(&mut ow).is_ready());
+    drop(oh2);
+}

@@ -140,7 +140,7 @@ use std::time::Instant;
 use super::pool::{Deferred, Inner, Member, Pool};
 use super::queue::{Kind, Status, WaitQueue, WaiterKey};
 use crate::clock::{Clock, Wake};
-use crate::loom::atomic::{AtomicU32, AtomicU64, Ordering::*};
+use crate::loom::atomic::{AtomicU32, AtomicU64, Ordering::*, fence};
 use crate::loom::{Mutex, MutexGuard, OnceLock, lock, thread};
 
 const WAITERS: u64 = 1;
@@ -340,6 +340,12 @@ impl Semaphore {
                 return Acquired::Uncounted;
             }
             if is_closed(state) {
+                if link_of(state) == 0 {
+                    return Acquired::Full;
+                }
+                // The link slot was set before the word named it (by a
+                // move, with release): see it set.
+                fence(Acquire);
                 return match self.link(link_of(state)) {
                     None => Acquired::Full,
                     Some(link) => self.try_borrow(link, link_of(state)),
@@ -517,7 +523,9 @@ impl Semaphore {
     #[inline(never)]
     fn release_slow(&self, before: u64, clock: &Arc<dyn Clock>) {
         // The pool the word named when this slot came back: the one that
-        // lent it, if it was borrowed (see "Moving to another pool").
+        // lent it, if it was borrowed (see "Moving to another pool"). Its
+        // slot was set before the word named it: see it set.
+        fence(Acquire);
         match self.link(link_of(before)) {
             None if before & WAITERS != 0 => self.hand_over(&**clock),
             None => {}
@@ -1012,12 +1020,23 @@ impl Semaphore {
         };
         let mut state = self.state.load(Acquire);
         loop {
+            // Counted by the new pool before the word names it: a release
+            // right after the swap gives back to it lock-free.
+            let lent = in_flight(state).saturating_sub(granted);
+            if let (Some(link), Some(inner)) = (to, to_inner.as_deref()) {
+                link.pool.lend(inner, lent);
+            }
             let next = (state & !(LINK_MASK | MAX_MASK))
                 | ((to_slot as u64) << LINK_SHIFT)
                 | (u64::from(granted) << MAX_SHIFT);
             match self.state.compare_exchange(state, next, AcqRel, Acquire) {
                 Ok(_) => break,
-                Err(actual) => state = actual,
+                Err(actual) => {
+                    if let (Some(link), Some(inner)) = (to, to_inner.as_deref()) {
+                        link.pool.unlend(inner, lent);
+                    }
+                    state = actual;
+                }
             }
         }
         // The calls in flight at the swap move with the bulkhead: releases
@@ -1029,8 +1048,7 @@ impl Semaphore {
             let address = member.as_ptr() as *const ();
             link.pool.depart(inner, address, was_reserved, refund);
         }
-        if let (Some(link), Some(inner)) = (to, to_inner.as_mut()) {
-            link.pool.lend(inner, in_flight.saturating_sub(granted));
+        if let Some(inner) = to_inner.as_mut() {
             queue.retick(|| inner.ticket());
         }
         self.grant_free(&mut queue, now, &mut deferred.wakes);
@@ -1081,17 +1099,21 @@ impl Semaphore {
     }
 
     /// Slots a newcomer could take now: below the limit in the word and,
-    /// on a pool, below the ceiling as far as the pool has room.
+    /// on a pool, below the ceiling as far as the pool has room; none that
+    /// queued callers are owed (this bulkhead's, or the pool's).
     pub(crate) fn available(&self) -> u32 {
         let state = self.state.load(Acquire);
+        if state & WAITERS != 0 {
+            return 0;
+        }
         let (held, limit) = (in_flight(state), max(state));
         let own = limit.saturating_sub(held);
         match self.link(link_of(state)) {
-            None => own,
-            Some(link) => {
+            Some(link) if !link.pool.has_waiters() => {
                 let borrowable = link.ceiling().saturating_sub(held.max(limit));
                 own + borrowable.min(link.pool.room())
             }
+            _ => own,
         }
     }
 
