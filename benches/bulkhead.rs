@@ -319,11 +319,14 @@ fn adaptive_free(c: &mut Criterion) {
     // Two recent clock readings, one atomic addition per call (the sample),
     // and the window's closer once per window.
     let adaptive = timed("bench-adaptive", Some(Adaptive::Gradient2));
+    let ran = std::cell::Cell::new(false);
     group.bench_function("adaptive_try_enter", |b| {
+        ran.set(true);
         b.iter(|| consume(black_box(&adaptive).try_enter()))
     });
+    // Unless a filter left the case out.
     assert!(
-        adaptive.adaptive().expect("adaptive").windows > 0,
+        !ran.get() || adaptive.adaptive().expect("adaptive").windows > 0,
         "windows closed"
     );
 
