@@ -27,8 +27,9 @@ impl Policy for Bulkhead {
             // Checked with the limit it was resolved with.
             let _ = self.set_reserved(new.reserved_set());
         }
-        // The rest is fixed when the bulkhead is made (the resource is the
-        // registry's bookkeeping: its budget and room follow it).
+        // The rest is fixed when the bulkhead is made. A new resource is
+        // followed by the registry after the reload (`sync_rooms` moves the
+        // bulkhead to its pool; its budget and room follow it).
         old.differs_only_in_limit(new)
     }
 
