@@ -159,3 +159,42 @@ fn a_reload_moves_a_live_bulkhead_to_its_new_resources_pool_with_its_calls() {
     assert!(mover.try_enter().is_err());
     drop(held);
 }
+
+#[test]
+fn a_reload_moving_a_bulkhead_to_a_fourth_pool_reports_it_not_applied() {
+    let toml = |resource: &str| {
+        let mut toml: String = ["a", "b", "c", "d"]
+            .iter()
+            .map(|r| format!("[resources.{r}]\nbudget = 2\n\n"))
+            .collect();
+        toml += &format!(
+            "[bulkhead.instances.mover]\nmax_concurrent = 2\nreserved = 1\nresource = \"{resource}\"\n"
+        );
+        toml
+    };
+    let registry = Registry::builder()
+        .config_toml(&toml("a"))
+        .unwrap()
+        .try_build()
+        .unwrap();
+    Pipeline::builder(&registry, "mover")
+        .bulkhead(|b| b)
+        .build()
+        .unwrap();
+    let applied = |resource: &str| {
+        let changes = registry.reload_toml(&toml(resource)).unwrap();
+        changes
+            .iter()
+            .find(|c| c.instance == "mover")
+            .map(|c| c.applied)
+    };
+    assert_eq!(applied("b"), Some(true));
+    assert_eq!(applied("c"), Some(true));
+    assert_eq!(applied("d"), Some(false), "a fourth pool: it stays on c's");
+    let mover = registry.bulkhead("mover").unwrap().bulkhead().clone();
+    let held: Vec<_> = (0..2).map(|_| mover.try_enter().unwrap()).collect();
+    assert!(mover.try_enter().is_err());
+    drop(held);
+    // Back to a pool it was on: always possible.
+    assert_eq!(applied("a"), Some(true));
+}

@@ -165,20 +165,24 @@ impl Registry {
     /// room (none to those on no budget), and has them give back what a
     /// lowered capacity no longer holds. Call it under the declarations
     /// lock, after anything that changes the bulkheads or the budgets.
-    pub(crate) fn sync_rooms(&self) {
+    /// Returns the ids of the bulkheads that could not move to their
+    /// resource's pool (on three other pools already: they stay where
+    /// they are).
+    pub(crate) fn sync_rooms(&self) -> Vec<String> {
         let declared = self.inner.stores.bulkheads.declared_policies();
         // Each bulkhead on the pool of the resource it names now: a reload
         // may have moved it, or the resource got its budget after it.
+        let mut stayed = Vec::new();
         if let Some(pools) = self.inner.context.pools() {
-            for (_, bulkhead, config) in &declared {
+            for (id, bulkhead, config) in &declared {
                 let pool = config.resource().and_then(|r| pools.get(r));
                 let on = match &pool {
                     Some(pool) => bulkhead.is_on(pool),
                     None => !bulkhead.is_pooled(),
                 };
-                if !on {
-                    // Refused only after three other pools: it stays.
-                    let _ = bulkhead.move_to_pool(pool.as_ref());
+                // Refused only after three other pools: it stays.
+                if !on && !bulkhead.move_to_pool(pool.as_ref()) {
+                    stayed.push(id.clone());
                 }
             }
         }
@@ -219,6 +223,7 @@ impl Registry {
             bulkhead.set_room(room.clone());
             bulkhead.reclaim_room();
         }
+        stayed
     }
 
     /// Checks the resource budgets against the bulkheads, registered or
