@@ -480,8 +480,8 @@ impl Bulkhead {
     }
 
     /// Moves the live bulkhead to `pool` (`None`: off any pool), as a
-    /// registry does when a reload moves it to another resource, or when a
-    /// resource it names gets a budget after it was made.
+    /// registry does when a reload moves it to another resource or takes it
+    /// off its resource.
     ///
     /// Its calls in flight move with it: the old pool gets back at once the
     /// slots they held of it, the new one counts those past the bulkhead's

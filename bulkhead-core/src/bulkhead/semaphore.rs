@@ -107,9 +107,8 @@
 //!
 //! ## Moving to another pool
 //!
-//! A registry's reload can move a live bulkhead to another resource, and a
-//! budget declared for a resource after its bulkheads were made gives it a
-//! pool they join. The pools a semaphore has been on are kept in up to three
+//! A registry's reload can move a live bulkhead to another resource, or off
+//! any (`Bulkhead::move_to_pool` does the same by hand). The pools a semaphore has been on are kept in up to three
 //! link slots, each set once and never changed (a move back to a pool reuses
 //! its slot); the *link* field of the word names the slot in force, 0 for
 //! none. A move (under the locks of both pools, then the queue's) swaps the
@@ -252,6 +251,15 @@ impl PoolLink {
     /// clock panics.
     fn now(&self) -> Option<Instant> {
         catch_unwind(AssertUnwindSafe(|| self.clock.now())).ok()
+    }
+}
+
+/// Reads `clock` for a hand-off whose slot is already free: `None` and the
+/// panic, to raise once the slot is handed on, if the clock panics.
+fn read_catching(clock: &dyn Clock) -> (Option<Instant>, Option<Box<dyn std::any::Any + Send>>) {
+    match catch_unwind(AssertUnwindSafe(|| clock.now())) {
+        Ok(now) => (Some(now), None),
+        Err(panic) => (None, Some(panic)),
     }
 }
 
@@ -472,10 +480,7 @@ impl Semaphore {
         // As in `hand_over`: the slot is already free; if the clock panics,
         // it is still handed on (nobody counted as expired) before the
         // panic goes on, unless this runs during another unwind.
-        let (now, panicked) = match catch_unwind(AssertUnwindSafe(|| link.clock.now())) {
-            Ok(now) => (Some(now), None),
-            Err(panic) => (None, Some(panic)),
-        };
+        let (now, panicked) = read_catching(&*link.clock);
         let pool = &link.pool;
         let mut inner = pool.lock();
         let mut deferred = Deferred::default();
@@ -552,10 +557,7 @@ impl Semaphore {
         // no deadline had passed) before the panic goes on, unless this
         // runs during another unwind (a waiter withdrawn because the clock
         // panicked), which must not panic again.
-        let (now, panicked) = match catch_unwind(AssertUnwindSafe(|| clock.now())) {
-            Ok(now) => (Some(now), None),
-            Err(panic) => (None, Some(panic)),
-        };
+        let (now, panicked) = read_catching(clock);
         let mut queue = lock(&self.queue);
         let state = self.state.load(Acquire);
         let wake = if !queue.is_empty() && !is_full(state) {

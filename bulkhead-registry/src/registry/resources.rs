@@ -170,8 +170,8 @@ impl Registry {
     /// they are).
     pub(crate) fn sync_rooms(&self) -> Vec<String> {
         let declared = self.inner.stores.bulkheads.declared_policies();
-        // Each bulkhead on the pool of the resource it names now: a reload
-        // may have moved it, or the resource got its budget after it.
+        // Each bulkhead on the pool of the resource it names now (a reload
+        // may have moved it to another resource, or off any).
         let mut stayed = Vec::new();
         if let Some(pools) = self.inner.context.pools() {
             for (id, bulkhead, config) in &declared {
