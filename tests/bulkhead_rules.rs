@@ -610,6 +610,35 @@ fn b12_a_rejection_publishes_an_event_and_an_admitted_call_publishes_none() {
     assert_eq!(events.try_recv(), None);
 }
 
+/// A rejection with nobody listening returns at once without publishing
+/// (the quiet path); a subscriber that comes later sees every rejection
+/// from then on, by each way in, and once it leaves the rejections are
+/// quiet again.
+#[test]
+fn b12_rejections_publish_exactly_while_someone_listens() {
+    let registry = Registry::new();
+    let bulkhead = bulkhead(&registry, "b12-listen", 1, Duration::ZERO);
+    let _held = bulkhead.try_enter().unwrap();
+    let reject_three_ways = || {
+        assert_eq!(bulkhead.try_enter().unwrap_err().instance(), "b12-listen");
+        assert_eq!(bulkhead.enter().unwrap_err().instance(), "b12-listen");
+        match poll_noop(&mut std::pin::pin!(bulkhead.enter_async())) {
+            Poll::Ready(Err(full)) => assert_eq!(full.instance(), "b12-listen"),
+            other => panic!("expected a rejection, got {other:?}"),
+        }
+    };
+    reject_three_ways();
+    let mut events = registry.subscribe();
+    assert_eq!(events.try_recv(), None, "nobody listened before");
+    reject_three_ways();
+    let published = events.drain().count();
+    assert_eq!(published, 3, "one event per rejection while listened to");
+    drop(events);
+    reject_three_ways();
+    let mut late = registry.subscribe();
+    assert_eq!(late.try_recv(), None);
+}
+
 #[test]
 fn b12_a_subscriber_that_falls_behind_loses_old_events_without_slowing_callers() {
     let registry = Registry::builder().event_capacity(4).build();

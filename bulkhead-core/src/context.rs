@@ -71,6 +71,15 @@ impl PolicyContext {
         self.events.as_ref()
     }
 
+    /// Whether anyone listens to the events published: a policy that would
+    /// publish only an event may skip its slow path when nobody does.
+    #[inline]
+    pub fn has_listeners(&self) -> bool {
+        self.events
+            .as_ref()
+            .is_some_and(|events| events.has_subscribers())
+    }
+
     /// Publishes the event `make` builds from the current time, if anyone
     /// listens; otherwise costs one load and builds nothing.
     #[inline]

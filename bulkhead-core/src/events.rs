@@ -403,11 +403,13 @@ impl FleetShareReason {
 #[derive(Clone)]
 pub struct EventBus {
     shared: Arc<BusShared>,
+    /// How many streams are open: what every publisher reads first, kept
+    /// here rather than in `shared` so that it is one load away.
+    subscribers: Arc<AtomicUsize>,
 }
 
 struct BusShared {
     sender: broadcast::Sender<Event>,
-    subscribers: Arc<AtomicUsize>,
 }
 
 impl EventBus {
@@ -423,20 +425,19 @@ impl EventBus {
     /// to a power of two, between 1 and [`MAX_CAPACITY`](Self::MAX_CAPACITY).
     pub fn new(capacity: usize) -> Self {
         let (sender, _) = broadcast::channel(capacity.clamp(1, Self::MAX_CAPACITY));
+        let subscribers = Arc::new(AtomicUsize::new(0));
         EventBus {
-            shared: Arc::new(BusShared {
-                sender,
-                subscribers: Arc::new(AtomicUsize::new(0)),
-            }),
+            shared: Arc::new(BusShared { sender }),
+            subscribers,
         }
     }
 
     /// Starts receiving every event published from now on.
     pub fn subscribe(&self) -> EventStream {
-        self.shared.subscribers.fetch_add(1, Relaxed);
+        self.subscribers.fetch_add(1, Relaxed);
         EventStream {
             receiver: self.shared.sender.subscribe(),
-            subscribers: Arc::clone(&self.shared.subscribers),
+            subscribers: Arc::clone(&self.subscribers),
             missed: 0,
         }
     }
@@ -444,7 +445,7 @@ impl EventBus {
     /// Whether anyone listens; publishers check this before building an event.
     #[inline]
     pub fn has_subscribers(&self) -> bool {
-        self.shared.subscribers.load(Relaxed) != 0
+        self.subscribers.load(Relaxed) != 0
     }
 
     /// Publishes `event` to every current subscriber. Never blocks.
@@ -463,7 +464,7 @@ impl Default for EventBus {
 impl fmt::Debug for EventBus {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("EventBus")
-            .field("subscribers", &self.shared.subscribers.load(Relaxed))
+            .field("subscribers", &self.subscribers.load(Relaxed))
             .finish()
     }
 }

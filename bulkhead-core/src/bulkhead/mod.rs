@@ -91,6 +91,10 @@ struct Shared {
     timeline: Timeline,
     /// `max_wait > 0`: whether a caller who finds no free slot waits.
     waits: bool,
+    /// Whether a rejection has nothing to do but publish its event (the
+    /// bulkhead neither waits nor counts its traffic): then a rejected call
+    /// that finds nobody listening returns at once, with no call.
+    quiet: bool,
     instance: &'static str,
     config: BulkheadConfig,
     context: PolicyContext,
@@ -222,6 +226,7 @@ impl Bulkhead {
                 adaptive,
                 timeline,
                 waits: !config.max_wait().is_zero(),
+                quiet: config.max_wait().is_zero() && !context.tracks_sizing(),
                 instance: intern(instance),
                 limits: Mutex::new(Limits {
                     configured: config.max_concurrent(),
@@ -262,6 +267,7 @@ impl Bulkhead {
     pub fn try_enter(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
         let shared = &*self.shared;
         match shared.semaphore.try_acquire() {
+            Acquired::Full if shared.rejects_quietly() => Err(BulkheadFull::new(shared.instance)),
             Acquired::Full => Err(shared.reject(false)),
             acquired => Ok(shared.admit(acquired)),
         }
@@ -302,8 +308,12 @@ impl Bulkhead {
         // it counted and published the rejection; a timed bulkhead's
         // admission its stamp. The error is a copy of the instance id. So a
         // caller that inlines this (a generated wrapper) keeps only a load,
-        // a compare and a CAS, or a call on a rejection.
+        // a compare and a CAS; a rejection that has nothing to count or
+        // publish returns at once, any other makes a call.
         let acquired = match shared.semaphore.try_acquire() {
+            Acquired::Full if shared.rejects_quietly() => {
+                return Err(BulkheadFull::new(shared.instance));
+            }
             Acquired::Full => match shared.wait_or_reject() {
                 Acquired::Full => return Err(BulkheadFull::new(shared.instance)),
                 acquired => acquired,
@@ -715,6 +725,7 @@ impl Shared {
         waited: bool,
     ) -> Result<BulkheadPermit<'_>, BulkheadFull> {
         match acquired {
+            Acquired::Full if self.rejects_quietly() => Err(BulkheadFull::new(self.instance)),
             Acquired::Full => Err(self.reject(waited)),
             acquired => Ok(self.admit(acquired)),
         }
@@ -792,6 +803,14 @@ impl Shared {
             self.count_rejection(true);
         }
         acquired
+    }
+
+    /// Whether a call that found no free slot is rejected with nothing
+    /// else to do: the bulkhead neither waits nor counts, and nobody
+    /// listens to its events.
+    #[inline(always)]
+    fn rejects_quietly(&self) -> bool {
+        self.quiet && !self.context.has_listeners()
     }
 
     /// A rejection: counted and published out of line
