@@ -253,3 +253,35 @@ fn two_writers_moving_the_time_window_on_at_once_keep_the_totals_exact() {
         window.assert_consistent();
     });
 }
+
+/// A count window of `size` slots, on its own.
+fn count_window(size: u32) -> Arc<Window> {
+    let config = CircuitBreakerConfig::builder()
+        .sliding_window_size(size)
+        .minimum_calls(size)
+        .build()
+        .unwrap();
+    Arc::new(Window::new(&config))
+}
+
+#[test]
+fn a_success_skipped_while_a_failure_is_written_loses_nothing() {
+    loom::model(|| {
+        // Full of successes: the next success is skipped, unless it sees
+        // the failure's counters first.
+        let window = count_window(2);
+        window.record(0, false, false, &mut || 0);
+        window.record(0, false, false, &mut || 0);
+        let failure = record_later(&window, 0, 0, true);
+        window.record(0, false, false, &mut || 0);
+        failure.join().unwrap();
+        window.assert_consistent();
+        assert_eq!(window.counts(0, &mut || 0), counts(2, 1, 1));
+        // The failure leaves after two more outcomes, whichever way the
+        // success went: it was skipped as if it came first, or written.
+        window.record(0, false, false, &mut || 0);
+        window.record(0, false, false, &mut || 0);
+        assert_eq!(window.counts(0, &mut || 0), counts(2, 0, 0));
+        window.assert_consistent();
+    });
+}

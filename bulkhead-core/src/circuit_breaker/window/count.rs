@@ -33,11 +33,21 @@
 //!
 //! ## Costs
 //!
-//! A success that replaces a success of the same epoch, the steady state of
-//! a healthy dependency, is one `fetch_add` and one load: the slot already
-//! holds the value, so nothing is written. Replacing another value adds a
-//! swap and a compare-exchange per counter that changes. No lock, no clock,
-//! no allocation.
+//! A success while the window holds nothing but successes of the current
+//! epoch, the steady state of a healthy dependency, is three loads: the
+//! counters say so (`calls` full, `failed` and `slow` zero), and one more
+//! success would change no slot, wherever the ring stands, so it is not
+//! written and the ring does not move. Nothing is written, so callers on
+//! many cores share the window's cache line without contention. Any other
+//! outcome takes the next slot with a `fetch_add`; one that replaces the
+//! same value costs a load more, one that replaces another value a swap
+//! and a compare-exchange per counter that changes. No lock, no clock, no
+//! allocation.
+//!
+//! A success skipped while another call's failure is being written (its
+//! slot swapped, its counter not yet) is as if it came just before that
+//! failure: the ring then holds the failure for as many later outcomes as
+//! it would have anyway.
 //!
 //! ## When to check the thresholds
 //!
@@ -94,6 +104,11 @@ impl CountWindow {
     /// need checking.
     #[inline]
     pub(super) fn record(&self, epoch: u32, failed: bool, slow: bool) -> bool {
+        if !failed && !slow && self.all_successes(epoch) {
+            // Every slot holds a success of this epoch: one more success
+            // changes nothing, wherever it would go.
+            return false;
+        }
         let outcome = slot_value(epoch, failed, slow);
         let index = self.next.fetch_add(1, Relaxed) % self.slots.len() as u64;
         let slot = &self.slots[index as usize];
@@ -102,6 +117,17 @@ impl CountWindow {
             return failed || slow;
         }
         self.replace(slot, outcome) || failed || slow
+    }
+
+    /// Whether the counters say that every slot holds a success of
+    /// `epoch`: all written, none failed or slow. Three loads of words that
+    /// nobody writes while it stays true.
+    #[inline]
+    fn all_successes(&self, epoch: u32) -> bool {
+        let tag = u64::from(epoch) << 32;
+        self.failed.load(Relaxed) == tag
+            && self.slow.load(Relaxed) == tag
+            && self.calls.load(Relaxed) == tag | self.slots.len() as u64
     }
 
     /// Writes `outcome` into `slot` and applies the difference to the
@@ -228,6 +254,32 @@ mod tests {
             failed,
             slow,
         }
+    }
+
+    #[test]
+    fn a_success_in_a_window_of_successes_writes_nothing() {
+        let window = CountWindow::new(3, 3);
+        record_all(&window, 0, "..");
+        assert_eq!(window.next.load(Relaxed), 2, "not full yet: written");
+        record_all(&window, 0, ".");
+        assert_eq!(record_all(&window, 0, "...."), [false; 4]);
+        assert_eq!(window.next.load(Relaxed), 3, "the ring did not move");
+        // A failure still goes in, and leaves after three more outcomes.
+        record_all(&window, 0, "F");
+        assert_eq!(window.counts(0), counts(3, 1, 0));
+        record_all(&window, 0, "..");
+        assert_eq!(window.counts(0), counts(3, 1, 0));
+        record_all(&window, 0, ".");
+        assert_eq!(window.counts(0), counts(3, 0, 0));
+        // A slow success is written.
+        record_all(&window, 0, "S");
+        assert_eq!(window.counts(0), counts(3, 0, 1));
+        window.assert_consistent();
+        // The successes of an older epoch are not this one's: written.
+        window.reset(1);
+        record_all(&window, 1, "...");
+        assert_eq!(window.counts(1), counts(3, 0, 0));
+        window.assert_consistent();
     }
 
     #[test]
