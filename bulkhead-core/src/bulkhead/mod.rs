@@ -281,7 +281,7 @@ impl Bulkhead {
     /// up, another caller of `enter` that would otherwise wait may take the
     /// slot instead, so that it does not idle while a parked thread is
     /// scheduled; the waiter keeps its place, loses a slot this way at most
-    /// 4 times in a row, and never once its deadline has passed (rule B3 of
+    /// 16 times in a row, and never once its deadline has passed (rule B3 of
     /// the [bulkhead rules]). Callers that do not wait
     /// ([`try_enter`](Self::try_enter), or `max_wait` zero) never take a
     /// slot handed to a waiter, and on a pool ([`with_pool`](Self::with_pool))

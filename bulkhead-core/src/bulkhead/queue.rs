@@ -31,7 +31,7 @@ const NIL: u32 = u32::MAX;
 
 /// How many offers in a row a waiting thread may lose to newcomers, by
 /// default (see the module docs).
-pub(super) const DEFAULT_BARGING: u32 = 4;
+pub(super) const DEFAULT_BARGING: u32 = 16;
 
 /// Which list a waiter is on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
