@@ -78,7 +78,8 @@ const COUNT_MASK: u64 = u32::MAX as u64;
 #[derive(Debug)]
 pub(crate) struct CountWindow {
     slots: Box<[AtomicU32]>,
-    /// Outcomes recorded since the window was created: picks the next slot.
+    /// Outcomes written since the window was created (a success skipped in
+    /// the steady state is not): picks the next slot.
     next: AtomicU64,
     calls: AtomicU64,
     failed: AtomicU64,
