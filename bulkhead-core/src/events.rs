@@ -402,14 +402,12 @@ impl FleetShareReason {
 /// policy of a registry.
 #[derive(Clone)]
 pub struct EventBus {
-    shared: Arc<BusShared>,
-    /// How many streams are open: what every publisher reads first, kept
-    /// here rather than in `shared` so that it is one load away.
-    subscribers: Arc<AtomicUsize>,
-}
-
-struct BusShared {
+    /// A handle of the one channel; clones share it, and it closes when the
+    /// last is dropped.
     sender: broadcast::Sender<Event>,
+    /// How many streams are open: what every publisher reads first, one
+    /// load away.
+    subscribers: Arc<AtomicUsize>,
 }
 
 impl EventBus {
@@ -425,10 +423,9 @@ impl EventBus {
     /// to a power of two, between 1 and [`MAX_CAPACITY`](Self::MAX_CAPACITY).
     pub fn new(capacity: usize) -> Self {
         let (sender, _) = broadcast::channel(capacity.clamp(1, Self::MAX_CAPACITY));
-        let subscribers = Arc::new(AtomicUsize::new(0));
         EventBus {
-            shared: Arc::new(BusShared { sender }),
-            subscribers,
+            sender,
+            subscribers: Arc::new(AtomicUsize::new(0)),
         }
     }
 
@@ -436,7 +433,7 @@ impl EventBus {
     pub fn subscribe(&self) -> EventStream {
         self.subscribers.fetch_add(1, Relaxed);
         EventStream {
-            receiver: self.shared.sender.subscribe(),
+            receiver: self.sender.subscribe(),
             subscribers: Arc::clone(&self.subscribers),
             missed: 0,
         }
@@ -451,7 +448,7 @@ impl EventBus {
     /// Publishes `event` to every current subscriber. Never blocks.
     pub fn publish(&self, event: Event) {
         // An error means nobody subscribed any more: nothing to do.
-        let _ = self.shared.sender.send(event);
+        let _ = self.sender.send(event);
     }
 }
 
