@@ -16,7 +16,6 @@ use std::time::Duration;
 
 use super::one_task::OneTask;
 use super::{Classifier, Policies, failure};
-use crate::bulkhead::BulkheadPermit;
 use crate::bulkhead::adaptive::CallOutcome;
 use crate::clock::since;
 use crate::rejection::{CallError, Rejection};
@@ -74,8 +73,17 @@ macro_rules! attempt {
                         // forwarding.
                         None => match &policies.bulkhead {
                             None => ($call)().await.map_err(CallError::Inner),
+                            // The permit's steps written out here, as in
+                            // `guarded`: a nested async fn's state machine
+                            // would be polled out of line (5 ns).
                             Some(bulkhead) => match bulkhead.enter_async().await {
-                                Ok(permit) => held(permit, ($call)()).await,
+                                Ok(mut permit) => {
+                                    permit.set_outcome(CallOutcome::Dropped);
+                                    let result = ($call)().await;
+                                    permit.set_outcome(CallOutcome::of(&result));
+                                    drop(permit);
+                                    result.map_err(CallError::Inner)
+                                }
                                 Err(full) => Err(Rejection::from(full).into()),
                             },
                         },
@@ -260,24 +268,16 @@ impl Policies {
     {
         match &self.bulkhead {
             Some(bulkhead) => {
-                let permit = bulkhead.enter_async().await.map_err(Rejection::from)?;
-                held(permit, call()).await
+                let mut permit = bulkhead.enter_async().await.map_err(Rejection::from)?;
+                // Dropped while the call runs (a timeout or a caller may
+                // drop it), then as its result says.
+                permit.set_outcome(CallOutcome::Dropped);
+                let result = call().await;
+                permit.set_outcome(CallOutcome::of(&result));
+                drop(permit);
+                result.map_err(CallError::Inner)
             }
             None => call().await.map_err(CallError::Inner),
         }
     }
-}
-
-/// Runs `call` holding `permit`, telling an adaptive bulkhead how it ended:
-/// dropped while it runs (a timeout or a caller may drop it), then as its
-/// result says.
-#[inline]
-async fn held<T, E>(
-    mut permit: BulkheadPermit<'_>,
-    call: impl Future<Output = Result<T, E>>,
-) -> Result<T, CallError<E>> {
-    permit.set_outcome(CallOutcome::Dropped);
-    let result = call.await;
-    permit.set_outcome(CallOutcome::of(&result));
-    result.map_err(CallError::Inner)
 }
