@@ -165,7 +165,9 @@ fn an_async_deadline_racing_a_release_either_admits_or_rejects_cleanly() {
 
 #[test]
 fn a_sync_and_an_async_waiter_both_get_served() {
-    loom::model(|| {
+    // Three threads: at 4 preemptions this search took 4 minutes of CI's
+    // 2 cores; 3 takes 4 s (see `model_bounded`).
+    model_bounded(3, || {
         let clock = ManualClock::new();
         let bulkhead = bulkhead(1, Duration::from_secs(3600), &clock);
         let held = bulkhead.try_enter().unwrap();
@@ -706,7 +708,9 @@ fn enter_alone(bulkhead: Bulkhead, inside: Arc<AtomicUsize>) -> thread::JoinHand
 
 #[test]
 fn a_sync_newcomer_may_take_a_slot_offered_to_a_waking_thread_and_both_are_served() {
-    loom::model(|| {
+    // Three threads: 3 preemptions (2 s, against 2 minutes at 4); removing
+    // the passed-over waiter's `link_front` still fails at 3.
+    model_bounded(3, || {
         let clock = ManualClock::new();
         let bulkhead = bulkhead(1, Duration::from_secs(3600), &clock);
         let held = bulkhead.try_enter().unwrap();
@@ -724,7 +728,9 @@ fn a_sync_newcomer_may_take_a_slot_offered_to_a_waking_thread_and_both_are_serve
 
 #[test]
 fn an_offered_slot_racing_a_deadline_and_a_newcomer_is_never_lost() {
-    loom::model(|| {
+    // Three threads: 3 preemptions (2 s, against 3 minutes at 4); removing
+    // the passed-over waiter's `link_front` still fails at 3.
+    model_bounded(3, || {
         let clock = ManualClock::new();
         let bulkhead = bulkhead(1, Duration::from_secs(1), &clock);
         let held = bulkhead.try_enter().unwrap();
