@@ -75,18 +75,22 @@ impl PolicyContext {
     /// publish only an event may skip its slow path when nobody does.
     #[inline]
     pub fn has_listeners(&self) -> bool {
+        self.listened().is_some()
+    }
+
+    /// The event bus, if anyone listens to it.
+    #[inline]
+    fn listened(&self) -> Option<&EventBus> {
         self.events
             .as_ref()
-            .is_some_and(|events| events.has_subscribers())
+            .filter(|events| events.has_subscribers())
     }
 
     /// Publishes the event `make` builds from the current time, if anyone
     /// listens; otherwise costs one load and builds nothing.
     #[inline]
     pub fn publish(&self, make: impl FnOnce(Instant) -> Event) {
-        if let Some(events) = &self.events
-            && events.has_subscribers()
-        {
+        if let Some(events) = self.listened() {
             self.publish_now(events, make);
         }
     }

@@ -32,9 +32,10 @@ pub struct BulkheadSnapshot {
     /// lower (down to 0).
     pub max_concurrent: u32,
     /// Slots free right now: `max_concurrent - concurrent_calls`, or 0 while
-    /// more calls are in flight than a lowered limit allows. On a resource
-    /// whose bulkheads borrow, the slots beyond `reserved` count only as
-    /// far as the resource's unreserved slots are free
+    /// more calls are in flight than a lowered limit allows or while callers
+    /// queue on the bulkhead. On a resource whose bulkheads borrow, the
+    /// slots beyond `reserved` count only as far as the resource's
+    /// unreserved slots are free and nobody queues for them
     /// ([`Bulkhead::available`](bulkhead_core::Bulkhead::available)).
     pub available: u32,
     /// The slots of its resource's budget kept for it now (its `reserved`,

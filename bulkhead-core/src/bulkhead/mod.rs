@@ -266,11 +266,7 @@ impl Bulkhead {
     #[inline]
     pub fn try_enter(&self) -> Result<BulkheadPermit<'_>, BulkheadFull> {
         let shared = &*self.shared;
-        match shared.semaphore.try_acquire() {
-            Acquired::Full if shared.rejects_quietly() => Err(BulkheadFull::new(shared.instance)),
-            Acquired::Full => Err(shared.reject(false)),
-            acquired => Ok(shared.admit(acquired)),
-        }
+        shared.permit_or_reject(shared.semaphore.try_acquire(), false)
     }
 
     /// Takes a slot, blocking the current thread up to `max_wait` (measured on

@@ -108,9 +108,10 @@
 //! ## Moving to another pool
 //!
 //! A registry's reload can move a live bulkhead to another resource, or off
-//! any (`Bulkhead::move_to_pool` does the same by hand). The pools a semaphore has been on are kept in up to three
-//! link slots, each set once and never changed (a move back to a pool reuses
-//! its slot); the *link* field of the word names the slot in force, 0 for
+//! any (`Bulkhead::move_to_pool` does the same by hand). The pools a
+//! semaphore has been on are kept in up to three link slots, each set once
+//! and never changed (a move back to a pool reuses its slot); the *link*
+//! field of the word names the slot in force, 0 for
 //! none. A move (under the locks of both pools, then the queue's) swaps the
 //! field and the limit in the word in one compare-exchange, reading the
 //! calls in flight `n` it replaced: the old pool gets back the `n - reserved`

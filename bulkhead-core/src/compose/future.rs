@@ -20,6 +20,22 @@ use crate::bulkhead::adaptive::CallOutcome;
 use crate::clock::since;
 use crate::rejection::{CallError, Rejection};
 
+/// `$call` (a future) awaited holding `$permit` (a `BulkheadPermit`),
+/// telling an adaptive bulkhead how it ended: dropped while it runs (a
+/// timeout or a caller may drop it), then as its result says; an expression
+/// of `Result<T, CallError<E>>`, for an `async` context. A macro, not an
+/// `async fn`: a nested state machine would be polled out of line (5 ns).
+macro_rules! held {
+    ($permit:expr, $call:expr) => {{
+        let mut permit: crate::bulkhead::BulkheadPermit<'_> = $permit;
+        permit.set_outcome(CallOutcome::Dropped);
+        let result = $call.await;
+        permit.set_outcome(CallOutcome::of(&result));
+        drop(permit);
+        result.map_err(CallError::Inner)
+    }};
+}
+
 /// One attempt of `$policies` (a `&Policies`): the breaker around the rate
 /// limiter around the timeout around the bulkhead around `$call()` (an
 /// `&mut` of the call's closure), judged by `$classify`; an expression of
@@ -73,17 +89,8 @@ macro_rules! attempt {
                         // forwarding.
                         None => match &policies.bulkhead {
                             None => ($call)().await.map_err(CallError::Inner),
-                            // The permit's steps written out here, as in
-                            // `guarded`: a nested async fn's state machine
-                            // would be polled out of line (5 ns).
                             Some(bulkhead) => match bulkhead.enter_async().await {
-                                Ok(mut permit) => {
-                                    permit.set_outcome(CallOutcome::Dropped);
-                                    let result = ($call)().await;
-                                    permit.set_outcome(CallOutcome::of(&result));
-                                    drop(permit);
-                                    result.map_err(CallError::Inner)
-                                }
+                                Ok(permit) => held!(permit, ($call)()),
                                 Err(full) => Err(Rejection::from(full).into()),
                             },
                         },
@@ -268,14 +275,8 @@ impl Policies {
     {
         match &self.bulkhead {
             Some(bulkhead) => {
-                let mut permit = bulkhead.enter_async().await.map_err(Rejection::from)?;
-                // Dropped while the call runs (a timeout or a caller may
-                // drop it), then as its result says.
-                permit.set_outcome(CallOutcome::Dropped);
-                let result = call().await;
-                permit.set_outcome(CallOutcome::of(&result));
-                drop(permit);
-                result.map_err(CallError::Inner)
+                let permit = bulkhead.enter_async().await.map_err(Rejection::from)?;
+                held!(permit, call())
             }
             None => call().await.map_err(CallError::Inner),
         }
