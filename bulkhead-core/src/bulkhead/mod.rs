@@ -335,7 +335,12 @@ impl Bulkhead {
 
     /// [`enter_until`](Self::enter_until) with the outer deadline computed
     /// only if the caller has to wait (a timeout reads the clock for it).
-    #[inline]
+    ///
+    /// Always inlined: a sync `Pipeline` inlines its whole attempt, and
+    /// LLVM then left this out of line, its result written in memory and
+    /// read back by a wider load, which stalls on store forwarding
+    /// (a pipeline with a bulkhead 17 against 21 ns; BENCHMARKS.md).
+    #[inline(always)]
     pub(crate) fn enter_until_with(
         &self,
         deadline: impl FnOnce() -> Option<Instant>,

@@ -205,8 +205,40 @@ impl Shared {
     /// Records an outcome; `at` is the time it ended on the breaker's
     /// clock, in nanoseconds since `origin`, if the caller has read it (a
     /// time window needs the second).
+    ///
+    /// The healthy steady state, a closed call's success (not slow) while
+    /// the count window holds only successes of its epoch, changes nothing
+    /// (see `CountWindow::record`) and returns here, inline, after the
+    /// window's three loads; everything else is recorded out of line. The
+    /// state word need not be read for it: recorded late, in another state,
+    /// the outcome would change nothing either.
     #[inline]
     pub(super) fn record(
+        &self,
+        ticket: Ticket,
+        outcome: BreakerOutcome,
+        duration: Option<Duration>,
+        at: Option<u64>,
+    ) {
+        if outcome == BreakerOutcome::Success
+            && let Kind::Closed(epoch) = ticket.kind()
+            && !self.is_slow(duration)
+            && self.window.holds_only_successes(epoch)
+        {
+            return;
+        }
+        self.record_out_of_line(ticket, outcome, duration, at);
+    }
+
+    /// Whether a call that took `duration` (`None`: not measured) was slow.
+    #[inline]
+    fn is_slow(&self, duration: Option<Duration>) -> bool {
+        duration.is_some_and(|d| d > self.config.slow_call_threshold())
+    }
+
+    /// [`record`](Self::record) past its steady-state test.
+    #[inline(never)]
+    fn record_out_of_line(
         &self,
         ticket: Ticket,
         outcome: BreakerOutcome,
@@ -218,7 +250,7 @@ impl Shared {
             BreakerOutcome::Failure => true,
             BreakerOutcome::Ignored => return self.cancel(ticket),
         };
-        let slow = duration.is_some_and(|d| d > self.config.slow_call_threshold());
+        let slow = self.is_slow(duration);
         match ticket.kind() {
             Kind::Closed(epoch) => self.record_closed(epoch, failed, slow, at),
             Kind::Trial(epoch) => self.record_trial(epoch, failed, slow),

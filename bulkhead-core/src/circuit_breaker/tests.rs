@@ -258,6 +258,27 @@ fn slow_calls_open_the_breaker_at_the_slow_call_rate() {
 }
 
 #[test]
+fn slow_successes_after_a_window_of_fast_ones_are_counted() {
+    // A window full of fast successes is the steady state whose next
+    // success is skipped without a write: a slow success is not one.
+    let Fixture { breaker, .. } = fixture(
+        counting(4, 4)
+            .slow_call_threshold(Duration::from_secs(1))
+            .slow_call_rate_threshold(50.0),
+    );
+    calls(&breaker, "....");
+    calls(&breaker, ".");
+    assert_eq!(breaker.metrics().slow_calls, 0);
+    calls(&breaker, "S");
+    assert_eq!(breaker.metrics().slow_calls, 1);
+    assert_eq!(breaker.state(), Closed);
+    calls(&breaker, "S");
+    let metrics = breaker.metrics();
+    assert_eq!((metrics.buffered_calls, metrics.slow_calls), (4, 2));
+    assert_eq!(breaker.state(), Open);
+}
+
+#[test]
 fn a_call_as_long_as_the_threshold_is_not_slow() {
     let Fixture { breaker, .. } = fixture(
         counting(2, 1)

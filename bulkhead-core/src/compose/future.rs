@@ -111,16 +111,18 @@ macro_rules! attempt {
                         }
                     },
                 };
-                if let (Some(permit), Some(breaker)) = (permit, &policies.circuit_breaker) {
-                    let ended = started.map(|_| policies.read(&policies.clock));
-                    let took = started.zip(ended).map(|(started, ended)| {
-                        Duration::from_nanos(ended.saturating_sub(started))
-                    });
-                    let at = (ended.filter(|_| policies.shares_clock))
-                        .map(|at| since(at, policies.breaker_origin));
-                    permit.record_at(policies.outcome(breaker, &result, $classify), took, at);
+                match (permit, &policies.circuit_breaker) {
+                    (Some(permit), Some(breaker)) => {
+                        let ended = started.map(|_| policies.read(&policies.clock));
+                        let took = started.zip(ended).map(|(started, ended)| {
+                            Duration::from_nanos(ended.saturating_sub(started))
+                        });
+                        let at = (ended.filter(|_| policies.shares_clock))
+                            .map(|at| since(at, policies.breaker_origin));
+                        policies.recorded(breaker, permit, result, $classify, took, at)
+                    }
+                    _ => result,
                 }
-                result
             }
         }
     }};

@@ -107,8 +107,7 @@ impl Policies {
             .map(|(started, ended)| Duration::from_nanos(ended.saturating_sub(started)));
         // The end also gives a time window its second, on the same clock.
         let at = (ended.filter(|_| self.shares_clock)).map(|at| since(at, self.breaker_origin));
-        permit.record_at(self.outcome(breaker, &result, classify), took, at);
-        result
+        self.recorded(breaker, permit, result, classify, took, at)
     }
 
     /// The rate limiter around the rest. `moment` holds the time the
@@ -149,7 +148,11 @@ impl Policies {
     /// waits for a slot: that wait reads the clock's precise `now` and
     /// counts its deadline from there. Otherwise the start and end readings
     /// (recent ones) only tell whether the call overran.
-    #[inline]
+    ///
+    /// Always inlined too: out of line, its result came back in memory
+    /// and, behind a breaker, was copied on by a load wider than the stores
+    /// that wrote it, which stalls on store forwarding.
+    #[inline(always)]
     fn timed<T, E, F>(&self, call: &mut F, moment: &mut Option<u64>) -> Result<T, CallError<E>>
     where
         F: FnMut() -> Result<T, E>,

@@ -124,7 +124,7 @@ impl CountWindow {
     /// `epoch`: all written, none failed or slow. Three loads of words that
     /// nobody writes while it stays true.
     #[inline]
-    fn all_successes(&self, epoch: u32) -> bool {
+    pub(super) fn all_successes(&self, epoch: u32) -> bool {
         let tag = u64::from(epoch) << 32;
         self.failed.load(Relaxed) == tag
             && self.slow.load(Relaxed) == tag

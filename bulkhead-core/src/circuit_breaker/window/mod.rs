@@ -85,6 +85,17 @@ impl Window {
         }
     }
 
+    /// Whether one more success of epoch `epoch` would change nothing: a
+    /// count window that holds only successes of that epoch (a time
+    /// window's seconds move, so it always records).
+    #[inline]
+    pub(super) fn holds_only_successes(&self, epoch: u32) -> bool {
+        match self {
+            Window::Count(window) => window.all_successes(epoch),
+            Window::Time(_) => false,
+        }
+    }
+
     /// What the window holds for epoch `epoch`, now.
     pub(super) fn counts(&self, epoch: u32, second: &mut impl FnMut() -> u32) -> Counts {
         match self {
