@@ -285,3 +285,79 @@ fn a_success_skipped_while_a_failure_is_written_loses_nothing() {
         window.assert_consistent();
     });
 }
+
+/// A breaker whose count window of 2 is full of successes of epoch 0, the
+/// state in which a closed success returns without reading the state word.
+fn steady(clock: &ManualClock) -> (CircuitBreaker, EventStream) {
+    let config = CircuitBreakerConfig::builder()
+        .sliding_window_size(2)
+        .minimum_calls(2)
+        .failure_rate_threshold(50.0);
+    let (breaker, events) = breaker(config, clock);
+    for _ in 0..2 {
+        breaker
+            .try_acquire()
+            .unwrap()
+            .record(BreakerOutcome::Success, None);
+    }
+    (breaker, events)
+}
+
+#[test]
+fn a_steady_state_success_racing_a_reset_counts_in_no_window() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let (breaker, mut events) = steady(&clock);
+        // Admitted in epoch 0; its success may be skipped by the fast path
+        // (counters still of epoch 0), or go the slow way and be dropped
+        // (or land in an epoch-0 slot that epoch 1 does not count).
+        let late = breaker.try_acquire_owned().unwrap();
+        let operator = {
+            let breaker = breaker.clone();
+            thread::spawn(move || {
+                breaker.reset();
+                breaker
+                    .try_acquire()
+                    .unwrap()
+                    .record(BreakerOutcome::Failure, None);
+            })
+        };
+        late.record(BreakerOutcome::Success, None);
+        operator.join().unwrap();
+        assert_eq!(breaker.state(), CircuitState::Closed);
+        assert!(transitions(&mut events).is_empty(), "closed to closed");
+        let metrics = breaker.metrics();
+        assert_eq!((metrics.buffered_calls, metrics.failed_calls), (1, 1));
+        breaker.shared.assert_consistent();
+        // Not asserted: that one more success of epoch 1 opens it at 50%.
+        // It does not when the late success went the slow way, passed the
+        // state check before the reset and took the ring's next index after
+        // the failure's: that slot keeps its epoch-0 success, and the next
+        // outcome of epoch 1 overwrites the failure (a slot lost until the
+        // ring comes round, as `a_late_writer_replacing_a_current_slot_
+        // keeps_the_counters_true` accepts; older than the fast path).
+    });
+}
+
+#[test]
+fn a_steady_state_success_racing_an_opening_failure_changes_nothing() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let (breaker, mut events) = steady(&clock);
+        let success = breaker.try_acquire_owned().unwrap();
+        let failure = breaker.try_acquire_owned().unwrap();
+        let failing = thread::spawn(move || failure.record(BreakerOutcome::Failure, None));
+        // Skipped (as if before the failure), written over a success, or
+        // dropped after the breaker opened: the window is `.F` either way.
+        success.record(BreakerOutcome::Success, None);
+        failing.join().unwrap();
+        assert_eq!(
+            transitions(&mut events),
+            [(CircuitState::Closed, CircuitState::Open)]
+        );
+        let metrics = breaker.metrics();
+        assert_eq!((metrics.buffered_calls, metrics.failed_calls), (2, 1));
+        assert_eq!(metrics.failure_rate, Some(50.0));
+        breaker.shared.assert_consistent();
+    });
+}

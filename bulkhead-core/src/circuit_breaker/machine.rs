@@ -7,7 +7,11 @@
 //!
 //! - *Closed admission*: one `Acquire` load of the state word (see
 //!   `state.rs`). No clock, no lock, no allocation.
-//! - *Closed record*: one load of the state word (an outcome of an epoch that
+//! - *Closed record*: a success (not slow) while the count window holds
+//!   only successes of the ticket's epoch changes nothing, and returns
+//!   inline after the window's three loads, without the state word (late
+//!   or not, the outcome would change nothing). Anything else is recorded
+//!   out of line: one load of the state word (an outcome of an epoch that
 //!   is gone is dropped), then the window (`window/`). The thresholds are
 //!   checked only when the window asks for it, and the breaker opens through
 //!   the mutex.
@@ -414,4 +418,207 @@ impl Shared {
 fn second_of(nanos: u64) -> u32 {
     let second = (nanos / 1_000_000_000).saturating_add(1);
     u32::try_from(second).unwrap_or(u32::MAX)
+}
+
+#[cfg(all(test, not(loom)))]
+mod fast_path_tests {
+    //! The steady-state fast path of [`Shared::record`] against the path
+    //! without it ([`Shared::record_out_of_line`], which loads the state
+    //! word first) and a plain model of the last N outcomes.
+
+    use std::collections::VecDeque;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::circuit_breaker::{CircuitBreaker, CircuitBreakerConfig};
+    use crate::clock::ManualClock;
+    use crate::events::{EventBus, EventStream};
+
+    const WAIT: Duration = Duration::from_secs(30);
+
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            // xorshift64*
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 32) % n
+        }
+    }
+
+    fn breaker(config: CircuitBreakerConfig) -> (CircuitBreaker, ManualClock, EventStream) {
+        let clock = ManualClock::new();
+        let bus = EventBus::new(EventBus::MAX_CAPACITY);
+        let events = bus.subscribe();
+        let context = PolicyContext::new(Arc::new(clock.clone())).with_events(bus);
+        let breaker = CircuitBreaker::with_context("fast-path", config, context);
+        (breaker, clock, events)
+    }
+
+    fn kinds(events: &mut EventStream) -> Vec<CircuitBreakerEventKind> {
+        let kind = |event| match event {
+            Event::CircuitBreaker(event) => Some(event.kind),
+            _ => None,
+        };
+        events.drain().filter_map(kind).collect()
+    }
+
+    fn word(breaker: &CircuitBreaker) -> Word {
+        Word(breaker.shared.state.load(Acquire))
+    }
+
+    /// `Exceeded` as `verdict` decides it, for the model's outcomes.
+    fn exceeded(model: &VecDeque<(bool, bool)>, minimum: u32) -> bool {
+        let calls = model.len() as u32;
+        let failed = model.iter().filter(|(failed, _)| *failed).count() as u32;
+        let slow = model.iter().filter(|(_, slow)| *slow).count() as u32;
+        let rate = |part: u32| part as f32 * 100.0 / calls as f32;
+        calls > 0 && calls >= minimum && (rate(failed) >= 50.0 || rate(slow) >= 50.0)
+    }
+
+    #[test]
+    fn the_fast_path_records_as_the_old_path_and_as_the_last_n_outcomes() {
+        let (mut skipped_live, mut skipped_late) = (0, 0);
+        for seed in 1..=400u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+            let size = 1 + rng.below(5) as u32;
+            let minimum = 1 + rng.below(6) as u32;
+            let config = CircuitBreakerConfig::builder()
+                .sliding_window_size(size)
+                .minimum_calls(minimum)
+                .permitted_calls_in_half_open(1 + rng.below(3) as u32)
+                .failure_rate_threshold(50.0)
+                .slow_call_rate_threshold(50.0)
+                .slow_call_threshold(Duration::from_secs(1))
+                .wait_in_open(WAIT)
+                .build()
+                .unwrap();
+            let closed_minimum = config.closed_minimum();
+            // `new` goes through the fast path, `old` around it.
+            let (new, new_clock, mut new_events) = breaker(config);
+            let (old, old_clock, mut old_events) = breaker(config);
+            let mut tickets: Vec<Ticket> = Vec::new();
+            let mut model: VecDeque<(bool, bool)> = VecDeque::new();
+            for step in 0..300 {
+                let before = word(&new);
+                let op = rng.below(20);
+                match op {
+                    0..=5 => {
+                        let (a, b) = (new.shared.try_acquire(), old.shared.try_acquire());
+                        assert_eq!(a.is_ok(), b.is_ok(), "seed {seed} step {step}");
+                        if let (Ok(a), Ok(b)) = (a, b) {
+                            assert_eq!(a, b, "seed {seed} step {step}");
+                            tickets.push(a);
+                        }
+                    }
+                    6..=15 if !tickets.is_empty() => {
+                        // Mostly the newest permit; sometimes a late one.
+                        let index = if rng.below(3) == 0 {
+                            rng.below(tickets.len() as u64) as usize
+                        } else {
+                            tickets.len() - 1
+                        };
+                        let ticket = tickets.swap_remove(index);
+                        let outcome = match rng.below(10) {
+                            0..=6 => BreakerOutcome::Success,
+                            7 | 8 => BreakerOutcome::Failure,
+                            _ => BreakerOutcome::Ignored,
+                        };
+                        let duration = match rng.below(6) {
+                            0 => None,
+                            1 => Some(Duration::from_secs(2)),
+                            2 => Some(Duration::from_secs(1)),
+                            _ => Some(Duration::from_millis(3)),
+                        };
+                        let slow = duration.is_some_and(|d| d > Duration::from_secs(1));
+                        if let Kind::Closed(epoch) = ticket.kind()
+                            && outcome == BreakerOutcome::Success
+                            && !slow
+                            && new.shared.window.holds_only_successes(epoch)
+                        {
+                            if before.is(CircuitState::Closed, epoch) {
+                                skipped_live += 1;
+                            } else {
+                                skipped_late += 1;
+                            }
+                        }
+                        new.shared.record(ticket, outcome, duration, None);
+                        old.shared
+                            .record_out_of_line(ticket, outcome, duration, None);
+                        // The model: an outcome of the current closed state.
+                        if let Kind::Closed(epoch) = ticket.kind()
+                            && before.is(CircuitState::Closed, epoch)
+                            && outcome != BreakerOutcome::Ignored
+                        {
+                            model.push_back((outcome == BreakerOutcome::Failure, slow));
+                            if model.len() > size as usize {
+                                model.pop_front();
+                            }
+                            let opened = word(&new).state() == CircuitState::Open;
+                            assert_eq!(
+                                opened,
+                                exceeded(&model, closed_minimum),
+                                "seed {seed} step {step}: {model:?}"
+                            );
+                        }
+                    }
+                    16 if !tickets.is_empty() => {
+                        let ticket = tickets.swap_remove(rng.below(tickets.len() as u64) as usize);
+                        new.shared.cancel(ticket);
+                        old.shared.cancel(ticket);
+                    }
+                    17 => {
+                        let to = match rng.below(6) {
+                            0 | 1 => CircuitState::Closed,
+                            2 | 3 => CircuitState::Open,
+                            4 => CircuitState::ForcedOpen,
+                            _ => CircuitState::Disabled,
+                        };
+                        new.shared.transition(to);
+                        old.shared.transition(to);
+                    }
+                    _ => {
+                        new_clock.advance(WAIT);
+                        old_clock.advance(WAIT);
+                    }
+                }
+                let after = word(&new);
+                assert_eq!(after, word(&old), "seed {seed} step {step}");
+                let (metrics, old_metrics) = (new.metrics(), old.metrics());
+                assert_eq!(metrics, old_metrics, "seed {seed} step {step}");
+                assert_eq!(kinds(&mut new_events), kinds(&mut old_events));
+                if after.epoch() != before.epoch() && after.state() == CircuitState::Closed {
+                    model.clear();
+                }
+                // What a closed (or just opened) breaker shows is the model.
+                let shown = after.state() == CircuitState::Closed
+                    || (before.state() == CircuitState::Closed
+                        && after.state() == CircuitState::Open
+                        && op <= 15);
+                if shown {
+                    let failed = model.iter().filter(|(failed, _)| *failed).count() as u32;
+                    let slow = model.iter().filter(|(_, slow)| *slow).count() as u32;
+                    assert_eq!(
+                        (
+                            metrics.buffered_calls,
+                            metrics.failed_calls,
+                            metrics.slow_calls
+                        ),
+                        (model.len() as u32, failed, slow),
+                        "seed {seed} step {step}"
+                    );
+                }
+                new.shared.assert_consistent();
+                old.shared.assert_consistent();
+            }
+        }
+        // Both kinds of skip were exercised.
+        assert!(
+            skipped_live > 100 && skipped_late > 10,
+            "{skipped_live} {skipped_late}"
+        );
+    }
 }

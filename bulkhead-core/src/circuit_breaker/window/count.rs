@@ -49,6 +49,16 @@
 //! failure: the ring then holds the failure for as many later outcomes as
 //! it would have anyway.
 //!
+//! An outcome of an older epoch that passed the breaker's state check just
+//! before a reset takes a slot of the ring all the same: that slot then
+//! holds an old-epoch value, which the new epoch does not count, or it
+//! replaces a new-epoch outcome. Either way the window counts one outcome
+//! fewer of the new epoch (a failure among them may be the one lost) until
+//! the ring comes round to that slot again; the counters stay true to the
+//! slots. Closing that race would need the state check and the write to be
+//! one step, a lock on every record; it needs a reset (or a transition)
+//! during a call, and costs at most one outcome per such late call.
+//!
 //! ## When to check the thresholds
 //!
 //! Only a failure or a slow call can raise a rate; a success can only lower
@@ -105,6 +115,9 @@ impl CountWindow {
     /// need checking.
     #[inline]
     pub(super) fn record(&self, epoch: u32, failed: bool, slow: bool) -> bool {
+        // The breaker makes the same test inline before it comes here
+        // (`Shared::record`); it is repeated for every other caller, and
+        // for a window that has just become all successes since.
         if !failed && !slow && self.all_successes(epoch) {
             // Every slot holds a success of this epoch: one more success
             // changes nothing, wherever it would go.
