@@ -737,9 +737,9 @@ impl Shared {
     #[inline]
     fn admit(&self, acquired: Acquired) -> BulkheadPermit<'_> {
         BulkheadPermit::new(match acquired {
-            Acquired::Uncounted => Held::Nothing,
-            _ if self.timed => Held::Timed(self, self.admitted_at(), CallOutcome::Success),
-            _ => Held::Slot(self),
+            Acquired::Uncounted => Held::NOTHING,
+            _ if self.timed => Held::timed(self, self.admitted_at(), CallOutcome::Success),
+            _ => Held::slot(self),
         })
     }
 

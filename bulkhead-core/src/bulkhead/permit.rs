@@ -14,9 +14,24 @@ pub struct BulkheadPermit<'a> {
     held: Held<'a>,
 }
 
-/// What a permit holds.
+/// What a permit holds: the bulkhead's shared state (`None` for a disabled
+/// bulkhead: nothing held) and one word, [`UNTIMED`](Self::UNTIMED) for a
+/// plain slot, else the stamp the slot was taken at on the bulkhead's
+/// timeline and how the call ended ([`Holding::Timed`]).
+///
+/// Two scalars rather than an enum: a pair of scalars is moved as two
+/// words, where an enum with a tag byte was moved as a 24-byte copy whose
+/// 16-byte load of narrower stores stalled on store forwarding wherever a
+/// permit was moved soon after it was made or its outcome set (an `async`
+/// attempt holding it across the call's await).
 #[derive(Clone, Copy)]
-pub(super) enum Held<'a> {
+pub(super) struct Held<'a> {
+    shared: Option<&'a Shared>,
+    word: u64,
+}
+
+/// What a [`Held`] holds, taken apart.
+pub(super) enum Holding<'a> {
     /// Nothing: the bulkhead is disabled.
     Nothing,
     /// A slot.
@@ -26,22 +41,71 @@ pub(super) enum Held<'a> {
     Timed(&'a Shared, u64, CallOutcome),
 }
 
-impl Held<'_> {
-    /// Gives the slot back.
+impl<'a> Held<'a> {
+    /// The word of a slot that is not timed: no timed word has both low
+    /// bits set (an outcome is 0, 1 or 2).
+    const UNTIMED: u64 = u64::MAX;
+    const OUTCOME: u64 = 0b11;
+
+    /// Nothing: the bulkhead is disabled.
+    pub(super) const NOTHING: Held<'static> = Held {
+        shared: None,
+        word: 0,
+    };
+
+    /// A slot.
     #[inline]
-    fn release(self) {
-        match self {
-            Held::Nothing => {}
-            Held::Slot(shared) => {
-                shared.semaphore.release(shared.context.clock());
-            }
-            Held::Timed(shared, started, outcome) => shared.release_timed(started, outcome),
+    pub(super) fn slot(shared: &'a Shared) -> Self {
+        Held {
+            shared: Some(shared),
+            word: Self::UNTIMED,
         }
     }
 
+    /// A slot taken at `started`, a stamp in nanoseconds (its top two bits
+    /// are dropped: a timeline would have to run 146 years to use them),
+    /// by a call that ended with `outcome`.
+    #[inline]
+    pub(super) fn timed(shared: &'a Shared, started: u64, outcome: CallOutcome) -> Self {
+        Held {
+            shared: Some(shared),
+            word: started << 2 | outcome as u64,
+        }
+    }
+
+    /// What it holds.
+    #[inline]
+    pub(super) fn holding(self) -> Holding<'a> {
+        match self.shared {
+            None => Holding::Nothing,
+            Some(shared) if self.word == Self::UNTIMED => Holding::Slot(shared),
+            Some(shared) => {
+                let outcome = match self.word & Self::OUTCOME {
+                    0 => CallOutcome::Success,
+                    1 => CallOutcome::Error,
+                    _ => CallOutcome::Dropped,
+                };
+                Holding::Timed(shared, self.word >> 2, outcome)
+            }
+        }
+    }
+
+    /// Gives the slot back.
+    #[inline]
+    fn release(self) {
+        match self.holding() {
+            Holding::Nothing => {}
+            Holding::Slot(shared) => {
+                shared.semaphore.release(shared.context.clock());
+            }
+            Holding::Timed(shared, started, outcome) => shared.release_timed(started, outcome),
+        }
+    }
+
+    #[inline]
     fn set_outcome(&mut self, outcome: CallOutcome) {
-        if let Held::Timed(_, _, held) = self {
-            *held = outcome;
+        if self.shared.is_some() && self.word != Self::UNTIMED {
+            self.word = self.word & !Self::OUTCOME | outcome as u64;
         }
     }
 }
@@ -54,7 +118,7 @@ impl<'a> BulkheadPermit<'a> {
 
     /// Whether this permit holds a slot (false for a disabled bulkhead).
     pub fn holds_slot(&self) -> bool {
-        !matches!(self.held, Held::Nothing)
+        self.held.shared.is_some()
     }
 
     /// Tells an adaptive bulkhead how the call that holds this permit
@@ -101,10 +165,12 @@ pub struct OwnedBulkheadPermit {
 impl OwnedBulkheadPermit {
     #[inline]
     pub(super) fn new(bulkhead: &Bulkhead, permit: BulkheadPermit<'_>) -> Self {
-        let bulkhead = match permit.into_held() {
-            Held::Nothing => None,
-            Held::Slot(_) => Some((bulkhead.clone(), None)),
-            Held::Timed(_, started, outcome) => Some((bulkhead.clone(), Some((started, outcome)))),
+        let bulkhead = match permit.into_held().holding() {
+            Holding::Nothing => None,
+            Holding::Slot(_) => Some((bulkhead.clone(), None)),
+            Holding::Timed(_, started, outcome) => {
+                Some((bulkhead.clone(), Some((started, outcome))))
+            }
         };
         OwnedBulkheadPermit { bulkhead }
     }
@@ -129,8 +195,8 @@ impl Drop for OwnedBulkheadPermit {
         if let Some((bulkhead, started)) = &self.bulkhead {
             let shared = &*bulkhead.shared;
             match started {
-                None => Held::Slot(shared).release(),
-                Some((started, outcome)) => Held::Timed(shared, *started, *outcome).release(),
+                None => Held::slot(shared).release(),
+                Some((started, outcome)) => Held::timed(shared, *started, *outcome).release(),
             }
         }
     }
@@ -159,5 +225,51 @@ impl fmt::Debug for BulkheadPermit<'_> {
         f.debug_struct("BulkheadPermit")
             .field("holds_slot", &self.holds_slot())
             .finish()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::bulkhead::BulkheadConfig;
+
+    fn timed(held: Held<'_>) -> Option<(u64, CallOutcome)> {
+        match held.holding() {
+            Holding::Timed(_, started, outcome) => Some((started, outcome)),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn the_two_words_say_what_was_held() {
+        let bulkhead = Bulkhead::new("held", BulkheadConfig::default());
+        let shared = &*bulkhead.shared;
+        assert!(matches!(Held::NOTHING.holding(), Holding::Nothing));
+        assert!(matches!(Held::slot(shared).holding(), Holding::Slot(_)));
+        let outcomes = [
+            CallOutcome::Success,
+            CallOutcome::Error,
+            CallOutcome::Dropped,
+        ];
+        for started in [0, 1, 5_000_000, (1 << 62) - 1] {
+            for outcome in outcomes {
+                let mut held = Held::timed(shared, started, outcome);
+                assert_eq!(timed(held), Some((started, outcome)));
+                for then in outcomes {
+                    held.set_outcome(then);
+                    assert_eq!(timed(held), Some((started, then)));
+                }
+            }
+        }
+        // A stamp's top two bits are dropped, never read as another kind.
+        let held = Held::timed(shared, u64::MAX, CallOutcome::Dropped);
+        assert_eq!(timed(held), Some(((1 << 62) - 1, CallOutcome::Dropped)));
+        // Setting an outcome changes neither a plain slot nor nothing.
+        let mut slot = Held::slot(shared);
+        slot.set_outcome(CallOutcome::Dropped);
+        assert!(matches!(slot.holding(), Holding::Slot(_)));
+        let mut nothing = Held::NOTHING;
+        nothing.set_outcome(CallOutcome::Error);
+        assert!(matches!(nothing.holding(), Holding::Nothing));
     }
 }
