@@ -89,30 +89,20 @@ fn sync_calls_are_classified() {
 async fn async_calls_are_classified() {
     let classify = Classifier::new().record_if(&records);
     for (returned, ignore, full, expected) in cases() {
-        let (policies, breaker, bulkhead) = setup(ignore);
-        let held = full.then(|| bulkhead.try_enter().unwrap());
-        let result = policies
-            .call_async(&classify, || async move { returned })
-            .await;
-        drop(held);
-        check(result, returned, full);
-        assert_eq!(
-            seen(&breaker),
-            expected,
-            "{returned:?} ignore {ignore} full {full}"
-        );
-        // And hedged (no hedge: the same attempt).
-        let (policies, breaker, bulkhead) = setup(ignore);
-        let held = full.then(|| bulkhead.try_enter().unwrap());
-        let result = policies
-            .call_hedged(&classify, || async move { returned })
-            .await;
-        drop(held);
-        check(result, returned, full);
-        assert_eq!(
-            seen(&breaker),
-            expected,
-            "hedged {returned:?} ignore {ignore} full {full}"
-        );
+        // `call_hedged` without a hedge runs the same attempt.
+        for hedged in [false, true] {
+            let (policies, breaker, bulkhead) = setup(ignore);
+            let held = full.then(|| bulkhead.try_enter().unwrap());
+            let call = || async move { returned };
+            let result = if hedged {
+                policies.call_hedged(&classify, call).await
+            } else {
+                policies.call_async(&classify, call).await
+            };
+            drop(held);
+            check(result, returned, full);
+            let case = format!("{returned:?} ignore {ignore} full {full} hedged {hedged}");
+            assert_eq!(seen(&breaker), expected, "{case}");
+        }
     }
 }
