@@ -20,9 +20,9 @@ pub struct BulkheadPermit<'a> {
 /// timeline and how the call ended ([`Holding::Timed`]).
 ///
 /// Two scalars rather than an enum: a pair of scalars is moved as two
-/// words, where an enum with a tag byte was moved as a 24-byte copy whose
-/// 16-byte load of narrower stores stalled on store forwarding wherever a
-/// permit was moved soon after it was made or its outcome set (an `async`
+/// words, where an enum with a tag byte is moved as a 24-byte copy whose
+/// 16-byte load of narrower stores stalls on store forwarding wherever a
+/// permit is moved soon after it was made or its outcome set (an `async`
 /// attempt holding it across the call's await).
 #[derive(Clone, Copy)]
 pub(super) struct Held<'a> {

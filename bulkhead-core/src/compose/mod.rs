@@ -276,11 +276,11 @@ impl Policies {
     /// which took `took`, ended at `at`) and gives `result` back.
     ///
     /// `result` is taken apart by value: classifying an error needs its
-    /// address, and a reference to the whole result (as this took before)
-    /// kept a success's value in memory too, from where it was copied into
-    /// the caller's slot after the breaker's bookkeeping by one 16-byte
-    /// load of two 8-byte stores, which stalls on store forwarding: most of
-    /// a closed breaker's 6 ns (BENCHMARKS.md).
+    /// address, and a reference to the whole result would keep a success's
+    /// value in memory too, from where it is copied into the caller's slot
+    /// after the breaker's bookkeeping by one 16-byte load of two 8-byte
+    /// stores, which stalls on store forwarding (that was most of a closed
+    /// breaker's 6 ns; BENCHMARKS.md).
     #[inline(always)]
     fn recorded<T, E>(
         &self,
