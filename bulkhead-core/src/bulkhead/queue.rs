@@ -78,7 +78,8 @@ struct Node {
     next: u32,
     /// `None`: waits without a deadline.
     deadline: Option<Instant>,
-    /// Arrival order across a pool's bulkheads (0 outside a pool).
+    /// Arrival order: across a pool's bulkheads on a pool, else in this
+    /// queue (see [`WaitQueue::push`]).
     ticket: u64,
     wake: Option<Wake>,
     /// Offers of a slot that newcomers took from this waiter in a row.
@@ -112,6 +113,9 @@ pub(super) struct WaitQueue {
     /// How many offers in a row a waiter may lose to newcomers; 0 grants
     /// every slot outright (strict FIFO among threads).
     barging: u32,
+    /// The highest ticket any waiter of this queue has had: a waiter
+    /// queued off a pool takes the next one.
+    last_ticket: u64,
 }
 
 impl WaitQueue {
@@ -124,6 +128,7 @@ impl WaitQueue {
             queued: 0,
             offered: NIL,
             barging: DEFAULT_BARGING,
+            last_ticket: 0,
         }
     }
 
@@ -143,8 +148,14 @@ impl WaitQueue {
     }
 
     /// Appends a waiter that gives up at `deadline` to the end of its list.
+    ///
+    /// Off a pool, the waiter's ticket comes from this queue: one past the
+    /// highest any waiter here has had, so that tasks and threads keep
+    /// their arrival order between them when a move into a pool re-tickets
+    /// them ([`retick`](Self::retick)).
     pub(super) fn push(&mut self, kind: Kind, wake: Wake, deadline: Option<Instant>) -> WaiterKey {
-        self.push_ticketed(kind, wake, deadline, 0)
+        let ticket = self.last_ticket.wrapping_add(1);
+        self.push_ticketed(kind, wake, deadline, ticket)
     }
 
     /// [`push`](Self::push) with the waiter's ticket in its pool's arrival
@@ -186,6 +197,7 @@ impl WaitQueue {
         node.next = NIL;
         node.deadline = deadline;
         node.ticket = ticket;
+        self.last_ticket = self.last_ticket.max(ticket);
         node.wake = Some(wake);
         node.passed_over = 0;
         let key = WaiterKey {
@@ -344,7 +356,9 @@ impl WaitQueue {
         }
         queued.sort_by_key(|&index| self.nodes[index as usize].ticket);
         for index in queued {
-            self.nodes[index as usize].ticket = next();
+            let ticket = next();
+            self.nodes[index as usize].ticket = ticket;
+            self.last_ticket = self.last_ticket.max(ticket);
         }
     }
 
@@ -428,6 +442,21 @@ mod tests {
         assert!(q.grant_next(Some(now)).is_some());
         assert_eq!(q.status(t2), Status::Granted);
         assert!(q.grant_next(Some(now)).is_none());
+    }
+
+    #[test]
+    fn a_move_into_a_pool_tickets_waiters_queued_off_one_in_arrival_order() {
+        let mut q = WaitQueue::new();
+        let first = push(&mut q, Kind::Thread);
+        let second = push(&mut q, Kind::Task);
+        let third = push(&mut q, Kind::Thread);
+        let mut pool_tickets = 40..;
+        q.retick(|| pool_tickets.next().unwrap());
+        let ticket = |key: WaiterKey| q.nodes[key.index as usize].ticket;
+        assert_eq!((ticket(first), ticket(second), ticket(third)), (40, 41, 42));
+        // Queued off a pool again after a move away: behind all of them.
+        let fourth = push(&mut q, Kind::Task);
+        assert_eq!(q.nodes[fourth.index as usize].ticket, 43);
     }
 
     #[test]

@@ -772,6 +772,14 @@ impl Semaphore {
     /// refreshes the pool's waiters flag, then unlocks. A flag it sets
     /// where it was clear makes it serve the pool (see `Pool::serve`), at
     /// no time read (nobody counts as expired): no clock runs under a lock.
+    ///
+    /// That serve is a guard, not a path the callers take: they only remove
+    /// a waiter or refresh its waker, which cannot make anyone newly wait,
+    /// and every change that can (a waiter queued, a reservation raised, a
+    /// move) refreshes the flag under the pool's lock before letting go of
+    /// it. So the flag is clear here only if nobody waits, and the serve
+    /// never runs; were it to run, an expired waiter it granted would get
+    /// its slot late rather than lose one.
     fn unlock_both(&self, locked: Locked<'_>, queue: MutexGuard<'_, WaitQueue>) {
         drop(queue);
         if let Some((link, mut inner)) = locked {
