@@ -286,6 +286,24 @@ fn a_success_skipped_while_a_failure_is_written_loses_nothing() {
     });
 }
 
+#[test]
+fn a_late_failure_racing_a_reset_takes_no_place_of_the_new_epoch() {
+    loom::model(|| {
+        // A failure of epoch 0, late: it may take its index before the
+        // reset and write after epoch 1 came round to that slot.
+        let window = count_window(2);
+        let late = record_later(&window, 0, 0, true);
+        window.reset(1);
+        window.record(1, false, false, &mut || 0);
+        window.record(1, false, false, &mut || 0);
+        late.join().unwrap();
+        window.assert_consistent();
+        assert_eq!(window.counts(1, &mut || 0), counts(2, 0, 0));
+        window.record(1, true, false, &mut || 0);
+        assert_eq!(window.counts(1, &mut || 0), counts(2, 1, 0));
+    });
+}
+
 /// A breaker whose count window of 2 is full of successes of epoch 0, the
 /// state in which a closed success returns without reading the state word.
 fn steady(clock: &ManualClock) -> (CircuitBreaker, EventStream) {
@@ -329,13 +347,16 @@ fn a_steady_state_success_racing_a_reset_counts_in_no_window() {
         let metrics = breaker.metrics();
         assert_eq!((metrics.buffered_calls, metrics.failed_calls), (1, 1));
         breaker.shared.assert_consistent();
-        // Not asserted: that one more success of epoch 1 opens it at 50%.
-        // It does not when the late success went the slow way, passed the
-        // state check before the reset and took the ring's next index after
-        // the failure's: that slot keeps its epoch-0 success, and the next
-        // outcome of epoch 1 overwrites the failure (a slot lost until the
-        // ring comes round, as `a_late_writer_replacing_a_current_slot_
-        // keeps_the_counters_true` accepts; older than the fast path).
+        // However the late success went (skipped, dropped at the state
+        // check, refused an index of epoch 1, or written into a slot epoch
+        // 0 used up), epoch 1 holds exactly its own outcomes: one more
+        // success makes the window `F.`, 50 % failed, and opens it.
+        breaker
+            .try_acquire()
+            .unwrap()
+            .record(BreakerOutcome::Success, None);
+        assert_eq!(breaker.state(), CircuitState::Open);
+        breaker.shared.assert_consistent();
     });
 }
 

@@ -12,11 +12,12 @@
 //! +-------------------------+---------+------+--------+
 //! ```
 //!
-//! A call counter, advanced with `fetch_add`, picks the next slot; the slot
-//! is overwritten with the outcome, tagged with the epoch of the closed state
-//! that admitted the call. Only slots of the current epoch count, so
-//! resetting the window (when the breaker closes again) rewrites the three
-//! counters and not the slots.
+//! A ring index, tagged with the window's epoch and advanced with a
+//! compare-exchange, picks the next slot; the slot is overwritten with the
+//! outcome, tagged with the epoch of the closed state that admitted the
+//! call. Only slots of the current epoch count, so resetting the window
+//! (when the breaker closes again) rewrites the three counters and the
+//! index's epoch, and not the slots.
 //!
 //! ## Counters
 //!
@@ -39,25 +40,40 @@
 //! success would change no slot, wherever the ring stands, so it is not
 //! written and the ring does not move. Nothing is written, so callers on
 //! many cores share the window's cache line without contention. Any other
-//! outcome takes the next slot with a `fetch_add`; one that replaces the
-//! same value costs a load more, one that replaces another value a swap
-//! and a compare-exchange per counter that changes. No lock, no clock, no
-//! allocation.
+//! outcome takes the next slot with a compare-exchange on the index (which
+//! also spares a division: the index wraps in the word); one that replaces
+//! the same value costs a load more, one that replaces another value a
+//! compare-exchange on the slot and one per counter that changes. No lock,
+//! no clock, no allocation.
 //!
 //! A success skipped while another call's failure is being written (its
 //! slot swapped, its counter not yet) is as if it came just before that
 //! failure: the ring then holds the failure for as many later outcomes as
 //! it would have anyway.
 //!
-//! An outcome of an older epoch that passed the breaker's state check just
-//! before a reset takes a slot of the ring all the same: that slot then
-//! holds an old-epoch value, which the new epoch does not count, or it
-//! replaces a new-epoch outcome. Either way the window counts one outcome
-//! fewer of the new epoch (a failure among them may be the one lost) until
-//! the ring comes round to that slot again; the counters stay true to the
-//! slots. Closing that race would need the state check and the write to be
-//! one step, a lock on every record; it needs a reset (or a transition)
-//! during a call, and costs at most one outcome per such late call.
+//! ## Late writers
+//!
+//! An outcome of an older epoch may pass the breaker's state check just
+//! before a reset and reach the window after it. It must not take a place
+//! of the new epoch's, or the window would count one outcome fewer (a
+//! failure among them may be the one lost) until the ring came round. Two
+//! checks keep it out, with no lock:
+//!
+//! - The index word carries the epoch it counts for, and a writer takes an
+//!   index only while that is its own epoch (the compare-exchange that
+//!   advances the index checks it). A writer that finds another epoch
+//!   writes nothing: its outcome counts nowhere anyway. A reset changes the
+//!   word's epoch and keeps its index, so an index taken just before the
+//!   reset is one the old epoch used up: the new epoch's first `size`
+//!   outcomes take the `size` slots after it, that one last.
+//! - A writer that took its index in time but writes its slot only after
+//!   the new epoch came round to it finds a newer epoch's outcome there,
+//!   and leaves it: the slot is written with a compare-exchange that never
+//!   replaces a newer epoch's value.
+//!
+//! So the new epoch holds exactly its last `size` outcomes, late writers or
+//! not (the loom model `a_steady_state_success_racing_a_reset_...` checks
+//! it).
 //!
 //! ## When to check the thresholds
 //!
@@ -69,12 +85,15 @@
 //!
 //! ## Memory ordering
 //!
-//! The counters and swaps are `AcqRel`, so a check that reads the counters
-//! after its own update sees every update that came before it on each
-//! counter. The call counter and the equality load are `Relaxed`: they only
-//! pick a slot and skip a write that would change nothing. A reset happens
-//! before the new epoch is published (`Release` on the state word, `Acquire`
-//! when a call is admitted), so writers of the new epoch see it.
+//! The counters and slot writes are `AcqRel`, so a check that reads the
+//! counters after its own update sees every update that came before it on
+//! each counter. The index and the slot's first load are `Relaxed`: they
+//! pick a slot, and the compare-exchanges that act on them check the values
+//! they read. A reset happens before the new epoch is published (`Release`
+//! on the state word, `Acquire` when a call is admitted), so writers of the
+//! new epoch see it, in the counters and in the index word alike; a writer
+//! of an older epoch that reads the index word's old epoch takes an index
+//! that the modification order puts before the reset's change of the word.
 
 use super::Counts;
 use crate::loom::atomic::{AtomicU32, AtomicU64, Ordering::*};
@@ -88,8 +107,9 @@ const COUNT_MASK: u64 = u32::MAX as u64;
 #[derive(Debug)]
 pub(crate) struct CountWindow {
     slots: Box<[AtomicU32]>,
-    /// Outcomes written since the window was created (a success skipped in
-    /// the steady state is not): picks the next slot.
+    /// The next slot to write, in the lower half, for the epoch in the
+    /// upper half: advanced by each outcome written (a success skipped in
+    /// the steady state is not), wrapping at the ring's size.
     next: AtomicU64,
     calls: AtomicU64,
     failed: AtomicU64,
@@ -123,14 +143,62 @@ impl CountWindow {
             // changes nothing, wherever it would go.
             return false;
         }
+        let Some(index) = self.take_index(epoch) else {
+            // A late writer: its epoch is gone, its outcome counts nowhere.
+            return false;
+        };
+        self.write(index, epoch, failed, slow)
+    }
+
+    /// Writes an outcome of `epoch` into slot `index`, taken with
+    /// [`take_index`](Self::take_index), unless a newer epoch's outcome is
+    /// there; returns whether the thresholds need checking.
+    #[inline]
+    fn write(&self, index: usize, epoch: u32, failed: bool, slow: bool) -> bool {
+        let slot = &self.slots[index];
         let outcome = slot_value(epoch, failed, slow);
-        let index = self.next.fetch_add(1, Relaxed) % self.slots.len() as u64;
-        let slot = &self.slots[index as usize];
-        if slot.load(Relaxed) == outcome {
-            // The same outcome of the same epoch: nothing changes.
-            return failed || slow;
+        let mut replaced = slot.load(Relaxed);
+        loop {
+            if replaced == outcome {
+                // The same outcome of the same epoch: nothing changes.
+                return failed || slow;
+            }
+            if is_newer(replaced, epoch) {
+                // A late writer whose slot a newer epoch has taken since.
+                return false;
+            }
+            match slot.compare_exchange_weak(replaced, outcome, AcqRel, Relaxed) {
+                Ok(_) => break,
+                Err(actual) => replaced = actual,
+            }
         }
-        self.replace(slot, outcome) || failed || slow
+        self.replaced(replaced, outcome) || failed || slow
+    }
+
+    /// Takes the next slot's index for a writer of `epoch`, if the window
+    /// still counts that epoch.
+    #[inline]
+    fn take_index(&self, epoch: u32) -> Option<usize> {
+        let mut word = self.next.load(Relaxed);
+        loop {
+            if (word >> 32) as u32 != epoch {
+                return None;
+            }
+            let index = word as u32;
+            let following = match index + 1 {
+                // The ring has at most u32::MAX slots: no overflow.
+                next if next as usize >= self.slots.len() => 0,
+                next => next,
+            };
+            let advanced = word & !COUNT_MASK | u64::from(following);
+            match self
+                .next
+                .compare_exchange_weak(word, advanced, Relaxed, Relaxed)
+            {
+                Ok(_) => return Some(index as usize),
+                Err(actual) => word = actual,
+            }
+        }
     }
 
     /// Whether the counters say that every slot holds a success of
@@ -144,10 +212,9 @@ impl CountWindow {
             && self.calls.load(Relaxed) == tag | self.slots.len() as u64
     }
 
-    /// Writes `outcome` into `slot` and applies the difference to the
-    /// counters; returns whether `calls` just reached the minimum.
-    fn replace(&self, slot: &AtomicU32, outcome: u32) -> bool {
-        let replaced = slot.swap(outcome, AcqRel);
+    /// Applies to the counters a slot's change from `replaced` to
+    /// `outcome`; returns whether `calls` just reached the minimum.
+    fn replaced(&self, replaced: u32, outcome: u32) -> bool {
         let calls = adjust(&self.calls, replaced, outcome, WRITTEN);
         adjust(&self.failed, replaced, outcome, FAILED);
         adjust(&self.slow, replaced, outcome, SLOW);
@@ -186,6 +253,15 @@ impl CountWindow {
         for counter in [&self.calls, &self.failed, &self.slow] {
             counter.swap(empty, Release);
         }
+        // Late writers of older epochs take no index from here on; the
+        // index stays where it is (see "Late writers").
+        let mut word = self.next.load(Relaxed);
+        while let Err(actual) =
+            self.next
+                .compare_exchange_weak(word, word & COUNT_MASK | empty, Release, Relaxed)
+        {
+            word = actual;
+        }
     }
 }
 
@@ -214,6 +290,14 @@ impl CountWindow {
 
 fn slot_value(epoch: u32, failed: bool, slow: bool) -> u32 {
     epoch << TAG_SHIFT | WRITTEN | u32::from(slow) << 1 | u32::from(failed)
+}
+
+/// Whether the slot value `slot` is an outcome of an epoch later than
+/// `epoch` (epochs wrap at 2^29: later means less than half the circle on).
+fn is_newer(slot: u32, epoch: u32) -> bool {
+    const EPOCHS: u32 = (1 << (32 - TAG_SHIFT)) - 1;
+    let ahead = (slot >> TAG_SHIFT).wrapping_sub(epoch) & EPOCHS;
+    slot & WRITTEN != 0 && ahead != 0 && ahead <= EPOCHS / 2
 }
 
 /// Whether the slot value `slot` is an outcome of `epoch` with `flag` set.
@@ -277,7 +361,7 @@ mod tests {
         assert_eq!(window.next.load(Relaxed), 2, "not full yet: written");
         record_all(&window, 0, ".");
         assert_eq!(record_all(&window, 0, "...."), [false; 4]);
-        assert_eq!(window.next.load(Relaxed), 3, "the ring did not move");
+        assert_eq!(window.next.load(Relaxed), 0, "round once, then still");
         // A failure still goes in, and leaves after three more outcomes.
         record_all(&window, 0, "F");
         assert_eq!(window.counts(0), counts(3, 1, 0));
@@ -343,14 +427,55 @@ mod tests {
     }
 
     #[test]
-    fn a_late_writer_replacing_a_current_slot_keeps_the_counters_true() {
+    fn a_late_writer_takes_no_place_of_the_new_epoch() {
         let window = CountWindow::new(2, 2);
         window.reset(5);
-        record_all(&window, 5, "FF");
-        // An outcome of epoch 4 lands on a slot of epoch 5: that slot no
-        // longer counts, and the counters say so.
-        record_all(&window, 4, ".");
+        record_all(&window, 5, "F");
+        // An outcome of epoch 4 after the reset: no index, no slot.
+        assert_eq!(record_all(&window, 4, "."), [false]);
+        record_all(&window, 5, ".");
+        assert_eq!(window.counts(5), counts(2, 1, 0));
+        record_all(&window, 5, "..");
+        assert_eq!(window.counts(5), counts(2, 0, 0), "exactly the last two");
+        window.assert_consistent();
+    }
+
+    #[test]
+    fn a_late_writer_that_took_its_index_in_time_leaves_a_newer_slot_alone() {
+        let window = CountWindow::new(2, 2);
+        window.reset(4);
+        // Epoch 4's writer took index 0, then the reset, and epoch 5 came
+        // round to that slot before the writer wrote its failure.
+        let index = window.take_index(4).unwrap();
+        window.reset(5);
+        record_all(&window, 5, "F..");
+        assert_eq!(window.counts(5), counts(2, 0, 0));
+        assert!(!window.write(index, 4, true, false), "nothing to check");
+        assert_eq!(window.counts(5), counts(2, 0, 0), "the slot kept");
+        window.assert_consistent();
+        // Had it written before epoch 5 came round, the slot would have
+        // been the old epoch's, and epoch 5 would still hold its last two.
+        let window = CountWindow::new(2, 2);
+        window.reset(4);
+        let index = window.take_index(4).unwrap();
+        window.reset(5);
+        record_all(&window, 5, "F");
+        window.write(index, 4, true, false);
         assert_eq!(window.counts(5), counts(1, 1, 0));
+        record_all(&window, 5, ".");
+        assert_eq!(window.counts(5), counts(2, 1, 0));
+        window.assert_consistent();
+    }
+
+    #[test]
+    fn newer_is_read_round_the_epoch_circle() {
+        let wrapped = (1 << 29) - 1;
+        assert!(is_newer(slot_value(6, false, false), 5));
+        assert!(!is_newer(slot_value(5, true, false), 5));
+        assert!(!is_newer(slot_value(4, false, false), 5));
+        assert!(is_newer(slot_value(0, false, false), wrapped));
+        assert!(!is_newer(slot_value(wrapped, false, false), 0));
+        assert!(!is_newer(0, 5), "an empty slot is no epoch's");
     }
 
     #[test]
