@@ -8,6 +8,7 @@
 //! |---|---|
 //! | `policies_sync` | `Pipeline::execute` with one policy at a time, then all five; a retry with a budget, a hedge (which a sync call does not use) |
 //! | `policies_async` | `Pipeline::execute_async` polled once (ready at once), one policy at a time, then all five; a retry with a budget, a hedge whose first attempt answers at once, both, and all six |
+//! | `policies_failing` | `Pipeline::execute` through a closed count-window breaker whose calls fail one in 8 (under its 50 % threshold): every outcome is written into the window, the path a healthy breaker skips |
 //! | `policies_clock` | the readings the policies take: `Instant::now()`, the `SystemClock`'s `now` and `recent` through `Arc<dyn Clock>` as a registry holds it, and its `RecentTime::nanos()` (what a composition reads) |
 //!
 //! Run with `cargo bench --bench policies`; `python3 benches/report.py`
@@ -144,6 +145,29 @@ fn asynchronous(c: &mut Criterion) {
     group.finish();
 }
 
+fn failing(c: &mut Criterion) {
+    let registry = Registry::new();
+    let mut group = c.benchmark_group("policies_failing");
+    let pipeline = pipeline(&registry, "failing-count", |p| {
+        p.circuit_breaker(|c| c.slow_call_threshold(Duration::MAX))
+    });
+    let mut n = 0_u64;
+    group.bench_function("circuit_breaker_count_1_in_8", |b| {
+        b.iter(|| {
+            n = n.wrapping_add(1);
+            let result = pipeline.execute(|| if n % 8 == 0 { Err(()) } else { Ok(n) });
+            black_box(&result);
+        })
+    });
+    let breaker = registry.circuit_breaker("failing-count").expect("built");
+    assert_eq!(
+        breaker.circuit_breaker().state(),
+        bulkhead::CircuitState::Closed,
+        "one failure in 8 stays under the threshold"
+    );
+    group.finish();
+}
+
 fn clock(c: &mut Criterion) {
     let mut group = c.benchmark_group("policies_clock");
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
@@ -167,6 +191,6 @@ criterion_group! {
     config = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(2));
-    targets = sync, asynchronous, clock
+    targets = sync, asynchronous, failing, clock
 }
 criterion_main!(benches);
