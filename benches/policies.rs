@@ -155,7 +155,7 @@ fn failing(c: &mut Criterion) {
     group.bench_function("circuit_breaker_count_1_in_8", |b| {
         b.iter(|| {
             n = n.wrapping_add(1);
-            let result = pipeline.execute(|| if n % 8 == 0 { Err(()) } else { Ok(n) });
+            let result = pipeline.execute(|| if n.is_multiple_of(8) { Err(()) } else { Ok(n) });
             black_box(&result);
         })
     });
