@@ -11,9 +11,12 @@
 //! two counters, one `AtomicU64` each (first attempts, and retries): the
 //! tick it counts for in the high 32 bits, the count in the low 32. The
 //! counter of tick `t` lives at index `t % SLOTS`, and holds a count of
-//! the window only while its tick is among the last `SLOTS` ticks; a
-//! counter found holding an older tick is reset by compare-exchange, so
-//! the window slides without anyone sweeping it.
+//! the window only while its tick is among the last `SLOTS` ticks (or
+//! just after them: a reading older than another caller's); a counter
+//! found holding any other tick is reset by compare-exchange, so the
+//! window slides without anyone sweeping it. Ticks wrap at 2^32 in the
+//! word: a counter left alone for 2^31 tenths or more still reads as old
+//! (see [`holds`]).
 //!
 //! - A first attempt adds one to its tenth's counter: a load and a
 //!   `fetch_add` (a compare-exchange at the first one of a tenth).
@@ -195,12 +198,17 @@ fn tick_of(value: u64) -> u32 {
     (value >> 32) as u32
 }
 
-/// Whether a counter holding `value` counts for `tick` or a later one (a
-/// caller whose reading is older than another's counts in the newer tenth).
+/// Whether a counter holding `value` counts for `tick` or a tenth just
+/// after it (a caller whose reading is older than another's counts in the
+/// newer tenth).
+///
+/// Ticks are kept in 32 bits: "just after" is less than [`SLOTS`] on, so
+/// that a counter left alone for 2^31 tenths or more (25 days for a 10 ms
+/// window) is not read as newer. It would be misread only if left alone
+/// for a multiple of 2^32 tenths to within `SLOTS` of them.
 #[inline]
 fn holds(value: u64, tick: u64) -> bool {
-    let behind = tick_of(value).wrapping_sub(tick as u32) as i32;
-    behind >= 0
+    tick_of(value).wrapping_sub(tick as u32) < SLOTS as u32
 }
 
 /// The counts of `counters` in the window ending at `tick`, but for the
@@ -211,13 +219,19 @@ fn sum(counters: &[AtomicU64; SLOTS], tick: u64, except: Option<usize>) -> u64 {
         .enumerate()
         .filter(|(i, _)| Some(*i) != except)
         .map(|(_, counter)| counter.load(Relaxed))
-        .filter(|value| {
-            let age = (tick as u32).wrapping_sub(tick_of(*value)) as i32;
-            // In the window, or from a reading newer than ours.
-            age < SLOTS as i32
-        })
+        // In the window, or from a reading just newer than ours.
+        .filter(|value| in_window(*value, tick))
         .map(|value| value & COUNT)
         .sum()
+}
+
+/// Whether a counter holding `value` counts in the window ending at
+/// `tick`: one of its last [`SLOTS`] tenths, or a tenth just after it (see
+/// [`holds`]).
+#[inline]
+fn in_window(value: u64, tick: u64) -> bool {
+    let age = (tick as u32).wrapping_sub(tick_of(value));
+    age < SLOTS as u32 || holds(value, tick)
 }
 
 #[cfg(all(test, not(loom)))]
@@ -304,6 +318,32 @@ mod tests {
         budget.deposit();
         assert_eq!(budget.state().first_attempts, 1, "the old count was reset");
         assert_eq!(withdrawn(&budget, 5), 1);
+    }
+
+    #[test]
+    fn counters_left_alone_for_billions_of_tenths_are_old_not_new() {
+        // A 10 ms window: 2^31 tenths are 25 days, 2^32 about 50.
+        let clock = ManualClock::new();
+        let timeline = Timeline::new(Arc::new(clock.clone()));
+        let budget = Budget::new(timeline, 1.0, 0, Duration::from_millis(10));
+        for _ in 0..1000 {
+            budget.deposit();
+        }
+        assert_eq!(withdrawn(&budget, 5), 5);
+        let day = 24 * 3600 * SECOND;
+        for days in [30, 25, 60, 100] {
+            clock.advance(days * day);
+            let state = budget.state();
+            assert_eq!(
+                (state.first_attempts, state.retries),
+                (0, 0),
+                "{days} days on"
+            );
+            assert_eq!(withdrawn(&budget, 10), 0, "nothing earned: no retry");
+            budget.deposit();
+            assert_eq!(budget.state().first_attempts, 1, "counted afresh");
+            assert_eq!(withdrawn(&budget, 10), 1);
+        }
     }
 
     #[test]
