@@ -416,6 +416,75 @@ fn floors_over_the_budget_are_reg_010() {
 }
 
 #[test]
+fn an_adaptive_bulkheads_own_reserved_counts_in_the_budget_and_is_kept() {
+    let on = |reserved| {
+        adaptive(Adaptive::Aimd, (1, 20, 100))
+            .reserved(reserved)
+            .resource("db")
+    };
+    let fixed = BulkheadConfig::builder().max_concurrent(3).resource("db");
+    // Declared first or last, 8 reserved and 3 do not fit in 10.
+    for adaptive_first in [true, false] {
+        let registry = Registry::new();
+        registry.resource("db", 10).unwrap();
+        let err = if adaptive_first {
+            registry.bulkhead_policy("x", "t", &on(8)).unwrap();
+            registry.bulkhead_policy("s", "t", &fixed).unwrap_err()
+        } else {
+            registry.bulkhead_policy("s", "t", &fixed).unwrap();
+            registry.bulkhead_policy("x", "t", &on(8)).unwrap_err()
+        };
+        assert_eq!(err.code(), "REG-010", "{err}");
+        assert!(err.to_string().contains("x (8)"), "{err}");
+    }
+    let registry = Registry::new();
+    registry.resource("db", 5).unwrap();
+    let err = registry.bulkhead_policy("x", "t", &on(8)).unwrap_err();
+    assert_eq!(err.code(), "REG-010", "8 reserved on a budget of 5");
+    // 7 and 3 fit: the reservation is the adaptive bulkhead's at once,
+    // whatever the other one does, and the room above it is none.
+    let registry = Registry::new();
+    registry.resource("db", 10).unwrap();
+    let x = registry.bulkhead_policy("x", "t", &on(7)).unwrap();
+    let s = registry.bulkhead_policy("s", "t", &fixed).unwrap();
+    let held: Vec<_> = (0..3).map(|_| s.try_enter_owned().unwrap()).collect();
+    let snapshot = registry.bulkhead("x").unwrap().snapshot();
+    assert_eq!((snapshot.max_concurrent, snapshot.reserved), (7, 7));
+    let ours: Vec<_> = (0..7).map(|_| x.try_enter_owned().unwrap()).collect();
+    assert!(x.try_enter().is_err());
+    assert_eq!(registry.resource_usage("db"), Some((10, 10)));
+    drop((held, ours));
+    // A lower reservation at run time gives the difference to the room.
+    let changes = registry
+        .reload_toml("[bulkhead.instances.x]\nreserved = 4\n")
+        .unwrap();
+    assert!(changes.iter().all(|c| c.applied), "{changes:?}");
+    assert_eq!(registry.resource_usage("db"), Some((10, 10)));
+    assert_eq!(registry.bulkhead("x").unwrap().snapshot().max_concurrent, 7);
+}
+
+#[test]
+fn a_ceiling_below_an_explicit_start_is_no_error() {
+    let registry = Registry::new();
+    Pipeline::builder(&registry, "search")
+        .bulkhead(|b| {
+            b.max_concurrent(200)
+                .adaptive(Adaptive::Gradient2)
+                .min_concurrent(4)
+                .initial_concurrent(10)
+        })
+        .build()
+        .unwrap();
+    let handle = registry.bulkhead("search").unwrap();
+    handle.set_max_concurrent(6).unwrap();
+    assert_eq!(handle.snapshot().max_concurrent, 6);
+    let err = handle.set_max_concurrent(3).unwrap_err();
+    assert_eq!(err.code(), "ATR-015", "below the floor: {err}");
+    handle.set_max_concurrent(50).unwrap();
+    assert_eq!(handle.snapshot().adaptive.unwrap().ceiling, 50);
+}
+
+#[test]
 fn a_manual_limit_or_a_reload_moves_the_ceiling() {
     let clock = ManualClock::new();
     let registry = Registry::builder()

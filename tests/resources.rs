@@ -445,3 +445,43 @@ fn a_budget_changed_in_the_environment_is_reloaded() {
         .unwrap();
     assert_eq!(registry.resource_usage("db"), Some((6, 0)));
 }
+
+#[test]
+fn resource_usage_is_one_reading_while_limits_change() {
+    // Two threads move the limits of `a` and `b` between 1 and 9 (every
+    // change the registry accepts keeps a + b <= 10); a third reads the
+    // usage meanwhile: it may never add a's limit before it fell to b's
+    // after it rose.
+    let registry = Registry::new();
+    registry.resource("db", 10).unwrap();
+    for id in ["a", "b"] {
+        registry.bulkhead_policy(id, "t", &on("db", 5)).unwrap();
+    }
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let over = std::thread::scope(|s| {
+        for id in ["a", "b"] {
+            let (registry, stop) = (&registry, &stop);
+            s.spawn(move || {
+                let handle = registry.bulkhead(id).unwrap();
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    for limit in [1, 9] {
+                        let _ = handle.set_max_concurrent(limit);
+                    }
+                }
+            });
+        }
+        // The writers stop before anything is asserted, so that a failure
+        // fails rather than hangs.
+        let start = std::time::Instant::now();
+        let mut over = None;
+        while over.is_none() && start.elapsed() < std::time::Duration::from_secs(1) {
+            over = match registry.resource_usage("db") {
+                Some((budget, used)) if used <= u64::from(budget) => None,
+                reading => Some(reading),
+            };
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        over
+    });
+    assert_eq!(over, None, "(budget, slots taken) over the budget");
+}

@@ -19,12 +19,17 @@ pub(crate) struct Budgets {
 }
 
 /// The slots a bulkhead reserves on its resource: a static one its
-/// `reserved` (by default its limit), an adaptive one its floor (it takes
-/// more from the resource's [`Room`] while it grows).
+/// `reserved` (by default its limit), an adaptive one its floor, or its
+/// `reserved` if given and higher (it takes more from the resource's
+/// [`Room`] while it grows).
 pub(crate) fn reserved(config: &BulkheadConfig) -> u32 {
     match config.adaptive() {
         Adaptive::Off => config.reserved(),
-        Adaptive::Aimd | Adaptive::Vegas | Adaptive::Gradient2 => config.min_concurrent(),
+        Adaptive::Aimd | Adaptive::Vegas | Adaptive::Gradient2 => {
+            let floor = config.min_concurrent();
+            let base = config.reserved_set().map_or(floor, |r| r.max(floor));
+            base.min(config.max_concurrent())
+        }
     }
 }
 

@@ -230,6 +230,33 @@ impl BulkheadConfig {
         self
     }
 
+    /// The configuration a live bulkhead made from this one runs with once
+    /// its limit (an adaptive bulkhead's ceiling) is set to `max`, as
+    /// [`Bulkhead::set_max_concurrent`](super::Bulkhead::set_max_concurrent)
+    /// sets it: `initial_concurrent` (which only mattered at the start) and
+    /// `reserved` kept at most `max`.
+    ///
+    /// # Errors
+    ///
+    /// ATR-003 if `max` is out of range; ATR-015 if it is below an adaptive
+    /// bulkhead's `min_concurrent`.
+    pub fn with_max_concurrent(&self, max: u32) -> Result<BulkheadConfig, ConfigError> {
+        let max = crate::config::check_limit(
+            "max_concurrent",
+            max.into(),
+            BulkheadConfig::MAX_CONCURRENT.into(),
+        )?;
+        if self.adaptive != Adaptive::Off && max < self.min_concurrent {
+            return Err(ConfigError::LimitsOutOfOrder {
+                key: "min_concurrent".to_owned(),
+                min: self.min_concurrent.to_string(),
+                initial: "..".to_owned(),
+                max: max.to_string(),
+            });
+        }
+        Ok((*self).with_live_limits(max, self.reserved))
+    }
+
     /// The same configuration with the limit (an adaptive bulkhead's
     /// ceiling) `max` and the reservation `reserved` a live bulkhead runs
     /// with (`set_max_concurrent`, `set_reserved`), the floor, the start and

@@ -40,7 +40,7 @@ use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 use crate::clock::{Timeline, wake_all};
-use crate::config::{ConfigError, check_limit};
+use crate::config::ConfigError;
 use crate::context::PolicyContext;
 use crate::events::{BulkheadEvent, BulkheadEventKind, Event};
 use crate::intern::intern;
@@ -571,21 +571,12 @@ impl Bulkhead {
     /// ATR-003 if `max_concurrent` is out of range; ATR-015 if it is below
     /// an adaptive bulkhead's `min_concurrent`.
     pub fn set_max_concurrent(&self, max_concurrent: u32) -> Result<(), ConfigError> {
-        let max = check_limit(
-            "max_concurrent",
-            max_concurrent.into(),
-            BulkheadConfig::MAX_CONCURRENT.into(),
-        )?;
+        let max = self
+            .shared
+            .config
+            .with_max_concurrent(max_concurrent)?
+            .max_concurrent();
         if let Some(limiter) = &self.shared.adaptive {
-            let floor = self.shared.config.min_concurrent();
-            if max < floor {
-                return Err(ConfigError::LimitsOutOfOrder {
-                    key: "min_concurrent".to_owned(),
-                    min: floor.to_string(),
-                    initial: "..".to_owned(),
-                    max: max.to_string(),
-                });
-            }
             limiter.set_ceiling(&self.shared, max);
             return Ok(());
         }
@@ -635,6 +626,9 @@ impl Bulkhead {
         }
         self.shared
             .change_limits(|limits| limits.reserved = reserved);
+        if let Some(limiter) = &self.shared.adaptive {
+            limiter.set_reserved(&self.shared, reserved);
+        }
         Ok(())
     }
 

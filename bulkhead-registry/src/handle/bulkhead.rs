@@ -68,9 +68,15 @@ impl BulkheadHandle {
     /// [`Bulkhead::set_max_concurrent`] on [`bulkhead`](Self::bulkhead),
     /// which knows nothing of budgets, this checks it.
     ///
+    /// A `reserved` above the new limit is kept at most it (the
+    /// reservation in force never exceeds the limit in force), and an
+    /// adaptive bulkhead's `initial_concurrent`, which only mattered when
+    /// it started, is no bound.
+    ///
     /// # Errors
     ///
     /// - ATR-003 if `max_concurrent` is out of range;
+    /// - ATR-015 if it is below an adaptive bulkhead's `min_concurrent`;
     /// - REG-010 if the bulkheads on its resource would then need more
     ///   slots than the resource's budget.
     ///

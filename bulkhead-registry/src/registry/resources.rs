@@ -146,9 +146,7 @@ impl Registry {
             .into_iter()
             .find(|(known, _)| known == id)
             .map_or_else(|| bulkhead.config(), |(_, c)| c);
-        let config = BulkheadConfig::builder()
-            .max_concurrent(max_concurrent)
-            .build_on(&current)?;
+        let config = current.with_max_concurrent(max_concurrent)?;
         if config.resource().is_some() {
             self.check_budgets([(id, &config)])?;
         }
@@ -160,8 +158,8 @@ impl Registry {
     /// Puts every bulkhead on the pool of the resource it names (off any
     /// pool if that has no budget), then sets the capacity of the room of
     /// every resource with a budget (the
-    /// budget less what its static bulkheads' limits and its adaptive
-    /// bulkheads' floors reserve), gives each adaptive bulkhead on one its
+    /// budget less what its bulkheads reserve: see `budget::reserved`),
+    /// gives each adaptive bulkhead on one its
     /// room (none to those on no budget), and has them give back what a
     /// lowered capacity no longer holds. Call it under the declarations
     /// lock, after anything that changes the bulkheads or the budgets.
@@ -246,30 +244,40 @@ impl Registry {
             .check(all)
     }
 
-    /// The budget of resource `name` and the slots its bulkheads take: a
-    /// static one its `reserved` (by default its `max_concurrent`), an
-    /// adaptive one its limit in force; if it has a budget.
+    /// The budget of resource `name` and the slots its bulkheads take of
+    /// it, if it has a budget: a static bulkhead its `reserved` (by default
+    /// its `max_concurrent`), an adaptive one its floor (or its `reserved`,
+    /// if given and higher) plus the room it holds above that, which is at
+    /// least its limit in force.
+    ///
+    /// One consistent reading: it is taken under the lock that serialises
+    /// declarations, reloads and `set_max_concurrent`, and the adaptive
+    /// bulkheads' room is one counter (an adaptive bulkhead takes room
+    /// before it raises its limit and gives it back after it lowered it).
+    /// So it never shows more than the budget (a lowered budget takes
+    /// its room back under the same lock). Summing
+    /// the bulkheads' snapshots instead reads each at another moment, and
+    /// may add one's limit before it fell to another's after it rose.
     pub fn resource_usage(&self, name: &str) -> Option<(u32, u64)> {
-        let budget = self
-            .inner
-            .budgets
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(name)?;
-        let used = self
+        let _serialised = self.lock_declaring();
+        let (budget, room) = {
+            let mut budgets = self
+                .inner
+                .budgets
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            (budgets.get(name)?, budgets.room(name))
+        };
+        let kept: u64 = self
             .inner
             .stores
             .bulkheads
             .registered_policies()
             .iter()
             .filter(|(_, _, config)| config.resource() == Some(name))
-            .map(|(_, bulkhead, config)| {
-                u64::from(match config.adaptive() {
-                    Adaptive::Off => config.reserved(),
-                    _ => bulkhead.max_concurrent(),
-                })
-            })
+            .map(|(_, _, config)| u64::from(reserved(config)))
             .sum();
-        Some((budget, used))
+        let taken = room.map_or(0, |room| u64::from(room.taken()));
+        Some((budget, kept + taken))
     }
 }

@@ -182,7 +182,10 @@ pub(crate) struct Controller {
     next_probe: u64,
     rng: u64,
     room: Option<Arc<Room>>,
-    /// Slots of `room` held above the floor.
+    /// The slots its resource's budget keeps for it without `room`: the
+    /// floor, or its `reserved` if that is higher (in `[floor, ceiling]`).
+    base: u32,
+    /// Slots of `room` held above `base`.
     taken: u32,
     /// A bound set from outside (a fleet resource's share): the limit in
     /// force is at most it, and the algorithm's stays at most it or the
@@ -229,6 +232,7 @@ impl Controller {
             next_probe: u64::MAX,
             rng: seed,
             room: None,
+            base: floor,
             taken: 0,
             limit_cap: None,
             totals: Totals::default(),
@@ -553,14 +557,14 @@ impl Controller {
         }
         let mut give_back = 0;
         if let Some(room) = &self.room {
-            let extra = reserve.max(wanted).saturating_sub(self.floor);
+            let extra = reserve.max(wanted).saturating_sub(self.base);
             if extra > self.taken {
                 self.taken += room.take(extra - self.taken);
             } else {
                 give_back = self.taken - extra;
                 self.taken = extra;
             }
-            let allowed = self.floor + self.taken;
+            let allowed = self.base + self.taken;
             if wanted > allowed {
                 wanted = allowed;
                 if self.phase == Phase::Steady {
@@ -590,6 +594,7 @@ impl Controller {
     pub(crate) fn set_ceiling(&mut self, ceiling: u32) -> Change {
         self.ceiling = ceiling;
         self.floor = self.floor.min(ceiling);
+        self.base = self.base.min(ceiling);
         self.estimate = self.clamp(self.estimate);
         self.slow_start_below = self.slow_start_below.min(f64::from(ceiling));
         self.resettle()
@@ -620,14 +625,35 @@ impl Controller {
         Some(self.resettle())
     }
 
+    /// Keeps `reserved` of its resource's budget without taking room
+    /// (`None`: only the floor); see `base`. The slots it holds stay as
+    /// they were: a higher base gives back the room it no longer needs for
+    /// them, a lower one counts them as taken from the room, past its
+    /// capacity until the registry widens it by as much.
+    pub(crate) fn set_reserved(&mut self, reserved: Option<u32>) -> Change {
+        let base = reserved.map_or(self.floor, |r| r.max(self.floor));
+        let base = base.min(self.ceiling);
+        if let Some(room) = &self.room {
+            let taken = (self.base + self.taken).saturating_sub(base);
+            if taken < self.taken {
+                room.give(self.taken - taken);
+            } else {
+                room.force(taken - self.taken);
+            }
+            self.taken = taken;
+        }
+        self.base = base;
+        self.resettle()
+    }
+
     /// Gives back what the room holds beyond its capacity, as far as this
-    /// bulkhead can (down to its floor).
+    /// bulkhead can (down to its base).
     pub(crate) fn reclaim(&mut self) -> Option<Change> {
         let excess = self.room.as_ref()?.excess().min(self.taken);
         if excess == 0 {
             return None;
         }
-        let keep = self.floor + self.taken - excess;
+        let keep = self.base + self.taken - excess;
         self.estimate = self.estimate.min(f64::from(keep));
         if let Phase::Probe { saved, cap, .. } = &mut self.phase {
             *saved = saved.min(f64::from(keep));

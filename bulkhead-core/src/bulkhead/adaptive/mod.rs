@@ -192,7 +192,8 @@ impl Limiter {
             config.initial_concurrent(),
             config.max_concurrent(),
         );
-        let control = Controller::new(algorithm, config.sampling(), bounds, seed, now);
+        let mut control = Controller::new(algorithm, config.sampling(), bounds, seed, now);
+        let _ = control.set_reserved(config.reserved_set());
         let samples = Samples::default();
         samples.close_at(control.first_close());
         Some(Limiter {
@@ -257,6 +258,14 @@ impl Limiter {
     pub(in crate::bulkhead) fn set_ceiling(&self, shared: &Shared, ceiling: u32) {
         let mut control = lock(&self.control);
         let change = control.set_ceiling(ceiling);
+        apply(shared, &control, change, |_| {});
+    }
+
+    /// Keeps `reserved` of its resource's budget as its own (see
+    /// `Controller::set_reserved`).
+    pub(in crate::bulkhead) fn set_reserved(&self, shared: &Shared, reserved: Option<u32>) {
+        let mut control = lock(&self.control);
+        let change = control.set_reserved(reserved);
         apply(shared, &control, change, |_| {});
     }
 

@@ -6,9 +6,10 @@ use std::fmt;
 use crate::loom::atomic::{AtomicU64, Ordering::*};
 
 /// The room left in a resource's budget for adaptive bulkheads to grow
-/// into: the budget less the limits of the static bulkheads and the
-/// `min_concurrent` of the adaptive ones (its *capacity*), and how much of
-/// it the adaptive bulkheads hold above their `min_concurrent` (*taken*).
+/// into: the budget less the reservations of the static bulkheads and
+/// what the adaptive ones reserve (their `min_concurrent`, or their
+/// `reserved` if given and higher) (its *capacity*), and how much of it the
+/// adaptive bulkheads hold above what they reserve (*taken*).
 ///
 /// An adaptive bulkhead takes room before it raises its limit and gives it
 /// back after it has lowered it, each time with one compare-exchange, so
@@ -37,7 +38,7 @@ pub struct Room {
 const TAKEN: u64 = u32::MAX as u64;
 
 impl Room {
-    /// Room for `capacity` slots above the adaptive bulkheads' floors, none
+    /// Room for `capacity` slots above what the adaptive bulkheads reserve, none
     /// taken.
     pub fn new(capacity: u32) -> Self {
         Room {
@@ -45,13 +46,13 @@ impl Room {
         }
     }
 
-    /// The slots the adaptive bulkheads may hold above their floors
+    /// The slots the adaptive bulkheads may hold above what they reserve
     /// together.
     pub fn capacity(&self) -> u32 {
         (self.state.load(Acquire) >> 32) as u32
     }
 
-    /// The slots they hold above their floors now.
+    /// The slots they hold above what they reserve now.
     pub fn taken(&self) -> u32 {
         (self.state.load(Acquire) & TAKEN) as u32
     }
@@ -98,6 +99,15 @@ impl Room {
                 Ok(_) => return granted,
                 Err(actual) => state = actual,
             }
+        }
+    }
+
+    /// Counts `slots` more as taken whatever the capacity (a bulkhead whose
+    /// own share of the budget shrank by as much, which the registry adds
+    /// to the capacity next).
+    pub(crate) fn force(&self, slots: u32) {
+        if slots > 0 {
+            self.state.fetch_add(u64::from(slots), AcqRel);
         }
     }
 

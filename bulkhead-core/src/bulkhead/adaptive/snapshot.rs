@@ -31,8 +31,9 @@ pub struct AdaptiveSnapshot {
     /// Whether a probe for the no-load latency is under way (the limit in
     /// force is then cut for one window).
     pub probing: bool,
-    /// The slots of its resource's budget it holds above its floor, if its
-    /// resource has a budget.
+    /// The slots of its resource's budget it holds above what it reserves
+    /// (its floor, or its `reserved` if given and higher), if its resource
+    /// has a budget.
     pub room_taken: Option<u32>,
     /// Windows closed, probes included.
     pub windows: u64,
