@@ -161,6 +161,45 @@ fn a_hedge_refused_by_a_full_bulkhead_is_skipped_not_an_error() {
 }
 
 #[test]
+fn the_breaker_does_not_record_a_skipped_hedge() {
+    // A window of 2 that opens at 50 %: were the hedge's refusal recorded,
+    // one call answered by its first attempt would open it.
+    let clock = ManualClock::new();
+    let registry = registry(&clock);
+    let breaker = |c: bulkhead::circuit_breaker::CircuitBreakerConfigBuilder| {
+        c.sliding_window_size(2).minimum_calls(2)
+    };
+    let full = hedged(&registry, "skip-full", 1, |p| {
+        p.bulkhead(|b| b.max_concurrent(1)).circuit_breaker(breaker)
+    });
+    let limited = hedged(&registry, "skip-limited", 1, |p| {
+        p.rate_limiter(|r| {
+            r.limit_for_period(1)
+                .refresh_period(Duration::from_secs(3600))
+                .max_wait(Duration::ZERO)
+        })
+        .circuit_breaker(breaker)
+    });
+    for (pipeline, id) in [(&full, "skip-full"), (&limited, "skip-limited")] {
+        let attempts = Attempts::default();
+        let mut call = pin!(pipeline.execute_async(|| attempts.make()));
+        assert!(poll_noop(&mut call).is_pending());
+        clock.advance(DELAY);
+        assert!(poll_noop(&mut call).is_pending(), "{id}: skipped");
+        attempts.finish(0, Ok("first"));
+        assert_eq!(poll_noop(&mut call), Poll::Ready(Ok("first")), "{id}");
+        let breaker = registry.circuit_breaker(id).unwrap();
+        let metrics = breaker.metrics();
+        assert_eq!(
+            (metrics.buffered_calls, metrics.failed_calls),
+            (1, 0),
+            "{id}: the first attempt's success alone"
+        );
+        assert_eq!(breaker.state(), bulkhead::CircuitState::Closed, "{id}");
+    }
+}
+
+#[test]
 fn a_hedge_refused_by_an_open_breaker_or_the_rate_limiter_is_skipped() {
     let clock = ManualClock::new();
     let registry = registry(&clock);

@@ -40,9 +40,11 @@ macro_rules! held {
 /// limiter around the timeout around the bulkhead around `$call()` (an
 /// `&mut` of the call's closure), judged by `$classify`; an expression of
 /// the attempt's `Result<T, CallError<E>>`, to be used in an `async`
-/// context.
+/// context. `$hedge` says whether it is a hedge, whose refusal by the
+/// bulkhead or the rate limiter the breaker does not record (see
+/// [`Policies::recorded`]).
 macro_rules! attempt {
-    ($policies:expr, $classify:expr, $call:expr) => {{
+    ($policies:expr, $classify:expr, $call:expr, $hedge:expr) => {{
         let policies: &Policies = $policies;
         let permit = match &policies.circuit_breaker {
             None => Ok(None),
@@ -119,7 +121,7 @@ macro_rules! attempt {
                         });
                         let at = (ended.filter(|_| policies.shares_clock))
                             .map(|at| since(at, policies.breaker_origin));
-                        policies.recorded(breaker, permit, result, $classify, took, at)
+                        policies.recorded(breaker, permit, result, $classify, took, at, $hedge)
                     }
                     _ => result,
                 }
@@ -176,7 +178,7 @@ impl Policies {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        retried!(self, classify, attempt!(self, classify, &mut call))
+        retried!(self, classify, attempt!(self, classify, &mut call, false))
     }
 
     /// As [`call_async`](Self::call_async), with the hedge if the policies
@@ -225,7 +227,7 @@ impl Policies {
             // the place it is polled in.
             let first = || async {
                 let mut call = &call;
-                attempt!(self, classify, &mut call)
+                attempt!(self, classify, &mut call, false)
             };
             hedge
                 .run_with_first(self.retry.as_ref(), first, || {
@@ -235,7 +237,7 @@ impl Policies {
         })
     }
 
-    /// One attempt, as a future of its own (see [`attempt!`]).
+    /// One hedge, as a future of its own (see [`attempt!`]).
     async fn attempt_async<T, E, F, Fut>(
         &self,
         classify: &Classifier<'_, E>,
@@ -245,7 +247,7 @@ impl Policies {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        attempt!(self, classify, &mut call)
+        attempt!(self, classify, &mut call, true)
     }
 
     /// What the retry makes of an attempt's result: `Some(delay)` to try

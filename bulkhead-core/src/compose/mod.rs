@@ -48,7 +48,7 @@ use crate::clock::{Clock, SystemClock, Timeline};
 use crate::fallback::Fallback;
 use crate::hedge::Hedge;
 use crate::rate_limiter::RateLimiter;
-use crate::rejection::CallError;
+use crate::rejection::{CallError, RejectionKind};
 use crate::retry::{AttemptFailure, Retry};
 use crate::timeout::Timeout;
 
@@ -273,7 +273,8 @@ impl Policies {
     }
 
     /// Records on the breaker's `permit` how the call ended (`result`,
-    /// which took `took`, ended at `at`) and gives `result` back.
+    /// which took `took`, ended at `at`; a hedge's if `hedge`, see
+    /// [`outcome`](Self::outcome)) and gives `result` back.
     ///
     /// `result` is taken apart by value: classifying an error needs its
     /// address, and a reference to the whole result would keep a success's
@@ -282,6 +283,7 @@ impl Policies {
     /// stores, which stalls on store forwarding (that was most of a closed
     /// breaker's 6 ns; BENCHMARKS.md).
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)] // inlined into its three callers
     fn recorded<T, E>(
         &self,
         breaker: &CircuitBreaker,
@@ -290,6 +292,7 @@ impl Policies {
         classify: &Classifier<'_, E>,
         took: Option<Duration>,
         at: Option<u64>,
+        hedge: bool,
     ) -> Result<T, CallError<E>> {
         match result {
             Ok(value) => {
@@ -297,22 +300,37 @@ impl Policies {
                 Ok(value)
             }
             Err(error) => {
-                permit.record_at(self.outcome(breaker, &error, classify), took, at);
+                permit.record_at(self.outcome(breaker, &error, classify, hedge), took, at);
                 Err(error)
             }
         }
     }
 
-    /// What the breaker records for a call that ended with `error`.
+    /// What the breaker records for a call (a hedge if `hedge`) that ended
+    /// with `error`. A hedge that the bulkhead or the rate limiter refused
+    /// is skipped, not a failure of the call: the breaker does not record
+    /// it (its trial, if half-open, goes back), since it says nothing of
+    /// the dependency (the first attempt most often holds the slot it
+    /// needed).
     fn outcome<E>(
         &self,
         breaker: &CircuitBreaker,
         error: &CallError<E>,
         classify: &Classifier<'_, E>,
+        hedge: bool,
     ) -> BreakerOutcome {
         match error {
             CallError::Inner(error) if classify.records(error) => BreakerOutcome::Failure,
             CallError::Inner(_) => BreakerOutcome::Success,
+            CallError::Rejected(rejection)
+                if hedge
+                    && matches!(
+                        rejection.kind(),
+                        RejectionKind::BulkheadFull | RejectionKind::RateLimited
+                    ) =>
+            {
+                BreakerOutcome::Ignored
+            }
             CallError::Rejected(rejection)
                 if breaker.config().ignore_on().contains(rejection.kind()) =>
             {

@@ -107,7 +107,7 @@ impl Policies {
             .map(|(started, ended)| Duration::from_nanos(ended.saturating_sub(started)));
         // The end also gives a time window its second, on the same clock.
         let at = (ended.filter(|_| self.shares_clock)).map(|at| since(at, self.breaker_origin));
-        self.recorded(breaker, permit, result, classify, took, at)
+        self.recorded(breaker, permit, result, classify, took, at, false)
     }
 
     /// The rate limiter around the rest. `moment` holds the time the
