@@ -68,8 +68,14 @@ impl<E: From<Rejection>> RejectionInto for E {
 /// CallResult<Error: RejectionInto>` (at the method's return type), so that
 /// a return type that cannot carry a rejection is reported once, however
 /// many times the method enters its bulkhead.
+///
+/// Two function pointers, which Rust moves as a pair of scalars: an `async`
+/// method's future holds it from the call to the first poll. Three (one
+/// more for a bulkhead's own rejection) were written one by one and copied
+/// by a 16-byte load, which waits for the stores to reach the cache (a
+/// store-forwarding stall: 4 to 5 ns of the async wrapper's rejection;
+/// BENCHMARKS.md).
 pub struct Reject<R> {
-    full: fn(BulkheadFull) -> R,
     any: fn(Rejection) -> R,
     outcome: fn(&R) -> CallOutcome,
 }
@@ -93,7 +99,7 @@ impl<R> Reject<R> {
     /// The result of a call rejected with `full`.
     #[inline]
     pub fn reject(self, full: BulkheadFull) -> R {
-        (self.full)(full)
+        (self.any)(Rejection::from(full))
     }
 
     /// The result of a call a policy refused with `rejection`.
@@ -117,20 +123,9 @@ where
     R: CallResult<Error: RejectionInto>,
 {
     Reject {
-        full: full::<R>,
         any: rejected::<R>,
         outcome: R::outcome,
     }
-}
-
-// Two functions rather than one: a bulkhead's own rejection (the common
-// case of a method with `#[bulkhead]` alone) passes the smaller
-// `BulkheadFull` and is converted inside.
-fn full<R>(full: BulkheadFull) -> R
-where
-    R: CallResult<Error: RejectionInto>,
-{
-    rejected(Rejection::from(full))
 }
 
 fn rejected<R>(rejection: Rejection) -> R
