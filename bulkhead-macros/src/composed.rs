@@ -146,12 +146,19 @@ impl Frame {
         }
     }
 
-    /// `Policies::call_async(policies, &classifier, attempt).await` (or
-    /// `call_hedged`), unfinished.
+    /// `Policies::call_async(policies, &classifier, &mut attempt).await` (or
+    /// `call_hedged`), unfinished. The attempt's closure is a local of the
+    /// method's future, made in place there, and lent: moved into the
+    /// policies' future, its captures, just written one by one, would be
+    /// copied by wider loads that stall on store forwarding (BENCHMARKS.md).
     fn raw_call_async(&self, policies: &TokenStream, attempt: &TokenStream) -> TokenStream {
         let (classifier, call_async) = (&self.classifier, &self.call_async);
+        let lent = local("attempt");
         quote_spanned! {Span::mixed_site()=>
-            ::bulkhead::__private::Policies::#call_async(#policies, &#classifier, #attempt).await
+            {
+                let mut #lent = #attempt;
+                ::bulkhead::__private::Policies::#call_async(#policies, &#classifier, &mut #lent).await
+            }
         }
     }
 }
