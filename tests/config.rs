@@ -369,6 +369,60 @@ fn zero_waits_and_caps_and_a_jitter_of_one_are_atr_008_from_every_source() {
 }
 
 #[test]
+fn a_rejection_kind_listed_twice_is_atr_009_naming_the_key_from_every_source() {
+    for (policy, key) in [
+        ("retry", "abort_on"),
+        ("circuit_breaker", "ignore_on"),
+        ("fallback", "on"),
+    ] {
+        for section in ["instances", "configs"] {
+            let message = |key: &str| {
+                format!("ATR-009: {key} lists \"Timeout\" twice; list each rejection kind once")
+            };
+            let err = toml_error(&format!(
+                "[{policy}.{section}.x]\n{key} = [\"Timeout\", \"Timeout\"]"
+            ));
+            assert_eq!(
+                err.to_string(),
+                message(&format!("{policy}.{section}.x.{key}"))
+            );
+            let var = format!("APP_{policy}__{section}__X__{key}").to_uppercase();
+            let err = Registry::builder()
+                .config_vars("APP_", [(var.as_str(), "Timeout, Timeout")])
+                .unwrap_err();
+            assert_eq!(err.to_string(), message(&var));
+            let err = Registry::new()
+                .reload_toml(&format!(
+                    "[{policy}.{section}.x]\n{key} = \"Timeout,Timeout\""
+                ))
+                .unwrap_err();
+            assert_eq!(err.code(), "ATR-009", "{err}");
+        }
+    }
+}
+
+#[test]
+fn a_rejection_kind_is_written_alone_or_as_rejection_kind_in_configuration_too() {
+    let registry = toml(
+        r#"
+        [retry.instances.r]
+        abort_on = ["RejectionKind::BulkheadFull", "bulkhead::RejectionKind::Timeout"]
+        "#,
+    );
+    let pipeline = Pipeline::builder(&registry, "r")
+        .retry(|r| r)
+        .build()
+        .unwrap();
+    let retry = pipeline.policies().retry().unwrap().config();
+    assert_eq!(retry.abort_on().to_string(), "[BulkheadFull, Timeout]");
+    let err = toml_error("[retry.instances.r]\nabort_on = [\"Rejection::Timeout\"]");
+    assert_eq!(err.code(), "ATR-009", "{err}");
+    let err =
+        toml_error("[retry.instances.r]\nabort_on = [\"Timeout\", \"RejectionKind::Timeout\"]");
+    assert!(err.to_string().contains("lists \"Timeout\" twice"), "{err}");
+}
+
+#[test]
 fn an_unknown_key_is_cfg_001_with_a_did_you_mean() {
     let err = toml_error("[bulkhead.instances.thumbnails]\nmax_concurent = 4");
     assert_eq!(err.code(), "CFG-001");

@@ -89,6 +89,15 @@ pub enum ConfigError {
         /// The value as given.
         value: String,
     },
+    /// A rejection kind listed twice in an `abort_on`, `ignore_on` or `on`
+    /// list (ATR-009).
+    #[error("ATR-009: {key} lists {value:?} twice; list each rejection kind once")]
+    DuplicateRejectionKind {
+        /// The key the list was given for.
+        key: String,
+        /// The kind listed twice, by its name.
+        value: String,
+    },
     /// A value that is not one of a fixed set of choices, such as
     /// `sliding_window = "counted"` (ATR-010).
     #[error("ATR-010: {key} must be one of {choices}, got {value:?}")]
@@ -159,7 +168,8 @@ impl ConfigError {
             ConfigError::LimitOutOfRange { .. } => "ATR-003",
             ConfigError::InvalidBool { .. } => "ATR-006",
             ConfigError::NumberOutOfRange { .. } => "ATR-008",
-            ConfigError::UnknownRejectionKind { .. } => "ATR-009",
+            ConfigError::UnknownRejectionKind { .. }
+            | ConfigError::DuplicateRejectionKind { .. } => "ATR-009",
             ConfigError::InvalidChoice { .. } => "ATR-010",
             ConfigError::LimitsOutOfOrder { .. } => "ATR-015",
             ConfigError::ReservedAboveLimit { .. } => "ATR-016",
@@ -177,6 +187,7 @@ impl ConfigError {
             | ConfigError::InvalidBool { key, .. }
             | ConfigError::NumberOutOfRange { key, .. }
             | ConfigError::UnknownRejectionKind { key, .. }
+            | ConfigError::DuplicateRejectionKind { key, .. }
             | ConfigError::InvalidChoice { key, .. }
             | ConfigError::LimitsOutOfOrder { key, .. }
             | ConfigError::ReservedAboveLimit { key, .. }
@@ -195,6 +206,7 @@ impl ConfigError {
         | ConfigError::InvalidBool { key, .. }
         | ConfigError::NumberOutOfRange { key, .. }
         | ConfigError::UnknownRejectionKind { key, .. }
+        | ConfigError::DuplicateRejectionKind { key, .. }
         | ConfigError::InvalidChoice { key, .. }
         | ConfigError::LimitsOutOfOrder { key, .. }
         | ConfigError::ReservedAboveLimit { key, .. }
@@ -215,6 +227,7 @@ impl ConfigError {
             | ConfigError::InvalidBool { key, .. }
             | ConfigError::NumberOutOfRange { key, .. }
             | ConfigError::UnknownRejectionKind { key, .. }
+            | ConfigError::DuplicateRejectionKind { key, .. }
             | ConfigError::InvalidChoice { key, .. }
             | ConfigError::LimitsOutOfOrder { key, .. }
             | ConfigError::ReservedAboveLimit { key, .. }

@@ -131,19 +131,40 @@ impl RejectionKind {
         }
     }
 
-    /// Parses a kind's name, as given for `key`.
+    /// Parses a kind as written for `key`: its name alone (`Timeout`), or
+    /// as a path, `RejectionKind::Timeout` (with any path before
+    /// `RejectionKind`, such as `bulkhead::RejectionKind::Timeout`), as an
+    /// attribute may write it.
     ///
     /// # Errors
     ///
     /// ATR-009 if `name` is not a kind's name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bulkhead_core::RejectionKind;
+    ///
+    /// let timeout = RejectionKind::Timeout;
+    /// assert_eq!(RejectionKind::parse("abort_on", "Timeout"), Ok(timeout));
+    /// assert_eq!(RejectionKind::parse("abort_on", "RejectionKind::Timeout"), Ok(timeout));
+    /// let err = RejectionKind::parse("abort_on", "Foo::Timeout").unwrap_err();
+    /// assert_eq!(err.code(), "ATR-009");
+    /// ```
     pub fn parse(key: &str, name: &str) -> Result<Self, ConfigError> {
-        let name = name.trim();
+        let written = name.trim();
+        let bare = match written.rsplit_once("::") {
+            Some((path, bare)) if path == "RejectionKind" || path.ends_with("::RejectionKind") => {
+                bare
+            }
+            _ => written,
+        };
         RejectionKind::ALL
             .into_iter()
-            .find(|kind| kind.name() == name)
+            .find(|kind| kind.name() == bare)
             .ok_or_else(|| ConfigError::UnknownRejectionKind {
                 key: key.to_owned(),
-                value: name.to_owned(),
+                value: written.to_owned(),
             })
     }
 

@@ -611,10 +611,9 @@ fn rejection_kind(key: &str, expr: &Expr) -> Result<RejectionKind, String> {
             as_written(expr)
         ));
     };
-    if let Some(kind) = RejectionKind::ALL
-        .into_iter()
-        .find(|kind| kind.name() == written)
-    {
+    // A string as configuration reads it: `"Timeout"` or
+    // `"RejectionKind::Timeout"`.
+    if let Ok(kind) = RejectionKind::parse(key, &written) {
         return Ok(kind);
     }
     let names = RejectionKind::ALL.map(RejectionKind::name);
@@ -938,6 +937,10 @@ mod tests {
         }
         assert_eq!(
             kind("abort_on", &parse_quote!(bulkhead::RejectionKind::Timeout)),
+            Ok("Timeout")
+        );
+        assert_eq!(
+            kind("abort_on", &parse_quote!("RejectionKind::Timeout")),
             Ok("Timeout")
         );
         assert_eq!(

@@ -159,26 +159,37 @@ impl Value {
         }
     }
 
-    /// A list of rejection kinds: a TOML array, or comma-separated text
-    /// (ATR-009 for an unknown kind).
+    /// A list of rejection kinds, each alone (`Timeout`) or as
+    /// `RejectionKind::Timeout`: a TOML array, or comma-separated text
+    /// (ATR-009 for an unknown kind or one listed twice, as in an
+    /// attribute).
     fn kinds(&self, key: &str) -> Result<Vec<RejectionKind>, ConfigError> {
         let parse = |text: &str| RejectionKind::parse(key, text);
-        match self {
+        let kinds: Vec<RejectionKind> = match self {
             Value::Text(text) => text
                 .split(',')
                 .map(str::trim)
                 .filter(|t| !t.is_empty())
                 .map(parse)
-                .collect(),
+                .collect::<Result<_, _>>()?,
             Value::List(items) => items
                 .iter()
                 .map(|item| match item {
                     Value::Text(text) => parse(text),
                     other => parse(&other.to_string()),
                 })
-                .collect(),
-            other => parse(&other.to_string()).map(|kind| vec![kind]),
+                .collect::<Result<_, _>>()?,
+            other => vec![parse(&other.to_string())?],
+        };
+        for (i, kind) in kinds.iter().enumerate() {
+            if kinds[..i].contains(kind) {
+                return Err(ConfigError::DuplicateRejectionKind {
+                    key: key.to_owned(),
+                    value: kind.name().to_owned(),
+                });
+            }
         }
+        Ok(kinds)
     }
 
     /// One of `choices` (ATR-010 otherwise).
