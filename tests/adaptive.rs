@@ -188,6 +188,85 @@ fn limits_out_of_order_are_atr_015_naming_the_key() {
 }
 
 #[test]
+fn try_build_refuses_an_instance_override_whose_own_limits_are_out_of_order() {
+    let out_of_order = "[bulkhead.instances.a]\nadaptive = \"aimd\"\nmin_concurrent = 5\ninitial_concurrent = 3\nmax_concurrent = 10\n";
+    let err = Registry::builder()
+        .config_toml(out_of_order)
+        .unwrap()
+        .try_build()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "ATR-015: bulkhead.instances.a.initial_concurrent is out of order: min_concurrent (5) <= initial_concurrent (3) <= max_concurrent (10) must hold"
+    );
+    // From the environment, or the environment's over TOML's.
+    let err = Registry::builder()
+        .config_vars(
+            "APP_",
+            [
+                ("APP_BULKHEAD__INSTANCES__B__MAX_CONCURRENT", "10"),
+                ("APP_BULKHEAD__INSTANCES__B__RESERVED", "12"),
+            ],
+        )
+        .unwrap()
+        .try_build()
+        .unwrap_err();
+    assert_eq!(err.code(), "ATR-016", "{err}");
+    assert!(
+        err.to_string().contains("bulkhead.instances.B.reserved"),
+        "{err}"
+    );
+    let err = Registry::builder()
+        .config_toml("[bulkhead.instances.a]\nmin_concurrent = 5\n")
+        .unwrap()
+        .config_vars(
+            "APP_",
+            [("APP_BULKHEAD__INSTANCES__A__MAX_CONCURRENT", "4")],
+        )
+        .unwrap()
+        .try_build()
+        .unwrap_err();
+    assert_eq!(err.code(), "ATR-015", "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("ATR-015: bulkhead.instances.a.min_concurrent is out of order"),
+        "{err}"
+    );
+    // A reload checks it too, and changes nothing.
+    let registry = Registry::new();
+    assert_eq!(
+        registry.reload_toml(out_of_order).unwrap_err().code(),
+        "ATR-015"
+    );
+
+    // What a layer below could still put in order is no error: a limit the
+    // override leaves out, a named config's limits (an instance may set
+    // the rest), the environment fixing TOML's.
+    for (toml, vars) in [
+        (
+            "[bulkhead.instances.a]\nmin_concurrent = 30\n\n[bulkhead.configs.default]\nmax_concurrent = 40\n",
+            vec![],
+        ),
+        (
+            "[bulkhead.configs.slow]\nmin_concurrent = 5\ninitial_concurrent = 3\n",
+            vec![],
+        ),
+        (
+            "[bulkhead.instances.a]\nmin_concurrent = 5\ninitial_concurrent = 3\n",
+            vec![("APP_BULKHEAD__INSTANCES__A__INITIAL_CONCURRENT", "6")],
+        ),
+    ] {
+        let built = Registry::builder()
+            .config_toml(toml)
+            .unwrap()
+            .config_vars("APP_", vars)
+            .unwrap()
+            .try_build();
+        assert!(built.is_ok(), "{toml}: {:?}", built.err());
+    }
+}
+
+#[test]
 fn an_unknown_algorithm_in_configuration_is_atr_010() {
     let err = Registry::builder()
         .config_toml("[bulkhead.configs.default]\nadaptive = \"tcp\"\n")

@@ -543,6 +543,90 @@ impl BulkheadConfigBuilder {
         self.config.as_deref()
     }
 
+    /// The values set here, and those of `lower` that are not: two layers
+    /// written for one instance (say TOML's overrides and the
+    /// environment's), this one above.
+    pub fn over(&self, lower: &BulkheadConfigBuilder) -> BulkheadConfigBuilder {
+        let BulkheadConfigBuilder {
+            config,
+            max_concurrent,
+            max_wait,
+            enabled,
+            resource,
+            adaptive,
+            min_concurrent,
+            initial_concurrent,
+            aimd,
+            vegas,
+            gradient2,
+            sampling,
+            reserved,
+        } = self.clone();
+        BulkheadConfigBuilder {
+            config: config.or_else(|| lower.config.clone()),
+            max_concurrent: max_concurrent.or(lower.max_concurrent),
+            max_wait: max_wait.or(lower.max_wait),
+            enabled: enabled.or(lower.enabled),
+            resource: resource.or_else(|| lower.resource.clone()),
+            adaptive: adaptive.or(lower.adaptive),
+            min_concurrent: min_concurrent.or(lower.min_concurrent),
+            initial_concurrent: initial_concurrent.or(lower.initial_concurrent),
+            aimd: aimd.or(lower.aimd),
+            vegas: vegas.or(lower.vegas),
+            gradient2: gradient2.or(lower.gradient2),
+            sampling: sampling.or(lower.sampling),
+            reserved: reserved.or(lower.reserved),
+        }
+    }
+
+    /// Checks the values set here against each other, as an attribute's
+    /// are: `min_concurrent` <= `initial_concurrent` <= `max_concurrent`
+    /// among those set (ATR-015) and `reserved` <= `max_concurrent` if both
+    /// are (ATR-016), naming the key out of place after `key_prefix`. A
+    /// value not set here is left to the layers below (so it is no error
+    /// that one of them could fix); check a resolved configuration with
+    /// [`BulkheadConfig::check_limits`].
+    ///
+    /// # Errors
+    ///
+    /// ATR-015 or ATR-016, as above.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bulkhead_core::BulkheadConfig;
+    ///
+    /// let written = BulkheadConfig::builder().min_concurrent(5).initial_concurrent(3);
+    /// let err = written.check_together("bulkhead.instances.a.").unwrap_err();
+    /// assert_eq!(
+    ///     (err.code(), err.key()),
+    ///     ("ATR-015", "bulkhead.instances.a.initial_concurrent")
+    /// );
+    /// // A layer below may still give a max_concurrent of 10.
+    /// assert!(BulkheadConfig::builder().min_concurrent(12).check_together("").is_ok());
+    /// ```
+    pub fn check_together(&self, key_prefix: &str) -> Result<(), ConfigError> {
+        let written: Vec<(&str, KeyValue)> = [
+            (&key::MAX_CONCURRENT, self.max_concurrent),
+            (&key::MIN_CONCURRENT, self.min_concurrent),
+            (&key::INITIAL_CONCURRENT, self.initial_concurrent),
+            (&key::RESERVED, self.reserved),
+        ]
+        .into_iter()
+        .filter_map(|(key, value)| {
+            // Set through a `u32` setter: in range.
+            value.map(|n| {
+                (
+                    key.name(),
+                    KeyValue::Integer(u32::try_from(n).unwrap_or(u32::MAX)),
+                )
+            })
+        })
+        .collect();
+        let pairs: Vec<(&str, &KeyValue)> = written.iter().map(|(k, v)| (*k, v)).collect();
+        BulkheadConfig::check_together(&pairs).map_err(|e| e.prefixed(key_prefix))
+    }
+
     /// Resolves the values set here over the built-in defaults.
     ///
     /// # Errors

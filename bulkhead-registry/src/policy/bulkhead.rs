@@ -17,6 +17,18 @@ impl Policy for Bulkhead {
         config.check_limits(key_prefix)
     }
 
+    fn check_overrides(
+        specs: &[&BulkheadConfigBuilder],
+        key_prefix: &str,
+    ) -> Result<(), ConfigError> {
+        let written = specs
+            .iter()
+            .fold(BulkheadConfigBuilder::default(), |lower, spec| {
+                spec.over(&lower)
+            });
+        written.check_together(key_prefix)
+    }
+
     fn reconfigure(&self, old: &BulkheadConfig, new: &BulkheadConfig) -> bool {
         if old.max_concurrent() != new.max_concurrent() {
             // In range: it was resolved (and so checked) as a configuration.

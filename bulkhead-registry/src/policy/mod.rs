@@ -55,6 +55,17 @@ pub(crate) trait Policy: Clone + Send + Sync + 'static {
         Ok(())
     }
 
+    /// Checks the values the overrides of one instance write (`specs`,
+    /// lowest first: code and TOML's, then the environment's) against each
+    /// other, as an attribute's are (a bulkhead's limits in order among
+    /// those they write), bad keys named with `key_prefix`. Nothing is
+    /// above them, so what they write together is final; a value they
+    /// leave out comes from a layer below and is not checked here.
+    fn check_overrides(specs: &[&Self::Spec], key_prefix: &str) -> Result<(), ConfigError> {
+        let _ = (specs, key_prefix);
+        Ok(())
+    }
+
     /// A new instance.
     fn create(id: &str, config: Self::Config, context: PolicyContext) -> Self;
     /// The configuration the instance holds.

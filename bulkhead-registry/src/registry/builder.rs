@@ -342,8 +342,9 @@ impl RegistryBuilder {
     }
 
     /// Builds the registry, checking every configuration it was given
-    /// first: each named config and per-instance override must build, and
-    /// each `base_config` must name a config.
+    /// first: each named config and per-instance override must build (the
+    /// limits an instance's overrides write in order among themselves: no
+    /// layer is above them), and each `base_config` must name a config.
     ///
     /// # Errors
     ///

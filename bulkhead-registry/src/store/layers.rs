@@ -267,9 +267,10 @@ impl<P: Policy> Layers<P> {
     }
 
     /// Checks what can be checked before any instance exists: every named
-    /// config and override builds, every `base_config` names a config, and
-    /// no variable names a config whose name normalizes like another's
-    /// (CFG-004).
+    /// config and override builds, the values an instance's overrides
+    /// write agree with each other (a bulkhead's limits in order), every
+    /// `base_config` names a config, and no variable names a config whose
+    /// name normalizes like another's (CFG-004).
     pub(crate) fn validate(&self) -> Result<(), RegistryError> {
         let mut by_env_name: BTreeMap<String, &str> = BTreeMap::new();
         let mut names: Vec<&str> = self.configs.keys().map(String::as_str).collect();
@@ -314,6 +315,24 @@ impl<P: Policy> Layers<P> {
                     config: name.to_owned(),
                     known: self.known_configs(),
                 });
+            }
+        }
+        // An instance's overrides, the environment's over the others', are
+        // above every other layer: what they write together is final.
+        for (id, spec) in &self.overrides {
+            let specs: Vec<&P::Spec> = [Some(spec), self.env_override(id)]
+                .into_iter()
+                .flatten()
+                .collect();
+            P::check_overrides(&specs, &format!("{}.instances.{id}.", P::KIND.name()))?;
+        }
+        for (name, spec) in &self.env_overrides {
+            if !self
+                .overrides
+                .keys()
+                .any(|id| env_name(id).as_ref() == Some(name))
+            {
+                P::check_overrides(&[spec], &format!("{}.instances.{name}.", P::KIND.name()))?;
             }
         }
         Ok(())
