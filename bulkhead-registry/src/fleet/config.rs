@@ -203,34 +203,54 @@ impl FleetConfig {
     ///
     /// REG-014 naming what is wrong.
     pub(crate) fn check(&self, resource: &str) -> Result<(), RegistryError> {
-        let fail = |message: String| {
-            Err(RegistryError::FleetConfig {
+        match self.problem(resource) {
+            Some((_, message)) => Err(RegistryError::FleetConfig {
                 resource: resource.to_owned(),
                 message,
-            })
-        };
-        for (what, name) in [("resource name", resource), ("key prefix", &self.prefix)] {
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// What makes the configuration unusable for `resource`, if anything:
+    /// the configuration key it is about (`fleet` for the resource's name,
+    /// which the fleet makes a hash tag; `prefix`, `lease`, `margin`) and
+    /// what is wrong.
+    pub(crate) fn problem(&self, resource: &str) -> Option<(&'static str, String)> {
+        for (key, what, name) in [
+            ("fleet", "resource name", resource),
+            ("prefix", "key prefix", self.prefix.as_str()),
+        ] {
             if name.is_empty() || name.contains(['{', '}']) {
-                return fail(format!(
-                    "the {what} {name:?} must be non-empty and without {{ or }}: it is the hash tag that keeps a resource's keys in one Redis Cluster slot"
+                return Some((
+                    key,
+                    format!(
+                        "the {what} {name:?} must be non-empty and without {{ or }}: it is the hash tag that keeps a resource's keys in one Redis Cluster slot"
+                    ),
                 ));
             }
         }
         if self.lease < Self::MIN_LEASE {
-            return fail(format!(
-                "lease {:?} is shorter than the minimum {:?}",
-                self.lease,
-                Self::MIN_LEASE
+            return Some((
+                "lease",
+                format!(
+                    "lease {:?} is shorter than the minimum {:?}",
+                    self.lease,
+                    Self::MIN_LEASE
+                ),
             ));
         }
         let margin = self.margin_duration();
         if margin.is_zero() || margin > self.lease / 2 {
-            return fail(format!(
-                "margin {margin:?} must be above 0 and at most half the lease ({:?})",
-                self.lease
+            return Some((
+                "margin",
+                format!(
+                    "margin {margin:?} must be above 0 and at most half the lease ({:?})",
+                    self.lease
+                ),
             ));
         }
-        Ok(())
+        None
     }
 }
 

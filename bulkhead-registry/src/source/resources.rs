@@ -300,10 +300,24 @@ mod fleet {
         }
     }
 
-    fn url<'v>(resource: &str, value: &'v Value, full_key: &str) -> Result<&'v str, RegistryError> {
-        value
+    /// REG-014 `message` about the value of `full_key` (a key, or a
+    /// variable), named first.
+    fn at(resource: &str, full_key: &str, message: &str) -> RegistryError {
+        RegistryError::FleetConfig {
+            resource: resource.to_owned(),
+            message: format!("{full_key}: {message}"),
+        }
+    }
+
+    /// The fleet of Redis URL `value`, given for `full_key`.
+    fn redis(resource: &str, value: &Value, full_key: &str) -> Result<FleetConfig, RegistryError> {
+        let url = value
             .text()
-            .ok_or_else(|| fail(resource, full_key, "a Redis URL"))
+            .ok_or_else(|| fail(resource, full_key, "a Redis URL"))?;
+        FleetConfig::redis(url).map_err(|error| match error {
+            RegistryError::FleetConfig { message, .. } => at(resource, full_key, &message),
+            other => other,
+        })
     }
 
     fn on_unreachable(
@@ -332,7 +346,7 @@ mod fleet {
         full_key: &str,
     ) -> Result<(), RegistryError> {
         match key {
-            "fleet" => FleetConfig::redis(url(resource, value, full_key)?).map(drop),
+            "fleet" => redis(resource, value, full_key).map(drop),
             "lease" | "margin" => value.duration(full_key).map(drop).map_err(Into::into),
             "prefix" => value
                 .text()
@@ -357,7 +371,7 @@ mod fleet {
             }
             return Ok(None);
         };
-        let mut config = FleetConfig::redis(url(resource, url_value, full_key)?)?;
+        let mut config = redis(resource, url_value, full_key)?;
         if let Some((value, key)) = get("lease") {
             config = config.lease(value.duration(key)?);
         }
@@ -370,7 +384,15 @@ mod fleet {
         if let Some((value, key)) = get("on_unreachable") {
             config = config.on_unreachable(on_unreachable(resource, value, key)?);
         }
-        config.check(resource)?;
+        if let Some((key, message)) = config.problem(resource) {
+            // The key that gave the value, or, for a default that does
+            // not fit (none does, so far), the key to give.
+            let full_key = get(key).map_or_else(
+                || format!("resources.{resource}.{key}"),
+                |(_, full_key)| full_key.to_owned(),
+            );
+            return Err(at(resource, &full_key, &message));
+        }
         Ok(Some(config))
     }
 }

@@ -394,3 +394,81 @@ fn a_fleet_resource_is_declared_in_environment_variables() {
         .config_vars("BULKHEAD_", [("BULKHEAD_RESOURCES__DB__FLEET", "http://x")]);
     assert_eq!(bad.unwrap_err().code(), "REG-014");
 }
+
+#[test]
+fn every_bad_fleet_value_in_configuration_is_reg_014_naming_its_key_or_variable() {
+    let url = "redis://127.0.0.1:6379/0";
+    let toml = |keys: &str| format!("[resources.db]\nbudget = 3\nfleet = \"{url}\"\n{keys}\n");
+    fn refused<T>(loaded: Result<T, RegistryError>, key: &str) -> RegistryError {
+        let Err(error) = loaded else {
+            panic!("{key}: accepted")
+        };
+        assert_eq!(error.code(), "REG-014", "{error}");
+        assert!(error.to_string().contains(key), "{key}: {error}");
+        error
+    }
+    let error = refused(
+        Registry::builder().config_toml(&toml("lease = \"50ms\"")),
+        "resources.db.lease",
+    );
+    assert_eq!(
+        error.to_string(),
+        "REG-014: invalid fleet configuration: resources.db.lease: lease 50ms is shorter than the minimum 100ms"
+    );
+    for (keys, key) in [
+        ("margin = \"6s\"", "resources.db.margin"),
+        ("margin = \"0\"", "resources.db.margin"),
+        ("lease = \"1s\"\nmargin = \"501ms\"", "resources.db.margin"),
+        ("prefix = \"a{b\"", "resources.db.prefix"),
+        ("prefix = \"\"", "resources.db.prefix"),
+    ] {
+        refused(Registry::builder().config_toml(&toml(keys)), key);
+    }
+    for bad in ["rediss://h/0", "http://h"] {
+        let text = format!("[resources.db]\nbudget = 3\nfleet = \"{bad}\"\n");
+        refused(Registry::builder().config_toml(&text), "resources.db.fleet");
+    }
+    let text = format!("[resources.\"d{{b\"]\nbudget = 3\nfleet = \"{url}\"\n");
+    refused(
+        Registry::builder().config_toml(&text),
+        "resources.d{b.fleet",
+    );
+    // Variables are named as other variables' errors name them.
+    for vars in [
+        vec![
+            ("BULKHEAD_RESOURCES__DB__BUDGET", "3"),
+            ("BULKHEAD_RESOURCES__DB__FLEET", "rediss://x/0"),
+        ],
+        vec![("BULKHEAD_RESOURCES__DB__FLEET", "rediss://x/0")],
+    ] {
+        refused(
+            Registry::builder().config_vars("BULKHEAD_", vars),
+            "BULKHEAD_RESOURCES__DB__FLEET",
+        );
+    }
+    refused(
+        Registry::builder().config_vars(
+            "BULKHEAD_",
+            [
+                ("BULKHEAD_RESOURCES__DB__BUDGET", "3"),
+                ("BULKHEAD_RESOURCES__DB__FLEET", url),
+                ("BULKHEAD_RESOURCES__DB__LEASE", "50ms"),
+            ],
+        ),
+        "BULKHEAD_RESOURCES__DB__LEASE",
+    );
+    refused(
+        Registry::builder()
+            .config_toml(&toml(""))
+            .unwrap()
+            .config_vars("BULKHEAD_", [("BULKHEAD_RESOURCES__DB__PREFIX", "a}b")]),
+        "BULKHEAD_RESOURCES__DB__PREFIX",
+    );
+    // A reload names the key too, and changes nothing.
+    let registry = Registry::new();
+    refused(
+        registry.reload_toml(&toml("margin = \"0\"")),
+        "resources.db.margin",
+    );
+    assert!(registry.snapshot().fleets().is_empty());
+}
