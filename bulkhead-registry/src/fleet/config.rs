@@ -96,6 +96,10 @@ impl FleetConfig {
     pub const DEFAULT_LEASE: Duration = Duration::from_secs(10);
     /// The shortest lease: 100 milliseconds.
     pub const MIN_LEASE: Duration = Duration::from_millis(100);
+    /// The longest lease: a day. A process that dies keeps its share for
+    /// up to a lease; longer is no use, and would reach durations that
+    /// Redis's clock and this process's cannot add up.
+    pub const MAX_LEASE: Duration = Duration::from_secs(24 * 60 * 60);
     /// The key prefix when none is given.
     pub const DEFAULT_PREFIX: &'static str = "default";
 
@@ -143,8 +147,8 @@ impl FleetConfig {
         self
     }
 
-    /// How long a lease lasts without a renewal (10 s unless given; at
-    /// least 100 ms). Processes renew every third of it, and a process
+    /// How long a lease lasts without a renewal (10 s unless given; from
+    /// 100 ms to a day). Processes renew every third of it, and a process
     /// that died frees its share within one lease.
     pub fn lease(mut self, lease: Duration) -> Self {
         self.lease = lease;
@@ -237,6 +241,16 @@ impl FleetConfig {
                     "lease {:?} is shorter than the minimum {:?}",
                     self.lease,
                     Self::MIN_LEASE
+                ),
+            ));
+        }
+        if self.lease > Self::MAX_LEASE {
+            return Some((
+                "lease",
+                format!(
+                    "lease {:?} is longer than the maximum {:?} (a day)",
+                    self.lease,
+                    Self::MAX_LEASE
                 ),
             ));
         }

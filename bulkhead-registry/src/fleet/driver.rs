@@ -15,6 +15,7 @@ use bulkhead_core::{BulkheadEvent, BulkheadEventKind, Event, EventStream, Policy
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use tokio::sync::mpsc;
 
+use super::lease::later;
 use super::resource::Resource;
 use super::script::{Keys, Scripts};
 
@@ -96,7 +97,7 @@ async fn run(resource: Arc<Resource>, context: PolicyContext) {
         let (request, give_up) = {
             let mut members = resource.members();
             count_refusals(&mut events, &mut members);
-            if now >= turned + turn {
+            if now >= later(turned, turn) {
                 members.rotate_window();
                 turned = now;
             }
@@ -171,7 +172,7 @@ async fn leave(
         members.apply(0);
         (seq, change)
     };
-    let until = Instant::now() + resource.config.margin_duration();
+    let until = later(Instant::now(), resource.config.margin_duration());
     while resource.members().in_flight() > 0 && Instant::now() < until {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }

@@ -67,11 +67,25 @@ pub(crate) struct Lease {
     pub(crate) last_renewal: Option<Instant>,
 }
 
+/// `at + wait`; past what an `Instant` can hold, `at` plus the longest
+/// lease (or `at` itself): no duration makes it panic.
+pub(crate) fn later(at: Instant, wait: Duration) -> Instant {
+    at.checked_add(wait)
+        .or_else(|| at.checked_add(FleetConfig::MAX_LEASE))
+        .unwrap_or(at)
+}
+
 impl Lease {
     pub(crate) fn new(config: &FleetConfig, now: Instant) -> Self {
+        // A checked configuration is within these bounds already
+        // (`FleetConfig::check`); kept so that no value makes the
+        // arithmetic below overflow.
+        let lease = config
+            .lease_duration()
+            .clamp(FleetConfig::MIN_LEASE, FleetConfig::MAX_LEASE);
         Lease {
-            lease: config.lease_duration(),
-            margin: config.margin_duration(),
+            lease,
+            margin: config.margin_duration().min(lease / 2),
             on_unreachable: config.unreachable(),
             state: FleetState::Joining,
             seq: 0,
@@ -109,7 +123,7 @@ impl Lease {
     /// response timeout, and no later than the deadline of the share in
     /// force, so that no wait delays a fallback.
     pub(crate) fn give_up_at(&self, sent: Instant) -> Instant {
-        let timeout = sent + self.response_timeout();
+        let timeout = later(sent, self.response_timeout());
         match self.deadline {
             Some(deadline) if self.state == FleetState::Joined && deadline > sent => {
                 timeout.min(deadline)
@@ -161,7 +175,7 @@ impl Lease {
         let moved = demand.abs_diff(self.demand) >= (self.demand / 8).max(1);
         let cooled = self
             .last_sent
-            .is_none_or(|sent| now >= sent + self.period() / 4);
+            .is_none_or(|sent| now >= later(sent, self.period() / 4));
         shrink_fits || (moved && cooled)
     }
 
@@ -212,7 +226,7 @@ impl Lease {
         self.budget = reply.budget;
         self.processes = reply.processes;
         self.recover = Duration::from_millis(reply.recover_ms);
-        let deadline = sent + self.lease - self.margin;
+        let deadline = later(sent, self.lease.saturating_sub(self.margin));
         if now >= deadline {
             // Too late to use: the share may already be someone else's by
             // Redis's clock. What it records of us stays counted.
@@ -232,12 +246,12 @@ impl Lease {
             _ => None,
         };
         self.state = FleetState::Joined;
-        self.next = sent
-            + if self.grant < self.target {
-                self.period() / 4
-            } else {
-                self.period()
-            };
+        let renew_in = if self.grant < self.target {
+            self.period() / 4
+        } else {
+            self.period()
+        };
+        self.next = later(sent, renew_in);
         reason.map(|reason| Change {
             from,
             to: self.grant,
@@ -252,7 +266,7 @@ impl Lease {
     pub(crate) fn on_error(&mut self, now: Instant) -> Option<Change> {
         self.failures += 1;
         let sent = self.last_sent.unwrap_or(now);
-        self.next = (sent + self.period() / 4).max(now);
+        self.next = later(sent, self.period() / 4).max(now);
         self.backoff_until = self.next;
         (self.state == FleetState::Joining).then(|| self.fall_back())
     }

@@ -54,6 +54,7 @@ pub use config::{FleetConfig, OnUnreachable};
 pub use snapshot::{FleetSnapshot, FleetState};
 
 pub(crate) use driver::Driver;
+pub(crate) use lease::later;
 pub(crate) use local::Handover;
 pub(crate) use resource::Resource;
 

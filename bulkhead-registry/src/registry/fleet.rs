@@ -12,7 +12,7 @@ use bulkhead_core::Bulkhead;
 
 use super::Registry;
 use crate::error::RegistryError;
-use crate::fleet::{Driver, FleetConfig, FleetSnapshot, Handover, Resource};
+use crate::fleet::{Driver, FleetConfig, FleetSnapshot, Handover, Resource, later};
 
 /// A registry's fleet resources and the thread that keeps their leases.
 #[derive(Default)]
@@ -110,8 +110,8 @@ impl Registry {
     /// # Errors
     ///
     /// - REG-014 if `config` cannot be used for `name` (a `{` or `}` in
-    ///   the name or prefix, a lease under 100 ms, a margin above half the
-    ///   lease);
+    ///   the name or prefix, a lease under 100 ms or over a day, a margin
+    ///   above half the lease);
     /// - REG-015 if `name` already shares its budget with a fleet
     ///   configured otherwise;
     /// - REG-010 if this process's bulkheads on it need more than `slots`;
@@ -236,8 +236,11 @@ impl Registry {
             if !resource.driven.load(Acquire) {
                 resource.leave_undriven(&self.inner.context);
             }
-            let wait = resource.config.margin_duration() + Duration::from_secs(1);
-            until = until.max(Instant::now() + wait + Duration::from_millis(50));
+            let wait = resource
+                .config
+                .margin_duration()
+                .saturating_add(Duration::from_millis(1050));
+            until = until.max(later(Instant::now(), wait));
         }
         while Instant::now() < until && resources.iter().any(|r| !r.left.load(Acquire)) {
             std::thread::sleep(Duration::from_millis(5));

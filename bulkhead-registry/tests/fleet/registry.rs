@@ -225,6 +225,24 @@ fn bad_fleet_configurations_are_refused_with_their_code() {
         code(registry.fleet_resource("db", 10, ok.clone().lease(Duration::from_millis(10)))),
         "REG-014"
     );
+    // The longest lease is a day; the fleet thread never sees a longer
+    // one (it panicked on it, the resource stuck joining).
+    for lease in [
+        Duration::from_secs(u64::MAX),
+        Duration::MAX,
+        FleetConfig::MAX_LEASE + Duration::from_millis(1),
+    ] {
+        let error = registry
+            .fleet_resource("db", 10, ok.clone().lease(lease))
+            .unwrap_err();
+        assert_eq!(error.code(), "REG-014");
+        assert!(
+            error.to_string().contains("longer than the maximum"),
+            "{error}"
+        );
+    }
+    assert_eq!(FleetConfig::MAX_LEASE, Duration::from_secs(24 * 60 * 60));
+    assert!(registry.snapshot().fleets().is_empty());
     registry.fleet_resource("db", 10, ok.clone()).unwrap();
     registry.fleet_resource("db", 12, ok.clone()).unwrap();
     assert_eq!(
@@ -416,6 +434,8 @@ fn every_bad_fleet_value_in_configuration_is_reg_014_naming_its_key_or_variable(
         "REG-014: invalid fleet configuration: resources.db.lease: lease 50ms is shorter than the minimum 100ms"
     );
     for (keys, key) in [
+        ("lease = \"18446744073709551615s\"", "resources.db.lease"),
+        ("lease = \"24h 1ms\"", "resources.db.lease"),
         ("margin = \"6s\"", "resources.db.margin"),
         ("margin = \"0\"", "resources.db.margin"),
         ("lease = \"1s\"\nmargin = \"501ms\"", "resources.db.margin"),
@@ -452,7 +472,7 @@ fn every_bad_fleet_value_in_configuration_is_reg_014_naming_its_key_or_variable(
             [
                 ("BULKHEAD_RESOURCES__DB__BUDGET", "3"),
                 ("BULKHEAD_RESOURCES__DB__FLEET", url),
-                ("BULKHEAD_RESOURCES__DB__LEASE", "50ms"),
+                ("BULKHEAD_RESOURCES__DB__LEASE", "48h"),
             ],
         ),
         "BULKHEAD_RESOURCES__DB__LEASE",
@@ -471,4 +491,10 @@ fn every_bad_fleet_value_in_configuration_is_reg_014_naming_its_key_or_variable(
         "resources.db.margin",
     );
     assert!(registry.snapshot().fleets().is_empty());
+    // A lease of a day is the longest, and fine.
+    assert!(
+        Registry::builder()
+            .config_toml(&toml("lease = \"24h\""))
+            .is_ok()
+    );
 }

@@ -204,3 +204,35 @@ fn a_request_is_waited_for_no_later_than_the_deadline_in_force() {
     lease.on_reply(t0, t0, &request, reply(4, 4, 4));
     assert_eq!(lease.give_up_at(t0 + ms(850)), t0 + ms(900));
 }
+
+#[test]
+fn no_lease_or_margin_makes_the_lease_arithmetic_panic() {
+    // `FleetConfig::check` refuses these; a lease never panics on them
+    // all the same, and holds a share at most the longest lease.
+    for (lease, margin) in [
+        (Duration::MAX, None),
+        (Duration::from_secs(u64::MAX), Some(Duration::from_secs(1))),
+        (Duration::MAX, Some(Duration::MAX)),
+        (Duration::ZERO, Some(Duration::MAX)),
+    ] {
+        let t0 = Instant::now();
+        let mut config = FleetConfig::redis("redis://127.0.0.1:1/")
+            .unwrap()
+            .lease(lease);
+        if let Some(margin) = margin {
+            config = config.margin(margin);
+        }
+        let mut lease = Lease::new(&config, t0);
+        assert!(lease.due(t0, 0, 3));
+        let request = lease.request(t0, 0, 3, 10, 8);
+        lease.give_up_at(t0);
+        lease.on_reply(t0, t0 + ms(5), &request, reply(4, 4, 4));
+        assert_eq!((lease.state, lease.grant), (FleetState::Joined, 4));
+        let deadline = lease.deadline.unwrap();
+        assert!(deadline > t0 && deadline <= t0 + FleetConfig::MAX_LEASE);
+        lease.due(t0 + ms(10), 4, 5);
+        lease.expire(t0 + ms(10));
+        lease.on_error(t0 + ms(10));
+        assert!(config.check("db").is_err(), "{config:?}");
+    }
+}
