@@ -13,6 +13,11 @@ use bulkhead_core::Bulkhead;
 use super::Registry;
 use crate::error::RegistryError;
 use crate::fleet::{Driver, FleetConfig, FleetSnapshot, Handover, Resource, later};
+use crate::source::ResourceSpec;
+use crate::store::Change;
+
+/// How a [`Change`] of a resource shows that it has no fleet.
+const NO_FLEET: &str = "no fleet";
 
 /// A registry's fleet resources and the thread that keeps their leases.
 #[derive(Default)]
@@ -185,6 +190,59 @@ impl Registry {
             driver.add(resource);
         }
         Ok(())
+    }
+
+    /// Declares the resource `spec` gives, from a configuration source:
+    /// its budget, and its fleet.
+    ///
+    /// - With a fleet, on a resource that has none yet, it joins the fleet
+    ///   (its bulkheads closed until the first share), listed in `changes`
+    ///   as applied.
+    /// - A fleet other than the one the resource is in, or none for a
+    ///   resource in a fleet, is listed in `changes` as not applied: a
+    ///   process stays in one fleet per resource for its life. The budget
+    ///   applies all the same.
+    ///
+    /// With `fall_back`, a fleet thread that cannot be started leaves the
+    /// resource on its fallback share (see [`OnStartFailure::FallBack`]).
+    pub(super) fn declare_fleet_resource(
+        &self,
+        spec: &ResourceSpec,
+        changes: &mut Vec<Change>,
+        fall_back: bool,
+    ) -> Result<(), RegistryError> {
+        let running = self.inner.fleets.get(&spec.name).map(|r| r.config.clone());
+        let change = |from: String, to: String, applied| Change {
+            policy: "resource",
+            instance: spec.name.clone(),
+            from,
+            to,
+            applied,
+        };
+        let Some(fleet) = &spec.fleet else {
+            if let Some(running) = running {
+                changes.push(change(format!("{running:?}"), NO_FLEET.to_owned(), false));
+            }
+            return self.resource(&spec.name, spec.budget);
+        };
+        let on_failure = if fall_back {
+            OnStartFailure::FallBack
+        } else {
+            OnStartFailure::Fail
+        };
+        match self.join_fleet(&spec.name, spec.budget, fleet.clone(), on_failure) {
+            Err(RegistryError::FleetConflict {
+                running, requested, ..
+            }) => {
+                changes.push(change(running, requested, false));
+                self.resource(&spec.name, spec.budget)
+            }
+            Ok(()) if running.is_none() => {
+                changes.push(change(NO_FLEET.to_owned(), format!("{fleet:?}"), true));
+                Ok(())
+            }
+            other => other,
+        }
     }
 
     /// Starts the fleet thread if it is not running, and gives it the

@@ -27,6 +27,9 @@ impl Registry {
     /// [`Bulkhead::move_to_pool`](bulkhead_core::Bulkhead::move_to_pool)).
     /// Other changes cannot be applied to a live instance: they are listed
     /// with `applied: false`, and take effect for instances created later.
+    /// With the feature `redis`, a resource given a `fleet` it did not have
+    /// joins that fleet (listed as applied); one whose fleet changed or was
+    /// removed stays in the fleet it is in (listed as not applied).
     ///
     /// On a thread that holds an open [`declare`](Self::declare) batch, the
     /// instances the batch declared are resolved and reconfigured with the

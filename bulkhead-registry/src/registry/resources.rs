@@ -84,44 +84,24 @@ impl Registry {
     }
 
     /// Declares the resources a configuration source gave: budgets, and
-    /// fleets (feature `redis`); a fleet that differs from the running one
-    /// is listed in `changes` as not applied (a process stays in one fleet
-    /// per resource). With `fall_back`, a fleet thread that cannot be
-    /// started leaves a fleet resource on its fallback share instead of
-    /// failing (`Registry::fleet_errors` keeps REG-016).
+    /// fleets (feature `redis`, see `declare_fleet_resource`: a resource
+    /// that gets a fleet joins it, one whose fleet changed or went is
+    /// listed in `changes` as not applied). With `fall_back`, a fleet
+    /// thread that cannot be started leaves a fleet resource on its
+    /// fallback share instead of failing (`Registry::fleet_errors` keeps
+    /// REG-016).
     pub(crate) fn declare_resources(
         &self,
         resources: &[ResourceSpec],
         changes: &mut Vec<Change>,
         fall_back: bool,
     ) -> Result<(), RegistryError> {
+        #[cfg(not(feature = "redis"))]
+        let _ = (&changes, fall_back);
         for spec in resources {
             #[cfg(feature = "redis")]
-            if let Some(fleet) = &spec.fleet {
-                use super::fleet::OnStartFailure;
-                let on_failure = if fall_back {
-                    OnStartFailure::FallBack
-                } else {
-                    OnStartFailure::Fail
-                };
-                match self.join_fleet(&spec.name, spec.budget, fleet.clone(), on_failure) {
-                    Err(RegistryError::FleetConflict {
-                        running, requested, ..
-                    }) => {
-                        changes.push(Change {
-                            policy: "resource",
-                            instance: spec.name.clone(),
-                            from: running,
-                            to: requested,
-                            applied: false,
-                        });
-                        self.resource(&spec.name, spec.budget)?;
-                    }
-                    other => other?,
-                }
-                continue;
-            }
-            let _ = (&changes, fall_back);
+            self.declare_fleet_resource(spec, changes, fall_back)?;
+            #[cfg(not(feature = "redis"))]
             self.resource(&spec.name, spec.budget)?;
         }
         Ok(())

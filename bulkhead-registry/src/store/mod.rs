@@ -44,7 +44,9 @@ impl<P: Policy> Clone for Declared<P> {
 #[non_exhaustive]
 pub struct Change {
     /// The kind of policy, such as `"bulkhead"`; `"resource"` for a
-    /// resource whose fleet configuration changed (never applied live).
+    /// resource whose fleet changed (feature `redis`): applied when it
+    /// joins a fleet it was not in (`from` is `"no fleet"`), never when
+    /// the fleet it is in changes or goes (`to` is `"no fleet"`).
     pub policy: &'static str,
     /// The instance id (the resource's name).
     pub instance: String,
@@ -54,7 +56,8 @@ pub struct Change {
     pub to: String,
     /// Whether the live instance now works with the new configuration.
     /// Only a bulkhead's `max_concurrent`, `reserved` and `resource`
-    /// change live (a resource's fleet configuration never); any other change
+    /// change live, and a resource joins a fleet (it never changes or
+    /// leaves the one it is in); any other change
     /// takes effect for instances created from now on (a new registry, or
     /// a new id), and the instance keeps its old values: every later reload
     /// lists it again while the two differ.

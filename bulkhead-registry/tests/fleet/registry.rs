@@ -498,3 +498,69 @@ fn every_bad_fleet_value_in_configuration_is_reg_014_naming_its_key_or_variable(
             .is_ok()
     );
 }
+
+#[test]
+fn a_reload_lists_a_fleet_removed_as_not_applied_and_joins_a_fleet_added() {
+    let redis = RedisServer::start();
+    let fleet = |prefix: &str| {
+        format!(
+            "[resources.db]\nbudget = 10\nfleet = \"{}\"\nprefix = \"{prefix}\"\nlease = \"1s\"\non_unreachable = \"closed\"\n\n\
+             [bulkhead.instances.orders]\nmax_concurrent = 6\nresource = \"db\"\n",
+            redis.url()
+        )
+    };
+    let local = "[resources.db]\nbudget = 8\n\n[bulkhead.instances.orders]\nmax_concurrent = 6\nresource = \"db\"\n";
+    let declare = |toml: &str| {
+        let registry = Registry::builder()
+            .config_toml(toml)
+            .unwrap()
+            .try_build()
+            .unwrap();
+        let orders = registry
+            .bulkhead_policy("orders", "test", &BulkheadConfig::builder())
+            .unwrap();
+        (registry, orders)
+    };
+
+    // In a fleet, a reload without `fleet`: listed, not applied (again
+    // at every reload while it differs); the budget applies.
+    let (registry, orders) = declare(&fleet("removed"));
+    wait_for(Duration::from_secs(4), || orders.max_concurrent() == 6).expect("its share");
+    for _ in 0..2 {
+        let changes = registry.reload_toml(local).unwrap();
+        assert_eq!(changes.len(), 1, "{changes:?}");
+        let change = &changes[0];
+        assert_eq!(
+            (change.policy, change.instance.as_str(), change.to.as_str()),
+            ("resource", "db", "no fleet")
+        );
+        assert!(!change.applied);
+        assert!(change.from.contains("prefix: \"removed\""), "{change:?}");
+    }
+    assert_eq!(share(&registry).1, FleetState::Joined, "still in the fleet");
+    assert_eq!(registry.resource_usage("db"), Some((8, 6)));
+
+    // A local resource given a fleet joins it: listed, applied.
+    let (registry, orders) = declare(local);
+    assert!(registry.snapshot().fleets().is_empty());
+    assert_eq!(orders.max_concurrent(), 6);
+    let changes = registry.reload_toml(&fleet("added")).unwrap();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    let change = &changes[0];
+    assert_eq!(
+        (
+            change.policy,
+            change.instance.as_str(),
+            change.from.as_str()
+        ),
+        ("resource", "db", "no fleet")
+    );
+    assert!(change.applied);
+    assert!(change.to.contains("prefix: \"added\""), "{change:?}");
+    let joined = wait_for(Duration::from_secs(4), || {
+        share(&registry) == (6, FleetState::Joined) && orders.max_concurrent() == 6
+    });
+    assert!(joined.is_some(), "{:?}", registry.snapshot().fleets());
+    assert_eq!(registry.snapshot().fleets()[0].bulkheads, ["orders"]);
+    assert!(registry.reload_toml(&fleet("added")).unwrap().is_empty());
+}
