@@ -965,3 +965,32 @@ fn bad_values_of_the_new_keys_are_coded_and_the_method_is_no_configuration() {
     let err = toml_error("[fallback.configs.default]\nmethod = \"cached\"");
     assert_eq!(err.code(), "CFG-001", "a method is code: {err}");
 }
+
+#[test]
+fn a_reservation_is_checked_against_the_limit_of_every_layer_laid() {
+    // configs.default gives the limit that makes an instance's reservation
+    // fit: no layer is refused on its own.
+    let text =
+        "[bulkhead.configs.default]\nmax_concurrent = 40\n[bulkhead.instances.a]\nreserved = 30\n";
+    let registry = Registry::builder()
+        .config_toml(text)
+        .unwrap()
+        .try_build()
+        .unwrap();
+    let config = registry
+        .bulkhead_policy("a", "test", &spec())
+        .unwrap()
+        .config();
+    assert_eq!((config.max_concurrent(), config.reserved()), (40, 30));
+    // An attribute's lower limit makes it not fit: ATR-016 with the key,
+    // when the instance is declared.
+    let err = registry
+        .bulkhead_policy("a", "other", &spec().max_concurrent(20))
+        .unwrap_err();
+    assert_eq!(err.code(), "ATR-016", "{err}");
+    assert!(err.to_string().contains("reserved"), "{err}");
+    // Nothing above the built-in 25: the same.
+    let registry = toml("[bulkhead.instances.b]\nreserved = 30\n");
+    let err = registry.bulkhead_policy("b", "test", &spec()).unwrap_err();
+    assert_eq!(err.code(), "ATR-016", "{err}");
+}

@@ -193,18 +193,30 @@ impl BulkheadConfig {
     }
 
     /// Checks that `min_concurrent` <= `initial_concurrent` <=
-    /// `max_concurrent`, naming the key out of place after `key_prefix`.
+    /// `max_concurrent`, and `reserved` <= `max_concurrent`, naming the key
+    /// out of place after `key_prefix`.
     ///
     /// # Errors
     ///
-    /// ATR-015 if they are out of order.
+    /// ATR-015 if the limits are out of order, ATR-016 if `reserved` is
+    /// above `max_concurrent`.
     pub fn check_limits(&self, key_prefix: &str) -> Result<(), ConfigError> {
         check_order(
             Some(self.min_concurrent),
             Some(self.initial_concurrent()),
             Some(self.max_concurrent),
         )
-        .map_err(|e| e.prefixed(key_prefix))
+        .map_err(|e| e.prefixed(key_prefix))?;
+        match self.reserved {
+            Some(reserved) if reserved > self.max_concurrent => {
+                Err(ConfigError::ReservedAboveLimit {
+                    key: format!("{key_prefix}reserved"),
+                    reserved,
+                    max_concurrent: self.max_concurrent,
+                })
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Whether `other` differs from this configuration only in what a live
@@ -651,15 +663,14 @@ impl BulkheadConfigBuilder {
     /// Like [`build_on`](Self::build_on), naming a bad value's key as
     /// `key_prefix` followed by the key, e.g.
     /// `bulkhead.configs.slow.max_concurrent`, and checking each value on
-    /// its own only: a layer of configuration may set `min_concurrent`
-    /// that another layer's `max_concurrent` makes fit. Check the values
-    /// against each other with [`BulkheadConfig::check_limits`] once every
-    /// layer is laid.
+    /// its own only: a layer of configuration may set `min_concurrent` (or
+    /// `reserved`) that another layer's `max_concurrent` makes fit. Check
+    /// the values against each other with
+    /// [`BulkheadConfig::check_limits`] once every layer is laid.
     ///
     /// # Errors
     ///
-    /// ATR-003 if a limit is out of range, ATR-008 if `reserved` is,
-    /// ATR-016 if `reserved` is above `max_concurrent`.
+    /// ATR-003 if a limit is out of range, ATR-008 if `reserved` is.
     pub fn build_keyed(
         &self,
         base: &BulkheadConfig,
@@ -697,15 +708,6 @@ impl BulkheadConfigBuilder {
             ),
             None => base.reserved,
         };
-        if let Some(reserved) = reserved
-            && reserved > max_concurrent
-        {
-            return Err(ConfigError::ReservedAboveLimit {
-                key: format!("{key_prefix}reserved"),
-                reserved,
-                max_concurrent,
-            });
-        }
         let config = BulkheadConfig {
             reserved,
             max_concurrent,
