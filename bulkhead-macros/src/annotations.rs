@@ -108,6 +108,25 @@ impl Annotations {
             .map(|(_, span)| *span)
     }
 
+    /// What the type checker's messages about the method's result name
+    /// (ATR-004): its attribute, or its policies if it has several.
+    pub(crate) fn named(&self) -> Named {
+        Named::of(self.written.iter().map(|(kind, _)| *kind))
+    }
+
+    /// What the type checker's messages about calling the method again
+    /// name (ATR-007, ATR-012): its attribute that may call it again, or
+    /// its policies if several may; `None` if none may.
+    pub(crate) fn named_calling_again(&self) -> Option<Named> {
+        self.calling_again()?;
+        Some(Named::of(
+            self.written
+                .iter()
+                .map(|(kind, _)| *kind)
+                .filter(|kind| kind.calls_again()),
+        ))
+    }
+
     /// The attributes written, for messages: `#[retry]`, or `#[retry] and
     /// #[bulkhead]`, or `#[a], #[b] and #[c]`.
     pub(crate) fn names(&self) -> String {
@@ -130,6 +149,39 @@ impl Annotations {
         } else {
             singular
         }
+    }
+}
+
+/// What a message of the type checker about a method or function names:
+/// one of its attributes, or its policies when several attributes are
+/// concerned. The facade has a check of each (`rejecter_retry`,
+/// `rejecter_policies`, ..), whose message names it; generated code calls
+/// the one of [`Named::item`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Named {
+    /// One attribute.
+    Attribute(PolicyKind),
+    /// Several.
+    Policies,
+}
+
+impl Named {
+    /// The one of `kinds`, or [`Named::Policies`] if there are several.
+    fn of(mut kinds: impl Iterator<Item = PolicyKind>) -> Named {
+        match (kinds.next(), kinds.next()) {
+            (Some(kind), None) => Named::Attribute(kind),
+            _ => Named::Policies,
+        }
+    }
+
+    /// The facade's item `prefix` for it: `rejecter_` gives
+    /// `rejecter_retry`, or `rejecter_policies` for several attributes.
+    pub(crate) fn item(self, prefix: &str, span: Span) -> Ident {
+        let named = match self {
+            Named::Attribute(kind) => kind.attribute().as_str(),
+            Named::Policies => "policies",
+        };
+        Ident::new(&format!("{prefix}{named}"), span)
     }
 }
 
@@ -182,6 +234,43 @@ mod tests {
             found.calling_again().map(|(kind, _)| kind),
             Some(PolicyKind::Retry)
         );
+    }
+
+    #[test]
+    fn the_type_checkers_messages_name_the_one_attribute_concerned_or_the_policies() {
+        let named = |attrs: Vec<Attribute>| {
+            let (found, errors) = annotations(attrs);
+            assert_eq!(errors, Vec::<String>::new());
+            (found.named(), found.named_calling_again())
+        };
+        assert_eq!(
+            named(vec![parse_quote!(#[fallback(method = "c")])]),
+            (
+                Named::Attribute(PolicyKind::Fallback),
+                Some(Named::Attribute(PolicyKind::Fallback))
+            )
+        );
+        assert_eq!(
+            named(vec![parse_quote!(#[bulkhead]), parse_quote!(#[hedge])]),
+            (Named::Policies, Some(Named::Attribute(PolicyKind::Hedge)))
+        );
+        assert_eq!(
+            named(vec![
+                parse_quote!(#[retry]),
+                parse_quote!(#[fallback(method = "c")])
+            ]),
+            (Named::Policies, Some(Named::Policies))
+        );
+        assert_eq!(
+            named(vec![parse_quote!(#[timeout(duration = "1s")])]),
+            (Named::Attribute(PolicyKind::Timeout), None)
+        );
+        let span = Span::call_site();
+        assert_eq!(
+            Named::Attribute(PolicyKind::CircuitBreaker).item("rejecter_", span),
+            "rejecter_circuit_breaker"
+        );
+        assert_eq!(Named::Policies.item("held_by_", span), "held_by_policies");
     }
 
     #[test]

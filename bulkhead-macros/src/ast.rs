@@ -99,8 +99,9 @@ pub(crate) struct Returns {
     /// `dyn Future` without a lifetime (so `'static`). The wrapper then
     /// gives the future its own handle on the bulkhead instead of a borrow.
     pub(crate) detached: bool,
-    /// Whether a returned future is declared `Send`.
-    pub(crate) send: bool,
+    /// The `Send` bound of a returned future declared `Send`, as written
+    /// (`Send`, `std::marker::Send`).
+    pub(crate) send: Option<TokenStream>,
     /// Whether a returned future is bound by a lifetime (`+ '_`, `+ 'a`, a
     /// boxed `dyn Future`, `use<..>`) that an argument is not known to
     /// outlive (see `outlives.rs`): then it cannot hold the arguments of the
@@ -450,7 +451,7 @@ impl Returns {
         Returns {
             detached: captures || implicit_static || lifetimes.iter().any(foreign),
             outlives: bounded || implicit_static || lifetimes.iter().any(shorter),
-            send: trait_bound("Send").is_some(),
+            send: trait_bound("Send").map(ToTokens::to_token_stream),
             unpin: trait_bound("Unpin").map(ToTokens::to_token_stream),
             other_bound: bounds
                 .iter()
@@ -757,7 +758,7 @@ mod tests {
     fn futures_bounded_by_a_lifetime_or_declared_send_are_marked() {
         let of = |sig: Signature| {
             let ret = Returns::of(&sig, &Generics::default());
-            (ret.outlives, ret.send, ret.unpin.is_some())
+            (ret.outlives, ret.send.is_some(), ret.unpin.is_some())
         };
         assert_eq!(
             of(parse_quote!(fn f(&self, k: &str) -> impl Future<Output = R> + Send)),

@@ -9,6 +9,7 @@ use proc_macro2::{Delimiter, Group, Span, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 use syn::{Attribute, FnArg, Ident, Pat, Signature, Type};
 
+use crate::annotations::Named;
 use crate::ast::{Flavor, Method, Returns, SelfArg};
 use crate::tokens::{binding, local, mixed_ends};
 
@@ -126,7 +127,7 @@ impl CallTime {
         let ret = &method.ret;
         if ret.detached || (ret.outlives && method.has_arguments()) {
             CallTime::AtOnce
-        } else if ret.send {
+        } else if ret.send.is_some() {
             CallTime::InFutureIfSend
         } else {
             CallTime::InFuture
@@ -164,13 +165,14 @@ pub(crate) fn pick_call_time(
     }
 }
 
-/// `let #reject = ::bulkhead::__private::rejecter();`, the one place the
-/// generated code asks that the return type can carry a rejection. The
-/// call starts at the first token of the return type and ends at its last,
-/// so that the type checker's ATR-004 covers the whole type.
-pub(crate) fn rejecter(reject: &Ident, ret: &Returns) -> TokenStream {
+/// `let #reject = ::bulkhead::__private::rejecter_<attribute>();`, the one
+/// place the generated code asks that the return type can carry a
+/// rejection, through the facade's rejecter whose ATR-004 names `named`.
+/// The call starts at the first token of the return type and ends at its
+/// last, so that the type checker's ATR-004 covers the whole type.
+pub(crate) fn rejecter(reject: &Ident, ret: &Returns, named: Named) -> TokenStream {
     let (first, last) = mixed_ends(ret.written.clone());
-    let name = Ident::new("rejecter", last);
+    let name = named.item("rejecter_", last);
     let path = quote_spanned!(first=> ::bulkhead::__private::);
     let mut args = Group::new(Delimiter::Parenthesis, TokenStream::new());
     args.set_span(last);
@@ -195,6 +197,21 @@ mod tests {
             entered.contains(":: enter_async (& b , r) . await {"),
             "{entered}"
         );
+    }
+
+    #[test]
+    fn the_rejecter_is_the_one_whose_message_names_the_attributes() {
+        let ret = crate::ast::Returns::of(
+            &parse_quote!(fn f(&self) -> Result<u8, E>),
+            &syn::Generics::default(),
+        );
+        let reject = format_ident!("r");
+        let of = |named| rejecter(&reject, &ret, named).to_string();
+        assert_eq!(
+            of(Named::Attribute(crate::policies::PolicyKind::RateLimiter)),
+            "let r = :: bulkhead :: __private :: rejecter_rate_limiter () ;"
+        );
+        assert!(of(Named::Policies).contains(":: rejecter_policies ()"));
     }
 
     #[test]

@@ -30,6 +30,7 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::visit_mut::VisitMut;
 use syn::{FnArg, Ident, Type};
 
+use crate::annotations::Named;
 use crate::ast::{Flavor, Method, Returns, SelfArg};
 use crate::call::{CallTime, pick_call_time, rejecter, take_field};
 use crate::policies::{PolicyKind, PolicySet};
@@ -57,10 +58,12 @@ pub(crate) struct Frame {
 }
 
 impl Frame {
-    pub(crate) fn new(policies: &PolicySet, ret: &Returns) -> Self {
+    /// The frame of a call under `policies`, which the type checker's
+    /// messages call `named`, returning `ret`.
+    pub(crate) fn new(policies: &PolicySet, named: Named, ret: &Returns) -> Self {
         let span = Span::mixed_site();
         let (reject, via, classifier) = (local("reject"), local("via"), local("classifier"));
-        let checked = rejecter(&reject, ret);
+        let checked = rejecter(&reject, ret, named);
         let value = inferable(&ret.value);
         let setup = quote_spanned! {span=>
             #checked
@@ -178,18 +181,23 @@ pub(crate) fn body(
     fallback_with: Option<&CallWith<'_>>,
 ) -> TokenStream {
     let span = Span::mixed_site();
-    let frame = Frame::new(policies, &method.ret);
+    let frame = Frame::new(policies, method.annotations.named(), &method.ret);
     let setup = &frame.setup;
     let classify = &frame.classify;
     let calls_again = policies.calling_again().is_some();
     let (policies, delegate) = (local("policies"), local("delegate"));
     let (once, call, lend, lent) = (local("once"), local("call"), local("lend"), local("lent"));
     let plain: Vec<TokenStream> = params.iter().map(ToTokens::to_token_stream).collect();
-    let cloned: Vec<TokenStream> = params
-        .iter()
-        .zip(argument_types(method))
-        .map(|(param, ty)| again(param, ty))
-        .collect();
+    // The clones each attempt is given, if the policies call the method
+    // again.
+    let cloned: Vec<TokenStream> = match method.annotations.named_calling_again() {
+        Some(named) => params
+            .iter()
+            .zip(argument_types(method))
+            .map(|(param, ty)| again(param, ty, named))
+            .collect(),
+        None => Vec::new(),
+    };
 
     if method.ret.flavor == Flavor::Sync {
         let attempt = if calls_again {
@@ -348,14 +356,16 @@ pub(crate) fn body(
     }
 }
 
-/// `future`, the future of a method with `#[retry]`, which holds the
-/// policies, the delegate and the arguments across its attempts: as it is
-/// if the method's future is not declared `Send`; else, if all it holds is
-/// `Send` (the type checker decides, through `__private::Defer`), as it
-/// is, and otherwise a future that never completes, picked by a method
-/// whose bound reports ATR-007 over the `#[retry]` attribute, with the
-/// fix: so that the one error says why, instead of the type checker's
-/// about the generated `async` block and its `D`.
+/// `future`, the future of a method with `#[retry]` (or `#[hedge]`,
+/// `#[fallback]`), which holds the policies, the delegate and the arguments
+/// across its attempts: as it is if the method's future is not declared
+/// `Send`; else, if all it holds is `Send` (the type checker decides,
+/// through `__private::Defer`), as it is, and otherwise a future that never
+/// completes, picked beside a check (`held_by_retry` and the like, naming
+/// the attributes that call the method again) whose bound reports ATR-007
+/// over the future's `Send` bound, with the fix: so that the one error says
+/// why, instead of the type checker's about the generated `async` block and
+/// its `D`.
 fn attempts_if_send(
     method: &Method,
     policies: &Ident,
@@ -363,17 +373,15 @@ fn attempts_if_send(
     params: &[Ident],
     future: TokenStream,
 ) -> TokenStream {
-    if !method.ret.send {
+    let (Some(named), Some(send)) = (method.annotations.named_calling_again(), &method.ret.send)
+    else {
         return future;
-    }
+    };
     let span = Span::mixed_site();
-    let at = method
-        .annotations
-        .calling_again()
-        .map_or(span, |(_, at)| at);
-    // The check is spanned on the attribute, where its error is reported.
-    let at = Span::mixed_site().located_at(at);
-    let (held, attempts) = (Ident::new("held", at), Ident::new("attempts", at));
+    // The check is spanned on the `Send` bound (its last token, the
+    // trait's name), where its error is reported.
+    let (_, at) = mixed_ends(send.clone());
+    let (held, attempts) = (named.item("held_by_", at), Ident::new("attempts", at));
     let input = local("input");
     let input_at = Ident::new(&input.to_string(), at);
     let pattern = quote_spanned!(span=> (#policies, #delegate, #(#params,)*));
@@ -414,12 +422,15 @@ pub(crate) fn inferable(ty: &Type) -> Type {
     ty
 }
 
-/// `::bulkhead::__private::again(&arg)`: the clone of `arg` an attempt gets,
-/// covering `ty` in the error of an argument that is not `Clone` (ATR-012).
-pub(crate) fn again(arg: &Ident, ty: &Type) -> TokenStream {
+/// `::bulkhead::__private::again_<attribute>(&arg)`: the clone of `arg` an
+/// attempt gets, covering `ty` in the error of an argument that is not
+/// `Clone` (ATR-012, naming `named`, the attributes that call the method
+/// again).
+pub(crate) fn again(arg: &Ident, ty: &Type, named: Named) -> TokenStream {
     let (first, last) = mixed_ends(ty.to_token_stream());
     let arg = Ident::new(&arg.to_string(), last);
-    quote_spanned!(first=> ::bulkhead::__private::again(&#arg))
+    let again = named.item("again_", first);
+    quote_spanned!(first=> ::bulkhead::__private::#again(&#arg))
 }
 
 /// `let #classifier = (&#via).classifier()..;`, with the functions the

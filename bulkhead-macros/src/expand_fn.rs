@@ -159,7 +159,7 @@ fn wrap(func: &Func) -> TokenStream {
     }
     let bulkhead = local("");
     let (reject, permit, call) = (local("reject"), local("permit"), local("call"));
-    let rejecter = rejecter(&reject, &func.ret);
+    let rejecter = rejecter(&reject, &func.ret, func.annotations.named());
     let enter = enter(
         func.ret.flavor,
         &bulkhead.to_token_stream(),
@@ -240,8 +240,8 @@ fn composed_body(
     stmts: &[Stmt],
 ) -> (Signature, TokenStream) {
     let span = Span::mixed_site();
-    let frame = composed::Frame::new(policies, &func.ret);
-    let calls_again = policies.calling_again().is_some();
+    let frame = composed::Frame::new(policies, func.annotations.named(), &func.ret);
+    let calls_again = func.annotations.named_calling_again();
     let (policies, once, call) = (local("policies"), local("once"), local("call"));
     let (setup, classify) = (&frame.setup, &frame.classify);
     let value = composed::inferable(&func.ret.value);
@@ -288,8 +288,8 @@ fn composed_body(
                  ty,
                  attrs,
              }| {
-                if calls_again {
-                    let cloned = composed::again(name, ty);
+                if let Some(named) = calls_again {
+                    let cloned = composed::again(name, ty, named);
                     quote_spanned!(span=> #(#attrs)* let #pattern = #cloned;)
                 } else {
                     let once = local(&format!(
@@ -302,7 +302,7 @@ fn composed_body(
         )
         .collect();
     let bind = quote!(#(#bind)*);
-    let hold = (!calls_again).then(|| {
+    let hold = calls_again.is_none().then(|| {
         let each = parameters.iter().map(|Parameter { name, attrs, .. }| {
             let once = local(&format!("once_{}", name.to_string().trim_start_matches("__bulkhead_")));
             let conditions = conditions(attrs);

@@ -1,32 +1,92 @@
 //! The attempts of a call through `Policies`: what each attempt is given
 //! (a clone of every argument with `#[retry]`, `#[hedge]` or `#[fallback]`,
-//! [`again`]; the arguments themselves without, [`Once`]; a `&mut`
-//! delegate lent to one attempt at a time, [`Lend`]) and how a function's
-//! body runs as one ([`attempt`]).
+//! [`again_retry`] and the like; the arguments themselves without,
+//! [`Once`]; a `&mut` delegate lent to one attempt at a time, [`Lend`])
+//! and how a function's body runs as one ([`attempt`]).
 
 use std::future::Future;
 use std::sync::{Mutex, PoisonError};
 
-/// An argument of a method with `#[retry]`, `#[hedge]` or `#[fallback]`,
-/// whose call needs it more than once: each attempt gets its own clone (and
-/// the fallback the argument itself).
+// The clones of an argument an attempt is given, one function for each
+// attribute that calls the method more than once and one for several
+// (`again_policies`): each asks for `Clone` through a trait of its own, so
+// that the type checker's ATR-012 names the attribute written on the
+// method. The traits' blanket impls are `do_not_recommend`: for a type
+// that is `Clone` only if its parameters are (`Vec<T>`, `Option<T>`,
+// tuples), the type checker reports the argument's type with their message
+// instead of the parameter's missing `Clone`. Written out rather than made
+// by a `macro_rules!`, so that the type checker's notes about these items
+// show one line of this file, not the macro and its invocation.
+
+/// An argument of a method or function with `#[retry]`, whose call needs
+/// it more than once ([`again_retry`]).
 #[diagnostic::on_unimplemented(
-    message = "ATR-012: the argument type `{Self}` is not `Clone`: with #[retry], #[hedge] or #[fallback], each attempt is given its own clone of every argument",
-    label = "an argument of a method with #[retry], #[hedge] or #[fallback] must be `Clone`",
+    message = "ATR-012: the argument type `{Self}` is not `Clone`: with #[retry], each attempt is given its own clone of every argument",
+    label = "an argument of a method or function with #[retry] must be `Clone`",
     note = "pass a reference (`&T` is `Clone`), an `Arc<T>`, or a type that implements `Clone` (add `+ Clone` to an `impl Trait` or a generic parameter)"
 )]
-pub trait CalledAgain: Clone {}
+pub trait CalledAgainByRetry: Clone {}
 
-// `do_not_recommend`: for a type that is `Clone` only if its parameters
-// are (`Vec<T>`, `Option<T>`, tuples), the type checker reports the
-// argument's type with the message above instead of the parameter's
-// missing `Clone`.
 #[diagnostic::do_not_recommend]
-impl<T: Clone> CalledAgain for T {}
+impl<T: Clone> CalledAgainByRetry for T {}
 
 /// The clone of `argument` an attempt is given.
 #[inline(always)]
-pub fn again<T: CalledAgain>(argument: &T) -> T {
+pub fn again_retry<T: CalledAgainByRetry>(argument: &T) -> T {
+    argument.clone()
+}
+
+/// An argument of a method or function with `#[hedge]`, whose call needs
+/// it more than once ([`again_hedge`]).
+#[diagnostic::on_unimplemented(
+    message = "ATR-012: the argument type `{Self}` is not `Clone`: with #[hedge], each attempt (the first and every hedge) is given its own clone of every argument",
+    label = "an argument of a method or function with #[hedge] must be `Clone`",
+    note = "pass a reference (`&T` is `Clone`), an `Arc<T>`, or a type that implements `Clone` (add `+ Clone` to an `impl Trait` or a generic parameter)"
+)]
+pub trait CalledAgainByHedge: Clone {}
+
+#[diagnostic::do_not_recommend]
+impl<T: Clone> CalledAgainByHedge for T {}
+
+/// The clone of `argument` an attempt is given.
+#[inline(always)]
+pub fn again_hedge<T: CalledAgainByHedge>(argument: &T) -> T {
+    argument.clone()
+}
+
+/// An argument of a method or function with `#[fallback]`, whose call needs
+/// it more than once ([`again_fallback`]).
+#[diagnostic::on_unimplemented(
+    message = "ATR-012: the argument type `{Self}` is not `Clone`: with #[fallback], the call is given its own clone of every argument, and the fallback method the arguments themselves",
+    label = "an argument of a method with #[fallback] must be `Clone`",
+    note = "pass a reference (`&T` is `Clone`), an `Arc<T>`, or a type that implements `Clone` (add `+ Clone` to an `impl Trait` or a generic parameter)"
+)]
+pub trait CalledAgainByFallback: Clone {}
+
+#[diagnostic::do_not_recommend]
+impl<T: Clone> CalledAgainByFallback for T {}
+
+/// The clone of `argument` an attempt is given.
+#[inline(always)]
+pub fn again_fallback<T: CalledAgainByFallback>(argument: &T) -> T {
+    argument.clone()
+}
+
+/// An argument of a method or function with several of `#[retry]`, `#[hedge]` and `#[fallback]`, whose call needs
+/// it more than once ([`again_policies`]).
+#[diagnostic::on_unimplemented(
+    message = "ATR-012: the argument type `{Self}` is not `Clone`: with these policies, each attempt is given its own clone of every argument (and a fallback the arguments themselves)",
+    label = "an argument of a method or function whose policies call it again must be `Clone`",
+    note = "pass a reference (`&T` is `Clone`), an `Arc<T>`, or a type that implements `Clone` (add `+ Clone` to an `impl Trait` or a generic parameter)"
+)]
+pub trait CalledAgainByPolicies: Clone {}
+
+#[diagnostic::do_not_recommend]
+impl<T: Clone> CalledAgainByPolicies for T {}
+
+/// The clone of `argument` an attempt is given.
+#[inline(always)]
+pub fn again_policies<T: CalledAgainByPolicies>(argument: &T) -> T {
     argument.clone()
 }
 

@@ -26,8 +26,9 @@ use super::reject::Reject;
 /// as a value to call methods on: generated code calls them as
 /// `(&via).method(..)` with [`ViaResult`] and [`ViaOther`] in scope.
 ///
-/// For `R = Result<T, E>` (every method that compiles: [`rejecter`](super::rejecter) asks
-/// for it, reporting ATR-004 once otherwise) method resolution picks
+/// For `R = Result<T, E>` (every method that compiles: its rejecter,
+/// [`rejecter_retry`](super::rejecter_retry) or another, asks for it,
+/// reporting ATR-004 once otherwise) method resolution picks
 /// [`ViaResult`], whose conversions are the identity: the call compiles to
 /// what `Policies::call` does, no function pointer, no copy. For any other
 /// `R` it falls back to [`ViaOther`], which lets the generated code type

@@ -40,15 +40,25 @@ pub use std::result::Result::{self, Err, Ok};
 pub use std::time::Duration;
 pub use std::{concat, module_path};
 
-pub use attempt::{CalledAgain, Lend, Lent, Once, again, attempt, attempt_async};
+pub use attempt::{
+    CalledAgainByFallback, CalledAgainByHedge, CalledAgainByPolicies, CalledAgainByRetry, Lend,
+    Lent, Once, again_fallback, again_hedge, again_policies, again_retry, attempt, attempt_async,
+};
 pub use composed::{
     ErrorPredicateFn, Judge, JudgeFits, JudgeMisfits, Unjudged, Unusable, Via, ViaOther, ViaResult,
     falls_back,
 };
 pub use enter::{EnterAsync, enter, enter_async};
 pub use function::{FnPolicy, MethodPolicy};
-pub use reject::{CallResult, Reject, RejectionInto, rejecter};
+pub use reject::{
+    CallResult, ErrorForBulkhead, ErrorForCircuitBreaker, ErrorForFallback, ErrorForHedge,
+    ErrorForPolicies, ErrorForRateLimiter, ErrorForRetry, ErrorForTimeout, Reject, RejectionInto,
+    ResultForBulkhead, ResultForCircuitBreaker, ResultForFallback, ResultForHedge,
+    ResultForPolicies, ResultForRateLimiter, ResultForRetry, ResultForTimeout, rejecter_bulkhead,
+    rejecter_circuit_breaker, rejecter_fallback, rejecter_hedge, rejecter_policies,
+    rejecter_rate_limiter, rejecter_retry, rejecter_timeout,
+};
 pub use wrapper::{
-    AttemptsHeldNotSend, AttemptsHeldSend, CallAtOnce, CallInFutureIfSend, Defer,
-    HeldAcrossAttempts, NeverReady, SupertraitProbe, Unwind,
+    AttemptsHeldNotSend, AttemptsHeldSend, CallAtOnce, CallInFutureIfSend, Defer, HeldByFallback,
+    HeldByHedge, HeldByPolicies, HeldByRetry, NeverReady, SupertraitProbe, Unwind,
 };

@@ -108,12 +108,25 @@ impl<T> CallAtOnce<T> for &Defer<T> {
     }
 }
 
-/// See [`Defer`]: the future of a method with `#[retry]` declared `Send`,
-/// chosen when what it holds across its attempts (`T`: the policies, the
-/// receiver, the arguments) is `Send`.
+/// See [`Defer`]: the future of a method with `#[retry]`, `#[hedge]` or
+/// `#[fallback]` declared `Send`, chosen when what it holds across its
+/// attempts (`T`: the policies, the receiver, the arguments) is `Send`.
+///
+/// Generated code calls one of the `held_by_..` checks, the one of the
+/// attribute that calls the method again (`held_by_policies` for several),
+/// so that the error of [`AttemptsHeldNotSend`]'s names it.
 pub trait AttemptsHeldSend<T> {
     /// Nothing to check.
-    fn held(&self) {}
+    fn held_by_retry(&self) {}
+
+    /// Nothing to check.
+    fn held_by_hedge(&self) {}
+
+    /// Nothing to check.
+    fn held_by_fallback(&self) {}
+
+    /// Nothing to check.
+    fn held_by_policies(&self) {}
 
     /// `attempts(input)`, the future.
     fn attempts<L, F>(&self, input: T, attempts: L) -> F
@@ -132,17 +145,39 @@ impl<T: Send> AttemptsHeldSend<T> for Defer<T> {
 }
 
 /// See [`Defer`]: chosen when what the future would hold is not `Send`,
-/// which its bound reports (ATR-007); the future it returns is never made.
+/// which the bound of its check reports (ATR-007); the future it returns is
+/// never made.
 pub trait AttemptsHeldNotSend<T> {
-    /// Does not compile: see [`HeldAcrossAttempts`].
-    fn held(&self)
+    /// Does not compile: see [`HeldByRetry`].
+    fn held_by_retry(&self)
     where
-        T: HeldAcrossAttempts,
+        T: HeldByRetry,
+    {
+    }
+
+    /// Does not compile: see [`HeldByHedge`].
+    fn held_by_hedge(&self)
+    where
+        T: HeldByHedge,
+    {
+    }
+
+    /// Does not compile: see [`HeldByFallback`].
+    fn held_by_fallback(&self)
+    where
+        T: HeldByFallback,
+    {
+    }
+
+    /// Does not compile: see [`HeldByPolicies`].
+    fn held_by_policies(&self)
+    where
+        T: HeldByPolicies,
     {
     }
 
     /// A future that is never made, standing for the one that cannot be
-    /// `Send`, so that [`held`](Self::held)'s error is the only one.
+    /// `Send`, so that the check's error is the only one.
     fn attempts<L, F>(&self, input: T, attempts: L) -> NeverReady<F::Output>
     where
         L: FnOnce(T) -> F,
@@ -164,10 +199,40 @@ impl<T> AttemptsHeldNotSend<T> for &Defer<T> {
 /// message is the error.
 #[diagnostic::on_unimplemented(
     message = "ATR-007: #[retry] cannot make this method's `Send` future: each attempt calls the delegate again from inside the future, which holds the receiver and the arguments across attempts, and they are not all `Send` (`{Self}`: the policies, the receiver, the arguments)",
-    label = "the future of this #[retry] is declared `Send`",
+    label = "declared `Send`, but #[retry] holds what is not `Send` in this future",
     note = "for a method taking `&self`, add `Sync` to the trait's supertraits (`trait Service: Sync`); for `&mut self`, add `Send`; bound the generic and associated types of the arguments by `Send`"
 )]
-pub trait HeldAcrossAttempts {}
+pub trait HeldByRetry {}
+
+/// What a `Send` future of a method with `#[hedge]` holds across its
+/// attempts, when it is not `Send`: implemented by nothing, so that its
+/// message is the error.
+#[diagnostic::on_unimplemented(
+    message = "ATR-007: #[hedge] cannot make this method's `Send` future: each attempt calls the delegate from inside the future, which holds the receiver and the arguments while attempts run, and they are not all `Send` (`{Self}`: the policies, the receiver, the arguments)",
+    label = "declared `Send`, but #[hedge] holds what is not `Send` in this future",
+    note = "for a method taking `&self`, add `Sync` to the trait's supertraits (`trait Service: Sync`); for `&mut self`, add `Send`; bound the generic and associated types of the arguments by `Send`"
+)]
+pub trait HeldByHedge {}
+
+/// What a `Send` future of a method with `#[fallback]` holds across its
+/// attempts, when it is not `Send`: implemented by nothing, so that its
+/// message is the error.
+#[diagnostic::on_unimplemented(
+    message = "ATR-007: #[fallback] cannot make this method's `Send` future: the fallback method is called from inside the future, after the call, so the future holds the receiver and the arguments until then, and they are not all `Send` (`{Self}`: the policies, the receiver, the arguments)",
+    label = "declared `Send`, but #[fallback] holds what is not `Send` in this future",
+    note = "for a method taking `&self`, add `Sync` to the trait's supertraits (`trait Service: Sync`); for `&mut self`, add `Send`; bound the generic and associated types of the arguments by `Send`"
+)]
+pub trait HeldByFallback {}
+
+/// What a `Send` future of a method with several of `#[retry]`, `#[hedge]` and `#[fallback]` holds across its
+/// attempts, when it is not `Send`: implemented by nothing, so that its
+/// message is the error.
+#[diagnostic::on_unimplemented(
+    message = "ATR-007: the policies of this method cannot make its `Send` future: they call the delegate again (or its fallback method) from inside the future, which holds the receiver and the arguments across attempts, and they are not all `Send` (`{Self}`: the policies, the receiver, the arguments)",
+    label = "declared `Send`, but the policies hold what is not `Send` in this future",
+    note = "for a method taking `&self`, add `Sync` to the trait's supertraits (`trait Service: Sync`); for `&mut self`, add `Send`; bound the generic and associated types of the arguments by `Send`"
+)]
+pub trait HeldByPolicies {}
 
 /// The future of [`AttemptsHeldNotSend`], in code that does not compile.
 pub struct NeverReady<O>(PhantomData<fn() -> O>);

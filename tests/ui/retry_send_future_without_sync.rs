@@ -1,5 +1,5 @@
 // F9: with #[retry] a `Send` future holds `&self` across attempts, which
-// needs a `Sync` trait: ATR-007 over the attribute, saying so.
+// needs a `Sync` trait: ATR-007 over the `Send` bound, naming #[retry].
 use std::future::Future;
 
 use bulkhead::{Rejection, resilient};
