@@ -2,10 +2,9 @@
 //! each read as it is found, a second of one kind refused (ATR-002), and
 //! the policies they say gathered into a [`PolicySet`].
 
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
 use syn::Ident;
-use syn::spanned::Spanned;
 
 use crate::attr::Written;
 use crate::codes::{self, Errors};
@@ -14,8 +13,9 @@ use crate::policies::{PolicyAttribute, PolicyKind, PolicySet};
 /// The policy attributes found on one method or function.
 #[derive(Debug, Default)]
 pub(crate) struct Annotations {
-    /// Each attribute, with the span of its path, in the order found.
-    pub(crate) written: Vec<(PolicyKind, Span)>,
+    /// Each attribute, with its tokens (for errors spanned over all of
+    /// it), in the order found.
+    pub(crate) written: Vec<(PolicyKind, TokenStream)>,
     /// What those that were read say.
     policies: PolicySet,
     /// Whether one of them could not be read (its errors are reported).
@@ -46,7 +46,7 @@ impl Annotations {
             );
             return;
         }
-        self.written.push((kind, tokens.to_token_stream().span()));
+        self.written.push((kind, tokens.to_token_stream()));
         match kind.read(written) {
             Ok(policy) => {
                 if let Some(path) = policy.keys.krate() {
@@ -92,20 +92,21 @@ impl Annotations {
     }
 
     /// The first attribute written whose policy may call the method again
-    /// ([`PolicyKind::calls_again`]), with its span.
-    pub(crate) fn calling_again(&self) -> Option<(PolicyKind, Span)> {
+    /// ([`PolicyKind::calls_again`]), with its tokens.
+    pub(crate) fn calling_again(&self) -> Option<(PolicyKind, &TokenStream)> {
         self.written
             .iter()
-            .copied()
             .find(|(kind, _)| kind.calls_again())
+            .map(|(kind, tokens)| (*kind, tokens))
     }
 
-    /// The span of the attribute of `kind`, if it was written.
-    pub(crate) fn span_of(&self, kind: PolicyKind) -> Option<Span> {
+    /// The tokens of the attribute of `kind`, if it was written: an error
+    /// about the attribute covers all of it.
+    pub(crate) fn tokens_of(&self, kind: PolicyKind) -> Option<&TokenStream> {
         self.written
             .iter()
             .find(|(written, _)| *written == kind)
-            .map(|(_, span)| *span)
+            .map(|(_, tokens)| tokens)
     }
 
     /// What the type checker's messages about the method's result name

@@ -93,12 +93,19 @@ pub(crate) fn read(kind: PolicyKind, written: Written<'_>) -> syn::Result<Keys> 
                 .parse_args_with(Punctuated::<NestedMeta, Token![,]>::parse_terminated)
                 .map_err(darling::Error::from)
                 .and_then(|items| from_items(kind, &items.into_iter().collect::<Vec<_>>())),
-            Meta::NameValue(nv) => Err(darling::Error::custom(format!(
-                "{}: #[{attribute}] takes a list of keys, as in #[{attribute}({})]",
-                codes::MALFORMED,
-                kind.example(),
-            ))
-            .with_span(&nv.eq_token)),
+            // Spanned on `= value`, which the list replaces (a darling
+            // error would cover its first token only).
+            Meta::NameValue(nv) => {
+                let (eq, value) = (&nv.eq_token, &nv.value);
+                return Err(syn::Error::new_spanned(
+                    quote::quote!(#eq #value),
+                    format!(
+                        "{}: #[{attribute}] takes a list of keys, as in #[{attribute}({})]",
+                        codes::MALFORMED,
+                        kind.example(),
+                    ),
+                ));
+            }
         },
     };
     parsed.map_err(|error| coded(error, attribute))

@@ -7,7 +7,9 @@
 use proc_macro2::{Spacing, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::visit_mut::VisitMut;
-use syn::{FnArg, Ident, ReturnType, TraitItem, TypeImplTrait, TypeParamBound, WherePredicate};
+use syn::{
+    FnArg, Ident, ReturnType, Signature, TraitItem, TypeImplTrait, TypeParamBound, WherePredicate,
+};
 
 use crate::ast::{Flavor, Func, Method, Returns, SelfArg, Trait};
 use crate::codes::{self, Errors};
@@ -95,7 +97,7 @@ pub(crate) fn check_trait(model: &mut Trait, errors: &mut Errors) {
         check_returns(&method.sig.ident, &names, &method.ret, errors);
         let again = cannot_call_again(method);
         let hedge = cannot_hedge(
-            &method.sig.ident,
+            &method.sig,
             &method.annotations,
             method.ret.flavor,
             &method.self_arg,
@@ -113,24 +115,27 @@ pub(crate) fn check_trait(model: &mut Trait, errors: &mut Errors) {
                 method.self_arg,
                 SelfArg::Ref | SelfArg::RefMut | SelfArg::Owned
             );
-        if let Some((span, why)) = again {
-            errors.push(syn::Error::new(span, why));
+        if let Some((tokens, why)) = again {
+            errors.spanned(tokens, why);
         }
         errors.extend(hedge);
         errors.extend(fallback);
     }
 }
 
-/// Why `#[hedge]` on `name` cannot run its attempts at the same time, if
-/// it is there and cannot (ATR-014), spanned on the attribute.
+/// Why `#[hedge]` on the method or function of `sig` cannot run its
+/// attempts at the same time, if it is there and cannot (ATR-014), spanned
+/// on what makes it so: the signature of a sync one, the `&mut self` of
+/// one taking it.
 fn cannot_hedge(
-    name: &Ident,
+    sig: &Signature,
     annotations: &crate::annotations::Annotations,
     flavor: Flavor,
     self_arg: &SelfArg,
 ) -> Option<syn::Error> {
-    let span = annotations.span_of(PolicyKind::Hedge)?;
+    annotations.tokens_of(PolicyKind::Hedge)?;
     let code = codes::HEDGE;
+    let name = &sig.ident;
     let (what, instead) = match self_arg {
         SelfArg::None => ("function", "write it as an `async fn`"),
         _ => (
@@ -138,33 +143,47 @@ fn cannot_hedge(
             "hedge an async method (`async fn`, or one returning a future)",
         ),
     };
-    let why = if flavor == Flavor::Sync {
-        format!(
-            "{code}: #[hedge] cannot hedge `{name}`: it is a sync {what}, and a hedge runs a second attempt while the first is still running, which one thread cannot do; {instead}, or use #[retry] (and #[timeout]) here"
-        )
-    } else if matches!(self_arg, SelfArg::RefMut) {
-        format!(
-            "{code}: #[hedge] cannot hedge `{name}`: it takes `&mut self`, which only one attempt at a time can borrow, and hedged attempts run at the same time; take `&self`"
-        )
-    } else {
-        return None;
-    };
-    Some(syn::Error::new(span, why))
+    if flavor == Flavor::Sync {
+        return Some(syn::Error::new_spanned(
+            without_where_clause(sig),
+            format!(
+                "{code}: #[hedge] cannot hedge `{name}`: it is a sync {what}, and a hedge runs a second attempt while the first is still running, which one thread cannot do; {instead}, or use #[retry] (and #[timeout]) here"
+            ),
+        ));
+    }
+    if matches!(self_arg, SelfArg::RefMut) {
+        return Some(syn::Error::new_spanned(
+            sig.receiver()?,
+            format!(
+                "{code}: #[hedge] cannot hedge `{name}`: it takes `&mut self`, which only one attempt at a time can borrow, and hedged attempts run at the same time; take `&self`"
+            ),
+        ));
+    }
+    None
+}
+
+/// `sig` from its first token to the end of its return type (or of its
+/// parameters), for an error about the signature that does not cover the
+/// where clause.
+fn without_where_clause(sig: &Signature) -> Signature {
+    let mut sig = sig.clone();
+    sig.generics.where_clause = None;
+    sig
 }
 
 /// Why the `#[fallback]` of `method` cannot call the method it names in its
 /// place, if it has a fallback and cannot (ATR-013): no `method`, a method
 /// the trait does not have, the method itself, or one whose signature
-/// differs. Spanned on the name (or the attribute without one).
+/// differs. Spanned on the name (or the whole attribute without one).
 fn cannot_fall_back(model: &Trait, method: &Method) -> Option<syn::Error> {
     let policies = method.annotations.policies();
     policies.get(PolicyKind::Fallback)?;
     let code = codes::FALLBACK;
     let name = &method.sig.ident;
     let Some(named) = policies.fallback_method() else {
-        let span = method.annotations.span_of(PolicyKind::Fallback)?;
-        return Some(syn::Error::new(
-            span,
+        let attribute = method.annotations.tokens_of(PolicyKind::Fallback)?;
+        return Some(syn::Error::new_spanned(
+            attribute,
             format!(
                 "{code}: #[fallback] on `{name}` names no method: add `method = \"..\"`, the method of the trait that answers instead, with the same signature"
             ),
@@ -248,10 +267,11 @@ fn signature(sig: &syn::Signature) -> String {
 
 /// Why a policy that calls the method again (`#[retry]`, `#[hedge]`) or
 /// calls another with its arguments (`#[fallback]`) on a method of a
-/// `#[resilient]` trait cannot call the delegate again, if it cannot,
-/// spanned on the attribute.
-fn cannot_call_again(method: &Method) -> Option<(proc_macro2::Span, String)> {
-    let (kind, span) = method.annotations.calling_again()?;
+/// `#[resilient]` trait cannot call the delegate again, if it cannot, with
+/// the tokens to span: the receiver taken by value, or the return type
+/// whose future cannot call it again.
+fn cannot_call_again(method: &Method) -> Option<(TokenStream, String)> {
+    let (kind, _) = method.annotations.calling_again()?;
     let attribute = kind.attribute();
     let name = &method.sig.ident;
     let code = codes::UNWRAPPABLE;
@@ -275,11 +295,15 @@ fn cannot_call_again(method: &Method) -> Option<(proc_macro2::Span, String)> {
             "each attempt calls the delegate again from inside it",
         ),
     };
-    let why = if matches!(method.self_arg, SelfArg::Owned) {
-        format!(
-            "{code}: #[{attribute}] {cannot}: it takes `self` by value, so {first}; take `&self` or `&mut self`"
-        )
-    } else if method.ret.flavor == Flavor::Sync {
+    if let (SelfArg::Owned, Some(receiver)) = (&method.self_arg, method.sig.receiver()) {
+        return Some((
+            receiver.to_token_stream(),
+            format!(
+                "{code}: #[{attribute}] {cannot}: it takes `self` by value, so {first}; take `&self` or `&mut self`"
+            ),
+        ));
+    }
+    let why = if method.ret.flavor == Flavor::Sync {
         return None;
     } else if method.ret.detached {
         let bound = if method.ret.flavor == Flavor::BoxedFuture {
@@ -306,7 +330,7 @@ fn cannot_call_again(method: &Method) -> Option<(proc_macro2::Span, String)> {
     } else {
         return None;
     };
-    Some((span, why))
+    Some((method.ret.written.clone(), why))
 }
 
 /// Checks a function whose body policy attributes wrap.
@@ -325,9 +349,9 @@ pub(crate) fn check_fn(func: &Func, errors: &mut Errors) {
     }
     check_returns(&sig.ident, &names, &func.ret, errors);
     let policies = func.policies();
-    if let Some(span) = func.annotations.span_of(PolicyKind::Fallback) {
-        errors.push(syn::Error::new(
-            span,
+    if let Some(attribute) = func.annotations.tokens_of(PolicyKind::Fallback) {
+        errors.push(syn::Error::new_spanned(
+            attribute,
             format!(
                 "{}: #[fallback] cannot wrap `{}`: a function with a body has no delegate to call its fallback method on; handle the outcome where it is called, with `Result::or_else` (a rejection arrives as the error's `From<Rejection>`), or put the method in a #[resilient] trait",
                 codes::FALLBACK,
@@ -336,12 +360,7 @@ pub(crate) fn check_fn(func: &Func, errors: &mut Errors) {
         ));
         return;
     }
-    if let Some(error) = cannot_hedge(
-        &sig.ident,
-        &func.annotations,
-        func.ret.flavor,
-        &func.self_arg,
-    ) {
+    if let Some(error) = cannot_hedge(sig, &func.annotations, func.ret.flavor, &func.self_arg) {
         errors.push(error);
         return;
     }
@@ -350,22 +369,39 @@ pub(crate) fn check_fn(func: &Func, errors: &mut Errors) {
     }
     let code = codes::UNWRAPPABLE;
     let name = &sig.ident;
-    let attempts = "each attempt runs the body again from a closure";
-    let why = match (&func.self_arg, func.ret.flavor, policies.calling_again()) {
-        (SelfArg::Owned | SelfArg::Other(_), _, _) => Some(format!(
-            "{code}: {names} cannot wrap `{name}` yet: it takes `self` by value (or as a smart pointer), which {attempts} cannot move; take `&self` (or `&mut self` in a sync method), use #[bulkhead] alone, or put the method in a #[resilient] trait"
+    let again = policies.calling_again();
+    let runs = match again {
+        Some(_) => "each attempt runs the body again from a closure",
+        None => "the policies run the body from a closure",
+    };
+    let receiver = || sig.receiver().map(ToTokens::to_token_stream);
+    let why = match (&func.self_arg, func.ret.flavor, again) {
+        (SelfArg::Owned | SelfArg::Other(_), _, _) => Some((
+            receiver(),
+            format!(
+                "{code}: {names} cannot wrap `{name}` yet: it takes `self` by value (or as a smart pointer), and {runs}, which cannot move it; take `&self` (or `&mut self` in a sync method), use #[bulkhead] alone, or put the method in a #[resilient] trait"
+            ),
         )),
-        (SelfArg::RefMut, Flavor::AsyncFn, _) => Some(format!(
-            "{code}: {names} cannot wrap `{name}` yet: it is an `async fn` taking `&mut self`, which the future of each attempt would borrow from a closure; take `&self`, use #[bulkhead] alone, or put the method in a #[resilient] trait, whose wrapper supports it"
+        (SelfArg::RefMut, Flavor::AsyncFn, _) => Some((
+            receiver(),
+            format!(
+                "{code}: {names} cannot wrap `{name}` yet: it is an `async fn` taking `&mut self`, and {runs}, whose future would borrow `self` from it; take `&self`, use #[bulkhead] alone, or put the method in a #[resilient] trait, whose wrapper supports it"
+            ),
         )),
-        (_, Flavor::ImplFuture | Flavor::BoxedFuture, Some(again)) => Some(format!(
-            "{code}: #[{}] cannot wrap `{name}` yet: it returns a future made by its body, which a retry would have to run again from inside that future; write it as an `async fn`",
-            again.attribute()
+        (_, Flavor::ImplFuture | Flavor::BoxedFuture, Some(again)) => Some((
+            Some(func.ret.written.clone()),
+            format!(
+                "{code}: {names} cannot wrap `{name}` yet: it returns a future made by its body, which #[{}] would have to run again from inside that future; write it as an `async fn`",
+                again.attribute()
+            ),
         )),
         _ => None,
     };
-    if let Some(why) = why {
-        errors.spanned(&sig.ident, why);
+    if let Some((tokens, why)) = why {
+        match tokens {
+            Some(tokens) => errors.spanned(tokens, why),
+            None => errors.spanned(&sig.ident, why),
+        }
     }
 }
 
@@ -1051,6 +1087,36 @@ mod tests {
         );
         assert!(
             future[0].starts_with("ATR-007: #[retry] cannot wrap `f` yet: it returns a future")
+        );
+        let hedged_future = function_errors(
+            PolicyKind::Hedge,
+            TokenStream::new(),
+            parse_quote!(
+                fn f() -> impl Future<Output = Result<(), E>> {
+                    async { Ok(()) }
+                }
+            ),
+        );
+        assert!(
+            hedged_future[0].starts_with(
+                "ATR-007: #[hedge] cannot wrap `f` yet: it returns a future made by its body, which #[hedge] would have to run again"
+            ),
+            "{hedged_future:?}"
+        );
+        let by_value_once = function_errors(
+            PolicyKind::Timeout,
+            TokenStream::new(),
+            parse_quote!(
+                #[circuit_breaker]
+                fn f(self) -> Result<(), E> {
+                    Ok(())
+                }
+            ),
+        );
+        assert!(
+            by_value_once[0]
+                .contains("and the policies run the body from a closure, which cannot move it"),
+            "{by_value_once:?}"
         );
         let fine = function_errors(
             PolicyKind::Retry,

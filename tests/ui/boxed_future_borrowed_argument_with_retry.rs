@@ -1,7 +1,8 @@
 // `#[retry]` on a method whose boxed future is bound by the receiver's
 // lifetime, with a borrowed argument that is not known to outlive it: each
 // attempt would pass it to the delegate again from inside the future.
-// ATR-007, saying to give the argument the box's lifetime.
+// ATR-007 over the return type, saying to give the argument the box's
+// lifetime.
 use std::future::Future;
 use std::pin::Pin;
 

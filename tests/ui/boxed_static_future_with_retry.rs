@@ -1,6 +1,6 @@
 // `#[retry]` on a method returning a boxed future without a lifetime, so
 // `'static`: it may not borrow the wrapper, whose delegate each attempt
-// calls again. ATR-007, saying how to bound the box.
+// calls again. ATR-007 over the return type, saying how to bound the box.
 use std::future::Future;
 use std::pin::Pin;
 

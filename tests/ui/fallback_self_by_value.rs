@@ -1,4 +1,4 @@
-// `#[fallback]` on a method taking `self` by value, which the call consumes: ATR-007.
+// `#[fallback]` on a method taking `self` by value, which the call consumes: ATR-007, over `self`.
 use bulkhead::{Rejection, resilient};
 
 #[derive(Debug)]

@@ -1,6 +1,6 @@
 // A policy other than `#[bulkhead]` on an `async fn` body taking `&mut
-// self`: not supported yet (ATR-007); a #[resilient] trait's wrapper
-// supports it.
+// self`: not supported yet (ATR-007, over `&mut self`); a #[resilient]
+// trait's wrapper supports it.
 use bulkhead::{Rejection, timeout};
 
 pub struct Counter(u32);

@@ -1,5 +1,5 @@
 // `#[retry]` on a function returning a future made by its body: not
-// supported yet (ATR-007), write an `async fn`.
+// supported yet (ATR-007, over the return type), write an `async fn`.
 use std::future::Future;
 
 use bulkhead::{Rejection, retry};

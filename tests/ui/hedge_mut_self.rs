@@ -1,4 +1,4 @@
-// `#[hedge]` on an async method taking `&mut self`, which one attempt at a time can borrow: ATR-014.
+// `#[hedge]` on an async method taking `&mut self`, which one attempt at a time can borrow: ATR-014, over `&mut self`.
 use bulkhead::{Rejection, resilient};
 
 #[derive(Debug)]

@@ -1,4 +1,4 @@
-// `#[hedge]` on a sync function with a body: ATR-014.
+// `#[hedge]` on a sync function with a body: ATR-014, over its signature.
 use bulkhead::Rejection;
 
 #[derive(Debug)]

@@ -1,4 +1,4 @@
-// `#[hedge]` on a sync method, whose thread runs one attempt at a time: ATR-014.
+// `#[hedge]` on a sync method, whose thread runs one attempt at a time: ATR-014, over its signature.
 use bulkhead::{Rejection, resilient};
 
 #[derive(Debug)]

@@ -1,4 +1,4 @@
-// `#[hedge]` on a method whose future may not borrow the wrapper: ATR-007.
+// `#[hedge]` on a method whose future may not borrow the wrapper: ATR-007, over the return type.
 use bulkhead::{Rejection, resilient};
 
 #[derive(Debug)]

@@ -1,4 +1,4 @@
-// `#[retry]` on a method taking `self` by value, whose first attempt consumes the delegate: ATR-007.
+// `#[retry]` on a method taking `self` by value, whose first attempt consumes the delegate: ATR-007, over `self`.
 use bulkhead::{Rejection, resilient};
 
 #[derive(Debug)]

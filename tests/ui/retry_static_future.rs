@@ -1,4 +1,4 @@
-// `#[retry]` on a method whose future may not borrow the wrapper, so cannot call the delegate again: ATR-007.
+// `#[retry]` on a method whose future may not borrow the wrapper, so cannot call the delegate again: ATR-007, over the return type.
 use bulkhead::{Rejection, resilient};
 use std::future::Future;
 

@@ -1,0 +1,13 @@
+// `#[hedge]` on a function returning a future made by its body: not
+// supported yet (ATR-007, naming #[hedge]), over the return type; write an
+// `async fn`.
+use std::future::Future;
+
+use bulkhead::{Rejection, hedge};
+
+#[hedge(delay = "50ms")]
+pub fn fetch(id: String) -> impl Future<Output = Result<usize, Rejection>> {
+    async move { Ok(id.len()) }
+}
+
+fn main() {}
