@@ -13,10 +13,11 @@
 //! - with a policy that calls the method again or calls another with its
 //!   arguments (`#[retry]`, `#[hedge]`, `#[fallback]`, see
 //!   `PolicyKind::calls_again`), each attempt calls the delegate with its
-//!   own clone of every argument (`__private::again`, ATR-012 for an
-//!   argument that is not `Clone`), keeping them for the fallback; an async
-//!   method taking `&mut self` lends the delegate to one attempt's future at
-//!   a time (`__private::Lend`), and takes it back for the fallback;
+//!   own clone of every argument (`__private::again_retry` and the like,
+//!   ATR-012 for an argument that is not `Clone`, naming the attribute),
+//!   keeping them for the fallback; an async method taking `&mut self`
+//!   lends the delegate to one attempt's future at a time
+//!   (`__private::Lend`), and takes it back for the fallback;
 //! - without, the one attempt takes the receiver and the arguments (or, for
 //!   a future that cannot hold them, the delegate's future made at once) out
 //!   of a `__private::Once`, so nothing is cloned and nothing needs `Clone`.
