@@ -297,6 +297,26 @@ fn a_dropped_bulkhead_gives_its_room_back() {
 }
 
 #[test]
+fn its_own_reserved_holds_its_limit_without_room_and_moves_it_live() {
+    let room = Arc::new(Room::new(10));
+    let rig = rig(Adaptive::Aimd, (1, 5, 50));
+    let bulkhead = rig.bulkhead;
+    bulkhead.set_room(Some(Arc::clone(&room)));
+    assert_eq!((bulkhead.max_concurrent(), room.taken()), (5, 4));
+    // Reserved 8: its limit of 5 is within what it keeps, no room held.
+    bulkhead.set_reserved(Some(8)).unwrap();
+    assert_eq!((bulkhead.max_concurrent(), room.taken()), (5, 0));
+    // Reserved 2: the 5 it holds count 3 above it, taken from the room.
+    bulkhead.set_reserved(Some(2)).unwrap();
+    assert_eq!((bulkhead.max_concurrent(), room.taken()), (5, 3));
+    // Back to the floor of 1.
+    bulkhead.set_reserved(None).unwrap();
+    assert_eq!((bulkhead.max_concurrent(), room.taken()), (5, 4));
+    drop(bulkhead);
+    assert_eq!(room.taken(), 0, "all of it given back");
+}
+
+#[test]
 fn a_room_too_small_for_the_initial_limit_lowers_it() {
     let room = Arc::new(Room::new(3));
     let rig = rig(Adaptive::Aimd, (2, 20, 50));
