@@ -72,9 +72,9 @@
 //!   replaces a newer epoch's value.
 //!
 //! So the new epoch holds exactly its last `size` outcomes, late writers or
-//! not (the loom models `a_late_failure_racing_a_reset_takes_no_place_of_
-//! the_new_epoch` and `a_steady_state_success_racing_a_reset_counts_in_no_
-//! window` check it; the first fails without either of the two checks).
+//! not. Two loom models check it; the first fails without either check:
+//! - `a_late_failure_racing_a_reset_takes_no_place_of_the_new_epoch`,
+//! - `a_steady_state_success_racing_a_reset_counts_in_no_window`.
 //!
 //! ## When to check the thresholds
 //!
