@@ -7,7 +7,7 @@
 //! | group | what |
 //! |---|---|
 //! | `policies_sync` | `Pipeline::execute` with one policy at a time, then all five; a retry with a budget, a hedge (which a sync call does not use) |
-//! | `policies_async` | `Pipeline::execute_async` polled once (ready at once), one policy at a time, then all five; a retry with a budget, a hedge whose first attempt answers at once, both, and all six |
+//! | `policies_async` | `Pipeline::execute_async` polled once (ready at once), one policy at a time, then all five; a retry with a budget, a hedge whose first attempt answers at once, both, and all six; none and a retry with a closure that captures three references |
 //! | `policies_failing` | `Pipeline::execute` through a closed count-window breaker whose calls fail one in 8 (under its 50 % threshold): every outcome is written into the window, the path a healthy breaker skips |
 //! | `policies_clock` | the readings the policies take: `Instant::now()`, the `SystemClock`'s `now` and `recent` through `Arc<dyn Clock>` as a registry holds it, and its `RecentTime::nanos()` (what a composition reads) |
 //!
@@ -138,6 +138,21 @@ fn asynchronous(c: &mut Criterion) {
                 let call = pin!(pipeline.execute_async(|| async { Ok::<u64, ()>(black_box(7)) }));
                 let result = call.poll(&mut cx);
                 debug_assert!(matches!(result, Poll::Ready(Ok(7))));
+                black_box(&result);
+            })
+        });
+    }
+    // A call whose closure captures three references, as a caller's often
+    // does (a client, a request, a key): what moving it costs.
+    let (a, b, k) = (7_u64, 8_u64, 9_u64);
+    for (name, build) in [("none", (|p| p) as Build), ("retry", |p| p.retry(|r| r))] {
+        let pipeline = pipeline(&registry, &format!("async-captures-{name}"), build);
+        group.bench_function(format!("{name}_three_captures"), |bench| {
+            bench.iter(|| {
+                let (a, b, k) = (black_box(&a), black_box(&b), black_box(&k));
+                let call = pin!(pipeline.execute_async(|| async { Ok::<u64, ()>(*a + *b + *k) }));
+                let result = call.poll(&mut cx);
+                debug_assert!(matches!(result, Poll::Ready(Ok(24))));
                 black_box(&result);
             })
         });

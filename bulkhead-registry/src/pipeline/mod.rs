@@ -153,14 +153,18 @@ impl Pipeline {
         let retry_if = |error: &E| Predicate::test(self.retry_if.as_ref(), error);
         let record_if = |error: &E| Predicate::test(self.record_if.as_ref(), error);
         let classify = Classifier::new().retry_if(&retry_if).record_if(&record_if);
+        // Lent, not moved: moving the caller's closure into the policies'
+        // future copies its captures, just written one by one, by wider
+        // loads that stall on store forwarding (BENCHMARKS.md).
+        let mut call = call;
         if self.policies.hedge().is_some() {
             // Polled out of line: inlined, the hedged race made this
             // future's `poll` too large to be inlined into its caller, which
             // cost every pipeline without a hedge about 5 ns.
-            let hedged = std::pin::pin!(self.policies.call_hedged(&classify, call));
+            let hedged = std::pin::pin!(self.policies.call_hedged(&classify, &mut call));
             poll_out_of_line(hedged).await
         } else {
-            self.policies.call_async(&classify, call).await
+            self.policies.call_async(&classify, &mut call).await
         }
     }
 }
