@@ -115,7 +115,7 @@ impl Frame {
         })
     }
 
-    /// `policies.call_async(&classifier, attempt).await` (`call_hedged` with
+    /// `policies.call_async(&classifier, &mut attempt).await` (`call_hedged` with
     /// a hedge), finished.
     pub(crate) fn call_async(&self, policies: &TokenStream, attempt: &TokenStream) -> TokenStream {
         self.finish(&self.raw_call_async(policies, attempt))

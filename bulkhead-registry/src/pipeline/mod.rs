@@ -144,7 +144,7 @@ impl Pipeline {
     /// # Errors
     ///
     /// As for [`execute`](Self::execute).
-    pub async fn execute_async<T, E, F, Fut>(&self, call: F) -> Result<T, CallError<E>>
+    pub async fn execute_async<T, E, F, Fut>(&self, mut call: F) -> Result<T, CallError<E>>
     where
         E: 'static,
         F: FnMut() -> Fut,
@@ -153,10 +153,9 @@ impl Pipeline {
         let retry_if = |error: &E| Predicate::test(self.retry_if.as_ref(), error);
         let record_if = |error: &E| Predicate::test(self.record_if.as_ref(), error);
         let classify = Classifier::new().retry_if(&retry_if).record_if(&record_if);
-        // Lent, not moved: moving the caller's closure into the policies'
-        // future copies its captures, just written one by one, by wider
-        // loads that stall on store forwarding (BENCHMARKS.md).
-        let mut call = call;
+        // `call` is lent, not moved: moving the caller's closure into the
+        // policies' future copies its captures, just written one by one, by
+        // wider loads that stall on store forwarding (BENCHMARKS.md).
         if self.policies.hedge().is_some() {
             // Polled out of line: inlined, the hedged race made this
             // future's `poll` too large to be inlined into its caller, which

@@ -212,7 +212,7 @@ impl Declarations<'_> {
         }
         let bulkhead = self.declare(bulkheads, id, source, spec)?;
         if config.resource().is_some() {
-            // Its slots (or its floor) come out of the room the adaptive
+            // What it reserves comes out of the room the adaptive
             // bulkheads on the resource grow into; an adaptive one gets it.
             self.registry.sync_rooms();
         }

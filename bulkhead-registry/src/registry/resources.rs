@@ -32,8 +32,9 @@ impl Registry {
     /// budget. A raised reservation takes effect as borrowed slots come
     /// back.
     ///
-    /// An adaptive bulkhead reserves its `min_concurrent` (its
-    /// `max_concurrent`, the ceiling, may exceed the budget) and grows only
+    /// An adaptive bulkhead reserves its `min_concurrent`, or its `reserved`
+    /// if given and higher (its `max_concurrent`, the ceiling, may exceed
+    /// the budget), and grows above that only
     /// into the room the others' reservations leave, taken with a
     /// compare-exchange before it raises its limit and given back after it
     /// lowers it, so its limit in force never takes slots another bulkhead
