@@ -247,6 +247,63 @@ fn a_newcomer_never_takes_a_slot_released_to_a_queued_waiter() {
     });
 }
 
+/// A generated sync method's fast path: `enter_at_once`, and `enter` when
+/// it cannot decide (`None`), as the wrapper calls them.
+fn enter_as_a_wrapper(bulkhead: &Bulkhead) -> Option<bulkhead_core::BulkheadPermit<'_>> {
+    match bulkhead.enter_at_once() {
+        Some(entered) => entered.ok(),
+        None => bulkhead.enter().ok(),
+    }
+}
+
+#[test]
+fn enter_at_once_racing_a_release_and_another_caller_never_exceeds_the_limit() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let bulkhead = bulkhead(1, Duration::ZERO, &clock);
+        let held = bulkhead.try_enter_owned().unwrap();
+        let inside = Arc::new(AtomicUsize::new(0));
+        let releaser = thread::spawn(move || drop(held));
+        let callers: Vec<_> = (0..2)
+            .map(|_| {
+                let (bulkhead, inside) = (bulkhead.clone(), Arc::clone(&inside));
+                thread::spawn(move || {
+                    if let Some(_permit) = enter_as_a_wrapper(&bulkhead) {
+                        assert_eq!(inside.fetch_add(1, SeqCst), 0, "two calls inside");
+                        inside.fetch_sub(1, SeqCst);
+                    }
+                })
+            })
+            .collect();
+        callers.into_iter().for_each(|t| t.join().unwrap());
+        releaser.join().unwrap();
+        assert_idle(&bulkhead, 1);
+    });
+}
+
+#[test]
+fn enter_at_once_never_takes_a_slot_released_to_a_queued_waiter() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let bulkhead = bulkhead(1, Duration::from_secs(3600), &clock);
+        let held = bulkhead.try_enter_owned().unwrap();
+        let mut waiter = bulkhead.enter_async();
+        assert!(poll_noop(&mut waiter).is_pending());
+        let releaser = thread::spawn(move || drop(held));
+        let newcomer = {
+            let bulkhead = bulkhead.clone();
+            // `Some(Ok)` would be a slot taken past the queue; `None` sends
+            // the wrapper to `enter`, which queues behind the waiter.
+            thread::spawn(move || matches!(bulkhead.enter_at_once(), Some(Ok(_))))
+        };
+        assert!(!newcomer.join().unwrap(), "the newcomer overtook the queue");
+        releaser.join().unwrap();
+        assert!(matches!(poll_noop(&mut waiter), Poll::Ready(Ok(_))));
+        drop(waiter);
+        assert_idle(&bulkhead, 1);
+    });
+}
+
 #[test]
 fn two_concurrent_releases_serve_two_waiters() {
     loom::model(|| {

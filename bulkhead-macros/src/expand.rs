@@ -374,11 +374,13 @@ fn method(method: &Method, d: &Ident, delegate: &TokenStream) -> TokenStream {
         SelfArg::Owned => Some(quote!(self.delegate)),
         SelfArg::None | SelfArg::Other(_) => None,
     };
+    let mut inlined_whole = false;
     let body = match (method.policies(), &own) {
         // A wrapped method takes `self` (`valid.rs`).
         (Some(policies), Some(own)) => {
             let field = field(method, policies);
             if policies.bulkhead_alone().is_some() {
+                inlined_whole = method.ret.flavor == Flavor::Sync;
                 let call = |receiver: &TokenStream| call_with(Some(receiver), &plain);
                 guarded(method, &field, own, &params, call)
             } else {
@@ -410,10 +412,21 @@ fn method(method: &Method, d: &Ident, delegate: &TokenStream) -> TokenStream {
         _ => call_with(own.as_ref(), &plain),
     };
     // `#[inline]`, as a hand-written wrapper would be: the method is a few
-    // instructions around the delegate's call.
+    // instructions around the delegate's call. A sync method with a
+    // bulkhead alone is always inlined: what it keeps inline is a
+    // semaphore's load, test, compare-exchange and release around the
+    // call (and a quiet rejection), its other paths are one call out of
+    // line (`__private::enter_then`), and called, it would pay its own
+    // frame on every call (BENCHMARKS.md, *The wrapper inlined, its slow
+    // paths out of line*).
+    let inline = if inlined_whole {
+        quote!(#[inline(always)] #[allow(clippy::inline_always)])
+    } else {
+        quote!(#[inline])
+    };
     quote! {
         #(#cfgs)*
-        #[inline]
+        #inline
         #sig {
             #body
         }
@@ -446,14 +459,27 @@ fn guarded(
         &permit,
     );
     if method.ret.flavor == Flavor::Sync {
-        let call = call(own);
+        // A free slot and a quiet rejection inline, anything else out of
+        // line (`enter_then`). The delegate's call is one closure that
+        // captures nothing, given the delegate and the arguments, written
+        // once for both paths, so that a mistake in it is reported once.
+        let deferred = call(&delegate.to_token_stream());
+        let arguments = quote_spanned!(span=> (#(#params,)*));
         return quote_spanned! {span=>
             #take
             #rejecter
-            #enter
-            let #output = #call;
-            #reject.release(#permit, &#output);
-            #output
+            let #future = |#delegate, (#(#params,)*)| #deferred;
+            match ::bulkhead::__private::enter_at_once(&#bulkhead, #reject) {
+                ::bulkhead::__private::Some(::bulkhead::__private::Ok(#permit)) => {
+                    ::bulkhead::__private::call_then_release(
+                        #permit, #reject, #own, #arguments, #future,
+                    )
+                }
+                ::bulkhead::__private::Some(::bulkhead::__private::Err(#output)) => #output,
+                ::bulkhead::__private::None => ::bulkhead::__private::enter_then(
+                    &#bulkhead, #reject, #own, #arguments, #future,
+                ),
+            }
         };
     }
     // The future that takes a slot, then runs `made`, the delegate's

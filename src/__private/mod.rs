@@ -48,7 +48,7 @@ pub use composed::{
     ErrorPredicateFn, Judge, JudgeFits, JudgeMisfits, Unjudged, Unusable, Via, ViaOther, ViaResult,
     falls_back,
 };
-pub use enter::{EnterAsync, enter, enter_async};
+pub use enter::{EnterAsync, call_then_release, enter, enter_async, enter_at_once, enter_then};
 pub use function::{FnPolicy, MethodPolicy};
 pub use reject::{
     CallResult, ErrorForBulkhead, ErrorForCircuitBreaker, ErrorForFallback, ErrorForHedge,

@@ -115,7 +115,11 @@ impl<R> Reject<R> {
     /// adaptive bulkhead how it ended.
     #[inline]
     pub fn release(self, mut permit: BulkheadPermit<'_>, output: &R) {
-        permit.set_outcome((self.outcome)(output));
+        // Only a timed slot keeps it: the pointer is called only then,
+        // where it is not known at compile time (`call_then_release`).
+        if permit.keeps_outcome() {
+            permit.set_outcome((self.outcome)(output));
+        }
     }
 }
 

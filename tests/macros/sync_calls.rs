@@ -347,3 +347,181 @@ fn b12_a_rejection_through_a_wrapper_publishes_an_event_and_admitted_calls_none(
         })
     ));
 }
+
+/// A trait whose calls advance a manual clock while they hold their slot
+/// and fail when asked to, for the adaptive and pooled cases below.
+mod timed {
+    use bulkhead::{ManualClock, resilient};
+
+    use crate::support::ServiceError;
+
+    #[resilient]
+    pub trait Timed {
+        #[bulkhead(name = "paths", max_concurrent = 8, max_wait = "1s")]
+        fn call(&self, fail: bool) -> Result<u32, ServiceError>;
+
+        #[bulkhead(name = "paths_owned", max_concurrent = 8)]
+        fn consume(self, fail: bool) -> Result<u32, ServiceError>
+        where
+            Self: Sized;
+
+        #[bulkhead(name = "paths_mut", max_concurrent = 8)]
+        fn count(&mut self, by: u32, fail: bool) -> Result<u32, ServiceError>;
+    }
+
+    #[derive(Clone)]
+    pub struct Backend {
+        pub clock: ManualClock,
+        pub total: u32,
+    }
+
+    impl Timed for Backend {
+        fn call(&self, fail: bool) -> Result<u32, ServiceError> {
+            self.clock.advance(std::time::Duration::from_millis(1));
+            if fail {
+                Err(ServiceError::Backend("no such row".into()))
+            } else {
+                Ok(1)
+            }
+        }
+
+        fn consume(self, fail: bool) -> Result<u32, ServiceError> {
+            self.call(fail).map(|one| one + self.total)
+        }
+
+        fn count(&mut self, by: u32, fail: bool) -> Result<u32, ServiceError> {
+            self.call(fail)?;
+            self.total += by;
+            Ok(self.total)
+        }
+    }
+}
+
+fn adaptive_registry(clock: &bulkhead::ManualClock, id: &str) -> Registry {
+    let sampling = bulkhead::adaptive::Sampling::builder()
+        .min_samples(4)
+        .build()
+        .unwrap();
+    Registry::builder()
+        .clock(clock.clone())
+        .bulkhead_instance(id, move |b| {
+            b.min_concurrent(1)
+                .initial_concurrent(4)
+                .adaptive(bulkhead::Adaptive::Gradient2)
+                .sampling(sampling)
+        })
+        .build()
+}
+
+/// The generated sync method takes a free slot inline and gives it back
+/// with the call's outcome: an adaptive bulkhead sees its errors as errors
+/// (a permit left at its default outcome would count them as successes).
+#[test]
+fn an_adaptive_bulkhead_behind_a_wrapper_sees_each_calls_outcome() {
+    use timed::{ResilientTimed, Timed as _};
+    let clock = bulkhead::ManualClock::new();
+    let registry = adaptive_registry(&clock, "paths");
+    let service = ResilientTimed::new(
+        timed::Backend {
+            clock: clock.clone(),
+            total: 0,
+        },
+        &registry,
+    )
+    .unwrap();
+    for i in 0..400 {
+        clock.advance(Duration::from_millis(1));
+        assert_eq!(service.call(i % 4 == 0).is_err(), i % 4 == 0);
+    }
+    let handle = registry.bulkhead("paths").unwrap();
+    assert_eq!(handle.concurrent_calls(), 0);
+    let adaptive = handle.snapshot().adaptive.unwrap();
+    assert!(adaptive.windows > 3, "{adaptive:?}");
+    assert!(
+        adaptive.successes > 0 && adaptive.errors > 0 && adaptive.drops == 0,
+        "{adaptive:?}"
+    );
+    assert!(
+        adaptive.errors * 3 <= adaptive.successes + 3,
+        "one call in four failed: {adaptive:?}"
+    );
+}
+
+/// A call that has to wait goes the out-of-line way (`enter_then`): it
+/// waits, runs with the slot it was handed, gives it back with its
+/// outcome, and a call that finds the bulkhead full and waits past
+/// `max_wait` is rejected by the clock.
+#[test]
+fn a_wrapper_call_that_waits_runs_with_the_slot_it_is_handed() {
+    use timed::{ResilientTimed, Timed as _};
+    let clock = bulkhead::ManualClock::new();
+    let registry = Registry::builder().clock(clock.clone()).build();
+    let service = ResilientTimed::new(
+        timed::Backend {
+            clock: clock.clone(),
+            total: 0,
+        },
+        &registry,
+    )
+    .unwrap();
+    let handle = registry.bulkhead("paths").unwrap();
+    let held: Vec<_> = (0..8)
+        .map(|_| handle.bulkhead().try_enter_owned().unwrap())
+        .collect();
+    thread::scope(|s| {
+        let waiting = s.spawn(|| service.call(true));
+        wait_until("the call waits", || handle.bulkhead().waiting_calls() == 1);
+        drop(held);
+        assert!(matches!(
+            waiting.join().unwrap(),
+            Err(ServiceError::Backend(m)) if m == "no such row"
+        ));
+    });
+    assert_eq!(handle.concurrent_calls(), 0);
+    let held: Vec<_> = (0..8)
+        .map(|_| handle.bulkhead().try_enter_owned().unwrap())
+        .collect();
+    thread::scope(|s| {
+        let waiting = s.spawn(|| service.call(false));
+        wait_until("the call waits", || handle.bulkhead().waiting_calls() == 1);
+        clock.advance(Duration::from_secs(2));
+        assert_full(waiting.join().unwrap(), "paths");
+    });
+    drop(held);
+    assert_eq!(service.call(false).unwrap(), 1);
+    assert_eq!(handle.concurrent_calls(), 0);
+}
+
+/// Receivers taken by value and by `&mut` reach the delegate on both
+/// paths: the free one, and a rejection (which must not call it).
+#[test]
+fn owned_and_mut_receivers_reach_the_delegate_and_give_their_slots_back() {
+    use timed::{ResilientTimed, Timed as _};
+    let (clock, registry) = manual();
+    let backend = timed::Backend { clock, total: 5 };
+    let mut service = ResilientTimed::new(backend.clone(), &registry).unwrap();
+    assert_eq!(service.count(2, false).unwrap(), 7);
+    assert_eq!(service.count(3, false).unwrap(), 10);
+    assert!(service.count(1, true).is_err());
+    let counting = registry.bulkhead("paths_mut").unwrap();
+    assert_eq!(counting.concurrent_calls(), 0);
+    let held: Vec<_> = (0..8)
+        .map(|_| counting.bulkhead().try_enter_owned().unwrap())
+        .collect();
+    assert_full(service.count(100, false), "paths_mut");
+    drop(held);
+    assert_eq!(
+        service.count(1, false).unwrap(),
+        11,
+        "the rejected call did not run"
+    );
+    assert_eq!(service.clone().consume(false).unwrap(), 12);
+    let consuming = registry.bulkhead("paths_owned").unwrap();
+    assert_eq!(consuming.concurrent_calls(), 0);
+    let held: Vec<_> = (0..8)
+        .map(|_| consuming.bulkhead().try_enter_owned().unwrap())
+        .collect();
+    assert_full(service.consume(false), "paths_owned");
+    drop(held);
+    assert_eq!(consuming.concurrent_calls(), 0);
+}

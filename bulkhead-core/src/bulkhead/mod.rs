@@ -319,6 +319,28 @@ impl Bulkhead {
         Ok(shared.admit(acquired))
     }
 
+    /// For generated wrappers: what [`enter`](Self::enter) would return, if
+    /// it can be had at once without a call, `None` otherwise. A free slot
+    /// of the plain word is taken; a full bulkhead that neither waits nor
+    /// counts and has no listener rejects; anything else (a wait, a pool to
+    /// borrow from, a rejection to count or publish, a disabled bulkhead,
+    /// a compare-exchange lost to another caller) is left to `enter`,
+    /// which then decides as always. Inlined, it is a few loads, a test
+    /// and a compare-exchange, so that a wrapper keeps everything else out
+    /// of line and needs no frame of its own.
+    #[doc(hidden)]
+    #[inline]
+    pub fn enter_at_once(&self) -> Option<Result<BulkheadPermit<'_>, BulkheadFull>> {
+        let shared = &*self.shared;
+        match shared.semaphore.try_acquire_once()? {
+            Acquired::Full if shared.rejects_quietly() => {
+                Some(Err(BulkheadFull::new(shared.instance)))
+            }
+            Acquired::Full => None,
+            acquired => Some(Ok(shared.admit(acquired))),
+        }
+    }
+
     /// Like [`enter`](Self::enter), but waits no later than `deadline` (an
     /// outer timeout's) either: the wait ends at whichever comes first, the
     /// bulkhead's own `max_wait` or `deadline`. A bulkhead with `max_wait`

@@ -102,9 +102,15 @@ impl<'a> Held<'a> {
         }
     }
 
+    /// Whether it keeps an outcome: a timed slot.
+    #[inline]
+    fn keeps_outcome(&self) -> bool {
+        self.shared.is_some() && self.word != Self::UNTIMED
+    }
+
     #[inline]
     fn set_outcome(&mut self, outcome: CallOutcome) {
-        if self.shared.is_some() && self.word != Self::UNTIMED {
+        if self.keeps_outcome() {
             self.word = self.word & !Self::OUTCOME | outcome as u64;
         }
     }
@@ -142,6 +148,15 @@ impl<'a> BulkheadPermit<'a> {
     #[inline]
     pub fn set_outcome(&mut self, outcome: CallOutcome) {
         self.held.set_outcome(outcome);
+    }
+
+    /// Whether [`set_outcome`](Self::set_outcome) has anything to do: the
+    /// slot is timed (its bulkhead tracks sizing or adapts its limit). For
+    /// callers that would compute the outcome out of line.
+    #[doc(hidden)]
+    #[inline]
+    pub fn keeps_outcome(&self) -> bool {
+        self.held.keeps_outcome()
     }
 
     /// Gives up the permit without releasing; the caller now owns what it

@@ -370,6 +370,28 @@ impl Semaphore {
         }
     }
 
+    /// One try of [`try_acquire`](Self::try_acquire)'s plain path, without
+    /// its loop: `Some(Slot)` if the word's compare-exchange took a slot,
+    /// `Some(Full)` if the word is closed with no pool to borrow from, and
+    /// `None` for everything else (disabled, a pool to ask, or the
+    /// compare-exchange lost to another caller), which the caller asks of
+    /// the whole path. Inlined, it is a load, a test and a compare-exchange
+    /// that need no register kept across a call.
+    #[inline]
+    pub(crate) fn try_acquire_once(&self) -> Option<Acquired> {
+        let state = self.state.load(Relaxed);
+        if state & DISABLED != 0 {
+            return None;
+        }
+        if is_closed(state) {
+            return (link_of(state) == 0).then_some(Acquired::Full);
+        }
+        self.state
+            .compare_exchange_weak(state, state + ONE, Acquire, Relaxed)
+            .ok()
+            .map(|_| Acquired::Slot)
+    }
+
     /// Past the reservation: borrows a pool slot if the ceiling allows and
     /// nobody waits ahead.
     #[cold]
