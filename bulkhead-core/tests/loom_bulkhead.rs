@@ -226,25 +226,35 @@ fn the_manual_clock_reads_the_same_time_on_every_thread() {
     });
 }
 
-#[test]
-fn a_newcomer_never_takes_a_slot_released_to_a_queued_waiter() {
-    loom::model(|| {
+/// A slot released to a queued async waiter while a newcomer tries to
+/// take one with `newcomer` (true if it got one): the newcomer never
+/// does, and the waiter is served.
+fn a_release_to_a_queued_waiter_racing(newcomer: fn(&Bulkhead) -> bool) {
+    loom::model(move || {
         let clock = ManualClock::new();
         let bulkhead = bulkhead(1, Duration::from_secs(3600), &clock);
         let held = bulkhead.try_enter_owned().unwrap();
         let mut waiter = bulkhead.enter_async();
         assert!(poll_noop(&mut waiter).is_pending());
         let releaser = thread::spawn(move || drop(held));
-        let newcomer = {
+        let overtaken = {
             let bulkhead = bulkhead.clone();
-            thread::spawn(move || bulkhead.try_enter().map(drop).is_ok())
+            thread::spawn(move || newcomer(&bulkhead))
         };
-        assert!(!newcomer.join().unwrap(), "the newcomer overtook the queue");
+        assert!(
+            !overtaken.join().unwrap(),
+            "the newcomer overtook the queue"
+        );
         releaser.join().unwrap();
         assert!(matches!(poll_noop(&mut waiter), Poll::Ready(Ok(_))));
         drop(waiter);
         assert_idle(&bulkhead, 1);
     });
+}
+
+#[test]
+fn a_newcomer_never_takes_a_slot_released_to_a_queued_waiter() {
+    a_release_to_a_queued_waiter_racing(|bulkhead| bulkhead.try_enter().map(drop).is_ok());
 }
 
 /// A generated sync method's fast path: `enter_at_once`, and `enter` when
@@ -283,25 +293,9 @@ fn enter_at_once_racing_a_release_and_another_caller_never_exceeds_the_limit() {
 
 #[test]
 fn enter_at_once_never_takes_a_slot_released_to_a_queued_waiter() {
-    loom::model(|| {
-        let clock = ManualClock::new();
-        let bulkhead = bulkhead(1, Duration::from_secs(3600), &clock);
-        let held = bulkhead.try_enter_owned().unwrap();
-        let mut waiter = bulkhead.enter_async();
-        assert!(poll_noop(&mut waiter).is_pending());
-        let releaser = thread::spawn(move || drop(held));
-        let newcomer = {
-            let bulkhead = bulkhead.clone();
-            // `Some(Ok)` would be a slot taken past the queue; `None` sends
-            // the wrapper to `enter`, which queues behind the waiter.
-            thread::spawn(move || matches!(bulkhead.enter_at_once(), Some(Ok(_))))
-        };
-        assert!(!newcomer.join().unwrap(), "the newcomer overtook the queue");
-        releaser.join().unwrap();
-        assert!(matches!(poll_noop(&mut waiter), Poll::Ready(Ok(_))));
-        drop(waiter);
-        assert_idle(&bulkhead, 1);
-    });
+    // `Some(Ok)` would be a slot taken past the queue; `None` sends the
+    // wrapper to `enter`, which queues behind the waiter.
+    a_release_to_a_queued_waiter_racing(|bulkhead| matches!(bulkhead.enter_at_once(), Some(Ok(_))));
 }
 
 #[test]

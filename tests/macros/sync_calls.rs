@@ -413,22 +413,26 @@ fn adaptive_registry(clock: &bulkhead::ManualClock, id: &str) -> Registry {
         .build()
 }
 
+fn timed_service(
+    clock: &bulkhead::ManualClock,
+    registry: &Registry,
+) -> timed::ResilientTimed<timed::Backend> {
+    let backend = timed::Backend {
+        clock: clock.clone(),
+        total: 0,
+    };
+    timed::ResilientTimed::new(backend, registry).unwrap()
+}
+
 /// The generated sync method takes a free slot inline and gives it back
 /// with the call's outcome: an adaptive bulkhead sees its errors as errors
 /// (a permit left at its default outcome would count them as successes).
 #[test]
 fn an_adaptive_bulkhead_behind_a_wrapper_sees_each_calls_outcome() {
-    use timed::{ResilientTimed, Timed as _};
+    use timed::Timed as _;
     let clock = bulkhead::ManualClock::new();
     let registry = adaptive_registry(&clock, "paths");
-    let service = ResilientTimed::new(
-        timed::Backend {
-            clock: clock.clone(),
-            total: 0,
-        },
-        &registry,
-    )
-    .unwrap();
+    let service = timed_service(&clock, &registry);
     for i in 0..400 {
         clock.advance(Duration::from_millis(1));
         assert_eq!(service.call(i % 4 == 0).is_err(), i % 4 == 0);
@@ -453,17 +457,10 @@ fn an_adaptive_bulkhead_behind_a_wrapper_sees_each_calls_outcome() {
 /// `max_wait` is rejected by the clock.
 #[test]
 fn a_wrapper_call_that_waits_runs_with_the_slot_it_is_handed() {
-    use timed::{ResilientTimed, Timed as _};
+    use timed::Timed as _;
     let clock = bulkhead::ManualClock::new();
     let registry = Registry::builder().clock(clock.clone()).build();
-    let service = ResilientTimed::new(
-        timed::Backend {
-            clock: clock.clone(),
-            total: 0,
-        },
-        &registry,
-    )
-    .unwrap();
+    let service = timed_service(&clock, &registry);
     let handle = registry.bulkhead("paths").unwrap();
     let held: Vec<_> = (0..8)
         .map(|_| handle.bulkhead().try_enter_owned().unwrap())
