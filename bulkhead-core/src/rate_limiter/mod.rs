@@ -199,7 +199,7 @@ impl RateLimiter {
     /// once, on a reading as for `acquire_on`; only a reserved permit leaves
     /// a future to await (a future kept across an await is copied into the
     /// caller's state machine).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn acquire_async_on(
         &self,
         elapsed: u64,
@@ -266,7 +266,7 @@ impl Shared {
 
     /// [`reserve`](Self::reserve) on a recent reading taken `elapsed`
     /// nanoseconds after the first period began.
-    #[inline]
+    #[inline(always)]
     fn reserve_on(&self, max_wait: u64, elapsed: u64) -> Outcome {
         if self.permits.try_take_at(elapsed, self.margin) {
             return Outcome::Granted;
