@@ -30,6 +30,28 @@ pub(crate) const SUPERTRAITS: &[&str] = &[
     "Debug",
 ];
 
+/// Whether `path` names one of the [`SUPERTRAITS`] by its absolute path in
+/// the standard library (`::std::marker::Send`, `::core::fmt::Debug`):
+/// then it is that trait, and needs no check in the user's crate. (The
+/// check uses `#[diagnostic::..]` attributes, which a crate under
+/// `#![no_implicit_prelude]` cannot name; such a crate writes these paths.)
+pub(crate) fn is_standard_path(path: &syn::Path) -> bool {
+    let names: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let plain = path.segments.iter().all(|s| s.arguments.is_none());
+    let module = match names.last().map(String::as_str) {
+        Some("Send" | "Sync" | "Unpin" | "Sized") => "marker",
+        Some("UnwindSafe" | "RefUnwindSafe") => "panic",
+        Some("Clone") => "clone",
+        Some("Debug") => "fmt",
+        _ => return false,
+    };
+    path.leading_colon.is_some()
+        && plain
+        && names.len() == 3
+        && matches!(names[0].as_str(), "std" | "core")
+        && names[1] == module
+}
+
 /// The trait bounds of `Self` the trait declares (its supertraits and the
 /// `Self: ..` bounds of its where clause), but `?Sized`: those the wrapper
 /// must meet, each the path as written.
@@ -817,6 +839,19 @@ mod tests {
     use super::*;
     use crate::policies::PolicyKind;
     use syn::parse_quote;
+
+    #[test]
+    fn only_absolute_standard_paths_skip_the_supertrait_check() {
+        let standard = |path: syn::Path| is_standard_path(&path);
+        assert!(standard(parse_quote!(::std::marker::Send)));
+        assert!(standard(parse_quote!(::core::fmt::Debug)));
+        assert!(standard(parse_quote!(::std::panic::RefUnwindSafe)));
+        assert!(!standard(parse_quote!(std::marker::Send)), "a local `std`");
+        assert!(!standard(parse_quote!(Send)));
+        assert!(!standard(parse_quote!(::std::fmt::Send)), "wrong module");
+        assert!(!standard(parse_quote!(::mycrate::marker::Send)));
+        assert!(!standard(parse_quote!(::std::marker::Send<u8>)));
+    }
 
     fn messages(item: syn::ItemTrait) -> Vec<String> {
         let mut errors = Errors::default();
