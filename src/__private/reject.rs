@@ -116,7 +116,7 @@ impl<R> Reject<R> {
     #[inline]
     pub fn release(self, mut permit: BulkheadPermit<'_>, output: &R) {
         // Only a timed slot keeps it: the pointer is called only then,
-        // where it is not known at compile time (`call_then_release`).
+        // where it is a pointer LLVM cannot see through (`enter_then`).
         if permit.keeps_outcome() {
             permit.set_outcome((self.outcome)(output));
         }
