@@ -309,7 +309,7 @@ fn trait_impl(model: &Trait) -> TokenStream {
     quote! {
         #checks
 
-        #[allow(deprecated, unused_unsafe, clippy::needless_lifetimes)]
+        #[allow(deprecated, unused_unsafe)]
         impl #impl_generics #trait_path for #wrapper<#d> #where_clause {
             #(#types)*
             #(#consts)*
