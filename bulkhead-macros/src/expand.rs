@@ -455,12 +455,6 @@ fn guarded(
     let take = take_field(method, &bulkhead, field);
     // Checks, once, that the return type can carry a rejection (ATR-004).
     let rejecter = rejecter(&reject, &method.ret, method.annotations.named());
-    let enter = enter(
-        method.ret.flavor,
-        &quote_spanned!(span=> &#bulkhead),
-        &reject,
-        &permit,
-    );
     if method.ret.flavor == Flavor::Sync {
         // A free slot and a quiet rejection inline, anything else out of
         // line (`enter_then`). The delegate's call is one closure that
@@ -485,6 +479,12 @@ fn guarded(
             }
         };
     }
+    let enter = enter(
+        method.ret.flavor,
+        &quote_spanned!(span=> &#bulkhead),
+        &reject,
+        &permit,
+    );
     // The future that takes a slot, then runs `made`, the delegate's
     // future.
     let guard = |made: TokenStream| {

@@ -9,7 +9,8 @@
 # A case's header comments say what it expects and how it is built:
 #   // expect: pass            compiles without a warning
 #   // expect: error ATR-012   fails, every error is coded, ATR-012 among them
-#   // edition: 2018           (2021 by default)
+#   // edition: 2018           (2021 by default; several, space-separated,
+#                              check the case once in each: name@edition)
 #   // dependency: bh = { package = "bulkhead", path = "ROOT" }
 #                              replaces `bulkhead = { path = "ROOT" }`
 #   // also: tokio = { version = "1", features = ["rt"] }
@@ -24,19 +25,22 @@ passed=0
 failed=0
 failures=()
 for case in "$here"/cases/*.rs; do
-    name=$(basename "$case" .rs)
+  base=$(basename "$case" .rs)
+  editions=$(sed -n 's|^// edition: ||p' "$case" | head -n1)
+  for edition in ${editions:-2021}; do
+    name=$base
+    [[ $editions == *" "* ]] && name="$base@$edition"
     if [[ -n "${1:-}" && "$name" != *"$1"* ]]; then
         continue
     fi
     expect=$(sed -n 's|^// expect: ||p' "$case" | head -n1)
-    edition=$(sed -n 's|^// edition: ||p' "$case" | head -n1)
     dependency=$(sed -n 's|^// dependency: ||p' "$case" | head -n1)
     also=$(sed -n 's|^// also: ||p' "$case")
     dir="$work/cases/$name"
     mkdir -p "$dir/src"
     {
         printf '[package]\nname = "corpus_%s"\nversion = "0.0.0"\nedition = "%s"\npublish = false\n\n' \
-            "$name" "${edition:-2021}"
+            "${base//[^a-z0-9_]/_}" "$edition"
         printf '[dependencies]\n%s\n%s\n\n[workspace]\n' \
             "${dependency:-bulkhead = { path = \"ROOT\" \}}" "$also"
     } | sed -e "s|ROOT|$root|g" -e "s|SUPPORT|$here/support|g" >"$dir/Cargo.toml"
@@ -80,6 +84,7 @@ for case in "$here"/cases/*.rs; do
         failures+=("$name")
         printf 'FAIL  %s: %s (see %s/stderr)\n' "$name" "$verdict" "$dir"
     fi
+  done
 done
 printf '\n%d passed, %d failed\n' "$passed" "$failed"
 for name in "${failures[@]}"; do

@@ -1,4 +1,5 @@
 // expect: pass
+// edition: 2018 2021 2024
 #![allow(clippy::all)]
 
 use std::fmt::Debug;

@@ -1,5 +1,5 @@
 // expect: pass
-// edition: 2024
+// edition: 2018 2021 2024
 
 #[derive(Debug)]
 pub struct E;
