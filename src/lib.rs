@@ -116,7 +116,8 @@
 
 pub use bulkhead_core::{
     Adaptive, Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, CallError,
-    CallOutcome, Enter, EnterError, ManualClock, OwnedBulkheadPermit, Rejection, RejectionKind,
+    CallOutcome, Enter, EnterError, ManualClock, Occupancy, OwnedBulkheadPermit, Rejection,
+    RejectionKind,
 };
 pub use bulkhead_registry::{
     BulkheadHandle, BulkheadSnapshot, Pipeline, Registry, RegistryBuilder, RegistryError,

@@ -47,7 +47,7 @@ mod timeout;
 
 pub use bulkhead::adaptive::{Adaptive, AdaptiveSnapshot, CallOutcome};
 pub use bulkhead::{
-    Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, Enter, EnterError,
+    Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, Enter, EnterError, Occupancy,
     OwnedBulkheadPermit, Pools, SharedPool, Traffic,
 };
 

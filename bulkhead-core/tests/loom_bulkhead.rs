@@ -887,3 +887,114 @@ fn a_move_off_the_pool_racing_its_borrowed_release_serves_the_lenders_waiter() {
         assert_eq!((from.borrowed(), from.unreserved()), (0, 2));
     });
 }
+
+/// A bulkhead on a pool whose `reserved` follows its `max_concurrent` (no
+/// `reserved` given), its limit lowered from 3 to 1 while a caller holds
+/// one slot and tries for another. Once the caller has seen the new limit
+/// in force, nothing may admit it past that limit (its first slot is
+/// then the only one the limit allows).
+#[test]
+fn a_live_lowered_limit_on_a_pool_admits_nobody_past_it_once_in_force() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let pool = SharedPool::new(4);
+        let config = BulkheadConfig::builder().max_concurrent(3).build().unwrap();
+        let bulkhead = Bulkhead::with_pool(
+            "loom-resize",
+            config,
+            PolicyContext::new(Arc::new(clock.clone())),
+            &pool,
+        );
+        let caller = {
+            let bulkhead = bulkhead.clone();
+            thread::spawn(move || {
+                let first = bulkhead.try_enter().expect("3 slots free");
+                let seen = bulkhead.max_concurrent();
+                let second = bulkhead.try_enter();
+                if seen == 1 {
+                    assert!(second.is_err(), "admitted past the limit in force");
+                }
+                drop((first, second));
+            })
+        };
+        bulkhead.set_max_concurrent(1).unwrap();
+        caller.join().unwrap();
+        assert_eq!((bulkhead.max_concurrent(), bulkhead.reserved()), (1, 1));
+        assert_pool_idle(&pool, &[&bulkhead]);
+    });
+}
+
+/// The invariants of one reading of the slots (`Bulkhead::occupancy`).
+fn assert_agrees(now: &bulkhead_core::Occupancy) {
+    assert!(now.available <= now.max_concurrent, "{now:?}");
+    assert!(now.reserved <= now.max_concurrent, "{now:?}");
+    assert!(
+        now.available == 0 || now.concurrent_calls + now.available <= now.max_concurrent,
+        "{now:?}"
+    );
+    assert_eq!(
+        now.borrowed,
+        now.concurrent_calls.saturating_sub(now.reserved),
+        "{now:?}"
+    );
+}
+
+/// A reload on a pool (the limit lowered, then raised past where it was,
+/// the reservation following it) racing a call and two readings: each
+/// reading agrees with itself.
+#[test]
+fn a_reading_taken_while_a_pooled_limit_moves_agrees_with_itself() {
+    model_bounded(3, || {
+        let clock = ManualClock::new();
+        let pool = SharedPool::new(4);
+        let config = BulkheadConfig::builder().max_concurrent(3).build().unwrap();
+        let bulkhead = Bulkhead::with_pool(
+            "loom-reading",
+            config,
+            PolicyContext::new(Arc::new(clock.clone())),
+            &pool,
+        );
+        let resizer = {
+            let bulkhead = bulkhead.clone();
+            thread::spawn(move || {
+                bulkhead.set_max_concurrent(1).unwrap();
+                bulkhead.set_max_concurrent(4).unwrap();
+            })
+        };
+        let caller = {
+            let bulkhead = bulkhead.clone();
+            thread::spawn(move || drop(bulkhead.try_enter()))
+        };
+        assert_agrees(&bulkhead.occupancy());
+        assert_agrees(&bulkhead.occupancy());
+        resizer.join().unwrap();
+        caller.join().unwrap();
+        let end = bulkhead.occupancy();
+        assert_agrees(&end);
+        assert_eq!((end.max_concurrent, end.reserved, end.available), (4, 4, 4));
+        assert_pool_idle(&pool, &[&bulkhead]);
+    });
+}
+
+/// The same on a bulkhead off any pool, its limit moved by a cap (as a
+/// fleet share does) while a call comes and goes.
+#[test]
+fn a_reading_taken_while_a_cap_moves_agrees_with_itself() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let bulkhead = bulkhead(3, Duration::ZERO, &clock);
+        let capper = {
+            let bulkhead = bulkhead.clone();
+            thread::spawn(move || {
+                bulkhead.set_limit_cap(Some(1));
+                bulkhead.set_limit_cap(None);
+            })
+        };
+        let permit = bulkhead.try_enter();
+        assert_agrees(&bulkhead.occupancy());
+        drop(permit);
+        capper.join().unwrap();
+        assert_agrees(&bulkhead.occupancy());
+        assert_idle(&bulkhead, 3);
+    });
+}

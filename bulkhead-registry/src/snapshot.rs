@@ -17,6 +17,13 @@ trait Instance {
 }
 
 /// A bulkhead's state at one moment.
+///
+/// Its slot fields (`concurrent_calls` to `borrowed`, and `adaptive`) are
+/// one reading ([`Bulkhead::occupancy`](bulkhead_core::Bulkhead::occupancy)):
+/// they agree with each other whatever changes the limits at the time, so
+/// `available <= max_concurrent`, `reserved <= max_concurrent` and
+/// `concurrent_calls + available <= max_concurrent` unless `available` is
+/// 0. `traffic` is read just after.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BulkheadSnapshot {
@@ -67,20 +74,20 @@ impl Instance for BulkheadSnapshot {
 impl BulkheadSnapshot {
     pub(crate) fn of(bulkhead: &Bulkhead) -> Self {
         let config = bulkhead.config();
-        let concurrent_calls = bulkhead.concurrent_calls();
-        let max_concurrent = bulkhead.max_concurrent();
+        // One reading: its fields agree with each other while limits change.
+        let now = bulkhead.occupancy();
         BulkheadSnapshot {
             instance: bulkhead.instance().to_owned(),
-            concurrent_calls,
-            waiting_calls: bulkhead.waiting_calls(),
-            max_concurrent,
-            available: bulkhead.available(),
-            reserved: bulkhead.reserved(),
-            borrowed: bulkhead.borrowed(),
+            concurrent_calls: now.concurrent_calls,
+            waiting_calls: now.waiting_calls,
+            max_concurrent: now.max_concurrent,
+            available: now.available,
+            reserved: now.reserved,
+            borrowed: now.borrowed,
             max_wait: config.max_wait(),
             enabled: config.enabled(),
             traffic: bulkhead.traffic(),
-            adaptive: bulkhead.adaptive(),
+            adaptive: now.adaptive,
         }
     }
 }

@@ -14,6 +14,7 @@
 pub(crate) mod adaptive;
 mod config;
 mod enter;
+mod occupancy;
 mod permit;
 mod pool;
 mod queue;
@@ -30,6 +31,7 @@ mod pool_tests;
 
 pub use config::{BulkheadConfig, BulkheadConfigBuilder};
 pub use enter::Enter;
+pub use occupancy::Occupancy;
 pub use permit::{BulkheadPermit, OwnedBulkheadPermit};
 pub use shared_pool::{Pools, SharedPool};
 pub use traffic::Traffic;
@@ -447,6 +449,44 @@ impl Bulkhead {
     /// no room for yet. Off a pool, the limit in force.
     pub fn reserved(&self) -> u32 {
         self.shared.semaphore.max()
+    }
+
+    /// One consistent reading of the slots: the calls in flight, those
+    /// waiting, the limit in force, what is free, reserved and borrowed,
+    /// all as they stood at one instant (and, on an adaptive bulkhead, its
+    /// algorithm's snapshot at the same instant). The getters
+    /// ([`concurrent_calls`](Self::concurrent_calls),
+    /// [`available`](Self::available), ...) each read one field at its
+    /// own moment; while limits change, only this reading is sure to
+    /// agree with itself: `available <= max_concurrent`, `reserved <=
+    /// max_concurrent`, and `concurrent_calls + available <=
+    /// max_concurrent` unless `available` is 0.
+    ///
+    /// It takes the locks that every change of a limit takes (the pool's
+    /// and the wait queue's), never the path of a call with a free slot:
+    /// for monitoring.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bulkhead_core::{Bulkhead, BulkheadConfig};
+    ///
+    /// let bulkhead = Bulkhead::new("reports", BulkheadConfig::builder().max_concurrent(3).build()?);
+    /// let _permit = bulkhead.try_enter()?;
+    /// let now = bulkhead.occupancy();
+    /// assert_eq!((now.concurrent_calls, now.available, now.max_concurrent), (1, 2, 3));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn occupancy(&self) -> Occupancy {
+        let shared = &*self.shared;
+        match &shared.adaptive {
+            None => Occupancy::new(shared.semaphore.reading(), None),
+            Some(limiter) => {
+                let (adaptive, reading) =
+                    limiter.snapshot_with(shared, || shared.semaphore.reading());
+                Occupancy::new(reading, Some(adaptive))
+            }
+        }
     }
 
     /// What an adaptive bulkhead's algorithm knows now (its bounds, the

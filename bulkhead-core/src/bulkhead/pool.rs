@@ -202,6 +202,13 @@ impl Pool {
         cap(self.state.load(Relaxed))
     }
 
+    /// The unreserved slots not borrowed now and whether callers queue
+    /// for them, from one load.
+    pub(crate) fn reading(&self) -> (u32, bool) {
+        let word = self.state.load(Acquire);
+        (room(word), word & WAITERS != 0)
+    }
+
     /// Whether callers of some bulkhead on the pool are queued.
     pub(crate) fn has_waiters(&self) -> bool {
         self.state.load(Relaxed) & WAITERS != 0
@@ -393,9 +400,10 @@ impl Pool {
 
     /// Sets the reservation `member` asks for to `target`, under the lock
     /// (the member calls it from its own limit changes). A lower one takes
-    /// effect at once; a higher one as far as there is room, the rest as
-    /// pool slots come back.
-    pub(crate) fn set_target(
+    /// effect at once; a higher one as far as there is room once the
+    /// caller [`serve`](Self::serve)s the pool, the rest as pool slots come
+    /// back.
+    pub(crate) fn retarget(
         &self,
         inner: &mut Inner,
         member: &dyn Member,
@@ -416,7 +424,6 @@ impl Pool {
         if target < current {
             self.lower(inner, member, current, target, now, deferred);
         }
-        self.serve(inner, now, deferred);
     }
 
     /// Lowers `member`'s reservation in force from `from` to `to`.

@@ -105,6 +105,17 @@
 //! back. Every slow path of a pooled bulkhead (queueing, hand-offs,
 //! withdrawals, limit changes) runs under the pool's lock, then its own.
 //!
+//! The reservation in the word never exceeds the ceiling, at any instant:
+//! a limit change lowers the reservation before the ceiling, and raises
+//! the ceiling before the reservation grows into it (the ceiling is
+//! stored with `Release` and read with `Acquire`, so whoever sees a
+//! lowered ceiling sees the lowered reservation). The other order let a
+//! call within the old reservation in for a moment after the new limit
+//! was in force. A reading of the slots for a snapshot
+//! ([`Semaphore::reading`]) takes the pool's lock and the queue's, under
+//! which neither limit moves, and reads the calls in flight in the same
+//! load of the word as the reservation.
+//!
 //! ## Moving to another pool
 //!
 //! A registry's reload can move a live bulkhead to another resource, or off
@@ -207,6 +218,19 @@ pub(crate) struct Released {
     pub(crate) max: u32,
 }
 
+/// What [`Semaphore::reading`] found, at one instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Reading {
+    pub(crate) in_flight: u32,
+    pub(crate) waiting: u32,
+    /// The limit in force (on a pool, the ceiling).
+    pub(crate) limit: u32,
+    pub(crate) available: u32,
+    /// The reservation in force (off a pool, the limit).
+    pub(crate) reserved: u32,
+    pub(crate) borrowed: u32,
+}
+
 /// The outcome of queueing.
 #[derive(Debug)]
 pub(crate) enum Enqueued {
@@ -244,8 +268,10 @@ impl PoolLink {
         }
     }
 
+    /// The ceiling; `Acquire`, pairing with a change's `Release`: whoever
+    /// sees a lowered ceiling sees the reservation lowered under it.
     fn ceiling(&self) -> u32 {
-        self.ceiling.load(Relaxed)
+        self.ceiling.load(Acquire)
     }
 
     /// The time for a hand-off; unknown (nobody counts as expired) if the
@@ -964,14 +990,20 @@ impl Semaphore {
         };
         let ceiling = ceiling.min(MAX_CONCURRENT);
         let mut inner = link.pool.lock();
-        let before = link.ceiling.swap(ceiling, Relaxed);
-        link.pool.set_target(
+        // The reservation in force (the word's limit) never exceeds the
+        // ceiling, even for a moment: a lowered one comes down before the
+        // ceiling does (a call admitted lock-free within the old
+        // reservation after the new limit took effect would be one past
+        // it), and a raised ceiling goes up before anything grows into it.
+        link.pool.retarget(
             &mut inner,
             member,
             reserved.min(ceiling),
             Some(now),
             deferred,
         );
+        let before = link.ceiling.swap(ceiling, Release);
+        link.pool.serve(&mut inner, Some(now), deferred);
         drop(inner);
         before
     }
@@ -1045,7 +1077,7 @@ impl Semaphore {
         let mut queue = lock(&self.queue);
         let granted = match (to, to_inner.as_mut()) {
             (Some(link), Some(inner)) => {
-                link.ceiling.store(ceiling, Relaxed);
+                link.ceiling.store(ceiling, Release);
                 link.pool
                     .arrive(inner, member.clone(), reserved.min(ceiling))
             }
@@ -1147,6 +1179,66 @@ impl Semaphore {
                 own + borrowable.min(link.pool.room())
             }
             _ => own,
+        }
+    }
+
+    /// One consistent reading of the slots: the calls in flight, the
+    /// limit, the reservation and what is free, as they all stood at one
+    /// instant. Every change of a limit, a reservation or a pool happens
+    /// under the locks taken here (the pool's, then the queue's), and the
+    /// calls in flight come from the same load of the word as the limit.
+    pub(crate) fn reading(&self) -> Reading {
+        loop {
+            let slot = link_of(self.state.load(Acquire));
+            let link = self.link(slot);
+            let inner = link.map(|link| link.pool.lock());
+            let queue = lock(&self.queue);
+            let state = self.state.load(Acquire);
+            if link_of(state) != slot {
+                // Moved meanwhile (a move holds both locks): again.
+                continue;
+            }
+            let (held, limit) = (in_flight(state), max(state));
+            let waiting = queue.len();
+            let reading = match link {
+                None => Reading {
+                    in_flight: held,
+                    waiting,
+                    limit,
+                    available: if state & WAITERS != 0 {
+                        0
+                    } else {
+                        limit.saturating_sub(held)
+                    },
+                    reserved: limit,
+                    borrowed: 0,
+                },
+                Some(link) => {
+                    let ceiling = link.ceiling();
+                    let (room, pool_waiters) = link.pool.reading();
+                    let own = limit.saturating_sub(held);
+                    let borrowable = if pool_waiters {
+                        0
+                    } else {
+                        ceiling.saturating_sub(held.max(limit)).min(room)
+                    };
+                    Reading {
+                        in_flight: held,
+                        waiting,
+                        limit: ceiling,
+                        available: if state & WAITERS != 0 {
+                            0
+                        } else {
+                            own + borrowable
+                        },
+                        reserved: limit,
+                        borrowed: held.saturating_sub(limit),
+                    }
+                }
+            };
+            drop(queue);
+            drop(inner);
+            return reading;
         }
     }
 

@@ -296,6 +296,21 @@ impl Limiter {
     pub(in crate::bulkhead) fn snapshot(&self, shared: &Shared) -> AdaptiveSnapshot {
         lock(&self.control).snapshot(|stamp| shared.timeline.instant(stamp))
     }
+
+    /// The snapshot and `read`'s reading under the same lock, that of
+    /// every change of the limit: the two agree.
+    pub(in crate::bulkhead) fn snapshot_with<R>(
+        &self,
+        shared: &Shared,
+        read: impl FnOnce() -> R,
+    ) -> (AdaptiveSnapshot, R) {
+        let control = lock(&self.control);
+        let read = read();
+        (
+            control.snapshot(|stamp| shared.timeline.instant(stamp)),
+            read,
+        )
+    }
 }
 
 /// Puts a change of the algorithm's limit into effect, with `also` (a cap)
