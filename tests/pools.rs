@@ -161,40 +161,87 @@ fn a_reload_moves_a_live_bulkhead_to_its_new_resources_pool_with_its_calls() {
 }
 
 #[test]
-fn a_reload_moving_a_bulkhead_to_a_fourth_pool_reports_it_not_applied() {
-    let toml = |resource: &str| {
-        let mut toml: String = ["a", "b", "c", "d"]
+fn a_bulkhead_moves_through_any_number_of_resources_and_the_accounting_follows_it() {
+    // Resources m1-m6 (budgets 5, 4, 10, 10, 3, 6); mv-a (reserving 2 of
+    // its 4) moved by reloads m1 -> m2 -> ... -> m6 -> m1 -> m4, and
+    // `other` one step behind it, onto the resource mv-a just left,
+    // reserving all of it. Every move applies, `resource_usage` counts
+    // each reservation on the pool its bulkhead is on, and `other` gets
+    // every reserved slot at once: nothing of mv-a is left behind.
+    const BUDGETS: [(&str, u32); 6] = [
+        ("m1", 5),
+        ("m2", 4),
+        ("m3", 10),
+        ("m4", 10),
+        ("m5", 3),
+        ("m6", 6),
+    ];
+    let budget = |resource: &str| BUDGETS.iter().find(|(r, _)| *r == resource).unwrap().1;
+    let toml = |mover: &str, other: &str| {
+        let mut toml: String = BUDGETS
             .iter()
-            .map(|r| format!("[resources.{r}]\nbudget = 2\n\n"))
+            .map(|(r, budget)| format!("[resources.{r}]\nbudget = {budget}\n\n"))
             .collect();
         toml += &format!(
-            "[bulkhead.instances.mover]\nmax_concurrent = 2\nreserved = 1\nresource = \"{resource}\"\n"
+            "[bulkhead.instances.mv-a]\nmax_concurrent = 4\nreserved = 2\nresource = \"{mover}\"\n\n"
+        );
+        let all = budget(other);
+        toml += &format!(
+            "[bulkhead.instances.other]\nmax_concurrent = {all}\nresource = \"{other}\"\n"
         );
         toml
     };
     let registry = Registry::builder()
-        .config_toml(&toml("a"))
+        .config_toml(&toml("m1", "m6"))
         .unwrap()
         .try_build()
         .unwrap();
-    Pipeline::builder(&registry, "mover")
-        .bulkhead(|b| b)
-        .build()
-        .unwrap();
-    let applied = |resource: &str| {
-        let changes = registry.reload_toml(&toml(resource)).unwrap();
-        changes
-            .iter()
-            .find(|c| c.instance == "mover")
-            .map(|c| c.applied)
-    };
-    assert_eq!(applied("b"), Some(true));
-    assert_eq!(applied("c"), Some(true));
-    assert_eq!(applied("d"), Some(false), "a fourth pool: it stays on c's");
-    let mover = registry.bulkhead("mover").unwrap().bulkhead().clone();
-    let held: Vec<_> = (0..2).map(|_| mover.try_enter().unwrap()).collect();
-    assert!(mover.try_enter().is_err());
-    drop(held);
-    // Back to a pool it was on: always possible.
-    assert_eq!(applied("a"), Some(true));
+    for id in ["mv-a", "other"] {
+        Pipeline::builder(&registry, id)
+            .bulkhead(|b| b)
+            .build()
+            .unwrap();
+    }
+    let mover = registry.bulkhead("mv-a").unwrap().bulkhead().clone();
+    let other = registry.bulkhead("other").unwrap().bulkhead().clone();
+    let mut at = "m1";
+    for (step, to) in ["m2", "m3", "m4", "m5", "m6", "m1", "m4"]
+        .into_iter()
+        .enumerate()
+    {
+        let changes = registry.reload_toml(&toml(to, at)).unwrap();
+        for id in ["mv-a", "other"] {
+            let change = changes.iter().find(|c| c.instance == id);
+            assert_eq!(
+                change.map(|c| c.applied),
+                Some(true),
+                "{id}, move {step} to {to}"
+            );
+        }
+        for (resource, budget) in BUDGETS {
+            let reserved = match resource {
+                r if r == to => 2,
+                r if r == at => budget,
+                _ => 0,
+            };
+            assert_eq!(
+                registry.resource_usage(resource),
+                Some((budget, u64::from(reserved))),
+                "{resource} after move {step} to {to}"
+            );
+        }
+        // mv-a: its slots on the new pool, as far as it lends.
+        let held: Vec<_> = (0..budget(to).min(4))
+            .map(|_| mover.try_enter().expect("a slot on the new pool"))
+            .collect();
+        assert!(mover.try_enter().is_err());
+        drop(held);
+        // other: all of the pool mv-a left, at once.
+        let all: Vec<_> = (0..budget(at))
+            .map(|_| other.try_enter().expect("a reserved slot at once"))
+            .collect();
+        assert!(other.try_enter().is_err());
+        drop(all);
+        at = to;
+    }
 }

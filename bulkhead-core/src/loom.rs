@@ -95,6 +95,10 @@ pub(crate) mod thread {
         }
     }
 
+    pub(crate) fn yield_now() {
+        loom::thread::yield_now();
+    }
+
     pub(crate) fn current() -> Thread {
         Thread {
             thread: loom::thread::current(),

@@ -718,7 +718,7 @@ fn a_move_racing_a_borrowed_release_gives_the_slot_back_to_its_lender_once() {
         let borrowed = mover.try_enter_owned().unwrap();
         assert_eq!(from.borrowed(), 1);
         let releaser = thread::spawn(move || drop(borrowed));
-        assert!(mover.move_to_pool(Some(&to)));
+        mover.move_to_pool(Some(&to));
         releaser.join().unwrap();
         drop(own);
         assert_moved(&from, &to, &mover, &other);
@@ -736,7 +736,7 @@ fn a_move_racing_a_borrower_leaves_it_on_one_pool_or_the_other() {
             // Borrows on whichever pool it finds (both have a free slot).
             thread::spawn(move || mover.try_enter_owned().expect("a pool slot is free"))
         };
-        assert!(mover.move_to_pool(Some(&to)));
+        mover.move_to_pool(Some(&to));
         let borrowed = borrower.join().unwrap();
         assert_eq!(from.borrowed() + to.borrowed(), 1, "counted once");
         drop((own, borrowed));
@@ -828,7 +828,7 @@ fn a_release_between_a_moves_swap_and_its_loan_lets_nobody_borrow_what_is_not_th
             let other = other.clone();
             thread::spawn(move || other.try_enter_owned().is_ok())
         };
-        assert!(mover.move_to_pool(Some(&to)));
+        mover.move_to_pool(Some(&to));
         releaser.join().unwrap();
         let borrowed_from_nothing = borrower.join().unwrap();
         assert!(
@@ -855,7 +855,7 @@ fn a_move_racing_a_release_serves_the_movers_blocked_waiter() {
             thread::spawn(move || mover.enter().is_ok())
         };
         let releaser = thread::spawn(move || drop(borrowed));
-        assert!(mover.move_to_pool(Some(&to)));
+        mover.move_to_pool(Some(&to));
         releaser.join().unwrap();
         assert!(waiter.join().unwrap(), "the waiter is served");
         drop(own);
@@ -879,7 +879,7 @@ fn a_move_off_the_pool_racing_its_borrowed_release_serves_the_lenders_waiter() {
             thread::spawn(move || other.enter().is_ok())
         };
         let releaser = thread::spawn(move || drop(borrowed));
-        assert!(mover.move_to_pool(None));
+        mover.move_to_pool(None);
         releaser.join().unwrap();
         assert!(waiter.join().unwrap(), "the lender's waiter is served");
         drop(own);
@@ -895,7 +895,9 @@ fn a_move_off_the_pool_racing_its_borrowed_release_serves_the_lenders_waiter() {
 /// then the only one the limit allows).
 #[test]
 fn a_live_lowered_limit_on_a_pool_admits_nobody_past_it_once_in_force() {
-    loom::model(|| {
+    // 3 preemptions find the old order's admission past the limit (1 s,
+    // against a minute at 4).
+    model_bounded(3, || {
         let clock = ManualClock::new();
         let pool = SharedPool::new(4);
         let config = BulkheadConfig::builder().max_concurrent(3).build().unwrap();
@@ -996,5 +998,75 @@ fn a_reading_taken_while_a_cap_moves_agrees_with_itself() {
         capper.join().unwrap();
         assert_agrees(&bulkhead.occupancy());
         assert_idle(&bulkhead, 3);
+    });
+}
+
+/// A bulkhead reserving nothing (every call borrows), ceiling 2, taken
+/// from `pools[0]` through `pools[1]` to `pools[2]`: every link field of its
+/// word is mapped, so any further pool maps a field again.
+fn through_three(pools: &[SharedPool], clock: &ManualClock) -> Bulkhead {
+    let mover = pooled(&pools[0], clock, 0, 2);
+    mover.move_to_pool(Some(&pools[1]));
+    mover.move_to_pool(Some(&pools[2]));
+    mover
+}
+
+/// Nothing borrowed anywhere, every budget unreserved, and the mover on
+/// `last` with its two borrowable slots there.
+fn assert_all_home(pools: &[SharedPool], mover: &Bulkhead, last: &SharedPool) {
+    for (i, pool) in pools.iter().enumerate() {
+        assert_eq!(pool.borrowed(), 0, "pool {i}: {pool:?}");
+        assert_eq!(pool.unreserved(), 2, "pool {i}: {pool:?}");
+    }
+    assert!(mover.is_on(last));
+    let held: Vec<_> = (0..2).map(|_| mover.try_enter().unwrap()).collect();
+    assert!(mover.try_enter().is_err());
+    assert_eq!(last.borrowed(), 2);
+    drop(held);
+}
+
+/// A borrowed slot released while the bulkhead moves on through two more
+/// pools, so that a link field is mapped again (the one its release may
+/// still be giving back through, or another): the slot goes back to the
+/// pool that lent it, once, and no field is mapped away from under it.
+#[test]
+fn a_borrowed_release_racing_moves_past_three_pools_goes_home_once() {
+    model_bounded(3, || {
+        let clock = ManualClock::new();
+        let pools: Vec<_> = (0..6).map(|_| SharedPool::new(2)).collect();
+        let mover = through_three(&pools, &clock);
+        let held = mover.try_enter_owned().unwrap();
+        assert_eq!(pools[2].borrowed(), 1);
+        let releaser = thread::spawn(move || drop(held));
+        // The third of these maps the field of pools[2] again, unless a
+        // release is still giving back through it.
+        for pool in &pools[3..] {
+            mover.move_to_pool(Some(pool));
+        }
+        releaser.join().unwrap();
+        assert_all_home(&pools, &mover, &pools[5]);
+    });
+}
+
+/// A borrower racing moves past three pools: it borrows on exactly one
+/// of them (or on none), is counted there once, and gives back there.
+#[test]
+fn a_borrower_racing_moves_past_three_pools_is_counted_once() {
+    model_bounded(2, || {
+        let clock = ManualClock::new();
+        let pools: Vec<_> = (0..6).map(|_| SharedPool::new(2)).collect();
+        let mover = through_three(&pools, &clock);
+        let borrower = {
+            let mover = mover.clone();
+            thread::spawn(move || mover.try_enter_owned().ok())
+        };
+        for pool in &pools[3..] {
+            mover.move_to_pool(Some(pool));
+        }
+        let permit = borrower.join().unwrap();
+        let lent: u32 = pools.iter().map(SharedPool::borrowed).sum();
+        assert_eq!(lent, u32::from(permit.is_some()), "counted once: {pools:?}");
+        drop(permit);
+        assert_all_home(&pools, &mover, &pools[5]);
     });
 }

@@ -14,6 +14,7 @@
 pub(crate) mod adaptive;
 mod config;
 mod enter;
+mod links;
 mod occupancy;
 mod permit;
 mod pool;
@@ -522,7 +523,7 @@ impl Bulkhead {
     /// How many calls hold borrowed slots now: the calls in flight beyond
     /// [`reserved`](Self::reserved) (0 off a pool).
     pub fn borrowed(&self) -> u32 {
-        if self.shared.semaphore.pool().is_some() {
+        if self.shared.semaphore.is_pooled() {
             self.shared.semaphore.borrowed()
         } else {
             0
@@ -531,7 +532,7 @@ impl Bulkhead {
 
     /// Whether the bulkhead is on a resource's pool.
     pub fn is_pooled(&self) -> bool {
-        self.shared.semaphore.pool().is_some()
+        self.shared.semaphore.is_pooled()
     }
 
     /// Slots a call could take now without waiting: below the limit in
@@ -565,9 +566,11 @@ impl Bulkhead {
     /// in the new pool's arrival order behind those already there. A
     /// disabled bulkhead stays off every pool.
     ///
-    /// Returns `false`, and leaves the bulkhead where it is, if it has been
-    /// on three other pools already (a move back to a pool it was on is
-    /// always possible).
+    /// A bulkhead may move any number of times. It keeps a small record of
+    /// each distinct pool it has been on (one per pool, not per move) for
+    /// its life, so that a release racing a move gives its slot back to
+    /// the pool that lent it; a move may wait for such releases to finish
+    /// giving back (a few instructions each), never for a call to end.
     ///
     /// # Examples
     ///
@@ -581,24 +584,24 @@ impl Bulkhead {
     /// // A budget of 2: the bulkhead keeps its 1 reserved slot, and its two
     /// // other calls count as borrowed (past the pool's 1 free slot).
     /// let pool = SharedPool::new(2);
-    /// assert!(reports.move_to_pool(Some(&pool)));
+    /// reports.move_to_pool(Some(&pool));
     /// assert_eq!((reports.reserved(), reports.borrowed(), pool.borrowed()), (1, 2, 2));
     /// assert!(reports.try_enter().is_err());
     /// drop(held);
     /// assert_eq!(pool.borrowed(), 0);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn move_to_pool(&self, pool: Option<&SharedPool>) -> bool {
+    pub fn move_to_pool(&self, pool: Option<&SharedPool>) {
         let shared = &self.shared;
         if !shared.config.enabled() {
-            return true;
+            return;
         }
         let member: Weak<dyn Member> = Arc::downgrade(&self.shared) as Weak<Shared>;
         let clock = shared.context.clock();
         let now = clock.now();
         let limits = lock(&shared.limits);
         let mut deferred = Deferred::default();
-        let moved = shared.semaphore.move_to(
+        shared.semaphore.move_to(
             member,
             pool.map(|pool| &pool.pool),
             limits.reserved(),
@@ -609,7 +612,6 @@ impl Bulkhead {
         );
         drop(limits);
         deferred.finish();
-        moved
     }
 
     /// Whether the bulkhead limits calls at all.
@@ -727,6 +729,14 @@ impl Member for Shared {
     fn waiting(&self) -> u32 {
         self.semaphore.waiting()
     }
+
+    fn owe(&self, slots: u32) {
+        self.semaphore.owe(slots);
+    }
+
+    fn repay(&self, slots: u32) {
+        self.semaphore.repay(slots);
+    }
 }
 
 impl Drop for Shared {
@@ -748,7 +758,7 @@ impl Shared {
         let mut limits = lock(&self.limits);
         change(&mut limits);
         let to = limits.in_force();
-        let from = if self.semaphore.pool().is_some() {
+        let from = if self.semaphore.is_pooled() {
             let mut deferred = Deferred::default();
             let from =
                 self.semaphore
@@ -826,12 +836,13 @@ impl Shared {
         if let Some(limiter) = &self.adaptive {
             // On a pool the word's limit is the reservation: whether the
             // call was bound is judged against the limit in force.
-            let released = match self.semaphore.pool() {
-                Some(_) => Released {
+            let released = if self.semaphore.is_pooled() {
+                Released {
                     max: self.semaphore.limit(),
                     ..released
-                },
-                None => released,
+                }
+            } else {
+                released
             };
             limiter.sample(self, (started, now), outcome, released);
         }

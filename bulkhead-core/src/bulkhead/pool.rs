@@ -111,6 +111,11 @@ pub(crate) trait Member: Send + Sync {
     fn grant_borrowed(&self, now: Option<Instant>, deferred: &mut Deferred) -> Option<bool>;
     /// How many callers are queued.
     fn waiting(&self) -> u32;
+    /// Counts `slots` more of the pool's as held by the bulkhead (before
+    /// its state word counts them: see the semaphore's `links.rs`).
+    fn owe(&self, slots: u32);
+    /// Counts `slots` given back to the pool (after they were).
+    fn repay(&self, slots: u32);
 }
 
 /// What a pass under the pool's lock leaves to do once it is unlocked.
@@ -442,11 +447,13 @@ impl Pool {
         // Count every freed slot as borrowed first, with the cap that
         // includes them: the calls in flight beyond the new reservation
         // are covered from the moment the limit drops.
+        member.owe(freed);
         self.update(|word| with_cap(word, cap) + u64::from(freed) * ONE);
         let in_flight = member.set_reserved_in_force(to, now, deferred);
         let covered = excess(in_flight, to) - excess(in_flight, from);
         self.state
             .fetch_sub(u64::from(freed - covered) * ONE, Release);
+        member.repay(freed - covered);
     }
 
     /// Raises `member`'s reservation in force from `from` by up to `by`,
@@ -475,6 +482,7 @@ impl Pool {
         // one no longer borrow.
         let returned = excess(in_flight, from) - excess(in_flight, to);
         self.state.fetch_sub(u64::from(returned) * ONE, Release);
+        member.repay(returned);
         taken
     }
 
@@ -531,10 +539,12 @@ impl Pool {
             if !self.take_locked(inner) {
                 break;
             }
+            member.owe(1);
             match member.grant_borrowed(now, deferred) {
                 Some(false) => {}
                 Some(true) | None => {
                     self.state.fetch_sub(ONE, Release);
+                    member.repay(1);
                 }
             }
             deferred.members.push(member);

@@ -233,7 +233,7 @@ fn a_moved_bulkhead_takes_its_waiters_and_its_calls_along() {
         "from has nothing left to lend"
     );
 
-    assert!(mover.move_to_pool(Some(&to)));
+    mover.move_to_pool(Some(&to));
     // from gets everything back; on `to` the mover reserves 1, its second
     // call is borrowed, and the slot left goes to its waiter at once.
     assert_eq!((from.borrowed(), from.unreserved()), (0, 2));
@@ -249,23 +249,63 @@ fn a_moved_bulkhead_takes_its_waiters_and_its_calls_along() {
 }
 
 #[test]
-fn a_bulkhead_moves_back_and_forth_but_not_to_a_fourth_pool() {
+fn a_bulkhead_moves_any_number_of_times_among_any_number_of_pools() {
     let clock = ManualClock::new();
-    let pools: Vec<_> = (0..4).map(|_| SharedPool::new(2)).collect();
+    let pools: Vec<_> = (0..7).map(|_| SharedPool::new(2)).collect();
     let mover = on(&pools[0], &clock, "mover", 1, 2);
-    assert!(mover.move_to_pool(Some(&pools[1])));
-    assert!(mover.move_to_pool(None));
+    mover.move_to_pool(Some(&pools[1]));
+    mover.move_to_pool(None);
     assert!(!mover.is_pooled());
-    assert!(mover.move_to_pool(Some(&pools[2])));
-    assert!(!mover.move_to_pool(Some(&pools[3])), "three pools known");
-    assert!(mover.is_on(&pools[2]));
-    for pool in [&pools[0], &pools[1], &pools[2], &pools[0]] {
-        assert!(mover.move_to_pool(Some(pool)));
-        let held: Vec<_> = (0..2).map(|_| mover.try_enter().unwrap()).collect();
-        assert_eq!((pool.borrowed(), pool.unreserved()), (1, 1));
-        drop(held);
+    // Every pool in turn, each further one with a call in flight that
+    // borrowed where it was (given back there once it ends), and back to
+    // the first ones: far more pools and moves than the word has link
+    // fields for.
+    for round in 0..3 {
+        for (i, pool) in pools.iter().enumerate() {
+            mover.move_to_pool(Some(pool));
+            assert!(mover.is_on(pool), "round {round}, pool {i}");
+            let held: Vec<_> = (0..2).map(|_| mover.try_enter().unwrap()).collect();
+            assert!(mover.try_enter().is_err());
+            assert_eq!((pool.borrowed(), pool.unreserved()), (1, 1));
+            drop(held);
+            assert_eq!(pool.borrowed(), 0);
+        }
     }
-    assert_eq!(pools[1].unreserved() + pools[2].unreserved(), 4);
+    for (i, pool) in pools.iter().enumerate() {
+        let reserved = if i == pools.len() - 1 { 1 } else { 2 };
+        assert_eq!(
+            (pool.borrowed(), pool.unreserved()),
+            (0, reserved),
+            "pool {i}"
+        );
+    }
+    drop(mover);
+    assert!(pools.iter().all(|pool| pool.unreserved() == 2));
+}
+
+#[test]
+fn calls_in_flight_follow_a_bulkhead_through_many_pools_and_go_home_once() {
+    // A call borrowed on each pool stays in flight while the bulkhead
+    // moves on: each pool gets back exactly what its own calls held, at
+    // the next move (the calls past the reservation move with the
+    // bulkhead), and nothing when they end elsewhere.
+    let clock = ManualClock::new();
+    let pools: Vec<_> = (0..6).map(|_| SharedPool::new(8)).collect();
+    let mover = on(&pools[0], &clock, "mover", 1, 8);
+    let mut held = Vec::new();
+    for pool in &pools {
+        mover.move_to_pool(Some(pool));
+        held.push(mover.try_enter_owned().unwrap());
+        // All but its reserved one borrowed here.
+        assert_eq!(pool.borrowed(), held.len() as u32 - 1);
+    }
+    let last = &pools[pools.len() - 1];
+    assert!(pools[..pools.len() - 1].iter().all(|p| p.borrowed() == 0));
+    drop(held);
+    assert_eq!((last.borrowed(), last.unreserved()), (0, 7));
+    mover.move_to_pool(Some(&pools[0]));
+    assert!(pools.iter().all(|p| p.borrowed() == 0));
+    assert!(pools[1..].iter().all(|p| p.unreserved() == 8));
 }
 
 #[test]
@@ -275,12 +315,12 @@ fn moving_away_and_back_keeps_the_counts() {
     let m = on(&a, &clock, "m", 1, 3);
     let held: Vec<_> = (0..3).map(|_| m.try_enter_owned().unwrap()).collect();
     assert_eq!(a.borrowed(), 2);
-    assert!(m.move_to_pool(Some(&b)));
+    m.move_to_pool(Some(&b));
     assert_eq!(
         (a.borrowed(), a.unreserved(), b.borrowed(), b.unreserved()),
         (0, 3, 2, 2)
     );
-    assert!(m.move_to_pool(Some(&a)));
+    m.move_to_pool(Some(&a));
     assert_eq!(
         (a.borrowed(), a.unreserved(), b.borrowed(), b.unreserved()),
         (2, 2, 0, 3)
@@ -304,7 +344,7 @@ fn a_move_off_the_pool_serves_its_waiters() {
     let held = m.try_enter().unwrap();
     let mut w = m.enter_async();
     assert!(poll(&mut w).is_pending());
-    assert!(m.move_to_pool(None));
+    m.move_to_pool(None);
     let Poll::Ready(Ok(got)) = poll(&mut w) else {
         panic!("not served")
     };
@@ -322,7 +362,7 @@ fn the_refund_of_a_move_serves_the_old_pools_waiters() {
     let held: Vec<_> = (0..2).map(|_| m.try_enter_owned().unwrap()).collect();
     let mut w = o.enter_async();
     assert!(poll(&mut w).is_pending());
-    assert!(m.move_to_pool(Some(&b)));
+    m.move_to_pool(Some(&b));
     let Poll::Ready(Ok(_got)) = poll(&mut w) else {
         panic!("o not served by refund")
     };
@@ -349,7 +389,7 @@ fn a_moved_waiter_is_served_once_calls_lent_past_the_cap_finish() {
     let m4 = m.try_enter_owned().unwrap();
     let mut mw = m.enter_async();
     assert!(poll(&mut mw).is_pending());
-    assert!(m.move_to_pool(Some(&b)));
+    m.move_to_pool(Some(&b));
     assert_eq!(b.borrowed(), 2 + 4);
     assert!(b.borrowed() > b.unreserved());
     drop(oh);

@@ -119,22 +119,22 @@
 //! ## Moving to another pool
 //!
 //! A registry's reload can move a live bulkhead to another resource, or off
-//! any (`Bulkhead::move_to_pool` does the same by hand). The pools a
-//! semaphore has been on are kept in up to three link slots, each set once
-//! and never changed (a move back to a pool reuses its slot); the *link*
-//! field of the word names the slot in force, 0 for
-//! none. A move (under the locks of both pools, then the queue's) swaps the
-//! field and the limit in the word in one compare-exchange, reading the
-//! calls in flight `n` it replaced: the old pool gets back the `n - reserved`
-//! slots it lent beyond the old reservation, the new one counts the `n` past
-//! the new reservation as borrowed (past its cap if need be: nobody borrows
-//! there until they have finished, as after a lowered budget). A release
-//! whose `fetch_sub` came before the swap gives its slot back to the pool
-//! its own replaced value names, which the move's `n` did not count: every
-//! lent slot goes back to the pool that lent it exactly once. A borrower
+//! any (`Bulkhead::move_to_pool` does the same by hand), any number of
+//! times. The *link* field of the word names the pool in force through one
+//! of three fields, 0 for none (`links.rs`: which pool each field names,
+//! and when a field may be mapped to another pool). A move (under the
+//! locks of both pools, then the queue's) swaps the field and the limit in
+//! the word in one compare-exchange, reading the calls in flight `n` it
+//! replaced: the old pool gets back the `n - reserved` slots it lent
+//! beyond the old reservation, the new one counts the `n` past the new
+//! reservation as borrowed (past its cap if need be: nobody borrows there
+//! until they have finished, as after a lowered budget). A release whose
+//! `fetch_sub` came before the swap gives its slot back to the pool its
+//! own replaced value names, which the move's `n` did not count: every
+//! lent slot goes back to the pool that lent it exactly once (the field
+//! it names is not mapped to another pool until it has). A borrower
 //! holding a slot of the old pool finds the word's link changed, gives the
-//! slot back there, and tries again. A fourth distinct pool finds no slot:
-//! the move is refused.
+//! slot back there, and tries again.
 //!
 //! ## Memory ordering
 //!
@@ -148,6 +148,7 @@ use std::sync::{Arc, Weak};
 use std::task::Context;
 use std::time::Instant;
 
+use super::links::{Links, PoolLink};
 use super::pool::{Deferred, Inner, Member, Pool};
 use super::queue::{Kind, Status, WaitQueue, WaiterKey};
 use crate::clock::{Clock, Wake};
@@ -245,40 +246,14 @@ pub(crate) struct Semaphore {
     /// Copy of the queue's length, for monitoring without the mutex.
     waiting: AtomicU32,
     queue: Mutex<WaitQueue>,
-    /// The pools it has been on (see the module docs: the word's *link*
-    /// field names the one in force), each slot set once.
-    links: [OnceLock<PoolLink>; 3],
-}
-
-/// A pooled semaphore's side of its pool.
-#[derive(Debug)]
-pub(crate) struct PoolLink {
-    pub(crate) pool: Arc<Pool>,
-    /// The limit in force (`max_concurrent`): no borrowing at or above it.
+    /// The pools it has been on and which one the word's *link* field
+    /// names (see `links.rs`).
+    links: Links,
+    /// On a pool, the limit in force (`max_concurrent`): no borrowing at
+    /// or above it.
     ceiling: AtomicU32,
-    clock: Arc<dyn Clock>,
-}
-
-impl PoolLink {
-    fn new(pool: Arc<Pool>, ceiling: u32, clock: Arc<dyn Clock>) -> Self {
-        PoolLink {
-            pool,
-            ceiling: AtomicU32::new(ceiling.min(MAX_CONCURRENT)),
-            clock,
-        }
-    }
-
-    /// The ceiling; `Acquire`, pairing with a change's `Release`: whoever
-    /// sees a lowered ceiling sees the reservation lowered under it.
-    fn ceiling(&self) -> u32 {
-        self.ceiling.load(Acquire)
-    }
-
-    /// The time for a hand-off; unknown (nobody counts as expired) if the
-    /// clock panics.
-    fn now(&self) -> Option<Instant> {
-        catch_unwind(AssertUnwindSafe(|| self.clock.now())).ok()
-    }
+    /// The clock of hand-offs on a pool, set when it first joins one.
+    clock: OnceLock<Arc<dyn Clock>>,
 }
 
 /// Reads `clock` for a hand-off whose slot is already free: `None` and the
@@ -330,7 +305,9 @@ impl Semaphore {
             state: AtomicU64::new(((max as u64) << MAX_SHIFT) | disabled),
             waiting: AtomicU32::new(0),
             queue: Mutex::new(WaitQueue::new()),
-            links: Default::default(),
+            links: Links::default(),
+            ceiling: AtomicU32::new(0),
+            clock: OnceLock::default(),
         }
     }
 
@@ -341,22 +318,22 @@ impl Semaphore {
             state: AtomicU64::new(1 << LINK_SHIFT),
             waiting: AtomicU32::new(0),
             queue: Mutex::new(WaitQueue::new()),
-            links: Default::default(),
+            links: Links::on(&pool),
+            ceiling: AtomicU32::new(ceiling.min(MAX_CONCURRENT)),
+            clock: OnceLock::default(),
         };
-        let _ = semaphore.links[0].set(PoolLink::new(pool, ceiling, clock));
+        let _ = semaphore.clock.set(clock);
         semaphore
     }
 
-    /// The link named by the link field `slot` of a state word.
+    /// The link named by the link field `slot` of a state word (read
+    /// after the word: see `links.rs`).
     #[inline]
     fn link(&self, slot: usize) -> Option<&PoolLink> {
-        match slot {
-            0 => None,
-            slot => self.links[slot - 1].get(),
-        }
+        self.links.get(slot)
     }
 
-    /// The link in force.
+    /// The link in force (as the word names it now: a move may follow).
     fn current(&self) -> Option<&PoolLink> {
         self.link(link_of(self.state.load(Acquire)))
     }
@@ -364,6 +341,25 @@ impl Semaphore {
     /// The pool in force, if on one.
     pub(crate) fn pool(&self) -> Option<&Arc<Pool>> {
         self.current().map(|link| &link.pool)
+    }
+
+    /// Whether the word names a pool now.
+    #[inline]
+    pub(crate) fn is_pooled(&self) -> bool {
+        link_of(self.state.load(Acquire)) != 0
+    }
+
+    /// The ceiling; `Acquire`, pairing with a change's `Release`: whoever
+    /// sees a lowered ceiling sees the reservation lowered under it.
+    fn ceiling(&self) -> u32 {
+        self.ceiling.load(Acquire)
+    }
+
+    /// The time for a hand-off on a pool; unknown (nobody counts as
+    /// expired) if the clock panics.
+    fn now(&self) -> Option<Instant> {
+        let clock = self.clock.get()?;
+        catch_unwind(AssertUnwindSafe(|| clock.now())).ok()
     }
 
     /// Takes a free slot if there is one. Never waits, never locks.
@@ -378,13 +374,10 @@ impl Semaphore {
                 if link_of(state) == 0 {
                     return Acquired::Full;
                 }
-                // The link slot was set before the word named it (by a
-                // move, with release): see it set.
+                // The field was mapped before the word named it (by a
+                // move, with release): see it mapped.
                 fence(Acquire);
-                return match self.link(link_of(state)) {
-                    None => Acquired::Full,
-                    Some(link) => self.try_borrow(link, link_of(state)),
-                };
+                return self.try_borrow(link_of(state));
             }
             match self
                 .state
@@ -418,17 +411,25 @@ impl Semaphore {
             .map(|_| Acquired::Slot)
     }
 
-    /// Past the reservation: borrows a pool slot if the ceiling allows and
-    /// nobody waits ahead.
+    /// Past the reservation: borrows a pool slot of the link field
+    /// `slot` names if the ceiling allows and nobody waits ahead.
     #[cold]
     #[inline(never)]
-    fn try_borrow(&self, link: &PoolLink, slot: usize) -> Acquired {
-        let state = self.state.load(Relaxed);
-        if link_of(state) != slot {
+    fn try_borrow(&self, slot: usize) -> Acquired {
+        let Some(link) = self.link(slot) else {
+            return Acquired::Full;
+        };
+        // Pinned, then checked with a read-modify-write of the word: the
+        // link stays the field's while we work on it (see `links.rs`).
+        link.owe(1);
+        let state = self.state.fetch_add(0, AcqRel);
+        if link_of(state) != slot || !self.links.names(slot, link) {
             // Moved to another pool meanwhile.
+            link.repay(1);
             return self.try_acquire();
         }
-        if state & WAITERS != 0 || in_flight(state) >= link.ceiling() {
+        if state & WAITERS != 0 || in_flight(state) >= self.ceiling() {
+            link.repay(1);
             return Acquired::Full;
         }
         if !link.pool.try_take() {
@@ -436,34 +437,40 @@ impl Semaphore {
                 // Free pool slots may belong to waiters: serve them first.
                 self.borrow_locked(link, slot)
             } else {
+                link.repay(1);
                 Acquired::Full
             };
         }
-        match self.claim(link, slot) {
+        match self.claim(slot) {
+            // The pin is now the slot owed.
             Claim::Borrowed => Acquired::Slot,
             Claim::Reserved => {
                 self.give_back(link);
+                link.repay(1);
                 Acquired::Slot
             }
             Claim::Refused => {
                 self.give_back(link);
+                link.repay(1);
                 Acquired::Full
             }
             Claim::Moved => {
                 self.give_back(link);
+                link.repay(1);
                 self.try_acquire()
             }
         }
     }
 
-    /// Holding a slot of the pool of link `slot`: adds the call to the word.
-    fn claim(&self, link: &PoolLink, slot: usize) -> Claim {
+    /// Holding a slot of the pool of link field `slot`, owed there: adds
+    /// the call to the word.
+    fn claim(&self, slot: usize) -> Claim {
         let mut state = self.state.load(Relaxed);
         loop {
             if link_of(state) != slot {
                 return Claim::Moved;
             }
-            if state & WAITERS != 0 || in_flight(state) >= link.ceiling() {
+            if state & WAITERS != 0 || in_flight(state) >= self.ceiling() {
                 return Claim::Refused;
             }
             match self
@@ -482,22 +489,27 @@ impl Semaphore {
     /// since the caller may hold a slot not yet handed out).
     fn give_back(&self, link: &PoolLink) {
         if link.pool.give_back() {
-            self.serve_pool(link, false, false);
+            self.serve_pool(link, None, false);
         }
     }
 
-    /// A newcomer finding the pool's waiters flag: under the pool's lock,
-    /// serves the waiters a pool slot can serve, then borrows what is left.
+    /// A newcomer finding the pool's waiters flag, pinned on `link`: under
+    /// the pool's lock, serves the waiters a pool slot can serve, then
+    /// borrows what is left. Lets go of the pin unless it borrowed.
     #[cold]
     fn borrow_locked(&self, link: &PoolLink, slot: usize) -> Acquired {
-        let now = link.now();
+        let now = self.now();
         let pool = &link.pool;
         let mut inner = pool.lock();
         let mut deferred = Deferred::default();
         pool.serve(&mut inner, now, &mut deferred);
+        let mut borrowed = false;
         let acquired = if pool.take_locked(&inner) {
-            match self.claim(link, slot) {
-                Claim::Borrowed => Some(Acquired::Slot),
+            match self.claim(slot) {
+                Claim::Borrowed => {
+                    borrowed = true;
+                    Some(Acquired::Slot)
+                }
                 Claim::Reserved => {
                     pool.give_back();
                     Some(Acquired::Slot)
@@ -517,26 +529,37 @@ impl Semaphore {
         pool.serve(&mut inner, now, &mut deferred);
         drop(inner);
         deferred.finish();
+        // Borrowed: the pin is now the slot owed.
+        if !borrowed {
+            link.repay(1);
+        }
         // Moved to another pool meanwhile: try there.
         acquired.unwrap_or_else(|| self.try_acquire())
     }
 
     /// Under the pool's lock: own waiters first (a slot below the
-    /// reservation) if `own`, then the pool's. A clock that panics is
-    /// raised again afterwards if `raise`.
+    /// reservation) if `own` names the field `link` is in force by, then
+    /// the pool's. A clock that panics is raised again afterwards if
+    /// `raise`.
     #[cold]
-    fn serve_pool(&self, link: &PoolLink, own: bool, raise: bool) {
+    fn serve_pool(&self, link: &PoolLink, own: Option<usize>, raise: bool) {
         // As in `hand_over`: the slot is already free; if the clock panics,
         // it is still handed on (nobody counted as expired) before the
         // panic goes on, unless this runs during another unwind.
-        let (now, panicked) = read_catching(&*link.clock);
+        let (now, panicked) = match self.clock.get() {
+            Some(clock) => read_catching(&**clock),
+            None => (None, None),
+        };
         let pool = &link.pool;
         let mut inner = pool.lock();
         let mut deferred = Deferred::default();
-        if own {
+        if let Some(slot) = own {
             let mut queue = lock(&self.queue);
             let state = self.state.load(Acquire);
-            if !queue.is_empty() && !is_full(state) {
+            // Only while on this pool: a move (under this lock) grants
+            // what a release before its swap freed.
+            let on = link_of(state) == slot && self.links.names(slot, link);
+            if on && !queue.is_empty() && !is_full(state) {
                 if let Some(wake) = queue.grant_next(now) {
                     self.state.fetch_add(ONE, Acquire);
                     deferred.wakes.push(wake);
@@ -580,16 +603,22 @@ impl Semaphore {
         // lent it, if it was borrowed (see "Moving to another pool"). Its
         // slot was set before the word named it: see it set.
         fence(Acquire);
-        match self.link(link_of(before)) {
+        let slot = link_of(before);
+        match self.link(slot) {
             None if before & WAITERS != 0 => self.hand_over(&**clock),
             None => {}
             Some(link) => {
+                // A borrowed slot is owed to `link` until repaid: the
+                // field keeps naming it meanwhile (see `links.rs`).
                 let borrowed = in_flight(before) > max(before);
                 let pool_waiters = borrowed && link.pool.give_back();
                 if before & WAITERS != 0 {
-                    self.serve_pool(link, true, true);
+                    self.serve_pool(link, Some(slot), true);
                 } else if pool_waiters {
-                    self.serve_pool(link, false, true);
+                    self.serve_pool(link, None, true);
+                }
+                if borrowed {
+                    link.repay(1);
                 }
             }
         }
@@ -732,11 +761,11 @@ impl Semaphore {
         deadline: Option<Instant>,
         now: Option<Instant>,
     ) -> Result<Enqueued, Wake> {
-        let now = now.or_else(|| link.now());
+        let now = now.or_else(|| self.now());
         let pool = &link.pool;
         let mut inner = pool.lock();
         // Fixed from here on: a move takes this pool's lock.
-        if link_of(self.state.load(Acquire)) != slot {
+        if link_of(self.state.load(Acquire)) != slot || !self.links.names(slot, link) {
             return Err(wake);
         }
         let mut deferred = Deferred::default();
@@ -760,17 +789,21 @@ impl Semaphore {
                 }
             }
             if state & WAITERS == 0 {
-                if in_flight(state) < link.ceiling() {
+                if in_flight(state) < self.ceiling() {
                     if pool.take_locked(&inner) {
-                        match self.claim(link, slot) {
+                        // Owed before the word counts it (see `links.rs`).
+                        link.owe(1);
+                        match self.claim(slot) {
                             Claim::Borrowed => break Enqueued::Done(Acquired::Slot),
                             Claim::Reserved => {
                                 pool.give_back();
+                                link.repay(1);
                                 break Enqueued::Done(Acquired::Slot);
                             }
                             // Not moved: we hold the pool's lock.
                             Claim::Refused | Claim::Moved => {
                                 pool.give_back();
+                                link.repay(1);
                                 state = self.state.load(Acquire);
                                 continue;
                             }
@@ -807,10 +840,13 @@ impl Semaphore {
     fn lock_both(&self) -> (Locked<'_>, MutexGuard<'_, WaitQueue>) {
         loop {
             let slot = link_of(self.state.load(Acquire));
-            let locked = self.link(slot).map(|link| (link, link.pool.lock()));
+            let link = self.link(slot);
+            let locked = link.map(|link| (link, link.pool.lock()));
             let queue = lock(&self.queue);
             // A move holds both locks: under them the link is fixed.
-            if link_of(self.state.load(Acquire)) == slot {
+            if link_of(self.state.load(Acquire)) == slot
+                && link.is_none_or(|link| self.links.names(slot, link))
+            {
                 return (locked, queue);
             }
         }
@@ -1002,7 +1038,7 @@ impl Semaphore {
             Some(now),
             deferred,
         );
-        let before = link.ceiling.swap(ceiling, Release);
+        let before = self.ceiling.swap(ceiling, Release);
         link.pool.serve(&mut inner, Some(now), deferred);
         drop(inner);
         before
@@ -1034,9 +1070,14 @@ impl Semaphore {
     /// Moves to `to` (`None`: off any pool), asking there for `reserved`
     /// slots under the ceiling `ceiling` (the limit in force); see "Moving
     /// to another pool" in the module docs. `member` is the bulkhead, as
-    /// the pools know it. Returns `false`, and stays, if it has been on
-    /// three other pools already. Call under the bulkhead's limits lock;
-    /// the waiters served are in `deferred`, to wake once no lock is held.
+    /// the pools know it. Call under the bulkhead's limits lock (which
+    /// serialises moves and limit changes); the waiters served are in
+    /// `deferred`, to wake once no lock is held.
+    ///
+    /// A move to a pool it has not been on since its field was mapped to
+    /// another may first wait for a link to be quiet: for the releases that
+    /// decremented the word before the last move to give their slots back
+    /// (see `links.rs`), a matter of instructions.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn move_to(
         &self,
@@ -1047,37 +1088,22 @@ impl Semaphore {
         clock: &Arc<dyn Clock>,
         now: Option<Instant>,
         deferred: &mut Deferred,
-    ) -> bool {
+    ) {
         let ceiling = ceiling.min(MAX_CONCURRENT);
         let from_slot = link_of(self.state.load(Acquire));
-        let to_slot = match to {
-            None => 0,
-            Some(pool) => {
-                let known = (1..=self.links.len()).find(|&slot| {
-                    self.link(slot)
-                        .is_some_and(|link| Arc::ptr_eq(&link.pool, pool))
-                });
-                let free = || (1..=self.links.len()).find(|&slot| self.link(slot).is_none());
-                match known.or_else(free) {
-                    Some(slot) => {
-                        let link = PoolLink::new(Arc::clone(pool), ceiling, Arc::clone(clock));
-                        // Already set if known: a pool keeps its slot.
-                        let _ = self.links[slot - 1].set(link);
-                        slot
-                    }
-                    None => return false,
-                }
-            }
-        };
+        let to_slot = to.map_or(0, |pool| self.links.field_for(pool, from_slot));
         if to_slot == from_slot {
-            return true;
+            return;
+        }
+        if to.is_some() {
+            let _ = self.clock.set(Arc::clone(clock));
         }
         let (from, to) = (self.link(from_slot), self.link(to_slot));
         let (mut from_inner, mut to_inner) = lock_pair(from, to);
         let mut queue = lock(&self.queue);
         let granted = match (to, to_inner.as_mut()) {
             (Some(link), Some(inner)) => {
-                link.ceiling.store(ceiling, Release);
+                self.ceiling.store(ceiling, Release);
                 link.pool
                     .arrive(inner, member.clone(), reserved.min(ceiling))
             }
@@ -1085,10 +1111,12 @@ impl Semaphore {
         };
         let mut state = self.state.load(Acquire);
         loop {
-            // Counted by the new pool before the word names it: a release
-            // right after the swap gives back to it lock-free.
+            // Counted by the new pool (and owed to it) before the word
+            // names it: a release right after the swap gives back to it
+            // lock-free.
             let lent = in_flight(state).saturating_sub(granted);
             if let (Some(link), Some(inner)) = (to, to_inner.as_deref()) {
+                link.owe(lent);
                 link.pool.lend(inner, lent);
             }
             let next = (state & !(LINK_MASK | MAX_MASK))
@@ -1099,6 +1127,7 @@ impl Semaphore {
                 Err(actual) => {
                     if let (Some(link), Some(inner)) = (to, to_inner.as_deref()) {
                         link.pool.unlend(inner, lent);
+                        link.repay(lent);
                     }
                     state = actual;
                 }
@@ -1112,6 +1141,7 @@ impl Semaphore {
             let refund = in_flight.saturating_sub(was_reserved);
             let address = member.as_ptr() as *const ();
             link.pool.depart(inner, address, was_reserved, refund);
+            link.repay(refund);
         }
         if let Some(inner) = to_inner.as_mut() {
             queue.retick(|| inner.ticket());
@@ -1124,18 +1154,33 @@ impl Semaphore {
                 link.pool.serve(inner, now, deferred);
             }
         }
-        true
     }
 
     /// The ticket of the waiter a pool slot would go to, if one waits and
     /// the ceiling allows one more call.
     pub(crate) fn next_borrower(&self) -> Option<u64> {
-        let link = self.current()?;
+        self.current()?;
         let queue = lock(&self.queue);
-        if self.in_flight() >= link.ceiling() {
+        if self.in_flight() >= self.ceiling() {
             return None;
         }
         queue.next_ticket()
+    }
+
+    /// Counts `slots` more owed to the pool in force (see `links.rs`):
+    /// called by the pool, under its lock, for a bulkhead on it.
+    pub(crate) fn owe(&self, slots: u32) {
+        if let Some(link) = self.current() {
+            link.owe(slots);
+        }
+    }
+
+    /// Counts `slots` given back to the pool in force, as
+    /// [`owe`](Self::owe).
+    pub(crate) fn repay(&self, slots: u32) {
+        if let Some(link) = self.current() {
+            link.repay(slots);
+        }
     }
 
     /// Gives a pool slot just taken to the next waiter (see
@@ -1157,9 +1202,10 @@ impl Semaphore {
 
     /// The limit in force: the ceiling on a pool, else the word's limit.
     pub(crate) fn limit(&self) -> u32 {
-        match self.current() {
-            Some(link) => link.ceiling(),
-            None => self.max(),
+        let state = self.state.load(Acquire);
+        match link_of(state) {
+            0 => max(state),
+            _ => self.ceiling(),
         }
     }
 
@@ -1175,7 +1221,7 @@ impl Semaphore {
         let own = limit.saturating_sub(held);
         match self.link(link_of(state)) {
             Some(link) if !link.pool.has_waiters() => {
-                let borrowable = link.ceiling().saturating_sub(held.max(limit));
+                let borrowable = self.ceiling().saturating_sub(held.max(limit));
                 own + borrowable.min(link.pool.room())
             }
             _ => own,
@@ -1194,7 +1240,7 @@ impl Semaphore {
             let inner = link.map(|link| link.pool.lock());
             let queue = lock(&self.queue);
             let state = self.state.load(Acquire);
-            if link_of(state) != slot {
+            if link_of(state) != slot || link.is_some_and(|link| !self.links.names(slot, link)) {
                 // Moved meanwhile (a move holds both locks): again.
                 continue;
             }
@@ -1214,7 +1260,7 @@ impl Semaphore {
                     borrowed: 0,
                 },
                 Some(link) => {
-                    let ceiling = link.ceiling();
+                    let ceiling = self.ceiling();
                     let (room, pool_waiters) = link.pool.reading();
                     let own = limit.saturating_sub(held);
                     let borrowable = if pool_waiters {

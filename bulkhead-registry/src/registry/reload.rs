@@ -105,14 +105,7 @@ impl Registry {
         drop(budgets);
         self.declare_resources(&resources, &mut changes, false)?;
         *self.lock_sources() = sources;
-        // A bulkhead that could not follow its new resource to its pool did
-        // not take the change.
-        let stayed = self.sync_rooms();
-        for change in &mut changes {
-            if change.policy == "bulkhead" && stayed.contains(&change.instance) {
-                change.applied = false;
-            }
-        }
+        self.sync_rooms();
         #[cfg(feature = "redis")]
         self.refresh_fleets();
         Ok(changes)

@@ -144,24 +144,21 @@ impl Registry {
     /// room (none to those on no budget), and has them give back what a
     /// lowered capacity no longer holds. Call it under the declarations
     /// lock, after anything that changes the bulkheads or the budgets.
-    /// Returns the ids of the bulkheads that could not move to their
-    /// resource's pool (on three other pools already: they stay where
-    /// they are).
-    pub(crate) fn sync_rooms(&self) -> Vec<String> {
+    pub(crate) fn sync_rooms(&self) {
         let declared = self.inner.stores.bulkheads.declared_policies();
         // Each bulkhead on the pool of the resource it names now (a reload
-        // may have moved it to another resource, or off any).
-        let mut stayed = Vec::new();
+        // may have moved it to another resource, or off any): a move never
+        // fails, so the accounting below, from the declared resources,
+        // describes the pools the bulkheads are on.
         if let Some(pools) = self.inner.context.pools() {
-            for (id, bulkhead, config) in &declared {
+            for (_, bulkhead, config) in &declared {
                 let pool = config.resource().and_then(|r| pools.get(r));
                 let on = match &pool {
                     Some(pool) => bulkhead.is_on(pool),
                     None => !bulkhead.is_pooled(),
                 };
-                // Refused only after three other pools: it stays.
-                if !on && !bulkhead.move_to_pool(pool.as_ref()) {
-                    stayed.push(id.clone());
+                if !on {
+                    bulkhead.move_to_pool(pool.as_ref());
                 }
             }
         }
@@ -202,7 +199,6 @@ impl Registry {
             bulkhead.set_room(room.clone());
             bulkhead.reclaim_room();
         }
-        stayed
     }
 
     /// Checks the resource budgets against the bulkheads, registered or
