@@ -23,6 +23,7 @@
 /// [`Pipeline`]: crate::Pipeline
 /// [`Bulkhead`]: crate::Bulkhead
 /// [`Bulkhead::move_to_pool`]: crate::Bulkhead::move_to_pool
+/// [`Bulkhead::occupancy`]: crate::Bulkhead::occupancy
 /// [`ManualClock`]: crate::ManualClock
 /// [`Registry::bulkhead`]: crate::Registry::bulkhead
 /// [`BulkheadHandle`]: crate::BulkheadHandle

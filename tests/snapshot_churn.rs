@@ -22,7 +22,7 @@ use bulkhead::{BulkheadConfig, BulkheadSnapshot, Pipeline, Registry};
 /// How long the threads race (the failures this guards against showed
 /// within a second on 2 cores).
 const CHURN: Duration = Duration::from_millis(2500);
-/// The budget of the resources `db` and `db2`.
+/// The budget of the resources `db` and `db2` to `db5`.
 const BUDGET: u32 = 240;
 /// Bulkheads on `db` reserving all of their limit.
 const STRICT: usize = 32;
@@ -86,7 +86,9 @@ struct Fixture {
 fn fixture() -> Fixture {
     let registry = Registry::new();
     registry.resource("db", BUDGET).unwrap();
-    registry.resource("db2", BUDGET).unwrap();
+    for other in ["db2", "db3", "db4", "db5"] {
+        registry.resource(other, BUDGET).unwrap();
+    }
     let mut pipelines = Vec::new();
     let mut add = |id: String, on_db: bool, config: bulkhead::BulkheadConfigBuilder| {
         let pipeline = Pipeline::builder(&registry, &id)
@@ -179,8 +181,8 @@ impl Fixture {
         }
     }
 
-    /// Reloads: limits, reservations, and resources of strict and
-    /// borrowing bulkheads (between `db`, `db2` and none).
+    /// Reloads: limits, reservations, and resources of strict bulkheads
+    /// (among `db` to `db5`: more pools than a bulkhead has link fields).
     fn reload(&self, rng: &mut Rng) {
         while self.running() {
             let mut toml = String::new();
@@ -197,7 +199,7 @@ impl Fixture {
                 // Only the strict ones leave db: the bodies counted on db
                 // are those of bulkheads that never do.
                 if i < STRICT {
-                    let resource = ["db", "db2", "db"][rng.below(3) as usize];
+                    let resource = ["db", "db2", "db3", "db4", "db5", "db"][rng.below(6) as usize];
                     toml.push_str(&format!("resource = \"{resource}\"\n"));
                 }
             }
