@@ -43,6 +43,7 @@
 mod alloc;
 mod config;
 mod driver;
+mod failure;
 mod lease;
 mod local;
 mod resource;

@@ -54,6 +54,11 @@ pub struct FleetSnapshot {
     pub held: u32,
     /// The part of `held` that is this process's own share.
     pub owned: u32,
+    /// The slots this process would fall back to if it lost Redis, once
+    /// no grant made before could be in use (see `OnUnreachable`): its
+    /// part of the budget among the processes' fallbacks, as Redis last
+    /// said.
+    pub fallback: u32,
     /// The fleet's budget (the smallest any live process configured).
     pub budget: u32,
     /// The demand this process last reported: the most calls in flight
