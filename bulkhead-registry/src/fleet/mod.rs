@@ -59,6 +59,11 @@ pub(crate) use lease::later;
 pub(crate) use local::Handover;
 pub(crate) use resource::Resource;
 
+/// `url` as errors and `Debug` show it: without its password.
+pub(crate) fn shown_url(url: &str) -> String {
+    url::RedisUrl::new(url).to_string()
+}
+
 #[doc(hidden)]
 pub mod __testing {
     //! What the tests need to reach failures they cannot cause otherwise.
