@@ -9,6 +9,10 @@
 //! is smaller, and to its whole fallback only once no grant made before
 //! the loss can be in use (its first failure plus a lease and the margin);
 //! the fallbacks, shared out by Redis beforehand, add up to the budget.
+//! Then Redis comes back empty, and (with `even_share`) stops again for
+//! 2.5 leases and comes back with its data: the processes, back one by
+//! one, find every grant held for a lease while the others may still be on
+//! their fallbacks.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -107,6 +111,27 @@ fn whole_fleet_loses_redis(on_unreachable: &str) {
         &format!("[{on_unreachable}] Redis restarted empty: shares rebuilt"),
         8 * LEASE,
     );
+    if on_unreachable != "even_share" {
+        return;
+    }
+    // Redis stopped for longer than a lease and back with its data (saved
+    // on shutdown, loaded on start): the processes come back one by one,
+    // on their fallbacks meanwhile, and the leases Redis has ran out while
+    // nobody reached it. The first to come back gets no more than it owns
+    // while the others may still be on their fallbacks.
+    const META: &str = "bulkhead:{proof:db}:meta";
+    let epoch: String = fleet.redis.cmd(&["HGET", META, "epoch"]);
+    let mut con = fleet.redis.connection();
+    let _ = redis::cmd("SHUTDOWN").arg("SAVE").query::<()>(&mut con);
+    fleet.redis.kill();
+    std::thread::sleep(5 * LEASE / 2);
+    fleet.redis.restart();
+    fleet.converge(
+        &format!("[{on_unreachable}] Redis back with its data after 2.5 leases: shares rebuilt"),
+        8 * LEASE,
+    );
+    let after: String = fleet.redis.cmd(&["HGET", META, "epoch"]);
+    assert_eq!(after, epoch, "Redis came back with its data");
 }
 
 /// The three settings side by side (each spends its time waiting for
