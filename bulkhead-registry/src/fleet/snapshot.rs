@@ -11,8 +11,9 @@ pub enum FleetState {
     Joining,
     /// Holding a lease: the share is the fleet's grant.
     Joined,
-    /// The lease ran out without a renewal: the share is `on_unreachable`'s
-    /// until Redis answers again.
+    /// The lease ran out without a renewal: the share is the fallback
+    /// (at most the last grant until no grant made before Redis was lost
+    /// can be in use) until Redis answers again.
     Unreachable,
     /// Left the fleet (`Registry::leave_fleets`, or the registry dropped):
     /// no slots.
