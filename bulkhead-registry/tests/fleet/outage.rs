@@ -87,7 +87,9 @@ fn whole_fleet_loses_redis(on_unreachable: &str) {
     // Each falls back, then rises to its whole fallback once no grant made
     // before the loss can be in use anywhere.
     let fallback = |name: &str| before[name].fallback;
-    let rose = fleet.until(
+    // (The lease's unit tests check when; this checks that it comes, and
+    // the database that nothing overlapped meanwhile.)
+    fleet.until(
         &format!("[{on_unreachable}] Redis killed: every worker on its whole fallback"),
         6 * LEASE,
         |seen| {
@@ -96,11 +98,6 @@ fn whole_fleet_loses_redis(on_unreachable: &str) {
                 .all(|w| seen[*w].state == "unreachable" && seen[*w].share == fallback(w))
         },
     );
-    // Not before a lease and a margin after the loss (and so its first
-    // failure); a tick and a loaded machine's delays later at most.
-    if fallback("idle1") > before["idle1"].share {
-        assert!(rose >= LEASE, "{rose:?}");
-    }
     std::thread::sleep(LEASE / 2);
     fleet.report(
         &format!("[{on_unreachable}] {:?} after the kill", killed.elapsed()),
