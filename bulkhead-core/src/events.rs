@@ -375,7 +375,9 @@ pub enum FleetShareReason {
     /// demands changed.
     Rebalanced,
     /// The lease ran out on this process's clock without a renewal (Redis
-    /// unreachable or too slow): the share fell back to `on_unreachable`.
+    /// unreachable or too slow): the share fell back to the fallback or
+    /// the last grant, whichever is smaller; or, later, it rose to the
+    /// whole fallback, once no grant made before could be in use.
     Unreachable,
     /// Redis answered again after a fallback: the share is the fleet's
     /// again.

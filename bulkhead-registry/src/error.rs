@@ -81,11 +81,13 @@ pub enum RegistryError {
         resource: String,
     },
     /// A fleet resource's configuration cannot be used (REG-014): a Redis
-    /// URL that does not parse (shown without its password), a `rediss://`
-    /// URL (TLS is not built in), a resource name or key prefix empty or
-    /// with `{` or `}`, a lease under 100 ms or over a day, a margin of
-    /// zero or above half the lease. From configuration, the message
-    /// starts with the key (`resources.db.lease`) or variable.
+    /// URL that does not parse (shown without its password, whatever
+    /// characters it holds), a `rediss://` URL (TLS is not built in), a
+    /// user name or password with a `/`, `?` or `#` not percent-encoded,
+    /// a resource name or key prefix empty or with `{` or `}`, a lease
+    /// under 100 ms or over a day, a margin of zero or above half the
+    /// lease. From configuration, the message starts with the key
+    /// (`resources.db.lease`) or variable.
     #[cfg(feature = "redis")]
     #[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "redis")))]
     #[error("REG-014: invalid fleet configuration: {message}")]

@@ -40,20 +40,32 @@ pub struct FleetConfig {
 
 /// What a process does with a fleet resource once its lease ran out on its
 /// own clock without a renewal (Redis stopped, unreachable or too slow).
+///
+/// Whatever the setting, the fleet stays within its budget when Redis is
+/// lost for every process: a process first keeps its fallback or its last
+/// grant, whichever is smaller, and uses its whole fallback only once no
+/// grant made before the loss can be in use anywhere (its first failure
+/// plus one lease and the margin); and the fallbacks are shared out by the
+/// fleet while Redis answers, so that they add up to at most the budget.
+/// A process that never reached Redis has no fallback. When only some
+/// processes lose Redis, the others take their shares once their leases
+/// run out on Redis (as they would a dead process's): then the fleet may
+/// exceed its budget by the fallback of each process that cannot reach
+/// Redis; only [`Closed`](Self::Closed) rules that out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum OnUnreachable {
     /// No slots until Redis answers again: the fleet stays within its
-    /// budget whatever happens (`on_unreachable = "closed"`).
+    /// budget whatever part of it loses Redis (`on_unreachable = "closed"`).
     Closed,
-    /// This many slots (`on_unreachable = 5`). The fleet may then exceed its
-    /// budget by up to this many slots per process that cannot reach Redis.
+    /// Up to this many slots (`on_unreachable = 5`): the fleet shares out
+    /// the budget among the processes' fallbacks, max-min fair, so a
+    /// process gets fewer when the processes' numbers add up to more than
+    /// the budget.
     Slots(u32),
-    /// The budget divided by the number of processes last seen, rounded
-    /// down; no slots for a process that never reached Redis
-    /// (`on_unreachable = "even_share"`, the default). Like
-    /// [`Slots`](Self::Slots), it may exceed the budget while the others
-    /// still reach Redis.
+    /// An even part of the budget among the processes
+    /// (`on_unreachable = "even_share"`, the default): the fleet shares out
+    /// the budget among the processes' fallbacks, max-min fair.
     #[default]
     EvenShare,
 }
@@ -78,15 +90,14 @@ impl OnUnreachable {
         }
     }
 
-    /// The slots to fall back to, given the budget and processes last seen
-    /// (`None`: never reached Redis).
-    pub(crate) fn slots(self, last_seen: Option<(u32, u32)>) -> u32 {
+    /// The fallback it asks the fleet for, the budget being `budget`:
+    /// none, `n`, or the whole budget (of which the fleet gives an even
+    /// part, max-min fair with the others' asks).
+    pub(crate) fn asks(self, budget: u32) -> u32 {
         match self {
             OnUnreachable::Closed => 0,
-            OnUnreachable::Slots(n) => n,
-            OnUnreachable::EvenShare => {
-                last_seen.map_or(0, |(budget, processes)| budget / processes.max(1))
-            }
+            OnUnreachable::Slots(n) => n.min(budget),
+            OnUnreachable::EvenShare => budget,
         }
     }
 }
@@ -109,11 +120,18 @@ impl FleetConfig {
     /// # Errors
     ///
     /// REG-014 if the URL does not parse, or is a `rediss://` URL (TLS is
-    /// not built in); the message shows the URL without its password.
+    /// not built in), or its user name or password holds a `/`, `?` or `#`
+    /// that is not percent-encoded (a parser would end the host part
+    /// there); the message shows the URL without its password, whatever
+    /// characters that holds.
     pub fn redis(url: &str) -> Result<Self, RegistryError> {
         let url = RedisUrl::new(url);
         let scheme = url.expose().split("://").next().unwrap_or_default();
         let problem = match scheme {
+            "redis" if url.userinfo_needs_encoding() => Some(
+                "its user name or password holds a `/`, `?` or `#`, which would end the host part: percent-encode them (%2F, %3F, %23)"
+                    .to_owned(),
+            ),
             "redis" | "redis+unix" | "unix" => {
                 redis::Client::open(url.expose()).err().map(|e| url.scrub(&e.to_string()))
             }

@@ -15,8 +15,9 @@ use bulkhead_core::{BulkheadEvent, BulkheadEventKind, Event, EventStream, Policy
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use tokio::sync::mpsc;
 
+use super::failure;
 use super::lease::later;
-use super::resource::Resource;
+use super::resource::{Resource, Status};
 use super::script::{Keys, Scripts};
 
 /// How often a resource's task wakes up.
@@ -41,18 +42,33 @@ impl Driver {
             .enable_all()
             .build()?;
         let (sender, mut receiver) = mpsc::unbounded_channel::<Arc<Resource>>();
+        // The thread logs to the subscriber in force where it starts (a
+        // scoped default included), or, if there is none yet, to the global
+        // one when it logs, as `observe::trace_events` does.
+        #[cfg(feature = "tracing")]
+        let dispatch = tracing::dispatcher::get_default(tracing::Dispatch::clone);
         std::thread::Builder::new()
             .name("bulkhead-fleet".to_owned())
             .spawn(move || {
-                runtime.block_on(async move {
-                    let mut tasks = Vec::new();
-                    while let Some(resource) = receiver.recv().await {
-                        tasks.push(tokio::spawn(run(resource, context.clone())));
-                    }
-                    for task in tasks {
-                        let _ = task.await;
-                    }
-                });
+                let drive = move || {
+                    runtime.block_on(async move {
+                        let mut tasks = Vec::new();
+                        while let Some(resource) = receiver.recv().await {
+                            tasks.push(tokio::spawn(run(resource, context.clone())));
+                        }
+                        for task in tasks {
+                            let _ = task.await;
+                        }
+                    });
+                };
+                #[cfg(feature = "tracing")]
+                if dispatch.is::<tracing::subscriber::NoSubscriber>() {
+                    drive();
+                } else {
+                    tracing::dispatcher::with_default(&dispatch, drive);
+                }
+                #[cfg(not(feature = "tracing"))]
+                drive();
             })?;
         Ok(Driver { resources: sender })
     }
@@ -137,15 +153,21 @@ async fn run(resource: Arc<Resource>, context: PolicyContext) {
                 status.lease.on_reply(now, received, &request, reply)
             }
             Ok(Err(error)) => {
-                status.last_error = Some(resource.config.url().scrub(&error.to_string()));
+                failed(
+                    &resource,
+                    &mut status,
+                    failure::message(&error, resource.config.url()),
+                );
                 redis.failed(&error);
                 status.lease.on_error(received)
             }
             Err(_) => {
-                status.last_error = Some(format!(
-                    "no reply within {:?}",
-                    give_up.saturating_duration_since(now)
-                ));
+                let waited = give_up.saturating_duration_since(now);
+                failed(
+                    &resource,
+                    &mut status,
+                    format!("no reply within {waited:?}"),
+                );
                 status.lease.on_error(received)
             }
         };
@@ -187,13 +209,35 @@ async fn leave(
     .await;
     let mut status = resource.status();
     if let Ok(Err(error)) = &left {
-        status.last_error = Some(resource.config.url().scrub(&error.to_string()));
+        failed(
+            resource,
+            &mut status,
+            failure::message(error, resource.config.url()),
+        );
     }
     resource.publish(context, change, &status.lease);
     drop(status);
     resource
         .left
         .store(true, std::sync::atomic::Ordering::Release);
+}
+
+/// Keeps `message` as the last error, and traces it (at WARN, with the
+/// feature `tracing`) when it differs from the one before: a Redis that
+/// stays unreachable is one log line, not one per retry.
+fn failed(resource: &Resource, status: &mut Status, message: String) {
+    if status.last_error.as_deref() != Some(message.as_str()) {
+        #[cfg(feature = "tracing")]
+        tracing::warn!(
+            target: "bulkhead",
+            resource = resource.name,
+            error = %message,
+            "fleet: a request to Redis failed"
+        );
+        #[cfg(not(feature = "tracing"))]
+        let _ = resource;
+    }
+    status.last_error = Some(message);
 }
 
 /// Counts the refusals of the resource's bulkheads since the last tick.
@@ -225,7 +269,7 @@ impl Redis {
         let lease = resource.config.lease_duration();
         let timeout = (lease / 10).min(Duration::from_secs(1));
         Redis {
-            client: redis::Client::open(url.expose()).map_err(|e| url.scrub(&e.to_string())),
+            client: redis::Client::open(url.expose()).map_err(|e| failure::message(&e, url)),
             config: ConnectionManagerConfig::new()
                 .set_response_timeout(Some(timeout))
                 .set_connection_timeout(Some(timeout))

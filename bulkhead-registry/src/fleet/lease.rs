@@ -11,8 +11,22 @@
 //!   is below the target (others are still giving slots back), and at once
 //!   when a smaller grant has been applied and the calls in flight fit it
 //!   (the second phase of a shrink: Redis frees the slots only then).
-//! - When the deadline passes without a renewal the share falls back to
-//!   `on_unreachable`; the first reply after that rejoins.
+//! - When the deadline passes without a renewal the share falls back, in
+//!   two steps. First to its fallback or its last grant, whichever is
+//!   smaller: the fleet's grants, made before Redis was lost, may all be
+//!   in use for up to a lease still, and this grant is one of them. Then,
+//!   once no grant made before the loss can be in use anywhere, to the
+//!   whole fallback. The loss came after the last reply and before the
+//!   first failure after it; a grant made before it is used until its
+//!   process's deadline and its calls end within the margin after: so
+//!   from the first failure plus one lease and the margin (which also
+//!   covers clocks that run at slightly different rates), nothing else of
+//!   the fleet runs but fallbacks.
+//! - The fallback is what Redis last said: each process's part of the
+//!   budget among what the processes' `on_unreachable` ask for, recorded
+//!   so that the fallbacks add up to at most the budget. A process that
+//!   never reached Redis has none.
+//! - The first reply after a fallback rejoins.
 
 use std::time::{Duration, Instant};
 
@@ -42,6 +56,13 @@ pub(crate) struct Lease {
     acked: u64,
     /// The epoch of the last reply: which incarnation of Redis's state.
     epoch: String,
+    /// When the lease of the reply to `acked` runs out on Redis's clock.
+    acked_exp: u64,
+    /// The slots to fall back to, as the last applied reply said.
+    pub(crate) fallback: u32,
+    /// The first failure since Redis last answered: Redis was lost after
+    /// its last answer and before this.
+    lost_since: Option<Instant>,
     /// Until when the share of the last applied reply may be used.
     pub(crate) deadline: Option<Instant>,
     /// The slots the bulkheads may use now.
@@ -91,6 +112,9 @@ impl Lease {
             seq: 0,
             acked: 0,
             epoch: String::new(),
+            acked_exp: 0,
+            fallback: 0,
+            lost_since: None,
             deadline: None,
             grant: 0,
             target: 0,
@@ -132,20 +156,39 @@ impl Lease {
         }
     }
 
-    /// Falls back to `on_unreachable` if the deadline passed at `now`.
+    /// At `now`: falls back if the deadline passed (to the fallback or the
+    /// last grant, whichever is smaller), and raises a fallback share to
+    /// the whole fallback once no grant made before Redis was lost can be
+    /// in use (see [`raise_at`](Self::raise_at)).
     pub(crate) fn expire(&mut self, now: Instant) -> Option<Change> {
-        match self.deadline {
-            Some(deadline) if self.state == FleetState::Joined && now >= deadline => {
-                Some(self.fall_back())
+        match self.state {
+            FleetState::Joined if self.deadline.is_some_and(|d| now >= d) => Some(self.fall_back()),
+            FleetState::Unreachable
+                if self.grant < self.fallback && self.raise_at().is_some_and(|t| now >= t) =>
+            {
+                let from = self.grant;
+                self.grant = self.fallback;
+                Some(Change {
+                    from,
+                    to: self.grant,
+                    reason: FleetShareReason::Unreachable,
+                })
             }
             _ => None,
         }
     }
 
+    /// When a fallback share may rise above the last grant: the first
+    /// failure since Redis last answered, plus one lease and the margin.
+    /// `None` while Redis answers (late, or too late to use).
+    pub(crate) fn raise_at(&self) -> Option<Instant> {
+        self.lost_since
+            .map(|lost| later(lost, self.lease.saturating_add(self.margin)))
+    }
+
     fn fall_back(&mut self) -> Change {
-        let last_seen = (self.processes > 0).then_some((self.budget, self.processes));
         let from = self.grant;
-        self.grant = self.on_unreachable.slots(last_seen);
+        self.grant = self.grant.min(self.fallback);
         self.state = FleetState::Unreachable;
         self.target = 0;
         Change {
@@ -203,6 +246,9 @@ impl Lease {
             budget,
             lease_valid,
             ceiling,
+            acked_exp: self.acked_exp,
+            asks: self.on_unreachable.asks(budget),
+            fallback: self.fallback,
         }
     }
 
@@ -214,12 +260,15 @@ impl Lease {
         request: &Request,
         reply: Reply,
     ) -> Option<Change> {
+        // Redis answered: whenever it was lost, it was after this.
+        self.lost_since = None;
         if !reply.ok {
             // Redis already applied a newer request: ask again at once.
             self.next = now;
             return None;
         }
         self.acked = request.seq;
+        self.acked_exp = reply.exp;
         self.epoch = reply.epoch;
         self.recorded = reply.held;
         self.owned = reply.owned;
@@ -237,6 +286,7 @@ impl Lease {
         self.last_renewal = Some(now);
         self.deadline = Some(deadline);
         self.target = reply.target;
+        self.fallback = reply.fallback;
         let from = self.grant;
         self.grant = reply.grant;
         let reason = match self.state {
@@ -261,10 +311,11 @@ impl Lease {
 
     /// A request failed (error or timeout) at `now`: try again a twelfth
     /// of the lease after it was sent (at once after a timeout that long).
-    /// A process that never had a lease falls back at once (it has no
-    /// share to keep).
+    /// A process that never had a lease falls back at once (to nothing: it
+    /// has no share to keep, and no fallback).
     pub(crate) fn on_error(&mut self, now: Instant) -> Option<Change> {
         self.failures += 1;
+        self.lost_since.get_or_insert(now);
         let sent = self.last_sent.unwrap_or(now);
         self.next = later(sent, self.period() / 4).max(now);
         self.backoff_until = self.next;

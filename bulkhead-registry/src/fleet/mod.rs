@@ -43,6 +43,7 @@
 mod alloc;
 mod config;
 mod driver;
+mod failure;
 mod lease;
 mod local;
 mod resource;
@@ -57,6 +58,11 @@ pub(crate) use driver::Driver;
 pub(crate) use lease::later;
 pub(crate) use local::Handover;
 pub(crate) use resource::Resource;
+
+/// `url` as errors and `Debug` show it: without its password.
+pub(crate) fn shown_url(url: &str) -> String {
+    url::RedisUrl::new(url).to_string()
+}
 
 #[doc(hidden)]
 pub mod __testing {

@@ -153,6 +153,7 @@ impl Resource {
             target: lease.target,
             held: lease.recorded,
             owned: lease.owned,
+            fallback: lease.fallback,
             budget: lease.budget,
             demand: lease.demand,
             configured_budget: self.budget(),

@@ -45,6 +45,13 @@ pub(crate) struct Request {
     pub(crate) budget: u32,
     pub(crate) lease_valid: bool,
     pub(crate) ceiling: u32,
+    /// When the lease of the reply to `acked` runs out, in ms on Redis's
+    /// clock (0: no reply yet): a record missing before then was lost.
+    pub(crate) acked_exp: u64,
+    /// The fallback its `on_unreachable` asks for.
+    pub(crate) asks: u32,
+    /// The fallback it was last told, which it may use now.
+    pub(crate) fallback: u32,
 }
 
 /// What one `acquire` answers.
@@ -61,6 +68,10 @@ pub(crate) struct Reply {
     pub(crate) recover_ms: u64,
     pub(crate) held: u32,
     pub(crate) owned: u32,
+    /// The slots it may fall back to (see `lease`).
+    pub(crate) fallback: u32,
+    /// When its lease runs out, in ms on Redis's clock.
+    pub(crate) exp: u64,
 }
 
 /// The two scripts, loaded once per connection (EVALSHA, and SCRIPT LOAD
@@ -87,7 +98,7 @@ impl Scripts {
         pid: &str,
         request: &Request,
     ) -> RedisResult<Reply> {
-        type Raw = (String, String, u32, u32, u32, u32, u64, u32, u32);
+        type Raw = (String, String, u32, u32, u32, u32, u64, u32, u32, u32, u64);
         let raw: Raw = self
             .acquire
             .key(&keys.meta)
@@ -102,9 +113,24 @@ impl Scripts {
             .arg(request.budget)
             .arg(u8::from(request.lease_valid))
             .arg(request.ceiling)
+            .arg(request.acked_exp)
+            .arg(request.asks)
+            .arg(request.fallback)
             .invoke_async(con)
             .await?;
-        let (status, epoch, grant, target, processes, budget, recover_ms, held, owned) = raw;
+        let (
+            status,
+            epoch,
+            grant,
+            target,
+            processes,
+            budget,
+            recover_ms,
+            held,
+            owned,
+            fallback,
+            exp,
+        ) = raw;
         Ok(Reply {
             ok: status == "ok",
             epoch,
@@ -115,6 +141,8 @@ impl Scripts {
             recover_ms,
             held,
             owned,
+            fallback,
+            exp,
         })
     }
 

@@ -11,8 +11,9 @@ pub enum FleetState {
     Joining,
     /// Holding a lease: the share is the fleet's grant.
     Joined,
-    /// The lease ran out without a renewal: the share is `on_unreachable`'s
-    /// until Redis answers again.
+    /// The lease ran out without a renewal: the share is the fallback
+    /// (at most the last grant until no grant made before Redis was lost
+    /// can be in use) until Redis answers again.
     Unreachable,
     /// Left the fleet (`Registry::leave_fleets`, or the registry dropped):
     /// no slots.
@@ -54,6 +55,11 @@ pub struct FleetSnapshot {
     pub held: u32,
     /// The part of `held` that is this process's own share.
     pub owned: u32,
+    /// The slots this process would fall back to if it lost Redis, once
+    /// no grant made before could be in use (see `OnUnreachable`): its
+    /// part of the budget among the processes' fallbacks, as Redis last
+    /// said.
+    pub fallback: u32,
     /// The fleet's budget (the smallest any live process configured).
     pub budget: u32,
     /// The demand this process last reported: the most calls in flight

@@ -34,8 +34,9 @@ pub(super) struct Fleets {
 pub(crate) enum OnStartFailure {
     /// Return REG-016 and change nothing.
     Fail,
-    /// Declare the resource anyway, its share `on_unreachable`'s, and keep
-    /// the error (`Registry::fleet_errors`, the snapshot's `last_error`).
+    /// Declare the resource anyway, with no slots (a process that never
+    /// reached Redis has no fallback), and keep the error
+    /// (`Registry::fleet_errors`, the snapshot's `last_error`).
     FallBack,
 }
 
@@ -175,7 +176,7 @@ impl Registry {
         if let Err(error) = &started {
             resource.unstarted(&self.inner.context, error);
             #[cfg(feature = "tracing")]
-            tracing::error!(resource = name, %error, "fleet resource without its thread: its share is on_unreachable's");
+            tracing::error!(resource = name, %error, "fleet resource without its thread: no slots until it runs");
             fleets.errors().push(error.clone());
         }
         fleets.resources().push(Arc::clone(&resource));
@@ -268,10 +269,10 @@ impl Registry {
     /// What keeping the fleet resources met and could not return, oldest
     /// first: REG-016 when [`RegistryBuilder::build`](crate::RegistryBuilder::build)
     /// could not start the fleet thread for a resource its configuration
-    /// declares. Such a resource is declared all the same, with the share
-    /// `on_unreachable` gives a process that never reached Redis (none for
-    /// `closed` and `even_share`, the number for a number of slots); its
-    /// snapshot shows the state `Unreachable` and the error. The next
+    /// declares. Such a resource is declared all the same, with the share of
+    /// a process that never reached Redis: none, whatever `on_unreachable`
+    /// says (the others may hold the whole budget); its snapshot shows the
+    /// state `Unreachable` and the error. The next
     /// [`fleet_resource`](Self::fleet_resource) (or a reload that declares
     /// a fleet resource) tries to start the thread again.
     pub fn fleet_errors(&self) -> Vec<RegistryError> {

@@ -55,8 +55,10 @@ pub(crate) fn resource_specs<'a>(
 }
 
 /// A configuration source, as given to the registry builder; kept so that
-/// [`Registry::reload`](crate::Registry::reload) can read it again.
-#[derive(Debug, Clone)]
+/// [`Registry::reload`](crate::Registry::reload) can read it again. Its
+/// `Debug` shows no text or value: they may hold a secret (a fleet's Redis
+/// URL).
+#[derive(Clone)]
 pub(crate) enum Source {
     Toml(String),
     File(std::path::PathBuf),
@@ -64,6 +66,20 @@ pub(crate) enum Source {
     Env(String),
     /// Variables given explicitly, with their prefix.
     Vars(String, Vec<(String, String)>),
+}
+
+impl std::fmt::Debug for Source {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Toml(text) => write!(f, "Toml({} bytes)", text.len()),
+            Source::File(path) => f.debug_tuple("File").field(path).finish(),
+            Source::Env(prefix) => f.debug_tuple("Env").field(prefix).finish(),
+            Source::Vars(prefix, vars) => {
+                let names: Vec<&str> = vars.iter().map(|(name, _)| name.as_str()).collect();
+                f.debug_tuple("Vars").field(prefix).field(&names).finish()
+            }
+        }
+    }
 }
 
 impl Source {

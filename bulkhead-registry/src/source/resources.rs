@@ -55,8 +55,9 @@ pub(crate) enum ResourceName {
     Env(String),
 }
 
-/// One key of a resource, as a source gives it.
-#[derive(Debug, Clone, PartialEq)]
+/// One key of a resource, as a source gives it. Its `Debug` shows a
+/// fleet's Redis URL without its password.
+#[derive(Clone, PartialEq)]
 pub(crate) struct ResourceSetting {
     pub(crate) resource: ResourceName,
     pub(crate) key: &'static str,
@@ -65,6 +66,27 @@ pub(crate) struct ResourceSetting {
     pub(crate) full_key: String,
     /// The source, for messages: `TOML`, a path, `environment`.
     pub(crate) source: String,
+}
+
+impl std::fmt::Debug for ResourceSetting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut debug = f.debug_struct("ResourceSetting");
+        debug
+            .field("resource", &self.resource)
+            .field("key", &self.key);
+        #[cfg(feature = "redis")]
+        if let ("fleet", Some(url)) = (self.key, self.value.text()) {
+            debug.field("value", &crate::fleet::shown_url(url));
+        } else {
+            debug.field("value", &self.value);
+        }
+        #[cfg(not(feature = "redis"))]
+        debug.field("value", &self.value);
+        debug
+            .field("full_key", &self.full_key)
+            .field("source", &self.source)
+            .finish()
+    }
 }
 
 impl ResourceSetting {

@@ -30,7 +30,7 @@ pub(crate) fn from_toml(text: &str, source: &str) -> Result<Vec<Setting>, Config
     };
     let table: toml::Table = text
         .parse()
-        .map_err(|e: toml::de::Error| malformed(e.to_string().trim().replace('\n', " ")))?;
+        .map_err(|e: toml::de::Error| malformed(parse_error(&e, text)))?;
     let mut settings = Vec::new();
     for (policy, sections) in &table {
         if policy == RESOURCES {
@@ -91,11 +91,27 @@ pub(crate) fn resources_from_toml(
         text.parse()
             .map_err(|e: toml::de::Error| ConfigSourceError::Malformed {
                 source_name: source.to_owned(),
-                message: e.to_string().trim().replace('\n', " "),
+                message: parse_error(&e, text),
             })?;
     match table.get(RESOURCES) {
         Some(resources) => super::resources::from_table(resources, source),
         None => Ok(Vec::new()),
+    }
+}
+
+/// What a syntax error in `text` says: where it is and what is wrong,
+/// without the line the parser quotes, which may hold a secret (a fleet's
+/// Redis URL, whose password may be what broke the line).
+fn parse_error(error: &toml::de::Error, text: &str) -> String {
+    let message = error.message().trim().replace('\n', " ");
+    let before = error.span().and_then(|span| text.get(..span.start));
+    match before {
+        Some(before) => {
+            let line = before.matches('\n').count() + 1;
+            let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            format!("TOML parse error at line {line}, column {column}: {message}")
+        }
+        None => format!("TOML parse error: {message}"),
     }
 }
 

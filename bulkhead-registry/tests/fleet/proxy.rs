@@ -1,6 +1,7 @@
 //! A loopback TCP proxy to put between one worker and Redis: it forwards
-//! both ways, can delay what the client sends (a slow network), and can be
-//! cut (a partition) and healed.
+//! both ways, can delay what the client sends (a slow network), can stall
+//! (hold everything, then deliver it late) and can be cut (a partition)
+//! and healed.
 //!
 //! A cut is a black hole, not a reset: connections stay open and what
 //! either side sends is dropped, so the client sees timeouts, as on a
@@ -24,6 +25,8 @@ pub(crate) struct Proxy {
 #[derive(Default)]
 struct State {
     cut: AtomicBool,
+    /// Holds what either side sends until released.
+    stalled: AtomicBool,
     /// Added to everything the client sends, in ms.
     latency_ms: AtomicU64,
     stop: AtomicBool,
@@ -78,6 +81,17 @@ impl Proxy {
             }
             !broken
         });
+    }
+
+    /// Holds what either side sends from now on, connections left open,
+    /// until [`release`](Self::release).
+    pub(crate) fn stall(&self) {
+        self.state.stalled.store(true, Release);
+    }
+
+    /// Delivers what the stall held, in order, and forwards again.
+    pub(crate) fn release(&self) {
+        self.state.stalled.store(false, Release);
     }
 
     /// Delays what clients send by `latency` from now on.
@@ -159,12 +173,23 @@ fn pump(
     });
     let _ = from.set_read_timeout(Some(Duration::from_millis(20)));
     let mut buf = [0u8; 16 * 1024];
+    let mut held: Vec<u8> = Vec::new();
     while !state.stop.load(Acquire) {
+        if !held.is_empty() && !state.stalled.load(Acquire) {
+            let bytes = std::mem::take(&mut held);
+            if sender.send((Instant::now(), bytes)).is_err() {
+                break;
+            }
+        }
         match from.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
                 if state.cut.load(Acquire) || connection.broken.load(Acquire) {
                     connection.broken.store(true, Release);
+                    continue;
+                }
+                if state.stalled.load(Acquire) || !held.is_empty() {
+                    held.extend_from_slice(&buf[..n]);
                     continue;
                 }
                 let latency = if delayed {

@@ -30,6 +30,8 @@ struct Reply {
     recover_ms: u64,
     held: u32,
     owned: u32,
+    fallback: u32,
+    exp: u64,
 }
 
 /// One process's side, driving `acquire` by hand.
@@ -39,6 +41,12 @@ struct Proc {
     acked: u64,
     epoch: String,
     prefix: String,
+    /// The `exp` of the reply to `acked`.
+    acked_exp: u64,
+    /// The fallback its `on_unreachable` asks for, and the one it was told.
+    asks: u32,
+    fallback: u32,
+    lease: u64,
 }
 
 impl Proc {
@@ -49,7 +57,23 @@ impl Proc {
             acked: 0,
             epoch: String::new(),
             prefix: prefix.to_owned(),
+            acked_exp: 0,
+            asks: 0,
+            fallback: 0,
+            lease: LEASE,
         }
+    }
+
+    /// Its leases last `lease` ms.
+    fn lease(mut self, lease: u64) -> Self {
+        self.lease = lease;
+        self
+    }
+
+    /// Its `on_unreachable` asks for `asks` slots.
+    fn asks(mut self, asks: u32) -> Self {
+        self.asks = asks;
+        self
     }
 
     fn acquire(
@@ -61,10 +85,21 @@ impl Proc {
         lease_valid: bool,
     ) -> Reply {
         self.seq += 1;
-        let r = self.send(con, self.seq, held, demand, budget, lease_valid, 100, LEASE);
+        let r = self.send(
+            con,
+            self.seq,
+            held,
+            demand,
+            budget,
+            lease_valid,
+            100,
+            self.lease,
+        );
         if r.status == "ok" {
             self.acked = self.seq;
             self.epoch = r.epoch.clone();
+            self.acked_exp = r.exp;
+            self.fallback = r.fallback;
         }
         r
     }
@@ -82,7 +117,8 @@ impl Proc {
         lease: u64,
     ) -> Reply {
         let (meta, procs) = keys(&self.prefix);
-        let raw: (String, String, u32, u32, u32, u32, u64, u32, u32) = Script::new(ACQUIRE)
+        type Raw = (String, String, u32, u32, u32, u32, u64, u32, u32, u32, u64);
+        let raw: Raw = Script::new(ACQUIRE)
             .key(meta)
             .key(procs)
             .arg(&self.pid)
@@ -95,6 +131,9 @@ impl Proc {
             .arg(budget)
             .arg(u8::from(lease_valid))
             .arg(ceiling)
+            .arg(self.acked_exp)
+            .arg(self.asks)
+            .arg(self.fallback)
             .invoke(con)
             .unwrap();
         Reply {
@@ -107,6 +146,8 @@ impl Proc {
             recover_ms: raw.6,
             held: raw.7,
             owned: raw.8,
+            fallback: raw.9,
+            exp: raw.10,
         }
     }
 }
@@ -382,6 +423,164 @@ fn held_bounds_never_exceed_the_budget_over_random_requests() {
                     bound <= 10,
                     "Σ bound {bound} > 10: limits {limit:?} in flight {in_flight:?}"
                 );
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+/// The recovery hold of the whole fleet opens when a record Redis should
+/// still have is missing; not when a request held up on the way comes
+/// after its own lease ran out (its record reaped, as it should be).
+#[test]
+fn a_request_that_comes_after_its_lease_ran_out_is_no_lost_write() {
+    let redis = RedisServer::start();
+    settled(&redis, "late");
+    let mut con = redis.connection();
+    let mut a = Proc::new("late", "a").lease(200);
+    let mut b = Proc::new("late", "b").lease(200);
+    a.acquire(&mut con, 0, 2, 10, false);
+    b.acquire(&mut con, 0, 8, 10, false);
+    assert!(a.acquire(&mut con, 2, 2, 10, true).exp > 0);
+    // Sent while a's lease was valid, delivered once it ran out on Redis
+    // (b kept renewing meanwhile).
+    for _ in 0..5 {
+        std::thread::sleep(std::time::Duration::from_millis(60));
+        b.acquire(&mut con, 8, 8, 10, true);
+    }
+    let r = a.acquire(&mut con, 2, 2, 10, true);
+    assert_eq!((r.status.as_str(), r.recover_ms), ("ok", 0), "{r:?}");
+    assert_eq!((r.grant, r.owned), (0, 0), "b holds the rest: {r:?}");
+    let r = b.acquire(&mut con, 8, 8, 10, true);
+    assert_eq!(r.recover_ms, 0, "the fleet is not held: {r:?}");
+    // A record missing while its lease runs still opens the hold.
+    let mut c = Proc::new("late", "c");
+    c.acquire(&mut con, 0, 1, 10, false);
+    c.acquire(&mut con, 1, 1, 10, true);
+    let (_, procs) = keys("late");
+    let _: () = redis.cmd(&["HDEL", &procs, "c"]);
+    let r = c.acquire(&mut con, 1, 1, 10, true);
+    assert!(r.recover_ms > 0, "a lost write: {r:?}");
+}
+
+/// Redis back after the whole fleet lost it for longer than a lease, its
+/// data intact: the processes may be on their fallbacks, which no record
+/// counts any more, so nobody grows for one lease. A process that died
+/// while the others kept renewing opens no hold.
+#[test]
+fn a_lease_that_ran_out_while_nobody_reached_redis_holds_every_grant_for_a_lease() {
+    let redis = RedisServer::start();
+    settled(&redis, "silence");
+    let mut con = redis.connection();
+    let mut a = Proc::new("silence", "a").lease(300);
+    let mut b = Proc::new("silence", "b").lease(300);
+    let mut c = Proc::new("silence", "c").lease(300);
+    for p in [&mut a, &mut b, &mut c] {
+        p.acquire(&mut con, 0, 2, 10, false);
+    }
+    // c dies; a and b renew every 100 ms: c's lease runs out, no hold.
+    for _ in 0..5 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        a.acquire(&mut con, 2, 2, 10, true);
+        let r = b.acquire(&mut con, 2, 2, 10, true);
+        assert_eq!(r.recover_ms, 0, "{r:?}");
+    }
+    assert_eq!(b.acquire(&mut con, 2, 2, 10, true).processes, 2);
+    // Nobody reaches Redis for more than a lease.
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let r = a.acquire(&mut con, 3, 8, 10, false);
+    assert!(r.recover_ms > 0, "{r:?}");
+    assert_eq!((r.grant, r.owned), (0, 0), "{r:?}");
+    let r = b.acquire(&mut con, 3, 8, 10, false);
+    assert_eq!(r.grant, 0, "{r:?}");
+    assert!(held_sum(&redis, "silence") <= 10);
+}
+
+/// The fallbacks the fleet tells its processes add up to at most the
+/// budget: max-min fair on what each asks for, a smaller one told at once
+/// and recorded until the process reports it.
+#[test]
+fn the_fallbacks_are_shared_max_min_fair_and_add_up_to_at_most_the_budget() {
+    let redis = RedisServer::start();
+    settled(&redis, "fallback");
+    let mut con = redis.connection();
+    // Two that ask for the whole budget (even_share) and one for 2 slots.
+    let mut a = Proc::new("fallback", "a").asks(10);
+    let mut b = Proc::new("fallback", "b").asks(10);
+    let mut c = Proc::new("fallback", "c").asks(2);
+    assert_eq!(a.acquire(&mut con, 0, 1, 10, false).fallback, 10, "alone");
+    // b asks while a holds the whole budget as its fallback: nothing yet.
+    assert_eq!(b.acquire(&mut con, 0, 1, 10, false).fallback, 0);
+    // a is told 5 at once; its 10 stay recorded until it reports the 5.
+    assert_eq!(a.acquire(&mut con, 0, 1, 10, true).fallback, 5);
+    assert_eq!(b.acquire(&mut con, 0, 1, 10, true).fallback, 0);
+    assert_eq!(a.acquire(&mut con, 0, 1, 10, true).fallback, 5);
+    assert_eq!(b.acquire(&mut con, 0, 1, 10, true).fallback, 5);
+    // c asks for 2: max-min fair, 4 4 2 once everyone reported.
+    assert_eq!(c.acquire(&mut con, 0, 1, 10, false).fallback, 0);
+    for _ in 0..3 {
+        for p in [&mut a, &mut b, &mut c] {
+            p.acquire(&mut con, 0, 1, 10, true);
+        }
+    }
+    assert_eq!((a.fallback, b.fallback, c.fallback), (4, 4, 2));
+    // A closed process asks for nothing and gets nothing.
+    let mut d = Proc::new("fallback", "d");
+    for _ in 0..3 {
+        for p in [&mut a, &mut b, &mut c, &mut d] {
+            p.acquire(&mut con, 0, 1, 10, true);
+        }
+    }
+    assert_eq!(
+        (a.fallback, b.fallback, c.fallback, d.fallback),
+        (4, 4, 2, 0)
+    );
+}
+
+#[test]
+fn recorded_fallbacks_never_exceed_the_budget_over_random_requests() {
+    // Processes ask for random fallbacks, join, renew and lose replies
+    // (they then keep reporting the fallback they were told before): the
+    // fallbacks recorded, and those the processes may use, stay within
+    // the budget.
+    let redis = RedisServer::start();
+    let con = std::cell::RefCell::new(redis.connection());
+    let mut runner = proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
+        cases: 24,
+        ..Default::default()
+    });
+    let steps = proptest::collection::vec((0usize..4, 0u32..12, any::<bool>()), 1..60);
+    let round = std::cell::Cell::new(0);
+    runner
+        .run(&steps, |steps| {
+            round.set(round.get() + 1);
+            let prefix = format!("fallbacks{}", round.get());
+            settled(&redis, &prefix);
+            let mut procs: Vec<Proc> = (0..4)
+                .map(|i| Proc::new(&prefix, &format!("p{i}")))
+                .collect();
+            for (who, asks, lost) in steps {
+                let p = &mut procs[who];
+                p.asks = asks;
+                let kept = p.fallback;
+                let valid = p.acked > 0;
+                let r = p.acquire(&mut con.borrow_mut(), 0, 1, 10, valid);
+                if lost {
+                    // The reply never arrived: it still uses what it had.
+                    p.fallback = kept;
+                }
+                let (_, procs_key) = keys(&prefix);
+                let records: Vec<String> = redis.cmd(&["HVALS", &procs_key]);
+                let recorded: u32 = records
+                    .iter()
+                    .map(|r| r.split(':').nth(7).unwrap().parse::<u32>().unwrap())
+                    .sum();
+                prop_assert!(
+                    recorded <= 10,
+                    "Σ recorded fallbacks {recorded} > 10: {r:?}"
+                );
+                let used: u32 = procs.iter().map(|p| p.fallback).sum();
+                prop_assert!(used <= 10, "Σ fallbacks in use {used} > 10");
             }
             Ok(())
         })

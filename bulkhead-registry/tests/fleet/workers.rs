@@ -46,6 +46,7 @@ fn fleet_worker() {
         .lease(LEASE)
         .on_unreachable(match var("ON_UNREACHABLE").as_str() {
             "closed" => OnUnreachable::Closed,
+            "even_share" => OnUnreachable::EvenShare,
             n => OnUnreachable::Slots(n.parse().unwrap()),
         });
     registry.fleet_resource("db", BUDGET, config).unwrap();
@@ -112,14 +113,15 @@ fn fleet_worker() {
         }
         let snapshot = registry.snapshot();
         let fleet = &snapshot.fleets()[0];
-        let now = (fleet.share, fleet.target, fleet.state);
+        let now = (fleet.share, fleet.target, fleet.state, fleet.fallback);
         if last != Some(now) {
             println!(
-                "STATE {name} {} {} {} {} demand {} in_flight {}",
+                "STATE {name} {} {} {} {} fallback {} demand {} in_flight {}",
                 fleet.process_id,
                 fleet.share,
                 fleet.target,
                 fleet.state.as_str(),
+                fleet.fallback,
                 fleet.demand,
                 fleet.in_flight,
             );
@@ -136,6 +138,8 @@ pub(crate) struct Seen {
     pub(crate) share: u32,
     pub(crate) target: u32,
     pub(crate) state: String,
+    /// The slots it would fall back to, as Redis last said.
+    pub(crate) fallback: u32,
 }
 
 pub(crate) struct Worker {
@@ -155,7 +159,8 @@ pub(crate) struct Fleet {
     /// The longest `try_enter` each worker's probe timed, in µs.
     pub(crate) probes: Arc<Mutex<BTreeMap<String, u64>>>,
     workers: Vec<Worker>,
-    /// The workers' `on_unreachable`: `closed` or a number of slots.
+    /// The workers' `on_unreachable`: `closed`, `even_share` or a number
+    /// of slots.
     on_unreachable: String,
     /// The most sessions the database may see at once: the budget, unless
     /// a test allows more.
@@ -172,7 +177,7 @@ pub(crate) struct Fleet {
 
 impl Fleet {
     /// A Redis and a database of its own; workers fall back to
-    /// `on_unreachable` (`"closed"` or a number of slots).
+    /// `on_unreachable` (`"closed"`, `"even_share"` or a number of slots).
     pub(crate) fn new(name: &str, on_unreachable: &str) -> Self {
         let dir = std::env::temp_dir().join(format!("bulkhead-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -242,7 +247,7 @@ impl Fleet {
                         .unwrap()
                         .insert(f[1].to_owned(), f[2].parse().unwrap());
                 }
-                if f.first() == Some(&"STATE") && f.len() >= 6 {
+                if f.first() == Some(&"STATE") && f.len() >= 8 {
                     if f[5] == "unreachable" {
                         fell_back.store(true, Release);
                     }
@@ -253,6 +258,7 @@ impl Fleet {
                             share: f[3].parse().unwrap(),
                             target: f[4].parse().unwrap(),
                             state: f[5].to_owned(),
+                            fallback: f[7].parse().unwrap(),
                         },
                     );
                 }

@@ -31,6 +31,8 @@ fn reply(grant: u32, target: u32, held: u32) -> Reply {
         recover_ms: 0,
         held,
         owned: grant,
+        fallback: 5,
+        exp: 1_000_000,
     }
 }
 
@@ -82,7 +84,11 @@ fn the_share_falls_back_at_send_time_plus_lease_minus_margin() {
     let mut lease = lease(OnUnreachable::Closed, t0);
     let request = lease.request(t0, 0, 3, 10, 8);
     // A slow reply does not move the deadline: it counts from the send.
-    lease.on_reply(t0, t0 + ms(100), &request, reply(5, 5, 5));
+    let closed = Reply {
+        fallback: 0,
+        ..reply(5, 5, 5)
+    };
+    lease.on_reply(t0, t0 + ms(100), &request, closed);
     assert_eq!(lease.expire(t0 + ms(899)), None);
     assert_eq!(
         lease.expire(t0 + ms(900)),
@@ -96,24 +102,123 @@ fn the_share_falls_back_at_send_time_plus_lease_minus_margin() {
     assert_eq!(lease.expire(t0 + ms(901)), None, "once");
 }
 
+/// The rule that keeps the fleet within its budget when Redis is lost for
+/// everyone: the grants of the others, made before the loss, may be in use
+/// until a lease after it; until the first failure plus one lease and the
+/// margin, a process keeps at most its last grant.
 #[test]
-fn an_even_share_fallback_divides_the_budget_last_seen() {
-    let t0 = Instant::now();
-    let mut lease = lease(OnUnreachable::EvenShare, t0);
-    let request = lease.request(t0, 0, 3, 10, 8);
-    lease.on_reply(t0, t0, &request, reply(3, 3, 3));
-    assert_eq!(lease.expire(t0 + ms(900)).map(|c| c.to), Some(5));
+fn a_fallback_rises_above_the_last_grant_only_a_lease_and_a_margin_after_the_first_failure() {
+    for asks in [
+        OnUnreachable::EvenShare,
+        OnUnreachable::Slots(9),
+        OnUnreachable::Closed,
+    ] {
+        let t0 = Instant::now();
+        let mut lease = lease(asks, t0);
+        let request = lease.request(t0, 0, 1, 10, 8);
+        assert_eq!(request.asks, asks.asks(10));
+        // An idle process: granted 1, its fallback 5 (Redis's word; 0 for
+        // `closed`, whose asks are 0).
+        let fallback = if asks == OnUnreachable::Closed { 0 } else { 5 };
+        let told = Reply {
+            fallback,
+            ..reply(1, 1, 1)
+        };
+        lease.on_reply(t0, t0 + ms(2), &request, told);
+        assert_eq!(lease.fallback, fallback);
+        // The next renewal fails: Redis was lost before this.
+        let t1 = t0 + ms(400);
+        let request = lease.request(t1, 1, 1, 10, 8);
+        assert_eq!(request.fallback, fallback, "reported as kept");
+        lease.on_error(t1 + ms(120));
+        let lost = t1 + ms(120);
+        // The deadline (sent + lease - margin): its last grant at most.
+        assert_eq!(
+            lease.expire(t0 + ms(900)),
+            Some(Change {
+                from: 1,
+                to: 1.min(fallback),
+                reason: FleetShareReason::Unreachable
+            })
+        );
+        assert_eq!(lease.state, FleetState::Unreachable);
+        // Another failure does not move the instant of the loss.
+        lease.on_error(t1 + ms(500));
+        // Still at most the last grant a lease after the loss...
+        let raise = lost + LEASE + ms(300);
+        assert_eq!(lease.raise_at(), Some(raise));
+        assert_eq!(lease.expire(raise - ms(1)), None, "{asks:?}");
+        assert_eq!(lease.grant, 1.min(fallback));
+        // ...then the whole fallback, once.
+        let raised = lease.expire(raise);
+        if fallback > 1 {
+            assert_eq!(
+                raised,
+                Some(Change {
+                    from: 1,
+                    to: fallback,
+                    reason: FleetShareReason::Unreachable
+                })
+            );
+        } else {
+            assert_eq!(raised, None);
+        }
+        assert_eq!(lease.grant, fallback);
+        assert_eq!(lease.expire(raise + ms(1)), None);
+    }
 }
 
 #[test]
-fn a_process_that_never_reached_redis_falls_back_on_its_first_error() {
+fn a_busy_process_falls_back_at_once_to_a_fallback_below_its_grant() {
     let t0 = Instant::now();
-    let mut closed = lease(OnUnreachable::EvenShare, t0);
-    closed.request(t0, 0, 1, 10, 8);
-    assert_eq!(closed.on_error(t0 + ms(10)).map(|c| c.to), Some(0));
+    let mut lease = lease(OnUnreachable::EvenShare, t0);
+    let request = lease.request(t0, 0, 8, 10, 8);
+    lease.on_reply(t0, t0, &request, reply(8, 8, 8));
+    lease.on_error(t0 + ms(500));
+    assert_eq!(lease.expire(t0 + ms(900)).map(|c| c.to), Some(5));
+    assert_eq!(lease.expire(t0 + ms(5000)), None, "nothing to raise");
+}
+
+#[test]
+fn an_answer_after_the_first_failure_moves_the_loss_later() {
+    let t0 = Instant::now();
+    let mut lease = lease(OnUnreachable::EvenShare, t0);
+    let request = lease.request(t0, 0, 1, 10, 8);
+    lease.on_reply(t0, t0, &request, reply(1, 1, 1));
+    lease.on_error(t0 + ms(200));
+    lease.expire(t0 + ms(900));
+    // A reply too late to use still shows that Redis ran a script then:
+    // grants may have been made until then.
+    let t1 = t0 + ms(300);
+    let request = lease.request(t1, 1, 1, 10, 8);
+    assert_eq!(
+        lease.on_reply(t1, t1 + ms(950), &request, reply(1, 1, 1)),
+        None
+    );
+    assert_eq!(lease.raise_at(), None, "Redis answered");
+    assert_eq!(lease.expire(t0 + ms(5000)), None);
+    lease.on_error(t1 + ms(1000));
+    assert_eq!(lease.raise_at(), Some(t1 + ms(1000) + LEASE + ms(300)));
+}
+
+#[test]
+fn a_process_that_never_reached_redis_falls_back_on_its_first_error_to_nothing() {
+    for asks in [
+        OnUnreachable::EvenShare,
+        OnUnreachable::Slots(2),
+        OnUnreachable::Closed,
+    ] {
+        let t0 = Instant::now();
+        let mut lease = lease(asks, t0);
+        lease.request(t0, 0, 1, 10, 8);
+        assert_eq!(lease.on_error(t0 + ms(10)).map(|c| c.to), Some(0));
+        assert_eq!(lease.state, FleetState::Unreachable);
+        assert_eq!(lease.expire(t0 + ms(60_000)), None, "no fallback to raise");
+    }
+    let t0 = Instant::now();
     let mut slots = lease(OnUnreachable::Slots(2), t0);
     slots.request(t0, 0, 1, 10, 8);
-    assert_eq!(slots.on_error(t0 + ms(10)).map(|c| c.to), Some(2));
+    slots.on_error(t0 + ms(10));
     // It retries a twelfth of the lease after the failed request was sent,
     // not at every tick...
     assert!(!slots.due(t0 + ms(99), 2, 1));
@@ -131,6 +236,7 @@ fn the_first_reply_after_a_fallback_rejoins_without_a_valid_lease() {
     let request = lease.request(t0, 0, 3, 10, 8);
     lease.on_reply(t0, t0, &request, reply(4, 4, 4));
     lease.expire(t0 + ms(900));
+    assert_eq!(lease.grant, 4, "its grant: below its fallback of 5");
     let t1 = t0 + ms(1000);
     let request = lease.request(t1, 1, 3, 10, 8);
     assert!(!request.lease_valid);

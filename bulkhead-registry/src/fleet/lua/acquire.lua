@@ -2,7 +2,7 @@
 -- (allocate.lua is prepended: `allocate(budget, procs)`.)
 -- KEYS[1] = bulkhead:{<prefix>:<resource>}:meta   (hash)
 -- KEYS[2] = bulkhead:{<prefix>:<resource>}:procs  (hash: pid -> record)
--- A record is "held:owned:demand:exp:seq:budget:ceiling":
+-- A record is "held:owned:demand:exp:seq:budget:ceiling:fallback:asks":
 --   held    = bound on the process's calls in flight (what it reported, or
 --             a grant it may apply): room is what the budget leaves after
 --             every held bound, so nothing is granted while calls run over
@@ -10,6 +10,12 @@
 --             held - owned is "excess": calls that outlived a lost lease,
 --             counted but never turned into grantable slots
 --   exp     = when the lease runs out, in ms on Redis's clock
+--   fallback = the slots it may use once Redis is unreachable and every
+--             grant made before could have run out (lease.rs): at least
+--             what it was last told, so that the fallbacks recorded add
+--             up to at most the budget (a smaller one is told at once and
+--             recorded once the process reports it, like `held`)
+--   asks    = the fallback its on_unreachable asks for (0: closed)
 -- ARGV[1] pid          process id (random, unique per process start)
 -- ARGV[2] seq          this request's number, strictly increasing per process
 -- ARGV[3] acked        the seq of the last request it got a reply to (0: none)
@@ -21,8 +27,11 @@
 -- ARGV[8] budget       its configured budget for the resource
 -- ARGV[9] lease_valid  1 if its local lease deadline had not passed when sent
 -- ARGV[10] ceiling     the most it could use: the sum of its bulkheads' limits
+-- ARGV[11] acked_exp   the `exp` of the reply to `acked` (0: none)
+-- ARGV[12] asks        the fallback its on_unreachable asks for
+-- ARGV[13] fallback    the fallback it was last told (it may use it now)
 -- Returns {status, epoch, grant, target, processes, budget, recover_ms,
---          held, owned}
+--          held, owned, fallback, exp}
 local meta_key, procs_key = KEYS[1], KEYS[2]
 local pid = ARGV[1]
 local seq, acked = tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -31,6 +40,8 @@ local held, demand = tonumber(ARGV[5]), tonumber(ARGV[6])
 local lease, budget_cfg = tonumber(ARGV[7]), tonumber(ARGV[8])
 local lease_valid = ARGV[9] == '1'
 local ceiling = tonumber(ARGV[10])
+local acked_exp = tonumber(ARGV[11]) or 0
+local asks, kept = tonumber(ARGV[12]) or 0, tonumber(ARGV[13]) or 0
 demand = math.min(demand, ceiling)
 
 -- One reading of Redis's clock for the whole script (TIME is not frozen
@@ -38,8 +49,10 @@ demand = math.min(demand, ceiling)
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
-local m = redis.call('HMGET', meta_key, 'epoch', 'created', 'recover_until')
+local m = redis.call('HMGET', meta_key, 'epoch', 'created', 'recover_until', 'last')
 local epoch, created, recover_until = m[1], tonumber(m[2]), tonumber(m[3])
+-- When a script last ran, on Redis's clock (nil: none since the epoch).
+local last = tonumber(m[4])
 if not epoch then
   -- First start, or Redis lost our data (restart without persistence,
   -- FLUSHALL, failover to an empty replica): nobody knows what the old
@@ -53,23 +66,27 @@ end
 -- Read every lease; reap those that ran out on Redis's clock.
 local raw = redis.call('HGETALL', procs_key)
 local others, mine = {}, nil
+local ran_out = false
 for i = 1, #raw, 2 do
   local id = raw[i]
-  local h, o, d, e, s, b, c = string.match(raw[i + 1],
-    '^(%d+):(%d+):(%d+):(%d+):(%d+):(%d+):(%d+)$')
+  local h, o, d, e, s, b, c, f, a = string.match(raw[i + 1],
+    '^(%d+):(%d+):(%d+):(%d+):(%d+):(%d+):(%d+):(%d+):(%d+)$')
   if not h or tonumber(e) <= now then
     redis.call('HDEL', procs_key, id)
+    ran_out = ran_out or (h ~= nil and id ~= pid)
   else
     local r = { id = id, held = tonumber(h), owned = tonumber(o), demand = tonumber(d),
-                exp = tonumber(e), seq = tonumber(s), budget = tonumber(b), ceiling = tonumber(c) }
+                exp = tonumber(e), seq = tonumber(s), budget = tonumber(b), ceiling = tonumber(c),
+                fallback = tonumber(f), asks = tonumber(a) }
     if id == pid then mine = r else others[#others + 1] = r end
   end
 end
+redis.call('HSET', meta_key, 'last', now)
 
 -- A request older than one already applied (retried or delayed): change
 -- nothing.
 if mine and seq <= mine.seq then
-  return { 'stale', epoch, 0, 0, #others + 1, 0, 0, mine.held, mine.owned }
+  return { 'stale', epoch, 0, 0, #others + 1, 0, 0, mine.held, mine.owned, 0, 0 }
 end
 
 -- Lost writes: the state is older than what this process was told.
@@ -80,13 +97,24 @@ if seen_epoch ~= '' and seen_epoch ~= epoch then
   -- the loss, which happened before `created`.
   lost = true
   recover_until = math.max(recover_until, created + lease)
-elseif lease_valid and acked > 0 and (mine == nil or mine.seq < acked) then
-  -- Same epoch, but our last acknowledged write is missing (failover to a
-  -- replica that lagged, or a restore from an old snapshot).
+elseif lease_valid and acked > 0 and (mine == nil or mine.seq < acked)
+    and (acked_exp == 0 or now < acked_exp) then
+  -- Same epoch, but our last acknowledged write is missing although its
+  -- lease has not run out on this clock (failover to a replica that
+  -- lagged, or a restore from an old snapshot). A request that comes after
+  -- its lease ran out (held up on the way, answered late) finds its record
+  -- reaped, as it should be: that is no loss.
   lost = true
   recover_until = math.max(recover_until, now + lease)
 end
-if lost then redis.call('HSET', meta_key, 'recover_until', recover_until) end
+-- A lease that ran out while no process reached Redis for half a lease or
+-- more (Redis stopped, paused or cut off from the whole fleet, and back
+-- with its data): its process may be alive on its fallback, which no record
+-- counts any more. Nobody grows for one lease, by when every process that
+-- reaches Redis has come back and is counted again.
+local silenced = ran_out and last ~= nil and now - last >= lease / 2
+if silenced then recover_until = math.max(recover_until, now + lease) end
+if lost or silenced then redis.call('HSET', meta_key, 'recover_until', recover_until) end
 local recovering = now < recover_until
 
 -- The effective budget is the smallest configured one among live
@@ -129,8 +157,31 @@ local grant = math.min(target, cap)
 local new_owned = math.max(owned, grant)
 local new_held = math.max(held, grant)
 
-redis.call('HSET', procs_key, pid, string.format('%d:%d:%d:%d:%d:%d:%d',
-  new_held, new_owned, demand, now + lease, seq, budget_cfg, ceiling))
+-- The fallback: max-min fair on what every process's on_unreachable asks
+-- for, and never more than the fallbacks the others hold leave, so that
+-- the fallbacks recorded add up to at most the budget. Nobody's grows
+-- while recovering. What the process was last told stays recorded until
+-- it reports the new value.
+asks = math.min(asks, budget)
+local wishes, fallbacks_others = { { id = pid, demand = asks, ceiling = asks } }, 0
+for _, r in ipairs(others) do
+  local a = math.min(r.asks, budget)
+  wishes[#wishes + 1] = { id = r.id, demand = a, ceiling = a }
+  fallbacks_others = fallbacks_others + r.fallback
+end
+allocate(budget, wishes)
+local fallback = 0
+for _, r in ipairs(wishes) do
+  if r.id == pid then fallback = r.target end
+end
+fallback = math.min(fallback, math.max(0, budget - fallbacks_others))
+if recovering then fallback = math.min(fallback, kept) end
+local new_fallback = math.max(kept, fallback)
+
+local exp = now + lease
+redis.call('HSET', procs_key, pid, string.format('%d:%d:%d:%d:%d:%d:%d:%d:%d',
+  new_held, new_owned, demand, exp, seq, budget_cfg, ceiling, new_fallback, asks))
 
 local recover_ms = recovering and (recover_until - now) or 0
-return { 'ok', epoch, grant, target, #all, budget, recover_ms, new_held, new_owned }
+return { 'ok', epoch, grant, target, #all, budget, recover_ms, new_held, new_owned,
+         fallback, exp }

@@ -8,7 +8,8 @@ local procs_key = KEYS[2]
 local pid, seq, held = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local v = redis.call('HGET', procs_key, pid)
 if not v then return 0 end
-local h, o, d, e, s, b, c = string.match(v, '^(%d+):(%d+):(%d+):(%d+):(%d+):(%d+):(%d+)$')
+local h, o, d, e, s, b, c = string.match(v,
+  '^(%d+):(%d+):(%d+):(%d+):(%d+):(%d+):(%d+):(%d+):(%d+)$')
 if not h then
   redis.call('HDEL', procs_key, pid)
   return 1
@@ -18,8 +19,9 @@ if held == 0 then
   redis.call('HDEL', procs_key, pid)
 else
   -- Calls still running after the drain: keep them counted (owned no
-  -- more than before) until the lease runs out.
-  redis.call('HSET', procs_key, pid, string.format('%d:%d:%d:%s:%d:%s:%s',
+  -- more than before) until the lease runs out. A process that left has
+  -- no fallback.
+  redis.call('HSET', procs_key, pid, string.format('%d:%d:%d:%s:%d:%s:%s:0:0',
     held, math.min(held, tonumber(o)), 0, e, seq, b, c))
 end
 return 1
