@@ -242,6 +242,87 @@ fn precedence_is_instance_then_declaration_then_named_config_then_default_then_b
 }
 
 #[test]
+fn hedges_and_fallbacks_take_named_configs_and_instance_overrides_from_the_builder() {
+    use bulkhead::RejectionKind;
+    use bulkhead::fallback::FallbackConfig;
+    use bulkhead::hedge::{HedgeConfig, HedgeDelay};
+
+    let registry = Registry::builder()
+        .hedge_config("default", |h| h.delay(Duration::from_millis(7)))
+        .hedge_config("eager", |h| h.max_hedged(3).delay(Duration::from_millis(5)))
+        .hedge_instance("tuned", |h| h.max_hedged(4))
+        .fallback_config("default", |f| f.on([RejectionKind::Timeout]))
+        .fallback_config("lenient", |f| f.on_error(true))
+        .fallback_instance("tuned", |f| f.on([RejectionKind::CircuitOpen]))
+        .build();
+    let mut declarations = registry.declare();
+    let hedge = |declarations: &mut bulkhead::registry::Declarations<'_>, id, spec| {
+        let hedge = declarations.hedge(id, "t", &spec).unwrap().config();
+        (hedge.max_hedged(), hedge.delay())
+    };
+    let fallback = |declarations: &mut bulkhead::registry::Declarations<'_>, id, spec| {
+        let fallback = declarations.fallback(id, "t", &spec).unwrap().config();
+        (fallback.on().to_string(), fallback.on_error())
+    };
+    let ms = |n| HedgeDelay::from(Duration::from_millis(n));
+    // `default` over the built-in defaults (one hedge).
+    let plain = hedge(&mut declarations, "plain", HedgeConfig::builder());
+    assert_eq!(plain, (1, ms(7)));
+    // The named config over `default`; the declaration over the config;
+    // the instance override over the declaration.
+    let eager = HedgeConfig::builder().config("eager");
+    assert_eq!(hedge(&mut declarations, "eager", eager.clone()), (3, ms(5)));
+    let declared = eager.clone().max_hedged(2);
+    assert_eq!(
+        hedge(&mut declarations, "declared", declared.clone()),
+        (2, ms(5))
+    );
+    assert_eq!(hedge(&mut declarations, "tuned", declared), (4, ms(5)));
+
+    let plain = fallback(&mut declarations, "plain", FallbackConfig::builder());
+    assert_eq!(plain, ("[Timeout]".to_owned(), false));
+    let lenient = FallbackConfig::builder().config("lenient");
+    let lenient_one = fallback(&mut declarations, "lenient", lenient.clone());
+    assert_eq!(lenient_one, ("[Timeout]".to_owned(), true));
+    let declared = lenient.on([RejectionKind::BulkheadFull]);
+    let declared_one = fallback(&mut declarations, "declared", declared.clone());
+    assert_eq!(declared_one, ("[BulkheadFull]".to_owned(), true));
+    let tuned = fallback(&mut declarations, "tuned", declared);
+    assert_eq!(tuned, ("[CircuitOpen]".to_owned(), true));
+    declarations.commit();
+    assert_eq!(registry.hedge("tuned").unwrap().config().max_hedged(), 4);
+    assert!(registry.fallback("tuned").unwrap().config().on_error());
+}
+
+#[test]
+fn a_bad_hedge_or_fallback_value_given_to_the_builder_is_reported_with_its_full_key() {
+    use bulkhead::hedge::HedgeDelay;
+
+    let err = Registry::builder()
+        .hedge_config("broken", |h| h.delay(HedgeDelay::percentile(100.0)))
+        .try_build()
+        .unwrap_err();
+    assert_eq!(err.code(), "ATR-008", "{err}");
+    assert!(
+        err.to_string().contains("hedge.configs.broken.delay"),
+        "{err}"
+    );
+    let err = Registry::builder()
+        .hedge_instance("search", |h| h.max_hedged(0))
+        .try_build()
+        .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("hedge.instances.search.max_hedged"),
+        "{err}"
+    );
+    let registry = Registry::builder()
+        .fallback_instance("thumbs", |f| f.config("missing"))
+        .try_build();
+    assert_eq!(registry.unwrap_err().code(), "REG-004");
+}
+
+#[test]
 fn an_instance_override_may_choose_another_base_config() {
     let registry = Registry::builder()
         .bulkhead_config("slow", |b| b.max_concurrent(3))

@@ -6,8 +6,9 @@ use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
 use bulkhead_core::{
-    BulkheadConfigBuilder, CircuitBreakerConfigBuilder, Clock, EventBus, PolicyContext, Pools,
-    RateLimiterConfigBuilder, RetryConfigBuilder, SystemClock, TimeoutConfigBuilder,
+    BulkheadConfigBuilder, CircuitBreakerConfigBuilder, Clock, EventBus, FallbackConfigBuilder,
+    HedgeConfigBuilder, PolicyContext, Pools, RateLimiterConfigBuilder, RetryConfigBuilder,
+    SystemClock, TimeoutConfigBuilder,
 };
 
 use super::{Inner, Registry};
@@ -202,6 +203,89 @@ impl RegistryBuilder {
         f: impl FnOnce(CircuitBreakerConfigBuilder) -> CircuitBreakerConfigBuilder,
     ) -> Self {
         self.programmatic.circuit_breakers.instance(id.into(), f);
+        self
+    }
+
+    /// Defines (or extends) the named hedge configuration `name`; see
+    /// [`bulkhead_config`](Self::bulkhead_config).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_core::{HedgeConfig, HedgeDelay};
+    /// use bulkhead_registry::Registry;
+    ///
+    /// let registry = Registry::builder()
+    ///     .hedge_config("eager", |h| h.max_hedged(2).delay(Duration::from_millis(5)))
+    ///     .hedge_instance("search", |h| h.delay(HedgeDelay::percentile(90.0)))
+    ///     .build();
+    /// let mut declarations = registry.declare();
+    /// let search = declarations.hedge("search", "t", &HedgeConfig::builder().config("eager"))?;
+    /// declarations.commit();
+    /// assert_eq!(search.config().max_hedged(), 2);
+    /// assert_eq!(search.config().delay(), HedgeDelay::percentile(90.0));
+    /// # Ok::<(), bulkhead_registry::RegistryError>(())
+    /// ```
+    pub fn hedge_config(
+        mut self,
+        name: impl Into<String>,
+        f: impl FnOnce(HedgeConfigBuilder) -> HedgeConfigBuilder,
+    ) -> Self {
+        self.programmatic.hedges.config(name.into(), f);
+        self
+    }
+
+    /// Overrides values of the hedge instance `id`; see
+    /// [`bulkhead_instance`](Self::bulkhead_instance).
+    pub fn hedge_instance(
+        mut self,
+        id: impl Into<String>,
+        f: impl FnOnce(HedgeConfigBuilder) -> HedgeConfigBuilder,
+    ) -> Self {
+        self.programmatic.hedges.instance(id.into(), f);
+        self
+    }
+
+    /// Defines (or extends) the named fallback configuration `name` (which
+    /// outcomes the fallback answers: `on`, `on_error`); see
+    /// [`bulkhead_config`](Self::bulkhead_config).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bulkhead_core::{FallbackConfig, RejectionKind};
+    /// use bulkhead_registry::Registry;
+    ///
+    /// let registry = Registry::builder()
+    ///     .fallback_config("lenient", |f| f.on_error(true))
+    ///     .fallback_instance("thumbs", |f| f.on([RejectionKind::BulkheadFull]))
+    ///     .build();
+    /// let mut declarations = registry.declare();
+    /// let thumbs =
+    ///     declarations.fallback("thumbs", "t", &FallbackConfig::builder().config("lenient"))?;
+    /// declarations.commit();
+    /// assert!(thumbs.config().on_error());
+    /// assert_eq!(thumbs.config().on().to_string(), "[BulkheadFull]");
+    /// # Ok::<(), bulkhead_registry::RegistryError>(())
+    /// ```
+    pub fn fallback_config(
+        mut self,
+        name: impl Into<String>,
+        f: impl FnOnce(FallbackConfigBuilder) -> FallbackConfigBuilder,
+    ) -> Self {
+        self.programmatic.fallbacks.config(name.into(), f);
+        self
+    }
+
+    /// Overrides values of the fallback instance `id`; see
+    /// [`bulkhead_instance`](Self::bulkhead_instance).
+    pub fn fallback_instance(
+        mut self,
+        id: impl Into<String>,
+        f: impl FnOnce(FallbackConfigBuilder) -> FallbackConfigBuilder,
+    ) -> Self {
+        self.programmatic.fallbacks.instance(id.into(), f);
         self
     }
 
