@@ -1,7 +1,8 @@
 //! Configuration from outside the code, and its errors: [`ConfigError`] for
 //! a bad value (ATR-001, ATR-003, ATR-006, ATR-008, ...), and
 //! [`ConfigSourceError`] for a source that cannot be read as configuration
-//! (CFG-001 to CFG-004); [`Change`], what a reload changed in one instance;
+//! (CFG-001 to CFG-004); [`Change`], what a reload changed in one instance,
+//! and its [`KeyChange`]s, key by key;
 //! [`DEFAULT_CONFIG`], the name of the configuration every policy starts
 //! from.
 //!
@@ -31,4 +32,4 @@
 //! [`RegistryError`]: crate::RegistryError
 
 pub use bulkhead_core::ConfigError;
-pub use bulkhead_registry::{Change, ConfigSourceError, DEFAULT_CONFIG};
+pub use bulkhead_registry::{Change, ConfigSourceError, DEFAULT_CONFIG, KeyChange};

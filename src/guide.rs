@@ -66,6 +66,7 @@ pub mod composition {}
 /// [`BulkheadHandle::set_max_concurrent`]: crate::BulkheadHandle::set_max_concurrent
 /// [`Registry::reload`]: crate::Registry::reload
 /// [`Change`]: crate::config::Change
+/// [`KeyChange`]: crate::config::KeyChange
 /// [guide-fleet]: crate::guide
 #[doc = include_str!("../docs/configuration.md")]
 pub mod configuration {}

@@ -784,6 +784,73 @@ fn a_change_that_cannot_apply_live_is_listed_while_the_instance_differs() {
 }
 
 #[test]
+fn a_reload_reports_key_by_key_what_took_effect_live_and_what_did_not() {
+    // The case: an adaptive bulkhead whose reload changes both the
+    // algorithm (fixed when the bulkhead is made) and the ceiling (live).
+    let registry = toml(
+        "[bulkhead.instances.search]\nadaptive = \"gradient2\"\nmax_concurrent = 200\nmax_wait = \"1s\"",
+    );
+    registry.bulkhead_policy("search", "t", &spec()).unwrap();
+    let handle = registry.bulkhead("search").unwrap();
+    let changes = registry
+        .reload_toml(
+            "[bulkhead.instances.search]\nadaptive = \"vegas\"\nmax_concurrent = 100\nmax_wait = \"1s\"",
+        )
+        .unwrap();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    let change = &changes[0];
+    assert!(!change.applied, "not all of it took effect: {change:?}");
+    let keys: Vec<_> = change
+        .keys
+        .iter()
+        .map(|k| (k.key, k.from.as_str(), k.to.as_str(), k.applied))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            ("max_concurrent", "200", "100", true),
+            ("adaptive", "gradient2", "vegas", false),
+        ],
+        "only the changed keys, each saying whether it took effect"
+    );
+    assert_eq!(handle.snapshot().adaptive.unwrap().ceiling, 100, "it did");
+    assert_eq!(change.key("max_concurrent").map(|k| k.applied), Some(true));
+    let pending: Vec<_> = change.pending_keys().map(|k| k.key).collect();
+    assert_eq!(pending, ["adaptive"]);
+    // The next reload lists only what still differs: the algorithm.
+    let again = registry
+        .reload_toml(
+            "[bulkhead.instances.search]\nadaptive = \"vegas\"\nmax_concurrent = 100\nmax_wait = \"1s\"",
+        )
+        .unwrap();
+    let keys: Vec<_> = again[0].keys.iter().map(|k| (k.key, k.applied)).collect();
+    assert_eq!(keys, [("adaptive", false)], "{again:?}");
+}
+
+#[test]
+fn a_change_applied_in_full_has_every_key_applied() {
+    let registry = toml("[bulkhead.instances.x]\nmax_concurrent = 5");
+    registry.bulkhead_policy("x", "t", &spec()).unwrap();
+    let changes = registry
+        .reload_toml("[bulkhead.instances.x]\nmax_concurrent = 7\nreserved = 3")
+        .unwrap();
+    assert!(changes[0].applied, "{changes:?}");
+    let keys: Vec<_> = changes[0]
+        .keys
+        .iter()
+        .map(|k| (k.key, k.from.as_str(), k.to.as_str(), k.applied))
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            ("max_concurrent", "5", "7", true),
+            ("reserved", "none", "3", true)
+        ]
+    );
+    assert_eq!(changes[0].pending_keys().count(), 0);
+}
+
+#[test]
 fn a_reload_checks_overrides_of_instances_not_declared_yet() {
     let registry = Registry::new();
     let err = registry

@@ -348,6 +348,18 @@ pub(crate) fn check_positive(key: &str, value: Duration) -> Result<Duration, Con
     }
 }
 
+/// A duration as configuration writes it (`250ms`, `1m 30s`, `0s`), for a
+/// config's `values`.
+pub(crate) fn written_duration(value: Duration) -> String {
+    humantime::format_duration(value).to_string()
+}
+
+/// A value a key may go without, as configuration writes it: `none`
+/// without one, for a config's `values`.
+pub(crate) fn written_or_none<T: std::fmt::Display>(value: Option<T>) -> String {
+    value.map_or_else(|| "none".to_owned(), |value| value.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -70,4 +70,4 @@ pub use snapshot::{
     RegistrySnapshot, RetrySnapshot, TimeoutSnapshot,
 };
 pub use specs::PolicySpecs;
-pub use store::{Change, DEFAULT_CONFIG};
+pub use store::{Change, DEFAULT_CONFIG, KeyChange};

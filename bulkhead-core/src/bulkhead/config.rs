@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use super::adaptive::{Adaptive, Aimd, Gradient2, Sampling, Vegas};
 use super::semaphore::MAX_CONCURRENT;
-use crate::config::ConfigError;
+use crate::config::{ConfigError, written_duration, written_or_none};
 use crate::intern::intern;
 use crate::keys::{Key, KeyValue, ValueKind};
 
@@ -219,18 +219,25 @@ impl BulkheadConfig {
         }
     }
 
-    /// Whether `other` differs from this configuration only in what a live
-    /// bulkhead takes at once: `max_concurrent` (an adaptive bulkhead's
-    /// ceiling), `reserved` and `resource` (a registry's bookkeeping).
-    /// Everything else is fixed when the bulkhead is made.
-    pub fn differs_only_in_limit(&self, other: &BulkheadConfig) -> bool {
-        let same = |config: &BulkheadConfig| BulkheadConfig {
-            max_concurrent: 0,
-            reserved: None,
-            resource: None,
-            ..*config
-        };
-        same(self) == same(other)
+    /// Every key that configuration sets (the policy's
+    /// [key table](crate::keys::PolicyKind::keys) without the attribute's
+    /// own, such as predicates), in the table's order, with its value here
+    /// as configuration writes it (`none` for a key left without one): what
+    /// a registry's reload compares key by key.
+    pub fn values(&self) -> Vec<(&'static str, String)> {
+        vec![
+            (key::MAX_CONCURRENT.name(), self.max_concurrent.to_string()),
+            (key::MAX_WAIT.name(), written_duration(self.max_wait)),
+            (key::ENABLED.name(), self.enabled.to_string()),
+            (key::RESOURCE.name(), written_or_none(self.resource)),
+            (key::ADAPTIVE.name(), self.adaptive.to_string()),
+            (key::MIN_CONCURRENT.name(), self.min_concurrent.to_string()),
+            (
+                key::INITIAL_CONCURRENT.name(),
+                written_or_none(self.initial_concurrent),
+            ),
+            (key::RESERVED.name(), written_or_none(self.reserved)),
+        ]
     }
 
     /// The same configuration, counted against `resource`'s budget

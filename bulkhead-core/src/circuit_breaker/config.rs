@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::config::ConfigError;
+use crate::config::{ConfigError, written_duration};
 use crate::keys::{Bound, Float, Key, KeyValue, Origin, Range, ValueKind};
 use crate::rejection::{RejectionKind, RejectionKinds};
 
@@ -230,6 +230,43 @@ impl CircuitBreakerConfig {
     /// A builder starting from no explicit values.
     pub fn builder() -> CircuitBreakerConfigBuilder {
         CircuitBreakerConfigBuilder::default()
+    }
+
+    /// Every key that configuration sets (the policy's
+    /// [key table](crate::keys::PolicyKind::keys) without the attribute's
+    /// own, such as predicates), in the table's order, with its value here
+    /// as configuration writes it (`none` for a key left without one): what
+    /// a registry's reload compares key by key.
+    pub fn values(&self) -> Vec<(&'static str, String)> {
+        vec![
+            (
+                key::FAILURE_RATE_THRESHOLD.name(),
+                self.failure_rate_threshold.to_string(),
+            ),
+            (key::SLIDING_WINDOW.name(), self.sliding_window.to_string()),
+            (
+                key::SLIDING_WINDOW_SIZE.name(),
+                self.sliding_window_size.to_string(),
+            ),
+            (key::MINIMUM_CALLS.name(), self.minimum_calls.to_string()),
+            (
+                key::WAIT_IN_OPEN.name(),
+                written_duration(self.wait_in_open),
+            ),
+            (
+                key::PERMITTED_CALLS_IN_HALF_OPEN.name(),
+                self.permitted_calls_in_half_open.to_string(),
+            ),
+            (
+                key::SLOW_CALL_THRESHOLD.name(),
+                written_duration(self.slow_call_threshold),
+            ),
+            (
+                key::SLOW_CALL_RATE_THRESHOLD.name(),
+                self.slow_call_rate_threshold.to_string(),
+            ),
+            (key::IGNORE_ON.name(), self.ignore_on.to_string()),
+        ]
     }
 
     /// The failure rate, in percent, at or above which the breaker opens.

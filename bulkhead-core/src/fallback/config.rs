@@ -66,6 +66,18 @@ impl FallbackConfig {
         FallbackConfigBuilder::default()
     }
 
+    /// Every key that configuration sets (the policy's
+    /// [key table](crate::keys::PolicyKind::keys) without the attribute's
+    /// own, such as predicates), in the table's order, with its value here
+    /// as configuration writes it (`none` for a key left without one): what
+    /// a registry's reload compares key by key.
+    pub fn values(&self) -> Vec<(&'static str, String)> {
+        vec![
+            (key::ON.name(), self.on.to_string()),
+            (key::ON_ERROR.name(), self.on_error.to_string()),
+        ]
+    }
+
     /// The rejections that make the fallback answer (every kind by
     /// default).
     pub fn on(&self) -> RejectionKinds {

@@ -73,6 +73,18 @@ impl HedgeConfig {
         HedgeConfigBuilder::default()
     }
 
+    /// Every key that configuration sets (the policy's
+    /// [key table](crate::keys::PolicyKind::keys) without the attribute's
+    /// own, such as predicates), in the table's order, with its value here
+    /// as configuration writes it (`none` for a key left without one): what
+    /// a registry's reload compares key by key.
+    pub fn values(&self) -> Vec<(&'static str, String)> {
+        vec![
+            (key::MAX_HEDGED.name(), self.max_hedged.to_string()),
+            (key::DELAY.name(), self.delay.to_string()),
+        ]
+    }
+
     /// How many extra attempts a call may start (from 1 to
     /// [`MAX_HEDGED`](Self::MAX_HEDGED)).
     pub fn max_hedged(&self) -> u32 {

@@ -215,3 +215,63 @@ fn builders_check_the_ranges_of_their_tables() {
         }
     }
 }
+
+/// The values of the configuration `kind`'s builder resolves with `key`
+/// set to `value` (or with nothing set).
+fn values(kind: PolicyKind, set: Option<(&str, KeyValue)>) -> Vec<(&'static str, String)> {
+    macro_rules! values {
+        ($config:ty) => {{
+            let builder = <$config>::builder();
+            let builder = match set {
+                Some((key, value)) => builder.set_key(key, value).unwrap(),
+                None => builder,
+            };
+            builder.build().unwrap().values()
+        }};
+    }
+    match kind {
+        PolicyKind::Bulkhead => values!(BulkheadConfig),
+        PolicyKind::Retry => values!(RetryConfig),
+        PolicyKind::CircuitBreaker => values!(CircuitBreakerConfig),
+        PolicyKind::Timeout => values!(TimeoutConfig),
+        PolicyKind::RateLimiter => values!(RateLimiterConfig),
+        PolicyKind::Hedge => values!(HedgeConfig),
+        PolicyKind::Fallback => values!(FallbackConfig),
+    }
+}
+
+#[test]
+fn a_configs_values_name_every_key_configuration_sets_and_show_what_it_was_set_to() {
+    for kind in PolicyKind::ALL {
+        let default = values(kind, None);
+        let names: Vec<&str> = default.iter().map(|(name, _)| *name).collect();
+        let configured: Vec<&str> = kind
+            .keys()
+            .iter()
+            .filter(|key| key.origin().in_configuration())
+            .map(Key::name)
+            .collect();
+        assert_eq!(names, configured, "{kind}: every key, in the table's order");
+        for key in kind.keys().iter().filter(|k| k.origin().in_configuration()) {
+            let value = accepted(key.kind()).unwrap();
+            let set = values(kind, Some((key.name(), value.clone())));
+            for ((name, before), (_, after)) in default.iter().zip(&set) {
+                if *name != key.name() {
+                    assert_eq!(before, after, "{kind}.{}: {name} moved", key.name());
+                } else if before == after {
+                    // The value accepted is the default: written alike.
+                    assert_eq!(before, &value.to_string(), "{kind}.{name}");
+                }
+            }
+        }
+    }
+    let bulkhead = BulkheadConfig::builder()
+        .max_wait(Duration::from_millis(250))
+        .reserved(2)
+        .build()
+        .unwrap()
+        .values();
+    assert_eq!(bulkhead[1], ("max_wait", "250ms".to_owned()));
+    assert_eq!(bulkhead[3], ("resource", "none".to_owned()));
+    assert_eq!(bulkhead[7], ("reserved", "2".to_owned()));
+}

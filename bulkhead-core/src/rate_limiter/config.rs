@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::config::ConfigError;
+use crate::config::{ConfigError, written_duration};
 use crate::keys::{Key, KeyValue, ValueKind};
 
 /// The rate limiter's keys, each checked by the builder with its row's
@@ -80,6 +80,25 @@ impl RateLimiterConfig {
     /// A builder starting from no explicit values.
     pub fn builder() -> RateLimiterConfigBuilder {
         RateLimiterConfigBuilder::default()
+    }
+
+    /// Every key that configuration sets (the policy's
+    /// [key table](crate::keys::PolicyKind::keys) without the attribute's
+    /// own, such as predicates), in the table's order, with its value here
+    /// as configuration writes it (`none` for a key left without one): what
+    /// a registry's reload compares key by key.
+    pub fn values(&self) -> Vec<(&'static str, String)> {
+        vec![
+            (
+                key::LIMIT_FOR_PERIOD.name(),
+                self.limit_for_period.to_string(),
+            ),
+            (
+                key::REFRESH_PERIOD.name(),
+                written_duration(self.refresh_period),
+            ),
+            (key::MAX_WAIT.name(), written_duration(self.max_wait)),
+        ]
     }
 
     /// How many permits each period brings.

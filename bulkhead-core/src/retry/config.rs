@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::config::ConfigError;
+use crate::config::{ConfigError, written_duration, written_or_none};
 use crate::keys::{Bound, Float, Key, KeyValue, Origin, Range, ValueKind};
 use crate::rejection::{RejectionKind, RejectionKinds};
 
@@ -167,6 +167,37 @@ impl RetryConfig {
     /// A builder starting from no explicit values.
     pub fn builder() -> RetryConfigBuilder {
         RetryConfigBuilder::default()
+    }
+
+    /// Every key that configuration sets (the policy's
+    /// [key table](crate::keys::PolicyKind::keys) without the attribute's
+    /// own, such as predicates), in the table's order, with its value here
+    /// as configuration writes it (`none` for a key left without one): what
+    /// a registry's reload compares key by key.
+    pub fn values(&self) -> Vec<(&'static str, String)> {
+        vec![
+            (key::MAX_ATTEMPTS.name(), self.max_attempts.to_string()),
+            (key::WAIT.name(), written_duration(self.wait)),
+            (
+                key::BACKOFF_MULTIPLIER.name(),
+                self.backoff_multiplier.to_string(),
+            ),
+            (
+                key::MAX_WAIT_INTERVAL.name(),
+                written_or_none(self.max_wait_interval.map(written_duration)),
+            ),
+            (key::JITTER.name(), self.jitter.to_string()),
+            (key::ABORT_ON.name(), self.abort_on.to_string()),
+            (key::BUDGET_RATIO.name(), written_or_none(self.budget_ratio)),
+            (
+                key::BUDGET_MIN_PER_SECOND.name(),
+                self.budget_min_per_second.to_string(),
+            ),
+            (
+                key::BUDGET_WINDOW.name(),
+                written_duration(self.budget_window),
+            ),
+        ]
     }
 
     /// How many attempts a call gets, the first one included (at least 1).

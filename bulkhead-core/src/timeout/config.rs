@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::config::ConfigError;
+use crate::config::{ConfigError, written_duration};
 use crate::keys::{Key, KeyValue, ValueKind};
 
 /// The timeout's keys, each checked by the builder with its row's range.
@@ -51,6 +51,15 @@ impl TimeoutConfig {
     /// A builder starting from no explicit values.
     pub fn builder() -> TimeoutConfigBuilder {
         TimeoutConfigBuilder::default()
+    }
+
+    /// Every key that configuration sets (the policy's
+    /// [key table](crate::keys::PolicyKind::keys) without the attribute's
+    /// own, such as predicates), in the table's order, with its value here
+    /// as configuration writes it (`none` for a key left without one): what
+    /// a registry's reload compares key by key.
+    pub fn values(&self) -> Vec<(&'static str, String)> {
+        vec![(key::DURATION.name(), written_duration(self.duration))]
     }
 
     /// How long a call may take, its wait for a bulkhead slot included (a

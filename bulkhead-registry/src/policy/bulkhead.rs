@@ -29,7 +29,7 @@ impl Policy for Bulkhead {
         written.check_together(key_prefix)
     }
 
-    fn reconfigure(&self, old: &BulkheadConfig, new: &BulkheadConfig) -> bool {
+    fn reconfigure(&self, old: &BulkheadConfig, new: &BulkheadConfig) {
         if old.max_concurrent() != new.max_concurrent() {
             // In range: it was resolved (and so checked) as a configuration.
             // On an adaptive bulkhead it moves the ceiling.
@@ -42,7 +42,6 @@ impl Policy for Bulkhead {
         // The rest is fixed when the bulkhead is made. A new resource is
         // followed by the registry after the reload (`sync_rooms` moves the
         // bulkhead to its pool; its budget and room follow it).
-        old.differs_only_in_limit(new)
     }
 
     fn live(&self, declared: &BulkheadConfig) -> BulkheadConfig {

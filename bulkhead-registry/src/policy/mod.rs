@@ -66,16 +66,20 @@ pub(crate) trait Policy: Clone + Send + Sync + 'static {
         Ok(())
     }
 
+    /// Every key configuration sets, with its value in `config`, in the
+    /// order of the policy's keys: what a reload reports key by key.
+    fn values(config: &Self::Config) -> Vec<(&'static str, String)>;
+
     /// A new instance.
     fn create(id: &str, config: Self::Config, context: PolicyContext) -> Self;
     /// The configuration the instance holds.
     fn running(&self) -> Self::Config;
 
     /// Applies what it can of `new` to a live instance configured with
-    /// `old`; whether all of it took effect. Only an equal configuration,
-    /// unless the policy can change live.
-    fn reconfigure(&self, old: &Self::Config, new: &Self::Config) -> bool {
-        old == new
+    /// `old` (nothing, unless the policy can change live); what it took
+    /// shows in [`live`](Self::live).
+    fn reconfigure(&self, old: &Self::Config, new: &Self::Config) {
+        let _ = (old, new);
     }
 
     /// The configuration a live instance runs with now, where `declared` is
@@ -170,6 +174,10 @@ macro_rules! builder_methods {
             key_prefix: &str,
         ) -> Result<Self::Config, bulkhead_core::ConfigError> {
             spec.build_keyed(base, key_prefix)
+        }
+
+        fn values(config: &Self::Config) -> Vec<(&'static str, String)> {
+            config.values()
         }
 
         fn create(id: &str, config: Self::Config, context: bulkhead_core::PolicyContext) -> Self {

@@ -213,12 +213,8 @@ impl Registry {
         fall_back: bool,
     ) -> Result<(), RegistryError> {
         let running = self.inner.fleets.get(&spec.name).map(|r| r.config.clone());
-        let change = |from: String, to: String, applied| Change {
-            policy: "resource",
-            instance: spec.name.clone(),
-            from,
-            to,
-            applied,
+        let change = |from: String, to: String, applied| {
+            Change::of_key("resource", &spec.name, "fleet", from, to, applied)
         };
         let Some(fleet) = &spec.fleet else {
             if let Some(running) = running {

@@ -25,11 +25,17 @@ impl Registry {
     /// says, and a changed `resource` moves the bulkhead, its calls in
     /// flight and its waiters to the new resource's pool (see
     /// [`Bulkhead::move_to_pool`](bulkhead_core::Bulkhead::move_to_pool)).
-    /// Other changes cannot be applied to a live instance: they are listed
-    /// with `applied: false`, and take effect for instances created later.
+    /// Other keys cannot change in a live instance: it keeps their old
+    /// values, and they take effect for instances created later.
     /// With the feature `redis`, a resource given a `fleet` it did not have
     /// joins that fleet (listed as applied); one whose fleet changed or was
     /// removed stays in the fleet it is in (listed as not applied).
+    ///
+    /// Returns a [`Change`] per instance whose configuration changed, with
+    /// each changed key in [`Change::keys`] saying whether it took effect
+    /// live; the change is `applied` only if every key did. A reload that
+    /// changes an adaptive bulkhead's `max_concurrent` and its `adaptive`
+    /// applies the new ceiling and reports the algorithm as not applied.
     ///
     /// On a thread that holds an open [`declare`](Self::declare) batch, the
     /// instances the batch declared are resolved and reconfigured with the

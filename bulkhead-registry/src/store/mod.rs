@@ -2,6 +2,7 @@
 //! ([`Layers`], which resolve an instance's configuration) and its
 //! instances, registered or staged by an open batch of declarations.
 
+mod change;
 mod layers;
 #[cfg(test)]
 mod tests;
@@ -16,6 +17,7 @@ use crate::error::{Conflict, RegistryError};
 use crate::kind::PolicyKind;
 use crate::policy::Policy;
 
+pub use change::{Change, KeyChange};
 pub use layers::DEFAULT_CONFIG;
 pub(crate) use layers::{AnyLayers, Layers};
 
@@ -37,31 +39,6 @@ impl<P: Policy> Clone for Declared<P> {
             source: self.source.clone(),
         }
     }
-}
-
-/// What a reload changed in one instance.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Change {
-    /// The kind of policy, such as `"bulkhead"`; `"resource"` for a
-    /// resource whose fleet changed (feature `redis`): applied when it
-    /// joins a fleet it was not in (`from` is `"no fleet"`), never when
-    /// the fleet it is in changes or goes (`to` is `"no fleet"`).
-    pub policy: &'static str,
-    /// The instance id (the resource's name).
-    pub instance: String,
-    /// The configuration the live instance ran with before.
-    pub from: String,
-    /// The configuration resolved now.
-    pub to: String,
-    /// Whether the live instance now works with the new configuration.
-    /// Only a bulkhead's `max_concurrent`, `reserved` and `resource`
-    /// change live, and a resource joins a fleet (it never changes or
-    /// leaves the one it is in); any other change
-    /// takes effect for instances created from now on (a new registry, or
-    /// a new id), and the instance keeps its old values: every later reload
-    /// lists it again while the two differ.
-    pub applied: bool,
 }
 
 /// Which open batch of declarations staged an instance.
@@ -309,14 +286,10 @@ impl<P: Policy> Store<P> {
                 },
             };
             let live = declared.policy.live(&declared.config);
-            let applied = declared.policy.reconfigure(&live, &config);
-            changes.push(Change {
-                policy: P::KIND.name(),
-                instance: id.clone(),
-                from: live.to_string(),
-                to: config.to_string(),
-                applied,
-            });
+            declared.policy.reconfigure(&live, &config);
+            // What it runs with now tells what it took, key by key.
+            let now = declared.policy.live(&config);
+            changes.push(Change::of::<P>(&id, &live, &config, &now));
             for staged in staged.iter_mut().filter(|s| s.id == id) {
                 staged.declared.config = config.clone();
             }
