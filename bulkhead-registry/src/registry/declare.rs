@@ -310,7 +310,7 @@ impl Declarations<'_> {
     }
 
     /// Declares instance `id` of `store` in this batch.
-    fn declare<P: Policy>(
+    pub(crate) fn declare<P: Policy>(
         &self,
         store: &Store<P>,
         id: &str,

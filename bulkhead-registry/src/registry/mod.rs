@@ -12,6 +12,8 @@ pub(crate) mod declare;
 #[cfg(feature = "redis")]
 mod fleet;
 mod reload;
+#[cfg(test)]
+mod reload_tests;
 mod resources;
 
 use std::fmt;

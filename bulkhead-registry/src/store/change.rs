@@ -108,6 +108,7 @@ impl Change {
     }
 
     /// A change of one `key`, from `from` to `to` as a whole.
+    #[cfg(feature = "redis")]
     pub(crate) fn of_key(
         policy: &'static str,
         instance: &str,
