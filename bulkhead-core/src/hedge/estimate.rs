@@ -16,9 +16,9 @@
 //! At rest it is [`STEP`], 1/160 of an octave: over 100,000 latencies
 //! spread evenly from 10 ms to 100 ms (four seeds) the estimate stays
 //! within -11.7% to +12.3% of p50, 9.2% of p75, 5.3% of p90 and 2.1% of
-//! p99 (a fixed sixteenth of an octave, as before, strayed -31% to +44%
-//! around p50 and -21% to +14% around p90); on exponential latencies
-//! within 14% of p50 and 12% of p90, and a long tail's p99 less closely
+//! p99 (a fixed sixteenth of an octave, as before, strayed -43% to +44%
+//! around p50 and -19% to +14% around p90); on exponential latencies
+//! within 15% of p50 and 12% of p90, and a long tail's p99 less closely
 //! (-21% to +7% exponential, -33% to +10% lognormal with sigma 1). While
 //! the observations keep falling on one side of the estimate more often
 //! than chance would have it at the percentile, the step doubles, up to
@@ -33,9 +33,8 @@
 //!   last 32 ([`BALANCE_SHIFT`]), each side weighted so that the balance
 //!   is 0 on average at the percentile, with a variance of 1 per
 //!   observation (`+sqrt(q / (1 - q))` above, `-sqrt((1 - q) / q)`
-//!   below). Each
-//!   [`GEAR_BALANCE`] (0.4, about three times its spread at rest) away
-//!   from 0 is one gear.
+//!   below). Each [`GEAR_BALANCE`] (0.4, about three times its spread at
+//!   rest) away from 0 is one gear.
 //!
 //! The gear of an observation's move comes from the observations before
 //! it, whichever side it falls on: it scales the moves up and down alike,
@@ -50,8 +49,8 @@
 //! keeps it close there. Once they halve, p90 takes about 280 and p99
 //! about 2,700: a high percentile comes down slowly, each observation
 //! below it saying little. (The fixed sixteenth of an octave took about
-//! 150 and 1,300 for these two, and came within 15% of p50 after 50 to
-//! 150 observations, only to stray out again.)
+//! 140 and 1,200 for these two, and came within 15% of p50 after 70 to
+//! 120 observations, only to stray out again.)
 //!
 //! What is observed costs nothing on the fast path: an attempt that
 //! finishes at its first poll is below (the hedge did not read the clock);
