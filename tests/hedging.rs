@@ -3,7 +3,8 @@
 //! `delay`; the first `Ok` wins and the other attempts are dropped at once,
 //! freeing their slots; a hedge refused by a full bulkhead, an open breaker
 //! or the rate limiter is skipped; the breaker sees each finished attempt
-//! once; hedges draw on the retry budget; sync calls are not hedged.
+//! once; hedges draw on the retry budget; sync calls are not hedged; a
+//! percentile delay stays close to the percentile of the latencies seen.
 
 mod support;
 
@@ -499,4 +500,53 @@ fn an_attempt_a_hedge_beat_is_no_drop_for_an_adaptive_bulkhead() {
     drop(call);
     close_windows();
     assert_eq!(drops(), 2, "a cancelled call's attempts are drops");
+}
+
+#[test]
+fn a_p50_delay_stays_within_15_percent_of_the_median_of_the_latencies_seen() {
+    // Latencies spread evenly from 10 ms to 100 ms (splitmix64, seeded):
+    // the median is 55 ms. Every call's first attempt answers after its
+    // latency; one still running at the delay gets its hedge, which never
+    // answers first.
+    let clock = ManualClock::new();
+    let registry = registry(&clock);
+    let pipeline = Pipeline::builder(&registry, "hedge-p50")
+        .hedge(|h| h.delay(bulkhead::hedge::HedgeDelay::percentile(50.0)))
+        .build()
+        .unwrap();
+    let handle = registry.hedge("hedge-p50").unwrap();
+    let mut seed = 11u64;
+    let mut latency = move || {
+        seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = seed;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        Duration::from_micros(10_000 + z % 90_001)
+    };
+    let (mut low, mut high) = (0.0f64, 0.0f64);
+    for call in 0..20_000 {
+        let took = latency();
+        let attempts = Attempts::default();
+        let mut run = pin!(pipeline.execute_async(|| attempts.make()));
+        assert!(poll_noop(&mut run).is_pending());
+        if let Some(delay) = handle.snapshot().current_delay.filter(|d| *d < took) {
+            clock.advance(delay);
+            assert!(poll_noop(&mut run).is_pending());
+            assert_eq!(attempts.count(), 2, "hedged at the delay");
+            clock.advance(took - delay);
+        } else {
+            clock.advance(took);
+        }
+        attempts.finish(0, Ok("first"));
+        assert_eq!(poll_noop(&mut run), Poll::Ready(Ok("first")));
+        if call >= 2_000 {
+            let delay = handle.snapshot().current_delay.unwrap();
+            let error = delay.as_secs_f64() / 0.055 - 1.0;
+            (low, high) = (low.min(error), high.max(error));
+        }
+    }
+    let strayed = format!("{:+.1}% to {:+.1}%", low * 100.0, high * 100.0);
+    println!("p50 delay from the 2,000th call on: {strayed} of 55 ms");
+    assert!(low > -0.15 && high < 0.15, "{strayed}");
 }
