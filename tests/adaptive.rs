@@ -355,6 +355,58 @@ fn async_calls_dropped_by_a_timeout_count_as_drops() {
     assert_eq!(adaptive.errors, 0);
 }
 
+/// Issue 26, item 6, as a user meets it: a dependency that hangs from the
+/// first call, behind a 300 ms timeout, with the default sampling.
+#[test]
+fn a_dependency_that_hangs_from_the_first_call_lowers_the_limit_for_every_algorithm() {
+    for algorithm in [Adaptive::Aimd, Adaptive::Vegas, Adaptive::Gradient2] {
+        let (clock, registry) = manual();
+        let pipeline = Pipeline::builder(&registry, "hangs")
+            .bulkhead(|b| {
+                b.max_concurrent(100)
+                    .initial_concurrent(8)
+                    .adaptive(algorithm)
+            })
+            .timeout(|t| t.duration(300 * MS))
+            .build()
+            .unwrap();
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut calls = Vec::new();
+        let mut timed_out = 0u64;
+        // 20 s of 500 calls a second, each polled every 10 ms.
+        for _ in 0..2000 {
+            for _ in 0..5 {
+                let mut call =
+                    Box::pin(pipeline.execute_async(std::future::pending::<Result<(), ()>>));
+                match call.as_mut().poll(&mut cx) {
+                    Poll::Pending => calls.push(call),
+                    Poll::Ready(Err(CallError::Rejected(Rejection::BulkheadFull(_)))) => {}
+                    other => panic!("{other:?}"),
+                }
+            }
+            clock.advance(10 * MS);
+            calls.retain_mut(|call| match call.as_mut().poll(&mut cx) {
+                Poll::Pending => true,
+                Poll::Ready(Err(CallError::Rejected(Rejection::Timeout(_)))) => {
+                    timed_out += 1;
+                    false
+                }
+                other => panic!("{other:?}"),
+            });
+        }
+        let snapshot = registry.bulkhead("hangs").unwrap().snapshot();
+        let adaptive = snapshot.adaptive.unwrap();
+        assert_eq!(snapshot.max_concurrent, 1, "{algorithm}: {adaptive:?}");
+        assert!(
+            adaptive.drops > 0 && adaptive.successes == 0,
+            "{adaptive:?}"
+        );
+        // Every drop counted was a timeout (the open window's are not
+        // counted yet).
+        assert!(adaptive.drops <= timed_out, "{algorithm}: {timed_out}");
+    }
+}
+
 #[test]
 fn a_future_dropped_before_it_completes_is_a_drop() {
     let (clock, registry) = manual();

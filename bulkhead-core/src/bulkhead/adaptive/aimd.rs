@@ -80,7 +80,9 @@ impl Aimd {
     pub(crate) fn update(&self, window: &Window) -> Step {
         let limit = window.limit;
         let above = |latency: Option<f64>, tolerance: f64| {
-            latency.is_some_and(|latency| latency > tolerance * window.no_load)
+            latency
+                .zip(window.no_load)
+                .is_some_and(|(latency, no_load)| latency > tolerance * no_load)
         };
         // Twice the excess over the tolerance is congestion at once.
         let clearly = 2.0 * self.rtt_tolerance - 1.0;
@@ -194,7 +196,7 @@ mod tests {
         Window {
             limit,
             latency: Some(latency),
-            no_load: 100.0,
+            no_load: Some(100.0),
             bound: true,
             dropping: false,
             slow_start: false,
@@ -219,7 +221,7 @@ mod tests {
                 .build()
                 .unwrap()
                 .update(&Window {
-                    no_load: 1e9,
+                    no_load: Some(1e9),
                     ..slow
                 }),
             Step::Cut(18.0)

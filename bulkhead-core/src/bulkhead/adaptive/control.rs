@@ -36,7 +36,7 @@ use std::time::Duration;
 use super::gradient2::Gradient2State;
 use super::room::Room;
 use super::rule::{Step, Window};
-use super::samples::{Samples, Taken};
+use super::samples::{Counts, Samples, Taken};
 use super::{Adaptive, AdaptiveSnapshot, Aimd, Gradient2, Sampling, Vegas};
 
 /// The algorithm and what it keeps between windows.
@@ -153,6 +153,20 @@ const PROBE_PATIENCE: u64 = 4;
 /// A probe waits for the calls it sampled this many times the latency it
 /// expects (the no-load latency, or the mean so far).
 const TAIL: f64 = 3.0;
+/// The fewest calls a window with fewer than `min_samples` may close with
+/// (see [`Readiness`]).
+const SPARSE: u64 = 3;
+
+/// What to do with the open window, by its calls so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Readiness {
+    /// Not yet.
+    Wait,
+    /// It is complete: run the algorithm.
+    Close,
+    /// Too few calls, and none that says anything: start again.
+    Discard,
+}
 
 #[derive(Debug)]
 pub(crate) struct Controller {
@@ -290,6 +304,16 @@ impl Controller {
                 tail: None,
             } => {
                 let patience = elapsed >= PROBE_PATIENCE.saturating_mul(max_window);
+                if 2 * counts.ok() < min_samples
+                    && self.dropping(&counts)
+                    && self.readiness(&counts, elapsed, len) == Readiness::Close
+                {
+                    // Its calls are dropped, not served (a dependency that
+                    // hangs, maybe from the first call): nothing to
+                    // measure, and a congestion signal to act on at once.
+                    let taken = samples.take();
+                    return self.fail_probe(now, elapsed, taken);
+                }
                 if !patience && (elapsed < len || 2 * counts.ok() < min_samples) {
                     return Decision::wait(recheck);
                 }
@@ -314,23 +338,73 @@ impl Controller {
                     change: None,
                 }
             }
-            Phase::Steady => {
-                if elapsed < len {
-                    return Decision::wait(self.window_start + len);
-                }
-                if counts.all() < min_samples {
-                    if elapsed < max_window {
-                        return Decision::wait(recheck);
-                    }
-                    // Too few calls: discarded, as Netflix's windows are.
+            Phase::Steady => match self.readiness(&counts, elapsed, len) {
+                Readiness::Wait if elapsed < len => Decision::wait(self.window_start + len),
+                Readiness::Wait => Decision::wait(recheck),
+                Readiness::Discard => {
                     let _ = samples.take();
                     self.window_start = now;
-                    return Decision::wait(now + len);
+                    Decision::wait(now + len)
                 }
-                let taken = samples.take();
-                self.steady(now, elapsed, taken)
-            }
+                Readiness::Close => {
+                    let taken = samples.take();
+                    self.steady(now, elapsed, taken)
+                }
+            },
         }
+    }
+
+    /// Whether a window of `counts` that has lasted `elapsed` (of `len`)
+    /// may close. It needs `min_samples` calls. One that has fewer by
+    /// `max_window` is discarded, as Netflix's windows are, unless its
+    /// calls say something: drops over the tolerance (at least `SPARSE`)
+    /// close it at once, since a dependency that hangs lets few calls end;
+    /// and a limit that bound waits up to `PROBE_PATIENCE` times
+    /// `max_window` for them, then closes with what it has (at least
+    /// `SPARSE`), since a small limit lets few calls through.
+    fn readiness(&self, counts: &Counts, elapsed: u64, len: u64) -> Readiness {
+        let max_window = nanos(self.sampling.max_window());
+        if elapsed < len {
+            return Readiness::Wait;
+        }
+        if counts.all() >= u64::from(self.sampling.min_samples()) {
+            return Readiness::Close;
+        }
+        if elapsed < max_window {
+            return Readiness::Wait;
+        }
+        if self.dropping(counts) && self.dropped(counts) >= SPARSE {
+            return Readiness::Close;
+        }
+        if !bound(counts) {
+            return Readiness::Discard;
+        }
+        if elapsed < PROBE_PATIENCE.saturating_mul(max_window) {
+            return Readiness::Wait;
+        }
+        if counts.all() >= SPARSE {
+            Readiness::Close
+        } else {
+            Readiness::Discard
+        }
+    }
+
+    /// The calls of `counts` that count as dropped: the drops, and the
+    /// errors if `errors_as_drops`.
+    fn dropped(&self, counts: &Counts) -> u64 {
+        counts.drops
+            + if self.sampling.errors_as_drops() {
+                counts.errors
+            } else {
+                0
+            }
+    }
+
+    /// Whether more of the calls of `counts` were dropped than the drop
+    /// tolerance allows: a congestion signal.
+    fn dropping(&self, counts: &Counts) -> bool {
+        let dropped = self.dropped(counts);
+        dropped > 0 && dropped as f64 > self.sampling.drop_tolerance() * counts.all() as f64
     }
 
     fn count(&mut self, taken: &Taken, now: u64) {
@@ -345,22 +419,17 @@ impl Controller {
     fn steady(&mut self, now: u64, elapsed: u64, taken: Taken) -> Decision {
         self.count(&taken, now);
         self.window_start = now;
+        let counts = taken.counts;
+        let dropping = self.dropping(&counts);
         let Some(no_load) = self.no_load else {
-            // No call has succeeded yet, so nothing is known of the
-            // dependency's speed: the limit stays, and the next window
-            // measures again.
+            if dropping {
+                return self.cut_blind(now);
+            }
+            // No probe has measured the dependency's speed yet: measure it
+            // at the limit in force.
             let limit = self.in_force();
             return self.start_probe(now, limit);
         };
-        let counts = taken.counts;
-        let dropped = counts.drops
-            + if self.sampling.errors_as_drops() {
-                counts.errors
-            } else {
-                0
-            };
-        let dropping =
-            dropped > 0 && dropped as f64 > self.sampling.drop_tolerance() * counts.all() as f64;
         let enough_bound = counts.bound >= 3.max(u64::from(self.sampling.min_samples()) / 3);
         let latency = if enough_bound {
             Some(taken.sum_bound as f64 / counts.bound as f64)
@@ -369,7 +438,7 @@ impl Controller {
         } else {
             None
         };
-        let bound = counts.bound > 0 && counts.bound * 10 >= counts.ok();
+        let bound = bound(&counts);
         // Nearly every call left a full bulkhead: the demand is well above
         // the limit, which may double (in slow start).
         let saturated = counts.bound * 10 >= counts.ok() * 9;
@@ -379,7 +448,7 @@ impl Controller {
         let step = self.algorithm.update(&Window {
             limit: before,
             latency,
-            no_load,
+            no_load: Some(no_load),
             bound,
             dropping,
             slow_start,
@@ -443,6 +512,63 @@ impl Controller {
         }
     }
 
+    /// A window that dropped calls before any probe measured the no-load
+    /// latency: the algorithm cuts the limit on the drops alone. The cut
+    /// does not end slow start: it says the dependency fails, not what it
+    /// carries, so once it answers the limit regrows as fast as at first.
+    fn cut_blind(&mut self, now: u64) -> Decision {
+        let before = self.estimate;
+        let step = self.algorithm.update(&Window {
+            limit: before,
+            latency: None,
+            no_load: None,
+            bound: false,
+            dropping: true,
+            slow_start: before < self.slow_start_below,
+            saturated: false,
+            previous: None,
+        });
+        if let Step::Cut(to) = step {
+            self.estimate = self.clamp(to);
+        }
+        self.previous = None;
+        self.slow_streak = 0;
+        self.fast_streak = 0;
+        let wanted = self.in_force();
+        let change = self.settle(wanted, wanted);
+        Decision {
+            close_at: now + self.window_len(),
+            sample: None,
+            change: Some(change),
+        }
+    }
+
+    /// Ends a probe whose calls were dropped rather than served: nothing
+    /// is measured, the limit it saved is back, and its window is judged
+    /// as a steady one (a congested one: the limit falls).
+    fn fail_probe(&mut self, now: u64, elapsed: u64, taken: Taken) -> Decision {
+        let Phase::Probe { saved, .. } = self.phase else {
+            unreachable!("fail_probe outside a probe");
+        };
+        self.totals.probes += 1;
+        self.phase = Phase::Steady;
+        self.estimate = self.clamp(saved);
+        self.previous = None;
+        self.schedule_probe(now);
+        let mut decision = self.steady(now, elapsed, taken);
+        if decision.sample.is_none() {
+            decision.sample = Some(0..u64::MAX);
+        }
+        decision
+    }
+
+    /// The next routine probe: `probe_interval` from `now`, jittered.
+    fn schedule_probe(&mut self, now: u64) {
+        let jitter = 0.75 + 0.5 * self.next_unit();
+        let interval = nanos(self.sampling.probe_interval()) as f64 * jitter;
+        self.next_probe = now.saturating_add(interval as u64);
+    }
+
     /// A routine probe's limit.
     fn routine_cap(&self) -> u32 {
         (PROBE_SHARE * f64::from(self.limit) / self.algorithm.tolerance()).ceil() as u32
@@ -486,9 +612,7 @@ impl Controller {
         if confirm {
             return self.start_probe(now, cap);
         }
-        let jitter = 0.75 + 0.5 * self.next_unit();
-        let interval = nanos(self.sampling.probe_interval()) as f64 * jitter;
-        self.next_probe = now.saturating_add(interval as u64);
+        self.schedule_probe(now);
         let wanted = self.in_force();
         let change = self.settle(wanted, wanted);
         Decision {
@@ -710,6 +834,12 @@ impl Controller {
             last_window_at: self.last_window_at.map(at),
         }
     }
+}
+
+/// Whether the limit bound in a window of `counts`: at least a tenth of
+/// its successes found the bulkhead full or nearly so.
+fn bound(counts: &Counts) -> bool {
+    counts.bound > 0 && counts.bound * 10 >= counts.ok()
 }
 
 /// The headroom of the bound test: a tenth of the limit, at least one.

@@ -92,12 +92,12 @@ impl Gradient2 {
             state.long.add(latency, self.long_window);
         }
         let limit = window.limit;
-        let gradient = match (window.dropping, window.latency) {
-            (true, _) => 0.5,
-            (false, Some(latency)) if latency > 0.0 => {
-                (self.rtt_tolerance * window.no_load / latency).clamp(0.5, 1.0)
+        let gradient = match (window.dropping, window.latency, window.no_load) {
+            (true, _, _) => 0.5,
+            (false, Some(latency), Some(no_load)) if latency > 0.0 => {
+                (self.rtt_tolerance * no_load / latency).clamp(0.5, 1.0)
             }
-            (false, _) => return Step::Hold,
+            (false, _, _) => return Step::Hold,
         };
         if gradient < 1.0 {
             if window.slow_start {
@@ -233,7 +233,7 @@ mod tests {
         Window {
             limit,
             latency: Some(latency),
-            no_load,
+            no_load: Some(no_load),
             bound: true,
             dropping: false,
             slow_start: false,

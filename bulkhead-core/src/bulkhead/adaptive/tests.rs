@@ -23,7 +23,19 @@ struct Rig {
     held: Vec<OwnedBulkheadPermit>,
 }
 
-fn rig(adaptive: Adaptive, (min, initial, max): (u32, u32, u32)) -> Rig {
+fn rig(adaptive: Adaptive, bounds: (u32, u32, u32)) -> Rig {
+    rig_sampled(
+        adaptive,
+        bounds,
+        Sampling::builder().min_samples(4).build().unwrap(),
+    )
+}
+
+fn rig_sampled(
+    adaptive: Adaptive,
+    (min, initial, max): (u32, u32, u32),
+    sampling: Sampling,
+) -> Rig {
     let clock = ManualClock::new();
     let bus = EventBus::new(4096);
     let events = bus.subscribe();
@@ -32,7 +44,7 @@ fn rig(adaptive: Adaptive, (min, initial, max): (u32, u32, u32)) -> Rig {
         .min_concurrent(min)
         .initial_concurrent(initial)
         .adaptive(adaptive)
-        .sampling(Sampling::builder().min_samples(4).build().unwrap())
+        .sampling(sampling)
         .build()
         .unwrap();
     let context = PolicyContext::new(Arc::new(clock.clone())).with_events(bus);
@@ -174,6 +186,56 @@ fn errors_are_counted_and_do_not_shrink_the_limit_but_drops_do() {
     let snapshot = rig.bulkhead.adaptive().unwrap();
     assert!(snapshot.limit < 8, "{snapshot:?}");
     assert!(snapshot.drops > 0);
+}
+
+/// Issue 26, item 6: every call times out from the first one, before any
+/// call has succeeded; with the default sampling (20 calls a window).
+#[test]
+fn a_dependency_that_hangs_from_the_first_call_lowers_the_limit_to_the_floor() {
+    for adaptive in [Adaptive::Aimd, Adaptive::Vegas, Adaptive::Gradient2] {
+        let mut rig = rig_sampled(adaptive, (1, 8, 100), Sampling::default());
+        let mut limits = Vec::new();
+        // Each call holds its slot 300 ms, until its timeout drops it.
+        for _ in 0..40 {
+            rig.round(300 * MS, CallOutcome::Dropped);
+            limits.push(rig.bulkhead.max_concurrent());
+        }
+        let snapshot = rig.bulkhead.adaptive().unwrap();
+        assert_eq!(snapshot.limit, 1, "{adaptive}: {limits:?}");
+        assert!(
+            limits[..4].iter().any(|&l| l < 8),
+            "{adaptive}: lowered within 1.2 s: {limits:?}"
+        );
+        assert!(snapshot.no_load.is_none() && snapshot.successes == 0);
+        let changes = rig.limit_changes();
+        assert_eq!(changes.first().map(|c| c.0), Some(8), "{changes:?}");
+        assert!(changes.iter().all(|(from, to)| to < from), "{changes:?}");
+        // Once it answers, the no-load latency is measured at the floor and
+        // the limit regrows as at first, doubling.
+        let regrown = rig.until(10 * MS, 400, |b| b.max_concurrent() == 100);
+        assert!(regrown.len() < 200, "{adaptive}: {} rounds", regrown.len());
+        assert_eq!(rig.no_load(), Some(10 * MS), "{adaptive}");
+    }
+}
+
+/// Every call fails with an error from the first one: `errors_as_drops`
+/// makes that a congestion signal before any no-load latency was
+/// measured, as after.
+#[test]
+fn errors_as_drops_lower_the_limit_before_any_call_succeeded() {
+    let sampling = Sampling::builder()
+        .min_samples(4)
+        .errors_as_drops(true)
+        .build()
+        .unwrap();
+    for adaptive in [Adaptive::Aimd, Adaptive::Vegas, Adaptive::Gradient2] {
+        let mut rig = rig_sampled(adaptive, (2, 8, 100), sampling);
+        for _ in 0..200 {
+            rig.round(10 * MS, CallOutcome::Error);
+        }
+        let snapshot = rig.bulkhead.adaptive().unwrap();
+        assert_eq!(snapshot.limit, 2, "{adaptive}: {snapshot:?}");
+    }
 }
 
 #[test]
