@@ -49,6 +49,9 @@ pub(crate) struct Report {
     pub(crate) drift: Option<f64>,
     /// The highest limit from 5 s into the run on (the long runs).
     pub(crate) settled_max: Option<f64>,
+    /// The highest limit from 5 s after each change to the next, in the
+    /// capacity of its phase.
+    pub(crate) peak: f64,
     /// The share of the time a probe cut the limit.
     pub(crate) probe_time: f64,
     /// The share of the time, from 5 s after each change, the limit was out
@@ -73,20 +76,23 @@ pub(crate) fn analyse(scenario: &Scenario, run: &Run) -> Report {
     let mut settles = Vec::new();
     let (mut out, mut settled_rows) = (0usize, 0usize);
     let mut p99_settled = 0.0f64;
+    let mut peak = 0.0f64;
     let mut start = 0u64;
     for phase in &scenario.phases {
         let end = start + phase.seconds * 1_000_000_000;
+        let c = model().c * phase.capacity;
         allowed += phase.seconds as f64
-            * (phase.load * model().c / model().b).min(model().c / (model().b * phase.slow));
+            * (phase.load * model().c / model().b).min(c / (model().b * phase.slow));
         // Settled: from the first row after which every row (probes left
-        // out) is within the band until the phase ends.
+        // out) is within the band around the phase's capacity until the
+        // phase ends.
         let rows: Vec<&Row> = run
             .rows
             .iter()
             .filter(|r| r.at >= start && r.at < end)
             .collect();
         let in_band = |r: &&Row| {
-            let x = f64::from(r.limit) / model().c;
+            let x = f64::from(r.limit) / c;
             r.probing || (BAND.0..=BAND.1).contains(&x)
         };
         let mut first = rows.len();
@@ -99,8 +105,10 @@ pub(crate) fn analyse(scenario: &Scenario, run: &Run) -> Report {
         }
         settles.push(rows.get(first).map(|r| secs(r.at - start)));
         for row in rows.iter().filter(|r| r.at >= start + SETTLE_NS) {
+            let x = f64::from(row.limit) / c;
             settled_rows += 1;
-            out += usize::from(!(BAND.0..=BAND.1).contains(&(f64::from(row.limit) / model().c)));
+            out += usize::from(!(BAND.0..=BAND.1).contains(&x));
+            peak = peak.max(x);
         }
         let from = start + SETTLE_NS;
         let settled = sorted(
@@ -156,6 +164,7 @@ pub(crate) fn analyse(scenario: &Scenario, run: &Run) -> Report {
         p99_settled,
         drift,
         settled_max,
+        peak,
         probe_time: run.rows.iter().filter(|r| r.probing).count() as f64
             / run.rows.len().max(1) as f64,
         out_of_band: out as f64 / settled_rows.max(1) as f64,
