@@ -407,6 +407,99 @@ fn a_dependency_that_hangs_from_the_first_call_lowers_the_limit_for_every_algori
     }
 }
 
+/// A dependency that serves `capacity` calls at once in 100 ms (each
+/// call's work uniform within ±10 % of it) and shares itself among more,
+/// as a processor-sharing server does, behind an adaptive bulkhead (ceiling
+/// 4 C, starting at 0.4 C, default sampling), under Poisson arrivals at
+/// `load` times its capacity, for `seconds`: the limit in force and
+/// whether a probe ran, every 100 ms. Seeded, on a `ManualClock`: a run
+/// repeats exactly.
+fn simulate(adaptive: Adaptive, capacity: u32, load: f64, seconds: u64) -> Vec<(u32, bool)> {
+    let (clock, registry) = manual();
+    let bulkhead = registry
+        .bulkhead_policy(
+            "dependency",
+            "simulated",
+            &BulkheadConfig::builder()
+                .max_concurrent(4 * capacity)
+                .initial_concurrent((2 * capacity).div_ceil(5))
+                .adaptive(adaptive),
+        )
+        .unwrap();
+    let mut seed = 0x5EED_u64;
+    let mut unit = move || {
+        // splitmix64
+        seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = seed;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let (base, c) = (0.1, f64::from(capacity));
+    let rate = load * c / base;
+    let nanos = |seconds: f64| (seconds * 1e9).ceil() as u64;
+    let end = seconds * 1_000_000_000;
+    // Each call in service: the work it has left (seconds at full speed).
+    let mut calls: Vec<(f64, OwnedBulkheadPermit)> = Vec::new();
+    let (mut now, mut next_row, mut rows) = (0u64, 0u64, Vec::new());
+    let mut next_arrival = nanos(-(1.0 - unit()).ln() / rate);
+    loop {
+        let speed = (c / calls.len().max(1) as f64).min(1.0);
+        let first = (0..calls.len()).min_by(|&a, &b| calls[a].0.total_cmp(&calls[b].0));
+        let departure = first.map_or(u64::MAX, |i| now + nanos(calls[i].0 / speed).max(1));
+        let t = next_arrival.min(departure);
+        if t >= end {
+            return rows;
+        }
+        while next_row <= t {
+            let probing = bulkhead.adaptive().unwrap().probing;
+            rows.push((bulkhead.max_concurrent(), probing));
+            next_row += 100_000_000;
+        }
+        for call in &mut calls {
+            call.0 -= (t - now) as f64 / 1e9 * speed;
+        }
+        clock.advance(Duration::from_nanos(t - now));
+        now = t;
+        match first {
+            Some(i) if t == departure => drop(calls.swap_remove(i)),
+            _ => {
+                if let Ok(permit) = bulkhead.try_enter_owned() {
+                    calls.push((base * (0.9 + 0.2 * unit()), permit));
+                }
+                next_arrival = now + nanos(-(1.0 - unit()).ln() / rate).max(1);
+            }
+        }
+    }
+}
+
+/// Issue 26, items 7 and 8: at a small capacity under 120 % load (Poisson
+/// arrivals), every algorithm keeps its limit within ±25 % of the capacity
+/// (probes, which cut it on purpose, aside) at least 90 % of the time from
+/// 5 s on. Before, at a capacity of 10, AIMD and Gradient2 spent a fifth
+/// of the time above the band and Vegas nearly all of it.
+#[test]
+fn on_a_small_dependency_under_overload_the_limit_stays_near_its_capacity() {
+    for capacity in [10, 20] {
+        for adaptive in [Adaptive::Aimd, Adaptive::Vegas, Adaptive::Gradient2] {
+            let rows = simulate(adaptive, capacity, 1.2, 120);
+            let band = f64::from(capacity) * 0.75..=f64::from(capacity) * 1.25;
+            let settled = &rows[50..];
+            let inside = settled
+                .iter()
+                .filter(|(limit, probing)| *probing || band.contains(&f64::from(*limit)))
+                .count();
+            let share = inside as f64 / settled.len() as f64;
+            let highest = settled.iter().map(|r| r.0).max().unwrap();
+            assert!(
+                share >= 0.9,
+                "{adaptive} at a capacity of {capacity}: in the band {:.1} % of the time, up to {highest}",
+                100.0 * share
+            );
+        }
+    }
+}
+
 #[test]
 fn a_future_dropped_before_it_completes_is_a_drop() {
     let (clock, registry) = manual();

@@ -57,6 +57,9 @@ pub(crate) struct Report {
     /// The share of the time, from 5 s after each change, the limit was out
     /// of the band, probes included.
     pub(crate) out_of_band: f64,
+    /// The share of the time, from 5 s after each change, the limit was
+    /// above the band.
+    pub(crate) above_band: f64,
 }
 
 impl Report {
@@ -74,7 +77,7 @@ pub(crate) const BAND: (f64, f64) = (0.75, 1.25);
 pub(crate) fn analyse(scenario: &Scenario, run: &Run) -> Report {
     let mut allowed = 0.0;
     let mut settles = Vec::new();
-    let (mut out, mut settled_rows) = (0usize, 0usize);
+    let (mut out, mut above, mut settled_rows) = (0usize, 0usize, 0usize);
     let mut p99_settled = 0.0f64;
     let mut peak = 0.0f64;
     let mut start = 0u64;
@@ -108,6 +111,7 @@ pub(crate) fn analyse(scenario: &Scenario, run: &Run) -> Report {
             let x = f64::from(row.limit) / c;
             settled_rows += 1;
             out += usize::from(!(BAND.0..=BAND.1).contains(&x));
+            above += usize::from(x > BAND.1);
             peak = peak.max(x);
         }
         let from = start + SETTLE_NS;
@@ -168,5 +172,6 @@ pub(crate) fn analyse(scenario: &Scenario, run: &Run) -> Report {
         probe_time: run.rows.iter().filter(|r| r.probing).count() as f64
             / run.rows.len().max(1) as f64,
         out_of_band: out as f64 / settled_rows.max(1) as f64,
+        above_band: above as f64 / settled_rows.max(1) as f64,
     }
 }

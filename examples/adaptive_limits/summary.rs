@@ -17,6 +17,9 @@ pub(crate) struct Line {
     /// The largest share of the time out of the band from 5 s after a
     /// change (probes included).
     out_of_band: (f64, &'static str),
+    /// The largest share of the time above the band from 5 s after a
+    /// change.
+    above_band: (f64, &'static str),
     /// The worst p99 once settled, in base latencies.
     p99: (f64, &'static str),
     /// The lowest and highest goodput.
@@ -31,6 +34,7 @@ impl Line {
             settle: None,
             peak: (0.0, ""),
             out_of_band: (0.0, ""),
+            above_band: (0.0, ""),
             p99: (0.0, ""),
             goodput: (f64::INFINITY, 0.0),
         }
@@ -54,6 +58,9 @@ impl Line {
         if report.out_of_band > self.out_of_band.0 {
             self.out_of_band = (report.out_of_band, name);
         }
+        if report.above_band > self.above_band.0 {
+            self.above_band = (report.above_band, name);
+        }
         if report.p99_settled > self.p99.0 {
             self.p99 = (report.p99_settled, name);
         }
@@ -66,9 +73,9 @@ impl Line {
 pub(crate) fn print(lines: &[Line]) {
     println!("\nSummary: the worst scenario of each limiter at each capacity C (in brackets)\n");
     println!(
-        "| C | limiter | settles within ±25 % of C (slowest change) | highest limit from 5 s after a change | out of the band from 5 s after a change (probes included) | p99 settled | goodput |"
+        "| C | limiter | settles within ±25 % of C (slowest change) | highest limit from 5 s after a change | out of the band from 5 s after a change (probes included) | above it | p99 settled | goodput |"
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     for line in lines {
         let settle = match line.settle {
             Some((Some(s), name)) => format!("{s:.1} s ({name})"),
@@ -83,13 +90,15 @@ pub(crate) fn print(lines: &[Line]) {
             }
         };
         println!(
-            "| {} | {} | {settle} | {:.2} C{} | {:.1} %{} | {:.2} B{} | {:.1}-{:.1} % |",
+            "| {} | {} | {settle} | {:.2} C{} | {:.1} %{} | {:.1} %{} | {:.2} B{} | {:.1}-{:.1} % |",
             line.c,
             line.kind.name(),
             line.peak.0,
             at(line.peak.1),
             100.0 * line.out_of_band.0,
             at(line.out_of_band.1),
+            100.0 * line.above_band.0,
+            at(line.above_band.1),
             line.p99.0,
             at(line.p99.1),
             100.0 * line.goodput.0,

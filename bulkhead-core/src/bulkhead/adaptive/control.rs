@@ -21,9 +21,30 @@
 //! the no-load latency: the dependency may have slowed down), and after two
 //! windows faster than 0.8 times it (it may have sped up).
 //!
+//! # Drops before the no-load latency is known
+//!
+//! A probe whose calls are dropped (timeouts, cancellations; errors too
+//! with `errors_as_drops`) rather than served ends at once, and its window
+//! is judged as a steady one. A steady window before any probe measured
+//! the no-load latency acts on drops alone: the algorithm cuts, without
+//! ending slow start (the dependency failed; that says nothing of what it
+//! carries). Once calls succeed, a probe measures the no-load latency at
+//! the limit then in force.
+//!
+//! # Sparse windows
+//!
+//! A window needs `min_samples` calls; one that has fewer by `max_window`
+//! is discarded unless its calls say something: drops over the tolerance
+//! (at least three) close it at once, and a limit that bound waits for its
+//! calls up to four `max_window`s, then closes with what it has (at least
+//! three). A small limit, or one a hanging dependency brought down, lets
+//! few calls end in a second.
+//!
 //! # Growth
 //!
-//! A limit grows only in a window where it bound. Below the slow-start
+//! A limit grows only in a window where it bound, with enough bound calls
+//! to measure the latency at the limit (a third of `min_samples`, at least
+//! three): the mean of all the calls says nothing of it. Below the slow-start
 //! threshold (TCP's ssthresh: the limit after the last cut, unbounded at
 //! first) growth doubles, up to the threshold. A limit that did not bind
 //! for a window is brought down towards the demand Little's law gives
@@ -438,7 +459,7 @@ impl Controller {
         } else {
             None
         };
-        let bound = bound(&counts);
+        let bound = bound(&counts) && enough_bound;
         // Nearly every call left a full bulkhead: the demand is well above
         // the limit, which may double (in slow start).
         let saturated = counts.bound * 10 >= counts.ok() * 9;

@@ -16,9 +16,13 @@
 //!   long average is still kept and reported;
 //! - a window that drops calls has the gradient 0.5, and `queue_size` is
 //!   added only when the gradient is 1 (their unmerged PR 134);
-//! - the limit grows only in a window where it bound;
-//! - slow start: below the slow-start threshold a growing limit doubles,
-//!   and the first congested window sets it to `gradient × L` at once;
+//! - the limit grows only in a window where it bound, and holds in one
+//!   whose calls at the limit are past half the tolerance (2.5 % over the
+//!   no-load latency by default): it is near where it settles;
+//! - slow start: below the slow-start threshold a growing limit doubles
+//!   (one step past half the tolerance: doubling from near the capacity
+//!   overshot it twofold), and the first congested window sets it to
+//!   `gradient × L` at once;
 //! - `rtt_tolerance` defaults to 1.05, not 1.5: the limit settles where
 //!   latency reaches `rtt_tolerance` times the no-load latency, which on a
 //!   saturated dependency is about `rtt_tolerance` times its capacity (the
@@ -105,13 +109,18 @@ impl Gradient2 {
             }
             return Step::Cut((1.0 - self.smoothing) * limit + self.smoothing * gradient * limit);
         }
-        if !window.bound {
-            return Step::Hold;
+        // Past half the tolerance the limit is near where it settles: it
+        // holds, or in slow start grows a step instead of doubling.
+        let near = matches!(
+            (window.latency, window.no_load),
+            (Some(latency), Some(no_load)) if latency > (1.0 + self.rtt_tolerance) / 2.0 * no_load
+        );
+        let step = limit + self.smoothing * f64::from(self.queue_size);
+        match (window.bound, window.slow_start, near) {
+            (false, _, _) | (true, false, true) => Step::Hold,
+            (true, true, false) if window.saturated => Step::Grow(2.0 * limit),
+            (true, _, _) => Step::Grow(step),
         }
-        if window.slow_start && window.saturated {
-            return Step::Grow(2.0 * limit);
-        }
-        Step::Grow(limit + self.smoothing * f64::from(self.queue_size))
     }
 }
 
@@ -242,7 +251,7 @@ mod tests {
         }
     }
 
-    fn near(step: Step, expected: Step) {
+    fn near_to(step: Step, expected: Step) {
         let (Step::Grow(a) | Step::Cut(a), Step::Grow(b) | Step::Cut(b)) = (step, expected) else {
             assert_eq!(step, expected);
             return;
@@ -261,14 +270,30 @@ mod tests {
         // (no queue when congested) 0.8 × 20 + 0.2 × 15 = 19.
         let g2 = Gradient2::builder().rtt_tolerance(1.5).build().unwrap();
         let step = g2.update(&mut Gradient2State::default(), &window(20.0, 200.0, 100.0));
-        near(step, Step::Cut(19.0));
+        near_to(step, Step::Cut(19.0));
     }
 
     #[test]
     fn an_uncongested_bound_window_adds_the_smoothed_queue() {
         let g2 = Gradient2::default();
         let step = g2.update(&mut Gradient2State::default(), &window(50.0, 102.0, 100.0));
-        near(step, Step::Grow(50.8));
+        near_to(step, Step::Grow(50.8));
+    }
+
+    #[test]
+    fn past_half_the_tolerance_it_holds_and_slow_start_grows_a_step() {
+        let g2 = Gradient2::default();
+        // 3 % over the no-load latency: under the tolerance (5 %), past half.
+        let near = window(50.0, 103.0, 100.0);
+        assert_eq!(g2.update(&mut Gradient2State::default(), &near), Step::Hold);
+        let starting = Window {
+            slow_start: true,
+            ..near
+        };
+        near_to(
+            g2.update(&mut Gradient2State::default(), &starting),
+            Step::Grow(50.8),
+        );
     }
 
     #[test]
@@ -279,7 +304,7 @@ mod tests {
         assert_eq!(g2.update(&mut Gradient2State::default(), &idle), Step::Hold);
         let mut starting = window(20.0, 100.0, 100.0);
         starting.slow_start = true;
-        near(
+        near_to(
             g2.update(&mut Gradient2State::default(), &starting),
             Step::Grow(40.0),
         );
@@ -292,7 +317,7 @@ mod tests {
         let g2 = Gradient2::default();
         let mut w = window(80.0, 160.0, 100.0);
         w.slow_start = true;
-        near(
+        near_to(
             g2.update(&mut Gradient2State::default(), &w),
             Step::Cut(52.5),
         );
@@ -304,7 +329,7 @@ mod tests {
         let mut w = window(100.0, 100.0, 100.0);
         w.dropping = true;
         // 0.8 × 100 + 0.2 × 50
-        near(
+        near_to(
             g2.update(&mut Gradient2State::default(), &w),
             Step::Cut(90.0),
         );
