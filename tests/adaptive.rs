@@ -473,30 +473,30 @@ fn simulate(adaptive: Adaptive, capacity: u32, load: f64, seconds: u64) -> Vec<(
     }
 }
 
-/// Issue 26, items 7 and 8: at a small capacity under 120 % load (Poisson
-/// arrivals), every algorithm keeps its limit within ±25 % of the capacity
-/// (probes, which cut it on purpose, aside) at least 90 % of the time from
-/// 5 s on. Before, at a capacity of 10, AIMD and Gradient2 spent a fifth
-/// of the time above the band and Vegas nearly all of it.
+/// What the adaptive guide says of a capacity of 20 under 120 % load
+/// (Poisson arrivals): AIMD and Gradient2 are within ±25 % of the
+/// capacity (probes, which cut the limit on purpose, aside) at least 95 %
+/// of the time from 5 s on, and in the band within 5 s of the start.
+/// (Vegas settles its queue allowance, 3 to 6 calls, above the capacity:
+/// `on_a_saturated_dependency_each_algorithm_settles_where_the_guide_says`
+/// in the core crate.)
 #[test]
-fn on_a_small_dependency_under_overload_the_limit_stays_near_its_capacity() {
-    for capacity in [10, 20] {
-        for adaptive in [Adaptive::Aimd, Adaptive::Vegas, Adaptive::Gradient2] {
-            let rows = simulate(adaptive, capacity, 1.2, 120);
-            let band = f64::from(capacity) * 0.75..=f64::from(capacity) * 1.25;
-            let settled = &rows[50..];
-            let inside = settled
-                .iter()
-                .filter(|(limit, probing)| *probing || band.contains(&f64::from(*limit)))
-                .count();
-            let share = inside as f64 / settled.len() as f64;
-            let highest = settled.iter().map(|r| r.0).max().unwrap();
-            assert!(
-                share >= 0.9,
-                "{adaptive} at a capacity of {capacity}: in the band {:.1} % of the time, up to {highest}",
-                100.0 * share
-            );
-        }
+fn at_a_capacity_of_20_under_overload_aimd_and_gradient2_stay_in_the_band() {
+    let capacity = 20;
+    for adaptive in [Adaptive::Aimd, Adaptive::Gradient2] {
+        let rows = simulate(adaptive, capacity, 1.2, 120);
+        let band = f64::from(capacity) * 0.75..=f64::from(capacity) * 1.25;
+        let in_band =
+            |(limit, probing): &(u32, bool)| *probing || band.contains(&f64::from(*limit));
+        let entered = rows.iter().position(|r| !r.1 && in_band(r)).unwrap();
+        let settled = &rows[50..];
+        let share = settled.iter().filter(|r| in_band(r)).count() as f64 / settled.len() as f64;
+        let highest = settled.iter().map(|r| r.0).max().unwrap();
+        assert!(
+            entered <= 50 && share >= 0.95,
+            "{adaptive}: in the band after {entered} rows, then {:.1} % of the time, up to {highest}",
+            100.0 * share
+        );
     }
 }
 

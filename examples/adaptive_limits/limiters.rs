@@ -192,10 +192,19 @@ impl Limiter {
             Kind::Static => BulkheadConfig::builder()
                 .max_concurrent((model().c * model().static_limit).round() as u32),
             Kind::Ours(adaptive) => {
-                let spec = BulkheadConfig::builder()
+                let mut spec = BulkheadConfig::builder()
                     .max_concurrent(ceiling())
                     .initial_concurrent(initial())
                     .adaptive(adaptive);
+                if let Some((alpha, beta)) = model().vegas {
+                    spec = spec.vegas(
+                        bulkhead::adaptive::Vegas::builder()
+                            .alpha(alpha)
+                            .beta(beta)
+                            .build()
+                            .expect("valid"),
+                    );
+                }
                 match model().tolerance {
                     None => spec,
                     Some(tolerance) => spec

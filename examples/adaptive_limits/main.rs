@@ -38,7 +38,8 @@
 //! trade-off any fixed limit makes; `--capacity 20` simulates C = 20, and
 //! `--capacities 5,10,20,50` each of them in turn, then prints one summary
 //! line per capacity and limiter). The adaptive limiters start at 0.4 C
-//! (`--initial N` to start at N). The full run with the default model also
+//! (`--initial N` to start at N; `--vegas 1,2` gives our Vegas alpha 1 and
+//! beta 2). The full run with the default model also
 //! writes `docs/adaptive_limits.svg`: the limit and the latency over time,
 //! one row per limiter and one column per scenario.
 
@@ -78,6 +79,8 @@ struct Model {
     static_limit: f64,
     /// `--initial`: where the adaptive limiters start, in calls.
     initial: Option<u32>,
+    /// `--vegas ALPHA,BETA`: our Vegas' queue thresholds.
+    vegas: Option<(f64, f64)>,
 }
 
 const DEFAULT_MODEL: Model = Model {
@@ -87,6 +90,7 @@ const DEFAULT_MODEL: Model = Model {
     tolerance: None,
     static_limit: 1.0,
     initial: None,
+    vegas: None,
 };
 
 std::thread_local! {
@@ -134,7 +138,7 @@ fn word<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
 }
 
 /// The flags that change the model: a run without any is the reference.
-const MODEL_FLAGS: [&str; 7] = [
+const MODEL_FLAGS: [&str; 8] = [
     "--capacity",
     "--capacities",
     "--base-ms",
@@ -142,6 +146,7 @@ const MODEL_FLAGS: [&str; 7] = [
     "--tolerance",
     "--static-limit",
     "--initial",
+    "--vegas",
 ];
 
 fn main() {
@@ -181,6 +186,13 @@ fn main() {
             tolerance: arg(&args, "--tolerance"),
             static_limit: arg(&args, "--static-limit").unwrap_or(1.0),
             initial: arg(&args, "--initial").map(|i| i as u32),
+            vegas: word(&args, "--vegas").map(|pair| {
+                let mut numbers = pair
+                    .split(',')
+                    .map(|n| n.trim().parse().expect("--vegas ALPHA,BETA: numbers"));
+                let alpha = numbers.next().expect("--vegas ALPHA,BETA");
+                (alpha, numbers.next().unwrap_or(2.0 * alpha))
+            }),
         });
         let out = if capacities.len() > 1 {
             out.join(format!("C{c}"))

@@ -42,6 +42,9 @@ pub(crate) struct Report {
     /// How long the limit took to settle after each change (the start is
     /// the first), `None` for a phase in which it never did.
     pub(crate) settles: Vec<Option<f64>>,
+    /// How long after each change the limit first was within the band
+    /// outside a probe, `None` for a phase in which it never was.
+    pub(crate) enters: Vec<Option<f64>>,
     /// The worst p99 of a phase once settled (5 s after its change).
     pub(crate) p99_settled: f64,
     /// Limit over the last 10 minutes less the limit over minutes 10 to 20
@@ -66,10 +69,20 @@ impl Report {
     /// The slowest settling after a change, `None` if some phase never
     /// settled.
     pub(crate) fn settle(&self) -> Option<f64> {
-        self.settles
-            .iter()
-            .try_fold(0.0f64, |worst, s| s.map(|s| worst.max(s)))
+        slowest(&self.settles)
     }
+
+    /// The slowest entry into the band after a change, `None` if in some
+    /// phase it never entered.
+    pub(crate) fn enter(&self) -> Option<f64> {
+        slowest(&self.enters)
+    }
+}
+
+fn slowest(times: &[Option<f64>]) -> Option<f64> {
+    times
+        .iter()
+        .try_fold(0.0f64, |worst, s| s.map(|s| worst.max(s)))
 }
 
 pub(crate) const BAND: (f64, f64) = (0.75, 1.25);
@@ -77,6 +90,7 @@ pub(crate) const BAND: (f64, f64) = (0.75, 1.25);
 pub(crate) fn analyse(scenario: &Scenario, run: &Run) -> Report {
     let mut allowed = 0.0;
     let mut settles = Vec::new();
+    let mut enters = Vec::new();
     let (mut out, mut above, mut settled_rows) = (0usize, 0usize, 0usize);
     let mut p99_settled = 0.0f64;
     let mut peak = 0.0f64;
@@ -107,6 +121,11 @@ pub(crate) fn analyse(scenario: &Scenario, run: &Run) -> Report {
             }
         }
         settles.push(rows.get(first).map(|r| secs(r.at - start)));
+        enters.push(
+            rows.iter()
+                .find(|r| !r.probing && in_band(r))
+                .map(|r| secs(r.at - start)),
+        );
         for row in rows.iter().filter(|r| r.at >= start + SETTLE_NS) {
             let x = f64::from(row.limit) / c;
             settled_rows += 1;
@@ -165,6 +184,7 @@ pub(crate) fn analyse(scenario: &Scenario, run: &Run) -> Report {
         limit_min: limits.iter().copied().fold(f64::INFINITY, f64::min),
         limit_max: limits.iter().copied().fold(0.0, f64::max),
         settles,
+        enters,
         p99_settled,
         drift,
         settled_max,

@@ -12,6 +12,8 @@ pub(crate) struct Line {
     /// The slowest settling after a change; `None` inside if some change
     /// never settled.
     settle: Option<(Option<f64>, &'static str)>,
+    /// The slowest first entry into the band after a change.
+    enter: Option<(Option<f64>, &'static str)>,
     /// The highest limit from 5 s after a change, in the phase's capacity.
     peak: (f64, &'static str),
     /// The largest share of the time out of the band from 5 s after a
@@ -32,6 +34,7 @@ impl Line {
             c,
             kind,
             settle: None,
+            enter: None,
             peak: (0.0, ""),
             out_of_band: (0.0, ""),
             above_band: (0.0, ""),
@@ -42,16 +45,8 @@ impl Line {
 
     /// Takes in `report`, the run of scenario `name`.
     pub(crate) fn add(&mut self, name: &'static str, report: &Report) {
-        let settle = report.settle();
-        let worse = match (self.settle, settle) {
-            (None, _) => true,
-            (Some((None, _)), _) => false,
-            (Some((Some(_), _)), None) => true,
-            (Some((Some(worst), _)), Some(s)) => s > worst,
-        };
-        if worse {
-            self.settle = Some((settle, name));
-        }
+        slower(&mut self.settle, report.settle(), name);
+        slower(&mut self.enter, report.enter(), name);
         if report.peak > self.peak.0 {
             self.peak = (report.peak, name);
         }
@@ -69,19 +64,38 @@ impl Line {
     }
 }
 
+/// Keeps the slower of `worst` and `time` (`None`: never), with the
+/// scenario it came from.
+fn slower(worst: &mut Option<(Option<f64>, &'static str)>, time: Option<f64>, name: &'static str) {
+    let slower = match (*worst, time) {
+        (None, _) => true,
+        (Some((None, _)), _) => false,
+        (Some((Some(_), _)), None) => true,
+        (Some((Some(w), _)), Some(t)) => t > w,
+    };
+    if slower {
+        *worst = Some((time, name));
+    }
+}
+
+/// A time, or never, with its scenario.
+fn time(time: Option<(Option<f64>, &'static str)>) -> String {
+    match time {
+        Some((Some(s), name)) => format!("{s:.1} s ({name})"),
+        Some((None, name)) => format!("never ({name})"),
+        None => String::new(),
+    }
+}
+
 /// The summary table.
 pub(crate) fn print(lines: &[Line]) {
     println!("\nSummary: the worst scenario of each limiter at each capacity C (in brackets)\n");
     println!(
-        "| C | limiter | settles within ±25 % of C (slowest change) | highest limit from 5 s after a change | out of the band from 5 s after a change (probes included) | above it | p99 settled | goodput |"
+        "| C | limiter | in the band ±25 % of C after (slowest change) | and stays in it after | highest limit from 5 s after a change | out of the band from 5 s after a change (probes included) | above it | p99 settled | goodput |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for line in lines {
-        let settle = match line.settle {
-            Some((Some(s), name)) => format!("{s:.1} s ({name})"),
-            Some((None, name)) => format!("never ({name})"),
-            None => String::new(),
-        };
+        let (enter, settle) = (time(line.enter), time(line.settle));
         let at = |name: &str| {
             if name.is_empty() {
                 String::new()
@@ -90,7 +104,7 @@ pub(crate) fn print(lines: &[Line]) {
             }
         };
         println!(
-            "| {} | {} | {settle} | {:.2} C{} | {:.1} %{} | {:.1} %{} | {:.2} B{} | {:.1}-{:.1} % |",
+            "| {} | {} | {enter} | {settle} | {:.2} C{} | {:.1} %{} | {:.1} %{} | {:.2} B{} | {:.1}-{:.1} % |",
             line.c,
             line.kind.name(),
             line.peak.0,

@@ -17,12 +17,10 @@
 //! noisy dependency far below its capacity). The limit grows only in a window
 //! where it bound, by `increase_by` (1, as published), and doubles in slow
 //! start; the first congested window of slow start halves it, back to the
-//! last limit that was not congested. A window whose calls at the limit are
-//! past half the tolerance (2.5 % over by default) holds the limit, and in
-//! slow start grows it one step instead of doubling it: the limit is near
-//! where it settles, and growing on into the tolerance made a sawtooth whose
-//! top, at a small capacity, was a third above it (one step is a tenth of a
-//! capacity of 10).
+//! last limit that was not congested. In slow start, a window whose calls
+//! at the limit are past half the tolerance (2.5 % over by default) grows
+//! the limit one step instead of doubling it: the limit is near where it
+//! settles, and doubling it from there overshot to twice the capacity.
 
 use std::hash::{Hash, Hasher};
 use std::time::Duration;
@@ -106,13 +104,13 @@ impl Aimd {
             };
             return Step::Cut(limit * ratio);
         }
-        // Past half the tolerance the limit is near where it settles: it
-        // holds, or in slow start grows a step instead of doubling.
+        // Past half the tolerance the limit is near where it settles: slow
+        // start grows it a step instead of doubling it.
         let near = above(window.latency, (1.0 + self.rtt_tolerance) / 2.0);
-        match (window.bound, window.slow_start, near) {
-            (false, _, _) | (true, false, true) => Step::Hold,
-            (true, true, false) if window.saturated => Step::Grow(2.0 * limit),
-            (true, _, _) => Step::Grow(limit + f64::from(self.increase_by)),
+        match (window.bound, window.slow_start && window.saturated && !near) {
+            (false, _) => Step::Hold,
+            (true, true) => Step::Grow(2.0 * limit),
+            (true, false) => Step::Grow(limit + f64::from(self.increase_by)),
         }
     }
 }
@@ -237,20 +235,14 @@ mod tests {
     }
 
     #[test]
-    fn latency_past_the_tolerance_twice_backs_off_near_it_holds_and_slow_start_halves() {
+    fn latency_past_the_tolerance_twice_backs_off_and_slow_start_halves() {
         let aimd = Aimd::default();
         assert_eq!(aimd.update(&window(50.0, 111.0)), Step::Cut(45.0));
-        // 8 % over once: no cut, and past half the tolerance no growth.
         let once = Window {
             previous: Some(100.0),
             ..window(50.0, 108.0)
         };
-        assert_eq!(aimd.update(&once), Step::Hold);
-        let under = Window {
-            previous: Some(100.0),
-            ..window(50.0, 102.0)
-        };
-        assert_eq!(aimd.update(&under), Step::Grow(51.0));
+        assert_eq!(aimd.update(&once), Step::Grow(51.0));
         let clearly = Window {
             previous: Some(100.0),
             ..window(50.0, 111.0)

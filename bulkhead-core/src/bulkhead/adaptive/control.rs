@@ -214,6 +214,12 @@ pub(crate) struct Controller {
     fast_streak: u32,
     /// The limit before the current streak of slow windows.
     last_good: f64,
+    /// During a probe after slow windows: the concurrency that carried
+    /// their load at the algorithm's tolerance. If the probe finds the
+    /// no-load latency where it was, the dependency did not slow down: it
+    /// serves fewer calls at once (or the limit overshot), and the limit
+    /// comes back at most this.
+    carried: Option<f64>,
     next_probe: u64,
     rng: u64,
     room: Option<Arc<Room>>,
@@ -264,6 +270,7 @@ impl Controller {
             slow_streak: 0,
             fast_streak: 0,
             last_good: f64::from(initial),
+            carried: None,
             next_probe: u64::MAX,
             rng: seed,
             room: None,
@@ -512,8 +519,9 @@ impl Controller {
             // the no-load latency: below capacity whether the dependency
             // slowed down or we queued on it.
             let ratio = latency.map_or(1.0, |l| l / no_load);
-            let share = PROBE_SHARE / self.algorithm.tolerance();
-            Some((share * f64::from(self.limit) / ratio).ceil() as u32)
+            let tolerance = self.algorithm.tolerance();
+            self.carried = Some(tolerance * f64::from(self.limit) / ratio);
+            Some((PROBE_SHARE / tolerance * f64::from(self.limit) / ratio).ceil() as u32)
         } else if self.fast_streak >= STREAK || now >= self.next_probe {
             Some(routine)
         } else {
@@ -575,6 +583,7 @@ impl Controller {
         self.phase = Phase::Steady;
         self.estimate = self.clamp(saved);
         self.previous = None;
+        self.carried = None;
         self.schedule_probe(now);
         let mut decision = self.steady(now, elapsed, taken);
         if decision.sample.is_none() {
@@ -629,6 +638,14 @@ impl Controller {
         self.phase = Phase::Steady;
         self.window_start = now;
         self.estimate = self.clamp(saved);
+        let carried = self.carried.take();
+        let unchanged = measured
+            .zip(self.no_load)
+            .is_some_and(|(p, n)| (p / n - 1.0).abs() <= AGREE);
+        if let (Some(carried), true) = (carried, unchanged) {
+            self.estimate = self.clamp(saved.min(carried));
+            self.slow_start_below = self.slow_start_below.min(self.estimate);
+        }
         let confirm = measured.is_some_and(|p| self.adopt(p));
         if confirm {
             return self.start_probe(now, cap);

@@ -16,13 +16,11 @@
 //!   long average is still kept and reported;
 //! - a window that drops calls has the gradient 0.5, and `queue_size` is
 //!   added only when the gradient is 1 (their unmerged PR 134);
-//! - the limit grows only in a window where it bound, and holds in one
-//!   whose calls at the limit are past half the tolerance (2.5 % over the
-//!   no-load latency by default): it is near where it settles;
+//! - the limit grows only in a window where it bound;
 //! - slow start: below the slow-start threshold a growing limit doubles
-//!   (one step past half the tolerance: doubling from near the capacity
-//!   overshot it twofold), and the first congested window sets it to
-//!   `gradient × L` at once;
+//!   (grows one step once its calls are past half the tolerance: doubling
+//!   from near the capacity overshot it twofold), and the first congested
+//!   window sets it to `gradient × L` at once;
 //! - `rtt_tolerance` defaults to 1.05, not 1.5: the limit settles where
 //!   latency reaches `rtt_tolerance` times the no-load latency, which on a
 //!   saturated dependency is about `rtt_tolerance` times its capacity (the
@@ -109,18 +107,19 @@ impl Gradient2 {
             }
             return Step::Cut((1.0 - self.smoothing) * limit + self.smoothing * gradient * limit);
         }
-        // Past half the tolerance the limit is near where it settles: it
-        // holds, or in slow start grows a step instead of doubling.
+        if !window.bound {
+            return Step::Hold;
+        }
+        // Past half the tolerance the limit is near where it settles: slow
+        // start grows it a step instead of doubling it.
         let near = matches!(
             (window.latency, window.no_load),
             (Some(latency), Some(no_load)) if latency > (1.0 + self.rtt_tolerance) / 2.0 * no_load
         );
-        let step = limit + self.smoothing * f64::from(self.queue_size);
-        match (window.bound, window.slow_start, near) {
-            (false, _, _) | (true, false, true) => Step::Hold,
-            (true, true, false) if window.saturated => Step::Grow(2.0 * limit),
-            (true, _, _) => Step::Grow(step),
+        if window.slow_start && window.saturated && !near {
+            return Step::Grow(2.0 * limit);
         }
+        Step::Grow(limit + self.smoothing * f64::from(self.queue_size))
     }
 }
 
@@ -281,18 +280,24 @@ mod tests {
     }
 
     #[test]
-    fn past_half_the_tolerance_it_holds_and_slow_start_grows_a_step() {
+    fn past_half_the_tolerance_slow_start_grows_a_step_instead_of_doubling() {
         let g2 = Gradient2::default();
         // 3 % over the no-load latency: under the tolerance (5 %), past half.
-        let near = window(50.0, 103.0, 100.0);
-        assert_eq!(g2.update(&mut Gradient2State::default(), &near), Step::Hold);
         let starting = Window {
             slow_start: true,
-            ..near
+            ..window(50.0, 103.0, 100.0)
         };
         near_to(
             g2.update(&mut Gradient2State::default(), &starting),
             Step::Grow(50.8),
+        );
+        let fast = Window {
+            slow_start: true,
+            ..window(50.0, 102.0, 100.0)
+        };
+        near_to(
+            g2.update(&mut Gradient2State::default(), &fast),
+            Step::Grow(100.0),
         );
     }
 

@@ -29,18 +29,6 @@
 //! `L` times the relative delay, turns latency noise into a few queued
 //! calls at `L` in the hundreds, so the published threshold of one call
 //! stalls slow start long before the capacity of a large dependency.)
-//!
-//! Below a limit of 240 the thresholds are a share of the limit instead of
-//! `alpha` and `beta` calls: `alpha × L / 120` and `beta × L / 120` (2.5 %
-//! and 5 % of the limit with the defaults) when that is less than the
-//! published `alpha × r` and `beta × r`, and the queue estimate is not
-//! rounded up. The limit settles with its queue between the two, so the
-//! published 3 to 6 calls kept it 3 to 6 calls above the dependency's
-//! capacity: 1.3 times a capacity of 20, twice a capacity of 5. A share of
-//! the limit is the relative delay Gradient2's and AIMD's tolerance
-//! (1.05) allow; and rounding up turns any latency above the no-load one,
-//! noise included, into a queued call, the whole allowance of a small
-//! limit. In slow start a queue between the two grows the limit one step.
 
 use std::hash::{Hash, Hasher};
 
@@ -49,8 +37,7 @@ use crate::config::{ConfigError, check_range};
 
 /// The tunables of [`Adaptive::Vegas`](super::Adaptive::Vegas), built by
 /// [`Vegas::builder`]. The queue thresholds are multiples of
-/// `log10root(limit)`, as published, or of `limit / 120` below a limit of
-/// 240 if that is smaller.
+/// `log10root(limit)`, as published.
 ///
 /// # Examples
 ///
@@ -74,14 +61,12 @@ impl Vegas {
         VegasBuilder(Vegas::default())
     }
 
-    /// Below this queue (times `log10root(L)`, or `L / 120` if smaller), the
-    /// limit grows.
+    /// Below this queue (times `log10root(L)`), the limit grows.
     pub fn alpha(&self) -> f64 {
         self.alpha
     }
 
-    /// Above this queue (times `log10root(L)`, or `L / 120` if smaller), the
-    /// limit falls.
+    /// Above this queue (times `log10root(L)`), the limit falls.
     pub fn beta(&self) -> f64 {
         self.beta
     }
@@ -91,21 +76,10 @@ impl Vegas {
         self.smoothing
     }
 
-    /// The queue below which the limit grows and the queue above which it
-    /// falls, at `limit`: `alpha` and `beta` times `log10root(limit)` as
-    /// published, or times `limit / 120` if that is smaller (ours: a share
-    /// of a small limit, 2.5 % and 5 % of it with the defaults).
-    pub(crate) fn thresholds(&self, limit: f64) -> (f64, f64) {
-        let share = log10_root(limit).min(limit / SMALL_LIMIT);
-        let alpha = self.alpha * share;
-        (alpha, self.beta * share)
-    }
-
     /// The rule, for one window.
     pub(crate) fn update(&self, window: &Window) -> Step {
         let limit = window.limit;
         let r = log10_root(limit);
-        let (alpha, beta) = self.thresholds(limit);
         let smooth = |new: f64| (1.0 - self.smoothing) * limit + self.smoothing * new;
         if window.dropping {
             return Step::Cut(smooth(limit - r));
@@ -114,31 +88,25 @@ impl Vegas {
         else {
             return Step::Hold;
         };
-        let queue = limit * (1.0 - no_load / latency);
+        let queue = (limit * (1.0 - no_load / latency)).ceil();
         // Ours: slow start doubles while the queue stays below alpha, and
         // ends with the queue taken off at once.
-        if window.slow_start && queue > beta {
-            return Step::Cut((limit - queue + alpha).max(limit / 2.0));
+        if window.slow_start && queue > self.beta * r {
+            return Step::Cut((limit - queue + self.alpha * r).max(limit / 2.0));
         }
-        if window.slow_start && window.saturated && window.bound && queue < alpha {
+        if window.slow_start && window.saturated && window.bound && queue < self.alpha * r {
             return Step::Grow(2.0 * limit);
         }
-        if queue > beta {
+        if queue < self.alpha * r {
+            if window.bound {
+                return Step::Grow(smooth(limit + r));
+            }
+        } else if queue > self.beta * r {
             return Step::Cut(smooth(limit - r));
         }
-        // Between alpha and beta Vegas settles: it holds, or in slow start
-        // grows a step.
-        match (window.bound, queue < alpha || window.slow_start) {
-            (true, true) => Step::Grow(smooth(limit + r)),
-            _ => Step::Hold,
-        }
+        Step::Hold
     }
 }
-
-/// The queue thresholds are `alpha` and `beta` times the limit over this,
-/// where that is less than the published allowance (see
-/// [`Vegas::thresholds`]).
-const SMALL_LIMIT: f64 = 120.0;
 
 impl Default for Vegas {
     fn default() -> Self {
@@ -166,17 +134,15 @@ impl Hash for Vegas {
 pub struct VegasBuilder(Vegas);
 
 impl VegasBuilder {
-    /// The queue (times `log10root(L)`, or `L / 120` if smaller) below
-    /// which the limit grows by one step: 0 to 100, default 3, as
-    /// published.
+    /// The queue (times `log10root(L)`) below which the limit grows by
+    /// one step: 0 to 100, default 3, as published.
     pub fn alpha(mut self, alpha: f64) -> Self {
         self.0.alpha = alpha;
         self
     }
 
-    /// The queue (times `log10root(L)`, or `L / 120` if smaller) above
-    /// which the limit falls by one step: 0 to 100, at least `alpha`;
-    /// default 6, as published.
+    /// The queue (times `log10root(L)`) above which the limit falls by
+    /// one step: 0 to 100, at least `alpha`; default 6, as published.
     pub fn beta(mut self, beta: f64) -> Self {
         self.0.beta = beta;
         self
@@ -222,8 +188,7 @@ mod tests {
 
     #[test]
     fn a_queue_above_beta_takes_one_step_down() {
-        // L = 20, no-load 100 ms, 150 ms: queue 20 × 1/3 = 6.7 > beta
-        // (6 × 20 / 120 = 1).
+        // L = 20, no-load 100 ms, 150 ms: queue ⌈20 × 1/3⌉ = 7 > 6.
         assert_eq!(
             Vegas::default().update(&window(20.0, 150.0)),
             Step::Cut(19.0)
@@ -231,33 +196,18 @@ mod tests {
     }
 
     #[test]
-    fn the_published_allowance_holds_from_a_limit_of_240_and_a_share_below() {
-        let vegas = Vegas::default();
-        // A twentieth and a tenth of a small limit...
-        assert_eq!(vegas.thresholds(20.0), (0.5, 1.0));
-        assert_eq!(vegas.thresholds(60.0), (1.5, 3.0));
-        // ...and 3 and 6 times log10root(L) from 240 on, as published.
-        assert_eq!(vegas.thresholds(240.0), (6.0, 12.0));
-        assert_eq!(vegas.thresholds(500.0), (6.0, 12.0));
-        assert_eq!(vegas.thresholds(1000.0), (9.0, 18.0));
-    }
-
-    #[test]
-    fn below_alpha_grows_a_step_and_between_alpha_and_beta_holds() {
+    fn no_queue_grows_by_one_step_and_a_short_one_too() {
         let vegas = Vegas::default();
         assert_eq!(vegas.update(&window(20.0, 100.0)), Step::Grow(21.0));
-        // 20 × (1 − 100/102) = 0.39: below alpha (0.5).
-        assert_eq!(vegas.update(&window(20.0, 102.0)), Step::Grow(21.0));
-        // 20 × (1 − 100/104) = 0.77: between alpha and beta (1).
-        assert_eq!(vegas.update(&window(20.0, 104.0)), Step::Hold);
-        // 20 × (1 − 100/110) = 1.8: above beta. (The published 3 and 6
-        // calls, a quarter of the limit, let it grow and hold here.)
-        assert_eq!(vegas.update(&window(20.0, 110.0)), Step::Cut(19.0));
+        // ⌈20 × (1 − 100/110)⌉ = 2: below alpha.
+        assert_eq!(vegas.update(&window(20.0, 110.0)), Step::Grow(21.0));
+        // ⌈20 × (1 − 100/120)⌉ = 4: between alpha and beta.
+        assert_eq!(vegas.update(&window(20.0, 120.0)), Step::Hold);
     }
 
     #[test]
     fn steps_scale_with_log10_root_above_100() {
-        // L = 200: r = 2, alpha and beta 5 and 10; 200 × (1 − 100/120) = 33.
+        // L = 200: r = 2, so alpha 6, beta 12; ⌈200 × (1 − 100/120)⌉ = 34.
         assert_eq!(
             Vegas::default().update(&window(200.0, 120.0)),
             Step::Cut(198.0)
@@ -275,16 +225,16 @@ mod tests {
             slow_start: true,
             ..window(limit, latency)
         };
-        // 20 × (1 − 100/101) = 0.2 < 0.5: double.
-        assert_eq!(vegas.update(&starting(20.0, 101.0)), Step::Grow(40.0));
-        // 80 × (1 − 100/160) = 30 > 4: 80 − 30 + 2.
-        assert_eq!(vegas.update(&starting(80.0, 160.0)), Step::Cut(52.0));
-        // 0.77, between alpha and beta: one step.
-        assert_eq!(vegas.update(&starting(20.0, 104.0)), Step::Grow(21.0));
+        // ⌈20 × (1 − 100/110)⌉ = 2 < 3: double.
+        assert_eq!(vegas.update(&starting(20.0, 110.0)), Step::Grow(40.0));
+        // ⌈80 × (1 − 100/160)⌉ = 30 > 6: 80 − 30 + 3.
+        assert_eq!(vegas.update(&starting(80.0, 160.0)), Step::Cut(53.0));
+        // ⌈20 × (1 − 100/120)⌉ = 4: between alpha and beta, hold.
+        assert_eq!(vegas.update(&starting(20.0, 120.0)), Step::Hold);
         // Not saturated: one step, as after slow start.
         let filling = Window {
             saturated: false,
-            ..starting(20.0, 101.0)
+            ..starting(20.0, 110.0)
         };
         assert_eq!(vegas.update(&filling), Step::Grow(21.0));
     }
