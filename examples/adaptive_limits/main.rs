@@ -1,7 +1,8 @@
 //! Adaptive limits against a simulated dependency, on a `ManualClock`: how
 //! AIMD, Vegas and Gradient2 find a dependency's capacity, follow it when
-//! it slows down or the traffic doubles, and do not drift, next to a static
-//! limit and to tower-resilience's adaptive layers.
+//! it slows down, loses half its capacity or the traffic doubles, and do
+//! not drift, next to a static limit and to tower-resilience's adaptive
+//! layers.
 //!
 //! The dependency serves up to `C` calls at once in its base latency `B`;
 //! above that it shares itself among them, as a processor-sharing server
