@@ -500,6 +500,31 @@ fn at_a_capacity_of_20_under_overload_aimd_and_gradient2_stay_in_the_band() {
     }
 }
 
+/// At a capacity of 10 under 80 % load, bursts find the limit now and
+/// then; a window with a few such calls used to raise it on the mean
+/// latency of every call, which says nothing of the latency at the limit,
+/// and the limit sat above the band 43 % (AIMD) and 52 % (Gradient2) of
+/// the time. It grows now only on enough calls measured at it: above the
+/// band at most a third of the time (24 % and 19 %; the guide explains why
+/// a small capacity keeps a few calls above it).
+#[test]
+fn at_a_small_capacity_the_limit_grows_only_on_the_latency_measured_at_it() {
+    for adaptive in [Adaptive::Aimd, Adaptive::Gradient2] {
+        let rows = simulate(adaptive, 10, 0.8, 300);
+        let settled = &rows[50..];
+        let above = settled
+            .iter()
+            .filter(|(limit, probing)| !probing && *limit > 12)
+            .count() as f64
+            / settled.len() as f64;
+        assert!(
+            above <= 1.0 / 3.0,
+            "{adaptive}: above the band {:.1} % of the time",
+            100.0 * above
+        );
+    }
+}
+
 #[test]
 fn a_future_dropped_before_it_completes_is_a_drop() {
     let (clock, registry) = manual();
