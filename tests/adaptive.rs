@@ -355,6 +355,176 @@ fn async_calls_dropped_by_a_timeout_count_as_drops() {
     assert_eq!(adaptive.errors, 0);
 }
 
+/// Issue 26, item 6, as a user meets it: a dependency that hangs from the
+/// first call, behind a 300 ms timeout, with the default sampling.
+#[test]
+fn a_dependency_that_hangs_from_the_first_call_lowers_the_limit_for_every_algorithm() {
+    for algorithm in [Adaptive::Aimd, Adaptive::Vegas, Adaptive::Gradient2] {
+        let (clock, registry) = manual();
+        let pipeline = Pipeline::builder(&registry, "hangs")
+            .bulkhead(|b| {
+                b.max_concurrent(100)
+                    .initial_concurrent(8)
+                    .adaptive(algorithm)
+            })
+            .timeout(|t| t.duration(300 * MS))
+            .build()
+            .unwrap();
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut calls = Vec::new();
+        let mut timed_out = 0u64;
+        // 20 s of 500 calls a second, each polled every 10 ms.
+        for _ in 0..2000 {
+            for _ in 0..5 {
+                let mut call =
+                    Box::pin(pipeline.execute_async(std::future::pending::<Result<(), ()>>));
+                match call.as_mut().poll(&mut cx) {
+                    Poll::Pending => calls.push(call),
+                    Poll::Ready(Err(CallError::Rejected(Rejection::BulkheadFull(_)))) => {}
+                    other => panic!("{other:?}"),
+                }
+            }
+            clock.advance(10 * MS);
+            calls.retain_mut(|call| match call.as_mut().poll(&mut cx) {
+                Poll::Pending => true,
+                Poll::Ready(Err(CallError::Rejected(Rejection::Timeout(_)))) => {
+                    timed_out += 1;
+                    false
+                }
+                other => panic!("{other:?}"),
+            });
+        }
+        let snapshot = registry.bulkhead("hangs").unwrap().snapshot();
+        let adaptive = snapshot.adaptive.unwrap();
+        assert_eq!(snapshot.max_concurrent, 1, "{algorithm}: {adaptive:?}");
+        assert!(
+            adaptive.drops > 0 && adaptive.successes == 0,
+            "{adaptive:?}"
+        );
+        // Every drop counted was a timeout (the open window's are not
+        // counted yet).
+        assert!(adaptive.drops <= timed_out, "{algorithm}: {timed_out}");
+    }
+}
+
+/// A dependency that serves `capacity` calls at once in 100 ms (each
+/// call's work uniform within ±10 % of it) and shares itself among more,
+/// as a processor-sharing server does, behind an adaptive bulkhead (ceiling
+/// 4 C, starting at 0.4 C, default sampling), under Poisson arrivals at
+/// `load` times its capacity, for `seconds`: the limit in force and
+/// whether a probe ran, every 100 ms. Seeded, on a `ManualClock`: a run
+/// repeats exactly.
+fn simulate(adaptive: Adaptive, capacity: u32, load: f64, seconds: u64) -> Vec<(u32, bool)> {
+    let (clock, registry) = manual();
+    let bulkhead = registry
+        .bulkhead_policy(
+            "dependency",
+            "simulated",
+            &BulkheadConfig::builder()
+                .max_concurrent(4 * capacity)
+                .initial_concurrent((2 * capacity).div_ceil(5))
+                .adaptive(adaptive),
+        )
+        .unwrap();
+    let mut seed = 0x5EED_u64;
+    let mut unit = move || {
+        // splitmix64
+        seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = seed;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let (base, c) = (0.1, f64::from(capacity));
+    let rate = load * c / base;
+    let nanos = |seconds: f64| (seconds * 1e9).ceil() as u64;
+    let end = seconds * 1_000_000_000;
+    // Each call in service: the work it has left (seconds at full speed).
+    let mut calls: Vec<(f64, OwnedBulkheadPermit)> = Vec::new();
+    let (mut now, mut next_row, mut rows) = (0u64, 0u64, Vec::new());
+    let mut next_arrival = nanos(-(1.0 - unit()).ln() / rate);
+    loop {
+        let speed = (c / calls.len().max(1) as f64).min(1.0);
+        let first = (0..calls.len()).min_by(|&a, &b| calls[a].0.total_cmp(&calls[b].0));
+        let departure = first.map_or(u64::MAX, |i| now + nanos(calls[i].0 / speed).max(1));
+        let t = next_arrival.min(departure);
+        if t >= end {
+            return rows;
+        }
+        while next_row <= t {
+            let probing = bulkhead.adaptive().unwrap().probing;
+            rows.push((bulkhead.max_concurrent(), probing));
+            next_row += 100_000_000;
+        }
+        for call in &mut calls {
+            call.0 -= (t - now) as f64 / 1e9 * speed;
+        }
+        clock.advance(Duration::from_nanos(t - now));
+        now = t;
+        match first {
+            Some(i) if t == departure => drop(calls.swap_remove(i)),
+            _ => {
+                if let Ok(permit) = bulkhead.try_enter_owned() {
+                    calls.push((base * (0.9 + 0.2 * unit()), permit));
+                }
+                next_arrival = now + nanos(-(1.0 - unit()).ln() / rate).max(1);
+            }
+        }
+    }
+}
+
+/// What the adaptive guide says of a capacity of 20 under 120 % load
+/// (Poisson arrivals): AIMD and Gradient2 are within ±25 % of the
+/// capacity (probes, which cut the limit on purpose, aside) at least 95 %
+/// of the time from 5 s on, and in the band within 5 s of the start.
+/// (Vegas settles its queue allowance, 3 to 6 calls, above the capacity:
+/// `on_a_saturated_dependency_each_algorithm_settles_where_the_guide_says`
+/// in the core crate.)
+#[test]
+fn at_a_capacity_of_20_under_overload_aimd_and_gradient2_stay_in_the_band() {
+    let capacity = 20;
+    for adaptive in [Adaptive::Aimd, Adaptive::Gradient2] {
+        let rows = simulate(adaptive, capacity, 1.2, 120);
+        let band = f64::from(capacity) * 0.75..=f64::from(capacity) * 1.25;
+        let in_band =
+            |(limit, probing): &(u32, bool)| *probing || band.contains(&f64::from(*limit));
+        let entered = rows.iter().position(|r| !r.1 && in_band(r)).unwrap();
+        let settled = &rows[50..];
+        let share = settled.iter().filter(|r| in_band(r)).count() as f64 / settled.len() as f64;
+        let highest = settled.iter().map(|r| r.0).max().unwrap();
+        assert!(
+            entered <= 50 && share >= 0.95,
+            "{adaptive}: in the band after {entered} rows, then {:.1} % of the time, up to {highest}",
+            100.0 * share
+        );
+    }
+}
+
+/// At a capacity of 10 under 80 % load, bursts find the limit now and
+/// then; a window with a few such calls used to raise it on the mean
+/// latency of every call, which says nothing of the latency at the limit,
+/// and the limit sat above the band 43 % (AIMD) and 52 % (Gradient2) of
+/// the time. It grows now only on enough calls measured at it: above the
+/// band at most a third of the time (24 % and 19 %; the guide explains why
+/// a small capacity keeps a few calls above it).
+#[test]
+fn at_a_small_capacity_the_limit_grows_only_on_the_latency_measured_at_it() {
+    for adaptive in [Adaptive::Aimd, Adaptive::Gradient2] {
+        let rows = simulate(adaptive, 10, 0.8, 300);
+        let settled = &rows[50..];
+        let above = settled
+            .iter()
+            .filter(|(limit, probing)| !probing && *limit > 12)
+            .count() as f64
+            / settled.len() as f64;
+        assert!(
+            above <= 1.0 / 3.0,
+            "{adaptive}: above the band {:.1} % of the time",
+            100.0 * above
+        );
+    }
+}
+
 #[test]
 fn a_future_dropped_before_it_completes_is_a_drop() {
     let (clock, registry) = manual();

@@ -16,7 +16,7 @@ use tower_resilience::adaptive::{
     AdaptiveFuture, AdaptiveLimiterLayer, AdaptiveService, Aimd, ConcurrencyAlgorithm, Vegas,
 };
 
-use crate::{INITIAL, SLO, ceiling, model};
+use crate::{SLO, ceiling, initial, model};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Kind {
@@ -173,7 +173,7 @@ impl Limiter {
         let spec = match kind {
             Kind::TowerAimd => {
                 let aimd = Aimd::builder()
-                    .initial_limit(INITIAL as usize)
+                    .initial_limit(initial() as usize)
                     .max_limit(ceiling() as usize)
                     // The most favourable threshold: the latency objective.
                     .latency_threshold(Duration::from_secs_f64(SLO * model().b))
@@ -183,7 +183,7 @@ impl Limiter {
             }
             Kind::TowerVegas => {
                 let vegas = Vegas::builder()
-                    .initial_limit(INITIAL as usize)
+                    .initial_limit(initial() as usize)
                     .max_limit(ceiling() as usize)
                     .build()
                     .expect("valid");
@@ -192,10 +192,19 @@ impl Limiter {
             Kind::Static => BulkheadConfig::builder()
                 .max_concurrent((model().c * model().static_limit).round() as u32),
             Kind::Ours(adaptive) => {
-                let spec = BulkheadConfig::builder()
+                let mut spec = BulkheadConfig::builder()
                     .max_concurrent(ceiling())
-                    .initial_concurrent(INITIAL)
+                    .initial_concurrent(initial())
                     .adaptive(adaptive);
+                if let Some((alpha, beta)) = model().vegas {
+                    spec = spec.vegas(
+                        bulkhead::adaptive::Vegas::builder()
+                            .alpha(alpha)
+                            .beta(beta)
+                            .build()
+                            .expect("valid"),
+                    );
+                }
                 match model().tolerance {
                     None => spec,
                     Some(tolerance) => spec

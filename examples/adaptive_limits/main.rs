@@ -1,7 +1,8 @@
 //! Adaptive limits against a simulated dependency, on a `ManualClock`: how
 //! AIMD, Vegas and Gradient2 find a dependency's capacity, follow it when
-//! it slows down or the traffic doubles, and do not drift, next to a static
-//! limit and to tower-resilience's adaptive layers.
+//! it slows down, loses half its capacity or the traffic doubles, and do
+//! not drift, next to a static limit and to tower-resilience's adaptive
+//! layers.
 //!
 //! The dependency serves up to `C` calls at once in its base latency `B`;
 //! above that it shares itself among them, as a processor-sharing server
@@ -35,7 +36,11 @@
 //! Run it with `cargo run --release --example adaptive_limits` (`-- --quick`
 //! skips the hour-long runs; `--only steady,double` runs those scenarios;
 //! `--static-limit 1.2` sets the static limit to 1.2 C, to see the
-//! trade-off any fixed limit makes). The full run with the default model also
+//! trade-off any fixed limit makes; `--capacity 20` simulates C = 20, and
+//! `--capacities 5,10,20,50` each of them in turn, then prints one summary
+//! line per capacity and limiter). The adaptive limiters start at 0.4 C
+//! (`--initial N` to start at N; `--vegas 1,2` gives our Vegas alpha 1 and
+//! beta 2). The full run with the default model also
 //! writes `docs/adaptive_limits.svg`: the limit and the latency over time,
 //! one row per limiter and one column per scenario.
 
@@ -44,8 +49,10 @@ mod plot;
 mod report;
 mod scenarios;
 mod simulate;
+mod summary;
 mod targets;
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 
 use limiters::Kind;
@@ -53,6 +60,7 @@ use plot::Series;
 use report::{Report, analyse};
 use scenarios::{Scenario, scenarios};
 use simulate::{Run, secs, simulate};
+use summary::Line;
 use targets::{Check, TARGETS, checks};
 
 /// The dependency: its capacity `c` (calls it serves at once at its base
@@ -70,27 +78,49 @@ struct Model {
     /// several values to see the trade-off between rejections and
     /// latency any limit makes (BENCHMARKS.md).
     static_limit: f64,
+    /// `--initial`: where the adaptive limiters start, in calls.
+    initial: Option<u32>,
+    /// `--vegas ALPHA,BETA`: our Vegas' queue thresholds.
+    vegas: Option<(f64, f64)>,
 }
 
-static MODEL: std::sync::OnceLock<Model> = std::sync::OnceLock::new();
+const DEFAULT_MODEL: Model = Model {
+    c: 50.0,
+    b: 0.1,
+    sigma: None,
+    tolerance: None,
+    static_limit: 1.0,
+    initial: None,
+    vegas: None,
+};
+
+std::thread_local! {
+    /// The model of the run under way (one capacity at a time).
+    static MODEL: Cell<Model> = const { Cell::new(DEFAULT_MODEL) };
+}
 
 pub(crate) fn ceiling() -> u32 {
     (CEILING_C * model().c) as u32
 }
 
 pub(crate) fn model() -> Model {
-    *MODEL.get_or_init(|| Model {
-        c: 50.0,
-        b: 0.1,
-        sigma: None,
-        tolerance: None,
-        static_limit: 1.0,
-    })
+    MODEL.get()
 }
 
-/// The ceiling every adaptive limiter gets (in `C`), and where it starts.
+/// The ceiling every adaptive limiter gets (in `C`).
 pub(crate) const CEILING_C: f64 = 4.0;
-pub(crate) const INITIAL: u32 = 20;
+/// Where the adaptive limiters start, in `C` (20 at `C` = 50): below the
+/// capacity, as the guide asks of `initial_concurrent`.
+pub(crate) const INITIAL_C: f64 = 0.4;
+
+/// The limit the adaptive limiters start at: `INITIAL_C` of the capacity,
+/// at least 1 (`--initial` sets it in calls).
+pub(crate) fn initial() -> u32 {
+    model()
+        .initial
+        .unwrap_or_else(|| ((INITIAL_C * model().c).round() as u32).max(1))
+}
+
 /// The latency objective, in base latencies of the time.
 pub(crate) const SLO: f64 = 2.0;
 /// Trace resolution.
@@ -108,16 +138,32 @@ fn word<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
     args.get(at + 1).map(String::as_str)
 }
 
+/// The flags that change the model: a run without any is the reference.
+const MODEL_FLAGS: [&str; 8] = [
+    "--capacity",
+    "--capacities",
+    "--base-ms",
+    "--sigma",
+    "--tolerance",
+    "--static-limit",
+    "--initial",
+    "--vegas",
+];
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let quick = args.iter().any(|a| a == "--quick");
-    let _ = MODEL.set(Model {
-        c: arg(&args, "--capacity").unwrap_or(50.0),
-        b: arg(&args, "--base-ms").unwrap_or(100.0) / 1000.0,
-        sigma: arg(&args, "--sigma"),
-        tolerance: arg(&args, "--tolerance"),
-        static_limit: arg(&args, "--static-limit").unwrap_or(1.0),
-    });
+    let capacities: Vec<f64> = match word(&args, "--capacities") {
+        Some(list) => list
+            .split(',')
+            .map(|c| {
+                c.trim()
+                    .parse()
+                    .expect("--capacities: numbers, as 5,10,20,50")
+            })
+            .collect(),
+        None => vec![arg(&args, "--capacity").unwrap_or(DEFAULT_MODEL.c)],
+    };
     let out = word(&args, "--out").map_or_else(
         || {
             let target = std::env::var("CARGO_TARGET_DIR").unwrap_or_else(|_| "target".to_owned());
@@ -130,31 +176,56 @@ fn main() {
         .unwrap_or_default();
     // The reference run (every scenario, the default model) draws the
     // figure of the guide; any other run draws it next to its plots.
-    let reference = !quick
-        && only.is_empty()
-        && [
-            "--capacity",
-            "--base-ms",
-            "--sigma",
-            "--tolerance",
-            "--static-limit",
-        ]
-        .iter()
-        .all(|flag| word(&args, flag).is_none());
-    let figure = if reference {
-        // A target of `extras/`, beside the repository's `docs/`.
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .parent()
-            .expect("extras/ is in the repository")
-            .join("docs/adaptive_limits.svg")
-    } else {
-        out.join("adaptive_limits.svg")
-    };
-    std::fs::create_dir_all(&out).expect("the output directory");
+    let reference =
+        !quick && only.is_empty() && MODEL_FLAGS.iter().all(|flag| word(&args, flag).is_none());
+    let mut lines = Vec::new();
+    for &c in &capacities {
+        MODEL.set(Model {
+            c,
+            b: arg(&args, "--base-ms").unwrap_or(100.0) / 1000.0,
+            sigma: arg(&args, "--sigma"),
+            tolerance: arg(&args, "--tolerance"),
+            static_limit: arg(&args, "--static-limit").unwrap_or(1.0),
+            initial: arg(&args, "--initial").map(|i| i as u32),
+            vegas: word(&args, "--vegas").map(|pair| {
+                let mut numbers = pair
+                    .split(',')
+                    .map(|n| n.trim().parse().expect("--vegas ALPHA,BETA: numbers"));
+                let alpha = numbers.next().expect("--vegas ALPHA,BETA");
+                (alpha, numbers.next().unwrap_or(2.0 * alpha))
+            }),
+        });
+        let out = if capacities.len() > 1 {
+            out.join(format!("C{c}"))
+        } else {
+            out.clone()
+        };
+        let figure = if reference {
+            // A target of `extras/`, beside the repository's `docs/`.
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .parent()
+                .expect("extras/ is in the repository")
+                .join("docs/adaptive_limits.svg")
+        } else {
+            out.join("adaptive_limits.svg")
+        };
+        lines.extend(run(quick, &only, &out, &figure));
+    }
+    if capacities.len() > 1 {
+        summary::print(&lines);
+    }
+}
+
+/// Every scenario at the model of the time: its tables on stdout, its plots
+/// in `out`, the grid of them at `figure`; the summary lines of the static
+/// limit and ours.
+fn run(quick: bool, only: &[&str], out: &Path, figure: &Path) -> Vec<Line> {
+    std::fs::create_dir_all(out).expect("the output directory");
     println!(
-        "C = {} calls, B = {} ms, ceiling {CEILING_C} C, initial {INITIAL}, work {}; goodput = completed within {SLO} x base, against what the capacity allows\n",
+        "C = {} calls, B = {} ms, ceiling {CEILING_C} C, initial {}, work {}; goodput = completed within {SLO} x base, against what the capacity allows\n",
         model().c,
         model().b * 1000.0,
+        initial(),
         model().sigma.map_or_else(
             || "uniform within 10 % of B".to_owned(),
             |s| format!("lognormal, sigma {s}, median B")
@@ -167,6 +238,11 @@ fn main() {
     let all = scenarios(quick);
     let mut figures = Vec::new();
     let mut verdicts = Vec::new();
+    let mut lines: Vec<Line> = Kind::ALL
+        .iter()
+        .filter(|k| k.ours() || **k == Kind::Static)
+        .map(|&kind| Line::new(model().c, kind))
+        .collect();
     for scenario in all
         .iter()
         .filter(|s| only.is_empty() || only.contains(&s.name))
@@ -175,6 +251,10 @@ fn main() {
         let reports: Vec<Report> = runs.iter().map(|r| analyse(scenario, r)).collect();
         for (report, run) in reports.iter().zip(&runs) {
             print_row(scenario, report, run);
+        }
+        for line in &mut lines {
+            let report = reports.iter().find(|r| r.kind == line.kind);
+            line.add(scenario.name, report.expect("every limiter ran"));
         }
         let peer = |kind| {
             reports
@@ -187,7 +267,7 @@ fn main() {
             verdicts.push((scenario.name, report.kind, checks));
         }
         if let Ok(which) = std::env::var("ADAPTIVE_TRACE") {
-            trace(&runs, &which);
+            trace(scenario, &runs, &which);
         }
         let seconds = scenario.seconds() as f64;
         let detailed: Vec<Series> = runs
@@ -203,8 +283,9 @@ fn main() {
         ));
     }
     print_targets(&verdicts);
-    std::fs::write(&figure, plot::grid(&figures)).expect("the figure");
+    std::fs::write(figure, plot::grid(&figures)).expect("the figure");
     eprintln!("wrote {}", figure.display());
+    lines
 }
 
 fn print_row(scenario: &Scenario, report: &Report, run: &Run) {
@@ -268,13 +349,13 @@ fn print_targets(verdicts: &[(&str, Kind, Vec<Check>)]) {
 /// `ADAPTIVE_TRACE=<limiter>`: the limit of the matching limiters wherever
 /// it is out of the band or probing (or, with `ADAPTIVE_AROUND=<s>`, within
 /// 5 s of that time), on stderr.
-fn trace(runs: &[Run], which: &str) {
+fn trace(scenario: &Scenario, runs: &[Run], which: &str) {
     let around = std::env::var("ADAPTIVE_AROUND")
         .ok()
         .and_then(|a| a.parse::<f64>().ok());
     for run in runs.iter().filter(|r| r.kind.name().contains(which)) {
         for row in &run.rows {
-            let x = f64::from(row.limit) / model().c;
+            let x = f64::from(row.limit) / (model().c * scenario.phase_at(row.at).capacity);
             let near = around.is_some_and(|a| (secs(row.at) - a).abs() < 5.0);
             if near
                 || (around.is_none()

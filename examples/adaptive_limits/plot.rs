@@ -71,18 +71,24 @@ impl Panel {
         self.y + self.height * (1.0 - (v / TOP).clamp(0.0, 1.0))
     }
 
-    /// The frame, the band of ±25 % around `C` (if `band`), the scale's
+    /// The frame, the band of ±25 % around the capacity (if `band`), the scale's
     /// lines (labelled if `labels`) and the scenario's changes.
     fn frame(&self, svg: &mut String, scenario: &Scenario, band: bool, labels: bool) {
         if band {
-            let _ = write!(
-                svg,
-                r##"<rect x="{}" y="{:.1}" width="{}" height="{:.1}" fill="#e8f4e8"/>"##,
-                self.x,
-                self.y(BAND.1),
-                self.width,
-                self.y(BAND.0) - self.y(BAND.1)
-            );
+            // Around the capacity of each phase.
+            let mut at = 0.0;
+            for phase in &scenario.phases {
+                let seconds = phase.seconds as f64;
+                let _ = write!(
+                    svg,
+                    r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="#e8f4e8"/>"##,
+                    self.x(at),
+                    self.y(BAND.1 * phase.capacity),
+                    self.x(at + seconds) - self.x(at),
+                    self.y(BAND.0 * phase.capacity) - self.y(BAND.1 * phase.capacity)
+                );
+                at += seconds;
+            }
         }
         for v in 1..=(TOP as u32) {
             let y = self.y(f64::from(v));
@@ -204,7 +210,8 @@ pub(crate) fn scenario(scenario: &Scenario, series: &[Series]) -> String {
 }
 
 /// Every scenario (columns) and limiter (rows): the limit in the limiter's
-/// colour over the band of ±25 % around `C`, the p99 latency in black.
+/// colour over the band of ±25 % around the capacity, the p99 latency in
+/// black.
 pub(crate) fn grid(scenarios: &[(&Scenario, Vec<Series>)]) -> String {
     let (cell_width, cell_height, gap) = (220.0, 100.0, 16.0);
     let (left, top) = (180.0, 100.0);
@@ -223,7 +230,7 @@ pub(crate) fn grid(scenarios: &[(&Scenario, Vec<Series>)]) -> String {
     );
     let _ = write!(
         svg,
-        r#"<text x="10" y="40">The limit / C in colour over the band C ± 25 %; the p99 latency of admitted calls / base latency in black; dashed: the scenario's changes.</text>"#
+        r#"<text x="10" y="40">The limit / C in colour over the band of the capacity ± 25 %; the p99 latency of admitted calls / base latency in black; dashed: the scenario's changes.</text>"#
     );
     for (column, (scenario, series)) in scenarios.iter().enumerate() {
         let x = left + column as f64 * (cell_width + gap);

@@ -42,6 +42,9 @@ pub(crate) struct Report {
     /// How long the limit took to settle after each change (the start is
     /// the first), `None` for a phase in which it never did.
     pub(crate) settles: Vec<Option<f64>>,
+    /// How long after each change the limit first was within the band
+    /// outside a probe, `None` for a phase in which it never was.
+    pub(crate) enters: Vec<Option<f64>>,
     /// The worst p99 of a phase once settled (5 s after its change).
     pub(crate) p99_settled: f64,
     /// Limit over the last 10 minutes less the limit over minutes 10 to 20
@@ -49,21 +52,37 @@ pub(crate) struct Report {
     pub(crate) drift: Option<f64>,
     /// The highest limit from 5 s into the run on (the long runs).
     pub(crate) settled_max: Option<f64>,
+    /// The highest limit from 5 s after each change to the next, in the
+    /// capacity of its phase.
+    pub(crate) peak: f64,
     /// The share of the time a probe cut the limit.
     pub(crate) probe_time: f64,
     /// The share of the time, from 5 s after each change, the limit was out
     /// of the band, probes included.
     pub(crate) out_of_band: f64,
+    /// The share of the time, from 5 s after each change, the limit was
+    /// above the band.
+    pub(crate) above_band: f64,
 }
 
 impl Report {
     /// The slowest settling after a change, `None` if some phase never
     /// settled.
     pub(crate) fn settle(&self) -> Option<f64> {
-        self.settles
-            .iter()
-            .try_fold(0.0f64, |worst, s| s.map(|s| worst.max(s)))
+        slowest(&self.settles)
     }
+
+    /// The slowest entry into the band after a change, `None` if in some
+    /// phase it never entered.
+    pub(crate) fn enter(&self) -> Option<f64> {
+        slowest(&self.enters)
+    }
+}
+
+fn slowest(times: &[Option<f64>]) -> Option<f64> {
+    times
+        .iter()
+        .try_fold(0.0f64, |worst, s| s.map(|s| worst.max(s)))
 }
 
 pub(crate) const BAND: (f64, f64) = (0.75, 1.25);
@@ -71,22 +90,26 @@ pub(crate) const BAND: (f64, f64) = (0.75, 1.25);
 pub(crate) fn analyse(scenario: &Scenario, run: &Run) -> Report {
     let mut allowed = 0.0;
     let mut settles = Vec::new();
-    let (mut out, mut settled_rows) = (0usize, 0usize);
+    let mut enters = Vec::new();
+    let (mut out, mut above, mut settled_rows) = (0usize, 0usize, 0usize);
     let mut p99_settled = 0.0f64;
+    let mut peak = 0.0f64;
     let mut start = 0u64;
     for phase in &scenario.phases {
         let end = start + phase.seconds * 1_000_000_000;
+        let c = model().c * phase.capacity;
         allowed += phase.seconds as f64
-            * (phase.load * model().c / model().b).min(model().c / (model().b * phase.slow));
+            * (phase.load * model().c / model().b).min(c / (model().b * phase.slow));
         // Settled: from the first row after which every row (probes left
-        // out) is within the band until the phase ends.
+        // out) is within the band around the phase's capacity until the
+        // phase ends.
         let rows: Vec<&Row> = run
             .rows
             .iter()
             .filter(|r| r.at >= start && r.at < end)
             .collect();
         let in_band = |r: &&Row| {
-            let x = f64::from(r.limit) / model().c;
+            let x = f64::from(r.limit) / c;
             r.probing || (BAND.0..=BAND.1).contains(&x)
         };
         let mut first = rows.len();
@@ -98,9 +121,17 @@ pub(crate) fn analyse(scenario: &Scenario, run: &Run) -> Report {
             }
         }
         settles.push(rows.get(first).map(|r| secs(r.at - start)));
+        enters.push(
+            rows.iter()
+                .find(|r| !r.probing && in_band(r))
+                .map(|r| secs(r.at - start)),
+        );
         for row in rows.iter().filter(|r| r.at >= start + SETTLE_NS) {
+            let x = f64::from(row.limit) / c;
             settled_rows += 1;
-            out += usize::from(!(BAND.0..=BAND.1).contains(&(f64::from(row.limit) / model().c)));
+            out += usize::from(!(BAND.0..=BAND.1).contains(&x));
+            above += usize::from(x > BAND.1);
+            peak = peak.max(x);
         }
         let from = start + SETTLE_NS;
         let settled = sorted(
@@ -153,11 +184,14 @@ pub(crate) fn analyse(scenario: &Scenario, run: &Run) -> Report {
         limit_min: limits.iter().copied().fold(f64::INFINITY, f64::min),
         limit_max: limits.iter().copied().fold(0.0, f64::max),
         settles,
+        enters,
         p99_settled,
         drift,
         settled_max,
+        peak,
         probe_time: run.rows.iter().filter(|r| r.probing).count() as f64
             / run.rows.len().max(1) as f64,
         out_of_band: out as f64 / settled_rows.max(1) as f64,
+        above_band: above as f64 / settled_rows.max(1) as f64,
     }
 }

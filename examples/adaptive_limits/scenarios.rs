@@ -1,12 +1,16 @@
-//! The scenarios: steady load, a slowdown, a burst of arrivals, an hour.
+//! The scenarios: steady load, a slowdown, a loss of half the capacity, a
+//! burst of arrivals, an hour.
 
 /// A stretch of a scenario: its length, the arrival rate (as a share of the
-/// healthy capacity `C / B`) and how many times slower the dependency is.
+/// healthy capacity `C / B`), how many times slower the dependency is, and
+/// the share of its capacity `C` it has (calls it serves at once at its
+/// latency of the time).
 #[derive(Clone, Copy)]
 pub(crate) struct Phase {
     pub(crate) seconds: u64,
     pub(crate) load: f64,
     pub(crate) slow: f64,
+    pub(crate) capacity: f64,
 }
 
 pub(crate) struct Scenario {
@@ -22,6 +26,18 @@ impl Scenario {
     pub(crate) fn seconds(&self) -> u64 {
         self.phases.iter().map(|p| p.seconds).sum()
     }
+
+    /// The phase at `ns` into the scenario (the last one past its end).
+    pub(crate) fn phase_at(&self, ns: u64) -> Phase {
+        let mut end = 0;
+        for phase in &self.phases {
+            end += phase.seconds * 1_000_000_000;
+            if ns < end {
+                return *phase;
+            }
+        }
+        self.phases[self.phases.len() - 1]
+    }
 }
 
 pub(crate) fn scenarios(quick: bool) -> Vec<Scenario> {
@@ -29,6 +45,7 @@ pub(crate) fn scenarios(quick: bool) -> Vec<Scenario> {
         seconds,
         load,
         slow,
+        capacity: 1.0,
     };
     let mut all = vec![
         Scenario {
@@ -44,6 +61,19 @@ pub(crate) fn scenarios(quick: bool) -> Vec<Scenario> {
                 phase(60, 0.8, 1.0),
                 phase(30, 0.8, 3.0),
                 phase(90, 0.8, 1.0),
+            ],
+            long: false,
+        },
+        Scenario {
+            name: "half",
+            what: "80 %; the capacity halves at 60 s for 60 s",
+            phases: vec![
+                phase(60, 0.8, 1.0),
+                Phase {
+                    capacity: 0.5,
+                    ..phase(60, 0.8, 1.0)
+                },
+                phase(60, 0.8, 1.0),
             ],
             long: false,
         },

@@ -82,19 +82,11 @@ fn nanos(seconds: f64) -> u64 {
 pub(crate) fn simulate(scenario: &Scenario, kind: Kind) -> Run {
     let mut limiter = Limiter::new(kind);
     let mut random = Random(0x5EED);
-    let mut ends = Vec::new();
-    let mut end = 0;
-    for phase in &scenario.phases {
-        end += phase.seconds * 1_000_000_000;
-        ends.push((end, *phase));
-    }
-    let phase_at = |t: u64| {
-        ends.iter()
-            .find(|(end, _)| t < *end)
-            .map_or(ends[ends.len() - 1].1, |(_, p)| *p)
-    };
+    let end = scenario.seconds() * 1_000_000_000;
+    let phase_at = |t: u64| scenario.phase_at(t);
     // Processor sharing in virtual time: each call needs `work` seconds of
-    // service; with n in service each progresses at min(1, C / n).
+    // service; with n in service each progresses at min(1, C / n), `C` the
+    // capacity of the phase.
     let mut virtual_time = 0.0f64;
     let mut in_service: BinaryHeap<Reverse<(u64, u64)>> = BinaryHeap::new();
     let mut calls: HashMap<u64, Call> = HashMap::new();
@@ -113,7 +105,8 @@ pub(crate) fn simulate(scenario: &Scenario, kind: Kind) -> Run {
     let mut next_arrival = nanos(random.exponential(rate(phase_at(0))));
     loop {
         let n = in_service.len() as f64;
-        let speed = if n > model().c { model().c / n } else { 1.0 };
+        let c = model().c * phase_at(now).capacity;
+        let speed = if n > c { c / n } else { 1.0 };
         let next_departure = in_service.peek().map_or(u64::MAX, |Reverse((finish, _))| {
             let left = (f64::from_bits(*finish) - virtual_time).max(0.0);
             now + nanos(left / speed).max(1)

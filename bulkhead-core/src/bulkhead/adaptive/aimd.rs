@@ -17,7 +17,10 @@
 //! noisy dependency far below its capacity). The limit grows only in a window
 //! where it bound, by `increase_by` (1, as published), and doubles in slow
 //! start; the first congested window of slow start halves it, back to the
-//! last limit that was not congested.
+//! last limit that was not congested. In slow start, a window whose calls
+//! at the limit are past half the tolerance (2.5 % over by default) grows
+//! the limit one step instead of doubling it: the limit is near where it
+//! settles, and doubling it from there overshot to twice the capacity.
 
 use std::hash::{Hash, Hasher};
 use std::time::Duration;
@@ -80,7 +83,9 @@ impl Aimd {
     pub(crate) fn update(&self, window: &Window) -> Step {
         let limit = window.limit;
         let above = |latency: Option<f64>, tolerance: f64| {
-            latency.is_some_and(|latency| latency > tolerance * window.no_load)
+            latency
+                .zip(window.no_load)
+                .is_some_and(|(latency, no_load)| latency > tolerance * no_load)
         };
         // Twice the excess over the tolerance is congestion at once.
         let clearly = 2.0 * self.rtt_tolerance - 1.0;
@@ -99,7 +104,10 @@ impl Aimd {
             };
             return Step::Cut(limit * ratio);
         }
-        match (window.bound, window.slow_start && window.saturated) {
+        // Past half the tolerance the limit is near where it settles: slow
+        // start grows it a step instead of doubling it.
+        let near = above(window.latency, (1.0 + self.rtt_tolerance) / 2.0);
+        match (window.bound, window.slow_start && window.saturated && !near) {
             (false, _) => Step::Hold,
             (true, true) => Step::Grow(2.0 * limit),
             (true, false) => Step::Grow(limit + f64::from(self.increase_by)),
@@ -194,7 +202,7 @@ mod tests {
         Window {
             limit,
             latency: Some(latency),
-            no_load: 100.0,
+            no_load: Some(100.0),
             bound: true,
             dropping: false,
             slow_start: false,
@@ -219,7 +227,7 @@ mod tests {
                 .build()
                 .unwrap()
                 .update(&Window {
-                    no_load: 1e9,
+                    no_load: Some(1e9),
                     ..slow
                 }),
             Step::Cut(18.0)
@@ -245,6 +253,9 @@ mod tests {
         assert_eq!(aimd.update(&starting), Step::Cut(40.0));
         starting.latency = Some(100.0);
         assert_eq!(aimd.update(&starting), Step::Grow(160.0));
+        // Near the tolerance, slow start grows a step instead of doubling.
+        starting.latency = Some(103.0);
+        assert_eq!(aimd.update(&starting), Step::Grow(81.0));
         starting.bound = false;
         assert_eq!(aimd.update(&starting), Step::Hold);
     }

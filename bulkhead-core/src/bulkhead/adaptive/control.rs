@@ -21,9 +21,30 @@
 //! the no-load latency: the dependency may have slowed down), and after two
 //! windows faster than 0.8 times it (it may have sped up).
 //!
+//! # Drops before the no-load latency is known
+//!
+//! A probe whose calls are dropped (timeouts, cancellations; errors too
+//! with `errors_as_drops`) rather than served ends at once, and its window
+//! is judged as a steady one. A steady window before any probe measured
+//! the no-load latency acts on drops alone: the algorithm cuts, without
+//! ending slow start (the dependency failed; that says nothing of what it
+//! carries). Once calls succeed, a probe measures the no-load latency at
+//! the limit then in force.
+//!
+//! # Sparse windows
+//!
+//! A window needs `min_samples` calls; one that has fewer by `max_window`
+//! is discarded unless its calls say something: drops over the tolerance
+//! (at least three) close it at once, and a limit that bound waits for its
+//! calls up to four `max_window`s, then closes with what it has (at least
+//! three). A small limit, or one a hanging dependency brought down, lets
+//! few calls end in a second.
+//!
 //! # Growth
 //!
-//! A limit grows only in a window where it bound. Below the slow-start
+//! A limit grows only in a window where it bound, with enough bound calls
+//! to measure the latency at the limit (a third of `min_samples`, at least
+//! three): the mean of all the calls says nothing of it. Below the slow-start
 //! threshold (TCP's ssthresh: the limit after the last cut, unbounded at
 //! first) growth doubles, up to the threshold. A limit that did not bind
 //! for a window is brought down towards the demand Little's law gives
@@ -36,7 +57,7 @@ use std::time::Duration;
 use super::gradient2::Gradient2State;
 use super::room::Room;
 use super::rule::{Step, Window};
-use super::samples::{Samples, Taken};
+use super::samples::{Counts, Samples, Taken};
 use super::{Adaptive, AdaptiveSnapshot, Aimd, Gradient2, Sampling, Vegas};
 
 /// The algorithm and what it keeps between windows.
@@ -153,6 +174,20 @@ const PROBE_PATIENCE: u64 = 4;
 /// A probe waits for the calls it sampled this many times the latency it
 /// expects (the no-load latency, or the mean so far).
 const TAIL: f64 = 3.0;
+/// The fewest calls a window with fewer than `min_samples` may close with
+/// (see [`Readiness`]).
+const SPARSE: u64 = 3;
+
+/// What to do with the open window, by its calls so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Readiness {
+    /// Not yet.
+    Wait,
+    /// It is complete: run the algorithm.
+    Close,
+    /// Too few calls, and none that says anything: start again.
+    Discard,
+}
 
 #[derive(Debug)]
 pub(crate) struct Controller {
@@ -179,6 +214,12 @@ pub(crate) struct Controller {
     fast_streak: u32,
     /// The limit before the current streak of slow windows.
     last_good: f64,
+    /// During a probe after slow windows: the concurrency that carried
+    /// their load at the algorithm's tolerance. If the probe finds the
+    /// no-load latency where it was, the dependency did not slow down: it
+    /// serves fewer calls at once (or the limit overshot), and the limit
+    /// comes back at most this.
+    carried: Option<f64>,
     next_probe: u64,
     rng: u64,
     room: Option<Arc<Room>>,
@@ -229,6 +270,7 @@ impl Controller {
             slow_streak: 0,
             fast_streak: 0,
             last_good: f64::from(initial),
+            carried: None,
             next_probe: u64::MAX,
             rng: seed,
             room: None,
@@ -290,6 +332,16 @@ impl Controller {
                 tail: None,
             } => {
                 let patience = elapsed >= PROBE_PATIENCE.saturating_mul(max_window);
+                if 2 * counts.ok() < min_samples
+                    && self.dropping(&counts)
+                    && self.readiness(&counts, elapsed, len) == Readiness::Close
+                {
+                    // Its calls are dropped, not served (a dependency that
+                    // hangs, maybe from the first call): nothing to
+                    // measure, and a congestion signal to act on at once.
+                    let taken = samples.take();
+                    return self.fail_probe(now, elapsed, taken);
+                }
                 if !patience && (elapsed < len || 2 * counts.ok() < min_samples) {
                     return Decision::wait(recheck);
                 }
@@ -314,23 +366,73 @@ impl Controller {
                     change: None,
                 }
             }
-            Phase::Steady => {
-                if elapsed < len {
-                    return Decision::wait(self.window_start + len);
-                }
-                if counts.all() < min_samples {
-                    if elapsed < max_window {
-                        return Decision::wait(recheck);
-                    }
-                    // Too few calls: discarded, as Netflix's windows are.
+            Phase::Steady => match self.readiness(&counts, elapsed, len) {
+                Readiness::Wait if elapsed < len => Decision::wait(self.window_start + len),
+                Readiness::Wait => Decision::wait(recheck),
+                Readiness::Discard => {
                     let _ = samples.take();
                     self.window_start = now;
-                    return Decision::wait(now + len);
+                    Decision::wait(now + len)
                 }
-                let taken = samples.take();
-                self.steady(now, elapsed, taken)
-            }
+                Readiness::Close => {
+                    let taken = samples.take();
+                    self.steady(now, elapsed, taken)
+                }
+            },
         }
+    }
+
+    /// Whether a window of `counts` that has lasted `elapsed` (of `len`)
+    /// may close. It needs `min_samples` calls. One that has fewer by
+    /// `max_window` is discarded, as Netflix's windows are, unless its
+    /// calls say something: drops over the tolerance (at least `SPARSE`)
+    /// close it at once, since a dependency that hangs lets few calls end;
+    /// and a limit that bound waits up to `PROBE_PATIENCE` times
+    /// `max_window` for them, then closes with what it has (at least
+    /// `SPARSE`), since a small limit lets few calls through.
+    fn readiness(&self, counts: &Counts, elapsed: u64, len: u64) -> Readiness {
+        let max_window = nanos(self.sampling.max_window());
+        if elapsed < len {
+            return Readiness::Wait;
+        }
+        if counts.all() >= u64::from(self.sampling.min_samples()) {
+            return Readiness::Close;
+        }
+        if elapsed < max_window {
+            return Readiness::Wait;
+        }
+        if self.dropping(counts) && self.dropped(counts) >= SPARSE {
+            return Readiness::Close;
+        }
+        if !bound(counts) {
+            return Readiness::Discard;
+        }
+        if elapsed < PROBE_PATIENCE.saturating_mul(max_window) {
+            return Readiness::Wait;
+        }
+        if counts.all() >= SPARSE {
+            Readiness::Close
+        } else {
+            Readiness::Discard
+        }
+    }
+
+    /// The calls of `counts` that count as dropped: the drops, and the
+    /// errors if `errors_as_drops`.
+    fn dropped(&self, counts: &Counts) -> u64 {
+        counts.drops
+            + if self.sampling.errors_as_drops() {
+                counts.errors
+            } else {
+                0
+            }
+    }
+
+    /// Whether more of the calls of `counts` were dropped than the drop
+    /// tolerance allows: a congestion signal.
+    fn dropping(&self, counts: &Counts) -> bool {
+        let dropped = self.dropped(counts);
+        dropped > 0 && dropped as f64 > self.sampling.drop_tolerance() * counts.all() as f64
     }
 
     fn count(&mut self, taken: &Taken, now: u64) {
@@ -345,22 +447,17 @@ impl Controller {
     fn steady(&mut self, now: u64, elapsed: u64, taken: Taken) -> Decision {
         self.count(&taken, now);
         self.window_start = now;
+        let counts = taken.counts;
+        let dropping = self.dropping(&counts);
         let Some(no_load) = self.no_load else {
-            // No call has succeeded yet, so nothing is known of the
-            // dependency's speed: the limit stays, and the next window
-            // measures again.
+            if dropping {
+                return self.cut_blind(now);
+            }
+            // No probe has measured the dependency's speed yet: measure it
+            // at the limit in force.
             let limit = self.in_force();
             return self.start_probe(now, limit);
         };
-        let counts = taken.counts;
-        let dropped = counts.drops
-            + if self.sampling.errors_as_drops() {
-                counts.errors
-            } else {
-                0
-            };
-        let dropping =
-            dropped > 0 && dropped as f64 > self.sampling.drop_tolerance() * counts.all() as f64;
         let enough_bound = counts.bound >= 3.max(u64::from(self.sampling.min_samples()) / 3);
         let latency = if enough_bound {
             Some(taken.sum_bound as f64 / counts.bound as f64)
@@ -369,7 +466,7 @@ impl Controller {
         } else {
             None
         };
-        let bound = counts.bound > 0 && counts.bound * 10 >= counts.ok();
+        let bound = bound(&counts) && enough_bound;
         // Nearly every call left a full bulkhead: the demand is well above
         // the limit, which may double (in slow start).
         let saturated = counts.bound * 10 >= counts.ok() * 9;
@@ -379,7 +476,7 @@ impl Controller {
         let step = self.algorithm.update(&Window {
             limit: before,
             latency,
-            no_load,
+            no_load: Some(no_load),
             bound,
             dropping,
             slow_start,
@@ -422,8 +519,9 @@ impl Controller {
             // the no-load latency: below capacity whether the dependency
             // slowed down or we queued on it.
             let ratio = latency.map_or(1.0, |l| l / no_load);
-            let share = PROBE_SHARE / self.algorithm.tolerance();
-            Some((share * f64::from(self.limit) / ratio).ceil() as u32)
+            let tolerance = self.algorithm.tolerance();
+            self.carried = Some(tolerance * f64::from(self.limit) / ratio);
+            Some((PROBE_SHARE / tolerance * f64::from(self.limit) / ratio).ceil() as u32)
         } else if self.fast_streak >= STREAK || now >= self.next_probe {
             Some(routine)
         } else {
@@ -441,6 +539,64 @@ impl Controller {
                 }
             }
         }
+    }
+
+    /// A window that dropped calls before any probe measured the no-load
+    /// latency: the algorithm cuts the limit on the drops alone. The cut
+    /// does not end slow start: it says the dependency fails, not what it
+    /// carries, so once it answers the limit regrows as fast as at first.
+    fn cut_blind(&mut self, now: u64) -> Decision {
+        let before = self.estimate;
+        let step = self.algorithm.update(&Window {
+            limit: before,
+            latency: None,
+            no_load: None,
+            bound: false,
+            dropping: true,
+            slow_start: before < self.slow_start_below,
+            saturated: false,
+            previous: None,
+        });
+        if let Step::Cut(to) = step {
+            self.estimate = self.clamp(to);
+        }
+        self.previous = None;
+        self.slow_streak = 0;
+        self.fast_streak = 0;
+        let wanted = self.in_force();
+        let change = self.settle(wanted, wanted);
+        Decision {
+            close_at: now + self.window_len(),
+            sample: None,
+            change: Some(change),
+        }
+    }
+
+    /// Ends a probe whose calls were dropped rather than served: nothing
+    /// is measured, the limit it saved is back, and its window is judged
+    /// as a steady one (a congested one: the limit falls).
+    fn fail_probe(&mut self, now: u64, elapsed: u64, taken: Taken) -> Decision {
+        let Phase::Probe { saved, .. } = self.phase else {
+            unreachable!("fail_probe outside a probe");
+        };
+        self.totals.probes += 1;
+        self.phase = Phase::Steady;
+        self.estimate = self.clamp(saved);
+        self.previous = None;
+        self.carried = None;
+        self.schedule_probe(now);
+        let mut decision = self.steady(now, elapsed, taken);
+        if decision.sample.is_none() {
+            decision.sample = Some(0..u64::MAX);
+        }
+        decision
+    }
+
+    /// The next routine probe: `probe_interval` from `now`, jittered.
+    fn schedule_probe(&mut self, now: u64) {
+        let jitter = 0.75 + 0.5 * self.next_unit();
+        let interval = nanos(self.sampling.probe_interval()) as f64 * jitter;
+        self.next_probe = now.saturating_add(interval as u64);
     }
 
     /// A routine probe's limit.
@@ -482,13 +638,19 @@ impl Controller {
         self.phase = Phase::Steady;
         self.window_start = now;
         self.estimate = self.clamp(saved);
+        let carried = self.carried.take();
+        let unchanged = measured
+            .zip(self.no_load)
+            .is_some_and(|(p, n)| (p / n - 1.0).abs() <= AGREE);
+        if let (Some(carried), true) = (carried, unchanged) {
+            self.estimate = self.clamp(saved.min(carried));
+            self.slow_start_below = self.slow_start_below.min(self.estimate);
+        }
         let confirm = measured.is_some_and(|p| self.adopt(p));
         if confirm {
             return self.start_probe(now, cap);
         }
-        let jitter = 0.75 + 0.5 * self.next_unit();
-        let interval = nanos(self.sampling.probe_interval()) as f64 * jitter;
-        self.next_probe = now.saturating_add(interval as u64);
+        self.schedule_probe(now);
         let wanted = self.in_force();
         let change = self.settle(wanted, wanted);
         Decision {
@@ -710,6 +872,12 @@ impl Controller {
             last_window_at: self.last_window_at.map(at),
         }
     }
+}
+
+/// Whether the limit bound in a window of `counts`: at least a tenth of
+/// its successes found the bulkhead full or nearly so.
+fn bound(counts: &Counts) -> bool {
+    counts.bound > 0 && counts.bound * 10 >= counts.ok()
 }
 
 /// The headroom of the bound test: a tenth of the limit, at least one.

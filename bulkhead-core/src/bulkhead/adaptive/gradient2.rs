@@ -17,8 +17,10 @@
 //! - a window that drops calls has the gradient 0.5, and `queue_size` is
 //!   added only when the gradient is 1 (their unmerged PR 134);
 //! - the limit grows only in a window where it bound;
-//! - slow start: below the slow-start threshold a growing limit doubles,
-//!   and the first congested window sets it to `gradient × L` at once;
+//! - slow start: below the slow-start threshold a growing limit doubles
+//!   (grows one step once its calls are past half the tolerance: doubling
+//!   from near the capacity overshot it twofold), and the first congested
+//!   window sets it to `gradient × L` at once;
 //! - `rtt_tolerance` defaults to 1.05, not 1.5: the limit settles where
 //!   latency reaches `rtt_tolerance` times the no-load latency, which on a
 //!   saturated dependency is about `rtt_tolerance` times its capacity (the
@@ -92,12 +94,12 @@ impl Gradient2 {
             state.long.add(latency, self.long_window);
         }
         let limit = window.limit;
-        let gradient = match (window.dropping, window.latency) {
-            (true, _) => 0.5,
-            (false, Some(latency)) if latency > 0.0 => {
-                (self.rtt_tolerance * window.no_load / latency).clamp(0.5, 1.0)
+        let gradient = match (window.dropping, window.latency, window.no_load) {
+            (true, _, _) => 0.5,
+            (false, Some(latency), Some(no_load)) if latency > 0.0 => {
+                (self.rtt_tolerance * no_load / latency).clamp(0.5, 1.0)
             }
-            (false, _) => return Step::Hold,
+            (false, _, _) => return Step::Hold,
         };
         if gradient < 1.0 {
             if window.slow_start {
@@ -108,7 +110,13 @@ impl Gradient2 {
         if !window.bound {
             return Step::Hold;
         }
-        if window.slow_start && window.saturated {
+        // Past half the tolerance the limit is near where it settles: slow
+        // start grows it a step instead of doubling it.
+        let near = matches!(
+            (window.latency, window.no_load),
+            (Some(latency), Some(no_load)) if latency > (1.0 + self.rtt_tolerance) / 2.0 * no_load
+        );
+        if window.slow_start && window.saturated && !near {
             return Step::Grow(2.0 * limit);
         }
         Step::Grow(limit + self.smoothing * f64::from(self.queue_size))
@@ -233,7 +241,7 @@ mod tests {
         Window {
             limit,
             latency: Some(latency),
-            no_load,
+            no_load: Some(no_load),
             bound: true,
             dropping: false,
             slow_start: false,
@@ -242,7 +250,7 @@ mod tests {
         }
     }
 
-    fn near(step: Step, expected: Step) {
+    fn near_to(step: Step, expected: Step) {
         let (Step::Grow(a) | Step::Cut(a), Step::Grow(b) | Step::Cut(b)) = (step, expected) else {
             assert_eq!(step, expected);
             return;
@@ -261,14 +269,36 @@ mod tests {
         // (no queue when congested) 0.8 × 20 + 0.2 × 15 = 19.
         let g2 = Gradient2::builder().rtt_tolerance(1.5).build().unwrap();
         let step = g2.update(&mut Gradient2State::default(), &window(20.0, 200.0, 100.0));
-        near(step, Step::Cut(19.0));
+        near_to(step, Step::Cut(19.0));
     }
 
     #[test]
     fn an_uncongested_bound_window_adds_the_smoothed_queue() {
         let g2 = Gradient2::default();
         let step = g2.update(&mut Gradient2State::default(), &window(50.0, 102.0, 100.0));
-        near(step, Step::Grow(50.8));
+        near_to(step, Step::Grow(50.8));
+    }
+
+    #[test]
+    fn past_half_the_tolerance_slow_start_grows_a_step_instead_of_doubling() {
+        let g2 = Gradient2::default();
+        // 3 % over the no-load latency: under the tolerance (5 %), past half.
+        let starting = Window {
+            slow_start: true,
+            ..window(50.0, 103.0, 100.0)
+        };
+        near_to(
+            g2.update(&mut Gradient2State::default(), &starting),
+            Step::Grow(50.8),
+        );
+        let fast = Window {
+            slow_start: true,
+            ..window(50.0, 102.0, 100.0)
+        };
+        near_to(
+            g2.update(&mut Gradient2State::default(), &fast),
+            Step::Grow(100.0),
+        );
     }
 
     #[test]
@@ -279,7 +309,7 @@ mod tests {
         assert_eq!(g2.update(&mut Gradient2State::default(), &idle), Step::Hold);
         let mut starting = window(20.0, 100.0, 100.0);
         starting.slow_start = true;
-        near(
+        near_to(
             g2.update(&mut Gradient2State::default(), &starting),
             Step::Grow(40.0),
         );
@@ -292,7 +322,7 @@ mod tests {
         let g2 = Gradient2::default();
         let mut w = window(80.0, 160.0, 100.0);
         w.slow_start = true;
-        near(
+        near_to(
             g2.update(&mut Gradient2State::default(), &w),
             Step::Cut(52.5),
         );
@@ -304,7 +334,7 @@ mod tests {
         let mut w = window(100.0, 100.0, 100.0);
         w.dropping = true;
         // 0.8 × 100 + 0.2 × 50
-        near(
+        near_to(
             g2.update(&mut Gradient2State::default(), &w),
             Step::Cut(90.0),
         );

@@ -13,11 +13,14 @@ pub(crate) struct Window {
     /// near the limit if there were enough of them; `None` if none
     /// succeeded.
     pub(crate) latency: Option<f64>,
-    /// The no-load latency, as the probes measured it.
-    pub(crate) no_load: f64,
-    /// Whether the limit bound: at least a quarter of the successful
-    /// calls found the bulkhead full or nearly so when they left. Only a
-    /// bound window may raise the limit (an idle limit proves nothing).
+    /// The no-load latency, as the probes measured it; `None` until a
+    /// probe measured it (a dependency that failed from the first call):
+    /// then only drops say anything.
+    pub(crate) no_load: Option<f64>,
+    /// Whether the limit bound: at least a tenth of the successful calls
+    /// found the bulkhead full or nearly so when they left, and enough of
+    /// them to measure `latency` at the limit. Only a bound window may
+    /// raise the limit (an idle limit proves nothing).
     pub(crate) bound: bool,
     /// Whether more calls were dropped (timed out, cancelled; errors too
     /// if they count as drops) than the drop tolerance allows.

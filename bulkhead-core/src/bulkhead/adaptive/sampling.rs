@@ -11,9 +11,12 @@ use crate::config::{ConfigError, check_positive, check_range};
 /// built by [`Sampling::builder`].
 ///
 /// A window lasts twice the no-load latency, at least `min_window` and at
-/// most `max_window`, and holds at least `min_samples` calls (a window that
+/// most `max_window`, and holds at least `min_samples` calls. A window that
 /// has fewer by `max_window` is discarded, as Netflix's `WindowedLimit`
-/// does). Every `probe_interval` (give or take a quarter, drawn from a
+/// does, unless its calls say something: drops over `drop_tolerance` (at
+/// least three) close it at once, and if its limit bound it waits up to
+/// four `max_window`s for its calls, then closes with what it has (at least
+/// three). Every `probe_interval` (give or take a quarter, drawn from a
 /// generator seeded by the instance id, so runs repeat) the limit is cut to
 /// three quarters for one window, and the mean hold time of the calls
 /// admitted during that window measures the no-load latency.

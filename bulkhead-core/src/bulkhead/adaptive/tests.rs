@@ -12,6 +12,7 @@ use crate::context::PolicyContext;
 use crate::events::{BulkheadEventKind, Event, EventBus, EventStream};
 
 const MS: Duration = Duration::from_millis(1);
+const SECOND: Duration = Duration::from_secs(1);
 
 /// A bulkhead kept full: every call holds its slot for the same time, and
 /// a released slot is taken again at once (so every release finds the
@@ -23,7 +24,19 @@ struct Rig {
     held: Vec<OwnedBulkheadPermit>,
 }
 
-fn rig(adaptive: Adaptive, (min, initial, max): (u32, u32, u32)) -> Rig {
+fn rig(adaptive: Adaptive, bounds: (u32, u32, u32)) -> Rig {
+    rig_sampled(
+        adaptive,
+        bounds,
+        Sampling::builder().min_samples(4).build().unwrap(),
+    )
+}
+
+fn rig_sampled(
+    adaptive: Adaptive,
+    (min, initial, max): (u32, u32, u32),
+    sampling: Sampling,
+) -> Rig {
     let clock = ManualClock::new();
     let bus = EventBus::new(4096);
     let events = bus.subscribe();
@@ -32,7 +45,7 @@ fn rig(adaptive: Adaptive, (min, initial, max): (u32, u32, u32)) -> Rig {
         .min_concurrent(min)
         .initial_concurrent(initial)
         .adaptive(adaptive)
-        .sampling(Sampling::builder().min_samples(4).build().unwrap())
+        .sampling(sampling)
         .build()
         .unwrap();
     let context = PolicyContext::new(Arc::new(clock.clone())).with_events(bus);
@@ -61,6 +74,18 @@ impl Rig {
             self.held.push(permit);
         }
         assert!(self.held.len() as u32 <= self.bulkhead.max_concurrent() + 1);
+    }
+
+    /// A round in front of a dependency that serves `capacity` calls at
+    /// once in 100 ms and shares itself among more (processor sharing):
+    /// the calls in flight take 100 ms times their number over the
+    /// capacity, if more.
+    fn round_on(&mut self, capacity: u32) {
+        let calls = self.held.len() as u32;
+        self.round(
+            100 * MS * calls.max(capacity) / capacity,
+            CallOutcome::Success,
+        );
     }
 
     /// Rounds until `done` says so (at most `rounds`); the limits seen.
@@ -174,6 +199,129 @@ fn errors_are_counted_and_do_not_shrink_the_limit_but_drops_do() {
     let snapshot = rig.bulkhead.adaptive().unwrap();
     assert!(snapshot.limit < 8, "{snapshot:?}");
     assert!(snapshot.drops > 0);
+}
+
+/// A bulkhead kept full in front of a dependency that serves `capacity`
+/// calls at once in 100 ms and shares itself among more (each call then
+/// takes 100 ms times the calls in flight over the capacity). From 20 s
+/// on, outside probes, AIMD's and Gradient2's limits are within ±25 % of
+/// the capacity down to a capacity of 5; Vegas' is above it by its queue
+/// allowance, between alpha and beta calls (3 and 6): within ±25 % only
+/// from a capacity of 24 (the adaptive guide's measurements).
+#[test]
+fn on_a_saturated_dependency_each_algorithm_settles_where_the_guide_says() {
+    for capacity in [5u32, 10, 20] {
+        for adaptive in [Adaptive::Aimd, Adaptive::Vegas, Adaptive::Gradient2] {
+            let start = (2 * capacity).div_ceil(5);
+            let mut rig = rig(adaptive, (1, start, 4 * capacity));
+            let band = match adaptive {
+                Adaptive::Vegas => capacity + 2..=capacity + 6,
+                _ => (capacity * 3).div_ceil(4)..=(capacity * 5 / 4),
+            };
+            let mut seen = Vec::new();
+            while rig.clock.elapsed() < 120 * SECOND {
+                rig.round_on(capacity);
+                let snapshot = rig.bulkhead.adaptive().unwrap();
+                if rig.clock.elapsed() >= 20 * SECOND && !snapshot.probing {
+                    seen.push(snapshot.limit);
+                }
+            }
+            assert!(
+                seen.iter().all(|limit| band.contains(limit)),
+                "{adaptive} at a capacity of {capacity}: {seen:?}"
+            );
+        }
+    }
+}
+
+/// The dependency of the test above loses half its capacity (40 to 20
+/// calls at once) at 60 s. Two slow windows start a probe, which finds the
+/// no-load latency where it was: the limit comes back at most at what
+/// carried the load, not at the limit the algorithm had (Vegas then took
+/// one call off per window, 5 s from twice the capacity).
+#[test]
+fn after_the_capacity_halves_every_algorithm_follows_within_three_seconds() {
+    for adaptive in [Adaptive::Aimd, Adaptive::Vegas, Adaptive::Gradient2] {
+        let mut rig = rig(adaptive, (1, 16, 160));
+        while rig.clock.elapsed() < 60 * SECOND {
+            rig.round_on(40);
+        }
+        let mut seen = Vec::new();
+        while rig.clock.elapsed() < 90 * SECOND {
+            rig.round_on(20);
+            let snapshot = rig.bulkhead.adaptive().unwrap();
+            if rig.clock.elapsed() >= 63 * SECOND && !snapshot.probing {
+                seen.push(snapshot.limit);
+            }
+        }
+        assert!(
+            seen.iter().all(|limit| (15..=25).contains(limit)),
+            "{adaptive}: {seen:?}"
+        );
+    }
+}
+
+/// A limit of 2 in front of calls of 150 ms lets 13 calls end a second:
+/// no window of the default sampling (20 calls, at most 1 s) fills, and
+/// each used to be discarded, so the limit never moved. A bound window
+/// now waits for its calls.
+#[test]
+fn a_small_limit_whose_windows_cannot_fill_in_max_window_still_grows() {
+    for adaptive in [Adaptive::Aimd, Adaptive::Vegas, Adaptive::Gradient2] {
+        let mut rig = rig_sampled(adaptive, (1, 2, 16), Sampling::default());
+        let limits = rig.until(150 * MS, 400, |b| b.max_concurrent() == 16);
+        assert!(limits.len() < 200, "{adaptive}: {limits:?}");
+    }
+}
+
+/// Issue 26, item 6: every call times out from the first one, before any
+/// call has succeeded; with the default sampling (20 calls a window).
+#[test]
+fn a_dependency_that_hangs_from_the_first_call_lowers_the_limit_to_the_floor() {
+    for adaptive in [Adaptive::Aimd, Adaptive::Vegas, Adaptive::Gradient2] {
+        let mut rig = rig_sampled(adaptive, (1, 8, 100), Sampling::default());
+        let mut limits = Vec::new();
+        // Each call holds its slot 300 ms, until its timeout drops it.
+        for _ in 0..40 {
+            rig.round(300 * MS, CallOutcome::Dropped);
+            limits.push(rig.bulkhead.max_concurrent());
+        }
+        let snapshot = rig.bulkhead.adaptive().unwrap();
+        assert_eq!(snapshot.limit, 1, "{adaptive}: {limits:?}");
+        assert!(
+            limits[..4].iter().any(|&l| l < 8),
+            "{adaptive}: lowered within 1.2 s: {limits:?}"
+        );
+        assert!(snapshot.no_load.is_none() && snapshot.successes == 0);
+        let changes = rig.limit_changes();
+        assert_eq!(changes.first().map(|c| c.0), Some(8), "{changes:?}");
+        assert!(changes.iter().all(|(from, to)| to < from), "{changes:?}");
+        // Once it answers, the no-load latency is measured at the floor and
+        // the limit regrows as at first, doubling.
+        let regrown = rig.until(10 * MS, 400, |b| b.max_concurrent() == 100);
+        assert!(regrown.len() < 200, "{adaptive}: {} rounds", regrown.len());
+        assert_eq!(rig.no_load(), Some(10 * MS), "{adaptive}");
+    }
+}
+
+/// Every call fails with an error from the first one: `errors_as_drops`
+/// makes that a congestion signal before any no-load latency was
+/// measured, as after.
+#[test]
+fn errors_as_drops_lower_the_limit_before_any_call_succeeded() {
+    let sampling = Sampling::builder()
+        .min_samples(4)
+        .errors_as_drops(true)
+        .build()
+        .unwrap();
+    for adaptive in [Adaptive::Aimd, Adaptive::Vegas, Adaptive::Gradient2] {
+        let mut rig = rig_sampled(adaptive, (2, 8, 100), sampling);
+        for _ in 0..200 {
+            rig.round(10 * MS, CallOutcome::Error);
+        }
+        let snapshot = rig.bulkhead.adaptive().unwrap();
+        assert_eq!(snapshot.limit, 2, "{adaptive}: {snapshot:?}");
+    }
 }
 
 #[test]

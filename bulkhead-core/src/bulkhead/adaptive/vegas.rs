@@ -84,10 +84,11 @@ impl Vegas {
         if window.dropping {
             return Step::Cut(smooth(limit - r));
         }
-        let Some(latency) = window.latency.filter(|l| *l > 0.0) else {
+        let (Some(latency), Some(no_load)) = (window.latency.filter(|l| *l > 0.0), window.no_load)
+        else {
             return Step::Hold;
         };
-        let queue = (limit * (1.0 - window.no_load / latency)).ceil();
+        let queue = (limit * (1.0 - no_load / latency)).ceil();
         // Ours: slow start doubles while the queue stays below alpha, and
         // ends with the queue taken off at once.
         if window.slow_start && queue > self.beta * r {
@@ -176,7 +177,7 @@ mod tests {
         Window {
             limit,
             latency: Some(latency),
-            no_load: 100.0,
+            no_load: Some(100.0),
             bound: true,
             dropping: false,
             slow_start: false,
