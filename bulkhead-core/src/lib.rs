@@ -40,6 +40,9 @@ mod hedge;
 mod intern;
 pub mod keys;
 mod loom;
+#[cfg(loom)]
+#[doc(hidden)]
+pub use loom::explore_remaps;
 mod rate_limiter;
 mod rejection;
 mod retry;

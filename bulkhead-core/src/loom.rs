@@ -117,6 +117,29 @@ pub(crate) mod thread {
     }
 }
 
+#[cfg(loom)]
+std::thread_local! {
+    /// Whether a model asked for [`explore_remaps`]. A `std` thread-local:
+    /// loom runs every thread of a model on the test's own thread.
+    static EXPLORE_REMAPS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Under loom: has the release path make one more dependent access before
+/// it reads its link field's mapping, so that loom's search tries a move's
+/// remapping of the field in between (without it, it does not: its issues
+/// 166 and 392). It doubles the search of every model that releases a
+/// slot past its reservation, so only the models of remapping ask for it.
+#[cfg(loom)]
+#[doc(hidden)]
+pub fn explore_remaps(on: bool) {
+    EXPLORE_REMAPS.with(|flag| flag.set(on));
+}
+
+#[cfg(loom)]
+pub(crate) fn exploring_remaps() -> bool {
+    EXPLORE_REMAPS.with(std::cell::Cell::get)
+}
+
 /// Locks `mutex`, ignoring poisoning.
 ///
 /// No user code runs while one of our locks is held, so a poisoned lock can

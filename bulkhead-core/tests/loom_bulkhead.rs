@@ -1032,6 +1032,7 @@ fn assert_all_home(pools: &[SharedPool], mover: &Bulkhead, last: &SharedPool) {
 #[test]
 fn a_borrowed_release_racing_moves_past_three_pools_goes_home_once() {
     model_bounded(3, || {
+        bulkhead_core::explore_remaps(true);
         let clock = ManualClock::new();
         let pools: Vec<_> = (0..6).map(|_| SharedPool::new(2)).collect();
         let mover = through_three(&pools, &clock);
@@ -1053,6 +1054,7 @@ fn a_borrowed_release_racing_moves_past_three_pools_goes_home_once() {
 #[test]
 fn a_borrower_racing_moves_past_three_pools_is_counted_once() {
     model_bounded(2, || {
+        bulkhead_core::explore_remaps(true);
         let clock = ManualClock::new();
         let pools: Vec<_> = (0..6).map(|_| SharedPool::new(2)).collect();
         let mover = through_three(&pools, &clock);
@@ -1068,5 +1070,92 @@ fn a_borrower_racing_moves_past_three_pools_is_counted_once() {
         assert_eq!(lent, u32::from(permit.is_some()), "counted once: {pools:?}");
         drop(permit);
         assert_all_home(&pools, &mover, &pools[5]);
+    });
+}
+
+/// Only the ceiling is lowered (the reservation, 1, stays): the setter
+/// holds one reserved and one borrowed call and sets the limit to 2. A
+/// borrower that read the old ceiling before the change and adds itself
+/// to the word after it must not be admitted once the setter has seen
+/// 2 calls in flight after its change returned. (The setter's reading is
+/// made fresh by a failing `try_enter`, whose borrow attempt is a
+/// read-modify-write of the word.)
+#[test]
+fn a_lowered_ceiling_admits_no_borrower_after_the_change_returned() {
+    model_bounded(3, || {
+        let clock = ManualClock::new();
+        let pool = SharedPool::new(4);
+        let bulkhead = pooled(&pool, &clock, 1, 3);
+        let own = bulkhead.try_enter().unwrap();
+        let borrowed = bulkhead.try_enter().unwrap();
+        assert_eq!((bulkhead.reserved(), bulkhead.borrowed()), (1, 1));
+        let caller = {
+            let bulkhead = bulkhead.clone();
+            thread::spawn(move || bulkhead.try_enter_owned().ok())
+        };
+        bulkhead.set_max_concurrent(2).unwrap();
+        assert!(bulkhead.try_enter().is_err(), "2 in flight, limit 2");
+        let seen = bulkhead.concurrent_calls();
+        let third = caller.join().unwrap();
+        if seen == 2 {
+            assert!(third.is_none(), "a third call admitted after the change");
+        }
+        drop((third, borrowed, own));
+        assert_pool_idle(&pool, &[&bulkhead]);
+    });
+}
+
+/// The same with the reservation lowered too (limit 3 -> 1, the
+/// reservation following it), the setter holding one call.
+#[test]
+fn a_lowered_limit_and_reservation_admit_no_borrower_after_the_change_returned() {
+    model_bounded(3, || {
+        let clock = ManualClock::new();
+        let pool = SharedPool::new(4);
+        let config = BulkheadConfig::builder().max_concurrent(3).build().unwrap();
+        let bulkhead = Bulkhead::with_pool(
+            "loom-lowered",
+            config,
+            PolicyContext::new(Arc::new(clock.clone())),
+            &pool,
+        );
+        let own = bulkhead.try_enter().unwrap();
+        let caller = {
+            let bulkhead = bulkhead.clone();
+            thread::spawn(move || bulkhead.try_enter_owned().ok())
+        };
+        bulkhead.set_max_concurrent(1).unwrap();
+        assert!(bulkhead.try_enter().is_err(), "1 in flight, limit 1");
+        let seen = bulkhead.concurrent_calls();
+        let second = caller.join().unwrap();
+        if seen == 1 {
+            assert!(second.is_none(), "a second call admitted after the change");
+        }
+        drop((second, own));
+        assert_pool_idle(&pool, &[&bulkhead]);
+    });
+}
+
+/// The smallest race of a borrowed release with the remapping of its
+/// field: the release's `fetch_sub` names field 3 (`pools[2]`); the
+/// bulkhead moves back to `pools[1]` (field 2, still mapped: no wait),
+/// then to a new pool, for which field 3 comes first. Only what the
+/// release owes keeps field 3 from being mapped to `pools[3]` before the
+/// release reads it (removing the quiet check in `Links::field_for` fails
+/// here at once).
+#[test]
+fn a_borrowed_release_racing_a_move_back_and_one_to_a_new_pool_goes_home() {
+    model_bounded(2, || {
+        bulkhead_core::explore_remaps(true);
+        let clock = ManualClock::new();
+        let pools: Vec<_> = (0..4).map(|_| SharedPool::new(2)).collect();
+        let mover = through_three(&pools, &clock);
+        let held = mover.try_enter_owned().unwrap();
+        assert_eq!(pools[2].borrowed(), 1);
+        let releaser = thread::spawn(move || drop(held));
+        mover.move_to_pool(Some(&pools[1]));
+        mover.move_to_pool(Some(&pools[3]));
+        releaser.join().unwrap();
+        assert_all_home(&pools, &mover, &pools[3]);
     });
 }

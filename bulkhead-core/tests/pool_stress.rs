@@ -354,3 +354,89 @@ fn bulkheads_moving_between_pools_under_load_lose_no_slot() {
     }
     assert!(bulkheads.iter().all(|b| b.try_enter().is_err()));
 }
+
+/// A clock that panics while `fail` is set.
+#[derive(Debug, Clone, Default)]
+struct FlakyClock {
+    inner: bulkhead_core::ManualClock,
+    fail: Arc<AtomicBool>,
+}
+
+impl bulkhead_core::Clock for FlakyClock {
+    fn now(&self) -> std::time::Instant {
+        assert!(!self.fail.load(Relaxed), "clock failure");
+        self.inner.now()
+    }
+    fn sleep_until(&self, deadline: std::time::Instant) -> bulkhead_core::Sleep {
+        self.inner.sleep_until(deadline)
+    }
+    fn park_until(&self, deadline: std::time::Instant) {
+        self.inner.park_until(deadline);
+    }
+}
+
+fn poll_noop<F: std::future::Future + Unpin>(future: &mut F) -> std::task::Poll<F::Output> {
+    std::pin::Pin::new(future).poll(&mut std::task::Context::from_waker(std::task::Waker::noop()))
+}
+
+/// On `pool`: a reserved call, a borrowed one and a queued waiter; the
+/// borrowed one is released while the clock panics (its hand-off serves
+/// the waiter, then raises the panic).
+fn release_borrowed_while_the_clock_panics(
+    bulkhead: &Bulkhead,
+    pool: &SharedPool,
+    clock: &FlakyClock,
+) {
+    assert!(bulkhead.is_on(pool));
+    let own = bulkhead.try_enter().unwrap();
+    let borrowed = bulkhead.try_enter().unwrap();
+    assert_eq!(pool.borrowed(), 1);
+    let mut waiter = bulkhead.enter_async();
+    assert!(poll_noop(&mut waiter).is_pending());
+    clock.fail.store(true, Relaxed);
+    let released = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(borrowed)));
+    clock.fail.store(false, Relaxed);
+    assert!(
+        released.is_err(),
+        "the clock's panic is raised by the release"
+    );
+    let std::task::Poll::Ready(Ok(served)) = poll_noop(&mut waiter) else {
+        panic!("the waiter was served");
+    };
+    drop((served, own));
+    assert_eq!((pool.borrowed(), bulkhead.concurrent_calls()), (0, 0));
+}
+
+/// A release of a borrowed slot that unwinds (a panicking clock, or
+/// waker) still settles what it owed its pool: later moves to new pools,
+/// which need its link field to owe nothing, go through at once.
+#[test]
+fn a_release_that_unwinds_leaves_nothing_owed_and_moves_go_on() {
+    let clock = FlakyClock::default();
+    let pools: Vec<_> = (0..4).map(|_| SharedPool::new(2)).collect();
+    let config = BulkheadConfig::builder()
+        .max_concurrent(3)
+        .reserved(1)
+        .max_wait(Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    let context = PolicyContext::new(Arc::new(clock.clone()));
+    let bulkhead = Bulkhead::with_pool("unwound", config, context, &pools[0]);
+    release_borrowed_while_the_clock_panics(&bulkhead, &pools[0], &clock);
+    bulkhead.move_to_pool(Some(&pools[1]));
+    release_borrowed_while_the_clock_panics(&bulkhead, &pools[1], &clock);
+    bulkhead.move_to_pool(Some(&pools[2]));
+    // A fourth pool maps the field of one of the first two again.
+    let (done, moved) = std::sync::mpsc::channel();
+    let (mover, target) = (bulkhead.clone(), pools[3].clone());
+    thread::spawn(move || {
+        mover.move_to_pool(Some(&target));
+        let _ = done.send(());
+    });
+    assert!(
+        moved.recv_timeout(Duration::from_secs(10)).is_ok(),
+        "the move waits for a field whose release unwound"
+    );
+    assert!(bulkhead.is_on(&pools[3]));
+    bulkhead.set_max_concurrent(2).unwrap();
+}

@@ -195,11 +195,14 @@ impl Links {
             return field;
         }
         // The fields after `from` in turn: the one mapped longest ago
-        // first, which has given its releases the most time.
-        let others = [from % 3 + 1, (from + 1) % 3 + 1];
+        // first, which has given its releases the most time. Off a pool
+        // (`from` 0), any of the three.
+        let others = [from % 3 + 1, (from + 1) % 3 + 1, (from + 2) % 3 + 1];
+        let others = &others[..if from == 0 { 3 } else { 2 }];
         loop {
             let quiet = others
-                .into_iter()
+                .iter()
+                .copied()
                 .find(|&field| self.get(field).is_some_and(PoolLink::is_quiet));
             if let Some(field) = quiet {
                 self.fields[field - 1].store(index, Release);
@@ -267,6 +270,20 @@ mod tests {
         links.get(2).unwrap().repay(1);
         let field = links.field_for(&pools[2], 3);
         assert!(Arc::ptr_eq(pool_of(&links, field), &pools[2]));
+    }
+
+    #[test]
+    fn off_a_pool_every_quiet_field_may_be_mapped_again() {
+        let pools = pools(4);
+        let links = Links::on(&pools[0]);
+        assert_eq!(links.field_for(&pools[1], 1), 2);
+        assert_eq!(links.field_for(&pools[2], 2), 3);
+        links.get(1).unwrap().owe(1);
+        links.get(2).unwrap().owe(1);
+        // Moved off every pool meanwhile (`from` 0): field 3 is named by
+        // nobody and owes nothing.
+        assert_eq!(links.field_for(&pools[3], 0), 3);
+        assert!(Arc::ptr_eq(pool_of(&links, 3), &pools[3]));
     }
 
     #[test]

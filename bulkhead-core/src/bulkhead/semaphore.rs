@@ -285,8 +285,9 @@ type Locked<'a> = Option<(&'a PoolLink, MutexGuard<'a, Inner>)>;
 
 /// What a borrower found once it held a pool slot.
 enum Claim {
-    /// A slot past the reservation: the pool slot is in use.
-    Borrowed,
+    /// A slot past the reservation, `.0` calls in flight before it: the
+    /// pool slot is in use.
+    Borrowed(u32),
     /// A reserved slot came free: taken, the pool slot is to give back.
     Reserved,
     /// No slot for it (the ceiling, or waiters): the pool slot is to give
@@ -443,23 +444,41 @@ impl Semaphore {
         }
         match self.claim(slot) {
             // The pin is now the slot owed.
-            Claim::Borrowed => Acquired::Slot,
+            Claim::Borrowed(before) => self.recheck_ceiling(before),
             Claim::Reserved => {
                 self.give_back(link);
-                link.repay(1);
                 Acquired::Slot
             }
             Claim::Refused => {
                 self.give_back(link);
-                link.repay(1);
                 Acquired::Full
             }
             Claim::Moved => {
                 self.give_back(link);
-                link.repay(1);
                 self.try_acquire()
             }
         }
+    }
+
+    /// A lock-free borrower just added itself to the word, `before` calls
+    /// in flight: the ceiling, outside the word, may have been lowered
+    /// between its check and its compare-exchange, and the change may
+    /// have returned. With the change's fence (in
+    /// [`set_pooled_limits`](Self::set_pooled_limits)), either this reading
+    /// sees the lowered ceiling, or everything that follows the change
+    /// sees the call in flight (which was then admitted before it): a
+    /// call that finds itself past the lowered ceiling gives its slot back
+    /// (through a release, which settles the pool slot and what it owed)
+    /// and is refused.
+    fn recheck_ceiling(&self, before: u32) -> Acquired {
+        fence(SeqCst);
+        if before < self.ceiling() {
+            return Acquired::Slot;
+        }
+        if let Some(clock) = self.clock.get() {
+            self.release(clock);
+        }
+        Acquired::Full
     }
 
     /// Holding a slot of the pool of link field `slot`, owed there: adds
@@ -477,18 +496,24 @@ impl Semaphore {
                 .state
                 .compare_exchange_weak(state, state + ONE, Acquire, Relaxed)
             {
-                Ok(before) if is_full(before) => return Claim::Borrowed,
+                Ok(before) if is_full(before) => return Claim::Borrowed(in_flight(before)),
                 Ok(_) => return Claim::Reserved,
                 Err(actual) => state = actual,
             }
         }
     }
 
-    /// Gives a pool slot back, serving the pool's waiters if there are
-    /// (a borrower's slot it did not use: a panicking clock is not raised,
-    /// since the caller may hold a slot not yet handed out).
+    /// Gives a pool slot back and what the pinned borrower owed for it,
+    /// serving the pool's waiters if there are (a borrower's slot it did
+    /// not use: a panicking clock is not raised, since the caller may hold
+    /// a slot not yet handed out).
     fn give_back(&self, link: &PoolLink) {
-        if link.pool.give_back() {
+        let waiters = link.pool.give_back();
+        // Repaid before anything that may unwind (a waker, the clock):
+        // what is owed must never stay counted. The link itself stays
+        // valid, and a serve checks the mapping under the lock.
+        link.repay(1);
+        if waiters {
             self.serve_pool(link, None, false);
         }
     }
@@ -506,7 +531,9 @@ impl Semaphore {
         let mut borrowed = false;
         let acquired = if pool.take_locked(&inner) {
             match self.claim(slot) {
-                Claim::Borrowed => {
+                // Under the pool's lock, which a change of the ceiling
+                // takes: no recheck.
+                Claim::Borrowed(_) => {
                     borrowed = true;
                     Some(Acquired::Slot)
                 }
@@ -527,12 +554,13 @@ impl Semaphore {
             Some(Acquired::Full)
         };
         pool.serve(&mut inner, now, &mut deferred);
-        drop(inner);
-        deferred.finish();
-        // Borrowed: the pin is now the slot owed.
+        // Borrowed: the pin is now the slot owed. Else let go of it before
+        // any waker runs (one may unwind).
         if !borrowed {
             link.repay(1);
         }
+        drop(inner);
+        deferred.finish();
         // Moved to another pool meanwhile: try there.
         acquired.unwrap_or_else(|| self.try_acquire())
     }
@@ -604,6 +632,13 @@ impl Semaphore {
         // slot was set before the word named it: see it set.
         fence(Acquire);
         let slot = link_of(before);
+        // A dependent access for loom's exploration, right before the read
+        // of the field's mapping, for the models of remapping (see
+        // `loom::explore_remaps`).
+        #[cfg(loom)]
+        if crate::loom::exploring_remaps() {
+            let _ = self.waiting.load(Relaxed);
+        }
         match self.link(slot) {
             None if before & WAITERS != 0 => self.hand_over(&**clock),
             None => {}
@@ -612,13 +647,17 @@ impl Semaphore {
                 // field keeps naming it meanwhile (see `links.rs`).
                 let borrowed = in_flight(before) > max(before);
                 let pool_waiters = borrowed && link.pool.give_back();
+                if borrowed {
+                    // Repaid before the serves, which may unwind (a
+                    // panicking clock or waker): what is owed must never
+                    // stay counted. The link stays valid, and the serve
+                    // checks the mapping under the lock.
+                    link.repay(1);
+                }
                 if before & WAITERS != 0 {
                     self.serve_pool(link, Some(slot), true);
                 } else if pool_waiters {
                     self.serve_pool(link, None, true);
-                }
-                if borrowed {
-                    link.repay(1);
                 }
             }
         }
@@ -794,7 +833,7 @@ impl Semaphore {
                         // Owed before the word counts it (see `links.rs`).
                         link.owe(1);
                         match self.claim(slot) {
-                            Claim::Borrowed => break Enqueued::Done(Acquired::Slot),
+                            Claim::Borrowed(_) => break Enqueued::Done(Acquired::Slot),
                             Claim::Reserved => {
                                 pool.give_back();
                                 link.repay(1);
@@ -1038,7 +1077,9 @@ impl Semaphore {
             Some(now),
             deferred,
         );
-        let before = self.ceiling.swap(ceiling, Release);
+        // Paired with a lock-free borrower's fence (`recheck_ceiling`).
+        let before = self.ceiling.swap(ceiling, SeqCst);
+        fence(SeqCst);
         link.pool.serve(&mut inner, Some(now), deferred);
         drop(inner);
         before
