@@ -111,7 +111,12 @@
 //! stored with `Release` and read with `Acquire`, so whoever sees a
 //! lowered ceiling sees the lowered reservation). The other order let a
 //! call within the old reservation in for a moment after the new limit
-//! was in force. A reading of the slots for a snapshot
+//! was in force. A lock-free borrower checks the ceiling before its
+//! compare-exchange on the word, which the ceiling is not part of: it
+//! checks again after it (`recheck_ceiling`, a `SeqCst` fence paired with
+//! the change's), and gives the slot back if a lowered ceiling came in
+//! between, so that no borrower is admitted past a limit that was in
+//! force before it was. A reading of the slots for a snapshot
 //! ([`Semaphore::reading`]) takes the pool's lock and the queue's, under
 //! which neither limit moves, and reads the calls in flight in the same
 //! load of the word as the reservation.
