@@ -8,7 +8,7 @@
 //! Each `table/<policy>.rs` holds a macro, `__<policy>_keys!`, whose one
 //! argument is the macro to call with the rows (a path and a `!`, then one
 //! group of tokens that is passed on first), as in
-//! `__retry_keys!(crate::config::generate! { .. })`. It hands its rows to
+//! `__retry_keys!(crate::config::policy_config! { .. })`. It hands its rows to
 //! [`__rows!`](crate::__rows), which reads them and calls that macro with
 //! them read: `keys [..]`, every row's key in the table's order, then
 //! `fields [..]`, the rows of the config's fields.
@@ -28,13 +28,16 @@
 //!
 //! - `name` is the key, the config's field and the name of its getter and
 //!   setter; `Type` the field's type, `default_expression` its built-in
-//!   value (read where the config is, so `Self::DEFAULT_..` names the
-//!   config's constants); `Kind` a [`ValueKind`](crate::ValueKind) variant
-//!   with its fields.
-//! - `@set(into)`: the setter takes `impl Into<Type>`; `@set(some T)`: the
-//!   field is an `Option<T>` the setter sets to `Some` (it takes a `T`;
-//!   `@set(into some T)`, an `impl Into<T>`). Otherwise the setter takes a
-//!   `Type`, or any rejection kinds for a `RejectionKinds` key.
+//!   value; `Kind` a [`ValueKind`](crate::ValueKind) variant with its
+//!   fields, by which the builder checks the value (its range, its code).
+//!   The docs, `Type` and `default_expression` are read only where the
+//!   config is generated, in `bulkhead-core`: `Self::DEFAULT_..` names the
+//!   config's constants, `Adaptive` its type there.
+//! - `@set(into)`: the setter takes `impl Into<Type>`. `@set(some T)`: the
+//!   field is an `Option`, the builder holds a `T` (what the setter takes)
+//!   and the field becomes `Some` of it, checked; `@set(into some T)`: the
+//!   same, the setter taking an `impl Into<T>`. Otherwise the setter takes
+//!   a `Type`, or any rejection kinds for a `RejectionKinds` key.
 //! - `@getter(own)`: the config writes its getter itself (it computes the
 //!   value).
 //! - `@shown_if(a | b)`: `Display` shows the key only when one of the keys

@@ -136,7 +136,9 @@ macro_rules! policy_config {
                 value: $crate::keys::KeyValue,
             ) -> Result<Self, $crate::ConfigError> {
                 match key {
-                    $(stringify!($name) => self.$name = Some($crate::config::Read::read(key, value)?),)*
+                    $(stringify!($name) => {
+                        self.$name = Some($crate::config::Read::read(key, value)?);
+                    })*
                     _ => return Err($crate::config::no_such_key(key, &value)),
                 }
                 Ok(self)

@@ -37,7 +37,8 @@ bulkhead_keys::__fallback_keys!(crate::config::policy_config! {
     #[must_use]
     pub struct FallbackConfigBuilder;
     extra {}
-    errors: "None so far: every value of its keys is valid. (A `Result`, as every policy's builder returns.)";
+    errors: "None so far: every value of its keys is valid. (A `Result`, as every \
+        policy's builder returns.)";
 });
 
 #[cfg(test)]

@@ -226,3 +226,19 @@ fn a_configs_values_name_every_key_configuration_sets_and_show_what_it_was_set_t
     assert_eq!(bulkhead[3], ("resource", "none".to_owned()));
     assert_eq!(bulkhead[7], ("reserved", "2".to_owned()));
 }
+
+#[test]
+fn every_choice_of_a_table_is_a_variant_of_its_type() {
+    for kind in PolicyKind::ALL {
+        for key in kind.keys() {
+            let ValueKind::Choice { choices, .. } = key.kind() else {
+                continue;
+            };
+            for choice in choices {
+                let set = values(kind, Some((key.name(), KeyValue::Text(choice.to_string()))));
+                let written = set.iter().find(|(name, _)| *name == key.name());
+                assert_eq!(written.map(|(_, value)| value.as_str()), Some(*choice));
+            }
+        }
+    }
+}

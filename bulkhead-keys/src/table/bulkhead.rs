@@ -41,7 +41,8 @@ macro_rules! __bulkhead_keys {
         /// adaptive guide.
         @shown_if(adaptive)
         adaptive: Adaptive = Adaptive::Off
-            => Choice { ty: "Adaptive", choices: &["off", "aimd", "vegas", "gradient2"] }, "\"off\"",
+            => Choice { ty: "Adaptive", choices: &["off", "aimd", "vegas", "gradient2"] },
+            "\"off\"",
             "the algorithm that moves the limit between `min_concurrent` and `max_concurrent` from the calls' hold times; `off` keeps `max_concurrent`";
         /// The lowest limit an adaptive bulkhead's algorithm may set (1 to
         /// 2^30 - 1, at most `initial_concurrent`; default 1).

@@ -2,6 +2,16 @@
 
 use crate::{Bound, Float, Range};
 
+/// At least 1 and finite (which also refuses NaN).
+const AT_LEAST_ONE: Range = Range::new(Bound::Included(1.0), Bound::Unbounded);
+/// At least 0 and below 1. As in Resilience4j, whose `randomizationFactor`
+/// must be below 1: a jitter of 1 would draw waits down to zero, retrying
+/// at once however long `wait` is (a caller who wants that says
+/// `wait = 0`).
+const FRACTION: Range = Range::new(Bound::Included(0.0), Bound::Excluded(1.0));
+/// At least 0 and finite.
+const AT_LEAST_ZERO: Range = Range::new(Bound::Included(0.0), Bound::Unbounded);
+
 /// The retry policy's rows: see [`rows`](crate::rows).
 #[doc(hidden)]
 #[macro_export]
@@ -20,8 +30,8 @@ macro_rules! __retry_keys {
         /// failed attempt is `wait * backoff_multiplier^(n - 1)`. At least
         /// 1 (which keeps the wait fixed), and finite.
         backoff_multiplier: f64 = Self::DEFAULT_BACKOFF_MULTIPLIER
-            => Number { range: Range::new(Bound::Included(1.0), Bound::Unbounded), float: Float::F64 },
-            "1", "the factor each further wait grows by";
+            => Number { range: AT_LEAST_ONE, float: Float::F64 }, "1",
+            "the factor each further wait grows by";
         /// The longest any wait may be, jitter included (longer than zero);
         /// `None` for no cap (in the builder, `None` removes a cap the base
         /// configuration set).
@@ -44,8 +54,8 @@ macro_rules! __retry_keys {
         /// `randomizationFactor` must be below 1), so that no wait is zero
         /// unless `wait` is.
         jitter: f64 = Self::DEFAULT_JITTER
-            => Number { range: Range::new(Bound::Included(0.0), Bound::Excluded(1.0)), float: Float::F64 },
-            "0", "the randomization factor: each wait `d` is drawn from `d * (1 ± jitter)`, cut at `max_wait_interval`";
+            => Number { range: FRACTION, float: Float::F64 }, "0",
+            "the randomization factor: each wait `d` is drawn from `d * (1 ± jitter)`, cut at `max_wait_interval`";
         retry_if => Predicate, "",
             "which of the method's errors are retried; without it, every error";
         /// The rejection kinds that end a call at once instead of being
@@ -66,8 +76,8 @@ macro_rules! __retry_keys {
         @set(into)
         @shown_if(budget_ratio | budget_min_per_second | budget_window)
         budget_ratio: Option<f64> = None
-            => Number { range: Range::new(Bound::Included(0.0), Bound::Unbounded), float: Float::F64 },
-            "", "the retry budget: over `budget_window`, the instance's retries and hedges stay within this many times its first attempts, plus the minimum; without it, no budget";
+            => Number { range: AT_LEAST_ZERO, float: Float::F64 }, "",
+            "the retry budget: over `budget_window`, the instance's retries and hedges stay within this many times its first attempts, plus the minimum; without it, no budget";
         /// The retries per second of the window a budget allows whatever
         /// the first attempts (10 by default; 0 for none), so that a quiet
         /// instance can still retry; unused without a `budget_ratio`.
