@@ -1,0 +1,123 @@
+//! The probes of the no-load latency: when one starts, what it measures
+//! with the limit lowered, and what the limit comes back to.
+
+use super::*;
+
+impl Controller {
+    /// Ends a probe whose calls were dropped rather than served: nothing
+    /// is measured, the limit it saved is back, and its window is judged
+    /// as a steady one (a congested one: the limit falls).
+    pub(super) fn fail_probe(&mut self, now: u64, elapsed: u64, taken: Taken) -> Decision {
+        let Phase::Probe { saved, .. } = self.phase else {
+            unreachable!("fail_probe outside a probe");
+        };
+        self.totals.probes += 1;
+        self.phase = Phase::Steady;
+        self.estimate = self.clamp(saved);
+        self.previous = None;
+        self.carried = None;
+        self.schedule_probe(now);
+        let mut decision = self.steady(now, elapsed, taken);
+        if decision.sample.is_none() {
+            decision.sample = Some(0..u64::MAX);
+        }
+        decision
+    }
+
+    /// The next routine probe: `probe_interval` from `now`, jittered.
+    pub(super) fn schedule_probe(&mut self, now: u64) {
+        let jitter = 0.75 + 0.5 * self.next_unit();
+        let interval = nanos(self.sampling.probe_interval()) as f64 * jitter;
+        self.next_probe = now.saturating_add(interval as u64);
+    }
+
+    /// A routine probe's limit.
+    pub(super) fn routine_cap(&self) -> u32 {
+        (PROBE_SHARE * f64::from(self.limit) / self.algorithm.tolerance()).ceil() as u32
+    }
+
+    pub(super) fn start_probe(&mut self, now: u64, cap: u32) -> Decision {
+        let saved = self.estimate;
+        let reserve = self.in_force();
+        let cap = cap.clamp(self.floor, reserve.max(self.floor));
+        self.phase = Phase::Probe {
+            saved,
+            cap,
+            started: now,
+            tail: None,
+        };
+        self.slow_streak = 0;
+        self.fast_streak = 0;
+        self.window_start = now;
+        let change = self.settle(cap, reserve);
+        Decision {
+            close_at: now + self.window_len(),
+            sample: Some(now..u64::MAX),
+            change: Some(change),
+        }
+    }
+
+    pub(super) fn end_probe(&mut self, now: u64, taken: Taken) -> Decision {
+        let Phase::Probe { saved, cap, .. } = self.phase else {
+            unreachable!("end_probe outside a probe");
+        };
+        self.count(&taken, now);
+        self.totals.probes += 1;
+        let ok = taken.counts.ok();
+        let measured = (ok >= 3).then(|| (taken.sum_bound + taken.sum_free) as f64 / ok as f64);
+        self.recent = measured.or(self.recent);
+        self.previous = None;
+        self.phase = Phase::Steady;
+        self.window_start = now;
+        self.estimate = self.clamp(saved);
+        let carried = self.carried.take();
+        let unchanged = measured
+            .zip(self.no_load)
+            .is_some_and(|(p, n)| (p / n - 1.0).abs() <= AGREE);
+        if let (Some(carried), true) = (carried, unchanged) {
+            self.estimate = self.clamp(saved.min(carried));
+            self.slow_start_below = self.slow_start_below.min(self.estimate);
+        }
+        let confirm = measured.is_some_and(|p| self.adopt(p));
+        if confirm {
+            return self.start_probe(now, cap);
+        }
+        self.schedule_probe(now);
+        let wanted = self.in_force();
+        let change = self.settle(wanted, wanted);
+        Decision {
+            close_at: now + self.window_len(),
+            sample: Some(0..u64::MAX),
+            change: Some(change),
+        }
+    }
+
+    /// Takes the probe's measurement `p` in; whether a second probe must
+    /// confirm it first.
+    pub(super) fn adopt(&mut self, p: f64) -> bool {
+        let agrees = |a: f64, b: f64| (a / b - 1.0).abs() <= AGREE;
+        match (self.no_load, self.pending) {
+            (None, _) => self.no_load = Some(p),
+            (Some(n), _) if agrees(p, n) => {
+                self.no_load = Some((n + p) / 2.0);
+                self.pending = None;
+                self.confirmations = 0;
+            }
+            (Some(_), Some(q)) if agrees(p, q) || self.confirmations >= 2 => {
+                let moved = if agrees(p, q) { (p + q) / 2.0 } else { p };
+                self.no_load = Some(moved);
+                self.pending = None;
+                self.confirmations = 0;
+                // The base moved: regrow fast to where the limit was
+                // before the trouble.
+                self.slow_start_below = self.slow_start_below.max(self.clamp(self.last_good));
+            }
+            (Some(_), _) => {
+                self.pending = Some(p);
+                self.confirmations += 1;
+                return true;
+            }
+        }
+        false
+    }
+}
