@@ -78,13 +78,13 @@ pub mod adaptive {
         Room, Sampling, SamplingBuilder, Vegas, VegasBuilder,
     };
 }
+pub use bulkhead_keys::{ConfigError, check_limit, check_range, parse_bool, parse_duration};
 pub use circuit_breaker::{
     BreakerOutcome, BreakerPermit, CircuitBreaker, CircuitBreakerConfig,
     CircuitBreakerConfigBuilder, CircuitBreakerMetrics, OwnedBreakerPermit, SlidingWindow,
 };
 pub use clock::{Clock, ManualClock, RecentTime, Sleep, SystemClock, sleep_blocking};
 pub use compose::{Classifier, ErrorPredicate, Policies};
-pub use config::{ConfigError, check_limit, check_range, parse_bool, parse_duration};
 pub use context::PolicyContext;
 pub use events::{
     BulkheadEvent, BulkheadEventKind, CircuitBreakerEvent, CircuitBreakerEventKind, CircuitState,

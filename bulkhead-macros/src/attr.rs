@@ -1,6 +1,6 @@
 //! How a policy attribute is read, whatever the policy: [`read`] walks its
 //! `key = value` pairs (darling's `NestedMeta`), looks each key up in the
-//! policy's table of keys in the core crate (`PolicyKind::all_keys`, those
+//! policy's table of keys in `bulkhead-keys` (`PolicyKind::all_keys`, those
 //! an attribute takes), reads its value by the key's kind (`values.rs`)
 //! and gathers what it says into [`Keys`]; [`coded`] gives the errors of
 //! darling's parser their code.
@@ -12,7 +12,7 @@
 //! (ATR-002), a bare literal (ATR-002), and each bad value with its kind's
 //! code.
 
-use bulkhead_core::keys::{Key, KeyValue, NAME, PolicyKind, did_you_mean};
+use bulkhead_keys::{Key, KeyValue, NAME, PolicyKind, did_you_mean};
 use darling::ast::NestedMeta;
 use proc_macro2::{Span, TokenStream};
 use syn::punctuated::Punctuated;
@@ -217,7 +217,7 @@ fn from_items(kind: PolicyKind, items: &[NestedMeta]) -> darling::Result<Keys> {
 
 /// The rules between keys written together (a bulkhead's `min_concurrent`
 /// <= `initial_concurrent` <= `max_concurrent`, and `reserved` <=
-/// `max_concurrent`), from the core crate's `PolicyKind::check_together`,
+/// `max_concurrent`), from `PolicyKind::check_together`,
 /// for the values written: its error is spanned on the value of the key it
 /// names.
 fn check_together(

@@ -12,9 +12,9 @@
 //! - `values.rs` (the values of keys, by kind), `attr.rs` (an attribute's
 //!   keys, read with its policy's table), `policies.rs` (the set of
 //!   policies) and `annotations.rs` (the attributes of one item): reading
-//!   the attributes. The policies and their tables of keys are the core
-//!   crate's (`bulkhead_core::keys`), shared with the registry's
-//!   configuration sources.
+//!   the attributes. The policies and their tables of keys are
+//!   `bulkhead-keys`' (not the policies' crate, which this one does not
+//!   wait for), shared with the registry's configuration sources.
 //! - `order.rs`: `#[resilient]` beside `#[async_trait]` and
 //!   `#[trait_variant::make]`, which it reads the trait after.
 //! - `ast.rs`: the typed model of a trait or function.

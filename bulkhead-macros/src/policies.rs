@@ -1,18 +1,18 @@
-//! The policies: which there are (the core crate's [`PolicyKind`], in the
+//! The policies: which there are (`bulkhead-keys`' [`PolicyKind`], in the
 //! order of the composition), what the macros add to them
 //! ([`PolicyAttribute`]: each one's attribute, read with its table of keys),
 //! and the policies one method or function runs under ([`PolicySet`]).
 //!
-//! A new key is a row of its policy's table in the core crate, and nothing
+//! A new key is a row of its policy's table in `bulkhead-keys`, and nothing
 //! here (if its value is of a new kind, that kind in `values.rs`). A new
-//! policy is a line of the core crate's `PolicyKind`, whose `match`es the
+//! policy is a line of `bulkhead-keys`' `PolicyKind`, whose `match`es the
 //! compiler then points out, and its entry point in `lib.rs`.
 
 use darling::ast::NestedMeta;
 use syn::punctuated::Punctuated;
 use syn::{Meta, Token};
 
-pub(crate) use bulkhead_core::keys::PolicyKind;
+pub(crate) use bulkhead_keys::PolicyKind;
 
 use crate::attr::{self, Keys, Written};
 use crate::krate::{Krate, Origin};

@@ -4,14 +4,14 @@
 //! policy ([`policy`]). (`#[resilient]` is only ever found by the compiler,
 //! through its entry point in `lib.rs`.)
 //!
-//! The policies' names and the keys of their attributes are the core
-//! crate's tables (`bulkhead_core::keys`): the attribute of a policy is its
+//! The policies' names and the keys of their attributes are
+//! `bulkhead-keys`' tables: the attribute of a policy is its
 //! name, a key is read by its name in the table, and the config builders
 //! are called by the same names.
 
 use std::fmt;
 
-use bulkhead_core::keys::PolicyKind;
+use bulkhead_keys::PolicyKind;
 use syn::{Ident, Path};
 
 /// A word of an attribute.

@@ -219,7 +219,7 @@ fn cannot_fall_back(model: &Trait, method: &Method) -> Option<syn::Error> {
         ));
     }
     let Some(fallback) = model.methods.iter().find(|m| m.sig.ident == *named) else {
-        let hint = bulkhead_core::keys::did_you_mean(
+        let hint = bulkhead_keys::did_you_mean(
             &named.to_string(),
             model
                 .methods

@@ -1,6 +1,6 @@
 //! The values of the policies' keys, read from an attribute by the kind
-//! of value each key takes in the core crate's tables
-//! (`bulkhead_core::keys::ValueKind`): [`read`] checks a value exactly as
+//! of value each key takes in `bulkhead-keys`' tables
+//! (`bulkhead_keys::ValueKind`): [`read`] checks a value exactly as
 //! the config builders check it at run time, with the same ranges, so that
 //! an attribute that compiles cannot fail in `new` because of one of its
 //! own literals, and [`Read::argument`] is how it is passed to the builder.
@@ -24,8 +24,8 @@
 
 use std::time::Duration;
 
-use bulkhead_core::keys::{Float, Key, Range, ValueKind, did_you_mean};
-use bulkhead_core::{ConfigError, HedgeDelay, RejectionKind};
+use bulkhead_keys::{ConfigError, HedgeDelay, RejectionKind};
+use bulkhead_keys::{Float, Key, Range, ValueKind, did_you_mean};
 use darling::ast::MetaNameValueInvalidExpr;
 use proc_macro2::{Literal, Span, TokenStream};
 use quote::{ToTokens as _, quote, quote_spanned};
@@ -446,9 +446,9 @@ fn duration(key: &str, expr: &Expr) -> Result<Duration, String> {
 }
 
 /// Parses a duration with the registry's own parser,
-/// `bulkhead_core::parse_duration`: humantime syntax, or a bare `0`.
+/// `bulkhead_keys::parse_duration`: humantime syntax, or a bare `0`.
 fn parse_duration(key: &str, text: &str) -> Result<Duration, String> {
-    bulkhead_core::parse_duration(key, text).map_err(|error| match error {
+    bulkhead_keys::parse_duration(key, text).map_err(|error| match error {
         ConfigError::InvalidDuration { reason, .. } => {
             // Keep humantime's diagnosis, not its list of every unit.
             let reason = reason.split(", supported units").next().unwrap_or_default();
@@ -564,7 +564,7 @@ fn method(key: &Key, expr: &Expr) -> Result<Ident, String> {
 }
 
 /// `abort_on = [BulkheadFull, Timeout]`, `ignore_on = [..]`: rejection
-/// kinds (the core crate's `RejectionKind`, by its `name`), written as
+/// kinds (`bulkhead-keys`' `RejectionKind`, by its `name`), written as
 /// identifiers (or strings), in brackets unless there is one. Every unknown
 /// kind is reported, each on its own token.
 fn rejection_kinds(key: &str, expr: &Expr) -> darling::Result<Vec<RejectionKind>> {
@@ -652,7 +652,7 @@ fn kind_path(path: &syn::Path) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use bulkhead_core::keys::PolicyKind;
+    use bulkhead_keys::PolicyKind;
     use syn::parse_quote;
 
     use super::*;

@@ -10,7 +10,7 @@ use super::Shared;
 use crate::bulkhead::adaptive::dropping_beaten_attempts;
 use crate::clock::Sleep;
 use crate::events::HedgeEventKind;
-use crate::rejection::{CallError, RejectionKind};
+use crate::rejection::{CallError, Rejection, RejectionKind};
 use crate::retry::Retry;
 
 pin_project_lite::pin_project! {
@@ -103,11 +103,11 @@ where
 /// is then skipped, not a failure of the call.
 fn refused<T, E>(result: &Result<T, CallError<E>>) -> Option<RejectionKind> {
     match result {
-        Err(CallError::Rejected(rejection)) => match rejection.kind() {
-            kind @ (RejectionKind::BulkheadFull
-            | RejectionKind::CircuitOpen
-            | RejectionKind::RateLimited) => Some(kind),
-            RejectionKind::Timeout => None,
+        Err(CallError::Rejected(rejection)) => match rejection {
+            Rejection::BulkheadFull(_) | Rejection::CircuitOpen(_) | Rejection::RateLimited(_) => {
+                Some(rejection.kind())
+            }
+            Rejection::Timeout(_) => None,
         },
         _ => None,
     }

@@ -10,17 +10,15 @@
 //! attempt at a time on its thread.
 //!
 //! - `config.rs`: [`HedgeConfig`] and its builder;
-//! - `delay.rs`: [`HedgeDelay`], a fixed delay or a percentile;
 //! - `estimate.rs`: the running estimate of a percentile of the latency;
 //! - `future.rs`: [`Hedged`], the attempts of one call.
 
 mod config;
-mod delay;
 mod estimate;
 mod future;
 
+pub use bulkhead_keys::HedgeDelay;
 pub use config::{HedgeConfig, HedgeConfigBuilder};
-pub use delay::HedgeDelay;
 pub use future::Hedged;
 
 use std::fmt;
@@ -99,7 +97,7 @@ impl Hedge {
         Hedge {
             shared: Arc::new(Shared {
                 instance: intern(instance),
-                estimate: config.delay().quantile().map(Estimate::new),
+                estimate: quantile(config.delay()).map(Estimate::new),
                 config,
                 context,
             }),
@@ -176,6 +174,15 @@ impl Hedge {
         F: Future<Output = Result<T, CallError<E>>>,
     {
         Hedged::new(&self.shared, retry, first, attempt)
+    }
+}
+
+/// The percentile a percentile `delay` waits for, as a fraction (0.9
+/// for p90).
+fn quantile(delay: HedgeDelay) -> Option<f64> {
+    match delay {
+        HedgeDelay::Fixed(_) => None,
+        HedgeDelay::Percentile { tenths } => Some(f64::from(tenths) / 1000.0),
     }
 }
 

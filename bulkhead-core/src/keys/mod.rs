@@ -1,9 +1,11 @@
 //! The configuration keys of every policy: one table per policy, read by
-//! the policies' config builders, by the registry's configuration sources
-//! and by the attribute macros, so that a key is described once.
+//! the policies' config builders (generated from it), by the registry's
+//! configuration sources and by the attribute macros, so that a key is
+//! described once. (They are `bulkhead-keys`', which the macros depend on
+//! without this crate.)
 //!
 //! [`PolicyKind`] names the policies; [`PolicyKind::keys`] is a policy's
-//! table (kept beside its config builder), each row a [`Key`]: its name,
+//! table, each row a [`Key`]: its name,
 //! the [`ValueKind`] of its value (with its range, which the builder checks
 //! and the macros check at compile time, and its error code), its default
 //! and what it means. [`did_you_mean`] matches a name that names nothing to
@@ -32,15 +34,10 @@
 //! # Ok::<(), bulkhead_core::ConfigError>(())
 //! ```
 
-mod key;
-mod kind;
-mod suggest;
-mod value;
-
-pub use key::{BASE_CONFIG, CONFIG, Key, NAME, Origin};
-pub use kind::PolicyKind;
-pub use suggest::did_you_mean;
-pub use value::{Bound, Float, KeyValue, Range, ValueKind};
+pub use bulkhead_keys::{
+    BASE_CONFIG, Bound, CONFIG, Float, Key, KeyValue, NAME, Origin, PolicyKind, Range, ValueKind,
+    did_you_mean,
+};
 
 #[cfg(test)]
 mod tests;

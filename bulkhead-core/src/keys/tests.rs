@@ -5,12 +5,12 @@
 use std::time::Duration;
 
 use super::*;
-use crate::config::{ConfigError, parse_duration};
 use crate::rejection::{RejectionKind, RejectionKinds};
 use crate::{
     BulkheadConfig, CircuitBreakerConfig, FallbackConfig, HedgeConfig, RateLimiterConfig,
     RetryConfig, TimeoutConfig,
 };
+use crate::{ConfigError, parse_duration};
 
 /// The configuration `kind`'s builder resolves with `key` set to `value`
 /// (or with nothing set), as its `Display` writes it.
@@ -84,55 +84,6 @@ fn documented(key: &Key) -> KeyValue {
         ValueKind::Predicate | ValueKind::Method => {
             unreachable!("a predicate or a method has no default value")
         }
-    }
-}
-
-#[test]
-fn every_policy_is_listed_once_and_has_its_place_in_the_composition() {
-    for (i, kind) in PolicyKind::OUTSIDE_IN.into_iter().enumerate() {
-        assert_eq!(kind.depth(), i);
-        assert_eq!(PolicyKind::from_name(kind.name()), Some(kind));
-        assert_eq!(kind.to_string(), kind.name());
-        assert!(PolicyKind::ALL.contains(&kind));
-    }
-    assert_eq!(PolicyKind::from_name("cache"), None);
-    let calling_again: Vec<_> = PolicyKind::ALL
-        .into_iter()
-        .filter(|kind| kind.calls_again())
-        .collect();
-    assert_eq!(
-        calling_again,
-        [PolicyKind::Retry, PolicyKind::Hedge, PolicyKind::Fallback]
-    );
-    assert_eq!(
-        PolicyKind::OUTSIDE_IN,
-        [
-            PolicyKind::Fallback,
-            PolicyKind::Retry,
-            PolicyKind::Hedge,
-            PolicyKind::CircuitBreaker,
-            PolicyKind::RateLimiter,
-            PolicyKind::Timeout,
-            PolicyKind::Bulkhead,
-        ],
-        "the fixed order of the docs"
-    );
-}
-
-#[test]
-fn every_policy_names_each_key_once() {
-    for kind in PolicyKind::ALL {
-        let mut names: Vec<&str> = kind.all_keys().map(Key::name).collect();
-        let count = names.len();
-        names.sort_unstable();
-        names.dedup();
-        assert_eq!(names.len(), count, "{kind}");
-        for common in [NAME, CONFIG, BASE_CONFIG] {
-            assert!(!kind.keys().contains(&common), "{kind}");
-            assert_eq!(kind.key(common.name()), Some(&common));
-        }
-        let example = kind.example().split(" = ").next().unwrap();
-        assert!(kind.key(example).is_some(), "{kind}: {example}");
     }
 }
 
@@ -274,4 +225,20 @@ fn a_configs_values_name_every_key_configuration_sets_and_show_what_it_was_set_t
     assert_eq!(bulkhead[1], ("max_wait", "250ms".to_owned()));
     assert_eq!(bulkhead[3], ("resource", "none".to_owned()));
     assert_eq!(bulkhead[7], ("reserved", "2".to_owned()));
+}
+
+#[test]
+fn every_choice_of_a_table_is_a_variant_of_its_type() {
+    for kind in PolicyKind::ALL {
+        for key in kind.keys() {
+            let ValueKind::Choice { choices, .. } = key.kind() else {
+                continue;
+            };
+            for choice in choices {
+                let set = values(kind, Some((key.name(), KeyValue::Text(choice.to_string()))));
+                let written = set.iter().find(|(name, _)| *name == key.name());
+                assert_eq!(written.map(|(_, value)| value.as_str()), Some(*choice));
+            }
+        }
+    }
 }

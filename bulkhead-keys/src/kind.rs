@@ -2,25 +2,17 @@
 
 use std::fmt;
 
-use super::KeyValue;
-use super::key::{BASE_CONFIG, CONFIG, Key, NAME};
-use crate::ConfigError;
-use crate::bulkhead::BulkheadConfig;
-use crate::circuit_breaker::CircuitBreakerConfig;
-use crate::fallback::FallbackConfig;
-use crate::hedge::HedgeConfig;
-use crate::rate_limiter::RateLimiterConfig;
-use crate::retry::RetryConfig;
-use crate::timeout::TimeoutConfig;
+use crate::key::{BASE_CONFIG, CONFIG, Key, NAME};
+use crate::{ConfigError, KeyValue, table};
 
 /// Defines [`PolicyKind`], its [`ALL`](PolicyKind::ALL) and the methods
 /// that read its table, from one line per policy: its name, the name of its
-/// instances in a listing, its config type (whose `KEYS` are the policy's
-/// table of keys) and an example key.
+/// instances in a listing, its config type (in `bulkhead-core`), its table
+/// of keys (in `table/`) and an example key.
 macro_rules! policy_kinds {
     ($(
         $(#[$doc:meta])*
-        $kind:ident = $name:literal, $plural:literal, $config:ident, $example:literal;
+        $kind:ident = $name:literal, $plural:literal, $config:ident, $table:ident, $example:literal;
     )*) => {
         /// One of the policies: what its attribute and its configuration
         /// are called, where it runs in a composition, and its keys.
@@ -32,7 +24,7 @@ macro_rules! policy_kinds {
         /// # Examples
         ///
         /// ```
-        /// use bulkhead_core::keys::PolicyKind;
+        /// use bulkhead_keys::PolicyKind;
         ///
         /// assert_eq!(PolicyKind::CircuitBreaker.name(), "circuit_breaker");
         /// assert_eq!(PolicyKind::OUTSIDE_IN[0], PolicyKind::Fallback);
@@ -66,8 +58,9 @@ macro_rules! policy_kinds {
                 }
             }
 
-            /// The name of its resolved configuration type in this crate
-            /// (`RetryConfig`), whose `builder()` takes its keys.
+            /// The name of its resolved configuration type in
+            /// `bulkhead-core` (`RetryConfig`), whose `builder()` takes its
+            /// keys.
             pub const fn config_type(self) -> &'static str {
                 match self {
                     $(PolicyKind::$kind => stringify!($config),)*
@@ -89,7 +82,7 @@ macro_rules! policy_kinds {
             /// [`all_keys`](Self::all_keys)).
             pub const fn keys(self) -> &'static [Key] {
                 match self {
-                    $(PolicyKind::$kind => $config::KEYS,)*
+                    $(PolicyKind::$kind => table::$table::KEYS,)*
                 }
             }
         }
@@ -97,21 +90,22 @@ macro_rules! policy_kinds {
 }
 
 policy_kinds! {
-    /// [`Bulkhead`](crate::Bulkhead).
-    Bulkhead = "bulkhead", "bulkheads", BulkheadConfig, "max_concurrent = 4";
-    /// [`Retry`](crate::Retry).
-    Retry = "retry", "retries", RetryConfig, "max_attempts = 3";
-    /// [`CircuitBreaker`](crate::CircuitBreaker).
+    /// The bulkhead (`Bulkhead`): a share of concurrency.
+    Bulkhead = "bulkhead", "bulkheads", BulkheadConfig, bulkhead, "max_concurrent = 4";
+    /// The retry policy (`Retry`).
+    Retry = "retry", "retries", RetryConfig, retry, "max_attempts = 3";
+    /// The circuit breaker (`CircuitBreaker`).
     CircuitBreaker = "circuit_breaker", "circuit_breakers", CircuitBreakerConfig,
-        "failure_rate_threshold = 50";
-    /// [`Timeout`](crate::Timeout).
-    Timeout = "timeout", "timeouts", TimeoutConfig, "duration = \"1s\"";
-    /// [`RateLimiter`](crate::RateLimiter).
-    RateLimiter = "rate_limiter", "rate_limiters", RateLimiterConfig, "limit_for_period = 50";
-    /// [`Hedge`](crate::Hedge).
-    Hedge = "hedge", "hedges", HedgeConfig, "delay = \"50ms\"";
-    /// [`Fallback`](crate::Fallback).
-    Fallback = "fallback", "fallbacks", FallbackConfig, "method = \"cached\"";
+        circuit_breaker, "failure_rate_threshold = 50";
+    /// The timeout (`Timeout`).
+    Timeout = "timeout", "timeouts", TimeoutConfig, timeout, "duration = \"1s\"";
+    /// The rate limiter (`RateLimiter`).
+    RateLimiter = "rate_limiter", "rate_limiters", RateLimiterConfig, rate_limiter,
+        "limit_for_period = 50";
+    /// The hedge (`Hedge`).
+    Hedge = "hedge", "hedges", HedgeConfig, hedge, "delay = \"50ms\"";
+    /// The fallback (`Fallback`).
+    Fallback = "fallback", "fallbacks", FallbackConfig, fallback, "method = \"cached\"";
 }
 
 impl PolicyKind {
@@ -183,7 +177,7 @@ impl PolicyKind {
     /// # Examples
     ///
     /// ```
-    /// use bulkhead_core::keys::{KeyValue, PolicyKind};
+    /// use bulkhead_keys::{KeyValue, PolicyKind};
     ///
     /// let written = [
     ///     ("min_concurrent", KeyValue::Integer(10)),
@@ -203,7 +197,7 @@ impl PolicyKind {
     /// ```
     pub fn check_together(self, values: &[(&str, &KeyValue)]) -> Result<(), ConfigError> {
         match self {
-            PolicyKind::Bulkhead => BulkheadConfig::check_together(values),
+            PolicyKind::Bulkhead => table::bulkhead::check_together(values),
             PolicyKind::Retry
             | PolicyKind::CircuitBreaker
             | PolicyKind::Timeout

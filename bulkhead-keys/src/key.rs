@@ -1,13 +1,7 @@
 //! One configuration key: [`Key`], where it may be written ([`Origin`]),
-//! the keys every policy has ([`NAME`], [`CONFIG`], [`BASE_CONFIG`]), and
-//! the checks a config builder makes of a key's value with the range its
-//! row gives.
+//! and the keys every policy has ([`NAME`], [`CONFIG`], [`BASE_CONFIG`]).
 
-use std::fmt;
-use std::time::Duration;
-
-use super::value::ValueKind;
-use crate::config::{ConfigError, check_limit, check_positive, check_range};
+use crate::value::ValueKind;
 
 /// One key of a policy, as its table describes it: its name, the kind of
 /// its value, its default, what it means and the code of a bad value.
@@ -15,7 +9,7 @@ use crate::config::{ConfigError, check_limit, check_positive, check_range};
 /// # Examples
 ///
 /// ```
-/// use bulkhead_core::keys::{PolicyKind, ValueKind};
+/// use bulkhead_keys::{PolicyKind, ValueKind};
 ///
 /// let key = PolicyKind::Bulkhead.key("max_concurrent").unwrap();
 /// assert_eq!(key.kind(), ValueKind::Limit { max: 1_073_741_823 });
@@ -152,63 +146,5 @@ impl Key {
     /// of zero where it must be positive is ATR-008.
     pub const fn code(&self) -> &'static str {
         self.code
-    }
-
-    /// Checks a whole number for this [`ValueKind::Limit`] (ATR-003) or
-    /// [`ValueKind::Count`] (ATR-008) key.
-    ///
-    /// # Panics
-    ///
-    /// For a key of another kind: a builder checks its own keys, as its
-    /// tests show.
-    pub(crate) fn check_integer(&self, value: u64) -> Result<u32, ConfigError> {
-        match self.kind {
-            ValueKind::Limit { max } => check_limit(self.name, value, max.into()),
-            ValueKind::Count { min, max } => {
-                // In range, so it fits.
-                check_range(self.name, value, min.into(), max.into()).map(|n| n as u32)
-            }
-            _ => self.not_of_kind("a whole number"),
-        }
-    }
-
-    /// Checks a number for this [`ValueKind::Number`] key (ATR-008),
-    /// naming the value as the builder holds it (`f32` or `f64`).
-    ///
-    /// # Panics
-    ///
-    /// For a key of another kind.
-    pub(crate) fn check_number<T>(&self, value: T) -> Result<T, ConfigError>
-    where
-        T: Into<f64> + fmt::Display + Copy,
-    {
-        match self.kind {
-            ValueKind::Number { range, .. } if range.contains(value.into()) => Ok(value),
-            ValueKind::Number { range, .. } => Err(ConfigError::NumberOutOfRange {
-                key: self.name.to_owned(),
-                value: value.to_string(),
-                range: range.words(),
-            }),
-            _ => self.not_of_kind("a number"),
-        }
-    }
-
-    /// Checks a duration for this [`ValueKind::Duration`] key: ATR-008 for
-    /// zero if it must be positive.
-    ///
-    /// # Panics
-    ///
-    /// For a key of another kind.
-    pub(crate) fn check_duration(&self, value: Duration) -> Result<Duration, ConfigError> {
-        match self.kind {
-            ValueKind::Duration { positive: true } => check_positive(self.name, value),
-            ValueKind::Duration { positive: false } => Ok(value),
-            _ => self.not_of_kind("a duration"),
-        }
-    }
-
-    #[cold]
-    fn not_of_kind(&self, what: &str) -> ! {
-        panic!("the key {} does not take {what}", self.name)
     }
 }

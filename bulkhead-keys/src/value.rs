@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::hedge::HedgeDelay;
+use crate::delay::HedgeDelay;
 use crate::rejection::RejectionKinds;
 
 /// The kind of a key's value: how it is written (in an attribute, a TOML

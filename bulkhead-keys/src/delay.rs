@@ -10,19 +10,19 @@ use crate::config::{ConfigError, parse_duration};
 ///
 /// Written as a duration (`"50ms"`), or as a percentile of the latency of
 /// the calls' first attempts (`"p90"`, `"p99.9"`), which the hedge
-/// estimates as calls go (see [`Hedge`](crate::Hedge)).
+/// estimates as calls go (see the hedge policy, `Hedge`).
 ///
 /// # Examples
 ///
 /// ```
 /// use std::time::Duration;
-/// use bulkhead_core::HedgeDelay;
+/// use bulkhead_keys::HedgeDelay;
 ///
 /// assert_eq!(HedgeDelay::parse("delay", "50ms")?, HedgeDelay::from(Duration::from_millis(50)));
 /// assert_eq!(HedgeDelay::parse("delay", "p99.9")?, HedgeDelay::percentile(99.9));
 /// assert_eq!(HedgeDelay::percentile(90.0).to_string(), "p90");
 /// assert_eq!(HedgeDelay::parse("delay", "p100").unwrap_err().code(), "ATR-001");
-/// # Ok::<(), bulkhead_core::ConfigError>(())
+/// # Ok::<(), bulkhead_keys::ConfigError>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum HedgeDelay {
@@ -80,14 +80,6 @@ impl HedgeDelay {
                 Ok(HedgeDelay::percentile(percent))
             }
             _ => Err(refused()),
-        }
-    }
-
-    /// The percentile as a fraction (0.9 for p90), for a percentile delay.
-    pub(crate) fn quantile(self) -> Option<f64> {
-        match self {
-            HedgeDelay::Fixed(_) => None,
-            HedgeDelay::Percentile { tenths } => Some(f64::from(tenths) / 1000.0),
         }
     }
 }
@@ -152,6 +144,9 @@ mod tests {
             HedgeDelay::percentile(100.0),
             HedgeDelay::Percentile { tenths: 0 }
         );
-        assert_eq!(HedgeDelay::percentile(99.94).quantile(), Some(0.999));
+        assert_eq!(
+            HedgeDelay::percentile(99.94),
+            HedgeDelay::Percentile { tenths: 999 }
+        );
     }
 }

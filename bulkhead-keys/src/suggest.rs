@@ -9,7 +9,7 @@
 /// # Examples
 ///
 /// ```
-/// use bulkhead_core::keys::did_you_mean;
+/// use bulkhead_keys::did_you_mean;
 ///
 /// let keys = ["max_concurrent", "max_wait", "enabled"];
 /// assert_eq!(did_you_mean("max_concurent", keys), Some("max_concurrent"));

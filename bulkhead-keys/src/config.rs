@@ -1,5 +1,6 @@
-//! Configuration errors and the parsers of configuration values, shared by
-//! every policy's builder and by configuration loaded at run time.
+//! Configuration errors and the parsers and checks of configuration values,
+//! shared by every policy's builder, by configuration loaded at run time
+//! and by the attribute macros.
 
 use std::time::Duration;
 
@@ -150,15 +151,6 @@ pub enum ConfigError {
 }
 
 impl ConfigError {
-    /// A builder's `set_key` was given `key`, which it does not have, or
-    /// `value`, which `key` does not take.
-    pub(crate) fn no_such_key(key: &str, value: &crate::keys::KeyValue) -> Self {
-        ConfigError::NoSuchKey {
-            key: key.to_owned(),
-            value: value.to_string(),
-        }
-    }
-
     /// The error's code, such as `"ATR-001"`.
     pub fn code(&self) -> &'static str {
         match self {
@@ -253,7 +245,7 @@ impl ConfigError {
 ///
 /// ```
 /// use std::time::Duration;
-/// use bulkhead_core::parse_duration;
+/// use bulkhead_keys::parse_duration;
 ///
 /// assert_eq!(parse_duration("max_wait", "250ms"), Ok(Duration::from_millis(250)));
 /// assert_eq!(parse_duration("max_wait", "0"), Ok(Duration::ZERO));
@@ -336,7 +328,7 @@ where
 /// # Errors
 ///
 /// [`ConfigError::NumberOutOfRange`] (ATR-008) naming `key`.
-pub(crate) fn check_positive(key: &str, value: Duration) -> Result<Duration, ConfigError> {
+pub fn check_positive(key: &str, value: Duration) -> Result<Duration, ConfigError> {
     if value.is_zero() {
         Err(ConfigError::NumberOutOfRange {
             key: key.to_owned(),
@@ -346,18 +338,6 @@ pub(crate) fn check_positive(key: &str, value: Duration) -> Result<Duration, Con
     } else {
         Ok(value)
     }
-}
-
-/// A duration as configuration writes it (`250ms`, `1m 30s`, `0s`), for a
-/// config's `values`.
-pub(crate) fn written_duration(value: Duration) -> String {
-    humantime::format_duration(value).to_string()
-}
-
-/// A value a key may go without, as configuration writes it: `none`
-/// without one, for a config's `values`.
-pub(crate) fn written_or_none<T: std::fmt::Display>(value: Option<T>) -> String {
-    value.map_or_else(|| "none".to_owned(), |value| value.to_string())
 }
 
 #[cfg(test)]

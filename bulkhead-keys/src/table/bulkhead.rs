@@ -1,0 +1,129 @@
+//! The bulkhead's keys, and the rules between them (ATR-015, ATR-016).
+
+use crate::{ConfigError, KeyValue};
+
+/// The largest limit a bulkhead takes, 2^30 - 1 (what its slot word
+/// holds).
+pub(crate) const MAX_CONCURRENT: u32 = (1 << 30) - 1;
+
+/// The bulkhead's rows: see [`rows`](crate::rows).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __bulkhead_keys {
+    ($($callback:tt)*) => { $crate::__rows! { ($($callback)*)
+        /// How many calls may hold a slot at once (1 to 2^30 - 1); for an
+        /// adaptive bulkhead, the most its algorithm may allow (the
+        /// ceiling).
+        max_concurrent: u32 = Self::DEFAULT_MAX_CONCURRENT
+            => Limit { max: MAX_CONCURRENT }, "25",
+            "how many calls may hold a slot at once; with `adaptive`, the most the algorithm may allow";
+        /// How long a caller may wait for a slot; zero (the default)
+        /// rejects at once.
+        max_wait: Duration = Duration::ZERO
+            => Duration { positive: false }, "\"0\"",
+            "how long a caller may wait for a slot; zero rejects at once";
+        /// Whether the bulkhead limits anything (the default); a disabled
+        /// one lets every call through and counts nothing.
+        enabled: bool = true
+            => Bool, "true",
+            "whether the bulkhead limits anything; a disabled one lets every call through";
+        /// The shared resource (a connection pool, a database) whose
+        /// budget this bulkhead's slots count against, if any, which the
+        /// registry enforces; see `Registry::resource`.
+        @set(into some String)
+        @shown_if(resource)
+        resource: Option<&'static str> = None
+            => Name, "",
+            "the shared resource whose budget the slots count against (REG-010 if they exceed it, REG-011 if it has none)";
+        /// The algorithm that moves the limit between `min_concurrent` and
+        /// `max_concurrent` (then the ceiling) from the calls' hold times;
+        /// [`Adaptive::Off`], the default, keeps `max_concurrent`. See the
+        /// adaptive guide.
+        @shown_if(adaptive)
+        adaptive: Adaptive = Adaptive::Off
+            => Choice { ty: "Adaptive", choices: &["off", "aimd", "vegas", "gradient2"] },
+            "\"off\"",
+            "the algorithm that moves the limit between `min_concurrent` and `max_concurrent` from the calls' hold times; `off` keeps `max_concurrent`";
+        /// The lowest limit an adaptive bulkhead's algorithm may set (1 to
+        /// 2^30 - 1, at most `initial_concurrent`; default 1).
+        @shown_if(adaptive)
+        min_concurrent: u32 = 1
+            => Limit { max: MAX_CONCURRENT }, "1",
+            "with `adaptive`: the lowest limit the algorithm may set (ATR-015 unless `min_concurrent` <= `initial_concurrent` <= `max_concurrent`)";
+        /// The limit an adaptive bulkhead starts from, at which its first
+        /// window measures the no-load latency (between `min_concurrent`
+        /// and `max_concurrent`; default 20 kept between them).
+        @set(some u32)
+        @getter(own)
+        @shown_if(adaptive)
+        initial_concurrent: Option<u32> = None
+            => Limit { max: MAX_CONCURRENT }, "20",
+            "with `adaptive`: the limit it starts from, at which it measures the no-load latency; without it, 20 kept within `min_concurrent` and `max_concurrent`";
+        /// Keeps `reserved` slots of the resource's budget for this
+        /// bulkhead alone (0 to `max_concurrent`; default: all of
+        /// `max_concurrent`). Above them, up to `max_concurrent`, it
+        /// borrows the slots of the budget nobody reserved, so the limits
+        /// on a resource may add up to more than its budget while the
+        /// reservations stay within it.
+        @set(some u32)
+        @getter(own)
+        @shown_if(reserved)
+        reserved: Option<u32> = None
+            => Count { min: 0, max: MAX_CONCURRENT }, "",
+            "on a resource: the slots of its budget kept for this bulkhead alone, by default all of `max_concurrent`; above them, up to `max_concurrent`, it borrows the slots nobody reserved (ATR-016 if above `max_concurrent`)";
+    } };
+}
+
+crate::__bulkhead_keys!(crate::rows::key_table! { pub(crate) const KEYS });
+
+/// Checks the keys written together (as in one attribute, one layer of
+/// configuration) that depend on each other, for those given:
+/// `min_concurrent` <= `initial_concurrent` <= `max_concurrent` (ATR-015,
+/// naming the key out of place), and `reserved` <= `max_concurrent`
+/// (ATR-016, about `reserved`).
+pub(crate) fn check_together(values: &[(&str, &KeyValue)]) -> Result<(), ConfigError> {
+    let integer = |name: &str| {
+        values.iter().find_map(|(key, value)| match value {
+            KeyValue::Integer(n) if *key == name => Some(*n),
+            _ => None,
+        })
+    };
+    check_order(
+        integer("min_concurrent"),
+        integer("initial_concurrent"),
+        integer("max_concurrent"),
+    )?;
+    match (integer("reserved"), integer("max_concurrent")) {
+        (Some(reserved), Some(max_concurrent)) if reserved > max_concurrent => {
+            Err(ConfigError::ReservedAboveLimit {
+                key: "reserved".to_owned(),
+                reserved,
+                max_concurrent,
+            })
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `min <= initial <= max` for those given, else ATR-015 naming the key
+/// out of order.
+fn check_order(
+    min: Option<u32>,
+    initial: Option<u32>,
+    max: Option<u32>,
+) -> Result<(), ConfigError> {
+    let out_of_order = |key: &str| ConfigError::LimitsOutOfOrder {
+        key: key.to_owned(),
+        min: min.map_or_else(|| "..".to_owned(), |n| n.to_string()),
+        initial: initial.map_or_else(|| "..".to_owned(), |n| n.to_string()),
+        max: max.map_or_else(|| "..".to_owned(), |n| n.to_string()),
+    };
+    let above = |a: Option<u32>, b: Option<u32>| matches!((a, b), (Some(a), Some(b)) if a > b);
+    if above(min, max) {
+        return Err(out_of_order("min_concurrent"));
+    }
+    if above(min, initial) || above(initial, max) {
+        return Err(out_of_order("initial_concurrent"));
+    }
+    Ok(())
+}
