@@ -179,6 +179,7 @@ pub(crate) fn linked_kinds() -> Vec<&'static dyn FleetKind> {
 
 /// A bulkhead declared in the registry, and the resource it names.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct Declared {
     /// The bulkhead.
     pub bulkhead: Bulkhead,
