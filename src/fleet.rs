@@ -18,4 +18,4 @@
 //! ```
 
 pub use bulkhead_core::{FleetShareChanged, FleetShareReason};
-pub use bulkhead_registry::fleet::{FleetConfig, FleetSnapshot, FleetState, OnUnreachable};
+pub use bulkhead_fleet::{FleetConfig, FleetSnapshot, FleetState, OnUnreachable};

@@ -333,6 +333,27 @@ fn a_budget_is_declared_in_toml_and_reloaded() {
     assert_eq!(registry.resource_usage("db"), Some((5, 4)));
 }
 
+/// With the feature `redis` the configuration sources find the fleet's
+/// keys without the program naming anything of `bulkhead::fleet`: the
+/// fleet crate registers itself with the registry (`LinkedKind`).
+#[cfg(feature = "redis")]
+#[test]
+fn the_fleet_keys_are_read_with_the_redis_feature_without_naming_the_fleet() {
+    let short_lease = Registry::builder()
+        .config_toml("[resources.db]\nbudget = 3\nfleet = \"redis://h\"\nlease = \"50ms\"\n")
+        .unwrap_err();
+    assert_eq!(short_lease.code(), "REG-014", "{short_lease}");
+    assert!(
+        short_lease.to_string().contains("resources.db.lease"),
+        "{short_lease}"
+    );
+    let misspelt = Registry::builder()
+        .config_toml("[resources.db]\nbudget = 3\nleese = \"1s\"\n")
+        .unwrap_err();
+    assert_eq!(misspelt.code(), "CFG-001");
+    assert!(misspelt.to_string().contains("lease"), "{misspelt}");
+}
+
 #[cfg(not(feature = "redis"))]
 #[test]
 fn the_fleet_keys_need_the_redis_feature() {

@@ -88,8 +88,6 @@ pub enum RegistryError {
     /// under 100 ms or over a day, a margin of zero or above half the
     /// lease. From configuration, the message starts with the key
     /// (`resources.db.lease`) or variable.
-    #[cfg(feature = "redis")]
-    #[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "redis")))]
     #[error("REG-014: invalid fleet configuration: {message}")]
     FleetConfig {
         /// The resource, or empty when the configuration was checked on
@@ -101,8 +99,6 @@ pub enum RegistryError {
     /// A resource already shares its budget with a fleet configured
     /// otherwise (REG-015): another Redis, prefix, lease, margin or
     /// fallback. A process joins one fleet per resource for its life.
-    #[cfg(feature = "redis")]
-    #[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "redis")))]
     #[error(
         "REG-015: resource {resource:?} already shares its budget as {running}; it cannot share it as {requested} too"
     )]
@@ -115,8 +111,6 @@ pub enum RegistryError {
         requested: String,
     },
     /// The thread that keeps the fleet leases cannot be started (REG-016).
-    #[cfg(feature = "redis")]
-    #[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "redis")))]
     #[error("REG-016: cannot start the fleet thread: {message}")]
     FleetStart {
         /// The operating system's reason.
@@ -140,11 +134,8 @@ impl RegistryError {
             RegistryError::OverBudget { .. } => "REG-010",
             RegistryError::UnknownResource { .. } => "REG-011",
             RegistryError::DisabledOnResource { .. } => "REG-013",
-            #[cfg(feature = "redis")]
             RegistryError::FleetConfig { .. } => "REG-014",
-            #[cfg(feature = "redis")]
             RegistryError::FleetConflict { .. } => "REG-015",
-            #[cfg(feature = "redis")]
             RegistryError::FleetStart { .. } => "REG-016",
             RegistryError::ConfigSource(error) => error.code(),
         }

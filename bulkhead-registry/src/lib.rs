@@ -25,8 +25,6 @@
 mod budget;
 mod error;
 mod events;
-#[cfg(feature = "redis")]
-#[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "redis")))]
 pub mod fleet;
 mod function;
 mod handle;

@@ -335,7 +335,6 @@ impl Registry {
             circuit_breakers: sorted(&stores.circuit_breakers, CircuitBreakerSnapshot::of),
             hedges: sorted(&stores.hedges, HedgeSnapshot::of),
             fallbacks: sorted(&stores.fallbacks, FallbackSnapshot::of),
-            #[cfg(feature = "redis")]
             fleets: self.fleet_snapshots(),
         }
     }
@@ -359,7 +358,6 @@ pub struct RegistrySnapshot {
     pub(crate) circuit_breakers: Vec<CircuitBreakerSnapshot>,
     pub(crate) hedges: Vec<HedgeSnapshot>,
     pub(crate) fallbacks: Vec<FallbackSnapshot>,
-    #[cfg(feature = "redis")]
     pub(crate) fleets: Vec<crate::fleet::FleetSnapshot>,
 }
 
@@ -399,10 +397,8 @@ impl RegistrySnapshot {
         &self.fallbacks
     }
 
-    /// The shares of the fleet resources (feature `redis`), sorted by
-    /// resource.
-    #[cfg(feature = "redis")]
-    #[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "redis")))]
+    /// The shares of the fleet resources, sorted by resource (none without
+    /// a fleet crate such as `bulkhead-fleet`: see [`crate::fleet`]).
     pub fn fleets(&self) -> &[crate::fleet::FleetSnapshot] {
         &self.fleets
     }

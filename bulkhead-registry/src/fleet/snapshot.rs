@@ -1,5 +1,7 @@
 //! [`FleetSnapshot`]: a fleet resource's share at one moment, as
-//! `registry.snapshot().fleets()` shows it.
+//! `registry.snapshot().fleets()` shows it. The registry shows it; a fleet
+//! backend ([`FleetBackend::snapshots`](super::FleetBackend::snapshots))
+//! fills it in.
 
 use std::time::Duration;
 
@@ -97,4 +99,37 @@ pub struct FleetSnapshot {
     pub failures: u64,
     /// The last error, if the last request failed (without secrets).
     pub last_error: Option<String>,
+}
+
+impl FleetSnapshot {
+    /// The snapshot of `resource` in `state` with nothing else known yet
+    /// (no share, no processes, no bulkheads, a zero lease), for a fleet
+    /// backend to fill in field by field.
+    pub fn new(resource: &str, state: FleetState) -> Self {
+        FleetSnapshot {
+            resource: resource.to_owned(),
+            redis: String::new(),
+            process_id: String::new(),
+            state,
+            share: 0,
+            target: 0,
+            held: 0,
+            owned: 0,
+            fallback: 0,
+            budget: 0,
+            demand: 0,
+            configured_budget: 0,
+            processes: 0,
+            limits: 0,
+            in_flight: 0,
+            bulkheads: Vec::new(),
+            draining: Vec::new(),
+            lease: Duration::ZERO,
+            lease_remaining: None,
+            recovering: None,
+            renewals: 0,
+            failures: 0,
+            last_error: None,
+        }
+    }
 }

@@ -128,7 +128,8 @@
 //! | `bulkhead_fallbacks_total` | counter | count | `instance`, `cause` | event | calls the fallback answered; `cause` as in the tracing fields |
 //! | `bulkhead_observer_events_lost_total` | counter | count | none | event | events the exporter lost by falling behind: the event counters undercount by as much |
 //!
-//! With the feature `redis`, each fleet resource adds these, labelled with
+//! With a fleet crate (the facade's feature `redis`), each fleet resource
+//! adds these, labelled with
 //! `resource` (see `Registry::fleet_resource`):
 //!
 //! | metric | type | unit | labels | source | what |

@@ -448,7 +448,8 @@ impl RegistryBuilder {
     /// pipeline that needs it; [`try_build`](Self::try_build) checks them all
     /// now.
     ///
-    /// If a source declares a fleet resource (feature `redis`) and the
+    /// If a source declares a fleet resource (with a fleet crate, see
+    /// [`crate::fleet`]) and the
     /// thread that keeps its lease cannot be started, the resource is
     /// declared with the share `on_unreachable` gives a process that never
     /// reached Redis, and the error (REG-016) is kept:
@@ -484,7 +485,6 @@ impl RegistryBuilder {
                 windows: Mutex::new(Windows::default()),
                 budgets: Mutex::new(Budgets::default()),
                 function_errors: Mutex::new(Vec::new()),
-                #[cfg(feature = "redis")]
                 fleets: super::fleet::Fleets::default(),
             }),
         }

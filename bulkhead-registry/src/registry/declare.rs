@@ -218,7 +218,6 @@ impl Declarations<'_> {
         }
         // A new bulkhead on a fleet resource admits nothing the fleet has
         // not granted: it is closed before anyone can call it.
-        #[cfg(feature = "redis")]
         if let Some(resource) = config.resource().filter(|_| new) {
             self.registry.adopt_on_fleet(resource, &bulkhead);
         }
@@ -362,7 +361,6 @@ impl Drop for Declarations<'_> {
         if dropped {
             self.registry.sync_rooms();
         }
-        #[cfg(feature = "redis")]
         self.registry.forget_on_fleets(&gone);
     }
 }

@@ -1,170 +1,159 @@
-//! Fleet resources on a registry (feature `redis`):
-//! [`Registry::fleet_resource`], [`Registry::leave_fleets`], and what puts
-//! a bulkhead declared on such a resource under its share, or takes it out
-//! safely (a reload moved it, its batch was dropped).
+//! Fleet resources on a registry: [`Registry::fleet_resource`],
+//! [`Registry::leave_fleets`], [`Registry::fleet_errors`], and the calls
+//! that tell each fleet backend (see [`crate::fleet`]) which bulkheads are
+//! on its resources: declared, moved by a reload, dropped with a batch.
 
 use std::fmt;
-use std::sync::atomic::Ordering::{Acquire, Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, Instant};
 
-use bulkhead_core::Bulkhead;
+use bulkhead_core::{Bulkhead, PolicyContext};
 
 use super::Registry;
 use crate::error::RegistryError;
-use crate::fleet::{Driver, FleetConfig, FleetSnapshot, Handover, Resource, later};
+use crate::fleet::{Declared, FleetBackend, FleetKind, FleetSnapshot, FleetSpec};
 use crate::source::ResourceSpec;
 use crate::store::Change;
 
 /// How a [`Change`] of a resource shows that it has no fleet.
 const NO_FLEET: &str = "no fleet";
 
-/// A registry's fleet resources and the thread that keeps their leases.
+/// A registry's fleet backends, one per kind of fleet, each created with
+/// the first fleet resource of its kind (and dropped with the registry,
+/// which is when it leaves its fleets).
 #[derive(Default)]
 pub(super) struct Fleets {
-    resources: Mutex<Vec<Arc<Resource>>>,
-    /// Started with the first fleet resource.
-    driver: Mutex<Option<Driver>>,
+    backends: Mutex<Vec<(&'static str, Arc<dyn FleetBackend>)>>,
     /// What could not be returned: REG-016 met by `RegistryBuilder::build`.
     errors: Mutex<Vec<RegistryError>>,
 }
 
-/// What to do when the fleet thread cannot be started.
+/// What to do when a fleet backend cannot be started.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum OnStartFailure {
     /// Return REG-016 and change nothing.
     Fail,
     /// Declare the resource anyway, with no slots (a process that never
-    /// reached Redis has no fallback), and keep the error
+    /// reached the fleet has no fallback), and keep the error
     /// (`Registry::fleet_errors`, the snapshot's `last_error`).
     FallBack,
 }
 
 impl Fleets {
-    fn resources(&self) -> MutexGuard<'_, Vec<Arc<Resource>>> {
-        self.resources
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
     fn errors(&self) -> MutexGuard<'_, Vec<RegistryError>> {
         self.errors.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn get(&self, name: &str) -> Option<Arc<Resource>> {
-        self.resources().iter().find(|r| r.name == name).cloned()
+    /// Every backend, for calls made without the lock on the list.
+    fn all(&self) -> Vec<Arc<dyn FleetBackend>> {
+        self.backends
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|(_, backend)| Arc::clone(backend))
+            .collect()
     }
 
-    /// Puts `bulkhead`, just declared on `resource`, under the resource's
-    /// share if it is a fleet resource: closed until the next tick of the
-    /// driver splits the share anew.
-    pub(super) fn adopt(&self, resource: &str, bulkhead: &Bulkhead) {
-        if let Some(fleet) = self.get(resource) {
-            fleet.members().add(bulkhead.clone(), Vec::new());
-            fleet.apply_undriven();
+    /// The backend of `kind`, created if this registry has none yet.
+    fn of_kind(
+        &self,
+        kind: &'static dyn FleetKind,
+        context: &PolicyContext,
+    ) -> Arc<dyn FleetBackend> {
+        let mut backends = self.backends.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((_, backend)) = backends.iter().find(|(name, _)| *name == kind.name()) {
+            return Arc::clone(backend);
         }
+        let backend = kind.backend(context);
+        backends.push((kind.name(), Arc::clone(&backend)));
+        backend
     }
 
-    /// Sets the budget a fleet resource reports, if `resource` is one.
-    pub(super) fn set_budget(&self, resource: &str, budget: u32) {
-        if let Some(fleet) = self.get(resource) {
-            fleet.set_budget(budget);
-        }
-    }
-}
-
-impl Drop for Fleets {
-    /// The registry is gone: every resource leaves its fleet (its
-    /// bulkheads closed, its calls in flight given up to the margin to
-    /// finish), on the driver's thread, which then ends.
-    fn drop(&mut self) {
-        for resource in self.resources().iter() {
-            resource.leave.store(true, Relaxed);
-        }
+    /// The fleet resource `resource` is in, if any.
+    fn spec(&self, resource: &str) -> Option<Arc<dyn FleetSpec>> {
+        self.all().iter().find_map(|backend| backend.spec(resource))
     }
 }
 
 impl fmt::Debug for Fleets {
+    /// Each kind's backend, by the kind's name.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_list()
-            .entries(self.resources().iter().map(|r| r.name))
+        let backends = self.backends.lock().unwrap_or_else(PoisonError::into_inner);
+        f.debug_map()
+            .entries(backends.iter().map(|(name, backend)| (name, backend)))
             .finish()
     }
 }
 
 impl Registry {
-    #[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "redis")))]
     /// Gives the resource `name` a budget of `slots` shared by every
-    /// process that names it with the same Redis and key prefix: across
-    /// the fleet, calls in flight on its bulkheads never exceed `slots`.
+    /// process that names it with the same fleet (for `bulkhead-fleet`'s
+    /// `FleetConfig`, the same Redis and key prefix): across the fleet,
+    /// calls in flight on its bulkheads never exceed `slots`.
     ///
     /// The budget is checked like [`resource`](Self::resource)'s (REG-010:
     /// the `max_concurrent` of this process's bulkheads on it add up to at
     /// most `slots`); each bulkhead's `max_concurrent` is then the most it
     /// may get, and its limit in force is its part of the share this
-    /// process leases from Redis (0 until the first reply: declare fleet
-    /// resources at startup). [`resource`](Self::resource) called later
-    /// changes the budget this process reports; the fleet's budget is the
-    /// smallest any live process reports. Calling this again with the same
-    /// configuration changes the budget only.
+    /// process leases from the fleet (0 until the first reply: declare
+    /// fleet resources at startup). [`resource`](Self::resource) called
+    /// later changes the budget this process reports; the fleet's budget
+    /// is the smallest any live process reports. Calling this again with
+    /// the same configuration changes the budget only.
     ///
-    /// Nothing here waits for Redis: the lease is kept by a thread of the
-    /// registry's (`bulkhead-fleet`), started with the first fleet
-    /// resource (and tried again here if it could not be started before,
-    /// see [`fleet_errors`](Self::fleet_errors)).
+    /// Nothing here waits for the fleet: the lease is kept by the fleet's
+    /// backend (for Redis, a thread of the registry's, `bulkhead-fleet`),
+    /// started with the first fleet resource (and tried again here if it
+    /// could not be started before, see [`fleet_errors`](Self::fleet_errors)).
     ///
     /// # Errors
     ///
-    /// - REG-014 if `config` cannot be used for `name` (a `{` or `}` in
+    /// - REG-014 if `fleet` cannot be used for `name` (a `{` or `}` in
     ///   the name or prefix, a lease under 100 ms or over a day, a margin
     ///   above half the lease);
     /// - REG-015 if `name` already shares its budget with a fleet
     ///   configured otherwise;
     /// - REG-010 if this process's bulkheads on it need more than `slots`;
-    /// - REG-016 if the thread cannot be started.
+    /// - REG-016 if the fleet's thread cannot be started.
     ///
     /// Nothing changes then.
     ///
     /// # Examples
     ///
-    /// ```no_run
-    /// use bulkhead_registry::fleet::FleetConfig;
-    /// use bulkhead_registry::Registry;
-    ///
-    /// let registry = Registry::new();
-    /// registry.fleet_resource("db", 100, FleetConfig::redis("redis://10.0.0.5:6379/0")?)?;
-    /// # Ok::<(), bulkhead_registry::RegistryError>(())
-    /// ```
+    /// With the facade's feature `redis` (the `FleetConfig` of
+    /// `bulkhead-fleet`, re-exported as `bulkhead::fleet::FleetConfig`):
+    /// `registry.fleet_resource("db", 100, FleetConfig::redis("redis://10.0.0.5:6379/0")?)?`.
+    /// The extension point it goes through is [`crate::fleet`].
     pub fn fleet_resource(
         &self,
         name: &str,
         slots: u32,
-        config: FleetConfig,
+        fleet: impl FleetSpec,
     ) -> Result<(), RegistryError> {
-        self.join_fleet(name, slots, config, OnStartFailure::Fail)
+        self.join_fleet(name, slots, Arc::new(fleet), OnStartFailure::Fail)
     }
 
     /// [`fleet_resource`](Self::fleet_resource), with `on_failure` saying
-    /// what a failure to start the fleet thread does.
+    /// what a failure to start the fleet's backend does.
     pub(crate) fn join_fleet(
         &self,
         name: &str,
         slots: u32,
-        config: FleetConfig,
+        fleet: Arc<dyn FleetSpec>,
         on_failure: OnStartFailure,
     ) -> Result<(), RegistryError> {
-        config.check(name)?;
+        fleet.check(name)?;
         let _serialised = self.lock_declaring();
         let fleets = &self.inner.fleets;
-        let running = fleets.get(name);
-        if let Some(running) = running.as_ref().filter(|r| r.config != config) {
+        let running = fleets.spec(name);
+        if let Some(running) = running.as_ref().filter(|r| !r.same(&*fleet)) {
             return Err(RegistryError::FleetConflict {
                 resource: name.to_owned(),
-                running: format!("{:?}", running.config),
-                requested: format!("{config:?}"),
+                running: format!("{running:?}"),
+                requested: format!("{fleet:?}"),
             });
         }
-        let started = self.start_fleet_thread();
+        let backend = fleets.of_kind(fleet.kind(), &self.inner.context);
+        let started = backend.start();
         if let (Err(error), OnStartFailure::Fail) = (&started, on_failure) {
             return Err(error.clone());
         }
@@ -172,24 +161,18 @@ impl Registry {
             return self.resource(name, slots);
         }
         self.resource(name, slots)?;
-        let resource = Arc::new(Resource::new(name, slots, config));
         if let Err(error) = &started {
-            resource.unstarted(&self.inner.context, error);
             #[cfg(feature = "tracing")]
             tracing::error!(resource = name, %error, "fleet resource without its thread: no slots until it runs");
             fleets.errors().push(error.clone());
         }
-        fleets.resources().push(Arc::clone(&resource));
-        // Its bulkheads join before the driver first reports their ceiling.
-        self.refresh_fleets();
-        if let Some(driver) = fleets
-            .driver
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .as_ref()
-        {
-            driver.add(resource);
-        }
+        backend.join(
+            name,
+            slots,
+            fleet,
+            started.as_ref().err(),
+            &self.declared_bulkheads(),
+        );
         Ok(())
     }
 
@@ -204,7 +187,7 @@ impl Registry {
     ///   process stays in one fleet per resource for its life. The budget
     ///   applies all the same.
     ///
-    /// With `fall_back`, a fleet thread that cannot be started leaves the
+    /// With `fall_back`, a fleet backend that cannot be started leaves the
     /// resource on its fallback share (see [`OnStartFailure::FallBack`]).
     pub(super) fn declare_fleet_resource(
         &self,
@@ -212,7 +195,7 @@ impl Registry {
         changes: &mut Vec<Change>,
         fall_back: bool,
     ) -> Result<(), RegistryError> {
-        let running = self.inner.fleets.get(&spec.name).map(|r| r.config.clone());
+        let running = self.inner.fleets.spec(&spec.name);
         let change = |from: String, to: String, applied| {
             Change::of_key("resource", &spec.name, "fleet", from, to, applied)
         };
@@ -227,7 +210,7 @@ impl Registry {
         } else {
             OnStartFailure::Fail
         };
-        match self.join_fleet(&spec.name, spec.budget, fleet.clone(), on_failure) {
+        match self.join_fleet(&spec.name, spec.budget, Arc::clone(fleet), on_failure) {
             Err(RegistryError::FleetConflict {
                 running, requested, ..
             }) => {
@@ -242,128 +225,71 @@ impl Registry {
         }
     }
 
-    /// Starts the fleet thread if it is not running, and gives it the
-    /// resources that were declared without it.
-    fn start_fleet_thread(&self) -> Result<(), RegistryError> {
-        let fleets = &self.inner.fleets;
-        let mut driver = fleets.driver.lock().unwrap_or_else(PoisonError::into_inner);
-        if driver.is_some() {
-            return Ok(());
-        }
-        let started =
-            Driver::start(self.inner.context.clone()).map_err(|e| RegistryError::FleetStart {
-                message: e.to_string(),
-            })?;
-        for resource in fleets.resources().iter() {
-            started.add(Arc::clone(resource));
-        }
-        *driver = Some(started);
-        Ok(())
-    }
-
-    #[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "redis")))]
     /// What keeping the fleet resources met and could not return, oldest
     /// first: REG-016 when [`RegistryBuilder::build`](crate::RegistryBuilder::build)
-    /// could not start the fleet thread for a resource its configuration
+    /// could not start the fleet's thread for a resource its configuration
     /// declares. Such a resource is declared all the same, with the share of
-    /// a process that never reached Redis: none, whatever `on_unreachable`
-    /// says (the others may hold the whole budget); its snapshot shows the
-    /// state `Unreachable` and the error. The next
+    /// a process that never reached the fleet: none, whatever
+    /// `on_unreachable` says (the others may hold the whole budget); its
+    /// snapshot shows the state `Unreachable` and the error. The next
     /// [`fleet_resource`](Self::fleet_resource) (or a reload that declares
     /// a fleet resource) tries to start the thread again.
     pub fn fleet_errors(&self) -> Vec<RegistryError> {
         self.inner.fleets.errors().clone()
     }
 
-    #[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "redis")))]
     /// Leaves every fleet this registry is in, for a graceful shutdown:
     /// the bulkheads on fleet resources stop admitting calls (limit 0),
     /// their calls in flight get up to the margin to finish, and the share
     /// goes back to the fleet at once instead of when the lease runs out.
     /// Blocks until that is done (about the margin at most, plus a reply
-    /// from Redis). Dropping the last clone of the registry does the same
-    /// without waiting.
+    /// from the fleet's store). Dropping the last clone of the registry
+    /// does the same without waiting.
     pub fn leave_fleets(&self) {
-        let resources: Vec<Arc<Resource>> = self.inner.fleets.resources().clone();
-        let mut until = Instant::now();
-        for resource in &resources {
-            resource.leave.store(true, Relaxed);
-            if !resource.driven.load(Acquire) {
-                resource.leave_undriven(&self.inner.context);
-            }
-            let wait = resource
-                .config
-                .margin_duration()
-                .saturating_add(Duration::from_millis(1050));
-            until = until.max(later(Instant::now(), wait));
-        }
-        while Instant::now() < until && resources.iter().any(|r| !r.left.load(Acquire)) {
-            std::thread::sleep(Duration::from_millis(5));
+        for backend in self.inner.fleets.all() {
+            backend.leave();
         }
     }
 
     /// The fleet resources' shares now, sorted by resource.
     pub(crate) fn fleet_snapshots(&self) -> Vec<FleetSnapshot> {
-        let resources: Vec<Arc<Resource>> = self.inner.fleets.resources().clone();
-        let mut snapshots: Vec<FleetSnapshot> = resources.iter().map(|r| r.snapshot()).collect();
+        let mut snapshots: Vec<FleetSnapshot> = self
+            .inner
+            .fleets
+            .all()
+            .iter()
+            .flat_map(|backend| backend.snapshots())
+            .collect();
         snapshots.sort_by(|a, b| a.resource.cmp(&b.resource));
         snapshots
     }
 
-    /// After a reload (or a new fleet resource): the bulkheads on a fleet
-    /// resource come under its share, those that left it (for another
-    /// resource, or none) drain first. A bulkhead that moved from one
-    /// fleet resource to another stays closed on the new one until the old
-    /// one has seen its calls finish.
-    pub(super) fn refresh_fleets(&self) {
-        let resources: Vec<Arc<Resource>> = self.inner.fleets.resources().clone();
-        let declared: Vec<(Bulkhead, Option<String>)> = self
-            .inner
+    /// The bulkheads declared (registered, or staged by an open batch)
+    /// and the resource each names.
+    fn declared_bulkheads(&self) -> Vec<Declared> {
+        self.inner
             .stores
             .bulkheads
             .declared_policies()
             .into_iter()
-            .map(|(_, bulkhead, config)| (bulkhead, config.resource().map(str::to_owned)))
-            .collect();
-        let on = |id: &str| {
-            declared
-                .iter()
-                .find(|(b, _)| b.instance() == id)
-                .and_then(|(_, r)| r.as_deref())
-        };
-        let is_fleet = |name: &str| resources.iter().any(|r| r.name == name);
-        // Departures first, and what the arrivals must wait for.
-        let mut owed: Vec<(&'static str, Handover)> = Vec::new();
-        for resource in &resources {
-            let mut members = resource.members();
-            for id in members.ids() {
-                match on(id) {
-                    Some(name) if name == resource.name => {}
-                    to => members.depart(id, !to.is_some_and(is_fleet)),
-                }
-            }
-            for id in members.leaving_ids() {
-                if on(id).is_some_and(|to| to != resource.name && is_fleet(to)) {
-                    owed.extend(members.hand_over(id).into_iter().map(|h| (id, h)));
-                }
-            }
+            .map(|(_, bulkhead, config)| Declared {
+                bulkhead,
+                resource: config.resource().map(str::to_owned),
+            })
+            .collect()
+    }
+
+    /// After a reload: the bulkheads on a fleet resource come under its
+    /// share, those that left it (for another resource, or none) drain
+    /// first.
+    pub(super) fn refresh_fleets(&self) {
+        let backends = self.inner.fleets.all();
+        if backends.is_empty() {
+            return;
         }
-        for resource in &resources {
-            {
-                let mut members = resource.members();
-                for (bulkhead, _) in declared
-                    .iter()
-                    .filter(|(_, r)| r.as_deref() == Some(resource.name))
-                {
-                    let after = owed
-                        .iter()
-                        .filter(|(id, _)| *id == bulkhead.instance())
-                        .map(|(_, h)| h.clone())
-                        .collect();
-                    members.add(bulkhead.clone(), after);
-                }
-            }
-            resource.apply_undriven();
+        let declared = self.declared_bulkheads();
+        for backend in backends {
+            backend.refresh(&declared);
         }
     }
 
@@ -374,21 +300,23 @@ impl Registry {
         if discarded.is_empty() {
             return;
         }
-        for resource in self.inner.fleets.resources().iter() {
-            let mut members = resource.members();
-            for bulkhead in discarded {
-                members.discard(bulkhead.instance());
-            }
+        for backend in self.inner.fleets.all() {
+            backend.discard(discarded);
         }
     }
 
-    /// Puts a bulkhead just declared on `resource` under its share.
+    /// Puts a bulkhead just declared on `resource` under its share, if it
+    /// is a fleet resource.
     pub(super) fn adopt_on_fleet(&self, resource: &str, bulkhead: &Bulkhead) {
-        self.inner.fleets.adopt(resource, bulkhead);
+        for backend in self.inner.fleets.all() {
+            backend.adopt(resource, bulkhead);
+        }
     }
 
     /// Sets the budget fleet resource `resource` reports, if it is one.
     pub(super) fn set_fleet_budget(&self, resource: &str, budget: u32) {
-        self.inner.fleets.set_budget(resource, budget);
+        for backend in self.inner.fleets.all() {
+            backend.set_budget(resource, budget);
+        }
     }
 }

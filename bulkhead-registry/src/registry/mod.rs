@@ -9,7 +9,6 @@
 
 pub(crate) mod builder;
 pub(crate) mod declare;
-#[cfg(feature = "redis")]
 mod fleet;
 mod reload;
 #[cfg(test)]
@@ -87,9 +86,7 @@ struct Inner {
     /// What resolving the policies of functions with a body met; see
     /// [`Registry::function_policy_errors`].
     function_errors: Mutex<Vec<RegistryError>>,
-    /// The resources whose budget a fleet shares, and the thread that
-    /// keeps their leases.
-    #[cfg(feature = "redis")]
+    /// The backends of the fleets that share resources' budgets.
     fleets: fleet::Fleets,
 }
 
@@ -204,7 +201,6 @@ impl fmt::Debug for Registry {
         for store in self.inner.stores.all() {
             debug.field(store.kind().plural(), &store.len());
         }
-        #[cfg(feature = "redis")]
         debug.field("fleets", &self.inner.fleets);
         debug.finish_non_exhaustive()
     }

@@ -27,7 +27,8 @@ impl Registry {
     /// [`Bulkhead::move_to_pool`](bulkhead_core::Bulkhead::move_to_pool)).
     /// Other keys cannot change in a live instance: it keeps their old
     /// values, and they take effect for instances created later.
-    /// With the feature `redis`, a resource given a `fleet` it did not have
+    /// With a fleet crate (see [`crate::fleet`]), a resource given a
+    /// `fleet` it did not have
     /// joins that fleet (listed as applied); one whose fleet changed or was
     /// removed stays in the fleet it is in (listed as not applied).
     ///
@@ -112,7 +113,6 @@ impl Registry {
         self.declare_resources(&resources, &mut changes, false)?;
         *self.lock_sources() = sources;
         self.sync_rooms();
-        #[cfg(feature = "redis")]
         self.refresh_fleets();
         Ok(changes)
     }

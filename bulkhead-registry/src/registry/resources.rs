@@ -77,7 +77,6 @@ impl Registry {
             pools.set_budget(name, slots);
         }
         self.sync_rooms();
-        #[cfg(feature = "redis")]
         if checked.is_ok() {
             self.set_fleet_budget(name, slots);
         }
@@ -85,7 +84,7 @@ impl Registry {
     }
 
     /// Declares the resources a configuration source gave: budgets, and
-    /// fleets (feature `redis`, see `declare_fleet_resource`: a resource
+    /// fleets (see `declare_fleet_resource`: a resource
     /// that gets a fleet joins it, one whose fleet changed or went is
     /// listed in `changes` as not applied). With `fall_back`, a fleet
     /// thread that cannot be started leaves a fleet resource on its
@@ -97,13 +96,8 @@ impl Registry {
         changes: &mut Vec<Change>,
         fall_back: bool,
     ) -> Result<(), RegistryError> {
-        #[cfg(not(feature = "redis"))]
-        let _ = (&changes, fall_back);
         for spec in resources {
-            #[cfg(feature = "redis")]
             self.declare_fleet_resource(spec, changes, fall_back)?;
-            #[cfg(not(feature = "redis"))]
-            self.resource(&spec.name, spec.budget)?;
         }
         Ok(())
     }

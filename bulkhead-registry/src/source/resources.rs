@@ -1,6 +1,7 @@
-//! Resources in configuration: `[resources.<name>]` with a `budget`, and,
-//! with the feature `redis`, the keys of a fleet (`fleet`, `lease`,
-//! `margin`, `prefix`, `on_unreachable`); in the environment,
+//! Resources in configuration: `[resources.<name>]` with a `budget`, and
+//! the keys of a fleet, which the fleet kinds linked into the program read
+//! (`fleet`, `lease`, `margin`, `prefix`, `on_unreachable` for
+//! `bulkhead-fleet`'s, see [`crate::fleet`]); in the environment,
 //! `<PREFIX>RESOURCES__<NAME>__<KEY>`.
 //!
 //! ```toml
@@ -16,32 +17,39 @@
 //! environment's over TOML's, later sources over earlier ones) and checks
 //! each resource as a whole.
 
+use std::sync::Arc;
+
+use bulkhead_core::keys::did_you_mean;
+
 use super::setting::normalize;
 use super::value::Value;
 use crate::error::{ConfigSourceError, RegistryError};
+use crate::fleet::{FleetKind, FleetSpec, ResourceKeys, SettingValue, linked_kinds};
 use crate::suggest::suggest;
 
 /// The top-level table, and the first part of a variable's name.
 pub(crate) const RESOURCES: &str = "resources";
 
-/// The keys of a resource, the fleet's last.
-const KEYS: &[&str] = &[
-    "budget",
-    "fleet",
-    "lease",
-    "margin",
-    "prefix",
-    "on_unreachable",
-];
+/// The one key of a resource that is not a fleet's.
+const BUDGET: &str = "budget";
+
+/// What an unknown key's error adds when no fleet kind is linked.
+const NO_FLEET_KIND: &str = "; a resource takes `budget`, and a fleet's keys (`fleet`, `lease`, ...) once a fleet crate is linked: the feature `redis` of bulkhead";
 
 /// A resource as the sources declare it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub(crate) struct ResourceSpec {
     pub(crate) name: String,
     pub(crate) budget: u32,
     /// Its fleet, if it has one.
-    #[cfg(feature = "redis")]
-    pub(crate) fleet: Option<crate::fleet::FleetConfig>,
+    pub(crate) fleet: Option<Arc<dyn FleetSpec>>,
+}
+
+/// The fleet kind that reads `key`, if one does.
+fn kind_of(key: &str) -> Option<&'static dyn FleetKind> {
+    linked_kinds()
+        .into_iter()
+        .find(|kind| kind.keys().contains(&key))
 }
 
 /// Which resource a setting is for.
@@ -74,14 +82,11 @@ impl std::fmt::Debug for ResourceSetting {
         debug
             .field("resource", &self.resource)
             .field("key", &self.key);
-        #[cfg(feature = "redis")]
-        if let ("fleet", Some(url)) = (self.key, self.value.text()) {
-            debug.field("value", &crate::fleet::shown_url(url));
-        } else {
-            debug.field("value", &self.value);
-        }
-        #[cfg(not(feature = "redis"))]
-        debug.field("value", &self.value);
+        let value = SettingValue::new(&self.value, &self.full_key);
+        match kind_of(self.key).and_then(|kind| kind.shown(self.key, value)) {
+            Some(shown) => debug.field("value", &shown),
+            None => debug.field("value", &self.value),
+        };
         debug
             .field("full_key", &self.full_key)
             .field("source", &self.source)
@@ -94,10 +99,11 @@ impl ResourceSetting {
     ///
     /// # Errors
     ///
-    /// CFG-001 for an unknown key (the fleet's keys without the feature
-    /// `redis` included), CFG-002 for a budget that is not a number of
-    /// slots, ATR-001 for a duration that does not parse, REG-014 for a
-    /// fleet value that cannot be used.
+    /// CFG-001 for an unknown key (a fleet's keys without a fleet crate
+    /// linked included), CFG-002 for a budget that is not a number of
+    /// slots; a fleet kind's code for its keys (ATR-001 for a duration
+    /// that does not parse, REG-014 for a fleet value that cannot be
+    /// used).
     pub(crate) fn new(
         resource: ResourceName,
         key: &str,
@@ -105,10 +111,21 @@ impl ResourceSetting {
         full_key: String,
         source: &str,
     ) -> Result<Self, RegistryError> {
-        let Some(&key) = KEYS.iter().find(|k| **k == key) else {
+        let kinds = linked_kinds();
+        let known: Vec<&'static str> = std::iter::once(BUDGET)
+            .chain(kinds.iter().flat_map(|kind| kind.keys().iter().copied()))
+            .collect();
+        let Some(&key) = known.iter().find(|k| **k == key) else {
+            // Without a fleet kind, a key that is not a misspelt `budget`
+            // is most likely a fleet's.
+            let hint = if kinds.is_empty() && did_you_mean(key, [BUDGET]).is_none() {
+                NO_FLEET_KIND.to_owned()
+            } else {
+                suggest(key, &known)
+            };
             return Err(ConfigSourceError::UnknownKey {
                 key: full_key,
-                hint: suggest(key, KEYS),
+                hint,
             }
             .into());
         };
@@ -215,7 +232,7 @@ fn check(setting: &ResourceSetting) -> Result<(), RegistryError> {
         full_key,
         source,
     } = setting;
-    if *key == "budget" {
+    if *key == BUDGET {
         return budget(value).map(drop).ok_or_else(|| {
             ConfigSourceError::Malformed {
                 source_name: source.clone(),
@@ -225,7 +242,10 @@ fn check(setting: &ResourceSetting) -> Result<(), RegistryError> {
         });
     }
     let (ResourceName::Exact(name) | ResourceName::Env(name)) = resource;
-    fleet::check(name, key, value, full_key)
+    match kind_of(key) {
+        Some(kind) => kind.check_key(name, key, SettingValue::new(value, full_key)),
+        None => Ok(()),
+    }
 }
 
 fn budget(value: &Value) -> Option<u32> {
@@ -286,150 +306,24 @@ pub(crate) fn specs(settings: &[&ResourceSetting]) -> Result<Vec<ResourceSpec>, 
 /// One resource from its settings, the last of each key winning.
 fn spec(name: String, settings: &[&ResourceSetting]) -> Result<ResourceSpec, RegistryError> {
     let last = |key: &str| settings.iter().rev().find(|s| s.key == key).copied();
-    let Some(budget) = last("budget").and_then(|s| self::budget(&s.value)) else {
+    let Some(budget) = last(BUDGET).and_then(|s| self::budget(&s.value)) else {
         return Err(ConfigSourceError::Malformed {
             source_name: settings[0].source.clone(),
             message: format!("resources.{name} has no budget"),
         }
         .into());
     };
-    #[cfg(feature = "redis")]
-    let fleet = fleet::build(&name, |key| {
-        last(key).map(|s| (&s.value, s.full_key.as_str()))
-    })?;
+    let keys = ResourceKeys::new(&name, settings);
+    let mut fleet = None;
+    for kind in linked_kinds() {
+        fleet = kind.spec(&name, &keys)?;
+        if fleet.is_some() {
+            break;
+        }
+    }
     Ok(ResourceSpec {
-        #[cfg(feature = "redis")]
         fleet,
         name,
         budget,
     })
-}
-
-/// The fleet's keys.
-#[cfg(feature = "redis")]
-mod fleet {
-    use super::Value;
-    use crate::error::RegistryError;
-    use crate::fleet::{FleetConfig, OnUnreachable};
-
-    /// The fleet's keys besides `fleet` itself.
-    const FLEET_KEYS: &[&str] = &["lease", "margin", "prefix", "on_unreachable"];
-
-    fn fail(resource: &str, full_key: &str, what: &str) -> RegistryError {
-        RegistryError::FleetConfig {
-            resource: resource.to_owned(),
-            message: format!("{full_key} must be {what}"),
-        }
-    }
-
-    /// REG-014 `message` about the value of `full_key` (a key, or a
-    /// variable), named first.
-    fn at(resource: &str, full_key: &str, message: &str) -> RegistryError {
-        RegistryError::FleetConfig {
-            resource: resource.to_owned(),
-            message: format!("{full_key}: {message}"),
-        }
-    }
-
-    /// The fleet of Redis URL `value`, given for `full_key`.
-    fn redis(resource: &str, value: &Value, full_key: &str) -> Result<FleetConfig, RegistryError> {
-        let url = value
-            .text()
-            .ok_or_else(|| fail(resource, full_key, "a Redis URL"))?;
-        FleetConfig::redis(url).map_err(|error| match error {
-            RegistryError::FleetConfig { message, .. } => at(resource, full_key, &message),
-            other => other,
-        })
-    }
-
-    fn on_unreachable(
-        resource: &str,
-        value: &Value,
-        full_key: &str,
-    ) -> Result<OnUnreachable, RegistryError> {
-        let text = match value {
-            Value::Integer(n) => n.to_string(),
-            other => other.text().unwrap_or_default().to_owned(),
-        };
-        OnUnreachable::parse(&text).ok_or_else(|| {
-            fail(
-                resource,
-                full_key,
-                "\"closed\", \"even_share\" or a number of slots",
-            )
-        })
-    }
-
-    /// Checks the value of fleet key `key` on its own.
-    pub(super) fn check(
-        resource: &str,
-        key: &str,
-        value: &Value,
-        full_key: &str,
-    ) -> Result<(), RegistryError> {
-        match key {
-            "fleet" => redis(resource, value, full_key).map(drop),
-            "lease" | "margin" => value.duration(full_key).map(drop).map_err(Into::into),
-            "prefix" => value
-                .text()
-                .map(drop)
-                .ok_or_else(|| fail(resource, full_key, "text")),
-            _ => on_unreachable(resource, value, full_key).map(drop),
-        }
-    }
-
-    /// The fleet of `resource`, if `fleet` is given; `get` gives a key's
-    /// value and full key.
-    pub(super) fn build<'a>(
-        resource: &str,
-        get: impl Fn(&str) -> Option<(&'a Value, &'a str)>,
-    ) -> Result<Option<FleetConfig>, RegistryError> {
-        let Some((url_value, full_key)) = get("fleet") else {
-            if let Some((_, full_key)) = FLEET_KEYS.iter().find_map(|k| get(k)) {
-                return Err(RegistryError::FleetConfig {
-                    resource: resource.to_owned(),
-                    message: format!("{full_key} is given without resources.{resource}.fleet"),
-                });
-            }
-            return Ok(None);
-        };
-        let mut config = redis(resource, url_value, full_key)?;
-        if let Some((value, key)) = get("lease") {
-            config = config.lease(value.duration(key)?);
-        }
-        if let Some((value, key)) = get("margin") {
-            config = config.margin(value.duration(key)?);
-        }
-        if let Some((value, key)) = get("prefix") {
-            config = config.prefix(value.text().ok_or_else(|| fail(resource, key, "text"))?);
-        }
-        if let Some((value, key)) = get("on_unreachable") {
-            config = config.on_unreachable(on_unreachable(resource, value, key)?);
-        }
-        if let Some((key, message)) = config.problem(resource) {
-            // The key that gave the value, or, for a default that does
-            // not fit (none does, so far), the key to give.
-            let full_key = get(key).map_or_else(
-                || format!("resources.{resource}.{key}"),
-                |(_, full_key)| full_key.to_owned(),
-            );
-            return Err(at(resource, &full_key, &message));
-        }
-        Ok(Some(config))
-    }
-}
-
-/// Without the feature `redis`, the fleet's keys are unknown.
-#[cfg(not(feature = "redis"))]
-mod fleet {
-    use super::Value;
-    use crate::error::{ConfigSourceError, RegistryError};
-
-    pub(super) fn check(_: &str, _: &str, _: &Value, full_key: &str) -> Result<(), RegistryError> {
-        Err(ConfigSourceError::UnknownKey {
-            key: full_key.to_owned(),
-            hint: "; the fleet keys need the feature `redis` of bulkhead".to_owned(),
-        }
-        .into())
-    }
 }

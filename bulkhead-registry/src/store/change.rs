@@ -35,7 +35,7 @@ use crate::policy::Policy;
 #[non_exhaustive]
 pub struct Change {
     /// The kind of policy, such as `"bulkhead"`; `"resource"` for a
-    /// resource whose fleet changed (feature `redis`): applied when it
+    /// resource whose fleet changed (see `crate::fleet`): applied when it
     /// joins a fleet it was not in (`from` is `"no fleet"`), never when
     /// the fleet it is in changes or goes (`to` is `"no fleet"`).
     pub policy: &'static str,
@@ -108,7 +108,6 @@ impl Change {
     }
 
     /// A change of one `key`, from `from` to `to` as a whole.
-    #[cfg(feature = "redis")]
     pub(crate) fn of_key(
         policy: &'static str,
         instance: &str,

@@ -89,7 +89,6 @@ pub(super) fn fallback(event: &FallbackEvent) {
     }
 }
 
-#[cfg(feature = "redis")]
 pub(super) fn fleet(event: &bulkhead_core::FleetShareChanged) {
     counter!(
         super::names::FLEET_CHANGES,

@@ -117,7 +117,6 @@ impl Sink for Exporter {
             Event::RateLimiter(event) => events::rate_limiter(&event),
             Event::Hedge(event) => events::hedge(&event),
             Event::Fallback(event) => events::fallback(&event),
-            #[cfg(feature = "redis")]
             Event::FleetShareChanged(event) => events::fleet(&event),
             _ => {}
         }
@@ -140,7 +139,6 @@ impl Sink for Exporter {
             .for_each(samples::rate_limiter);
         snapshot.timeouts().iter().for_each(samples::timeout);
         snapshot.retries().iter().for_each(samples::retry);
-        #[cfg(feature = "redis")]
         snapshot.fleets().iter().for_each(samples::fleet);
     }
 }

@@ -70,7 +70,6 @@ metrics! {
         "Events the exporter lost by falling behind; event counters undercount by as much.";
 }
 
-#[cfg(feature = "redis")]
 metrics! {
     FLEET_METRICS;
     FLEET_SHARE = "bulkhead_fleet_share", false, Count,
@@ -89,12 +88,15 @@ metrics! {
         "Changes of the share, by reason.";
 }
 
-#[cfg(not(feature = "redis"))]
-const FLEET_METRICS: &[Metric] = &[];
-
-/// Describes every metric to the recorder.
+/// Describes every metric to the recorder: the fleets' too when a fleet
+/// crate is linked (see `crate::fleet`).
 pub(super) fn describe() {
-    for &(name, is_counter, unit, help) in METRICS.iter().chain(FLEET_METRICS) {
+    let fleets = if crate::fleet::linked_kinds().is_empty() {
+        &[]
+    } else {
+        FLEET_METRICS
+    };
+    for &(name, is_counter, unit, help) in METRICS.iter().chain(fleets) {
         if is_counter {
             describe_counter!(name, unit, help);
         } else {
@@ -114,7 +116,6 @@ mod tests {
             .lines()
             .filter_map(|line| line.strip_prefix("//! | `bulkhead_"))
             .filter_map(|row| row.split('`').next())
-            .filter(|name| cfg!(feature = "redis") || !name.starts_with("fleet_"))
             .collect();
         let names: Vec<String> = METRICS
             .iter()

@@ -75,7 +75,6 @@ pub(super) fn retry(retry: &RetrySnapshot) {
     }
 }
 
-#[cfg(feature = "redis")]
 pub(super) fn fleet(fleet: &crate::fleet::FleetSnapshot) {
     use super::names::{
         FLEET_BUDGET, FLEET_FAILURES, FLEET_PROCESSES, FLEET_RENEWALS, FLEET_SHARE, FLEET_STATE,

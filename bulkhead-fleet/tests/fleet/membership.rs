@@ -6,9 +6,9 @@
 use std::time::{Duration, Instant};
 
 use bulkhead_core::{Bulkhead, BulkheadConfig};
+use bulkhead_fleet::__testing::refuse_thread_starts;
+use bulkhead_fleet::{FleetConfig, FleetState, OnUnreachable};
 use bulkhead_registry::Registry;
-use bulkhead_registry::fleet::__testing::refuse_thread_starts;
-use bulkhead_registry::fleet::{FleetConfig, FleetState, OnUnreachable};
 
 use crate::registry::{member, share};
 use crate::support::{RedisServer, wait_for};

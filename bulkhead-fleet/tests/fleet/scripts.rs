@@ -3,7 +3,7 @@
 //! lost requests, rejoining with calls in flight, budgets, expiry, and the
 //! invariant over random sequences of requests.
 
-use bulkhead_registry::fleet::__scripts::{ACQUIRE, ALLOCATE, LEAVE, allocate};
+use bulkhead_fleet::__scripts::{ACQUIRE, ALLOCATE, LEAVE, allocate};
 use proptest::prelude::*;
 use redis::Script;
 

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use bulkhead_core::{Bulkhead, BulkheadConfig, Event, FleetShareReason};
-use bulkhead_registry::fleet::{FleetConfig, FleetState, OnUnreachable};
+use bulkhead_fleet::{FleetConfig, FleetState, OnUnreachable};
 use bulkhead_registry::{Registry, RegistryError};
 
 use crate::support::{RedisServer, wait_for};
@@ -288,7 +288,6 @@ fn the_password_never_shows() {
     assert!(config.redis_url().contains("app:***@"));
 }
 
-#[cfg(feature = "metrics")]
 #[test]
 fn the_share_is_exported_as_bulkhead_fleet_share() {
     use bulkhead_registry::observe::export_metrics_to;

@@ -13,9 +13,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bulkhead_core::BulkheadConfig;
+use bulkhead_fleet::__scripts::allocate;
+use bulkhead_fleet::{FleetConfig, OnUnreachable};
 use bulkhead_registry::Registry;
-use bulkhead_registry::fleet::__scripts::allocate;
-use bulkhead_registry::fleet::{FleetConfig, OnUnreachable};
 
 use crate::support::{Database, RedisServer, session, wait_for};
 

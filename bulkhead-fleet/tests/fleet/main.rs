@@ -1,4 +1,4 @@
-//! Fleet-wide budgets against a real `redis-server` (feature `redis`): the
+//! Fleet-wide budgets against a real `redis-server`: the
 //! Lua scripts on their own (`scripts`), registries in this process
 //! (`registry`), which bulkheads count against a share (`membership`),
 //! worker processes (`workers`) sharing one budget through joins, leaves,

@@ -34,7 +34,7 @@ use bulkhead_core::FleetShareReason;
 
 use super::config::{FleetConfig, OnUnreachable};
 use super::script::{Reply, Request};
-use super::snapshot::FleetState;
+use bulkhead_registry::fleet::FleetState;
 
 /// A change of the share the process applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,8 +13,8 @@ use bulkhead_core::{Event, FleetShareChanged, PolicyContext};
 use super::config::FleetConfig;
 use super::lease::{Change, Lease};
 use super::local::Members;
-use super::snapshot::{FleetSnapshot, FleetState};
-use crate::error::RegistryError;
+use bulkhead_registry::RegistryError;
+use bulkhead_registry::fleet::{FleetSnapshot, FleetState};
 
 /// A resource whose budget this process shares with a fleet.
 #[derive(Debug)]
@@ -144,34 +144,32 @@ impl Resource {
         let status = self.status();
         let lease = &status.lease;
         let now = Instant::now();
-        FleetSnapshot {
-            resource: self.name.to_owned(),
-            redis: self.config.redis_url(),
-            process_id: self.process_id.clone(),
-            state: lease.state,
-            share: lease.grant,
-            target: lease.target,
-            held: lease.recorded,
-            owned: lease.owned,
-            fallback: lease.fallback,
-            budget: lease.budget,
-            demand: lease.demand,
-            configured_budget: self.budget(),
-            processes: lease.processes,
-            limits,
-            in_flight,
-            bulkheads,
-            draining,
-            lease: self.config.lease_duration(),
-            lease_remaining: match lease.state {
-                FleetState::Joined => lease.deadline.map(|d| d.saturating_duration_since(now)),
-                _ => None,
-            },
-            recovering: (!lease.recover.is_zero()).then_some(lease.recover),
-            renewals: lease.renewals,
-            failures: lease.failures,
-            last_error: status.last_error.clone(),
-        }
+        let mut snapshot = FleetSnapshot::new(self.name, lease.state);
+        snapshot.redis = self.config.redis_url();
+        snapshot.process_id = self.process_id.clone();
+        snapshot.share = lease.grant;
+        snapshot.target = lease.target;
+        snapshot.held = lease.recorded;
+        snapshot.owned = lease.owned;
+        snapshot.fallback = lease.fallback;
+        snapshot.budget = lease.budget;
+        snapshot.demand = lease.demand;
+        snapshot.configured_budget = self.budget();
+        snapshot.processes = lease.processes;
+        snapshot.limits = limits;
+        snapshot.in_flight = in_flight;
+        snapshot.bulkheads = bulkheads;
+        snapshot.draining = draining;
+        snapshot.lease = self.config.lease_duration();
+        snapshot.lease_remaining = match lease.state {
+            FleetState::Joined => lease.deadline.map(|d| d.saturating_duration_since(now)),
+            _ => None,
+        };
+        snapshot.recovering = (!lease.recover.is_zero()).then_some(lease.recover);
+        snapshot.renewals = lease.renewals;
+        snapshot.failures = lease.failures;
+        snapshot.last_error = status.last_error.clone();
+        snapshot
     }
 }
 

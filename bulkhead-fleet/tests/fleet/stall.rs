@@ -5,8 +5,8 @@
 
 use std::time::{Duration, Instant};
 
+use bulkhead_fleet::{FleetConfig, FleetState, OnUnreachable};
 use bulkhead_registry::Registry;
-use bulkhead_registry::fleet::{FleetConfig, FleetState, OnUnreachable};
 
 use crate::proxy::Proxy;
 use crate::registry::{LEASE, member, share};

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use bulkhead_registry::fleet::FleetConfig;
+use bulkhead_fleet::FleetConfig;
 use bulkhead_registry::{Registry, RegistryError};
 
 use crate::registry::LEASE;

@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 use bulkhead_core::FleetShareReason;
 
 use super::{Change, Lease};
-use crate::fleet::config::{FleetConfig, OnUnreachable};
-use crate::fleet::script::Reply;
-use crate::fleet::snapshot::FleetState;
+use crate::config::{FleetConfig, OnUnreachable};
+use crate::script::Reply;
+use bulkhead_registry::fleet::FleetState;
 
 const LEASE: Duration = Duration::from_millis(1200);
 

@@ -5,12 +5,12 @@ use std::fmt;
 use std::time::Duration;
 
 use super::url::RedisUrl;
-use crate::error::RegistryError;
+use bulkhead_registry::RegistryError;
 
 /// How a resource's budget is shared across a fleet: the Redis that keeps
 /// the leases, the key prefix of the application, the lease and what to do
 /// when Redis cannot be reached. Given to
-/// [`Registry::fleet_resource`](crate::Registry::fleet_resource).
+/// [`Registry::fleet_resource`](bulkhead_registry::Registry::fleet_resource).
 ///
 /// The URL's password never appears in `Debug`, in an error, an event or a
 /// snapshot: they show `redis://user:***@host:6379/0`.
@@ -19,7 +19,7 @@ use crate::error::RegistryError;
 ///
 /// ```
 /// use std::time::Duration;
-/// use bulkhead_registry::fleet::{FleetConfig, OnUnreachable};
+/// use bulkhead_fleet::{FleetConfig, OnUnreachable};
 ///
 /// let config = FleetConfig::redis("redis://app:s3cr3t@10.0.0.5:6379/0")?
 ///     .prefix("shop")

@@ -43,7 +43,7 @@ mod tests {
     use redis::{ErrorKind, RedisError};
 
     use super::message;
-    use crate::fleet::url::RedisUrl;
+    use crate::url::RedisUrl;
 
     #[test]
     fn authentication_failures_say_so_with_their_code_and_no_password() {
