@@ -38,8 +38,8 @@
 
 pub use bulkhead_core::{
     BulkheadEvent, BulkheadEventKind, CircuitBreakerEvent, CircuitBreakerEventKind, Event,
-    EventBus, EventStream, FallbackEvent, FallbackEventKind, FleetShareChanged, FleetShareReason,
-    HedgeEvent, HedgeEventKind, RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind,
-    TimeoutEvent, TimeoutEventKind,
+    EventBus, EventStream, EventVisitor, FallbackEvent, FallbackEventKind, FleetShareChanged,
+    FleetShareReason, HedgeEvent, HedgeEventKind, RateLimiterEvent, RateLimiterEventKind,
+    RetryEvent, RetryEventKind, TimeoutEvent, TimeoutEventKind,
 };
 pub use bulkhead_registry::{InstanceEvents, PolicyEvent};

@@ -68,6 +68,76 @@ impl Event {
             Event::FleetShareChanged(event) => event.at,
         }
     }
+
+    /// Hands the event to `visitor`'s method for its kind.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use bulkhead_core::{Event, EventVisitor, RetryEvent, RetryEventKind};
+    ///
+    /// /// Whether an event is about a retry policy.
+    /// struct IsRetry;
+    ///
+    /// impl EventVisitor for IsRetry {
+    ///     type Output = bool;
+    ///     fn bulkhead(&mut self, _: bulkhead_core::BulkheadEvent) -> bool { false }
+    ///     fn retry(&mut self, _: RetryEvent) -> bool { true }
+    ///     fn circuit_breaker(&mut self, _: bulkhead_core::CircuitBreakerEvent) -> bool { false }
+    ///     fn timeout(&mut self, _: bulkhead_core::TimeoutEvent) -> bool { false }
+    ///     fn rate_limiter(&mut self, _: bulkhead_core::RateLimiterEvent) -> bool { false }
+    ///     fn hedge(&mut self, _: bulkhead_core::HedgeEvent) -> bool { false }
+    ///     fn fallback(&mut self, _: bulkhead_core::FallbackEvent) -> bool { false }
+    ///     fn fleet_share_changed(&mut self, _: bulkhead_core::FleetShareChanged) -> bool {
+    ///         false
+    ///     }
+    /// }
+    ///
+    /// let kind = RetryEventKind::Succeeded { attempts: 2 };
+    /// let event = Event::Retry(RetryEvent::new("checkout", kind, Instant::now()));
+    /// assert!(event.visit(&mut IsRetry));
+    /// ```
+    pub fn visit<V: EventVisitor>(self, visitor: &mut V) -> V::Output {
+        match self {
+            Event::Bulkhead(event) => visitor.bulkhead(event),
+            Event::Retry(event) => visitor.retry(event),
+            Event::CircuitBreaker(event) => visitor.circuit_breaker(event),
+            Event::Timeout(event) => visitor.timeout(event),
+            Event::RateLimiter(event) => visitor.rate_limiter(event),
+            Event::Hedge(event) => visitor.hedge(event),
+            Event::Fallback(event) => visitor.fallback(event),
+            Event::FleetShareChanged(event) => visitor.fleet_share_changed(event),
+        }
+    }
+}
+
+/// What to do with each kind of [`Event`]: [`Event::visit`] calls the
+/// method of the event's kind.
+///
+/// `Event` is `#[non_exhaustive]`, so a `match` on it outside this crate
+/// needs an arm for kinds it does not know. A visitor does not: no method
+/// has a default, so a new kind of event fails to compile in every visitor
+/// until it says what to do with it.
+pub trait EventVisitor {
+    /// What each method returns.
+    type Output;
+    /// A bulkhead's event.
+    fn bulkhead(&mut self, event: BulkheadEvent) -> Self::Output;
+    /// A retry policy's event.
+    fn retry(&mut self, event: RetryEvent) -> Self::Output;
+    /// A circuit breaker's event.
+    fn circuit_breaker(&mut self, event: CircuitBreakerEvent) -> Self::Output;
+    /// A timeout policy's event.
+    fn timeout(&mut self, event: TimeoutEvent) -> Self::Output;
+    /// A rate limiter's event.
+    fn rate_limiter(&mut self, event: RateLimiterEvent) -> Self::Output;
+    /// A hedge policy's event.
+    fn hedge(&mut self, event: HedgeEvent) -> Self::Output;
+    /// A fallback policy's event.
+    fn fallback(&mut self, event: FallbackEvent) -> Self::Output;
+    /// A fleet resource's share of its budget changed.
+    fn fleet_share_changed(&mut self, event: FleetShareChanged) -> Self::Output;
 }
 
 macro_rules! policy_event {

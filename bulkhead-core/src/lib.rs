@@ -88,9 +88,9 @@ pub use compose::{Classifier, ErrorPredicate, Policies};
 pub use context::PolicyContext;
 pub use events::{
     BulkheadEvent, BulkheadEventKind, CircuitBreakerEvent, CircuitBreakerEventKind, CircuitState,
-    Event, EventBus, EventStream, FallbackEvent, FallbackEventKind, FleetShareChanged,
-    FleetShareReason, HedgeEvent, HedgeEventKind, RateLimiterEvent, RateLimiterEventKind,
-    RetryEvent, RetryEventKind, TimeoutEvent, TimeoutEventKind,
+    Event, EventBus, EventStream, EventVisitor, FallbackEvent, FallbackEventKind,
+    FleetShareChanged, FleetShareReason, HedgeEvent, HedgeEventKind, RateLimiterEvent,
+    RateLimiterEventKind, RetryEvent, RetryEventKind, TimeoutEvent, TimeoutEventKind,
 };
 pub use fallback::{Fallback, FallbackConfig, FallbackConfigBuilder};
 pub use hedge::{Hedge, HedgeConfig, HedgeConfigBuilder, HedgeDelay, Hedged};

@@ -6,8 +6,8 @@ use ::tracing::subscriber::NoSubscriber;
 use ::tracing::{Dispatch, Level, dispatcher, event};
 use bulkhead_core::{
     BulkheadEvent, BulkheadEventKind, CircuitBreakerEvent, CircuitBreakerEventKind, CircuitState,
-    Event, FallbackEvent, FallbackEventKind, FleetShareChanged, FleetShareReason, HedgeEvent,
-    HedgeEventKind, RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind,
+    Event, EventVisitor, FallbackEvent, FallbackEventKind, FleetShareChanged, FleetShareReason,
+    HedgeEvent, HedgeEventKind, RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind,
     TimeoutEvent, TimeoutEventKind,
 };
 
@@ -70,19 +70,7 @@ struct Tracer;
 
 impl Sink for Tracer {
     fn event(&mut self, event: Event) {
-        match event {
-            Event::Bulkhead(event) => bulkhead(&event),
-            Event::Retry(event) => retry(&event),
-            Event::CircuitBreaker(event) => circuit_breaker(&event),
-            Event::Timeout(event) => timeout(&event),
-            Event::RateLimiter(event) => rate_limiter(&event),
-            Event::Hedge(event) => hedge(&event),
-            Event::Fallback(event) => fallback(&event),
-            Event::FleetShareChanged(event) => fleet(&event),
-            other => {
-                event!(target: TARGET, Level::DEBUG, instance = other.instance(), event = ?other)
-            }
-        }
+        event.visit(self);
     }
 
     fn lost(&mut self, count: u64) {
@@ -110,131 +98,138 @@ macro_rules! emit {
     };
 }
 
-fn fleet(event: &FleetShareChanged) {
-    let FleetShareChanged {
-        resource,
-        reason,
-        from,
-        to,
-        target,
-        budget,
-        processes,
-        ..
-    } = *event;
-    let reason = reason.as_str();
-    if event.reason == FleetShareReason::Unreachable {
-        event!(target: TARGET, Level::WARN, resource, kind = "fleet_share_changed",
-            reason, from, to, target, budget, processes,
-            "fleet lease ran out without a renewal: share fell back");
-    } else {
-        event!(target: TARGET, Level::INFO, resource, kind = "fleet_share_changed",
-            reason, from, to, target, budget, processes, "fleet share changed");
-    }
-}
+/// Each kind of event as a `tracing` event.
+impl EventVisitor for Tracer {
+    type Output = ();
 
-fn bulkhead(event: &BulkheadEvent) {
-    match event.kind {
-        BulkheadEventKind::Rejected {
-            max_concurrent,
-            waited,
-        } => emit!(DEBUG, event, Bulkhead, "rejected";
-            max_concurrent, waited, "bulkhead full: call rejected"),
-        BulkheadEventKind::LimitChanged { from, to } => {
-            emit!(INFO, event, Bulkhead, "limit_changed";
-                from, to, "bulkhead limit changed")
+    fn bulkhead(&mut self, event: BulkheadEvent) {
+        match event.kind {
+            BulkheadEventKind::Rejected {
+                max_concurrent,
+                waited,
+            } => emit!(DEBUG, event, Bulkhead, "rejected";
+                max_concurrent, waited, "bulkhead full: call rejected"),
+            BulkheadEventKind::LimitChanged { from, to } => {
+                emit!(INFO, event, Bulkhead, "limit_changed";
+                    from, to, "bulkhead limit changed")
+            }
+            kind => emit!(DEBUG, event, Bulkhead, "other"; detail = ?kind, "bulkhead event"),
         }
-        kind => emit!(DEBUG, event, Bulkhead, "other"; detail = ?kind, "bulkhead event"),
     }
-}
 
-fn retry(event: &RetryEvent) {
-    match event.kind {
-        RetryEventKind::Retrying {
-            attempt,
-            delay,
-            rejection,
-        } => emit!(DEBUG, event, Retry, "retrying";
-            attempt, ?delay, cause = cause(rejection), "attempt failed, retrying"),
-        RetryEventKind::Succeeded { attempts } => emit!(DEBUG, event, Retry, "succeeded";
-            attempts, "call succeeded after retrying"),
-        RetryEventKind::Exhausted {
-            attempts,
-            rejection,
-        } => emit!(DEBUG, event, Retry, "exhausted";
-            attempts, cause = cause(rejection), "last attempt failed, retries exhausted"),
-        RetryEventKind::Aborted {
-            attempts,
-            rejection,
-        } => emit!(DEBUG, event, Retry, "aborted";
-            attempts, cause = cause(rejection), "attempt failed in a way that is not retried"),
-        RetryEventKind::BudgetExhausted {
-            attempts,
-            rejection,
-        } => emit!(DEBUG, event, Retry, "budget_exhausted";
-            attempts, cause = cause(rejection), "attempt failed, retry budget exhausted"),
-        kind => emit!(DEBUG, event, Retry, "other"; detail = ?kind, "retry event"),
+    fn retry(&mut self, event: RetryEvent) {
+        match event.kind {
+            RetryEventKind::Retrying {
+                attempt,
+                delay,
+                rejection,
+            } => emit!(DEBUG, event, Retry, "retrying";
+                attempt, ?delay, cause = cause(rejection), "attempt failed, retrying"),
+            RetryEventKind::Succeeded { attempts } => emit!(DEBUG, event, Retry, "succeeded";
+                attempts, "call succeeded after retrying"),
+            RetryEventKind::Exhausted {
+                attempts,
+                rejection,
+            } => emit!(DEBUG, event, Retry, "exhausted";
+                attempts, cause = cause(rejection), "last attempt failed, retries exhausted"),
+            RetryEventKind::Aborted {
+                attempts,
+                rejection,
+            } => emit!(DEBUG, event, Retry, "aborted";
+                attempts, cause = cause(rejection), "attempt failed in a way that is not retried"),
+            RetryEventKind::BudgetExhausted {
+                attempts,
+                rejection,
+            } => emit!(DEBUG, event, Retry, "budget_exhausted";
+                attempts, cause = cause(rejection), "attempt failed, retry budget exhausted"),
+            kind => emit!(DEBUG, event, Retry, "other"; detail = ?kind, "retry event"),
+        }
     }
-}
 
-fn circuit_breaker(event: &CircuitBreakerEvent) {
-    match event.kind {
-        CircuitBreakerEventKind::StateTransition {
+    fn circuit_breaker(&mut self, event: CircuitBreakerEvent) {
+        match event.kind {
+            CircuitBreakerEventKind::StateTransition {
+                from,
+                to: to @ (CircuitState::Open | CircuitState::ForcedOpen),
+            } => emit!(WARN, event, CircuitBreaker, "state_transition";
+                from = circuit_state(from), to = circuit_state(to), "circuit breaker opened"),
+            CircuitBreakerEventKind::StateTransition { from, to } => {
+                emit!(INFO, event, CircuitBreaker, "state_transition";
+                    from = circuit_state(from), to = circuit_state(to), "circuit breaker changed state")
+            }
+            CircuitBreakerEventKind::Rejected { state } => {
+                emit!(DEBUG, event, CircuitBreaker, "rejected";
+                    state = circuit_state(state), "circuit breaker open: call rejected")
+            }
+            kind => {
+                emit!(DEBUG, event, CircuitBreaker, "other"; detail = ?kind, "circuit breaker event")
+            }
+        }
+    }
+
+    fn timeout(&mut self, event: TimeoutEvent) {
+        match event.kind {
+            TimeoutEventKind::TimedOut { timeout } => emit!(DEBUG, event, Timeout, "timed_out";
+                ?timeout, "call timed out"),
+            TimeoutEventKind::Overrun { timeout, took } => emit!(DEBUG, event, Timeout, "overrun";
+                ?timeout, ?took, "sync call overran its timeout"),
+            kind => emit!(DEBUG, event, Timeout, "other"; detail = ?kind, "timeout event"),
+        }
+    }
+
+    fn rate_limiter(&mut self, event: RateLimiterEvent) {
+        match event.kind {
+            RateLimiterEventKind::Rejected { limit_for_period } => {
+                emit!(DEBUG, event, RateLimiter, "rejected";
+                limit_for_period, "rate limiter: no permit, call rejected")
+            }
+            kind => emit!(DEBUG, event, RateLimiter, "other"; detail = ?kind, "rate limiter event"),
+        }
+    }
+
+    fn hedge(&mut self, event: HedgeEvent) {
+        match event.kind {
+            HedgeEventKind::Started { hedge } => emit!(DEBUG, event, Hedge, "started";
+                hedge, "attempt still running after the delay: hedge started"),
+            HedgeEventKind::Skipped { hedge, rejection } => emit!(DEBUG, event, Hedge, "skipped";
+                hedge, cause = rejection.name(), "hedge refused by a policy: skipped"),
+            HedgeEventKind::BudgetExhausted { hedge } => {
+                emit!(DEBUG, event, Hedge, "budget_exhausted";
+                hedge, "retry budget exhausted: hedge not made")
+            }
+            HedgeEventKind::Won { hedge } => emit!(DEBUG, event, Hedge, "won";
+                hedge, "a hedge answered first"),
+            kind => emit!(DEBUG, event, Hedge, "other"; detail = ?kind, "hedge event"),
+        }
+    }
+
+    fn fallback(&mut self, event: FallbackEvent) {
+        match event.kind {
+            FallbackEventKind::Used { rejection } => emit!(DEBUG, event, Fallback, "used";
+                cause = cause(rejection), "call failed: the fallback answered"),
+            kind => emit!(DEBUG, event, Fallback, "other"; detail = ?kind, "fallback event"),
+        }
+    }
+
+    fn fleet_share_changed(&mut self, event: FleetShareChanged) {
+        let FleetShareChanged {
+            resource,
+            reason,
             from,
-            to: to @ (CircuitState::Open | CircuitState::ForcedOpen),
-        } => emit!(WARN, event, CircuitBreaker, "state_transition";
-            from = circuit_state(from), to = circuit_state(to), "circuit breaker opened"),
-        CircuitBreakerEventKind::StateTransition { from, to } => {
-            emit!(INFO, event, CircuitBreaker, "state_transition";
-                from = circuit_state(from), to = circuit_state(to), "circuit breaker changed state")
+            to,
+            target,
+            budget,
+            processes,
+            ..
+        } = event;
+        let reason = reason.as_str();
+        if event.reason == FleetShareReason::Unreachable {
+            event!(target: TARGET, Level::WARN, resource, kind = "fleet_share_changed",
+                reason, from, to, target, budget, processes,
+                "fleet lease ran out without a renewal: share fell back");
+        } else {
+            event!(target: TARGET, Level::INFO, resource, kind = "fleet_share_changed",
+                reason, from, to, target, budget, processes, "fleet share changed");
         }
-        CircuitBreakerEventKind::Rejected { state } => {
-            emit!(DEBUG, event, CircuitBreaker, "rejected";
-                state = circuit_state(state), "circuit breaker open: call rejected")
-        }
-        kind => {
-            emit!(DEBUG, event, CircuitBreaker, "other"; detail = ?kind, "circuit breaker event")
-        }
-    }
-}
-
-fn timeout(event: &TimeoutEvent) {
-    match event.kind {
-        TimeoutEventKind::TimedOut { timeout } => emit!(DEBUG, event, Timeout, "timed_out";
-            ?timeout, "call timed out"),
-        TimeoutEventKind::Overrun { timeout, took } => emit!(DEBUG, event, Timeout, "overrun";
-            ?timeout, ?took, "sync call overran its timeout"),
-        kind => emit!(DEBUG, event, Timeout, "other"; detail = ?kind, "timeout event"),
-    }
-}
-
-fn rate_limiter(event: &RateLimiterEvent) {
-    match event.kind {
-        RateLimiterEventKind::Rejected { limit_for_period } => {
-            emit!(DEBUG, event, RateLimiter, "rejected";
-            limit_for_period, "rate limiter: no permit, call rejected")
-        }
-        kind => emit!(DEBUG, event, RateLimiter, "other"; detail = ?kind, "rate limiter event"),
-    }
-}
-
-fn hedge(event: &HedgeEvent) {
-    match event.kind {
-        HedgeEventKind::Started { hedge } => emit!(DEBUG, event, Hedge, "started";
-            hedge, "attempt still running after the delay: hedge started"),
-        HedgeEventKind::Skipped { hedge, rejection } => emit!(DEBUG, event, Hedge, "skipped";
-            hedge, cause = rejection.name(), "hedge refused by a policy: skipped"),
-        HedgeEventKind::BudgetExhausted { hedge } => emit!(DEBUG, event, Hedge, "budget_exhausted";
-            hedge, "retry budget exhausted: hedge not made"),
-        HedgeEventKind::Won { hedge } => emit!(DEBUG, event, Hedge, "won";
-            hedge, "a hedge answered first"),
-        kind => emit!(DEBUG, event, Hedge, "other"; detail = ?kind, "hedge event"),
-    }
-}
-
-fn fallback(event: &FallbackEvent) {
-    match event.kind {
-        FallbackEventKind::Used { rejection } => emit!(DEBUG, event, Fallback, "used";
-            cause = cause(rejection), "call failed: the fallback answered"),
-        kind => emit!(DEBUG, event, Fallback, "other"; detail = ?kind, "fallback event"),
     }
 }

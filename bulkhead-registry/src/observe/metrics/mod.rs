@@ -109,17 +109,7 @@ struct Exporter {
 
 impl Sink for Exporter {
     fn event(&mut self, event: Event) {
-        match event {
-            Event::Bulkhead(event) => events::bulkhead(&event),
-            Event::Retry(event) => events::retry(&event),
-            Event::CircuitBreaker(event) => events::circuit_breaker(&event),
-            Event::Timeout(event) => events::timeout(&event),
-            Event::RateLimiter(event) => events::rate_limiter(&event),
-            Event::Hedge(event) => events::hedge(&event),
-            Event::Fallback(event) => events::fallback(&event),
-            Event::FleetShareChanged(event) => events::fleet(&event),
-            _ => {}
-        }
+        event.visit(&mut events::Counter);
     }
 
     fn lost(&mut self, count: u64) {
