@@ -70,34 +70,6 @@ impl Event {
     }
 
     /// Hands the event to `visitor`'s method for its kind.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Instant;
-    /// use bulkhead_core::{Event, EventVisitor, RetryEvent, RetryEventKind};
-    ///
-    /// /// Whether an event is about a retry policy.
-    /// struct IsRetry;
-    ///
-    /// impl EventVisitor for IsRetry {
-    ///     type Output = bool;
-    ///     fn bulkhead(&mut self, _: bulkhead_core::BulkheadEvent) -> bool { false }
-    ///     fn retry(&mut self, _: RetryEvent) -> bool { true }
-    ///     fn circuit_breaker(&mut self, _: bulkhead_core::CircuitBreakerEvent) -> bool { false }
-    ///     fn timeout(&mut self, _: bulkhead_core::TimeoutEvent) -> bool { false }
-    ///     fn rate_limiter(&mut self, _: bulkhead_core::RateLimiterEvent) -> bool { false }
-    ///     fn hedge(&mut self, _: bulkhead_core::HedgeEvent) -> bool { false }
-    ///     fn fallback(&mut self, _: bulkhead_core::FallbackEvent) -> bool { false }
-    ///     fn fleet_share_changed(&mut self, _: bulkhead_core::FleetShareChanged) -> bool {
-    ///         false
-    ///     }
-    /// }
-    ///
-    /// let kind = RetryEventKind::Succeeded { attempts: 2 };
-    /// let event = Event::Retry(RetryEvent::new("checkout", kind, Instant::now()));
-    /// assert!(event.visit(&mut IsRetry));
-    /// ```
     pub fn visit<V: EventVisitor>(self, visitor: &mut V) -> V::Output {
         match self {
             Event::Bulkhead(event) => visitor.bulkhead(event),

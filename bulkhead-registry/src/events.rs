@@ -4,10 +4,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 
-use bulkhead_core::{
-    BulkheadEvent, CircuitBreakerEvent, Event, EventBus, EventStream, FallbackEvent, HedgeEvent,
-    RateLimiterEvent, RetryEvent, TimeoutEvent,
-};
+use bulkhead_core::{Event, EventStream};
 
 /// The events of one policy instance, from a handle's `subscribe()` (for
 /// example [`BulkheadHandle::subscribe`](crate::BulkheadHandle::subscribe)).
@@ -15,7 +12,8 @@ use bulkhead_core::{
 /// A filter over a subscription to every event of the registry
 /// ([`Registry::subscribe`](crate::Registry::subscribe)): it keeps the events
 /// of type `E` whose instance id is this one's and drops the others. `E` is
-/// one policy's event type ([`BulkheadEvent`], [`RetryEvent`], ...), or
+/// one policy's event type ([`Policy::Event`](crate::Policy::Event):
+/// [`BulkheadEvent`](bulkhead_core::BulkheadEvent), ...), or
 /// [`Event`] for the events of every policy sharing the id (the policies of a
 /// [`Pipeline`](crate::Pipeline) share its id).
 ///
@@ -63,16 +61,6 @@ impl<E: PolicyEvent> InstanceEvents<E> {
             instance: instance.into(),
             kind: PhantomData,
         }
-    }
-
-    /// Keeps `instance`'s events on `events`; without a bus, a stream that
-    /// has ended (nothing is published for the policy).
-    pub(crate) fn on_bus(events: Option<&EventBus>, instance: &str) -> Self {
-        let stream = match events {
-            Some(events) => events.subscribe(),
-            None => EventBus::new(1).subscribe(),
-        };
-        InstanceEvents::new(stream, instance)
     }
 
     /// The instance id whose events this keeps.
@@ -138,8 +126,10 @@ impl<E> fmt::Debug for InstanceEvents<E> {
 }
 
 /// An event type [`InstanceEvents`] can keep: one policy's events
-/// ([`BulkheadEvent`], [`RetryEvent`], [`CircuitBreakerEvent`],
-/// [`TimeoutEvent`], [`RateLimiterEvent`]) or any policy's ([`Event`]).
+/// ([`Policy::Event`](crate::Policy::Event):
+/// [`BulkheadEvent`](bulkhead_core::BulkheadEvent),
+/// [`RetryEvent`](bulkhead_core::RetryEvent), ...) or any policy's
+/// ([`Event`]).
 ///
 /// Sealed: implemented for those types only.
 pub trait PolicyEvent: Sized + sealed::Sealed {
@@ -147,7 +137,7 @@ pub trait PolicyEvent: Sized + sealed::Sealed {
     fn from_event(event: Event) -> Option<Self>;
 }
 
-mod sealed {
+pub(crate) mod sealed {
     pub trait Sealed {}
 }
 
@@ -158,32 +148,27 @@ impl PolicyEvent for Event {
     }
 }
 
+/// `$ty`, the events of `Event::$variant`, as a [`PolicyEvent`].
 macro_rules! policy_event {
-    ($($ty:ident => $variant:ident),* $(,)?) => {$(
-        impl sealed::Sealed for $ty {}
-        impl PolicyEvent for $ty {
-            fn from_event(event: Event) -> Option<Self> {
+    ($ty:ident => $variant:ident) => {
+        impl crate::events::sealed::Sealed for $ty {}
+
+        impl crate::events::PolicyEvent for $ty {
+            fn from_event(event: bulkhead_core::Event) -> Option<Self> {
                 match event {
-                    Event::$variant(event) => Some(event),
+                    bulkhead_core::Event::$variant(event) => Some(event),
                     _ => None,
                 }
             }
         }
-    )*};
+    };
 }
-
-policy_event!(
-    BulkheadEvent => Bulkhead,
-    RetryEvent => Retry,
-    CircuitBreakerEvent => CircuitBreaker,
-    TimeoutEvent => Timeout,
-    RateLimiterEvent => RateLimiter,
-    HedgeEvent => Hedge,
-    FallbackEvent => Fallback,
-);
+pub(crate) use policy_event;
 
 #[cfg(test)]
 mod tests {
+    use bulkhead_core::{BulkheadEvent, CircuitBreakerEvent};
+
     use super::*;
 
     #[test]

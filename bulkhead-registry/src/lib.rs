@@ -54,18 +54,17 @@ pub use error::{ConfigSourceError, Conflict, RegistryError};
 pub use events::{InstanceEvents, PolicyEvent};
 #[doc(hidden)]
 pub use function::{FnPolicy, FunctionPolicy, MethodPolicy};
-pub use handle::{
-    BulkheadHandle, CircuitBreakerHandle, FallbackHandle, HedgeHandle, RateLimiterHandle,
-    RetryHandle, TimeoutHandle,
-};
+pub use handle::Handle;
 pub use pipeline::{Pipeline, PipelineBuilder};
+pub use policy::{
+    BulkheadHandle, BulkheadSnapshot, CircuitBreakerHandle, CircuitBreakerSnapshot, FallbackHandle,
+    FallbackSnapshot, HedgeHandle, HedgeSnapshot, Policy, RateLimiterHandle, RateLimiterSnapshot,
+    RetryHandle, RetrySnapshot, TimeoutHandle, TimeoutSnapshot,
+};
 pub use registry::Registry;
 pub use registry::builder::RegistryBuilder;
 pub use registry::declare::Declarations;
 pub use sizing::{BulkheadSizing, DEFAULT_HEADROOM, Diagnosis, SizingReport};
-pub use snapshot::{
-    BulkheadSnapshot, CircuitBreakerSnapshot, FallbackSnapshot, HedgeSnapshot, RateLimiterSnapshot,
-    RegistrySnapshot, RetrySnapshot, TimeoutSnapshot,
-};
+pub use snapshot::RegistrySnapshot;
 pub use specs::PolicySpecs;
 pub use store::{Change, DEFAULT_CONFIG, KeyChange};

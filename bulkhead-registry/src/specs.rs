@@ -2,17 +2,16 @@
 //! in a registry with [`Declarations::policies`](crate::Declarations::policies)
 //! or built on its own with [`PolicySpecs::build_standalone`].
 
+use std::any::Any;
+use std::fmt;
 use std::sync::Arc;
 
-use bulkhead_core::{
-    Bulkhead, BulkheadConfigBuilder, CircuitBreaker, CircuitBreakerConfigBuilder, Clock, Fallback,
-    FallbackConfigBuilder, Hedge, HedgeConfigBuilder, Policies, PolicyContext, RateLimiter,
-    RateLimiterConfigBuilder, Retry, RetryConfigBuilder, Timeout, TimeoutConfigBuilder,
-};
+use bulkhead_core::{Clock, Policies, PolicyContext};
 
 use crate::error::RegistryError;
 use crate::kind::PolicyKind;
-use crate::policy::{Policy, standalone};
+use crate::policy::{Managed, standalone};
+use crate::registry::declare::Declarations;
 
 /// The specs of a set of policies that run around the same calls: for each
 /// policy, the values given in code (its config builder) and, if it has
@@ -57,20 +56,15 @@ use crate::policy::{Policy, standalone};
 pub struct PolicySpecs {
     id: String,
     source: Option<String>,
-    bulkhead: Option<Entry<BulkheadConfigBuilder>>,
-    retry: Option<Entry<RetryConfigBuilder>>,
-    circuit_breaker: Option<Entry<CircuitBreakerConfigBuilder>>,
-    timeout: Option<Entry<TimeoutConfigBuilder>>,
-    rate_limiter: Option<Entry<RateLimiterConfigBuilder>>,
-    hedge: Option<Entry<HedgeConfigBuilder>>,
-    fallback: Option<Entry<FallbackConfigBuilder>>,
+    /// Each policy's entry, at its kind's place in [`PolicyKind::ALL`].
+    entries: [Option<Box<dyn AnyEntry>>; PolicyKind::COUNT],
 }
 
 /// One policy of a set: its own id, if it has one, and its config builder.
 #[derive(Debug, Clone)]
-pub(crate) struct Entry<S> {
+struct Entry<P: Managed> {
     name: Option<String>,
-    spec: S,
+    spec: P::Spec,
 }
 
 impl PolicySpecs {
@@ -80,13 +74,7 @@ impl PolicySpecs {
         PolicySpecs {
             id: id.into(),
             source: None,
-            bulkhead: None,
-            retry: None,
-            circuit_breaker: None,
-            timeout: None,
-            rate_limiter: None,
-            hedge: None,
-            fallback: None,
+            entries: Default::default(),
         }
     }
 
@@ -114,42 +102,6 @@ impl PolicySpecs {
         self.source.as_deref().unwrap_or(&self.id)
     }
 
-    /// Adds the bulkhead, with instance id `name` if given.
-    pub fn bulkhead(self, name: Option<&str>, spec: BulkheadConfigBuilder) -> Self {
-        self.with::<Bulkhead>(name, spec)
-    }
-
-    /// Adds the retry policy, with instance id `name` if given.
-    pub fn retry(self, name: Option<&str>, spec: RetryConfigBuilder) -> Self {
-        self.with::<Retry>(name, spec)
-    }
-
-    /// Adds the circuit breaker, with instance id `name` if given.
-    pub fn circuit_breaker(self, name: Option<&str>, spec: CircuitBreakerConfigBuilder) -> Self {
-        self.with::<CircuitBreaker>(name, spec)
-    }
-
-    /// Adds the timeout, with instance id `name` if given.
-    pub fn timeout(self, name: Option<&str>, spec: TimeoutConfigBuilder) -> Self {
-        self.with::<Timeout>(name, spec)
-    }
-
-    /// Adds the rate limiter, with instance id `name` if given.
-    pub fn rate_limiter(self, name: Option<&str>, spec: RateLimiterConfigBuilder) -> Self {
-        self.with::<RateLimiter>(name, spec)
-    }
-
-    /// Adds the hedge, with instance id `name` if given.
-    pub fn hedge(self, name: Option<&str>, spec: HedgeConfigBuilder) -> Self {
-        self.with::<Hedge>(name, spec)
-    }
-
-    /// Adds the fallback, with instance id `name` if given. (Its method is
-    /// the caller's to call: see [`Fallback`].)
-    pub fn fallback(self, name: Option<&str>, spec: FallbackConfigBuilder) -> Self {
-        self.with::<Fallback>(name, spec)
-    }
-
     /// Builds every policy on its own, outside any registry: from the
     /// values given here over the built-in defaults (no named config, no
     /// override applies), on `clock`, publishing no events.
@@ -160,111 +112,134 @@ impl PolicySpecs {
     /// gives were checked when it compiled).
     pub fn build_standalone(&self, clock: Arc<dyn Clock>) -> Result<Policies, RegistryError> {
         let context = PolicyContext::new(Arc::clone(&clock));
-        let mut policies = Policies::on_clock(clock);
-        for kind in PolicyKind::OUTSIDE_IN {
-            policies = match kind {
-                PolicyKind::Retry => self.add::<Retry>(policies, &context, Policies::with_retry),
-                PolicyKind::CircuitBreaker => {
-                    self.add::<CircuitBreaker>(policies, &context, Policies::with_circuit_breaker)
-                }
-                PolicyKind::RateLimiter => {
-                    self.add::<RateLimiter>(policies, &context, Policies::with_rate_limiter)
-                }
-                PolicyKind::Timeout => {
-                    self.add::<Timeout>(policies, &context, Policies::with_timeout)
-                }
-                PolicyKind::Bulkhead => {
-                    self.add::<Bulkhead>(policies, &context, Policies::with_bulkhead)
-                }
-                PolicyKind::Hedge => self.add::<Hedge>(policies, &context, Policies::with_hedge),
-                PolicyKind::Fallback => {
-                    self.add::<Fallback>(policies, &context, Policies::with_fallback)
-                }
-            }?;
-        }
-        Ok(policies)
+        self.outside_in()
+            .try_fold(Policies::on_clock(clock), |policies, entry| {
+                entry.standalone(&self.id, &context, policies)
+            })
     }
 
-    /// `policies` with `P` built on its own, if there is one.
-    fn add<P: Slot>(
+    /// Declares every policy in `declarations`, outermost first, and
+    /// returns them composed; see
+    /// [`Declarations::policies`](crate::Declarations::policies).
+    pub(crate) fn declare(
         &self,
-        policies: Policies,
-        context: &PolicyContext,
-        with: fn(Policies, P) -> Policies,
+        declarations: &Declarations<'_>,
+        clock: Arc<dyn Clock>,
     ) -> Result<Policies, RegistryError> {
-        Ok(match self.spec::<P>() {
-            Some((id, spec)) => with(policies, standalone::<P>(id, spec, context)?),
-            None => policies,
-        })
+        self.outside_in()
+            .try_fold(Policies::on_clock(clock), |policies, entry| {
+                entry.declare(&self.id, self.source(), declarations, policies)
+            })
+    }
+
+    /// The policies of the set, outermost first.
+    fn outside_in(&self) -> impl Iterator<Item = &dyn AnyEntry> {
+        PolicyKind::OUTSIDE_IN
+            .into_iter()
+            .filter_map(|kind| self.entries[kind as usize].as_deref())
+    }
+
+    /// Policy `P`'s entry, if the set has it.
+    fn entry<P: Managed>(&self) -> Option<&Entry<P>> {
+        let entry: &dyn Any = self.entries[P::KIND as usize].as_deref()?;
+        Some(
+            entry
+                .downcast_ref()
+                .expect("a kind's place holds its entry"),
+        )
     }
 
     /// Policy `P`'s instance id and spec, if the set has it.
-    pub(crate) fn spec<P: Slot>(&self) -> Option<(&str, &P::Spec)> {
-        P::slot(self)
-            .as_ref()
-            .map(|s| (s.name.as_deref().unwrap_or(&self.id), &s.spec))
+    pub(crate) fn spec<P: Managed>(&self) -> Option<(&str, &P::Spec)> {
+        self.entry::<P>()
+            .map(|e| (e.name.as_deref().unwrap_or(&self.id), &e.spec))
     }
 
     /// Sets policy `P`.
-    fn with<P: Slot>(mut self, name: Option<&str>, spec: P::Spec) -> Self {
-        *P::slot_mut(&mut self) = Some(Entry {
+    pub(crate) fn with<P: Managed>(mut self, name: Option<&str>, spec: P::Spec) -> Self {
+        self.entries[P::KIND as usize] = Some(Box::new(Entry::<P> {
             name: name.map(str::to_owned),
             spec,
-        });
+        }));
         self
     }
 
     /// Extends the spec of policy `P` (a default one if it has none yet)
     /// with `f`, keeping its name.
-    pub(crate) fn extend<P: Slot>(&mut self, f: impl FnOnce(P::Spec) -> P::Spec) {
-        let slot = P::slot_mut(self);
-        let (name, spec) = match slot.take() {
-            Some(Entry { name, spec }) => (name, spec),
+    pub(crate) fn extend<P: Managed>(&mut self, f: impl FnOnce(P::Spec) -> P::Spec) {
+        let (name, spec) = match self.entry::<P>() {
+            Some(entry) => (entry.name.clone(), entry.spec.clone()),
             None => (None, P::Spec::default()),
         };
-        *slot = Some(Entry {
+        self.entries[P::KIND as usize] = Some(Box::new(Entry::<P> {
             name,
             spec: f(spec),
-        });
+        }));
     }
 }
 
-/// Where a [`PolicySpecs`] keeps the spec of policy `Self`.
-pub(crate) trait Slot: Policy {
-    fn slot(specs: &PolicySpecs) -> &Option<Entry<Self::Spec>>;
-    fn slot_mut(specs: &mut PolicySpecs) -> &mut Option<Entry<Self::Spec>>;
+/// An entry of any policy, for what a set does with each alike.
+trait AnyEntry: Any + fmt::Debug + Send + Sync {
+    /// A copy.
+    fn clone_box(&self) -> Box<dyn AnyEntry>;
+    /// `policies` with this policy, declared in `declarations` (under
+    /// `set_id` if it has no name of its own).
+    fn declare(
+        &self,
+        set_id: &str,
+        source: &str,
+        declarations: &Declarations<'_>,
+        policies: Policies,
+    ) -> Result<Policies, RegistryError>;
+    /// `policies` with this policy, built on its own on `context`.
+    fn standalone(
+        &self,
+        set_id: &str,
+        context: &PolicyContext,
+        policies: Policies,
+    ) -> Result<Policies, RegistryError>;
 }
 
-macro_rules! slot {
-    ($($policy:ty => $field:ident),* $(,)?) => {$(
-        impl Slot for $policy {
-            fn slot(specs: &PolicySpecs) -> &Option<Entry<Self::Spec>> {
-                &specs.$field
-            }
-
-            fn slot_mut(specs: &mut PolicySpecs) -> &mut Option<Entry<Self::Spec>> {
-                &mut specs.$field
-            }
-        }
-    )*};
+impl Clone for Box<dyn AnyEntry> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
 }
 
-slot!(
-    Bulkhead => bulkhead,
-    Retry => retry,
-    CircuitBreaker => circuit_breaker,
-    Timeout => timeout,
-    RateLimiter => rate_limiter,
-    Hedge => hedge,
-    Fallback => fallback,
-);
+impl<P: Managed> AnyEntry for Entry<P> {
+    fn clone_box(&self) -> Box<dyn AnyEntry> {
+        Box::new(self.clone())
+    }
+
+    fn declare(
+        &self,
+        set_id: &str,
+        source: &str,
+        declarations: &Declarations<'_>,
+        policies: Policies,
+    ) -> Result<Policies, RegistryError> {
+        let id = self.name.as_deref().unwrap_or(set_id);
+        Ok(P::declare(declarations, id, source, &self.spec)?.compose(policies))
+    }
+
+    fn standalone(
+        &self,
+        set_id: &str,
+        context: &PolicyContext,
+        policies: Policies,
+    ) -> Result<Policies, RegistryError> {
+        let id = self.name.as_deref().unwrap_or(set_id);
+        Ok(standalone::<P>(id, &self.spec, context)?.compose(policies))
+    }
+}
 
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
     use bulkhead_core::{
-        BulkheadConfig, ManualClock, RateLimiterConfig, RetryConfig, SystemClock, TimeoutConfig,
+        Bulkhead, BulkheadConfig, ManualClock, RateLimiterConfig, Retry, RetryConfig, SystemClock,
+        Timeout, TimeoutConfig,
     };
 
     use super::*;

@@ -6,13 +6,10 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use bulkhead_core::{
-    Bulkhead, BulkheadConfigBuilder, CallError, CircuitBreaker, CircuitBreakerConfigBuilder,
-    Classifier, Hedge, HedgeConfigBuilder, Policies, RateLimiter, RateLimiterConfigBuilder, Retry,
-    RetryConfigBuilder, Timeout, TimeoutConfigBuilder,
-};
+use bulkhead_core::{CallError, Classifier, Policies};
 
 use crate::error::RegistryError;
+use crate::policy::Managed;
 use crate::registry::Registry;
 use crate::specs::PolicySpecs;
 use predicate::Predicate;
@@ -206,51 +203,9 @@ pub struct PipelineBuilder<'r> {
 }
 
 impl PipelineBuilder<'_> {
-    /// Adds a bulkhead (innermost, right around the call).
-    pub fn bulkhead(
-        mut self,
-        f: impl FnOnce(BulkheadConfigBuilder) -> BulkheadConfigBuilder,
-    ) -> Self {
-        self.specs.extend::<Bulkhead>(f);
-        self
-    }
-
-    /// Adds a retry policy (outermost).
-    pub fn retry(mut self, f: impl FnOnce(RetryConfigBuilder) -> RetryConfigBuilder) -> Self {
-        self.specs.extend::<Retry>(f);
-        self
-    }
-
-    /// Adds a circuit breaker (inside the retry).
-    pub fn circuit_breaker(
-        mut self,
-        f: impl FnOnce(CircuitBreakerConfigBuilder) -> CircuitBreakerConfigBuilder,
-    ) -> Self {
-        self.specs.extend::<CircuitBreaker>(f);
-        self
-    }
-
-    /// Adds a rate limiter (inside the circuit breaker).
-    pub fn rate_limiter(
-        mut self,
-        f: impl FnOnce(RateLimiterConfigBuilder) -> RateLimiterConfigBuilder,
-    ) -> Self {
-        self.specs.extend::<RateLimiter>(f);
-        self
-    }
-
-    /// Adds a timeout (inside the rate limiter, around the bulkhead).
-    pub fn timeout(mut self, f: impl FnOnce(TimeoutConfigBuilder) -> TimeoutConfigBuilder) -> Self {
-        self.specs.extend::<Timeout>(f);
-        self
-    }
-
-    /// Adds a hedge (inside the retry, around the circuit breaker): an
-    /// async call ([`Pipeline::execute_async`]) whose attempt has not
-    /// finished after `delay` gets another, up to `max_hedged`; the first
-    /// success wins. Sync calls are not hedged.
-    pub fn hedge(mut self, f: impl FnOnce(HedgeConfigBuilder) -> HedgeConfigBuilder) -> Self {
-        self.specs.extend::<Hedge>(f);
+    /// Adds `P`, or extends it (what `bulkhead`, `retry`, ... do).
+    pub(crate) fn with<P: Managed>(mut self, f: impl FnOnce(P::Spec) -> P::Spec) -> Self {
+        self.specs.extend::<P>(f);
         self
     }
 

@@ -1,14 +1,191 @@
-//! Circuit breakers (their keys are `bulkhead_core`'s table).
+//! Circuit breakers in a registry: [`CircuitBreakerHandle`], [`CircuitBreakerSnapshot`], and the
+//! registry's methods named after them.
 
-use bulkhead_core::{CircuitBreaker, CircuitBreakerConfig, CircuitBreakerConfigBuilder};
+use bulkhead_core::{
+    CircuitBreaker, CircuitBreakerConfig, CircuitBreakerConfigBuilder, CircuitBreakerEvent,
+    CircuitBreakerMetrics, CircuitState,
+};
 
-use super::{Policy, builder_methods};
+use super::{Managed, Policy, inherent_methods, policy_methods};
+use crate::error::RegistryError;
+use crate::events::policy_event;
+use crate::handle::Handle;
 use crate::kind::PolicyKind;
+use crate::pipeline::PipelineBuilder;
+use crate::registry::Registry;
+use crate::registry::builder::RegistryBuilder;
+use crate::registry::declare::Declarations;
+use crate::snapshot::RegistrySnapshot;
+use crate::specs::PolicySpecs;
 
 impl Policy for CircuitBreaker {
-    const KIND: PolicyKind = PolicyKind::CircuitBreaker;
     type Config = CircuitBreakerConfig;
+    type Snapshot = CircuitBreakerSnapshot;
+    type Event = CircuitBreakerEvent;
+
+    inherent_methods!();
+
+    fn snapshot(&self) -> CircuitBreakerSnapshot {
+        let metrics = self.metrics();
+        CircuitBreakerSnapshot {
+            instance: Self::instance(self).to_owned(),
+            state: self.state(),
+            failure_rate: metrics.failure_rate,
+            slow_call_rate: metrics.slow_call_rate,
+            buffered_calls: metrics.buffered_calls,
+            failed_calls: metrics.failed_calls,
+            slow_calls: metrics.slow_calls,
+            not_permitted_calls: metrics.not_permitted_calls,
+            failure_rate_threshold: Self::config(self).failure_rate_threshold(),
+        }
+    }
+}
+
+impl Managed for CircuitBreaker {
+    const KIND: PolicyKind = PolicyKind::CircuitBreaker;
     type Spec = CircuitBreakerConfigBuilder;
 
-    builder_methods!();
+    policy_methods!(circuit_breakers, with_circuit_breaker);
+}
+
+policy_event!(CircuitBreakerEvent => CircuitBreaker);
+
+/// A view of one circuit breaker of a registry, from
+/// [`Registry::circuit_breaker`], with the operator's controls.
+pub type CircuitBreakerHandle = Handle<CircuitBreaker>;
+
+impl Handle<CircuitBreaker> {
+    /// The state now.
+    pub fn state(&self) -> CircuitState {
+        self.policy.state()
+    }
+
+    /// The failure rate of the window, in percent; `None` until the window
+    /// holds `minimum_calls` calls.
+    pub fn failure_rate(&self) -> Option<f32> {
+        self.policy.metrics().failure_rate
+    }
+
+    /// The window's counts and rates.
+    pub fn metrics(&self) -> CircuitBreakerMetrics {
+        self.policy.metrics()
+    }
+
+    /// Forces the breaker open until another transition.
+    pub fn force_open(&self) {
+        self.policy.transition_to_forced_open();
+    }
+
+    /// Disables the breaker: every call passes, nothing is recorded.
+    pub fn disable(&self) {
+        self.policy.transition_to_disabled();
+    }
+
+    /// Closes the breaker with an empty window.
+    pub fn reset(&self) {
+        self.policy.reset();
+    }
+
+    /// The breaker itself.
+    pub fn circuit_breaker(&self) -> &CircuitBreaker {
+        &self.policy
+    }
+}
+
+/// A circuit breaker's state at one moment.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct CircuitBreakerSnapshot {
+    /// The instance id.
+    pub instance: String,
+    /// Closed, open, half-open, forced open or disabled.
+    pub state: CircuitState,
+    /// Failed calls in the window, in percent; `None` until the window holds
+    /// `minimum_calls` calls.
+    pub failure_rate: Option<f32>,
+    /// Slow calls in the window, in percent; `None` likewise.
+    pub slow_call_rate: Option<f32>,
+    /// Calls in the window.
+    pub buffered_calls: u32,
+    /// Failed calls in the window.
+    pub failed_calls: u32,
+    /// Slow calls in the window.
+    pub slow_calls: u32,
+    /// Calls refused since the breaker was created.
+    pub not_permitted_calls: u64,
+    /// The failure rate at which it opens.
+    pub failure_rate_threshold: f32,
+}
+
+impl Registry {
+    /// The circuit breaker with this instance id.
+    ///
+    /// # Errors
+    ///
+    /// REG-009 if no circuit breaker has this id.
+    pub fn circuit_breaker(&self, id: &str) -> Result<CircuitBreakerHandle, RegistryError> {
+        self.handle(id)
+    }
+}
+
+impl RegistryBuilder {
+    /// Defines (or extends) the named circuit breaker configuration `name`; see
+    /// [`bulkhead_config`](Self::bulkhead_config).
+    pub fn circuit_breaker_config(
+        self,
+        name: impl Into<String>,
+        f: impl FnOnce(CircuitBreakerConfigBuilder) -> CircuitBreakerConfigBuilder,
+    ) -> Self {
+        self.policy_config::<CircuitBreaker>(name, f)
+    }
+
+    /// Overrides values of the circuit breaker instance `id`; see
+    /// [`bulkhead_instance`](Self::bulkhead_instance).
+    pub fn circuit_breaker_instance(
+        self,
+        id: impl Into<String>,
+        f: impl FnOnce(CircuitBreakerConfigBuilder) -> CircuitBreakerConfigBuilder,
+    ) -> Self {
+        self.policy_instance::<CircuitBreaker>(id, f)
+    }
+}
+
+impl Declarations<'_> {
+    /// Declares circuit breaker `id`, as [`bulkhead`](Self::bulkhead) does.
+    ///
+    /// # Errors
+    ///
+    /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
+    pub fn circuit_breaker(
+        &mut self,
+        id: &str,
+        source: &str,
+        spec: &CircuitBreakerConfigBuilder,
+    ) -> Result<CircuitBreaker, RegistryError> {
+        CircuitBreaker::declare(self, id, source, spec)
+    }
+}
+
+impl PolicySpecs {
+    /// Adds the circuit breaker, with instance id `name` if given.
+    pub fn circuit_breaker(self, name: Option<&str>, spec: CircuitBreakerConfigBuilder) -> Self {
+        self.with::<CircuitBreaker>(name, spec)
+    }
+}
+
+impl RegistrySnapshot {
+    /// The circuit breakers, sorted by instance id.
+    pub fn circuit_breakers(&self) -> &[CircuitBreakerSnapshot] {
+        &self.circuit_breakers
+    }
+}
+
+impl PipelineBuilder<'_> {
+    /// Adds a circuit breaker (inside the retry).
+    pub fn circuit_breaker(
+        self,
+        f: impl FnOnce(CircuitBreakerConfigBuilder) -> CircuitBreakerConfigBuilder,
+    ) -> Self {
+        self.with::<CircuitBreaker>(f)
+    }
 }

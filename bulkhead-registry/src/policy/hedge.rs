@@ -1,14 +1,164 @@
-//! Hedge policies (their keys are `bulkhead_core`'s table).
+//! Hedge policies in a registry: [`HedgeHandle`], [`HedgeSnapshot`], and the
+//! registry's methods named after them.
 
-use bulkhead_core::{Hedge, HedgeConfig, HedgeConfigBuilder};
+use std::time::Duration;
 
-use super::{Policy, builder_methods};
+use bulkhead_core::{Hedge, HedgeConfig, HedgeConfigBuilder, HedgeDelay, HedgeEvent};
+
+use super::{Managed, Policy, inherent_methods, policy_methods};
+use crate::error::RegistryError;
+use crate::events::policy_event;
+use crate::handle::Handle;
 use crate::kind::PolicyKind;
+use crate::pipeline::PipelineBuilder;
+use crate::registry::Registry;
+use crate::registry::builder::RegistryBuilder;
+use crate::registry::declare::Declarations;
+use crate::snapshot::RegistrySnapshot;
+use crate::specs::PolicySpecs;
 
 impl Policy for Hedge {
-    const KIND: PolicyKind = PolicyKind::Hedge;
     type Config = HedgeConfig;
+    type Snapshot = HedgeSnapshot;
+    type Event = HedgeEvent;
+
+    inherent_methods!();
+
+    fn snapshot(&self) -> HedgeSnapshot {
+        let config = Self::config(self);
+        HedgeSnapshot {
+            instance: Self::instance(self).to_owned(),
+            max_hedged: config.max_hedged(),
+            delay: config.delay(),
+            current_delay: self.delay(),
+        }
+    }
+}
+
+impl Managed for Hedge {
+    const KIND: PolicyKind = PolicyKind::Hedge;
     type Spec = HedgeConfigBuilder;
 
-    builder_methods!();
+    policy_methods!(hedges, with_hedge);
+}
+
+policy_event!(HedgeEvent => Hedge);
+
+/// A view of one hedge policy of a registry, from
+/// [`Registry::hedge`].
+pub type HedgeHandle = Handle<Hedge>;
+
+impl Handle<Hedge> {
+    /// The policy itself.
+    pub fn hedge(&self) -> &Hedge {
+        &self.policy
+    }
+}
+
+/// A hedge policy's configuration at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HedgeSnapshot {
+    /// The instance id.
+    pub instance: String,
+    /// How many extra attempts a call may start.
+    pub max_hedged: u32,
+    /// How long the attempts of a call run before another is started: a
+    /// duration, or a percentile of the first attempts' latency.
+    pub delay: HedgeDelay,
+    /// The delay a call's hedges would wait now: `delay`, or the estimate
+    /// of its percentile (`None` while that warms up).
+    pub current_delay: Option<Duration>,
+}
+
+impl Registry {
+    /// The hedge policy with this instance id.
+    ///
+    /// # Errors
+    ///
+    /// REG-009 if no hedge policy has this id.
+    pub fn hedge(&self, id: &str) -> Result<HedgeHandle, RegistryError> {
+        self.handle(id)
+    }
+}
+
+impl RegistryBuilder {
+    /// Defines (or extends) the named hedge configuration `name`; see
+    /// [`bulkhead_config`](Self::bulkhead_config).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_core::{HedgeConfig, HedgeDelay};
+    /// use bulkhead_registry::Registry;
+    ///
+    /// let registry = Registry::builder()
+    ///     .hedge_config("eager", |h| h.max_hedged(2).delay(Duration::from_millis(5)))
+    ///     .hedge_instance("search", |h| h.delay(HedgeDelay::percentile(90.0)))
+    ///     .build();
+    /// let mut declarations = registry.declare();
+    /// let search = declarations.hedge("search", "t", &HedgeConfig::builder().config("eager"))?;
+    /// declarations.commit();
+    /// assert_eq!(search.config().max_hedged(), 2);
+    /// assert_eq!(search.config().delay(), HedgeDelay::percentile(90.0));
+    /// # Ok::<(), bulkhead_registry::RegistryError>(())
+    /// ```
+    pub fn hedge_config(
+        self,
+        name: impl Into<String>,
+        f: impl FnOnce(HedgeConfigBuilder) -> HedgeConfigBuilder,
+    ) -> Self {
+        self.policy_config::<Hedge>(name, f)
+    }
+
+    /// Overrides values of the hedge instance `id`; see
+    /// [`bulkhead_instance`](Self::bulkhead_instance).
+    pub fn hedge_instance(
+        self,
+        id: impl Into<String>,
+        f: impl FnOnce(HedgeConfigBuilder) -> HedgeConfigBuilder,
+    ) -> Self {
+        self.policy_instance::<Hedge>(id, f)
+    }
+}
+
+impl Declarations<'_> {
+    /// Declares hedge `id`, as [`bulkhead`](Self::bulkhead) does.
+    ///
+    /// # Errors
+    ///
+    /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
+    pub fn hedge(
+        &mut self,
+        id: &str,
+        source: &str,
+        spec: &HedgeConfigBuilder,
+    ) -> Result<Hedge, RegistryError> {
+        Hedge::declare(self, id, source, spec)
+    }
+}
+
+impl PolicySpecs {
+    /// Adds the hedge, with instance id `name` if given.
+    pub fn hedge(self, name: Option<&str>, spec: HedgeConfigBuilder) -> Self {
+        self.with::<Hedge>(name, spec)
+    }
+}
+
+impl RegistrySnapshot {
+    /// The hedge policies, sorted by instance id.
+    pub fn hedges(&self) -> &[HedgeSnapshot] {
+        &self.hedges
+    }
+}
+
+impl PipelineBuilder<'_> {
+    /// Adds a hedge (inside the retry, around the circuit breaker): an
+    /// async call ([`Pipeline::execute_async`](crate::Pipeline::execute_async))
+    /// whose attempt has not finished after `delay` gets another, up to
+    /// `max_hedged`; the first success wins. Sync calls are not hedged.
+    pub fn hedge(self, f: impl FnOnce(HedgeConfigBuilder) -> HedgeConfigBuilder) -> Self {
+        self.with::<Hedge>(f)
+    }
 }

@@ -1,9 +1,17 @@
-//! What the registry needs to know of each policy: the [`Policy`] trait,
-//! implemented for the policies of `bulkhead-core` in the files beside
-//! this one. Their configuration keys are the core crate's tables
-//! ([`PolicyKind::keys`]): a key from a source is looked up there, its
-//! value read by its kind ([`Value::read`]) and given to the config
-//! builder's `set_key`, so that a new key needs nothing here.
+//! The policies a registry keeps, and what it needs of each: the public
+//! [`Policy`] (what a [`Handle`](crate::Handle) shows of one) and the
+//! crate's [`Managed`] (how the registry configures, makes, reconfigures,
+//! declares and composes one). Their configuration keys are the core
+//! crate's tables ([`PolicyKind::keys`]): a key from a source is looked up
+//! there, its value read by its kind ([`Value::read`]) and given to the
+//! config builder's `set_key`, so that a new key needs nothing here.
+//!
+//! Each file beside this one is one policy's: its impls, and everything
+//! the registry names after it (its handle's own methods, its snapshot,
+//! `registry.retry(id)`, `RegistryBuilder::retry_config`, ...). What the
+//! registry does for every policy alike is generic over [`Managed`];
+//! [`for_kind`] is the one place that goes from a [`PolicyKind`] to a
+//! policy's type.
 
 mod bulkhead;
 mod circuit_breaker;
@@ -16,21 +24,65 @@ mod timeout;
 use std::fmt;
 
 use bulkhead_core::keys::{Key, KeyValue};
-use bulkhead_core::{ConfigError, PolicyContext};
+use bulkhead_core::{
+    Bulkhead, CircuitBreaker, ConfigError, Fallback, Hedge, Policies, PolicyContext, RateLimiter,
+    Retry, Timeout,
+};
 
+use crate::budget::Budgets;
 use crate::error::{ConfigSourceError, RegistryError};
+use crate::events::PolicyEvent;
 use crate::kind::PolicyKind;
+use crate::registry::declare::Declarations;
+use crate::snapshot::RegistrySnapshot;
 use crate::source::Value;
+use crate::store::Store;
 use crate::suggest::suggest;
 
-/// A policy the registry keeps: how it is configured, built, and
-/// reconfigured by a reload. Implemented by the policy types themselves
-/// (`Bulkhead`, `Retry`, ...).
-pub(crate) trait Policy: Clone + Send + Sync + 'static {
+pub use bulkhead::{BulkheadHandle, BulkheadSnapshot};
+pub use circuit_breaker::{CircuitBreakerHandle, CircuitBreakerSnapshot};
+pub use fallback::{FallbackHandle, FallbackSnapshot};
+pub use hedge::{HedgeHandle, HedgeSnapshot};
+pub use rate_limiter::{RateLimiterHandle, RateLimiterSnapshot};
+pub use retry::{RetryHandle, RetrySnapshot};
+pub use timeout::{TimeoutHandle, TimeoutSnapshot};
+
+/// A policy a registry keeps by instance id: [`Bulkhead`], [`Retry`],
+/// [`CircuitBreaker`], [`Timeout`], [`RateLimiter`], [`Hedge`] or
+/// [`Fallback`], with what its [`Handle`](crate::Handle) shows of it.
+///
+/// Sealed: the registry implements it for those policies only.
+pub trait Policy: Clone + fmt::Debug + Send + Sync + 'static + sealed::Sealed {
+    /// Its resolved configuration (`RetryConfig` for [`Retry`]).
+    type Config: Clone + PartialEq + fmt::Display + fmt::Debug + Default + Send + Sync;
+    /// Its state at one moment ([`RetrySnapshot`] for [`Retry`]), as
+    /// [`Handle::snapshot`](crate::Handle::snapshot) and
+    /// [`RegistrySnapshot`] show it.
+    type Snapshot: Clone + fmt::Debug + Send + Sync;
+    /// Its events (`RetryEvent` for [`Retry`]), which
+    /// [`Handle::subscribe`](crate::Handle::subscribe) keeps.
+    type Event: PolicyEvent;
+
+    /// The instance id.
+    fn instance(&self) -> &str;
+    /// The configuration it runs with.
+    fn config(&self) -> Self::Config;
+    /// Its state now.
+    fn snapshot(&self) -> Self::Snapshot;
+}
+
+pub(crate) mod sealed {
+    /// Implemented by the policies the registry manages only.
+    pub trait Sealed {}
+
+    impl<P: super::Managed> Sealed for P {}
+}
+
+/// What the registry does with a policy: how it is configured, made,
+/// reconfigured by a reload, declared and composed.
+pub(crate) trait Managed: Policy {
     /// Which policy it is.
     const KIND: PolicyKind;
-    /// A resolved configuration.
-    type Config: Clone + PartialEq + fmt::Display + Default + Send + Sync;
     /// The values given in code, laid over a base configuration: the
     /// policy's config builder.
     type Spec: Clone + Default + fmt::Debug + Send + Sync;
@@ -72,8 +124,6 @@ pub(crate) trait Policy: Clone + Send + Sync + 'static {
 
     /// A new instance.
     fn create(id: &str, config: Self::Config, context: PolicyContext) -> Self;
-    /// The configuration the instance holds.
-    fn running(&self) -> Self::Config;
 
     /// Applies what it can of `new` to a live instance configured with
     /// `old` (nothing, unless the policy can change live); what it took
@@ -87,8 +137,41 @@ pub(crate) trait Policy: Clone + Send + Sync + 'static {
     /// changed since).
     fn live(&self, declared: &Self::Config) -> Self::Config {
         let _ = declared;
-        self.running()
+        self.config()
     }
+
+    /// Checks what a reload would resolve for the instances of `store`
+    /// (`plan`: the id and new configuration of each that changes) before
+    /// anything is installed: a bulkhead's resource budgets.
+    fn check_plan(
+        store: &Store<Self>,
+        plan: &[(String, Self::Config)],
+        budgets: &Budgets,
+    ) -> Result<(), RegistryError> {
+        let _ = (store, plan, budgets);
+        Ok(())
+    }
+
+    /// Declares instance `id` in the batch `declarations` (a bulkhead
+    /// also takes its place on its resource).
+    ///
+    /// # Errors
+    ///
+    /// As for [`Declarations::stage`].
+    fn declare(
+        declarations: &Declarations<'_>,
+        id: &str,
+        source: &str,
+        spec: &Self::Spec,
+    ) -> Result<Self, RegistryError> {
+        declarations.stage(id, source, spec)
+    }
+
+    /// `policies` with this policy at its place in the fixed order.
+    fn compose(self, policies: Policies) -> Policies;
+
+    /// Its list in a registry's snapshot.
+    fn snapshots(snapshot: &mut RegistrySnapshot) -> &mut Vec<Self::Snapshot>;
 
     /// `spec` with `key` set from a configuration source, named `full_key`
     /// in messages.
@@ -117,9 +200,32 @@ pub(crate) trait Policy: Clone + Send + Sync + 'static {
     }
 }
 
+/// Something done with one policy's type, for a [`PolicyKind`] known only
+/// as a value: see [`for_kind`].
+pub(crate) trait ForKind {
+    /// What it gives.
+    type Output;
+    /// Does it with `P`.
+    fn run<P: Managed>(self) -> Self::Output;
+}
+
+/// `f` run with the policy of `kind`: the one place that goes from a kind
+/// to its type (a new policy is one arm here and its `impl Managed`).
+pub(crate) fn for_kind<F: ForKind>(kind: PolicyKind, f: F) -> F::Output {
+    match kind {
+        PolicyKind::Bulkhead => f.run::<Bulkhead>(),
+        PolicyKind::Retry => f.run::<Retry>(),
+        PolicyKind::CircuitBreaker => f.run::<CircuitBreaker>(),
+        PolicyKind::Timeout => f.run::<Timeout>(),
+        PolicyKind::RateLimiter => f.run::<RateLimiter>(),
+        PolicyKind::Hedge => f.run::<Hedge>(),
+        PolicyKind::Fallback => f.run::<Fallback>(),
+    }
+}
+
 /// The keys of `P` that configuration sets on its config builder (an
 /// instance's `base_config` aside).
-fn configured<P: Policy>() -> impl Iterator<Item = &'static Key> {
+fn configured<P: Managed>() -> impl Iterator<Item = &'static Key> {
     P::KIND
         .keys()
         .iter()
@@ -128,7 +234,7 @@ fn configured<P: Policy>() -> impl Iterator<Item = &'static Key> {
 
 /// The names of `P`'s configuration keys (an instance's `base_config`
 /// aside).
-pub(crate) fn key_names<P: Policy>() -> Vec<&'static str> {
+pub(crate) fn key_names<P: Managed>() -> Vec<&'static str> {
     configured::<P>().map(Key::name).collect()
 }
 
@@ -138,7 +244,7 @@ pub(crate) fn key_names<P: Policy>() -> Vec<&'static str> {
 /// # Errors
 ///
 /// The ATR code of a value `spec` gives.
-pub(crate) fn standalone<P: Policy>(
+pub(crate) fn standalone<P: Managed>(
     id: &str,
     spec: &P::Spec,
     context: &PolicyContext,
@@ -148,10 +254,12 @@ pub(crate) fn standalone<P: Policy>(
     Ok(P::create(id, config, context.clone()))
 }
 
-/// The parts of [`Policy`] that each policy of `bulkhead-core` implements
-/// alike, with the inherent methods of the same names it has.
-macro_rules! builder_methods {
-    () => {
+/// The parts of [`Policy`] and [`Managed`] that each policy of
+/// `bulkhead-core` implements alike, with the inherent methods of the same
+/// names it has; `$field` is its list in a [`RegistrySnapshot`], `$with`
+/// the method of `Policies` that composes it.
+macro_rules! policy_methods {
+    ($field:ident, $with:ident) => {
         fn config_name(spec: &Self::Spec) -> Option<&str> {
             spec.config_name()
         }
@@ -184,17 +292,35 @@ macro_rules! builder_methods {
             Self::with_context(id, config, context)
         }
 
-        fn running(&self) -> Self::Config {
-            self.config()
+        fn compose(self, policies: bulkhead_core::Policies) -> bulkhead_core::Policies {
+            policies.$with(self)
+        }
+
+        fn snapshots(snapshot: &mut crate::snapshot::RegistrySnapshot) -> &mut Vec<Self::Snapshot> {
+            &mut snapshot.$field
         }
     };
 }
-use builder_methods;
+use policy_methods;
+
+/// The methods of [`Policy`] that each policy of `bulkhead-core` has as
+/// inherent methods of the same names.
+macro_rules! inherent_methods {
+    () => {
+        fn instance(&self) -> &str {
+            Self::instance(self)
+        }
+
+        fn config(&self) -> Self::Config {
+            Self::config(self)
+        }
+    };
+}
+use inherent_methods;
 
 #[cfg(test)]
 mod tests {
     use bulkhead_core::keys::ValueKind;
-    use bulkhead_core::{Bulkhead, CircuitBreaker, Fallback, Hedge, RateLimiter, Retry, Timeout};
 
     use super::*;
 
@@ -215,32 +341,31 @@ mod tests {
         }
     }
 
-    fn every_configuration_key_is_set<P: Policy>() {
-        for key in configured::<P>() {
-            let value = written(key.kind());
-            let spec = P::set(P::Spec::default(), key.name(), &value, "k").unwrap();
-            assert!(
-                P::build(&spec, &P::Config::default(), "").is_ok(),
-                "{}.{} = {value}",
-                P::KIND,
-                key.name()
-            );
+    /// Sets each configuration key of `P` to a value of its kind.
+    struct EveryKeySet;
+
+    impl ForKind for EveryKeySet {
+        type Output = ();
+
+        fn run<P: Managed>(self) {
+            for key in configured::<P>() {
+                let value = written(key.kind());
+                let spec = P::set(P::Spec::default(), key.name(), &value, "k").unwrap();
+                assert!(
+                    P::build(&spec, &P::Config::default(), "").is_ok(),
+                    "{}.{} = {value}",
+                    P::KIND,
+                    key.name()
+                );
+            }
+            assert!(!key_names::<P>().contains(&"base_config"), "{}", P::KIND);
         }
-        assert!(!key_names::<P>().contains(&"base_config"), "{}", P::KIND);
     }
 
     #[test]
     fn every_policy_reads_each_configuration_key_by_its_kind() {
         for kind in PolicyKind::ALL {
-            match kind {
-                PolicyKind::Bulkhead => every_configuration_key_is_set::<Bulkhead>(),
-                PolicyKind::Retry => every_configuration_key_is_set::<Retry>(),
-                PolicyKind::CircuitBreaker => every_configuration_key_is_set::<CircuitBreaker>(),
-                PolicyKind::Timeout => every_configuration_key_is_set::<Timeout>(),
-                PolicyKind::RateLimiter => every_configuration_key_is_set::<RateLimiter>(),
-                PolicyKind::Hedge => every_configuration_key_is_set::<Hedge>(),
-                PolicyKind::Fallback => every_configuration_key_is_set::<Fallback>(),
-            }
+            for_kind(kind, EveryKeySet);
         }
     }
 

@@ -1,14 +1,166 @@
-//! Retry policies (their keys are `bulkhead_core`'s table).
+//! Retry policies in a registry: [`RetryHandle`], [`RetrySnapshot`], and the
+//! registry's methods named after them.
 
-use bulkhead_core::{Retry, RetryConfig, RetryConfigBuilder};
+use std::time::Duration;
 
-use super::{Policy, builder_methods};
+use bulkhead_core::{
+    BudgetState, RejectionKinds, Retry, RetryConfig, RetryConfigBuilder, RetryEvent,
+};
+
+use super::{Managed, Policy, inherent_methods, policy_methods};
+use crate::error::RegistryError;
+use crate::events::policy_event;
+use crate::handle::Handle;
 use crate::kind::PolicyKind;
+use crate::pipeline::PipelineBuilder;
+use crate::registry::Registry;
+use crate::registry::builder::RegistryBuilder;
+use crate::registry::declare::Declarations;
+use crate::snapshot::RegistrySnapshot;
+use crate::specs::PolicySpecs;
 
 impl Policy for Retry {
-    const KIND: PolicyKind = PolicyKind::Retry;
     type Config = RetryConfig;
+    type Snapshot = RetrySnapshot;
+    type Event = RetryEvent;
+
+    inherent_methods!();
+
+    fn snapshot(&self) -> RetrySnapshot {
+        let config = Self::config(self);
+        RetrySnapshot {
+            instance: Self::instance(self).to_owned(),
+            max_attempts: config.max_attempts(),
+            wait: config.wait(),
+            backoff_multiplier: config.backoff_multiplier(),
+            max_wait_interval: config.max_wait_interval(),
+            jitter: config.jitter(),
+            abort_on: config.abort_on(),
+            budget_ratio: config.budget_ratio(),
+            budget_min_per_second: config.budget_min_per_second(),
+            budget_window: config.budget_window(),
+            budget: self.budget(),
+        }
+    }
+}
+
+impl Managed for Retry {
+    const KIND: PolicyKind = PolicyKind::Retry;
     type Spec = RetryConfigBuilder;
 
-    builder_methods!();
+    policy_methods!(retries, with_retry);
+}
+
+policy_event!(RetryEvent => Retry);
+
+/// A view of one retry policy of a registry, from
+/// [`Registry::retry`].
+pub type RetryHandle = Handle<Retry>;
+
+impl Handle<Retry> {
+    /// The policy itself.
+    pub fn retry(&self) -> &Retry {
+        &self.policy
+    }
+}
+
+/// A retry policy's configuration at one moment.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RetrySnapshot {
+    /// The instance id.
+    pub instance: String,
+    /// Attempts allowed, the first call included.
+    pub max_attempts: u32,
+    /// The wait before the first retry.
+    pub wait: Duration,
+    /// The factor each further wait is multiplied by.
+    pub backoff_multiplier: f64,
+    /// The cap on any wait, if any.
+    pub max_wait_interval: Option<Duration>,
+    /// The randomization factor of waits.
+    pub jitter: f64,
+    /// Rejection kinds that are not retried.
+    pub abort_on: RejectionKinds,
+    /// The retry budget's ratio, if the instance has a budget.
+    pub budget_ratio: Option<f64>,
+    /// The retries per second of the window a budget allows whatever the
+    /// first attempts.
+    pub budget_min_per_second: u32,
+    /// The window a budget counts over.
+    pub budget_window: Duration,
+    /// The budget's counts over its current window (first attempts,
+    /// retries and hedges made, and how many more it allows now), if the
+    /// instance has a budget.
+    pub budget: Option<BudgetState>,
+}
+
+impl Registry {
+    /// The retry policy with this instance id.
+    ///
+    /// # Errors
+    ///
+    /// REG-009 if no retry policy has this id.
+    pub fn retry(&self, id: &str) -> Result<RetryHandle, RegistryError> {
+        self.handle(id)
+    }
+}
+
+impl RegistryBuilder {
+    /// Defines (or extends) the named retry configuration `name`; see
+    /// [`bulkhead_config`](Self::bulkhead_config).
+    pub fn retry_config(
+        self,
+        name: impl Into<String>,
+        f: impl FnOnce(RetryConfigBuilder) -> RetryConfigBuilder,
+    ) -> Self {
+        self.policy_config::<Retry>(name, f)
+    }
+
+    /// Overrides values of the retry instance `id`; see
+    /// [`bulkhead_instance`](Self::bulkhead_instance).
+    pub fn retry_instance(
+        self,
+        id: impl Into<String>,
+        f: impl FnOnce(RetryConfigBuilder) -> RetryConfigBuilder,
+    ) -> Self {
+        self.policy_instance::<Retry>(id, f)
+    }
+}
+
+impl Declarations<'_> {
+    /// Declares retry policy `id`, as [`bulkhead`](Self::bulkhead) does.
+    ///
+    /// # Errors
+    ///
+    /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
+    pub fn retry(
+        &mut self,
+        id: &str,
+        source: &str,
+        spec: &RetryConfigBuilder,
+    ) -> Result<Retry, RegistryError> {
+        Retry::declare(self, id, source, spec)
+    }
+}
+
+impl PolicySpecs {
+    /// Adds the retry policy, with instance id `name` if given.
+    pub fn retry(self, name: Option<&str>, spec: RetryConfigBuilder) -> Self {
+        self.with::<Retry>(name, spec)
+    }
+}
+
+impl RegistrySnapshot {
+    /// The retry policies, sorted by instance id.
+    pub fn retries(&self) -> &[RetrySnapshot] {
+        &self.retries
+    }
+}
+
+impl PipelineBuilder<'_> {
+    /// Adds a retry policy (outermost).
+    pub fn retry(self, f: impl FnOnce(RetryConfigBuilder) -> RetryConfigBuilder) -> Self {
+        self.with::<Retry>(f)
+    }
 }

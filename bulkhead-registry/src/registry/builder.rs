@@ -5,15 +5,12 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 
-use bulkhead_core::{
-    BulkheadConfigBuilder, CircuitBreakerConfigBuilder, Clock, EventBus, FallbackConfigBuilder,
-    HedgeConfigBuilder, PolicyContext, Pools, RateLimiterConfigBuilder, RetryConfigBuilder,
-    SystemClock, TimeoutConfigBuilder,
-};
+use bulkhead_core::{Clock, EventBus, PolicyContext, Pools, SystemClock};
 
 use super::{Inner, Registry};
 use crate::budget::Budgets;
 use crate::error::RegistryError;
+use crate::policy::Managed;
 use crate::serial::Serial;
 use crate::sizing::Windows;
 use crate::source::{ResourceSetting, ResourceSpec, Setting, Source};
@@ -95,197 +92,25 @@ impl RegistryBuilder {
         self
     }
 
-    /// Defines (or extends) the named bulkhead configuration `name`, which
-    /// attributes choose with `config = "name"` and builders with
-    /// `.config("name")`. The one named `default` is the base of all others.
-    pub fn bulkhead_config(
+    /// Defines (or extends) `P`'s named configuration `name`: what
+    /// `bulkhead_config` and its kin do.
+    pub(crate) fn policy_config<P: Managed>(
         mut self,
         name: impl Into<String>,
-        f: impl FnOnce(BulkheadConfigBuilder) -> BulkheadConfigBuilder,
+        f: impl FnOnce(P::Spec) -> P::Spec,
     ) -> Self {
-        self.programmatic.bulkheads.config(name.into(), f);
+        self.programmatic.of_mut::<P>().config(name.into(), f);
         self
     }
 
-    /// Overrides values of the bulkhead instance `id`, above whatever its
-    /// declaration says (`.config("name")` here replaces its base config).
-    pub fn bulkhead_instance(
+    /// Overrides values of `P`'s instance `id`: what `bulkhead_instance`
+    /// and its kin do.
+    pub(crate) fn policy_instance<P: Managed>(
         mut self,
         id: impl Into<String>,
-        f: impl FnOnce(BulkheadConfigBuilder) -> BulkheadConfigBuilder,
+        f: impl FnOnce(P::Spec) -> P::Spec,
     ) -> Self {
-        self.programmatic.bulkheads.instance(id.into(), f);
-        self
-    }
-
-    /// Defines (or extends) the named retry configuration `name`; see
-    /// [`bulkhead_config`](Self::bulkhead_config).
-    pub fn retry_config(
-        mut self,
-        name: impl Into<String>,
-        f: impl FnOnce(RetryConfigBuilder) -> RetryConfigBuilder,
-    ) -> Self {
-        self.programmatic.retries.config(name.into(), f);
-        self
-    }
-
-    /// Overrides values of the retry instance `id`; see
-    /// [`bulkhead_instance`](Self::bulkhead_instance).
-    pub fn retry_instance(
-        mut self,
-        id: impl Into<String>,
-        f: impl FnOnce(RetryConfigBuilder) -> RetryConfigBuilder,
-    ) -> Self {
-        self.programmatic.retries.instance(id.into(), f);
-        self
-    }
-
-    /// Defines (or extends) the named timeout configuration `name`; see
-    /// [`bulkhead_config`](Self::bulkhead_config).
-    pub fn timeout_config(
-        mut self,
-        name: impl Into<String>,
-        f: impl FnOnce(TimeoutConfigBuilder) -> TimeoutConfigBuilder,
-    ) -> Self {
-        self.programmatic.timeouts.config(name.into(), f);
-        self
-    }
-
-    /// Overrides values of the timeout instance `id`; see
-    /// [`bulkhead_instance`](Self::bulkhead_instance).
-    pub fn timeout_instance(
-        mut self,
-        id: impl Into<String>,
-        f: impl FnOnce(TimeoutConfigBuilder) -> TimeoutConfigBuilder,
-    ) -> Self {
-        self.programmatic.timeouts.instance(id.into(), f);
-        self
-    }
-
-    /// Defines (or extends) the named rate limiter configuration `name`;
-    /// see [`bulkhead_config`](Self::bulkhead_config).
-    pub fn rate_limiter_config(
-        mut self,
-        name: impl Into<String>,
-        f: impl FnOnce(RateLimiterConfigBuilder) -> RateLimiterConfigBuilder,
-    ) -> Self {
-        self.programmatic.rate_limiters.config(name.into(), f);
-        self
-    }
-
-    /// Overrides values of the rate limiter instance `id`; see
-    /// [`bulkhead_instance`](Self::bulkhead_instance).
-    pub fn rate_limiter_instance(
-        mut self,
-        id: impl Into<String>,
-        f: impl FnOnce(RateLimiterConfigBuilder) -> RateLimiterConfigBuilder,
-    ) -> Self {
-        self.programmatic.rate_limiters.instance(id.into(), f);
-        self
-    }
-
-    /// Defines (or extends) the named circuit breaker configuration `name`;
-    /// see [`bulkhead_config`](Self::bulkhead_config).
-    pub fn circuit_breaker_config(
-        mut self,
-        name: impl Into<String>,
-        f: impl FnOnce(CircuitBreakerConfigBuilder) -> CircuitBreakerConfigBuilder,
-    ) -> Self {
-        self.programmatic.circuit_breakers.config(name.into(), f);
-        self
-    }
-
-    /// Overrides values of the circuit breaker instance `id`; see
-    /// [`bulkhead_instance`](Self::bulkhead_instance).
-    pub fn circuit_breaker_instance(
-        mut self,
-        id: impl Into<String>,
-        f: impl FnOnce(CircuitBreakerConfigBuilder) -> CircuitBreakerConfigBuilder,
-    ) -> Self {
-        self.programmatic.circuit_breakers.instance(id.into(), f);
-        self
-    }
-
-    /// Defines (or extends) the named hedge configuration `name`; see
-    /// [`bulkhead_config`](Self::bulkhead_config).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use bulkhead_core::{HedgeConfig, HedgeDelay};
-    /// use bulkhead_registry::Registry;
-    ///
-    /// let registry = Registry::builder()
-    ///     .hedge_config("eager", |h| h.max_hedged(2).delay(Duration::from_millis(5)))
-    ///     .hedge_instance("search", |h| h.delay(HedgeDelay::percentile(90.0)))
-    ///     .build();
-    /// let mut declarations = registry.declare();
-    /// let search = declarations.hedge("search", "t", &HedgeConfig::builder().config("eager"))?;
-    /// declarations.commit();
-    /// assert_eq!(search.config().max_hedged(), 2);
-    /// assert_eq!(search.config().delay(), HedgeDelay::percentile(90.0));
-    /// # Ok::<(), bulkhead_registry::RegistryError>(())
-    /// ```
-    pub fn hedge_config(
-        mut self,
-        name: impl Into<String>,
-        f: impl FnOnce(HedgeConfigBuilder) -> HedgeConfigBuilder,
-    ) -> Self {
-        self.programmatic.hedges.config(name.into(), f);
-        self
-    }
-
-    /// Overrides values of the hedge instance `id`; see
-    /// [`bulkhead_instance`](Self::bulkhead_instance).
-    pub fn hedge_instance(
-        mut self,
-        id: impl Into<String>,
-        f: impl FnOnce(HedgeConfigBuilder) -> HedgeConfigBuilder,
-    ) -> Self {
-        self.programmatic.hedges.instance(id.into(), f);
-        self
-    }
-
-    /// Defines (or extends) the named fallback configuration `name` (which
-    /// outcomes the fallback answers: `on`, `on_error`); see
-    /// [`bulkhead_config`](Self::bulkhead_config).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use bulkhead_core::{FallbackConfig, RejectionKind};
-    /// use bulkhead_registry::Registry;
-    ///
-    /// let registry = Registry::builder()
-    ///     .fallback_config("lenient", |f| f.on_error(true))
-    ///     .fallback_instance("thumbs", |f| f.on([RejectionKind::BulkheadFull]))
-    ///     .build();
-    /// let mut declarations = registry.declare();
-    /// let thumbs =
-    ///     declarations.fallback("thumbs", "t", &FallbackConfig::builder().config("lenient"))?;
-    /// declarations.commit();
-    /// assert!(thumbs.config().on_error());
-    /// assert_eq!(thumbs.config().on().to_string(), "[BulkheadFull]");
-    /// # Ok::<(), bulkhead_registry::RegistryError>(())
-    /// ```
-    pub fn fallback_config(
-        mut self,
-        name: impl Into<String>,
-        f: impl FnOnce(FallbackConfigBuilder) -> FallbackConfigBuilder,
-    ) -> Self {
-        self.programmatic.fallbacks.config(name.into(), f);
-        self
-    }
-
-    /// Overrides values of the fallback instance `id`; see
-    /// [`bulkhead_instance`](Self::bulkhead_instance).
-    pub fn fallback_instance(
-        mut self,
-        id: impl Into<String>,
-        f: impl FnOnce(FallbackConfigBuilder) -> FallbackConfigBuilder,
-    ) -> Self {
-        self.programmatic.fallbacks.instance(id.into(), f);
+        self.programmatic.of_mut::<P>().instance(id.into(), f);
         self
     }
 

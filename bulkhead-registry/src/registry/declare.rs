@@ -6,19 +6,14 @@ use std::fmt;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, PoisonError};
 
-use bulkhead_core::{
-    Bulkhead, BulkheadConfigBuilder, CircuitBreaker, CircuitBreakerConfigBuilder, Fallback,
-    FallbackConfigBuilder, Hedge, HedgeConfigBuilder, Policies, RateLimiter,
-    RateLimiterConfigBuilder, Retry, RetryConfigBuilder, Timeout, TimeoutConfigBuilder,
-};
+use bulkhead_core::{Bulkhead, Policies};
 
 use super::Registry;
 use crate::error::RegistryError;
-use crate::kind::PolicyKind;
-use crate::policy::Policy;
+use crate::policy::Managed;
 use crate::serial::SerialGuard;
 use crate::specs::PolicySpecs;
-use crate::store::{Batch, Store};
+use crate::store::Batch;
 
 impl Registry {
     /// Starts declaring several policy instances that are registered together
@@ -53,38 +48,6 @@ impl Registry {
             batch: self.inner.next_batch.fetch_add(1, Ordering::Relaxed),
             _serialised: serialised,
         }
-    }
-
-    /// Resolves the configuration of bulkhead `id` and returns its instance,
-    /// creating it on first use.
-    ///
-    /// `source` says who declares it (a method's id, a pipeline), for error
-    /// messages; `spec` holds the values given in code. The configuration is
-    /// resolved, highest precedence first, from: the registry's overrides for
-    /// this id; `spec`'s values; the named config `spec` (or the override)
-    /// chooses; the `default` config; the built-in defaults.
-    ///
-    /// To declare several instances all-or-nothing (as a wrapper's `new`
-    /// does), use [`declare`](Self::declare).
-    ///
-    /// # Errors
-    ///
-    /// - REG-004 if a named config does not exist;
-    /// - REG-008 if the instance exists with a different configuration;
-    /// - CFG-004 if environment variables name the normalized form of `id`
-    ///   (or of a config it uses) and another declared id (or config name)
-    ///   has that form too;
-    /// - the ATR code of an invalid value.
-    pub fn bulkhead_policy(
-        &self,
-        id: &str,
-        source: &str,
-        spec: &BulkheadConfigBuilder,
-    ) -> Result<Bulkhead, RegistryError> {
-        let mut declarations = self.declare();
-        let bulkhead = declarations.bulkhead(id, source, spec)?;
-        declarations.commit();
-        Ok(bulkhead)
     }
 }
 
@@ -141,183 +104,29 @@ impl Declarations<'_> {
     /// As for each policy's own method: REG-004, REG-008, REG-010,
     /// REG-011, REG-013, CFG-004 or the ATR code of an invalid value.
     pub fn policies(&mut self, specs: &PolicySpecs) -> Result<Policies, RegistryError> {
-        let source = specs.source();
-        let mut policies = Policies::on_clock(Arc::clone(self.registry.clock()));
-        for kind in PolicyKind::OUTSIDE_IN {
-            policies = match kind {
-                PolicyKind::Fallback => match specs.spec::<Fallback>() {
-                    Some((id, spec)) => policies.with_fallback(self.fallback(id, source, spec)?),
-                    None => policies,
-                },
-                PolicyKind::Hedge => match specs.spec::<Hedge>() {
-                    Some((id, spec)) => policies.with_hedge(self.hedge(id, source, spec)?),
-                    None => policies,
-                },
-                PolicyKind::Retry => match specs.spec::<Retry>() {
-                    Some((id, spec)) => policies.with_retry(self.retry(id, source, spec)?),
-                    None => policies,
-                },
-                PolicyKind::CircuitBreaker => match specs.spec::<CircuitBreaker>() {
-                    Some((id, spec)) => {
-                        policies.with_circuit_breaker(self.circuit_breaker(id, source, spec)?)
-                    }
-                    None => policies,
-                },
-                PolicyKind::RateLimiter => match specs.spec::<RateLimiter>() {
-                    Some((id, spec)) => {
-                        policies.with_rate_limiter(self.rate_limiter(id, source, spec)?)
-                    }
-                    None => policies,
-                },
-                PolicyKind::Timeout => match specs.spec::<Timeout>() {
-                    Some((id, spec)) => policies.with_timeout(self.timeout(id, source, spec)?),
-                    None => policies,
-                },
-                PolicyKind::Bulkhead => match specs.spec::<Bulkhead>() {
-                    Some((id, spec)) => policies.with_bulkhead(self.bulkhead(id, source, spec)?),
-                    None => policies,
-                },
-            };
-        }
-        Ok(policies)
+        specs.declare(self, Arc::clone(self.registry.clock()))
     }
 
-    /// Declares bulkhead `id`; see [`Registry::bulkhead_policy`].
-    ///
-    /// # Errors
-    ///
-    /// - REG-004 if a named config does not exist;
-    /// - REG-008 if the registry or this batch has the instance with a
-    ///   different configuration;
-    /// - REG-010, REG-011 or REG-013 if it names a resource whose budget
-    ///   it does not fit;
-    /// - CFG-004 if environment variables name the normalized form of `id`
-    ///   (or of a config it uses) and another declared id (or config name)
-    ///   has that form too;
-    /// - the ATR code of an invalid value.
-    pub fn bulkhead(
-        &mut self,
-        id: &str,
-        source: &str,
-        spec: &BulkheadConfigBuilder,
-    ) -> Result<Bulkhead, RegistryError> {
-        let bulkheads = &self.registry.stores().bulkheads;
-        let config = bulkheads.resolve(id, spec)?;
-        // A bulkhead already declared (registered, or staged by an open
-        // batch) is shared or refused with REG-008: its slots were counted
-        // when it was created.
-        let new = !bulkheads.is_declared(id);
-        if config.resource().is_some() && new {
-            self.registry.check_budgets([(id, &config)])?;
-        }
-        let bulkhead = self.declare(bulkheads, id, source, spec)?;
-        if config.resource().is_some() {
-            // What it reserves comes out of the room the adaptive
-            // bulkheads on the resource grow into; an adaptive one gets it.
-            self.registry.sync_rooms();
-        }
-        // A new bulkhead on a fleet resource admits nothing the fleet has
-        // not granted: it is closed before anyone can call it.
-        if let Some(resource) = config.resource().filter(|_| new) {
-            self.registry.adopt_on_fleet(resource, &bulkhead);
-        }
-        Ok(bulkhead)
-    }
-
-    /// Declares retry policy `id`, as [`bulkhead`](Self::bulkhead) does.
+    /// Declares instance `id` of `P` in this batch, with nothing of its
+    /// own to check: what [`Managed::declare`] does by default.
     ///
     /// # Errors
     ///
     /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
-    pub fn retry(
-        &mut self,
-        id: &str,
-        source: &str,
-        spec: &RetryConfigBuilder,
-    ) -> Result<Retry, RegistryError> {
-        self.declare(&self.registry.stores().retries, id, source, spec)
-    }
-
-    /// Declares timeout policy `id`, as [`bulkhead`](Self::bulkhead) does.
-    ///
-    /// # Errors
-    ///
-    /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
-    pub fn timeout(
-        &mut self,
-        id: &str,
-        source: &str,
-        spec: &TimeoutConfigBuilder,
-    ) -> Result<Timeout, RegistryError> {
-        self.declare(&self.registry.stores().timeouts, id, source, spec)
-    }
-
-    /// Declares rate limiter `id`, as [`bulkhead`](Self::bulkhead) does.
-    ///
-    /// # Errors
-    ///
-    /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
-    pub fn rate_limiter(
-        &mut self,
-        id: &str,
-        source: &str,
-        spec: &RateLimiterConfigBuilder,
-    ) -> Result<RateLimiter, RegistryError> {
-        self.declare(&self.registry.stores().rate_limiters, id, source, spec)
-    }
-
-    /// Declares circuit breaker `id`, as [`bulkhead`](Self::bulkhead) does.
-    ///
-    /// # Errors
-    ///
-    /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
-    pub fn circuit_breaker(
-        &mut self,
-        id: &str,
-        source: &str,
-        spec: &CircuitBreakerConfigBuilder,
-    ) -> Result<CircuitBreaker, RegistryError> {
-        self.declare(&self.registry.stores().circuit_breakers, id, source, spec)
-    }
-
-    /// Declares hedge `id`, as [`bulkhead`](Self::bulkhead) does.
-    ///
-    /// # Errors
-    ///
-    /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
-    pub fn hedge(
-        &mut self,
-        id: &str,
-        source: &str,
-        spec: &HedgeConfigBuilder,
-    ) -> Result<Hedge, RegistryError> {
-        self.declare(&self.registry.stores().hedges, id, source, spec)
-    }
-
-    /// Declares fallback `id`, as [`bulkhead`](Self::bulkhead) does.
-    ///
-    /// # Errors
-    ///
-    /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
-    pub fn fallback(
-        &mut self,
-        id: &str,
-        source: &str,
-        spec: &FallbackConfigBuilder,
-    ) -> Result<Fallback, RegistryError> {
-        self.declare(&self.registry.stores().fallbacks, id, source, spec)
-    }
-
-    /// Declares instance `id` of `store` in this batch.
-    pub(crate) fn declare<P: Policy>(
+    pub(crate) fn stage<P: Managed>(
         &self,
-        store: &Store<P>,
         id: &str,
         source: &str,
         spec: &P::Spec,
     ) -> Result<P, RegistryError> {
         let context = &self.registry.inner.context;
+        let store = self.registry.stores().of::<P>();
         store.declare(self.batch, context, id, source, spec)
+    }
+
+    /// The registry the batch declares in.
+    pub(crate) fn registry(&self) -> &Registry {
+        self.registry
     }
 
     /// Registers every instance declared in this batch.
@@ -326,7 +135,7 @@ impl Declarations<'_> {
         if inner.context.tracks_sizing() {
             let now = inner.context.clock().now();
             let mut windows = inner.windows.lock().unwrap_or_else(PoisonError::into_inner);
-            for bulkhead in inner.stores.bulkheads.staged_in(self.batch) {
+            for bulkhead in inner.stores.of::<Bulkhead>().staged_in(self.batch) {
                 windows.open(bulkhead.instance(), now);
             }
         }
@@ -344,11 +153,15 @@ impl Drop for Declarations<'_> {
         // one, which then stays declared): an adaptive one gives its room
         // back (a clone the caller holds runs on without a budget), one on
         // a fleet resource leaves it.
-        let staged = self.registry.stores().bulkheads.staged_in(self.batch);
+        let staged = self
+            .registry
+            .stores()
+            .of::<Bulkhead>()
+            .staged_in(self.batch);
         for store in self.registry.stores().all() {
             store.discard(self.batch);
         }
-        let bulkheads = &self.registry.stores().bulkheads;
+        let bulkheads = self.registry.stores().of::<Bulkhead>();
         let gone: Vec<Bulkhead> = staged
             .into_iter()
             .filter(|b| !bulkheads.is_declared(b.instance()))

@@ -269,7 +269,7 @@ impl Registry {
     fn declared_bulkheads(&self) -> Vec<Declared> {
         self.inner
             .stores
-            .bulkheads
+            .of::<Bulkhead>()
             .declared_policies()
             .into_iter()
             .map(|(_, bulkhead, config)| Declared {
@@ -307,7 +307,7 @@ impl Registry {
 
     /// Puts a bulkhead just declared on `resource` under its share, if it
     /// is a fleet resource.
-    pub(super) fn adopt_on_fleet(&self, resource: &str, bulkhead: &Bulkhead) {
+    pub(crate) fn adopt_on_fleet(&self, resource: &str, bulkhead: &Bulkhead) {
         for backend in self.inner.fleets.all() {
             backend.adopt(resource, bulkhead);
         }

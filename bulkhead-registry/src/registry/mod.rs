@@ -19,7 +19,7 @@ use std::fmt;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
-use bulkhead_core::{Clock, EventBus, EventStream, PolicyContext};
+use bulkhead_core::{Bulkhead, Clock, EventBus, EventStream, PolicyContext};
 
 use crate::budget::Budgets;
 use crate::error::RegistryError;
@@ -142,7 +142,7 @@ impl Registry {
     /// the pattern suggests about 3 for a fast critical path and a little
     /// over 1 for a slow optional one).
     pub fn sizing_with_headroom(&self, headroom: f64) -> SizingReport {
-        let bulkheads = self.inner.stores.bulkheads.policies();
+        let bulkheads = self.inner.stores.of::<Bulkhead>().policies();
         let now = self.inner.context.clock().now();
         self.inner
             .windows
@@ -154,11 +154,6 @@ impl Registry {
     /// Every policy's configurations and instances.
     pub(crate) fn stores(&self) -> &Stores {
         &self.inner.stores
-    }
-
-    /// The bus every policy of this registry publishes to.
-    pub(crate) fn events(&self) -> &EventBus {
-        &self.inner.events
     }
 
     /// Keeps `error`, met declaring the policies of a function with a body.

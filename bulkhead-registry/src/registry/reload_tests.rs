@@ -5,12 +5,11 @@
 //! not compile until the loop covers it.
 
 use bulkhead_core::keys::{Key, ValueKind};
-use bulkhead_core::{Bulkhead, CircuitBreaker, Fallback, Hedge, RateLimiter, Retry, Timeout};
 
 use super::Registry;
 use crate::kind::PolicyKind;
-use crate::policy::Policy;
-use crate::store::{KeyChange, Store};
+use crate::policy::{ForKind, Managed, for_kind};
+use crate::store::KeyChange;
 
 /// A value of `key` other than its built-in default, as TOML writes it;
 /// `None` for a key whose value needs more than itself (a resource, which
@@ -51,35 +50,50 @@ fn value_of(values: &[(&'static str, String)], key: &str) -> String {
     found.map(|(_, value)| value.clone()).unwrap_or_default()
 }
 
-/// Declares instance `id` of `store`'s policy with nothing given in code.
-fn declare<P: Policy>(registry: &Registry, store: &Store<P>, id: &str) -> P {
+/// Declares instance `id` of `P` with nothing given in code.
+fn declare<P: Managed>(registry: &Registry, id: &str) -> P {
     let declarations = registry.declare();
     let policy = declarations
-        .declare(store, id, "reload test", &P::Spec::default())
+        .stage(id, "reload test", &P::Spec::default())
         .unwrap();
     declarations.commit();
     policy
 }
 
-/// Reloads `key = value` into the `default` configuration of `store`'s
-/// policy (in `registry`, where nothing else is declared) and checks what
-/// it did to a live instance, to the report and to later declarations.
-fn reloads<P: Policy>(registry: &Registry, store: &Store<P>, key: &'static str, value: &str) {
+/// Reloads `key = value` into the `default` configuration of `P`
+/// (in a registry where nothing else is declared) and checks what it did
+/// to a live instance, to the report and to later declarations.
+struct Reloads {
+    key: &'static str,
+    value: String,
+}
+
+impl ForKind for Reloads {
+    type Output = ();
+
+    fn run<P: Managed>(self) {
+        reloads::<P>(self.key, &self.value);
+    }
+}
+
+fn reloads<P: Managed>(key: &'static str, value: &str) {
+    let registry = &Registry::new();
+    let store = registry.stores().of::<P>();
     let kind = P::KIND;
     let id = format!("{kind}-live");
-    let policy = declare(registry, store, &id);
-    let before = P::values(&policy.running());
+    let policy: P = declare(registry, &id);
+    let before = P::values(&policy.config());
     let toml = format!("[{kind}.configs.default]\n{key} = {value}\n");
     let changes = registry.reload_toml(&toml).unwrap();
 
     // What a fresh declaration resolves to now is what the reload
     // installed.
-    let installed = P::values(&declare(registry, store, &format!("{kind}-new")).running());
+    let installed = P::values(&declare::<P>(registry, &format!("{kind}-new")).config());
     let (from, to) = (value_of(&before, key), value_of(&installed, key));
     assert_ne!(from, to, "{kind}.{key} = {value}: not installed");
     // Only a bulkhead's limit and reservation change live.
     let live = kind == PolicyKind::Bulkhead && matches!(key, "max_concurrent" | "reserved");
-    let now = value_of(&P::values(&store.get(&id).unwrap().running()), key);
+    let now = value_of(&P::values(&store.get(&id).unwrap().config()), key);
     assert_eq!(&now, if live { &to } else { &from }, "{kind}.{key} now");
 
     let [change] = changes.as_slice() else {
@@ -112,26 +126,8 @@ fn a_reload_installs_every_key_of_every_policy_and_reports_it() {
             let Some(value) = other_value(key) else {
                 continue;
             };
-            let registry = Registry::new();
-            let stores = registry.stores();
             let key = key.name();
-            match kind {
-                PolicyKind::Bulkhead => {
-                    reloads::<Bulkhead>(&registry, &stores.bulkheads, key, &value)
-                }
-                PolicyKind::Retry => reloads::<Retry>(&registry, &stores.retries, key, &value),
-                PolicyKind::CircuitBreaker => {
-                    reloads::<CircuitBreaker>(&registry, &stores.circuit_breakers, key, &value);
-                }
-                PolicyKind::Timeout => reloads::<Timeout>(&registry, &stores.timeouts, key, &value),
-                PolicyKind::RateLimiter => {
-                    reloads::<RateLimiter>(&registry, &stores.rate_limiters, key, &value);
-                }
-                PolicyKind::Hedge => reloads::<Hedge>(&registry, &stores.hedges, key, &value),
-                PolicyKind::Fallback => {
-                    reloads::<Fallback>(&registry, &stores.fallbacks, key, &value);
-                }
-            }
+            for_kind(kind, Reloads { key, value });
             reloaded.push(kind);
         }
     }

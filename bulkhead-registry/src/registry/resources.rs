@@ -62,7 +62,7 @@ impl Registry {
             .unwrap_or_else(PoisonError::into_inner);
         let previous = budgets.get(name);
         budgets.set(name, slots);
-        let configs = self.inner.stores.bulkheads.declared_configs();
+        let configs = self.inner.stores.of::<Bulkhead>().declared_configs();
         let checked = budgets.check(configs.iter().map(|(id, c)| (id.as_str(), c)));
         if checked.is_err() {
             match previous {
@@ -116,7 +116,7 @@ impl Registry {
         let current = self
             .inner
             .stores
-            .bulkheads
+            .of::<Bulkhead>()
             .declared_configs()
             .into_iter()
             .find(|(known, _)| known == id)
@@ -139,7 +139,7 @@ impl Registry {
     /// lowered capacity no longer holds. Call it under the declarations
     /// lock, after anything that changes the bulkheads or the budgets.
     pub(crate) fn sync_rooms(&self) {
-        let declared = self.inner.stores.bulkheads.declared_policies();
+        let declared = self.inner.stores.of::<Bulkhead>().declared_policies();
         // Each bulkhead on the pool of the resource it names now (a reload
         // may have moved it to another resource, or off any): a move never
         // fails, so the accounting below, from the declared resources,
@@ -198,11 +198,11 @@ impl Registry {
     /// Checks the resource budgets against the bulkheads, registered or
     /// staged by an open batch, with `changed` laid over them (later
     /// entries of one id win). Call it under the declarations lock.
-    pub(super) fn check_budgets<'a>(
+    pub(crate) fn check_budgets<'a>(
         &self,
         changed: impl IntoIterator<Item = (&'a str, &'a BulkheadConfig)>,
     ) -> Result<(), RegistryError> {
-        let declared = self.inner.stores.bulkheads.declared_configs();
+        let declared = self.inner.stores.of::<Bulkhead>().declared_configs();
         let mut all: Vec<(&str, &BulkheadConfig)> =
             declared.iter().map(|(id, c)| (id.as_str(), c)).collect();
         for (id, config) in changed {
@@ -242,7 +242,7 @@ impl Registry {
         let kept: u64 = self
             .inner
             .stores
-            .bulkheads
+            .of::<Bulkhead>()
             .registered_policies()
             .iter()
             .filter(|(_, _, config)| config.resource() == Some(name))

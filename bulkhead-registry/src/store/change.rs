@@ -1,7 +1,7 @@
 //! What a reload changed in one instance, key by key: [`Change`] and
 //! [`KeyChange`].
 
-use crate::policy::Policy;
+use crate::policy::Managed;
 
 /// What a reload changed in one instance.
 ///
@@ -78,7 +78,7 @@ impl Change {
     /// The change of `policy` instance `id` from the configuration `live`
     /// it ran with to `resolved`, given what it runs with `now` that it
     /// took what it could.
-    pub(crate) fn of<P: Policy>(
+    pub(crate) fn of<P: Managed>(
         id: &str,
         live: &P::Config,
         resolved: &P::Config,

@@ -2,15 +2,19 @@
 //! the one precedence rule that resolves an instance's configuration from
 //! them.
 
+use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 use bulkhead_core::ConfigError;
 use bulkhead_core::keys::BASE_CONFIG;
 
+use super::{AnyStore, Change, Store};
+use crate::budget::Budgets;
 use crate::error::{ConfigSourceError, RegistryError};
-use crate::policy::{Policy, key_names};
+use crate::policy::{Managed, key_names};
 use crate::source::{Setting, Target, env_name, normalize};
+use crate::stores::Stores;
 use crate::suggest::suggest;
 
 /// The name of the configuration every instance starts from.
@@ -19,14 +23,14 @@ pub const DEFAULT_CONFIG: &str = "default";
 /// The named configurations and per-instance overrides of one kind: from
 /// code and from TOML by exact name, from the environment by normalized name
 /// (applied after the others).
-pub(crate) struct Layers<P: Policy> {
+pub(crate) struct Layers<P: Managed> {
     configs: HashMap<String, P::Spec>,
     overrides: HashMap<String, P::Spec>,
     env_configs: HashMap<String, P::Spec>,
     env_overrides: HashMap<String, P::Spec>,
 }
 
-impl<P: Policy> Default for Layers<P> {
+impl<P: Managed> Default for Layers<P> {
     fn default() -> Self {
         Layers {
             configs: HashMap::new(),
@@ -37,7 +41,7 @@ impl<P: Policy> Default for Layers<P> {
     }
 }
 
-impl<P: Policy> Clone for Layers<P> {
+impl<P: Managed> Clone for Layers<P> {
     fn clone(&self) -> Self {
         Layers {
             configs: self.configs.clone(),
@@ -48,7 +52,7 @@ impl<P: Policy> Clone for Layers<P> {
     }
 }
 
-impl<P: Policy> fmt::Debug for Layers<P> {
+impl<P: Managed> fmt::Debug for Layers<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Layers")
             .field("configs", &self.configs.keys())
@@ -59,7 +63,7 @@ impl<P: Policy> fmt::Debug for Layers<P> {
     }
 }
 
-impl<P: Policy> Layers<P> {
+impl<P: Managed> Layers<P> {
     /// Extends the named configuration `name` in code.
     pub(crate) fn config(&mut self, name: String, f: impl FnOnce(P::Spec) -> P::Spec) {
         let entry = self.configs.entry(name).or_default();
@@ -339,7 +343,7 @@ impl<P: Policy> Layers<P> {
     }
 }
 
-fn layer<P: Policy>(
+fn layer<P: Managed>(
     config: P::Config,
     spec: Option<&P::Spec>,
     prefix: &str,
@@ -350,21 +354,56 @@ fn layer<P: Policy>(
     }
 }
 
-/// The layers of any policy, for what a configuration source does to every
-/// policy alike.
-pub(crate) trait AnyLayers {
+/// The layers of any policy, for what configuration and reloads do to
+/// every policy alike.
+pub(crate) trait AnyLayers: Any + Send + Sync + fmt::Debug {
+    /// A copy.
+    fn clone_box(&self) -> Box<dyn AnyLayers>;
     /// See [`Layers::apply`].
     fn apply(&mut self, setting: &Setting) -> Result<(), RegistryError>;
     /// See [`Layers::validate`].
     fn validate(&self) -> Result<(), RegistryError>;
+    /// A store starting with these layers.
+    fn into_store(self: Box<Self>) -> Box<dyn AnyStore>;
+    /// Plans putting these layers in place of their policy's in `stores`
+    /// ([`Store::plan`], and the policy's checks of the plan against
+    /// `budgets`), and returns what installs them and adds what it
+    /// changed ([`Store::install`]).
+    fn plan<'s>(
+        self: Box<Self>,
+        stores: &'s Stores,
+        budgets: &Budgets,
+    ) -> Result<Install<'s>, RegistryError>;
 }
 
-impl<P: Policy> AnyLayers for Layers<P> {
+/// What installs planned layers: see [`AnyLayers::plan`].
+pub(crate) type Install<'s> = Box<dyn FnOnce(&mut Vec<Change>) + 's>;
+
+impl<P: Managed> AnyLayers for Layers<P> {
+    fn clone_box(&self) -> Box<dyn AnyLayers> {
+        Box::new(self.clone())
+    }
+
     fn apply(&mut self, setting: &Setting) -> Result<(), RegistryError> {
         Layers::apply(self, setting)
     }
 
     fn validate(&self) -> Result<(), RegistryError> {
         Layers::validate(self)
+    }
+
+    fn into_store(self: Box<Self>) -> Box<dyn AnyStore> {
+        Box::new(Store::new(*self))
+    }
+
+    fn plan<'s>(
+        self: Box<Self>,
+        stores: &'s Stores,
+        budgets: &Budgets,
+    ) -> Result<Install<'s>, RegistryError> {
+        let store = stores.of::<P>();
+        let plan = store.plan(&self)?;
+        P::check_plan(store, &plan, budgets)?;
+        Ok(Box::new(move |changes| store.install(*self, plan, changes)))
     }
 }

@@ -7,6 +7,7 @@ mod layers;
 #[cfg(test)]
 mod tests;
 
+use std::any::Any;
 use std::collections::HashSet;
 use std::sync::{Mutex, MutexGuard, PoisonError, RwLock};
 
@@ -15,14 +16,15 @@ use dashmap::DashMap;
 
 use crate::error::{Conflict, RegistryError};
 use crate::kind::PolicyKind;
-use crate::policy::Policy;
+use crate::policy::Managed;
+use crate::snapshot::RegistrySnapshot;
 
 pub use change::{Change, KeyChange};
 pub use layers::DEFAULT_CONFIG;
 pub(crate) use layers::{AnyLayers, Layers};
 
 /// An instance and what it was declared with.
-pub(crate) struct Declared<P: Policy> {
+pub(crate) struct Declared<P: Managed> {
     pub(crate) policy: P,
     pub(crate) config: P::Config,
     /// The values given in code, to resolve it again on a reload.
@@ -30,7 +32,7 @@ pub(crate) struct Declared<P: Policy> {
     pub(crate) source: String,
 }
 
-impl<P: Policy> Clone for Declared<P> {
+impl<P: Managed> Clone for Declared<P> {
     fn clone(&self) -> Self {
         Declared {
             policy: self.policy.clone(),
@@ -45,7 +47,7 @@ impl<P: Policy> Clone for Declared<P> {
 pub(crate) type Batch = u64;
 
 /// The configurations and instances of one kind of policy.
-pub(crate) struct Store<P: Policy> {
+pub(crate) struct Store<P: Managed> {
     layers: RwLock<Layers<P>>,
     /// The registered instances, which lookups see.
     instances: DashMap<String, Declared<P>>,
@@ -58,13 +60,13 @@ pub(crate) struct Store<P: Policy> {
 }
 
 /// An instance declared by an open batch.
-struct Staged<P: Policy> {
+struct Staged<P: Managed> {
     batch: Batch,
     id: String,
     declared: Declared<P>,
 }
 
-impl<P: Policy> Store<P> {
+impl<P: Managed> Store<P> {
     pub(crate) fn new(layers: Layers<P>) -> Self {
         Store {
             layers: RwLock::new(layers),
@@ -318,7 +320,7 @@ impl<P: Policy> Store<P> {
 }
 
 /// A store of any policy, for what the registry does to every policy alike.
-pub(crate) trait AnyStore {
+pub(crate) trait AnyStore: Any + Send + Sync {
     /// Which policy it keeps.
     fn kind(&self) -> PolicyKind;
     /// How many instances are registered.
@@ -329,9 +331,12 @@ pub(crate) trait AnyStore {
     fn commit(&self, batch: Batch);
     /// Forgets what `batch` staged.
     fn discard(&self, batch: Batch);
+    /// Puts a snapshot of every registered instance, sorted by instance id,
+    /// in its list of `snapshot`.
+    fn snapshot_into(&self, snapshot: &mut RegistrySnapshot);
 }
 
-impl<P: Policy> AnyStore for Store<P> {
+impl<P: Managed> AnyStore for Store<P> {
     fn kind(&self) -> PolicyKind {
         P::KIND
     }
@@ -354,5 +359,11 @@ impl<P: Policy> AnyStore for Store<P> {
 
     fn discard(&self, batch: Batch) {
         self.take(batch);
+    }
+
+    fn snapshot_into(&self, snapshot: &mut RegistrySnapshot) {
+        let mut policies = self.policies();
+        policies.sort_by(|a, b| a.instance().cmp(b.instance()));
+        *P::snapshots(snapshot) = policies.iter().map(P::snapshot).collect();
     }
 }

@@ -11,6 +11,7 @@ use ::metrics::{Recorder, counter};
 use bulkhead_core::Event;
 
 use super::observer::{self, ObserverHandle, Sampling, Sink};
+use crate::kind::PolicyKind;
 use crate::registry::Registry;
 use names::EVENTS_LOST;
 
@@ -118,17 +119,23 @@ impl Sink for Exporter {
 
     fn sample(&mut self) {
         let snapshot = self.registry.snapshot();
-        snapshot.bulkheads().iter().for_each(samples::bulkhead);
-        snapshot
-            .circuit_breakers()
-            .iter()
-            .for_each(samples::circuit_breaker);
-        snapshot
-            .rate_limiters()
-            .iter()
-            .for_each(samples::rate_limiter);
-        snapshot.timeouts().iter().for_each(samples::timeout);
-        snapshot.retries().iter().for_each(samples::retry);
+        for kind in PolicyKind::ALL {
+            match kind {
+                PolicyKind::Bulkhead => snapshot.bulkheads().iter().for_each(samples::bulkhead),
+                PolicyKind::Retry => snapshot.retries().iter().for_each(samples::retry),
+                PolicyKind::CircuitBreaker => snapshot
+                    .circuit_breakers()
+                    .iter()
+                    .for_each(samples::circuit_breaker),
+                PolicyKind::Timeout => snapshot.timeouts().iter().for_each(samples::timeout),
+                PolicyKind::RateLimiter => snapshot
+                    .rate_limiters()
+                    .iter()
+                    .for_each(samples::rate_limiter),
+                // Their counters all come from events.
+                PolicyKind::Hedge | PolicyKind::Fallback => {}
+            }
+        }
         snapshot.fleets().iter().for_each(samples::fleet);
     }
 }
