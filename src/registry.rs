@@ -1,8 +1,10 @@
 //! The registry's other types: [`RegistrySnapshot`], every instance at one
 //! moment (`registry.snapshot()`); [`Declarations`], a batch of
 //! declarations committed together (`registry.declare()`); [`PolicySpecs`],
-//! what is given in code for the set of policies of one call; and
-//! [`Conflict`], the two sides of a REG-008.
+//! what is given in code for the set of policies of one call;
+//! [`Conflict`], the two sides of a REG-008; and [`Handle`], what each
+//! policy's handle is (`BulkheadHandle` is `Handle<Bulkhead>`), with
+//! [`Policy`], what a handle shows of its policy.
 //!
 //! [`Registry`](crate::Registry), its builder and its error are at the
 //! crate's root.
@@ -22,4 +24,6 @@
 //! # Ok::<(), bulkhead::RegistryError>(())
 //! ```
 
-pub use bulkhead_registry::{Conflict, Declarations, PolicySpecs, RegistrySnapshot};
+pub use bulkhead_registry::{
+    Conflict, Declarations, Handle, Policy, PolicySpecs, RegistrySnapshot,
+};

@@ -6,17 +6,11 @@ use bulkhead_core::{
     CircuitBreakerMetrics, CircuitState,
 };
 
-use super::{Managed, Policy, inherent_methods, policy_methods};
-use crate::error::RegistryError;
+use super::{Managed, Policy, inherent_methods, named_methods, policy_methods};
 use crate::events::policy_event;
 use crate::handle::Handle;
 use crate::kind::PolicyKind;
 use crate::pipeline::PipelineBuilder;
-use crate::registry::Registry;
-use crate::registry::builder::RegistryBuilder;
-use crate::registry::declare::Declarations;
-use crate::snapshot::RegistrySnapshot;
-use crate::specs::PolicySpecs;
 
 impl Policy for CircuitBreaker {
     type Config = CircuitBreakerConfig;
@@ -50,9 +44,13 @@ impl Managed for CircuitBreaker {
 
 policy_event!(CircuitBreakerEvent => CircuitBreaker);
 
-/// A view of one circuit breaker of a registry, from
-/// [`Registry::circuit_breaker`], with the operator's controls.
-pub type CircuitBreakerHandle = Handle<CircuitBreaker>;
+named_methods! {
+    policy: CircuitBreaker, spec: CircuitBreakerConfigBuilder,
+    handle: CircuitBreakerHandle, snapshot: CircuitBreakerSnapshot,
+    method: circuit_breaker, instance: circuit_breaker_instance, list: circuit_breakers,
+    words: "circuit breaker", "circuit breaker", "circuit breakers",
+    config: circuit_breaker_config,
+}
 
 impl Handle<CircuitBreaker> {
     /// The state now.
@@ -85,11 +83,6 @@ impl Handle<CircuitBreaker> {
     pub fn reset(&self) {
         self.policy.reset();
     }
-
-    /// The breaker itself.
-    pub fn circuit_breaker(&self) -> &CircuitBreaker {
-        &self.policy
-    }
 }
 
 /// A circuit breaker's state at one moment.
@@ -115,69 +108,6 @@ pub struct CircuitBreakerSnapshot {
     pub not_permitted_calls: u64,
     /// The failure rate at which it opens.
     pub failure_rate_threshold: f32,
-}
-
-impl Registry {
-    /// The circuit breaker with this instance id.
-    ///
-    /// # Errors
-    ///
-    /// REG-009 if no circuit breaker has this id.
-    pub fn circuit_breaker(&self, id: &str) -> Result<CircuitBreakerHandle, RegistryError> {
-        self.handle(id)
-    }
-}
-
-impl RegistryBuilder {
-    /// Defines (or extends) the named circuit breaker configuration `name`; see
-    /// [`bulkhead_config`](Self::bulkhead_config).
-    pub fn circuit_breaker_config(
-        self,
-        name: impl Into<String>,
-        f: impl FnOnce(CircuitBreakerConfigBuilder) -> CircuitBreakerConfigBuilder,
-    ) -> Self {
-        self.policy_config::<CircuitBreaker>(name, f)
-    }
-
-    /// Overrides values of the circuit breaker instance `id`; see
-    /// [`bulkhead_instance`](Self::bulkhead_instance).
-    pub fn circuit_breaker_instance(
-        self,
-        id: impl Into<String>,
-        f: impl FnOnce(CircuitBreakerConfigBuilder) -> CircuitBreakerConfigBuilder,
-    ) -> Self {
-        self.policy_instance::<CircuitBreaker>(id, f)
-    }
-}
-
-impl Declarations<'_> {
-    /// Declares circuit breaker `id`, as [`bulkhead`](Self::bulkhead) does.
-    ///
-    /// # Errors
-    ///
-    /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
-    pub fn circuit_breaker(
-        &mut self,
-        id: &str,
-        source: &str,
-        spec: &CircuitBreakerConfigBuilder,
-    ) -> Result<CircuitBreaker, RegistryError> {
-        CircuitBreaker::declare(self, id, source, spec)
-    }
-}
-
-impl PolicySpecs {
-    /// Adds the circuit breaker, with instance id `name` if given.
-    pub fn circuit_breaker(self, name: Option<&str>, spec: CircuitBreakerConfigBuilder) -> Self {
-        self.with::<CircuitBreaker>(name, spec)
-    }
-}
-
-impl RegistrySnapshot {
-    /// The circuit breakers, sorted by instance id.
-    pub fn circuit_breakers(&self) -> &[CircuitBreakerSnapshot] {
-        &self.circuit_breakers
-    }
 }
 
 impl PipelineBuilder<'_> {

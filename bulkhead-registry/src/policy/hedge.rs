@@ -5,17 +5,10 @@ use std::time::Duration;
 
 use bulkhead_core::{Hedge, HedgeConfig, HedgeConfigBuilder, HedgeDelay, HedgeEvent};
 
-use super::{Managed, Policy, inherent_methods, policy_methods};
-use crate::error::RegistryError;
+use super::{Managed, Policy, inherent_methods, named_methods, policy_methods};
 use crate::events::policy_event;
-use crate::handle::Handle;
 use crate::kind::PolicyKind;
 use crate::pipeline::PipelineBuilder;
-use crate::registry::Registry;
-use crate::registry::builder::RegistryBuilder;
-use crate::registry::declare::Declarations;
-use crate::snapshot::RegistrySnapshot;
-use crate::specs::PolicySpecs;
 
 impl Policy for Hedge {
     type Config = HedgeConfig;
@@ -44,48 +37,11 @@ impl Managed for Hedge {
 
 policy_event!(HedgeEvent => Hedge);
 
-/// A view of one hedge policy of a registry, from
-/// [`Registry::hedge`].
-pub type HedgeHandle = Handle<Hedge>;
-
-impl Handle<Hedge> {
-    /// The policy itself.
-    pub fn hedge(&self) -> &Hedge {
-        &self.policy
-    }
-}
-
-/// A hedge policy's configuration at one moment.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct HedgeSnapshot {
-    /// The instance id.
-    pub instance: String,
-    /// How many extra attempts a call may start.
-    pub max_hedged: u32,
-    /// How long the attempts of a call run before another is started: a
-    /// duration, or a percentile of the first attempts' latency.
-    pub delay: HedgeDelay,
-    /// The delay a call's hedges would wait now: `delay`, or the estimate
-    /// of its percentile (`None` while that warms up).
-    pub current_delay: Option<Duration>,
-}
-
-impl Registry {
-    /// The hedge policy with this instance id.
-    ///
-    /// # Errors
-    ///
-    /// REG-009 if no hedge policy has this id.
-    pub fn hedge(&self, id: &str) -> Result<HedgeHandle, RegistryError> {
-        self.handle(id)
-    }
-}
-
-impl RegistryBuilder {
-    /// Defines (or extends) the named hedge configuration `name`; see
-    /// [`bulkhead_config`](Self::bulkhead_config).
-    ///
+named_methods! {
+    policy: Hedge, spec: HedgeConfigBuilder,
+    handle: HedgeHandle, snapshot: HedgeSnapshot,
+    method: hedge, instance: hedge_instance, list: hedges,
+    words: "hedge", "hedge policy", "hedge policies",
     /// # Examples
     ///
     /// ```
@@ -104,53 +60,23 @@ impl RegistryBuilder {
     /// assert_eq!(search.config().delay(), HedgeDelay::percentile(90.0));
     /// # Ok::<(), bulkhead_registry::RegistryError>(())
     /// ```
-    pub fn hedge_config(
-        self,
-        name: impl Into<String>,
-        f: impl FnOnce(HedgeConfigBuilder) -> HedgeConfigBuilder,
-    ) -> Self {
-        self.policy_config::<Hedge>(name, f)
-    }
-
-    /// Overrides values of the hedge instance `id`; see
-    /// [`bulkhead_instance`](Self::bulkhead_instance).
-    pub fn hedge_instance(
-        self,
-        id: impl Into<String>,
-        f: impl FnOnce(HedgeConfigBuilder) -> HedgeConfigBuilder,
-    ) -> Self {
-        self.policy_instance::<Hedge>(id, f)
-    }
+    config: hedge_config,
 }
 
-impl Declarations<'_> {
-    /// Declares hedge `id`, as [`bulkhead`](Self::bulkhead) does.
-    ///
-    /// # Errors
-    ///
-    /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
-    pub fn hedge(
-        &mut self,
-        id: &str,
-        source: &str,
-        spec: &HedgeConfigBuilder,
-    ) -> Result<Hedge, RegistryError> {
-        Hedge::declare(self, id, source, spec)
-    }
-}
-
-impl PolicySpecs {
-    /// Adds the hedge, with instance id `name` if given.
-    pub fn hedge(self, name: Option<&str>, spec: HedgeConfigBuilder) -> Self {
-        self.with::<Hedge>(name, spec)
-    }
-}
-
-impl RegistrySnapshot {
-    /// The hedge policies, sorted by instance id.
-    pub fn hedges(&self) -> &[HedgeSnapshot] {
-        &self.hedges
-    }
+/// A hedge policy's configuration at one moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HedgeSnapshot {
+    /// The instance id.
+    pub instance: String,
+    /// How many extra attempts a call may start.
+    pub max_hedged: u32,
+    /// How long the attempts of a call run before another is started: a
+    /// duration, or a percentile of the first attempts' latency.
+    pub delay: HedgeDelay,
+    /// The delay a call's hedges would wait now: `delay`, or the estimate
+    /// of its percentile (`None` while that warms up).
+    pub current_delay: Option<Duration>,
 }
 
 impl PipelineBuilder<'_> {

@@ -303,6 +303,92 @@ macro_rules! policy_methods {
 }
 use policy_methods;
 
+/// What the registry names after a policy, alike for every policy but the
+/// bulkhead (whose methods are the ones the others' docs point to) but for
+/// the words: `$handle`, the name of its [`Handle`](crate::Handle), and its
+/// method lending the policy; `registry.$method(id)`, `$config` and
+/// `$instance` of `RegistryBuilder`, `Declarations::$method`,
+/// `PolicySpecs::$method` and `RegistrySnapshot::$list`. Its
+/// configurations are called `$word` configurations, one instance is a
+/// `$one`, several are `$many`; the docs written before `config` go on
+/// `$config`.
+macro_rules! named_methods {
+    (
+        policy: $policy:ident, spec: $spec:ident, handle: $handle:ident, snapshot: $snapshot:ident,
+        method: $method:ident, instance: $instance:ident, list: $list:ident,
+        words: $word:literal, $one:literal, $many:literal,
+        $(#[$config_doc:meta])*
+        config: $config:ident $(,)?
+    ) => {
+        #[doc = concat!("A view of one ", $one, " of a registry, from [`Registry::", stringify!($method), "`](crate::Registry::", stringify!($method), ").")]
+        pub type $handle = crate::Handle<$policy>;
+
+        impl crate::Handle<$policy> {
+            /// The policy itself.
+            pub fn $method(&self) -> &$policy {
+                &self.policy
+            }
+        }
+
+        impl crate::Registry {
+            #[doc = concat!("The ", $one, " with this instance id.")]
+            ///
+            /// # Errors
+            ///
+            #[doc = concat!("REG-009 if no ", $one, " has this id.")]
+            pub fn $method(&self, id: &str) -> Result<$handle, crate::RegistryError> {
+                self.handle(id)
+            }
+        }
+
+        impl crate::RegistryBuilder {
+            #[doc = concat!("Defines (or extends) the named ", $word, " configuration `name`; see")]
+            /// [`bulkhead_config`](Self::bulkhead_config).
+            $(#[$config_doc])*
+            pub fn $config(self, name: impl Into<String>, f: impl FnOnce($spec) -> $spec) -> Self {
+                self.policy_config::<$policy>(name, f)
+            }
+
+            #[doc = concat!("Overrides values of the ", $word, " instance `id`; see")]
+            /// [`bulkhead_instance`](Self::bulkhead_instance).
+            pub fn $instance(self, id: impl Into<String>, f: impl FnOnce($spec) -> $spec) -> Self {
+                self.policy_instance::<$policy>(id, f)
+            }
+        }
+
+        impl crate::Declarations<'_> {
+            #[doc = concat!("Declares ", $one, " `id`, as [`bulkhead`](Self::bulkhead) does.")]
+            ///
+            /// # Errors
+            ///
+            /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
+            pub fn $method(
+                &mut self,
+                id: &str,
+                source: &str,
+                spec: &$spec,
+            ) -> Result<$policy, crate::RegistryError> {
+                <$policy as crate::policy::Managed>::declare(self, id, source, spec)
+            }
+        }
+
+        impl crate::PolicySpecs {
+            #[doc = concat!("Adds the ", $one, ", with instance id `name` if given.")]
+            pub fn $method(self, name: Option<&str>, spec: $spec) -> Self {
+                self.with::<$policy>(name, spec)
+            }
+        }
+
+        impl crate::RegistrySnapshot {
+            #[doc = concat!("The ", $many, ", sorted by instance id.")]
+            pub fn $list(&self) -> &[$snapshot] {
+                &self.$list
+            }
+        }
+    };
+}
+use named_methods;
+
 /// The methods of [`Policy`] that each policy of `bulkhead-core` has as
 /// inherent methods of the same names.
 macro_rules! inherent_methods {

@@ -7,17 +7,10 @@ use bulkhead_core::{
     BudgetState, RejectionKinds, Retry, RetryConfig, RetryConfigBuilder, RetryEvent,
 };
 
-use super::{Managed, Policy, inherent_methods, policy_methods};
-use crate::error::RegistryError;
+use super::{Managed, Policy, inherent_methods, named_methods, policy_methods};
 use crate::events::policy_event;
-use crate::handle::Handle;
 use crate::kind::PolicyKind;
 use crate::pipeline::PipelineBuilder;
-use crate::registry::Registry;
-use crate::registry::builder::RegistryBuilder;
-use crate::registry::declare::Declarations;
-use crate::snapshot::RegistrySnapshot;
-use crate::specs::PolicySpecs;
 
 impl Policy for Retry {
     type Config = RetryConfig;
@@ -53,15 +46,12 @@ impl Managed for Retry {
 
 policy_event!(RetryEvent => Retry);
 
-/// A view of one retry policy of a registry, from
-/// [`Registry::retry`].
-pub type RetryHandle = Handle<Retry>;
-
-impl Handle<Retry> {
-    /// The policy itself.
-    pub fn retry(&self) -> &Retry {
-        &self.policy
-    }
+named_methods! {
+    policy: Retry, spec: RetryConfigBuilder,
+    handle: RetryHandle, snapshot: RetrySnapshot,
+    method: retry, instance: retry_instance, list: retries,
+    words: "retry", "retry policy", "retry policies",
+    config: retry_config,
 }
 
 /// A retry policy's configuration at one moment.
@@ -93,69 +83,6 @@ pub struct RetrySnapshot {
     /// retries and hedges made, and how many more it allows now), if the
     /// instance has a budget.
     pub budget: Option<BudgetState>,
-}
-
-impl Registry {
-    /// The retry policy with this instance id.
-    ///
-    /// # Errors
-    ///
-    /// REG-009 if no retry policy has this id.
-    pub fn retry(&self, id: &str) -> Result<RetryHandle, RegistryError> {
-        self.handle(id)
-    }
-}
-
-impl RegistryBuilder {
-    /// Defines (or extends) the named retry configuration `name`; see
-    /// [`bulkhead_config`](Self::bulkhead_config).
-    pub fn retry_config(
-        self,
-        name: impl Into<String>,
-        f: impl FnOnce(RetryConfigBuilder) -> RetryConfigBuilder,
-    ) -> Self {
-        self.policy_config::<Retry>(name, f)
-    }
-
-    /// Overrides values of the retry instance `id`; see
-    /// [`bulkhead_instance`](Self::bulkhead_instance).
-    pub fn retry_instance(
-        self,
-        id: impl Into<String>,
-        f: impl FnOnce(RetryConfigBuilder) -> RetryConfigBuilder,
-    ) -> Self {
-        self.policy_instance::<Retry>(id, f)
-    }
-}
-
-impl Declarations<'_> {
-    /// Declares retry policy `id`, as [`bulkhead`](Self::bulkhead) does.
-    ///
-    /// # Errors
-    ///
-    /// REG-004, REG-008, CFG-004 or the ATR code of an invalid value.
-    pub fn retry(
-        &mut self,
-        id: &str,
-        source: &str,
-        spec: &RetryConfigBuilder,
-    ) -> Result<Retry, RegistryError> {
-        Retry::declare(self, id, source, spec)
-    }
-}
-
-impl PolicySpecs {
-    /// Adds the retry policy, with instance id `name` if given.
-    pub fn retry(self, name: Option<&str>, spec: RetryConfigBuilder) -> Self {
-        self.with::<Retry>(name, spec)
-    }
-}
-
-impl RegistrySnapshot {
-    /// The retry policies, sorted by instance id.
-    pub fn retries(&self) -> &[RetrySnapshot] {
-        &self.retries
-    }
 }
 
 impl PipelineBuilder<'_> {

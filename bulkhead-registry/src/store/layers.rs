@@ -23,6 +23,7 @@ pub const DEFAULT_CONFIG: &str = "default";
 /// The named configurations and per-instance overrides of one kind: from
 /// code and from TOML by exact name, from the environment by normalized name
 /// (applied after the others).
+#[derive(Clone)]
 pub(crate) struct Layers<P: Managed> {
     configs: HashMap<String, P::Spec>,
     overrides: HashMap<String, P::Spec>,
@@ -37,17 +38,6 @@ impl<P: Managed> Default for Layers<P> {
             overrides: HashMap::new(),
             env_configs: HashMap::new(),
             env_overrides: HashMap::new(),
-        }
-    }
-}
-
-impl<P: Managed> Clone for Layers<P> {
-    fn clone(&self) -> Self {
-        Layers {
-            configs: self.configs.clone(),
-            overrides: self.overrides.clone(),
-            env_configs: self.env_configs.clone(),
-            env_overrides: self.env_overrides.clone(),
         }
     }
 }

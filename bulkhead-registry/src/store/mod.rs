@@ -24,23 +24,13 @@ pub use layers::DEFAULT_CONFIG;
 pub(crate) use layers::{AnyLayers, Layers};
 
 /// An instance and what it was declared with.
+#[derive(Clone)]
 pub(crate) struct Declared<P: Managed> {
     pub(crate) policy: P,
     pub(crate) config: P::Config,
     /// The values given in code, to resolve it again on a reload.
     pub(crate) spec: P::Spec,
     pub(crate) source: String,
-}
-
-impl<P: Managed> Clone for Declared<P> {
-    fn clone(&self) -> Self {
-        Declared {
-            policy: self.policy.clone(),
-            config: self.config.clone(),
-            spec: self.spec.clone(),
-            source: self.source.clone(),
-        }
-    }
 }
 
 /// Which open batch of declarations staged an instance.
