@@ -19,6 +19,27 @@ use crate::registry::Registry;
 /// [`RetryHandle::retry`](crate::RetryHandle::retry), ...).
 ///
 /// Cheap to clone; reads are lock-free. A handle keeps its registry.
+///
+/// # Examples
+///
+/// Code written once for the handle of any policy:
+///
+/// ```
+/// use bulkhead_registry::{Handle, Pipeline, Policy, Registry};
+///
+/// fn describe<P: Policy>(handle: &Handle<P>) -> String {
+///     format!("{}: {}", handle.instance(), handle.config())
+/// }
+///
+/// let registry = Registry::new();
+/// Pipeline::builder(&registry, "renderer")
+///     .bulkhead(|b| b.max_concurrent(4))
+///     .retry(|r| r.max_attempts(2))
+///     .build()?;
+/// assert!(describe(&registry.bulkhead("renderer")?).starts_with("renderer: "));
+/// assert!(describe(&registry.retry("renderer")?).contains("max_attempts"));
+/// # Ok::<(), bulkhead_registry::RegistryError>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Handle<P> {
     pub(crate) policy: P,

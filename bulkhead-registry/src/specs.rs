@@ -112,10 +112,7 @@ impl PolicySpecs {
     /// gives were checked when it compiled).
     pub fn build_standalone(&self, clock: Arc<dyn Clock>) -> Result<Policies, RegistryError> {
         let context = PolicyContext::new(Arc::clone(&clock));
-        self.outside_in()
-            .try_fold(Policies::on_clock(clock), |policies, entry| {
-                entry.standalone(&self.id, &context, policies)
-            })
+        self.compose(clock, &Maker::Standalone(&context))
     }
 
     /// Declares every policy in `declarations`, outermost first, and
@@ -126,17 +123,22 @@ impl PolicySpecs {
         declarations: &Declarations<'_>,
         clock: Arc<dyn Clock>,
     ) -> Result<Policies, RegistryError> {
-        self.outside_in()
-            .try_fold(Policies::on_clock(clock), |policies, entry| {
-                entry.declare(&self.id, self.source(), declarations, policies)
-            })
+        self.compose(clock, &Maker::Declared(declarations))
     }
 
-    /// The policies of the set, outermost first.
-    fn outside_in(&self) -> impl Iterator<Item = &dyn AnyEntry> {
+    /// Every policy of the set, made by `maker` outermost first, composed
+    /// on `clock`.
+    fn compose(
+        &self,
+        clock: Arc<dyn Clock>,
+        maker: &Maker<'_, '_>,
+    ) -> Result<Policies, RegistryError> {
         PolicyKind::OUTSIDE_IN
             .into_iter()
             .filter_map(|kind| self.entries[kind as usize].as_deref())
+            .try_fold(Policies::on_clock(clock), |policies, entry| {
+                entry.compose(self, maker, policies)
+            })
     }
 
     /// Policy `P`'s entry, if the set has it.
@@ -178,24 +180,22 @@ impl PolicySpecs {
     }
 }
 
+/// Where a set's policies are made: declared in a registry, or each on its
+/// own on a context.
+enum Maker<'a, 'r> {
+    Declared(&'a Declarations<'r>),
+    Standalone(&'a PolicyContext),
+}
+
 /// An entry of any policy, for what a set does with each alike.
 trait AnyEntry: Any + fmt::Debug + Send + Sync {
     /// A copy.
     fn clone_box(&self) -> Box<dyn AnyEntry>;
-    /// `policies` with this policy, declared in `declarations` (under
-    /// `set_id` if it has no name of its own).
-    fn declare(
+    /// `policies` with this policy of `set`, made by `maker`.
+    fn compose(
         &self,
-        set_id: &str,
-        source: &str,
-        declarations: &Declarations<'_>,
-        policies: Policies,
-    ) -> Result<Policies, RegistryError>;
-    /// `policies` with this policy, built on its own on `context`.
-    fn standalone(
-        &self,
-        set_id: &str,
-        context: &PolicyContext,
+        set: &PolicySpecs,
+        maker: &Maker<'_, '_>,
         policies: Policies,
     ) -> Result<Policies, RegistryError>;
 }
@@ -211,25 +211,20 @@ impl<P: Managed> AnyEntry for Entry<P> {
         Box::new(self.clone())
     }
 
-    fn declare(
+    fn compose(
         &self,
-        set_id: &str,
-        source: &str,
-        declarations: &Declarations<'_>,
+        set: &PolicySpecs,
+        maker: &Maker<'_, '_>,
         policies: Policies,
     ) -> Result<Policies, RegistryError> {
-        let id = self.name.as_deref().unwrap_or(set_id);
-        Ok(P::declare(declarations, id, source, &self.spec)?.compose(policies))
-    }
-
-    fn standalone(
-        &self,
-        set_id: &str,
-        context: &PolicyContext,
-        policies: Policies,
-    ) -> Result<Policies, RegistryError> {
-        let id = self.name.as_deref().unwrap_or(set_id);
-        Ok(standalone::<P>(id, &self.spec, context)?.compose(policies))
+        let id = self.name.as_deref().unwrap_or(&set.id);
+        let policy = match maker {
+            Maker::Declared(declarations) => {
+                P::declare(declarations, id, set.source(), &self.spec)?
+            }
+            Maker::Standalone(context) => standalone::<P>(id, &self.spec, context)?,
+        };
+        Ok(policy.compose(policies))
     }
 }
 
