@@ -4,7 +4,7 @@
 //! Every admitted call is a sample: how long it held its slot (two recent
 //! clock readings) and how it ended ([`CallOutcome`]). Samples gather in
 //! windows (`window.rs`, lock-free: one atomic addition per release); the
-//! release that finds its window over closes it (`control.rs`, under a
+//! release that finds its window over closes it (`control/`, under a
 //! lock it only tries to take) and runs the
 //! algorithm: [`Aimd`] (`aimd.rs`), [`Vegas`] (`vegas.rs`) or
 //! [`Gradient2`] (`gradient2.rs`). A new limit goes through the live-resize
