@@ -289,6 +289,9 @@ pub fn function_policy_errors() -> Vec<RegistryError> {
 ///
 /// Everything the generated code names goes through here, with absolute
 /// paths, so that it never depends on the user's imports or on modules of
-/// theirs called `core` or `std`.
+/// theirs called `core` or `std`. Its name carries the version
+/// (`__private_0_1_0`): the macros name the one of their own version, so a
+/// macro crate of another version fails to compile at once.
 #[doc(hidden)]
-pub mod __private;
+#[path = "__private/mod.rs"]
+pub mod __private_0_1_0;
