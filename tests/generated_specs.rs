@@ -75,14 +75,18 @@ struct Report;
 
 impl Report {
     fn render(&self) -> Result<(), Rejection> {
-        static POLICY: ::bulkhead::__private_0_1_0::MethodPolicy<::bulkhead::__private_0_1_0::Bulkhead> =
-            ::bulkhead::__private_0_1_0::MethodPolicy::new();
-        let bulkhead = POLICY.get(::bulkhead::__private_0_1_0::type_name::<Self>(), |self_type| {
-            ::bulkhead::__private_0_1_0::PolicySpecs::method(self_type, "render()").bulkhead(
-                ::bulkhead::__private_0_1_0::None,
-                ::bulkhead::__private_0_1_0::BulkheadConfig::builder().max_concurrent(3u32),
-            )
-        });
+        static POLICY: ::bulkhead::__private_0_1_0::MethodPolicy<
+            ::bulkhead::__private_0_1_0::Bulkhead,
+        > = ::bulkhead::__private_0_1_0::MethodPolicy::new();
+        let bulkhead = POLICY.get(
+            ::bulkhead::__private_0_1_0::type_name::<Self>(),
+            |self_type| {
+                ::bulkhead::__private_0_1_0::PolicySpecs::method(self_type, "render()").bulkhead(
+                    ::bulkhead::__private_0_1_0::None,
+                    ::bulkhead::__private_0_1_0::BulkheadConfig::builder().max_concurrent(3u32),
+                )
+            },
+        );
         let _permit = bulkhead.try_enter()?;
         Ok(())
     }
