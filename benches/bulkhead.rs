@@ -26,9 +26,11 @@ use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use bulkhead::clock::Clock;
+use bulkhead::clock::SystemClock;
 use bulkhead::pipeline::PolicyContext;
 use bulkhead::sizing::SharedPool;
-use bulkhead::{Adaptive, Bulkhead, BulkheadConfig, Clock, Pipeline, Registry, SystemClock};
+use bulkhead::{Adaptive, Bulkhead, BulkheadConfig, Pipeline, Registry};
 use criterion::{Criterion, criterion_group, criterion_main};
 use tokio::sync::Semaphore;
 

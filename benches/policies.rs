@@ -177,7 +177,7 @@ fn failing(c: &mut Criterion) {
     let breaker = registry.circuit_breaker("failing-count").expect("built");
     assert_eq!(
         breaker.circuit_breaker().state(),
-        bulkhead::CircuitState::Closed,
+        bulkhead::circuit_breaker::CircuitState::Closed,
         "one failure in 8 stays under the threshold"
     );
     group.finish();

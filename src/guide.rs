@@ -11,8 +11,7 @@
 //! - [`configuration`]: keys, sources, precedence and reloads;
 //! - `fleet` (feature `redis`): a resource's budget shared by a fleet of
 //!   processes on Redis;
-//! - [`paths`]: where each name lives, and the root paths of earlier
-//!   versions.
+//! - [`paths`]: where each name lives.
 
 // As for the attributes' pages (see the crate's root): the link definitions
 // above a page win over the page's own, which point to docs.rs and to the

@@ -289,31 +289,9 @@ pub fn function_policy_errors() -> Vec<RegistryError> {
 ///
 /// Everything the generated code names goes through here, with absolute
 /// paths, so that it never depends on the user's imports or on modules of
-/// theirs called `core` or `std`.
+/// theirs called `core` or `std`. Its name carries the version
+/// (`__private_0_1_0`): the macros name the one of their own version, so a
+/// macro crate of another version fails to compile at once.
 #[doc(hidden)]
-pub mod __private;
-
-// The root paths of earlier versions, hidden: they still compile, and the
-// documented path of each is in `guide::paths`. The internals among them
-// (`check_*`, `parse_*`, `sleep_blocking`, `RetryState`, `AttemptFailure`)
-// have no other path here.
-#[doc(hidden)]
-pub use bulkhead_core::{
-    AcquirePermit, AttemptFailure, BreakerOutcome, BreakerPermit, BulkheadEvent, BulkheadEventKind,
-    BulkheadFull, CallTimeout, CircuitBreaker, CircuitBreakerConfig, CircuitBreakerConfigBuilder,
-    CircuitBreakerEvent, CircuitBreakerEventKind, CircuitBreakerMetrics, CircuitOpen, CircuitState,
-    Classifier, Clock, ConfigError, ErrorPredicate, Event, EventBus, EventStream,
-    OwnedBreakerPermit, Policies, PolicyContext, Pools, RateLimited, RateLimiter,
-    RateLimiterConfig, RateLimiterConfigBuilder, RateLimiterEvent, RateLimiterEventKind,
-    RejectionKinds, Retry, RetryConfig, RetryConfigBuilder, RetryEvent, RetryEventKind, RetryState,
-    SharedPool, Sleep, SlidingWindow, SystemClock, Timeout, TimeoutConfig, TimeoutConfigBuilder,
-    TimeoutEvent, TimeoutEventKind, TimeoutFuture, Traffic, check_limit, check_range, parse_bool,
-    parse_duration, sleep_blocking,
-};
-#[doc(hidden)]
-pub use bulkhead_registry::{
-    BulkheadSizing, Change, CircuitBreakerHandle, CircuitBreakerSnapshot, Conflict, DEFAULT_CONFIG,
-    DEFAULT_HEADROOM, Declarations, Diagnosis, InstanceEvents, PipelineBuilder, PolicyEvent,
-    PolicySpecs, RateLimiterHandle, RateLimiterSnapshot, RegistrySnapshot, RetryHandle,
-    RetrySnapshot, SizingReport, TimeoutHandle, TimeoutSnapshot,
-};
+#[path = "__private/mod.rs"]
+pub mod __private_0_1_0;

@@ -1,6 +1,6 @@
 //! What the generators emit to declare a method's or a function's policies
 //! as one `PolicySpecs` (bulkhead-macros' `declare.rs`), written by hand
-//! through `::bulkhead::__private` as generated code names it: a wrapper's
+//! through `::bulkhead::__private_0_1_0` as generated code names it: a wrapper's
 //! `new` declares each method's set with `Declarations::policies`, a
 //! function's `static` takes the `PolicySpecs` directly.
 
@@ -11,30 +11,30 @@ use bulkhead::{Rejection, RejectionKind};
 /// A wrapper's `new`, one method with a retry and a bulkhead: the set is
 /// declared in the wrapper's batch, all or nothing.
 fn new(
-    registry: &::bulkhead::__private::Registry,
-) -> ::bulkhead::__private::Result<
-    ::bulkhead::__private::Policies,
-    ::bulkhead::__private::RegistryError,
+    registry: &::bulkhead::__private_0_1_0::Registry,
+) -> ::bulkhead::__private_0_1_0::Result<
+    ::bulkhead::__private_0_1_0::Policies,
+    ::bulkhead::__private_0_1_0::RegistryError,
 > {
     let mut declarations = registry.declare();
     let policies = declarations.policies(
-        &::bulkhead::__private::PolicySpecs::new(::bulkhead::__private::concat!(
-            ::bulkhead::__private::module_path!(),
+        &::bulkhead::__private_0_1_0::PolicySpecs::new(::bulkhead::__private_0_1_0::concat!(
+            ::bulkhead::__private_0_1_0::module_path!(),
             "::Inventory#reserve(u32)"
         ))
         .retry(
-            ::bulkhead::__private::None,
-            ::bulkhead::__private::RetryConfig::builder()
+            ::bulkhead::__private_0_1_0::None,
+            ::bulkhead::__private_0_1_0::RetryConfig::builder()
                 .max_attempts(2u32)
-                .wait(::bulkhead::__private::Duration::new(0u64, 0u32)),
+                .wait(::bulkhead::__private_0_1_0::Duration::new(0u64, 0u32)),
         )
         .bulkhead(
-            ::bulkhead::__private::Some("inventory"),
-            ::bulkhead::__private::BulkheadConfig::builder().max_concurrent(1u32),
+            ::bulkhead::__private_0_1_0::Some("inventory"),
+            ::bulkhead::__private_0_1_0::BulkheadConfig::builder().max_concurrent(1u32),
         ),
     )?;
     declarations.commit();
-    ::bulkhead::__private::Ok(policies)
+    ::bulkhead::__private_0_1_0::Ok(policies)
 }
 
 #[test]
@@ -51,19 +51,19 @@ fn a_wrapper_declares_each_methods_set_in_its_batch() {
 
 /// A function's body with a rate limiter: its `static` and its set.
 fn geocode() -> Result<(), Rejection> {
-    static POLICY: ::bulkhead::__private::FnPolicy<::bulkhead::__private::Policies> =
-        ::bulkhead::__private::FnPolicy::new();
+    static POLICY: ::bulkhead::__private_0_1_0::FnPolicy<::bulkhead::__private_0_1_0::Policies> =
+        ::bulkhead::__private_0_1_0::FnPolicy::new();
     let policies = POLICY.get(|| {
-        ::bulkhead::__private::PolicySpecs::new(::bulkhead::__private::concat!(
-            ::bulkhead::__private::module_path!(),
+        ::bulkhead::__private_0_1_0::PolicySpecs::new(::bulkhead::__private_0_1_0::concat!(
+            ::bulkhead::__private_0_1_0::module_path!(),
             "::geocode()"
         ))
         .rate_limiter(
-            ::bulkhead::__private::Some("generated-geocoder"),
-            ::bulkhead::__private::RateLimiterConfig::builder()
+            ::bulkhead::__private_0_1_0::Some("generated-geocoder"),
+            ::bulkhead::__private_0_1_0::RateLimiterConfig::builder()
                 .limit_for_period(1u32)
-                .refresh_period(::bulkhead::__private::Duration::new(3600u64, 0u32))
-                .max_wait(::bulkhead::__private::Duration::new(0u64, 0u32)),
+                .refresh_period(::bulkhead::__private_0_1_0::Duration::new(3600u64, 0u32))
+                .max_wait(::bulkhead::__private_0_1_0::Duration::new(0u64, 0u32)),
         )
     });
     policies.rate_limiter().unwrap().try_acquire()?;
@@ -75,14 +75,18 @@ struct Report;
 
 impl Report {
     fn render(&self) -> Result<(), Rejection> {
-        static POLICY: ::bulkhead::__private::MethodPolicy<::bulkhead::__private::Bulkhead> =
-            ::bulkhead::__private::MethodPolicy::new();
-        let bulkhead = POLICY.get(::bulkhead::__private::type_name::<Self>(), |self_type| {
-            ::bulkhead::__private::PolicySpecs::method(self_type, "render()").bulkhead(
-                ::bulkhead::__private::None,
-                ::bulkhead::__private::BulkheadConfig::builder().max_concurrent(3u32),
-            )
-        });
+        static POLICY: ::bulkhead::__private_0_1_0::MethodPolicy<
+            ::bulkhead::__private_0_1_0::Bulkhead,
+        > = ::bulkhead::__private_0_1_0::MethodPolicy::new();
+        let bulkhead = POLICY.get(
+            ::bulkhead::__private_0_1_0::type_name::<Self>(),
+            |self_type| {
+                ::bulkhead::__private_0_1_0::PolicySpecs::method(self_type, "render()").bulkhead(
+                    ::bulkhead::__private_0_1_0::None,
+                    ::bulkhead::__private_0_1_0::BulkheadConfig::builder().max_concurrent(3u32),
+                )
+            },
+        );
         let _permit = bulkhead.try_enter()?;
         Ok(())
     }

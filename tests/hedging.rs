@@ -196,7 +196,11 @@ fn the_breaker_does_not_record_a_skipped_hedge() {
             (1, 0),
             "{id}: the first attempt's success alone"
         );
-        assert_eq!(breaker.state(), bulkhead::CircuitState::Closed, "{id}");
+        assert_eq!(
+            breaker.state(),
+            bulkhead::circuit_breaker::CircuitState::Closed,
+            "{id}"
+        );
     }
 }
 

@@ -336,7 +336,7 @@ fn a_clock_that_panics_during_a_hand_off_strands_no_slot() {
 #[test]
 fn a_clock_that_panics_during_a_pooled_hand_off_strands_no_slot_and_is_raised() {
     let clock = FlakyClock::default();
-    let pool = bulkhead::SharedPool::new(3);
+    let pool = bulkhead::sizing::SharedPool::new(3);
     let on_pool = |id, reserved, max| {
         let config = BulkheadConfig::builder()
             .max_concurrent(max)

@@ -354,3 +354,18 @@ fn a_pooled_bulkhead_behind_a_wrapper_borrows_and_gives_back() {
     );
     assert_eq!(registry.resource_usage("db"), Some((3, 2)));
 }
+
+/// The facade's support module is named after its version, as the macros
+/// (pinned to the same version) name it: `__private_0_1_0`.
+#[test]
+fn the_support_module_of_generated_code_is_named_after_the_version() {
+    let name = format!(
+        "__private_{}",
+        env!("CARGO_PKG_VERSION").replace(['.', '-', '+'], "_")
+    );
+    let lib = include_str!("../src/lib.rs");
+    assert!(
+        lib.contains(&format!("pub mod {name};")),
+        "src/lib.rs must declare `pub mod {name};` for the macros of this version"
+    );
+}

@@ -84,7 +84,7 @@ pub use circuit_breaker::{
     CircuitBreakerConfigBuilder, CircuitBreakerMetrics, OwnedBreakerPermit, SlidingWindow,
 };
 pub use clock::{Clock, ManualClock, RecentTime, Sleep, SystemClock, sleep_blocking};
-pub use compose::{Classifier, ErrorPredicate, Policies};
+pub use compose::{Classifier, ErrorPredicate, Lend, Lent, Policies};
 pub use context::PolicyContext;
 pub use events::{
     BulkheadEvent, BulkheadEventKind, CircuitBreakerEvent, CircuitBreakerEventKind, CircuitState,

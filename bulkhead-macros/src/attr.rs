@@ -1,7 +1,7 @@
 //! How a policy attribute is read, whatever the policy: [`read`] walks its
 //! `key = value` pairs (darling's `NestedMeta`), looks each key up in the
 //! policy's table of keys in `bulkhead-keys` (`PolicyKind::all_keys`, those
-//! an attribute takes), reads its value by the key's kind (`values.rs`)
+//! an attribute takes), reads its value by the key's kind (`values/`)
 //! and gathers what it says into [`Keys`]; [`coded`] gives the errors of
 //! darling's parser their code.
 //!
@@ -312,7 +312,7 @@ fn unknown(written: &str, table: &[&'static Key], attribute: Symbol) -> String {
 
 /// Turns darling's errors into syn errors whose message starts with a code.
 ///
-/// Errors made here and in `values.rs` already carry their code. Those of
+/// Errors made here and in `values/` already carry their code. Those of
 /// the parser (syn's, through darling) get ATR-002, in lowercase.
 pub(crate) fn coded(error: darling::Error, attribute: Symbol) -> syn::Error {
     let mut out: Option<syn::Error> = None;

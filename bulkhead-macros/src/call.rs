@@ -1,5 +1,5 @@
 //! The pieces of generated code every wrapped call is made of, whether it
-//! is a `#[resilient]` wrapper's method (`expand.rs`, `composed.rs`) or a
+//! is a `#[resilient]` wrapper's method (`expand/`, `composed.rs`) or a
 //! function with a body (`expand_fn.rs`): the parameters bound to plain
 //! names, the rejecter that converts a rejection into the method's error
 //! (ATR-004), entering the bulkhead, and when a method returning a future

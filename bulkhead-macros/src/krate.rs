@@ -7,7 +7,12 @@
 //!
 //! Generated code is written against `::bulkhead::__private` (one spelling,
 //! easy to read in the expansion tests); [`Krate::retarget`] rewrites that
-//! prefix, once, in the finished expansion, so that no path can be missed.
+//! prefix, once, in the finished expansion, so that no path can be missed:
+//! to the facade's path, and to its versioned support module
+//! ([`private_module`]: `__private_0_1_0` for version 0.1.0, as serde's
+//! `__private228`), so that a macro crate of another version than the
+//! facade's fails to compile at once instead of generating code against
+//! support items that changed.
 
 use proc_macro2::{Group, Ident, Spacing, Span, TokenStream, TokenTree};
 use quote::ToTokens;
@@ -106,23 +111,27 @@ impl Krate {
     }
 
     /// `tokens` with every `::bulkhead::__private` naming this path's
-    /// `__private` instead.
+    /// versioned support module instead ([`private_module`]).
     pub(crate) fn retarget(&self, tokens: TokenStream) -> TokenStream {
-        if self.default {
-            return tokens;
-        }
         let tokens: Vec<TokenTree> = tokens.into_iter().collect();
         let mut out = Vec::with_capacity(tokens.len());
         let mut i = 0;
         while i < tokens.len() {
-            if let Some(span) = private_path_at(&tokens[i..]) {
-                let path = self.path.to_token_stream();
-                out.extend(if self.written {
-                    path
+            if let Some((span, private_span)) = private_path_at(&tokens[i..]) {
+                let path = if self.default {
+                    tokens[i..i + 3].iter().cloned().collect()
+                } else if self.written {
+                    self.path.to_token_stream()
                 } else {
-                    respanned(path, span)
-                });
-                i += 3;
+                    respanned(self.path.to_token_stream(), span)
+                };
+                out.extend(path);
+                out.extend(tokens[i + 3..i + 5].iter().cloned());
+                out.push(TokenTree::Ident(Ident::new(
+                    &private_module(),
+                    private_span,
+                )));
+                i += 6;
                 continue;
             }
             out.push(match &tokens[i] {
@@ -150,8 +159,19 @@ pub(crate) enum Origin {
     Other,
 }
 
-/// The span of `bulkhead` if `tokens` starts with `::bulkhead::__private`.
-fn private_path_at(tokens: &[TokenTree]) -> Option<Span> {
+/// The name of the facade's support module for generated code: `__private_`
+/// and this crate's version, `.` written `_` (the facade's own version: the
+/// two are released together, pinned with `=`).
+pub(crate) fn private_module() -> String {
+    format!(
+        "__private_{}",
+        env!("CARGO_PKG_VERSION").replace(['.', '-', '+'], "_")
+    )
+}
+
+/// The spans of `bulkhead` and of `__private` if `tokens` starts with
+/// `::bulkhead::__private`.
+fn private_path_at(tokens: &[TokenTree]) -> Option<(Span, Span)> {
     let [
         TokenTree::Punct(a),
         TokenTree::Punct(b),
@@ -168,7 +188,7 @@ fn private_path_at(tokens: &[TokenTree]) -> Option<Span> {
         first.as_char() == ':' && first.spacing() == Spacing::Joint && second.as_char() == ':'
     };
     (colons(a, b) && colons(c, d) && *krate == CRATE && private == "__private")
-        .then(|| krate.span())
+        .then(|| (krate.span(), private.span()))
 }
 
 /// `tokens` (a path, without groups) with every span set to `span`.
@@ -204,16 +224,36 @@ mod tests {
             { ::bulkhead::__private::drop(x) }
             ::bulkhead::Registry
         ));
+        let private = private_module();
         assert_eq!(
             out.to_string(),
-            "let x = :: bh :: __private :: Some (1) ; { :: bh :: __private :: drop (x) } :: bulkhead :: Registry"
+            format!(
+                "let x = :: bh :: {private} :: Some (1) ; {{ :: bh :: {private} :: drop (x) }} :: bulkhead :: Registry"
+            )
         );
         let nested = Krate::new(Some(&parse_quote!(crate::deps::bulkhead)));
         assert_eq!(
             nested
                 .retarget(quote!(::bulkhead::__private::None))
                 .to_string(),
-            "crate :: deps :: bulkhead :: __private :: None"
+            format!("crate :: deps :: bulkhead :: {private} :: None")
+        );
+        let default = Krate::new(Some(&parse_quote!(::bulkhead)));
+        assert_eq!(
+            default
+                .retarget(quote!(::bulkhead::__private::None))
+                .to_string(),
+            format!(":: bulkhead :: {private} :: None")
+        );
+    }
+
+    #[test]
+    fn the_support_module_is_named_after_the_version() {
+        let version = env!("CARGO_PKG_VERSION");
+        assert!(private_module().starts_with("__private_"));
+        assert_eq!(
+            private_module(),
+            format!("__private_{}", version.replace('.', "_"))
         );
     }
 

@@ -9,7 +9,7 @@
 //!   their collector), `tokens.rs` (token helpers), `ids.rs` (instance
 //!   ids), `outlives.rs` (what a signature says outlives what): the ground
 //!   everything stands on.
-//! - `values.rs` (the values of keys, by kind), `attr.rs` (an attribute's
+//! - `values/` (the values of keys, by kind), `attr.rs` (an attribute's
 //!   keys, read with its policy's table), `policies.rs` (the set of
 //!   policies) and `annotations.rs` (the attributes of one item): reading
 //!   the attributes. The policies and their tables of keys are
@@ -17,13 +17,13 @@
 //!   wait for), shared with the registry's configuration sources.
 //! - `order.rs`: `#[resilient]` beside `#[async_trait]` and
 //!   `#[trait_variant::make]`, which it reads the trait after.
-//! - `ast.rs`: the typed model of a trait or function.
-//! - `valid.rs`: every meaning-level check, recorded on the model.
+//! - `ast/`: the typed model of a trait or function.
+//! - `valid/`: every meaning-level check, recorded on the model.
 //! - `declare.rs` (declaring policies to the registry), `call.rs` (the
 //!   pieces of every wrapped call), `composed.rs` (calls under `Policies`),
 //!   `soft.rs` (the user's item kept compiling when there are errors: the
 //!   macros fail softly).
-//! - `expand.rs` (`#[resilient]`) and `expand_fn.rs` (a policy attribute
+//! - `expand/` (`#[resilient]`) and `expand_fn.rs` (a policy attribute
 //!   on a function): the expansions.
 
 #![forbid(unsafe_code)]

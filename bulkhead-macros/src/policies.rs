@@ -4,7 +4,7 @@
 //! and the policies one method or function runs under ([`PolicySet`]).
 //!
 //! A new key is a row of its policy's table in `bulkhead-keys`, and nothing
-//! here (if its value is of a new kind, that kind in `values.rs`). A new
+//! here (if its value is of a new kind, that kind in `values/`). A new
 //! policy is a line of `bulkhead-keys`' `PolicyKind`, whose `match`es the
 //! compiler then points out, and its entry point in `lib.rs`.
 

@@ -3,7 +3,7 @@
 //! around fragments, the spans an error covers, and the bindings generated
 //! code makes.
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::{Spacing, Span, TokenStream, TokenTree};
 use quote::ToTokens;
 use syn::{Expr, ExprLit, Ident, Lit, Pat, PatIdent, Type};
 
@@ -87,6 +87,41 @@ pub(crate) fn binding(ident: Ident) -> Pat {
         ident,
         subpat: None,
     })
+}
+
+pub(crate) fn is_punct(token: Option<&TokenTree>, c: char) -> bool {
+    matches!(token, Some(TokenTree::Punct(p)) if p.as_char() == c)
+}
+
+/// Whether `token` is `c` joined to the next one, as the first `:` of `::`.
+pub(crate) fn is_joint(token: Option<&TokenTree>, c: char) -> bool {
+    matches!(token, Some(TokenTree::Punct(p)) if p.as_char() == c && p.spacing() == Spacing::Joint)
+}
+
+/// The index of the `>` that closes an angle bracket opened before `from`,
+/// skipping nested `<..>` and the `>` of `->`.
+pub(crate) fn closing_angle(tokens: &[TokenTree], from: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, token) in tokens.iter().enumerate().skip(from) {
+        let TokenTree::Punct(punct) = token else {
+            continue;
+        };
+        match punct.as_char() {
+            '<' => depth += 1,
+            '>' => {
+                let arrow = matches!(&tokens[i - 1], TokenTree::Punct(p) if p.as_char() == '-' && p.spacing() == Spacing::Joint);
+                if arrow {
+                    continue;
+                }
+                if depth == 0 {
+                    return Some(i);
+                }
+                depth -= 1;
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 #[cfg(test)]

@@ -41,9 +41,10 @@ pub use std::time::Duration;
 pub use std::{concat, module_path};
 
 pub use attempt::{
-    CalledAgainByFallback, CalledAgainByHedge, CalledAgainByPolicies, CalledAgainByRetry, Lend,
-    Lent, Once, again_fallback, again_hedge, again_policies, again_retry, attempt, attempt_async,
+    CalledAgainByFallback, CalledAgainByHedge, CalledAgainByPolicies, CalledAgainByRetry, Once,
+    again_fallback, again_hedge, again_policies, again_retry, attempt, attempt_async,
 };
+pub use bulkhead_core::{Lend, Lent};
 pub use composed::{
     ErrorPredicateFn, Judge, JudgeFits, JudgeMisfits, Unjudged, Unusable, Via, ViaOther, ViaResult,
     falls_back,

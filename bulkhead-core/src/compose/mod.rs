@@ -34,6 +34,9 @@
 //! when it has no permit left (see each policy).
 
 mod future;
+mod lend;
+
+pub use lend::{Lend, Lent};
 #[allow(unsafe_code)]
 mod one_task;
 mod sync;

@@ -10,7 +10,7 @@ use loom::thread;
 
 use super::CallOutcome;
 use super::room::Room;
-use super::samples::{Samples, Taken};
+use super::window::{Samples, Taken};
 use crate::bulkhead::semaphore::Released;
 
 const FULL: Released = Released {

@@ -3,8 +3,8 @@
 //!
 //! Every admitted call is a sample: how long it held its slot (two recent
 //! clock readings) and how it ended ([`CallOutcome`]). Samples gather in
-//! windows (`samples.rs`, lock-free: one atomic addition per release); the
-//! release that finds its window over closes it (`control.rs`, under a
+//! windows (`window.rs`, lock-free: one atomic addition per release); the
+//! release that finds its window over closes it (`control/`, under a
 //! lock it only tries to take) and runs the
 //! algorithm: [`Aimd`] (`aimd.rs`), [`Vegas`] (`vegas.rs`) or
 //! [`Gradient2`] (`gradient2.rs`). A new limit goes through the live-resize
@@ -18,12 +18,12 @@ mod gradient2;
 mod loom_tests;
 mod room;
 mod rule;
-mod samples;
 mod sampling;
 mod snapshot;
 #[cfg(all(test, not(loom)))]
 mod tests;
 mod vegas;
+mod window;
 
 pub use aimd::{Aimd, AimdBuilder};
 pub use gradient2::{Gradient2, Gradient2Builder};
@@ -41,7 +41,7 @@ use super::{Limits, Shared};
 use crate::config::ConfigError;
 use crate::loom::{Mutex, MutexGuard, lock};
 use control::{Algorithm, Change, Controller};
-use samples::Samples;
+use window::Samples;
 
 /// Which algorithm moves a bulkhead's limit, if any: the `adaptive` key.
 ///

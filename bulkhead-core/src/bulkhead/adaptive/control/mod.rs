@@ -60,7 +60,7 @@ use std::time::Duration;
 use super::gradient2::Gradient2State;
 use super::room::Room;
 use super::rule::{Step, Window};
-use super::samples::{Counts, Samples, Taken};
+use super::window::{Counts, Samples, Taken};
 use super::{Adaptive, AdaptiveSnapshot, Aimd, Gradient2, Sampling, Vegas};
 
 /// The algorithm and what it keeps between windows.
