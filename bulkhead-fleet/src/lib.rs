@@ -60,11 +60,11 @@ mod backend;
 mod config;
 mod driver;
 mod failure;
-mod kind;
 mod lease;
 mod local;
 mod resource;
 mod script;
+mod spec;
 mod url;
 
 pub use bulkhead_registry::fleet::{FleetSnapshot, FleetState};

@@ -33,7 +33,7 @@
 mod config;
 mod delay;
 mod key;
-mod kind;
+mod policy;
 mod rejection;
 mod rows;
 mod suggest;
@@ -45,7 +45,7 @@ pub use config::{
 };
 pub use delay::HedgeDelay;
 pub use key::{BASE_CONFIG, CONFIG, Key, NAME, Origin};
-pub use kind::PolicyKind;
+pub use policy::PolicyKind;
 pub use rejection::{RejectionKind, RejectionKinds};
 pub use suggest::did_you_mean;
 pub use value::{Bound, Float, KeyValue, Range, ValueKind};

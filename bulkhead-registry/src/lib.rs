@@ -28,7 +28,6 @@ mod events;
 pub mod fleet;
 mod function;
 mod handle;
-mod kind;
 #[cfg(any(feature = "metrics", feature = "tracing"))]
 #[cfg_attr(
     bulkhead_docsrs,
@@ -38,14 +37,11 @@ pub mod observe;
 mod pipeline;
 mod policy;
 mod registry;
-mod serial;
 mod sizing;
 mod snapshot;
 mod source;
 mod specs;
 mod store;
-mod stores;
-mod suggest;
 #[cfg(feature = "tower")]
 #[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "tower")))]
 pub mod tower;

@@ -9,9 +9,9 @@ use std::sync::Arc;
 use bulkhead_core::{Clock, Policies, PolicyContext};
 
 use crate::error::RegistryError;
-use crate::kind::PolicyKind;
 use crate::policy::{Managed, standalone};
 use crate::registry::declare::Declarations;
+use bulkhead_core::keys::PolicyKind;
 
 /// The specs of a set of policies that run around the same calls: for each
 /// policy, the values given in code (its config builder) and, if it has

@@ -9,7 +9,7 @@
 //! - `reject`: every wrapped method or function (a rejection as its
 //!   result);
 //! - `enter`: a method or function whose only policy is a bulkhead;
-//! - `composed` and `attempt`: a method or function with more than a
+//! - `via` and `attempt`: a method or function with more than a
 //!   bulkhead, whose call goes through `Policies` (and a method's
 //!   fallback).
 //!
@@ -17,10 +17,10 @@
 //! these items only fit it to the generated code.
 
 mod attempt;
-mod composed;
 mod enter;
 mod function;
 mod reject;
+mod via;
 mod wrapper;
 
 pub use bulkhead_core::{
@@ -45,10 +45,6 @@ pub use attempt::{
     again_fallback, again_hedge, again_policies, again_retry, attempt, attempt_async,
 };
 pub use bulkhead_core::{Lend, Lent};
-pub use composed::{
-    ErrorPredicateFn, Judge, JudgeFits, JudgeMisfits, Unjudged, Unusable, Via, ViaOther, ViaResult,
-    falls_back,
-};
 pub use enter::{EnterAsync, call_then_release, enter, enter_async, enter_at_once, enter_then};
 pub use function::{FnPolicy, MethodPolicy};
 pub use reject::{
@@ -58,6 +54,10 @@ pub use reject::{
     ResultForPolicies, ResultForRateLimiter, ResultForRetry, ResultForTimeout, rejecter_bulkhead,
     rejecter_circuit_breaker, rejecter_fallback, rejecter_hedge, rejecter_policies,
     rejecter_rate_limiter, rejecter_retry, rejecter_timeout,
+};
+pub use via::{
+    ErrorPredicateFn, Judge, JudgeFits, JudgeMisfits, Unjudged, Unusable, Via, ViaOther, ViaResult,
+    falls_back,
 };
 pub use wrapper::{
     AttemptsHeldNotSend, AttemptsHeldSend, CallAtOnce, CallInFutureIfSend, Defer, HeldByFallback,

@@ -13,8 +13,8 @@ use bulkhead_core::{
 
 use super::names::{cause, circuit_state};
 use super::observer::{self, ObserverHandle, Sink};
-use crate::kind::PolicyKind;
 use crate::registry::Registry;
+use bulkhead_core::keys::PolicyKind;
 
 /// The target of every event: filter with `bulkhead=debug`.
 const TARGET: &str = "bulkhead";

@@ -14,7 +14,6 @@ use crate::budget::Budgets;
 use crate::error::RegistryError;
 use crate::events::policy_event;
 use crate::handle::Handle;
-use crate::kind::PolicyKind;
 use crate::pipeline::PipelineBuilder;
 use crate::registry::Registry;
 use crate::registry::builder::RegistryBuilder;
@@ -22,6 +21,7 @@ use crate::registry::declare::Declarations;
 use crate::snapshot::RegistrySnapshot;
 use crate::specs::PolicySpecs;
 use crate::store::Store;
+use bulkhead_core::keys::PolicyKind;
 
 impl Policy for Bulkhead {
     type Config = BulkheadConfig;

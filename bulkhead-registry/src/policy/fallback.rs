@@ -7,7 +7,7 @@ use bulkhead_core::{
 
 use super::{Managed, Policy, inherent_methods, named_methods, policy_methods};
 use crate::events::policy_event;
-use crate::kind::PolicyKind;
+use bulkhead_core::keys::PolicyKind;
 
 impl Policy for Fallback {
     type Config = FallbackConfig;

@@ -7,8 +7,8 @@ use bulkhead_core::{Hedge, HedgeConfig, HedgeConfigBuilder, HedgeDelay, HedgeEve
 
 use super::{Managed, Policy, inherent_methods, named_methods, policy_methods};
 use crate::events::policy_event;
-use crate::kind::PolicyKind;
 use crate::pipeline::PipelineBuilder;
+use bulkhead_core::keys::PolicyKind;
 
 impl Policy for Hedge {
     type Config = HedgeConfig;

@@ -32,12 +32,12 @@ use bulkhead_core::{
 use crate::budget::Budgets;
 use crate::error::{ConfigSourceError, RegistryError};
 use crate::events::PolicyEvent;
-use crate::kind::PolicyKind;
 use crate::registry::declare::Declarations;
 use crate::snapshot::RegistrySnapshot;
 use crate::source::Value;
+use crate::source::suggest;
 use crate::store::Store;
-use crate::suggest::suggest;
+use bulkhead_core::keys::PolicyKind;
 
 pub use bulkhead::{BulkheadHandle, BulkheadSnapshot};
 pub use circuit_breaker::{CircuitBreakerHandle, CircuitBreakerSnapshot};

@@ -8,8 +8,8 @@ use bulkhead_core::{RateLimiter, RateLimiterConfig, RateLimiterConfigBuilder, Ra
 use super::{Managed, Policy, inherent_methods, named_methods, policy_methods};
 use crate::events::policy_event;
 use crate::handle::Handle;
-use crate::kind::PolicyKind;
 use crate::pipeline::PipelineBuilder;
+use bulkhead_core::keys::PolicyKind;
 
 impl Policy for RateLimiter {
     type Config = RateLimiterConfig;

@@ -7,8 +7,8 @@ use bulkhead_core::{Timeout, TimeoutConfig, TimeoutConfigBuilder, TimeoutEvent};
 
 use super::{Managed, Policy, inherent_methods, named_methods, policy_methods};
 use crate::events::policy_event;
-use crate::kind::PolicyKind;
 use crate::pipeline::PipelineBuilder;
+use bulkhead_core::keys::PolicyKind;
 
 impl Policy for Timeout {
     type Config = TimeoutConfig;

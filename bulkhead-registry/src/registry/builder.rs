@@ -11,10 +11,10 @@ use super::{Inner, Registry};
 use crate::budget::Budgets;
 use crate::error::RegistryError;
 use crate::policy::Managed;
-use crate::serial::Serial;
+use crate::registry::lock::Serial;
 use crate::sizing::Windows;
 use crate::source::{ResourceSetting, ResourceSpec, Setting, Source};
-use crate::stores::{AllLayers, Stores};
+use crate::store::{AllLayers, Stores};
 
 impl Registry {
     /// A registry on the system clock, with the built-in defaults.

@@ -11,7 +11,7 @@ use bulkhead_core::{Bulkhead, Policies};
 use super::Registry;
 use crate::error::RegistryError;
 use crate::policy::Managed;
-use crate::serial::SerialGuard;
+use crate::registry::lock::SerialGuard;
 use crate::specs::PolicySpecs;
 use crate::store::Batch;
 

@@ -10,6 +10,7 @@
 pub(crate) mod builder;
 pub(crate) mod declare;
 mod fleet;
+pub(crate) mod lock;
 mod reload;
 #[cfg(test)]
 mod reload_tests;
@@ -23,10 +24,10 @@ use bulkhead_core::{Bulkhead, Clock, EventBus, EventStream, PolicyContext};
 
 use crate::budget::Budgets;
 use crate::error::RegistryError;
-use crate::serial::{Serial, SerialGuard};
+use crate::registry::lock::{Serial, SerialGuard};
 use crate::sizing::{DEFAULT_HEADROOM, SizingReport, Windows};
 use crate::source::Source;
-use crate::stores::{AllLayers, Stores};
+use crate::store::{AllLayers, Stores};
 
 /// Where policy instances live, by id.
 ///

@@ -5,7 +5,7 @@ use std::sync::{MutexGuard, PoisonError};
 
 use super::Registry;
 use crate::error::RegistryError;
-use crate::serial::SerialGuard;
+use crate::registry::lock::SerialGuard;
 use crate::source::Source;
 use crate::store::Change;
 

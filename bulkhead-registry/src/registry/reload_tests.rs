@@ -7,9 +7,9 @@
 use bulkhead_core::keys::{Key, ValueKind};
 
 use super::Registry;
-use crate::kind::PolicyKind;
 use crate::policy::{ForKind, Managed, for_kind};
 use crate::store::KeyChange;
+use bulkhead_core::keys::PolicyKind;
 
 /// A value of `key` other than its built-in default, as TOML writes it;
 /// `None` for a key whose value needs more than itself (a resource, which

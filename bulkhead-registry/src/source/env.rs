@@ -32,8 +32,8 @@ use super::resources::{self, ResourceSetting};
 use super::setting::{Setting, Target, normalize};
 use super::value::Value;
 use crate::error::{ConfigSourceError, RegistryError};
-use crate::kind::{self, PolicyKind};
-use crate::suggest::suggest;
+use crate::source::suggest;
+use bulkhead_core::keys::PolicyKind;
 
 /// Every setting among `vars` whose name starts with `prefix`.
 pub(crate) fn from_env(
@@ -106,7 +106,7 @@ fn setting(variable: &str, rest: &str, value: &str) -> Result<Setting, ConfigSou
             "expected <POLICY>__<CONFIGS|INSTANCES>__<NAME>__<KEY> after the prefix".to_owned(),
         ));
     };
-    let policy = kind::parse(&policy.to_ascii_lowercase(), variable)?;
+    let policy = super::parse_policy(&policy.to_ascii_lowercase(), variable)?;
     let target = match section.to_ascii_lowercase().as_str() {
         "configs" => Target::EnvConfig(name.to_owned()),
         "instances" => Target::EnvInstance(name.to_owned()),

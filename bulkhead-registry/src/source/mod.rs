@@ -7,12 +7,14 @@
 //! `base_config`, the named configuration they start from.
 
 mod env;
+mod names;
 mod resources;
 mod setting;
 mod toml;
 mod value;
 
 pub(crate) use env::from_env;
+pub(crate) use names::{parse_policy, suggest};
 pub(crate) use resources::{ResourceSetting, ResourceSpec};
 pub(crate) use setting::{Setting, Target, env_name, normalize};
 pub(crate) use toml::from_toml;

@@ -25,7 +25,7 @@ use super::setting::normalize;
 use super::value::Value;
 use crate::error::{ConfigSourceError, RegistryError};
 use crate::fleet::{FleetKind, FleetSpec, ResourceKeys, SettingValue, linked_kinds};
-use crate::suggest::suggest;
+use crate::source::suggest;
 
 /// The top-level table, and the first part of a variable's name.
 pub(crate) const RESOURCES: &str = "resources";

@@ -1,7 +1,7 @@
 //! One key's value from a configuration source, and where it applies.
 
 use super::value::Value;
-use crate::kind::PolicyKind;
+use bulkhead_core::keys::PolicyKind;
 
 /// Where a setting applies.
 #[derive(Debug, Clone, PartialEq)]

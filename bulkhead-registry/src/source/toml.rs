@@ -19,8 +19,7 @@ use super::resources::{RESOURCES, ResourceSetting};
 use super::setting::{Setting, Target};
 use super::value::Value;
 use crate::error::{ConfigSourceError, RegistryError};
-use crate::kind;
-use crate::suggest::suggest;
+use crate::source::suggest;
 
 /// Every setting in `text`; `source` names it in messages.
 pub(crate) fn from_toml(text: &str, source: &str) -> Result<Vec<Setting>, ConfigSourceError> {
@@ -36,7 +35,7 @@ pub(crate) fn from_toml(text: &str, source: &str) -> Result<Vec<Setting>, Config
         if policy == RESOURCES {
             continue;
         }
-        let kind = kind::parse(policy, policy)?;
+        let kind = super::parse_policy(policy, policy)?;
         let sections = sections.as_table().ok_or_else(|| {
             malformed(format!("{policy} must be a table of configs and instances"))
         })?;

@@ -13,9 +13,9 @@ use super::{AnyStore, Change, Store};
 use crate::budget::Budgets;
 use crate::error::{ConfigSourceError, RegistryError};
 use crate::policy::{Managed, key_names};
+use crate::source::suggest;
 use crate::source::{Setting, Target, env_name, normalize};
-use crate::stores::Stores;
-use crate::suggest::suggest;
+use crate::store::Stores;
 
 /// The name of the configuration every instance starts from.
 pub const DEFAULT_CONFIG: &str = "default";

@@ -2,6 +2,7 @@
 //! ([`Layers`], which resolve an instance's configuration) and its
 //! instances, registered or staged by an open batch of declarations.
 
+mod all;
 mod change;
 mod layers;
 #[cfg(test)]
@@ -15,10 +16,11 @@ use bulkhead_core::PolicyContext;
 use dashmap::DashMap;
 
 use crate::error::{Conflict, RegistryError};
-use crate::kind::PolicyKind;
 use crate::policy::Managed;
 use crate::snapshot::RegistrySnapshot;
+use bulkhead_core::keys::PolicyKind;
 
+pub(crate) use all::{AllLayers, Stores};
 pub use change::{Change, KeyChange};
 pub use layers::DEFAULT_CONFIG;
 pub(crate) use layers::{AnyLayers, Layers};

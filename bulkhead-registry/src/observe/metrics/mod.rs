@@ -11,8 +11,8 @@ use ::metrics::{Recorder, counter};
 use bulkhead_core::Event;
 
 use super::observer::{self, ObserverHandle, Sampling, Sink};
-use crate::kind::PolicyKind;
 use crate::registry::Registry;
+use bulkhead_core::keys::PolicyKind;
 use names::EVENTS_LOST;
 
 /// The shortest sampling interval: shorter ones are raised to it.

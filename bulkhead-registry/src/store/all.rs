@@ -7,10 +7,10 @@ use std::fmt;
 
 use crate::budget::Budgets;
 use crate::error::RegistryError;
-use crate::kind::PolicyKind;
 use crate::policy::{ForKind, Managed, for_kind};
 use crate::source::Setting;
 use crate::store::{AnyLayers, AnyStore, Change, Layers, Store};
+use bulkhead_core::keys::PolicyKind;
 
 /// The configurations and instances of every policy.
 pub(crate) struct Stores([Box<dyn AnyStore>; PolicyKind::COUNT]);
