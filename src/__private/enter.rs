@@ -33,7 +33,7 @@ pub fn enter<R>(bulkhead: &Bulkhead, reject: Reject<R>) -> Result<BulkheadPermit
 /// semaphore written by hand in the caller's loop would be. Everything
 /// else, which needs registers kept across calls of its own (a wait, a
 /// rejection counted or published, a pool), is [`enter_then`], out of
-/// line (docs/benchmarks/history.md, *The wrapper inlined, its slow paths
+/// line (docs/benchmarks-history.md, *The wrapper inlined, its slow paths
 /// out of line*).
 #[inline]
 pub fn enter_at_once<R>(

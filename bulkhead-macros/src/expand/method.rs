@@ -71,7 +71,7 @@ pub(super) fn method(method: &Method, d: &Ident, delegate: &TokenStream) -> Toke
     // semaphore's load, test, compare-exchange and release around the
     // call (and a quiet rejection), its other paths are one call out of
     // line (`__private::enter_then`), and called, it would pay its own
-    // frame on every call (docs/benchmarks/history.md, *The wrapper
+    // frame on every call (docs/benchmarks-history.md, *The wrapper
     // inlined, its slow paths out of line*).
     let inline = if inlined_whole {
         // No `allow(clippy::inline_always)`: clippy leaves generated code
