@@ -1,7 +1,7 @@
 //! The bulkhead rules of `docs/bulkhead.md` (B1-B8, B11-B12), one test or
 //! more per rule, through the `Bulkhead` primitive and `Pipeline`.
 
-mod support;
+use crate::support;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -9,8 +9,10 @@ use std::task::Poll;
 use std::thread;
 use std::time::Duration;
 
-use bulkhead::events::{BulkheadEventKind, Event};
-use bulkhead::{Bulkhead, BulkheadConfig, CallError, ManualClock, Pipeline, Registry, Rejection};
+use bulkhead_core::{
+    Bulkhead, BulkheadConfig, BulkheadEventKind, CallError, Event, ManualClock, Rejection,
+};
+use bulkhead_registry::{Pipeline, Registry};
 use support::{CountingWaker, bulkhead, poll_noop, poll_once, wait_until};
 
 fn registry(clock: &ManualClock) -> Registry {
@@ -679,11 +681,11 @@ async fn b6_on_the_system_clock_an_async_waiter_is_rejected_when_max_wait_passes
 fn a_clock_that_panics_while_a_caller_queues_leaves_no_ghost_waiter() {
     #[derive(Debug)]
     struct PanickingClock(ManualClock);
-    impl bulkhead::clock::Clock for PanickingClock {
+    impl bulkhead_core::Clock for PanickingClock {
         fn now(&self) -> std::time::Instant {
             self.0.now()
         }
-        fn sleep_until(&self, _: std::time::Instant) -> bulkhead::clock::Sleep {
+        fn sleep_until(&self, _: std::time::Instant) -> bulkhead_core::Sleep {
             panic!("this clock cannot sleep")
         }
         fn park_until(&self, deadline: std::time::Instant) {
@@ -726,8 +728,7 @@ async fn b12_an_event_stream_ends_once_the_registry_and_its_policies_are_gone() 
 
 #[test]
 fn an_outer_deadline_cuts_a_sync_wait_short_and_says_so() {
-    use bulkhead::EnterError;
-    use bulkhead::clock::Clock;
+    use bulkhead_core::{Clock, EnterError};
     let clock = ManualClock::new();
     let registry = registry(&clock);
     let bulkhead = bulkhead(&registry, "deadline-cut", 1, Duration::from_secs(1));

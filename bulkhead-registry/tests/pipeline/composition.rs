@@ -2,19 +2,20 @@
 //! fixed order
 //! `Retry( CircuitBreaker( RateLimiter( Timeout( Bulkhead( call ) ) ) ) )`
 //! and what follows from it, sync and async, on a `ManualClock`. (The
-//! hedge, between the retry and the breaker, is `tests/hedging.rs`'s; the
-//! retry budget `tests/retry_budget.rs`'s.)
+//! hedge, between the retry and the breaker, is the `hedging`
+//! module's; the retry budget the `retry_budget` module's.)
 
-mod support;
+use crate::support;
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, Ordering::SeqCst};
 use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use bulkhead::circuit_breaker::CircuitState;
-use bulkhead::events::{Event, TimeoutEventKind};
-use bulkhead::{CallError, ManualClock, Pipeline, Registry, Rejection, RejectionKind};
+use bulkhead_core::{
+    CallError, CircuitState, Event, ManualClock, Rejection, RejectionKind, TimeoutEventKind,
+};
+use bulkhead_registry::{Pipeline, Registry};
 use support::{poll_noop, wait_until};
 
 fn registry(clock: &ManualClock) -> Registry {
@@ -559,7 +560,7 @@ fn a_time_window_counts_a_call_in_the_second_it_ended() {
     let registry = registry(&clock);
     let pipeline = Pipeline::builder(&registry, "time-window")
         .circuit_breaker(|c| {
-            c.sliding_window(bulkhead::circuit_breaker::SlidingWindow::Time)
+            c.sliding_window(bulkhead_core::SlidingWindow::Time)
                 .sliding_window_size(1)
                 .minimum_calls(2)
         })

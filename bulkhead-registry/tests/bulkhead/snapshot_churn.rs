@@ -10,14 +10,16 @@
 //! `concurrent_calls + available <= max_concurrent` unless `available` is
 //! 0, `borrowed` the calls past `reserved` on a pool), and the calls inside the
 //! bodies on the resource never exceed its budget. Reproduce a run with
-//! `CHURN_SEED=<seed printed on failure> cargo test --test snapshot_churn`.
+//! `CHURN_SEED=<seed printed on failure> cargo test -p bulkhead-registry
+//! --test bulkhead snapshot_churn::`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::SeqCst};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use bulkhead::{BulkheadConfig, BulkheadSnapshot, Pipeline, Registry};
+use bulkhead_core::BulkheadConfig;
+use bulkhead_registry::{BulkheadSnapshot, Pipeline, Registry};
 
 /// How long the threads race (the failures this guards against showed
 /// within a second on 2 cores).
@@ -92,7 +94,7 @@ fn fixture() -> Fixture {
         registry.resource(other, BUDGET).unwrap();
     }
     let mut pipelines = Vec::new();
-    let mut add = |id: String, on_db: bool, config: bulkhead::BulkheadConfigBuilder| {
+    let mut add = |id: String, on_db: bool, config: bulkhead_core::BulkheadConfigBuilder| {
         let pipeline = Pipeline::builder(&registry, &id)
             .bulkhead(|_| config)
             .build()
@@ -114,7 +116,7 @@ fn fixture() -> Fixture {
     for i in 0..ADAPTIVE {
         let config = BulkheadConfig::builder()
             .max_concurrent(8)
-            .adaptive(bulkhead::Adaptive::Aimd)
+            .adaptive(bulkhead_core::Adaptive::Aimd)
             .initial_concurrent(4)
             .resource("db");
         add(format!("churn-adaptive-{i}"), true, config);

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use bulkhead::sizing::Diagnosis;
-use bulkhead::{BulkheadConfig, ManualClock, Registry};
+use bulkhead_core::{BulkheadConfig, ManualClock};
+use bulkhead_registry::{Diagnosis, Registry};
 
 const MS: Duration = Duration::from_millis(1);
 
@@ -15,7 +15,7 @@ fn tracked(clock: &ManualClock) -> Registry {
         .build()
 }
 
-fn bulkhead(registry: &Registry, id: &str, max: u32) -> bulkhead::Bulkhead {
+fn bulkhead(registry: &Registry, id: &str, max: u32) -> bulkhead_core::Bulkhead {
     registry
         .bulkhead_policy(id, "test", &BulkheadConfig::builder().max_concurrent(max))
         .unwrap()
@@ -25,7 +25,7 @@ fn bulkhead(registry: &Registry, id: &str, max: u32) -> bulkhead::Bulkhead {
 /// plus one rejected attempt per round while the bulkhead is full.
 fn drive(
     clock: &ManualClock,
-    bulkhead: &bulkhead::Bulkhead,
+    bulkhead: &bulkhead_core::Bulkhead,
     rounds: u32,
     at_once: u32,
     hold: Duration,

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
-use bulkhead::events::{Event, RetryEventKind};
-use bulkhead::{CallError, ManualClock, Pipeline, Registry};
+use bulkhead_core::{CallError, Event, ManualClock, RetryEventKind};
+use bulkhead_registry::{Pipeline, Registry};
 
 fn budgeted(registry: &Registry, id: &str, ratio: f64, min_per_second: u32) -> Pipeline {
     Pipeline::builder(registry, id)

@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use bulkhead::events::{BulkheadEventKind, Event};
-use bulkhead::{BulkheadConfig, ManualClock, Pipeline, Registry, RegistryError};
+use bulkhead_core::{BulkheadConfig, BulkheadEventKind, Event, ManualClock};
+use bulkhead_registry::{Pipeline, Registry, RegistryError};
 
-fn spec() -> bulkhead::BulkheadConfigBuilder {
+fn spec() -> bulkhead_core::BulkheadConfigBuilder {
     BulkheadConfig::builder()
 }
 
@@ -15,7 +15,11 @@ fn toml(text: &str) -> Registry {
     Registry::builder().config_toml(text).unwrap().build()
 }
 
-fn limit(registry: &Registry, id: &str, spec: &bulkhead::BulkheadConfigBuilder) -> (u32, Duration) {
+fn limit(
+    registry: &Registry,
+    id: &str,
+    spec: &bulkhead_core::BulkheadConfigBuilder,
+) -> (u32, Duration) {
     let config = registry.bulkhead_policy(id, "test", spec).unwrap().config();
     (config.max_concurrent(), config.max_wait())
 }
@@ -170,10 +174,7 @@ fn every_policy_reads_its_own_keys() {
     );
     assert_eq!(retry.abort_on().to_string(), "[BulkheadFull, Timeout]");
     let breaker = policies.circuit_breaker().unwrap().config();
-    assert_eq!(
-        breaker.sliding_window(),
-        bulkhead::circuit_breaker::SlidingWindow::Time
-    );
+    assert_eq!(breaker.sliding_window(), bulkhead_core::SlidingWindow::Time);
     assert_eq!(breaker.failure_rate_threshold(), 25.5);
     assert_eq!(
         policies.timeout().unwrap().duration(),
@@ -582,10 +583,10 @@ fn two_ids_one_variable_matches_are_cfg_004_naming_both() {
         .build();
     let mut batch = registry.declare();
     batch
-        .retry("a-b", "test", &bulkhead::retry::RetryConfig::builder())
+        .retry("a-b", "test", &bulkhead_core::RetryConfig::builder())
         .unwrap();
     let err = batch
-        .retry("A b", "test", &bulkhead::retry::RetryConfig::builder())
+        .retry("A b", "test", &bulkhead_core::RetryConfig::builder())
         .unwrap_err();
     assert_eq!(err.code(), "CFG-004", "{err}");
     drop(batch);
@@ -896,64 +897,6 @@ fn after_a_reload_declarations_are_checked_against_the_new_configuration() {
     );
 }
 
-mod wrapped {
-    use bulkhead::{Registry, Rejection, resilient};
-
-    #[derive(Debug)]
-    enum ReportError {
-        Busy,
-    }
-
-    impl From<Rejection> for ReportError {
-        fn from(_: Rejection) -> Self {
-            ReportError::Busy
-        }
-    }
-
-    #[resilient]
-    trait Reports: Send + Sync {
-        #[bulkhead(name = "reports", max_concurrent = 2)]
-        fn render(&self, id: u32) -> Result<u32, ReportError>;
-    }
-
-    struct Renderer;
-
-    impl Reports for Renderer {
-        fn render(&self, id: u32) -> Result<u32, ReportError> {
-            Ok(id)
-        }
-    }
-
-    #[test]
-    fn a_reload_changes_the_limit_of_a_live_wrapped_trait() {
-        let registry = Registry::builder()
-            .config_toml("[bulkhead.instances.reports]\nmax_concurrent = 1")
-            .unwrap()
-            .build();
-        let reports = ResilientReports::new(Renderer, &registry).unwrap();
-        let handle = registry.bulkhead("reports").unwrap();
-        assert_eq!(
-            handle.max_concurrent(),
-            1,
-            "the instance value is above the attribute's 2"
-        );
-        let held = handle.bulkhead().try_enter().unwrap();
-        assert!(matches!(reports.render(1), Err(ReportError::Busy)));
-
-        let changes = registry
-            .reload_toml("[bulkhead.instances.reports]\nmax_concurrent = 3")
-            .unwrap();
-        assert!(changes.iter().all(|c| c.applied), "{changes:?}");
-        assert_eq!(
-            reports.render(2).unwrap(),
-            2,
-            "the live wrapper sees the new limit"
-        );
-        assert_eq!(handle.max_concurrent(), 3);
-        drop(held);
-    }
-}
-
 #[test]
 fn a_reload_that_names_a_base_config_with_the_same_values_is_listed_once() {
     let text = "[bulkhead.configs.slow]\nmax_concurrent = 3\n[bulkhead.instances.x]\nbase_config = \"slow\"";
@@ -994,7 +937,7 @@ fn hedge_fallback_and_retry_budget_keys_are_configuration_like_any_other() {
         (hedge.max_hedged(), hedge.delay()),
         (
             2,
-            bulkhead::hedge::HedgeDelay::Fixed(Duration::from_millis(40))
+            bulkhead_core::HedgeDelay::Fixed(Duration::from_millis(40))
         ),
         "the builder's value over the default config's"
     );
@@ -1005,8 +948,8 @@ fn hedge_fallback_and_retry_budget_keys_are_configuration_like_any_other() {
     let mut declarations = registry.declare();
     let policies = declarations
         .policies(
-            &bulkhead::registry::PolicySpecs::new("configured")
-                .fallback(None, bulkhead::fallback::FallbackConfig::builder()),
+            &bulkhead_registry::PolicySpecs::new("configured")
+                .fallback(None, bulkhead_core::FallbackConfig::builder()),
         )
         .unwrap();
     declarations.commit();

@@ -2,9 +2,10 @@
 //! `max_concurrent`, added up, would exceed the budget of the resource
 //! behind them.
 
-use bulkhead::{BulkheadConfig, Pipeline, Registry};
+use bulkhead_core::BulkheadConfig;
+use bulkhead_registry::{Pipeline, Registry};
 
-fn on(resource: &str, max: u32) -> bulkhead::BulkheadConfigBuilder {
+fn on(resource: &str, max: u32) -> bulkhead_core::BulkheadConfigBuilder {
     BulkheadConfig::builder()
         .max_concurrent(max)
         .resource(resource)
@@ -192,62 +193,6 @@ fn the_resource_can_come_from_configuration() {
     assert_eq!(err.code(), "REG-010");
 }
 
-mod attribute {
-    use bulkhead::{Registry, Rejection, resilient};
-
-    #[derive(Debug)]
-    enum DbError {
-        Busy,
-    }
-
-    impl From<Rejection> for DbError {
-        fn from(_: Rejection) -> Self {
-            DbError::Busy
-        }
-    }
-
-    #[resilient]
-    trait Orders: Send + Sync {
-        #[bulkhead(name = "orders", max_concurrent = 6, resource = "db")]
-        fn place(&self) -> Result<(), DbError>;
-    }
-
-    #[resilient]
-    trait Reports: Send + Sync {
-        #[bulkhead(name = "reports", max_concurrent = 5, resource = "db")]
-        fn render(&self) -> Result<(), DbError>;
-    }
-
-    struct Db;
-
-    impl Orders for Db {
-        fn place(&self) -> Result<(), DbError> {
-            Ok(())
-        }
-    }
-
-    impl Reports for Db {
-        fn render(&self) -> Result<(), DbError> {
-            Ok(())
-        }
-    }
-
-    #[test]
-    fn the_resource_attribute_key_is_checked_against_the_budget_at_new() {
-        let registry = Registry::new();
-        registry.resource("db", 10).unwrap();
-        let orders = ResilientOrders::new(Db, &registry).unwrap();
-        assert!(orders.place().is_ok());
-        let err = ResilientReports::new(Db, &registry).err().unwrap();
-        assert_eq!(err.code(), "REG-010");
-        assert!(err.to_string().contains("orders (6), reports (5)"), "{err}");
-        assert!(matches!(orders.place(), Ok(())));
-        // The refused wrapper was never built; the delegate itself still works.
-        assert!(matches!(Db.render(), Ok(())));
-        let _ = DbError::Busy;
-    }
-}
-
 #[test]
 fn a_reload_that_moves_a_bulkhead_to_another_resource_moves_its_slots() {
     let registry = Registry::new();
@@ -333,37 +278,6 @@ fn a_budget_is_declared_in_toml_and_reloaded() {
     assert_eq!(registry.resource_usage("db"), Some((5, 4)));
 }
 
-/// With the feature `redis` the configuration sources find the fleet's
-/// keys without the program naming anything of `bulkhead::fleet`: the
-/// fleet crate registers itself with the registry (`LinkedKind`).
-#[cfg(feature = "redis")]
-#[test]
-fn the_fleet_keys_are_read_with_the_redis_feature_without_naming_the_fleet() {
-    let short_lease = Registry::builder()
-        .config_toml("[resources.db]\nbudget = 3\nfleet = \"redis://h\"\nlease = \"50ms\"\n")
-        .unwrap_err();
-    assert_eq!(short_lease.code(), "REG-014", "{short_lease}");
-    assert!(
-        short_lease.to_string().contains("resources.db.lease"),
-        "{short_lease}"
-    );
-    let misspelt = Registry::builder()
-        .config_toml("[resources.db]\nbudget = 3\nleese = \"1s\"\n")
-        .unwrap_err();
-    assert_eq!(misspelt.code(), "CFG-001");
-    assert!(misspelt.to_string().contains("lease"), "{misspelt}");
-}
-
-#[cfg(not(feature = "redis"))]
-#[test]
-fn the_fleet_keys_need_the_redis_feature() {
-    let error = Registry::builder()
-        .config_toml("[resources.db]\nbudget = 3\nfleet = \"redis://h\"\n")
-        .unwrap_err();
-    assert_eq!(error.code(), "CFG-001");
-    assert!(error.to_string().contains("redis"), "{error}");
-}
-
 #[test]
 fn a_budget_is_read_from_environment_variables() {
     let registry = Registry::builder()
@@ -412,43 +326,6 @@ fn a_resource_only_the_environment_names_is_named_in_lower_case() {
         .unwrap()
         .build();
     assert_eq!(registry.resource_usage("search_index"), Some((4, 0)));
-}
-
-#[test]
-fn bad_resource_variables_are_refused_naming_the_variable() {
-    let error = |name: &str, value: &str| {
-        Registry::builder()
-            .config_vars("BULKHEAD_", [(name, value)])
-            .unwrap_err()
-    };
-    let unknown = error("BULKHEAD_RESOURCES__DB__BUDGT", "3");
-    assert_eq!(unknown.code(), "CFG-001");
-    assert!(
-        unknown
-            .to_string()
-            .contains("BULKHEAD_RESOURCES__DB__BUDGT"),
-        "{unknown}"
-    );
-    assert!(unknown.to_string().contains("budget"), "{unknown}");
-    let short = error("BULKHEAD_RESOURCES__DB", "3");
-    assert_eq!(short.code(), "CFG-002");
-    let bad = error("BULKHEAD_RESOURCES__DB__BUDGET", "many");
-    assert_eq!(bad.code(), "CFG-002");
-    assert!(
-        bad.to_string().contains("BULKHEAD_RESOURCES__DB__BUDGET"),
-        "{bad}"
-    );
-    // A key of a resource without its budget anywhere.
-    #[cfg(feature = "redis")]
-    assert_eq!(
-        error("BULKHEAD_RESOURCES__DB__LEASE", "1s").code(),
-        "CFG-002"
-    );
-    #[cfg(not(feature = "redis"))]
-    assert_eq!(
-        error("BULKHEAD_RESOURCES__DB__LEASE", "1s").code(),
-        "CFG-001"
-    );
 }
 
 #[test]

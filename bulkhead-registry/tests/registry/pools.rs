@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use bulkhead::{Pipeline, Registry};
+use bulkhead_registry::{Pipeline, Registry};
 
 fn pipeline(registry: &Registry, id: &str, reserved: u32, max: u32) -> Pipeline {
     Pipeline::builder(registry, id)

@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use bulkhead::registry::RegistrySnapshot;
-use bulkhead::{BulkheadConfig, BulkheadHandle, ManualClock, Pipeline, Registry, RegistryError};
+use bulkhead_core::{BulkheadConfig, ManualClock};
+use bulkhead_registry::{BulkheadHandle, Pipeline, Registry, RegistryError, RegistrySnapshot};
 
-fn spec() -> bulkhead::BulkheadConfigBuilder {
+fn spec() -> bulkhead_core::BulkheadConfigBuilder {
     BulkheadConfig::builder()
 }
 
@@ -19,16 +19,16 @@ fn public_types_are_send_and_sync_and_pipelines_are_cheap_clones() {
     send_sync::<BulkheadHandle>();
     send_sync::<RegistrySnapshot>();
     send_sync::<RegistryError>();
-    send_sync::<bulkhead::Bulkhead>();
-    send_sync::<bulkhead::BulkheadPermit<'static>>();
-    send_sync::<bulkhead::Enter<'static>>();
-    send_sync::<bulkhead::Rejection>();
-    send_sync::<bulkhead::OwnedBulkheadPermit>();
-    send_sync::<bulkhead::events::EventStream>();
-    send_sync::<bulkhead::clock::Sleep>();
-    send_sync::<bulkhead::BulkheadSnapshot>();
-    send_sync::<bulkhead::events::EventBus>();
-    send_sync::<bulkhead::pipeline::PolicyContext>();
+    send_sync::<bulkhead_core::Bulkhead>();
+    send_sync::<bulkhead_core::BulkheadPermit<'static>>();
+    send_sync::<bulkhead_core::Enter<'static>>();
+    send_sync::<bulkhead_core::Rejection>();
+    send_sync::<bulkhead_core::OwnedBulkheadPermit>();
+    send_sync::<bulkhead_core::EventStream>();
+    send_sync::<bulkhead_core::Sleep>();
+    send_sync::<bulkhead_registry::BulkheadSnapshot>();
+    send_sync::<bulkhead_core::EventBus>();
+    send_sync::<bulkhead_core::PolicyContext>();
     clone_send_sync::<Pipeline>();
     clone_send_sync::<ManualClock>();
 }
@@ -243,9 +243,7 @@ fn precedence_is_instance_then_declaration_then_named_config_then_default_then_b
 
 #[test]
 fn hedges_and_fallbacks_take_named_configs_and_instance_overrides_from_the_builder() {
-    use bulkhead::RejectionKind;
-    use bulkhead::fallback::FallbackConfig;
-    use bulkhead::hedge::{HedgeConfig, HedgeDelay};
+    use bulkhead_core::{FallbackConfig, HedgeConfig, HedgeDelay, RejectionKind};
 
     let registry = Registry::builder()
         .hedge_config("default", |h| h.delay(Duration::from_millis(7)))
@@ -256,11 +254,11 @@ fn hedges_and_fallbacks_take_named_configs_and_instance_overrides_from_the_build
         .fallback_instance("tuned", |f| f.on([RejectionKind::CircuitOpen]))
         .build();
     let mut declarations = registry.declare();
-    let hedge = |declarations: &mut bulkhead::registry::Declarations<'_>, id, spec| {
+    let hedge = |declarations: &mut bulkhead_registry::Declarations<'_>, id, spec| {
         let hedge = declarations.hedge(id, "t", &spec).unwrap().config();
         (hedge.max_hedged(), hedge.delay())
     };
-    let fallback = |declarations: &mut bulkhead::registry::Declarations<'_>, id, spec| {
+    let fallback = |declarations: &mut bulkhead_registry::Declarations<'_>, id, spec| {
         let fallback = declarations.fallback(id, "t", &spec).unwrap().config();
         (fallback.on().to_string(), fallback.on_error())
     };
@@ -296,7 +294,7 @@ fn hedges_and_fallbacks_take_named_configs_and_instance_overrides_from_the_build
 
 #[test]
 fn a_bad_hedge_or_fallback_value_given_to_the_builder_is_reported_with_its_full_key() {
-    use bulkhead::hedge::HedgeDelay;
+    use bulkhead_core::HedgeDelay;
 
     let err = Registry::builder()
         .hedge_config("broken", |h| h.delay(HedgeDelay::percentile(100.0)))
@@ -570,7 +568,7 @@ fn without_deadlock<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -
     }
 }
 
-fn on(resource: &str, max: u32) -> bulkhead::BulkheadConfigBuilder {
+fn on(resource: &str, max: u32) -> bulkhead_core::BulkheadConfigBuilder {
     spec().max_concurrent(max).resource(resource)
 }
 

@@ -6,16 +6,15 @@
 //! once; hedges draw on the retry budget; sync calls are not hedged; a
 //! percentile delay stays close to the percentile of the latencies seen.
 
-mod support;
+use crate::support;
 
 use std::pin::pin;
 use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
 
-use bulkhead::events::{Event, HedgeEventKind};
-use bulkhead::pipeline::PipelineBuilder;
-use bulkhead::{CallError, ManualClock, Pipeline, Registry, RejectionKind};
+use bulkhead_core::{CallError, Event, HedgeEventKind, ManualClock, RejectionKind};
+use bulkhead_registry::{Pipeline, PipelineBuilder, Registry};
 use support::poll_noop;
 use tokio::sync::oneshot;
 
@@ -67,7 +66,7 @@ fn hedged(
     more(builder).build().unwrap()
 }
 
-fn hedge_events(events: &mut bulkhead::events::EventStream) -> Vec<HedgeEventKind> {
+fn hedge_events(events: &mut bulkhead_core::EventStream) -> Vec<HedgeEventKind> {
     events
         .drain()
         .filter_map(|event| match event {
@@ -167,9 +166,8 @@ fn the_breaker_does_not_record_a_skipped_hedge() {
     // one call answered by its first attempt would open it.
     let clock = ManualClock::new();
     let registry = registry(&clock);
-    let breaker = |c: bulkhead::circuit_breaker::CircuitBreakerConfigBuilder| {
-        c.sliding_window_size(2).minimum_calls(2)
-    };
+    let breaker =
+        |c: bulkhead_core::CircuitBreakerConfigBuilder| c.sliding_window_size(2).minimum_calls(2);
     let full = hedged(&registry, "skip-full", 1, |p| {
         p.bulkhead(|b| b.max_concurrent(1)).circuit_breaker(breaker)
     });
@@ -196,11 +194,7 @@ fn the_breaker_does_not_record_a_skipped_hedge() {
             (1, 0),
             "{id}: the first attempt's success alone"
         );
-        assert_eq!(
-            breaker.state(),
-            bulkhead::circuit_breaker::CircuitState::Closed,
-            "{id}"
-        );
+        assert_eq!(breaker.state(), bulkhead_core::CircuitState::Closed, "{id}");
     }
 }
 
@@ -426,7 +420,7 @@ fn a_percentile_delay_waits_for_the_estimate_of_the_latency_seen() {
     let clock = ManualClock::new();
     let registry = registry(&clock);
     let pipeline = Pipeline::builder(&registry, "hedge-p90")
-        .hedge(|h| h.delay(bulkhead::hedge::HedgeDelay::percentile(90.0)))
+        .hedge(|h| h.delay(bulkhead_core::HedgeDelay::percentile(90.0)))
         .build()
         .unwrap();
     let handle = registry.hedge("hedge-p90").unwrap();
@@ -459,8 +453,7 @@ fn a_percentile_delay_waits_for_the_estimate_of_the_latency_seen() {
 
 #[test]
 fn an_attempt_a_hedge_beat_is_no_drop_for_an_adaptive_bulkhead() {
-    use bulkhead::Adaptive;
-    use bulkhead::adaptive::Sampling;
+    use bulkhead_core::{Adaptive, adaptive::Sampling};
 
     let clock = ManualClock::new();
     let registry = registry(&clock);
@@ -515,7 +508,7 @@ fn a_p50_delay_stays_within_15_percent_of_the_median_of_the_latencies_seen() {
     let clock = ManualClock::new();
     let registry = registry(&clock);
     let pipeline = Pipeline::builder(&registry, "hedge-p50")
-        .hedge(|h| h.delay(bulkhead::hedge::HedgeDelay::percentile(50.0)))
+        .hedge(|h| h.delay(bulkhead_core::HedgeDelay::percentile(50.0)))
         .build()
         .unwrap();
     let handle = registry.hedge("hedge-p50").unwrap();

@@ -2,8 +2,9 @@
 //! it panic; every refusal is a coded error; a duration is its parts' exact
 //! sum, or ATR-001 when that is past `Duration::MAX`.
 //!
-//! `PROPTEST_CASES=100000 cargo test -p bulkhead-registry --release --test fuzz_config`
-//! runs a longer search than the default 256 cases per property.
+//! `PROPTEST_CASES=100000 cargo test -p bulkhead-registry --release --test
+//! registry fuzz_config::` runs a longer search than the default 256 cases
+//! per property.
 
 use std::future::Future;
 use std::pin::pin;
@@ -253,6 +254,17 @@ fn durations_far_in_the_future_do_not_overflow_a_call() {
 }
 
 proptest! {
+    // The seeds of past failures are in `fuzz_config.proptest-regressions`,
+    // next to this file. Proptest's default looks for them under a
+    // `proptest-regressions/` folder beside the nearest `main.rs`'s folder
+    // instead, now that this file is a module of the `registry` binary.
+    #![proptest_config(ProptestConfig {
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::WithSource("proptest-regressions"),
+        )),
+        ..ProptestConfig::default()
+    })]
+
     #[test]
     fn arbitrary_text_never_panics(text in "\\PC{0,200}") {
         match Registry::builder().config_toml(&text) {

@@ -4,7 +4,7 @@
 //! drops it (tokio's issue 5429, `release_permits_at_drop`), nor can a
 //! clock or a waker that panics lose a slot or a wake-up.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::mpsc;
@@ -16,9 +16,11 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::time::Instant;
 
-use bulkhead::clock::{Clock, Sleep, SystemClock};
-use bulkhead::pipeline::PolicyContext;
-use bulkhead::{Bulkhead, BulkheadConfig, ManualClock, OwnedBulkheadPermit, Registry};
+use bulkhead_core::{
+    Bulkhead, BulkheadConfig, Clock, ManualClock, OwnedBulkheadPermit, PolicyContext, Sleep,
+    SystemClock,
+};
+use bulkhead_registry::Registry;
 use support::{bulkhead, poll_noop, poll_once, wait_until};
 
 fn manual(clock: &ManualClock) -> Registry {
@@ -336,7 +338,7 @@ fn a_clock_that_panics_during_a_hand_off_strands_no_slot() {
 #[test]
 fn a_clock_that_panics_during_a_pooled_hand_off_strands_no_slot_and_is_raised() {
     let clock = FlakyClock::default();
-    let pool = bulkhead::sizing::SharedPool::new(3);
+    let pool = bulkhead_core::SharedPool::new(3);
     let on_pool = |id, reserved, max| {
         let config = BulkheadConfig::builder()
             .max_concurrent(max)

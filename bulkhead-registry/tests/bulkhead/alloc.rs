@@ -4,14 +4,14 @@
 //! A counting global allocator counts the bytes allocated by the test's own
 //! thread while a measurement is on.
 
-#[path = "support/counting.rs"]
-mod counting;
-mod support;
+use crate::counting;
+use crate::support;
 
 use std::pin::pin;
 use std::task::Poll;
 
-use bulkhead::{BulkheadConfig, CallError, Pipeline, Registry};
+use bulkhead_core::{BulkheadConfig, CallError};
+use bulkhead_registry::{Pipeline, Registry};
 use support::poll_noop;
 
 /// Bytes allocated on this thread while `f` runs.
@@ -89,7 +89,7 @@ fn b11_a_rejection_allocates_nothing() {
                 poll_noop(&mut bulkhead.enter_async()),
                 Poll::Ready(Err(_))
             ));
-            let rejection = bulkhead::Rejection::from(bulkhead.try_enter().unwrap_err());
+            let rejection = bulkhead_core::Rejection::from(bulkhead.try_enter().unwrap_err());
             assert_eq!(rejection.instance(), "alloc-full");
         }
     });
@@ -149,7 +149,7 @@ fn a_rejection_with_a_subscriber_publishes_without_allocating() {
 
 #[test]
 fn a_queued_async_waiter_allocates_nothing_once_the_queue_has_grown() {
-    let clock = bulkhead::ManualClock::new();
+    let clock = bulkhead_core::ManualClock::new();
     let registry = Registry::builder().clock(clock.clone()).build();
     let handed_over = registry
         .bulkhead_policy(
@@ -169,7 +169,7 @@ fn a_queued_async_waiter_allocates_nothing_once_the_queue_has_grown() {
     };
     // On the system clock, a waiter whose max_wait passes (the timer thread
     // keeps its deadline).
-    let timed_out = bulkhead::Bulkhead::new(
+    let timed_out = bulkhead_core::Bulkhead::new(
         "alloc-timeout",
         BulkheadConfig::builder()
             .max_concurrent(1)
@@ -224,8 +224,7 @@ fn untriggered_policies_allocate_nothing_sync_or_async() {
 
 #[test]
 fn adaptive_calls_allocate_nothing_even_when_they_close_a_window() {
-    use bulkhead::adaptive::Sampling;
-    use bulkhead::{Adaptive, ManualClock};
+    use bulkhead_core::{Adaptive, ManualClock, adaptive::Sampling};
     use std::time::Duration;
 
     let clock = ManualClock::new();
@@ -243,7 +242,7 @@ fn adaptive_calls_allocate_nothing_even_when_they_close_a_window() {
         .unwrap();
     // Rounds of calls that keep every slot taken for 10 ms: windows close,
     // probes run, the limit doubles (slow start) and changes.
-    let round = |held: &mut Vec<bulkhead::OwnedBulkheadPermit>| {
+    let round = |held: &mut Vec<bulkhead_core::OwnedBulkheadPermit>| {
         clock.advance(Duration::from_millis(10));
         held.clear();
         while let Ok(permit) = bulkhead.try_enter_owned() {
@@ -287,7 +286,7 @@ fn an_untriggered_hedge_and_a_budgeted_retry_allocate_nothing() {
     assert_eq!(bytes, 0);
     // A percentile delay learns from every call, allocating nothing.
     let estimated = Pipeline::builder(&registry, "alloc-hedge-p90")
-        .hedge(|h| h.delay(bulkhead::hedge::HedgeDelay::percentile(90.0)))
+        .hedge(|h| h.delay(bulkhead_core::HedgeDelay::percentile(90.0)))
         .build()
         .unwrap();
     let (bytes, ()) = allocated_by(|| {

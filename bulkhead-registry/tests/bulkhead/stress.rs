@@ -4,9 +4,8 @@
 //! Inside every body it checks that no more than `max_concurrent` calls are
 //! inside; at the end, that every bulkhead is idle with its full capacity and
 //! that every attempt had exactly one outcome. Reproduce a run with
-//! `STRESS_SEED=<seed printed on failure> cargo test --test stress`.
-
-mod support;
+//! `STRESS_SEED=<seed printed on failure> cargo test -p bulkhead-registry
+//! --test bulkhead stress::`.
 
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -17,7 +16,8 @@ use std::task::{Context, Poll};
 use std::thread;
 use std::time::Duration;
 
-use bulkhead::{CallError, ManualClock, Pipeline, Registry};
+use bulkhead_core::{CallError, ManualClock};
+use bulkhead_registry::{Pipeline, Registry};
 
 const THREADS: usize = 4;
 const CALLS_PER_THREAD: usize = 50_000;

@@ -9,12 +9,11 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use bulkhead::adaptive::Sampling;
-use bulkhead::events::BulkheadEventKind;
-use bulkhead::{
-    Adaptive, BulkheadConfig, CallError, ManualClock, OwnedBulkheadPermit, Pipeline, Registry,
-    Rejection,
+use bulkhead_core::{
+    Adaptive, BulkheadConfig, BulkheadEventKind, CallError, ManualClock, OwnedBulkheadPermit,
+    Rejection, adaptive::Sampling,
 };
+use bulkhead_registry::{Pipeline, Registry};
 
 const MS: Duration = Duration::from_millis(1);
 
@@ -25,7 +24,7 @@ fn quick() -> Sampling {
 fn adaptive(
     adaptive: Adaptive,
     (min, initial, max): (u32, u32, u32),
-) -> bulkhead::BulkheadConfigBuilder {
+) -> bulkhead_core::BulkheadConfigBuilder {
     BulkheadConfig::builder()
         .max_concurrent(max)
         .min_concurrent(min)
@@ -44,12 +43,12 @@ fn manual() -> (ManualClock, Registry) {
 /// end after `hold` and are replaced at once.
 struct Load {
     clock: ManualClock,
-    bulkheads: Vec<bulkhead::Bulkhead>,
+    bulkheads: Vec<bulkhead_core::Bulkhead>,
     held: Vec<Vec<OwnedBulkheadPermit>>,
 }
 
 impl Load {
-    fn new(clock: &ManualClock, bulkheads: Vec<bulkhead::Bulkhead>) -> Self {
+    fn new(clock: &ManualClock, bulkheads: Vec<bulkhead_core::Bulkhead>) -> Self {
         let held = bulkheads.iter().map(|_| Vec::new()).collect();
         Load {
             clock: clock.clone(),
@@ -587,7 +586,7 @@ fn the_algorithm_publishes_limit_changes() {
 fn adaptive_bulkheads_on_a_budget_grow_only_into_its_free_room() {
     let (clock, registry) = manual();
     registry.resource("db", 10).unwrap();
-    let on = |spec: bulkhead::BulkheadConfigBuilder| spec.resource("db");
+    let on = |spec: bulkhead_core::BulkheadConfigBuilder| spec.resource("db");
     registry
         .bulkhead_policy(
             "static",
@@ -839,7 +838,7 @@ fn threads_completing_while_limits_change_never_exceed_the_limit_in_force() {
                         }
                         inside.fetch_sub(1, SeqCst);
                         if (admitted + n as u64).is_multiple_of(50) {
-                            permit.set_outcome(bulkhead::CallOutcome::Dropped);
+                            permit.set_outcome(bulkhead_core::CallOutcome::Dropped);
                         }
                     }
                     barrier.wait(); // every caller is out
