@@ -1,4 +1,5 @@
-// From the macro corpus (`sync_bulkhead_return_types_atr004`): fails with ATR-004.
+// expect: error ATR-004
+
 #[derive(Debug)]
 pub struct E;
 impl From<bulkhead::Rejection> for E {
@@ -16,5 +17,3 @@ pub trait SelfArg {
     #[bulkhead]
     fn bad_owned(self) -> u8 where Self: Sized;
 }
-
-fn main() {}
