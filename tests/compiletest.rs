@@ -1,6 +1,9 @@
 //! The macros' compile errors and accepted shapes, with trybuild: one
 //! mistake per file in `tests/ui/`, each with its committed `.stderr`, and
-//! `tests/ui/pass/` for traits that must compile.
+//! `tests/ui/pass/` for traits that must compile. The cases of the macro
+//! corpus that a one-file binary in this package's edition can hold are
+//! here too, each naming its corpus case; `tools/macro-corpus/` keeps the
+//! rest.
 //!
 //! The `pass/` cases run on every toolchain. Compiler messages change
 //! between rustc versions, so the `.stderr` files hold for the version

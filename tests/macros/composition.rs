@@ -1,6 +1,6 @@
 //! The composition rules (`docs/composition.md`) through generated
-//! wrappers, as `tests/composition.rs` proves them through `Pipeline`: the
-//! fixed order
+//! wrappers, as `bulkhead-registry/tests/pipeline/composition.rs` proves
+//! them through `Pipeline`: the fixed order
 //! `Retry( CircuitBreaker( RateLimiter( Timeout( Bulkhead( method ) ) ) ) )`
 //! (inside `#[fallback]` and around `#[hedge]`: `fallback.rs`, `hedging.rs`)
 //! whatever order the attributes are written in, and what follows from it,

@@ -2,8 +2,10 @@
 //! bulkhead rules B1-B10 (`docs/bulkhead.md`), the composition rules
 //! (`docs/composition.md`) with `#[retry]`, `#[circuit_breaker]`, `#[timeout]`,
 //! `#[rate_limiter]`, `#[hedge]` and `#[fallback]`, the registry's coded errors, the shapes of trait
-//! `#[resilient]` accepts, and the policy attributes on functions with a
-//! body.
+//! `#[resilient]` accepts, the policy attributes on functions with a
+//! body, what the generators emit to declare a set of policies, written by
+//! hand (`generated_specs`), and wrapped traits under the registry's
+//! configuration: reloads and resource budgets (`registry_config`).
 #![allow(unreachable_pub)]
 
 mod alloc;
@@ -16,10 +18,12 @@ mod counting;
 mod dyn_traits;
 mod fallback;
 mod functions;
+mod generated_specs;
 mod hedging;
 mod ids;
 mod policy_functions;
 mod policy_registry;
+mod registry_config;
 mod registry_errors;
 mod shapes;
 mod shared;

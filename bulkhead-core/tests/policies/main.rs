@@ -1,0 +1,15 @@
+//! The policies on their own, without a registry: bounded barging of the
+//! bulkhead (`barging`), several bulkheads on one pool under load
+//! (`pool_stress`), what a composed circuit breaker records
+//! (`breaker_classification`), the rate limiter under contention
+//! (`rate_limiter_races`), and policies on recent readings of the clock
+//! (`recent_readings`).
+//!
+//! The loom model of the slot accounting is a binary of its own,
+//! `loom_bulkhead.rs`, built only under `--cfg loom`.
+
+mod barging;
+mod breaker_classification;
+mod pool_stress;
+mod rate_limiter_races;
+mod recent_readings;

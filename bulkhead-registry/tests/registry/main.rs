@@ -1,0 +1,18 @@
+//! The registry and its configuration: ids, shared instances, handles and
+//! snapshots (`registry`), configuration from TOML, files and environment
+//! variables (`config`, and property tests of its parser in
+//! `fuzz_config`), resource budgets (`resources`), shared pools (`pools`),
+//! sizing from live traffic (`sizing`), sets of policies declared at once
+//! (`policy_specs`), and the files a new policy touches (`policy_files`).
+//!
+//! No fleet kind is linked into this binary: the fleet keys of
+//! `[resources.<name>]` are unknown keys here (`fleet_seam` links one).
+
+mod config;
+mod fuzz_config;
+mod policy_files;
+mod policy_specs;
+mod pools;
+mod registry;
+mod resources;
+mod sizing;
