@@ -261,12 +261,6 @@ impl PermitState {
             _ => 0,
         }
     }
-
-    /// Puts the next serial at `serial`, as if the limiter had been busy.
-    #[cfg(all(test, not(loom)))]
-    pub(super) fn set_next(&self, serial: u64) {
-        self.next.store(serial, Ordering::Release);
-    }
 }
 
 #[cfg(all(test, not(loom)))]
@@ -341,7 +335,8 @@ mod tests {
         let cycle = u64::MAX / 1000;
         let first = cycle * 1000;
         assert_eq!(first, u64::MAX - 615);
-        state.set_next(first);
+        // The next serial at `first`, as if the limiter had been busy.
+        state.next.store(first, Ordering::Release);
         for _ in 0..1000 {
             assert_eq!(take(&state, cycle, u64::MAX), Reserved::Now);
         }
