@@ -41,7 +41,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::clock::Clock;
-use crate::context::PolicyContext;
+use crate::context::{PolicyContext, policy_getters};
 use crate::events::{Event, RateLimiterEvent, RateLimiterEventKind};
 use crate::intern::intern;
 use crate::loom::atomic::{AtomicU32, Ordering};
@@ -140,16 +140,6 @@ impl RateLimiter {
         }
     }
 
-    /// The instance id.
-    pub fn instance(&self) -> &'static str {
-        self.shared.instance
-    }
-
-    /// The configuration.
-    pub fn config(&self) -> RateLimiterConfig {
-        self.shared.config
-    }
-
     /// Takes a permit of the current period, or fails at once with
     /// [`RateLimited`] whatever `max_wait` says; never waits.
     ///
@@ -245,6 +235,8 @@ impl RateLimiter {
         self.shared.waiting.load(Ordering::Relaxed)
     }
 }
+
+policy_getters!(RateLimiter: RateLimiterConfig);
 
 impl Shared {
     fn now(&self) -> Instant {
