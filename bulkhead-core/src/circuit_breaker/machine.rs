@@ -379,7 +379,7 @@ impl Shared {
 
     /// Nanoseconds since the breaker was created, on its clock.
     pub(super) fn nanos(&self) -> u64 {
-        u64::try_from(self.elapsed().as_nanos()).unwrap_or(u64::MAX)
+        crate::clock::nanos(self.elapsed())
     }
 
     /// The current second, counted from 1 at the breaker's creation, from

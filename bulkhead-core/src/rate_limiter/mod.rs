@@ -40,13 +40,13 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::clock::Clock;
+use crate::clock::{Clock, nanos};
 use crate::context::{PolicyContext, policy_getters};
 use crate::events::{Event, RateLimiterEvent, RateLimiterEventKind};
 use crate::intern::intern;
 use crate::loom::atomic::{AtomicU32, Ordering};
 use crate::rejection::RateLimited;
-use state::{PermitState, Reserved, nanos};
+use state::{PermitState, Reserved};
 
 /// A rate limiter: at most `limit_for_period` permits per `refresh_period`.
 ///

@@ -110,6 +110,7 @@
 
 use std::time::Duration;
 
+use crate::clock::nanos;
 use crate::loom::atomic::{AtomicU64, Ordering};
 
 /// The most permits of later cycles that may be reserved at once: 2^40.
@@ -142,11 +143,6 @@ pub(super) struct PermitState {
     max_wait: u64,
     /// The largest `ahead` that is a position rather than a lag.
     horizon: u64,
-}
-
-/// A duration in nanoseconds, saturating at `u64::MAX` (584 years).
-pub(super) fn nanos(duration: Duration) -> u64 {
-    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
 impl PermitState {
