@@ -107,3 +107,36 @@ impl Default for PolicyContext {
         PolicyContext::new(Arc::new(SystemClock))
     }
 }
+
+/// A policy's getters of what its `shared` holds for every policy, its
+/// instance id and its config (of type `$config`), and with `Debug` a
+/// `Debug` showing those two.
+macro_rules! policy_getters {
+    ($policy:ident: $config:ty) => {
+        impl $policy {
+            /// The instance id.
+            pub fn instance(&self) -> &'static str {
+                self.shared.instance
+            }
+
+            /// The configuration.
+            pub fn config(&self) -> $config {
+                self.shared.config
+            }
+        }
+    };
+    ($policy:ident: $config:ty, Debug) => {
+        $crate::context::policy_getters!($policy: $config);
+
+        impl fmt::Debug for $policy {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($policy))
+                    .field("instance", &self.shared.instance)
+                    .field("config", &self.shared.config)
+                    .finish()
+            }
+        }
+    };
+}
+
+pub(crate) use policy_getters;

@@ -150,6 +150,27 @@ pub enum ConfigError {
     },
 }
 
+/// The key of a [`ConfigError`] (every variant has one), by reference as
+/// `$error` is.
+macro_rules! key_of {
+    ($error:expr) => {
+        match $error {
+            ConfigError::InvalidDuration { key, .. }
+            | ConfigError::InvalidDelay { key, .. }
+            | ConfigError::DurationTooLarge { key, .. }
+            | ConfigError::LimitOutOfRange { key, .. }
+            | ConfigError::InvalidBool { key, .. }
+            | ConfigError::NumberOutOfRange { key, .. }
+            | ConfigError::UnknownRejectionKind { key, .. }
+            | ConfigError::DuplicateRejectionKind { key, .. }
+            | ConfigError::InvalidChoice { key, .. }
+            | ConfigError::LimitsOutOfOrder { key, .. }
+            | ConfigError::ReservedAboveLimit { key, .. }
+            | ConfigError::NoSuchKey { key, .. } => key,
+        }
+    };
+}
+
 impl ConfigError {
     /// The error's code, such as `"ATR-001"`.
     pub fn code(&self) -> &'static str {
@@ -171,39 +192,14 @@ impl ConfigError {
 
     /// The key the bad value was given for.
     pub fn key(&self) -> &str {
-        match self {
-            ConfigError::InvalidDuration { key, .. }
-            | ConfigError::InvalidDelay { key, .. }
-            | ConfigError::DurationTooLarge { key, .. }
-            | ConfigError::LimitOutOfRange { key, .. }
-            | ConfigError::InvalidBool { key, .. }
-            | ConfigError::NumberOutOfRange { key, .. }
-            | ConfigError::UnknownRejectionKind { key, .. }
-            | ConfigError::DuplicateRejectionKind { key, .. }
-            | ConfigError::InvalidChoice { key, .. }
-            | ConfigError::LimitsOutOfOrder { key, .. }
-            | ConfigError::ReservedAboveLimit { key, .. }
-            | ConfigError::NoSuchKey { key, .. } => key,
-        }
+        key_of!(self)
     }
 
     /// The same error about the key `key` instead (as a configuration
     /// source wrote it, such as an environment variable's name).
     #[must_use]
     pub fn with_key(mut self, new_key: &str) -> Self {
-        let (ConfigError::InvalidDuration { key, .. }
-        | ConfigError::InvalidDelay { key, .. }
-        | ConfigError::DurationTooLarge { key, .. }
-        | ConfigError::LimitOutOfRange { key, .. }
-        | ConfigError::InvalidBool { key, .. }
-        | ConfigError::NumberOutOfRange { key, .. }
-        | ConfigError::UnknownRejectionKind { key, .. }
-        | ConfigError::DuplicateRejectionKind { key, .. }
-        | ConfigError::InvalidChoice { key, .. }
-        | ConfigError::LimitsOutOfOrder { key, .. }
-        | ConfigError::ReservedAboveLimit { key, .. }
-        | ConfigError::NoSuchKey { key, .. }) = &mut self;
-        new_key.clone_into(key);
+        new_key.clone_into(key_of!(&mut self));
         self
     }
 
@@ -212,19 +208,7 @@ impl ConfigError {
     #[must_use]
     pub fn prefixed(mut self, prefix: &str) -> Self {
         if !prefix.is_empty() {
-            let (ConfigError::InvalidDuration { key, .. }
-            | ConfigError::InvalidDelay { key, .. }
-            | ConfigError::DurationTooLarge { key, .. }
-            | ConfigError::LimitOutOfRange { key, .. }
-            | ConfigError::InvalidBool { key, .. }
-            | ConfigError::NumberOutOfRange { key, .. }
-            | ConfigError::UnknownRejectionKind { key, .. }
-            | ConfigError::DuplicateRejectionKind { key, .. }
-            | ConfigError::InvalidChoice { key, .. }
-            | ConfigError::LimitsOutOfOrder { key, .. }
-            | ConfigError::ReservedAboveLimit { key, .. }
-            | ConfigError::NoSuchKey { key, .. }) = &mut self;
-            key.insert_str(0, prefix);
+            key_of!(&mut self).insert_str(0, prefix);
         }
         self
     }

@@ -197,11 +197,7 @@ fn wrap(func: &Func) -> TokenStream {
                     #output
                 }
             };
-            let future = if flavor == Flavor::BoxedFuture {
-                quote_spanned!(span=> ::bulkhead::__private::Box::pin(#future))
-            } else {
-                future
-            };
+            let future = boxed(flavor, future);
             // The body runs in a closure so that a `return` in it still
             // returns the future to be wrapped.
             quote_spanned! {span=>
@@ -259,11 +255,7 @@ fn composed_body(
                 #outcome
             }
         };
-        let future = if func.ret.flavor == Flavor::BoxedFuture {
-            quote_spanned!(span=> ::bulkhead::__private::Box::pin(#future))
-        } else {
-            future
-        };
+        let future = boxed(func.ret.flavor, future);
         // The body runs in a closure so that a `return` in it still
         // returns the future to be wrapped.
         let body = quote_spanned! {span=>
@@ -279,6 +271,12 @@ fn composed_body(
     // bound by a statement of its own that carries the parameter's
     // conditions and lint attributes.
     let parameters = rename_parameters(&mut sig);
+    let once_of = |name: &Ident| {
+        local(&format!(
+            "once_{}",
+            name.to_string().trim_start_matches("__bulkhead_")
+        ))
+    };
     let bind: Vec<TokenStream> = parameters
         .iter()
         .map(
@@ -292,10 +290,7 @@ fn composed_body(
                     let cloned = composed::again(name, ty, named);
                     quote_spanned!(span=> #(#attrs)* let #pattern = #cloned;)
                 } else {
-                    let once = local(&format!(
-                        "once_{}",
-                        name.to_string().trim_start_matches("__bulkhead_")
-                    ));
+                    let once = once_of(name);
                     quote_spanned!(span=> #(#attrs)* let #pattern = #once.take();)
                 }
             },
@@ -304,48 +299,50 @@ fn composed_body(
     let bind = quote!(#(#bind)*);
     let hold = calls_again.is_none().then(|| {
         let each = parameters.iter().map(|Parameter { name, attrs, .. }| {
-            let once = local(&format!("once_{}", name.to_string().trim_start_matches("__bulkhead_")));
+            let once = once_of(name);
             let conditions = conditions(attrs);
             quote_spanned!(span=> #(#conditions)* let mut #once = ::bulkhead::__private::Once::new(#name);)
         });
         quote!(#(#each)*)
     });
     // Each attempt's result type is spelled out for the body's `?`.
-    let body = if func.ret.flavor == Flavor::Sync {
+    let outcome = if func.ret.flavor == Flavor::Sync {
         let made = frame.split(&quote_spanned! {span=>
             ::bulkhead::__private::attempt::<#value>(|| {
                 #bind
                 #(#stmts)*
             })
         });
-        let outcome = frame.call(
+        frame.call(
             &policies.to_token_stream(),
             &quote_spanned!(span=> || #made),
-        );
-        quote_spanned! {span=>
-            let #policies = #stored;
-            #setup
-            #hold
-            #classify
-            #outcome
-        }
+        )
     } else {
         let made = frame.split_future(&quote_spanned! {span=>
             ::bulkhead::__private::attempt_async::<#value, _>(async move { #(#stmts)* })
         });
-        let outcome = frame.call_async(
+        frame.call_async(
             &policies.to_token_stream(),
             &quote_spanned!(span=> || { #bind #made }),
-        );
-        quote_spanned! {span=>
-            let #policies = #stored;
-            #setup
-            #hold
-            #classify
-            #outcome
-        }
+        )
+    };
+    let body = quote_spanned! {span=>
+        let #policies = #stored;
+        #setup
+        #hold
+        #classify
+        #outcome
     };
     (sig, body)
+}
+
+/// `future`, boxed if the function returns a `Pin<Box<dyn Future>>`.
+fn boxed(flavor: Flavor, future: TokenStream) -> TokenStream {
+    if flavor == Flavor::BoxedFuture {
+        quote_spanned!(Span::mixed_site()=> ::bulkhead::__private::Box::pin(#future))
+    } else {
+        future
+    }
 }
 
 #[cfg(test)]

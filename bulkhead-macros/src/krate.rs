@@ -61,12 +61,6 @@ impl Krate {
         }
     }
 
-    /// `::bulkhead`, for unit tests.
-    #[cfg(test)]
-    pub(crate) fn plain() -> Self {
-        Krate::new(Some(&syn::parse_quote!(::bulkhead)))
-    }
-
     /// `<facade>::name`: an item of the facade, such as `resilient`.
     pub(crate) fn item(&self, name: &str) -> TokenStream {
         let path = &self.path;
@@ -215,6 +209,13 @@ mod tests {
     use super::*;
     use quote::quote;
     use syn::parse_quote;
+
+    impl Krate {
+        /// `::bulkhead`, for unit tests.
+        pub(crate) fn plain() -> Self {
+            Krate::new(Some(&syn::parse_quote!(::bulkhead)))
+        }
+    }
 
     #[test]
     fn the_private_paths_are_retargeted_at_any_depth() {

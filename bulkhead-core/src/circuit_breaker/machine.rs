@@ -370,19 +370,6 @@ impl Shared {
             .publish(|at| Event::CircuitBreaker(CircuitBreakerEvent::new(instance, kind, at)));
     }
 
-    /// Checks the invariants a quiescent breaker keeps.
-    #[cfg(test)]
-    pub(super) fn assert_consistent(&self) {
-        let _transitions = lock(&self.transitions);
-        let word = Word(self.state.load(Acquire));
-        if word.state() == CircuitState::HalfOpen {
-            assert!(word.trials() <= self.config.permitted_calls_in_half_open());
-        } else {
-            assert_eq!(word.trials(), 0, "{:?}", word.state());
-        }
-        self.window.assert_consistent();
-    }
-
     fn elapsed(&self) -> Duration {
         self.context
             .clock()
@@ -392,7 +379,7 @@ impl Shared {
 
     /// Nanoseconds since the breaker was created, on its clock.
     pub(super) fn nanos(&self) -> u64 {
-        u64::try_from(self.elapsed().as_nanos()).unwrap_or(u64::MAX)
+        crate::clock::nanos(self.elapsed())
     }
 
     /// The current second, counted from 1 at the breaker's creation, from
@@ -418,6 +405,25 @@ impl Shared {
 fn second_of(nanos: u64) -> u32 {
     let second = (nanos / 1_000_000_000).saturating_add(1);
     u32::try_from(second).unwrap_or(u32::MAX)
+}
+
+#[cfg(test)]
+mod consistency {
+    use super::*;
+
+    impl Shared {
+        /// Checks the invariants a quiescent breaker keeps.
+        pub(in crate::circuit_breaker) fn assert_consistent(&self) {
+            let _transitions = lock(&self.transitions);
+            let word = Word(self.state.load(Acquire));
+            if word.state() == CircuitState::HalfOpen {
+                assert!(word.trials() <= self.config.permitted_calls_in_half_open());
+            } else {
+                assert_eq!(word.trials(), 0, "{:?}", word.state());
+            }
+            self.window.assert_consistent();
+        }
+    }
 }
 
 #[cfg(all(test, not(loom)))]

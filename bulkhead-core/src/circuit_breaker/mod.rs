@@ -45,7 +45,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::clock::Clock;
-use crate::context::PolicyContext;
+use crate::context::{PolicyContext, policy_getters};
 use crate::events::CircuitState;
 use crate::intern::intern;
 use crate::rejection::CircuitOpen;
@@ -118,11 +118,6 @@ impl CircuitBreaker {
         }
     }
 
-    /// The instance id.
-    pub fn instance(&self) -> &'static str {
-        self.shared.instance
-    }
-
     /// The clock it measures windows and waits on.
     pub(crate) fn clock(&self) -> &Arc<dyn Clock> {
         self.shared.context.clock()
@@ -132,11 +127,6 @@ impl CircuitBreaker {
     /// seconds from there.
     pub(crate) fn origin(&self) -> std::time::Instant {
         self.shared.origin()
-    }
-
-    /// The configuration.
-    pub fn config(&self) -> CircuitBreakerConfig {
-        self.shared.config
     }
 
     /// The current state.
@@ -217,6 +207,8 @@ impl CircuitBreaker {
         self.shared.transition(CircuitState::Closed);
     }
 }
+
+policy_getters!(CircuitBreaker: CircuitBreakerConfig);
 
 impl fmt::Debug for CircuitBreaker {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

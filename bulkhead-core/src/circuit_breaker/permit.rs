@@ -83,11 +83,6 @@ impl<'a> BreakerPermit<'a> {
         self.shared.record(ticket, outcome, duration, at);
     }
 
-    #[cfg(all(test, not(loom)))]
-    pub(super) fn ticket(&self) -> Ticket {
-        self.ticket
-    }
-
     fn into_ticket(mut self) -> Ticket {
         std::mem::replace(&mut self.ticket, Ticket::FREE)
     }
@@ -149,5 +144,16 @@ impl fmt::Debug for OwnedBreakerPermit {
             .field("instance", &self.breaker.instance())
             .field("ticket", &self.ticket)
             .finish()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    impl BreakerPermit<'_> {
+        pub(in crate::circuit_breaker) fn ticket(&self) -> Ticket {
+            self.ticket
+        }
     }
 }

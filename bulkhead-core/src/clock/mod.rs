@@ -47,7 +47,7 @@ mod timeline;
 pub use manual::ManualClock;
 pub use recent::RecentTime;
 pub use system::SystemClock;
-pub(crate) use timeline::{Timeline, since};
+pub(crate) use timeline::{Timeline, nanos, since};
 
 use std::fmt;
 use std::future::Future;

@@ -92,7 +92,8 @@ pub(crate) fn since(stamp: u64, offset: i64) -> u64 {
 }
 
 /// A duration in nanoseconds, saturating at `u64::MAX` (584 years).
-fn nanos(duration: Duration) -> u64 {
+#[inline]
+pub(crate) fn nanos(duration: Duration) -> u64 {
     u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 

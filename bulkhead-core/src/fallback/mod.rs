@@ -17,7 +17,7 @@ pub use config::{FallbackConfig, FallbackConfigBuilder};
 use std::fmt;
 use std::sync::Arc;
 
-use crate::context::PolicyContext;
+use crate::context::{PolicyContext, policy_getters};
 use crate::events::{Event, FallbackEvent, FallbackEventKind};
 use crate::intern::intern;
 use crate::rejection::CallError;
@@ -75,16 +75,6 @@ impl Fallback {
         }
     }
 
-    /// The instance id.
-    pub fn instance(&self) -> &'static str {
-        self.shared.instance
-    }
-
-    /// The configuration.
-    pub fn config(&self) -> FallbackConfig {
-        self.shared.config
-    }
-
     /// Whether the fallback answers instead of a call that ended with
     /// `result`: a rejection listed in `on`, or the call's own error if
     /// `on_error`. Publishes `Used` when it does. An `Ok` is never covered.
@@ -114,14 +104,7 @@ impl Fallback {
     }
 }
 
-impl fmt::Debug for Fallback {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Fallback")
-            .field("instance", &self.shared.instance)
-            .field("config", &self.shared.config)
-            .finish()
-    }
-}
+policy_getters!(Fallback: FallbackConfig, Debug);
 
 #[cfg(all(test, not(loom)))]
 mod tests {

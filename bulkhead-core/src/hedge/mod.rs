@@ -26,7 +26,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::context::PolicyContext;
+use crate::context::{PolicyContext, policy_getters};
 use crate::events::{Event, HedgeEvent, HedgeEventKind};
 use crate::intern::intern;
 use crate::rejection::CallError;
@@ -102,16 +102,6 @@ impl Hedge {
                 context,
             }),
         }
-    }
-
-    /// The instance id.
-    pub fn instance(&self) -> &'static str {
-        self.shared.instance
-    }
-
-    /// The configuration.
-    pub fn config(&self) -> HedgeConfig {
-        self.shared.config
     }
 
     /// The delay a call's hedges would wait now: the configured duration,
@@ -228,11 +218,4 @@ impl Shared {
     }
 }
 
-impl fmt::Debug for Hedge {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Hedge")
-            .field("instance", &self.shared.instance)
-            .field("config", &self.shared.config)
-            .finish()
-    }
-}
+policy_getters!(Hedge: HedgeConfig, Debug);

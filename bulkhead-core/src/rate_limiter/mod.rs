@@ -40,13 +40,13 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::clock::Clock;
-use crate::context::PolicyContext;
+use crate::clock::{Clock, nanos};
+use crate::context::{PolicyContext, policy_getters};
 use crate::events::{Event, RateLimiterEvent, RateLimiterEventKind};
 use crate::intern::intern;
 use crate::loom::atomic::{AtomicU32, Ordering};
 use crate::rejection::RateLimited;
-use state::{PermitState, Reserved, nanos};
+use state::{PermitState, Reserved};
 
 /// A rate limiter: at most `limit_for_period` permits per `refresh_period`.
 ///
@@ -138,16 +138,6 @@ impl RateLimiter {
                 context,
             }),
         }
-    }
-
-    /// The instance id.
-    pub fn instance(&self) -> &'static str {
-        self.shared.instance
-    }
-
-    /// The configuration.
-    pub fn config(&self) -> RateLimiterConfig {
-        self.shared.config
     }
 
     /// Takes a permit of the current period, or fails at once with
@@ -245,6 +235,8 @@ impl RateLimiter {
         self.shared.waiting.load(Ordering::Relaxed)
     }
 }
+
+policy_getters!(RateLimiter: RateLimiterConfig);
 
 impl Shared {
     fn now(&self) -> Instant {

@@ -110,6 +110,7 @@
 
 use std::time::Duration;
 
+use crate::clock::nanos;
 use crate::loom::atomic::{AtomicU64, Ordering};
 
 /// The most permits of later cycles that may be reserved at once: 2^40.
@@ -142,11 +143,6 @@ pub(super) struct PermitState {
     max_wait: u64,
     /// The largest `ahead` that is a position rather than a lag.
     horizon: u64,
-}
-
-/// A duration in nanoseconds, saturating at `u64::MAX` (584 years).
-pub(super) fn nanos(duration: Duration) -> u64 {
-    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
 impl PermitState {
@@ -261,12 +257,6 @@ impl PermitState {
             _ => 0,
         }
     }
-
-    /// Puts the next serial at `serial`, as if the limiter had been busy.
-    #[cfg(all(test, not(loom)))]
-    pub(super) fn set_next(&self, serial: u64) {
-        self.next.store(serial, Ordering::Release);
-    }
 }
 
 #[cfg(all(test, not(loom)))]
@@ -341,7 +331,8 @@ mod tests {
         let cycle = u64::MAX / 1000;
         let first = cycle * 1000;
         assert_eq!(first, u64::MAX - 615);
-        state.set_next(first);
+        // The next serial at `first`, as if the limiter had been busy.
+        state.next.store(first, Ordering::Release);
         for _ in 0..1000 {
             assert_eq!(take(&state, cycle, u64::MAX), Reserved::Now);
         }

@@ -26,7 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::clock::{Sleep, Timeline, sleep_blocking};
-use crate::context::PolicyContext;
+use crate::context::{PolicyContext, policy_getters};
 use crate::intern::intern;
 use budget::Budget;
 
@@ -100,16 +100,6 @@ impl Retry {
         }
     }
 
-    /// The instance id.
-    pub fn instance(&self) -> &'static str {
-        self.shared.instance
-    }
-
-    /// The configuration.
-    pub fn config(&self) -> RetryConfig {
-        self.shared.config
-    }
-
     /// Starts a call: its first attempt is about to run.
     ///
     /// Costs nothing but the returned value; nothing is published unless an
@@ -181,14 +171,7 @@ impl Retry {
     }
 }
 
-impl fmt::Debug for Retry {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Retry")
-            .field("instance", &self.shared.instance)
-            .field("config", &self.shared.config)
-            .finish()
-    }
-}
+policy_getters!(Retry: RetryConfig, Debug);
 
 #[cfg(all(test, not(loom)))]
 mod tests {

@@ -52,7 +52,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::clock::{Clock, Timeline};
-use crate::context::PolicyContext;
+use crate::context::{PolicyContext, policy_getters};
 use crate::events::{Event, TimeoutEvent, TimeoutEventKind};
 use crate::intern::intern;
 use crate::rejection::CallTimeout;
@@ -130,16 +130,6 @@ impl Timeout {
                 context,
             }),
         }
-    }
-
-    /// The instance id.
-    pub fn instance(&self) -> &'static str {
-        self.shared.instance
-    }
-
-    /// The configuration.
-    pub fn config(&self) -> TimeoutConfig {
-        self.shared.config
     }
 
     /// How long a call may take.
@@ -261,14 +251,7 @@ impl Shared {
     }
 }
 
-impl fmt::Debug for Timeout {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Timeout")
-            .field("instance", &self.shared.instance)
-            .field("config", &self.shared.config)
-            .finish()
-    }
-}
+policy_getters!(Timeout: TimeoutConfig, Debug);
 
 #[cfg(all(test, not(loom)))]
 mod tests {

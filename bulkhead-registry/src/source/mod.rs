@@ -20,6 +20,8 @@ pub(crate) use setting::{Setting, Target, env_name, normalize};
 pub(crate) use toml::from_toml;
 pub(crate) use value::Value;
 
+use std::ffi::OsString;
+
 use crate::error::{ConfigSourceError, RegistryError};
 
 /// The resources `sources` declare; see [`resource_specs`].
@@ -89,21 +91,9 @@ impl Source {
     /// (`[resources.<name>]` in TOML, `RESOURCES__<NAME>__<KEY>` in the
     /// environment), each value checked.
     pub(crate) fn resource_settings(&self) -> Result<Vec<ResourceSetting>, RegistryError> {
-        match self {
-            Source::Toml(text) => toml::resources_from_toml(text, "TOML"),
-            Source::File(path) => {
-                let text =
-                    std::fs::read_to_string(path).map_err(|e| ConfigSourceError::Unreadable {
-                        path: path.display().to_string(),
-                        message: e.to_string(),
-                    })?;
-                toml::resources_from_toml(&text, &path.display().to_string())
-            }
-            Source::Env(prefix) => env::resources_from_env(prefix, std::env::vars_os()),
-            Source::Vars(prefix, vars) => {
-                env::resources_from_env(prefix, vars.iter().map(|(k, v)| (k.into(), v.into())))
-            }
-        }
+        self.read(toml::resources_from_toml, |prefix, vars| {
+            env::resources_from_env(prefix, vars)
+        })
     }
 
     /// Whether the source is environment variables.
@@ -113,20 +103,31 @@ impl Source {
 
     /// Reads and parses the source.
     pub(crate) fn settings(&self) -> Result<Vec<Setting>, ConfigSourceError> {
+        self.read(from_toml, |prefix, vars| from_env(prefix, vars))
+    }
+
+    /// The source's text read by `toml` (with the source's name), or its
+    /// variables by `env` (with their prefix).
+    fn read<T, E: From<ConfigSourceError>>(
+        &self,
+        toml: impl FnOnce(&str, &str) -> Result<T, E>,
+        env: impl FnOnce(&str, Box<dyn Iterator<Item = (OsString, OsString)> + '_>) -> Result<T, E>,
+    ) -> Result<T, E> {
         match self {
-            Source::Toml(text) => from_toml(text, "TOML"),
+            Source::Toml(text) => toml(text, "TOML"),
             Source::File(path) => {
                 let text =
                     std::fs::read_to_string(path).map_err(|e| ConfigSourceError::Unreadable {
                         path: path.display().to_string(),
                         message: e.to_string(),
                     })?;
-                from_toml(&text, &path.display().to_string())
+                toml(&text, &path.display().to_string())
             }
-            Source::Env(prefix) => from_env(prefix, std::env::vars_os()),
-            Source::Vars(prefix, vars) => {
-                from_env(prefix, vars.iter().map(|(k, v)| (k.into(), v.into())))
-            }
+            Source::Env(prefix) => env(prefix, Box::new(std::env::vars_os())),
+            Source::Vars(prefix, vars) => env(
+                prefix,
+                Box::new(vars.iter().map(|(k, v)| (k.into(), v.into()))),
+            ),
         }
     }
 }

@@ -266,29 +266,6 @@ impl CountWindow {
     }
 }
 
-#[cfg(test)]
-impl CountWindow {
-    /// The counters are exactly the written, failed and slow slots of
-    /// their epoch.
-    pub(super) fn assert_consistent(&self) {
-        let epoch = (self.calls.load(Acquire) >> 32) as u32;
-        let recount = |flag| {
-            let n = self.slots.iter();
-            n.filter(|slot| counts_in(slot.load(Acquire), epoch, flag))
-                .count() as u64
-        };
-        for (counter, flag) in [
-            (&self.calls, WRITTEN),
-            (&self.failed, FAILED),
-            (&self.slow, SLOW),
-        ] {
-            let value = counter.load(Acquire);
-            assert_eq!(value >> 32, u64::from(epoch), "counters of one epoch");
-            assert_eq!(value & COUNT_MASK, recount(flag), "flag {flag}");
-        }
-    }
-}
-
 fn slot_value(epoch: u32, failed: bool, slow: bool) -> u32 {
     epoch << TAG_SHIFT | WRITTEN | u32::from(slow) << 1 | u32::from(failed)
 }
@@ -334,6 +311,33 @@ fn read(counter: &AtomicU64, epoch: u32, max: u32) -> u32 {
     }
     // Below zero while a decrement overtook its increment: read 0.
     u32::try_from(value as u32 as i32).map_or(0, |count| count.min(max))
+}
+
+#[cfg(test)]
+mod consistency {
+    use super::*;
+
+    impl CountWindow {
+        /// The counters are exactly the written, failed and slow slots of
+        /// their epoch.
+        pub(in crate::circuit_breaker::window) fn assert_consistent(&self) {
+            let epoch = (self.calls.load(Acquire) >> 32) as u32;
+            let recount = |flag| {
+                let n = self.slots.iter();
+                n.filter(|slot| counts_in(slot.load(Acquire), epoch, flag))
+                    .count() as u64
+            };
+            for (counter, flag) in [
+                (&self.calls, WRITTEN),
+                (&self.failed, FAILED),
+                (&self.slow, SLOW),
+            ] {
+                let value = counter.load(Acquire);
+                assert_eq!(value >> 32, u64::from(epoch), "counters of one epoch");
+                assert_eq!(value & COUNT_MASK, recount(flag), "flag {flag}");
+            }
+        }
+    }
 }
 
 #[cfg(all(test, not(loom)))]

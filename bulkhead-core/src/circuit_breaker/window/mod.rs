@@ -113,16 +113,6 @@ impl Window {
         }
     }
 
-    /// Checks that the counters agree with what the window holds, once no
-    /// writer is left.
-    #[cfg(test)]
-    pub(super) fn assert_consistent(&self) {
-        match self {
-            Window::Count(window) => window.assert_consistent(),
-            Window::Time(window) => window.assert_consistent(),
-        }
-    }
-
     /// Remembers the last check's finding that a rate is over its threshold
     /// with too few calls (`pending`), or not.
     pub(super) fn set_pending(&self, pending: bool) {
@@ -130,6 +120,22 @@ impl Window {
             // A count window reports the call that reaches the minimum.
             Window::Count(_) => {}
             Window::Time(window) => window.set_pending(pending),
+        }
+    }
+}
+
+#[cfg(test)]
+mod consistency {
+    use super::*;
+
+    impl Window {
+        /// Checks that the counters agree with what the window holds, once
+        /// no writer is left.
+        pub(in crate::circuit_breaker) fn assert_consistent(&self) {
+            match self {
+                Window::Count(window) => window.assert_consistent(),
+                Window::Time(window) => window.assert_consistent(),
+            }
         }
     }
 }

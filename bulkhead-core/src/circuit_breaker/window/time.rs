@@ -375,32 +375,6 @@ impl TimeWindow {
     }
 }
 
-#[cfg(test)]
-impl TimeWindow {
-    /// The totals are exactly the sums of the live counters, and no counter
-    /// outside the window holds anything.
-    pub(super) fn assert_consistent(&self) {
-        let head = self.head.load(Acquire);
-        let (epoch, latest) = (epoch_of(head), head & LOW_MASK);
-        assert_eq!(epoch_of(self.frame.load(Acquire)), epoch, "frame");
-        for which in [Counter::Calls, Counter::Failed, Counter::Slow] {
-            let mut live = 0;
-            for first in 0..self.size() {
-                let value = self.counter(which, first).load(Acquire);
-                let (at, count) = (value >> COUNT_BITS, value & COUNT_MASK);
-                if at <= latest && at + self.size() > latest {
-                    live += count;
-                } else {
-                    assert_eq!(count, 0, "a count outside the window, at tick {at}");
-                }
-            }
-            let total = self.totals(which).load(Acquire);
-            assert_eq!(epoch_of(total), epoch, "totals of one epoch");
-            assert_eq!(total & LOW_MASK, live, "totals are the live counts");
-        }
-    }
-}
-
 fn pack(epoch: u32, low: u64) -> u64 {
     u64::from(epoch) << EPOCH_SHIFT | low
 }
@@ -420,6 +394,36 @@ fn add(total: &AtomicU64, epoch: u32, delta: i64) {
         match total.compare_exchange_weak(current, current & !LOW_MASK | count, AcqRel, Acquire) {
             Ok(_) => return,
             Err(actual) => current = actual,
+        }
+    }
+}
+
+#[cfg(test)]
+mod consistency {
+    use super::*;
+
+    impl TimeWindow {
+        /// The totals are exactly the sums of the live counters, and no counter
+        /// outside the window holds anything.
+        pub(in crate::circuit_breaker::window) fn assert_consistent(&self) {
+            let head = self.head.load(Acquire);
+            let (epoch, latest) = (epoch_of(head), head & LOW_MASK);
+            assert_eq!(epoch_of(self.frame.load(Acquire)), epoch, "frame");
+            for which in [Counter::Calls, Counter::Failed, Counter::Slow] {
+                let mut live = 0;
+                for first in 0..self.size() {
+                    let value = self.counter(which, first).load(Acquire);
+                    let (at, count) = (value >> COUNT_BITS, value & COUNT_MASK);
+                    if at <= latest && at + self.size() > latest {
+                        live += count;
+                    } else {
+                        assert_eq!(count, 0, "a count outside the window, at tick {at}");
+                    }
+                }
+                let total = self.totals(which).load(Acquire);
+                assert_eq!(epoch_of(total), epoch, "totals of one epoch");
+                assert_eq!(total & LOW_MASK, live, "totals are the live counts");
+            }
         }
     }
 }

@@ -62,6 +62,7 @@ use super::room::Room;
 use super::rule::{Step, Window};
 use super::window::{Counts, Samples, Taken};
 use super::{Adaptive, AdaptiveSnapshot, Aimd, Gradient2, Sampling, Vegas};
+use crate::clock::nanos;
 
 /// The algorithm and what it keeps between windows.
 #[derive(Debug, Clone, Copy)]
@@ -585,8 +586,4 @@ fn bound(counts: &Counts) -> bool {
 /// The headroom of the bound test: a tenth of the limit, at least one.
 fn headroom(limit: f64) -> f64 {
     (limit / 10.0).floor().max(1.0)
-}
-
-fn nanos(duration: Duration) -> u64 {
-    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
