@@ -1,5 +1,5 @@
 //! What policies report: an [`Event`] per rejection, limit change, retry,
-//! breaker transition, timeout, rate-limiter refusal, hedge or fallback
+//! breaker transition, timeout, rate-limiter refusal, hedge, fallback or chaos
 //! answer (admitted calls publish nothing), one type of event and of event
 //! kind per policy; and [`FleetShareChanged`] when a fleet resource's share
 //! moves (feature `redis`).
@@ -37,9 +37,10 @@
 //! ```
 
 pub use bulkhead_core::{
-    BulkheadEvent, BulkheadEventKind, CircuitBreakerEvent, CircuitBreakerEventKind, Event,
-    EventBus, EventStream, EventVisitor, FallbackEvent, FallbackEventKind, FleetShareChanged,
-    FleetShareReason, HedgeEvent, HedgeEventKind, RateLimiterEvent, RateLimiterEventKind,
-    RetryEvent, RetryEventKind, TimeoutEvent, TimeoutEventKind,
+    BulkheadEvent, BulkheadEventKind, ChaosEvent, ChaosEventKind, CircuitBreakerEvent,
+    CircuitBreakerEventKind, Event, EventBus, EventStream, EventVisitor, FallbackEvent,
+    FallbackEventKind, FleetShareChanged, FleetShareReason, HedgeEvent, HedgeEventKind,
+    RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind, TimeoutEvent,
+    TimeoutEventKind,
 };
 pub use bulkhead_registry::{InstanceEvents, PolicyEvent};

@@ -57,6 +57,7 @@ pub mod composition {}
 /// [attr-rate_limiter]: macro@crate::rate_limiter
 /// [attr-hedge]: macro@crate::hedge
 /// [attr-fallback]: macro@crate::fallback
+/// [attr-chaos]: macro@crate::chaos
 /// [`RegistryBuilder`]: crate::RegistryBuilder
 /// [`RegistryBuilder::try_build`]: crate::RegistryBuilder::try_build
 /// [`ConfigError`]: crate::config::ConfigError

@@ -74,8 +74,8 @@
 //! - [`resilient`](macro@resilient), and the policy attributes
 //!   [`bulkhead`](macro@bulkhead), [`retry`](macro@retry),
 //!   [`circuit_breaker`](macro@circuit_breaker), [`timeout`](macro@timeout),
-//!   [`rate_limiter`](macro@rate_limiter), [`hedge`](macro@hedge) and
-//!   [`fallback`](macro@fallback);
+//!   [`rate_limiter`](macro@rate_limiter), [`hedge`](macro@hedge),
+//!   [`fallback`](macro@fallback) and [`chaos`](macro@chaos);
 //! - [`Registry`] (and [`RegistryBuilder`], [`RegistryError`]): named
 //!   instances, their configuration, clock and events;
 //! - [`Pipeline`]: policies built in code;
@@ -90,8 +90,8 @@
 //! The other policies, one module each: [`retry`](mod@retry),
 //! [`circuit_breaker`](mod@circuit_breaker), [`timeout`](mod@timeout),
 //! [`rate_limiter`](mod@rate_limiter), [`hedge`](mod@hedge),
-//! [`fallback`](mod@fallback) (the policy, its configuration, handle and
-//! snapshot). Then by topic: [`rejection`] (the payloads of
+//! [`fallback`](mod@fallback), [`chaos`](mod@chaos) (the policy, its
+//! configuration, handle and snapshot). Then by topic: [`rejection`] (the payloads of
 //! `Rejection`), [`events`], [`clock`], [`config`] (configuration errors),
 //! [`registry`], [`pipeline`] (policies composed by hand), [`sizing`],
 //! `tower` (feature `tower`), `observe` (features `tracing`, `metrics`) and
@@ -124,6 +124,7 @@ pub use bulkhead_registry::{
 };
 
 pub mod adaptive;
+pub mod chaos;
 pub mod circuit_breaker;
 pub mod clock;
 pub mod config;
@@ -252,6 +253,16 @@ pub use bulkhead_macros::hedge;
 #[doc = include_str!("../docs/attributes/fallback.md")]
 #[doc(inline)]
 pub use bulkhead_macros::fallback;
+
+/// [attr-resilient]: macro@resilient
+/// [attr-bulkhead]: macro@bulkhead
+/// [attr-timeout]: macro@timeout
+/// [attr-circuit_breaker]: macro@circuit_breaker
+/// [attr-retry]: macro@retry
+/// [attr-fallback]: macro@fallback
+#[doc = include_str!("../docs/attributes/chaos.md")]
+#[doc(inline)]
+pub use bulkhead_macros::chaos;
 
 /// The errors met so far resolving the policies of functions with a body
 /// (policy attributes outside a `#[resilient]` trait) from

@@ -31,4 +31,6 @@
 //! [`Rejection`]: crate::Rejection
 //! [`Bulkhead::try_enter`]: crate::Bulkhead::try_enter
 
-pub use bulkhead_core::{BulkheadFull, CallTimeout, CircuitOpen, RateLimited, RejectionKinds};
+pub use bulkhead_core::{
+    BulkheadFull, CallTimeout, CircuitOpen, InjectedFault, RateLimited, RejectionKinds,
+};

@@ -39,7 +39,7 @@ use std::time::Duration;
 
 use bulkhead::Registry;
 use bulkhead_core::keys::{CONFIG, Float, Key, NAME, PolicyKind, ValueKind};
-use bulkhead_core::{HedgeDelay, Rejection, RejectionKind};
+use bulkhead_core::{ChaosLatency, HedgeDelay, Rejection, RejectionKind};
 
 /// The support module generated code names.
 const PRIVATE: &str = "::bulkhead::__private_0_1_0";
@@ -99,6 +99,8 @@ fn written(kind: PolicyKind, key: &Key) -> String {
         ValueKind::Predicate => "is_failure".to_owned(),
         ValueKind::Method => format!("\"{ANSWER}\""),
         ValueKind::Delay => "\"50ms\"".to_owned(),
+        ValueKind::Latency => "\"100ms..200ms\"".to_owned(),
+        ValueKind::Seed => "1".to_owned(),
     }
 }
 
@@ -131,6 +133,16 @@ fn other(key: &Key, written: &str) -> String {
             }
             HedgeDelay::Percentile { .. } => "\"1s\"".to_owned(),
         },
+        ValueKind::Latency => {
+            let latency = latency(key, written);
+            if latency.is_fixed() {
+                let max = latency.max() + Duration::from_secs(1);
+                format!("\"{}ms..{}ms\"", latency.min().as_millis(), max.as_millis())
+            } else {
+                "\"1s\"".to_owned()
+            }
+        }
+        ValueKind::Seed => (written.parse::<u64>().unwrap().wrapping_add(1)).to_string(),
         ValueKind::Bool => (written != "true").to_string(),
         ValueKind::Choice { choices, .. } => {
             let at = choices.iter().position(|c| written == format!("\"{c}\""));
@@ -164,6 +176,10 @@ fn duration(key: &Key, written: &str) -> Duration {
 
 fn delay(key: &Key, written: &str) -> HedgeDelay {
     HedgeDelay::parse(key.name(), unquoted(written)).unwrap()
+}
+
+fn latency(key: &Key, written: &str) -> ChaosLatency {
+    ChaosLatency::parse(key.name(), unquoted(written)).unwrap()
 }
 
 fn rejection_kinds(key: &Key, written: &str) -> Vec<RejectionKind> {
@@ -200,6 +216,19 @@ fn setting(key: &Key, written: &str) -> Option<String> {
                 format!("{PRIVATE}::HedgeDelay::Percentile {{ tenths: {tenths}u16 }}")
             }
         },
+        ValueKind::Latency => {
+            let latency = latency(key, written);
+            if latency.is_fixed() {
+                duration_new(latency.min())
+            } else {
+                format!(
+                    "{PRIVATE}::ChaosLatency::range({}, {})",
+                    duration_new(latency.min()),
+                    duration_new(latency.max())
+                )
+            }
+        }
+        ValueKind::Seed => format!("{}u64", written.parse::<u64>().unwrap()),
         ValueKind::Bool => written.to_owned(),
         ValueKind::Choice { ty, .. } => {
             format!("{PRIVATE}::{ty}::{}", variant(unquoted(written)))

@@ -34,6 +34,8 @@ pub enum Event {
     Hedge(HedgeEvent),
     /// A fallback event.
     Fallback(FallbackEvent),
+    /// A chaos policy's event.
+    Chaos(ChaosEvent),
     /// A fleet resource's share of its budget changed (the registry's
     /// feature `redis`).
     FleetShareChanged(FleetShareChanged),
@@ -51,6 +53,7 @@ impl Event {
             Event::RateLimiter(event) => event.instance,
             Event::Hedge(event) => event.instance,
             Event::Fallback(event) => event.instance,
+            Event::Chaos(event) => event.instance,
             Event::FleetShareChanged(event) => event.resource,
         }
     }
@@ -65,6 +68,7 @@ impl Event {
             Event::RateLimiter(event) => event.at,
             Event::Hedge(event) => event.at,
             Event::Fallback(event) => event.at,
+            Event::Chaos(event) => event.at,
             Event::FleetShareChanged(event) => event.at,
         }
     }
@@ -79,6 +83,7 @@ impl Event {
             Event::RateLimiter(event) => visitor.rate_limiter(event),
             Event::Hedge(event) => visitor.hedge(event),
             Event::Fallback(event) => visitor.fallback(event),
+            Event::Chaos(event) => visitor.chaos(event),
             Event::FleetShareChanged(event) => visitor.fleet_share_changed(event),
         }
     }
@@ -108,6 +113,8 @@ pub trait EventVisitor {
     fn hedge(&mut self, event: HedgeEvent) -> Self::Output;
     /// A fallback policy's event.
     fn fallback(&mut self, event: FallbackEvent) -> Self::Output;
+    /// A chaos policy's event.
+    fn chaos(&mut self, event: ChaosEvent) -> Self::Output;
     /// A fleet resource's share of its budget changed.
     fn fleet_share_changed(&mut self, event: FleetShareChanged) -> Self::Output;
 }
@@ -158,6 +165,10 @@ policy_event!(
 policy_event!(
     /// An event of one fallback policy.
     FallbackEvent, FallbackEventKind, "fallback"
+);
+policy_event!(
+    /// An event of one chaos policy.
+    ChaosEvent, ChaosEventKind, "chaos policy"
 );
 
 /// What a retry policy did.
@@ -311,6 +322,22 @@ pub enum FallbackEventKind {
         /// own error.
         rejection: Option<RejectionKind>,
     },
+}
+
+/// What a chaos policy injected into a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ChaosEventKind {
+    /// The call was delayed by `latency` before it ran, holding its
+    /// bulkhead slot.
+    LatencyInjected {
+        /// The delay.
+        latency: Duration,
+    },
+    /// The call did not run: it failed with `Rejection::Injected`.
+    FaultInjected,
+    /// The call did not run: a panic was raised in its place.
+    PanicInjected,
 }
 
 /// An event of one bulkhead.

@@ -29,6 +29,7 @@
 #![deny(unsafe_code)]
 
 mod bulkhead;
+mod chaos;
 mod circuit_breaker;
 mod clock;
 mod compose;
@@ -79,6 +80,7 @@ pub mod adaptive {
     };
 }
 pub use bulkhead_keys::{ConfigError, check_limit, check_range, parse_bool, parse_duration};
+pub use chaos::{Chaos, ChaosConfig, ChaosConfigBuilder, ChaosFault, ChaosLatency, Injection};
 pub use circuit_breaker::{
     BreakerOutcome, BreakerPermit, CircuitBreaker, CircuitBreakerConfig,
     CircuitBreakerConfigBuilder, CircuitBreakerMetrics, OwnedBreakerPermit, SlidingWindow,
@@ -87,17 +89,18 @@ pub use clock::{Clock, ManualClock, RecentTime, Sleep, SystemClock, sleep_blocki
 pub use compose::{Classifier, ErrorPredicate, Lend, Lent, Policies};
 pub use context::PolicyContext;
 pub use events::{
-    BulkheadEvent, BulkheadEventKind, CircuitBreakerEvent, CircuitBreakerEventKind, CircuitState,
-    Event, EventBus, EventStream, EventVisitor, FallbackEvent, FallbackEventKind,
-    FleetShareChanged, FleetShareReason, HedgeEvent, HedgeEventKind, RateLimiterEvent,
-    RateLimiterEventKind, RetryEvent, RetryEventKind, TimeoutEvent, TimeoutEventKind,
+    BulkheadEvent, BulkheadEventKind, ChaosEvent, ChaosEventKind, CircuitBreakerEvent,
+    CircuitBreakerEventKind, CircuitState, Event, EventBus, EventStream, EventVisitor,
+    FallbackEvent, FallbackEventKind, FleetShareChanged, FleetShareReason, HedgeEvent,
+    HedgeEventKind, RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind,
+    TimeoutEvent, TimeoutEventKind,
 };
 pub use fallback::{Fallback, FallbackConfig, FallbackConfigBuilder};
 pub use hedge::{Hedge, HedgeConfig, HedgeConfigBuilder, HedgeDelay, Hedged};
 pub use rate_limiter::{AcquirePermit, RateLimiter, RateLimiterConfig, RateLimiterConfigBuilder};
 pub use rejection::{
-    BulkheadFull, CallError, CallTimeout, CircuitOpen, RateLimited, Rejection, RejectionKind,
-    RejectionKinds,
+    BulkheadFull, CallError, CallTimeout, CircuitOpen, InjectedFault, RateLimited, Rejection,
+    RejectionKind, RejectionKinds,
 };
 pub use retry::{AttemptFailure, BudgetState, Retry, RetryConfig, RetryConfigBuilder, RetryState};
 pub use timeout::{Timeout, TimeoutConfig, TimeoutConfigBuilder, TimeoutFuture};

@@ -63,6 +63,12 @@ rejection_kind!(
     RateLimited,
     "rate limiter {:?} has no permit left"
 );
+rejection_kind!(
+    /// A chaos policy injected a fault in place of the call (its `fault` is
+    /// `error`).
+    InjectedFault,
+    "chaos {:?} injected a fault"
+);
 
 /// A call that a policy refused to run (or, for a timeout, stopped waiting for).
 ///
@@ -95,6 +101,9 @@ pub enum Rejection {
     /// The rate limiter had no permit.
     #[error(transparent)]
     RateLimited(#[from] RateLimited),
+    /// A chaos policy injected a fault.
+    #[error(transparent)]
+    Injected(#[from] InjectedFault),
 }
 
 impl Rejection {
@@ -105,6 +114,7 @@ impl Rejection {
             Rejection::CircuitOpen(r) => r.instance(),
             Rejection::Timeout(r) => r.instance(),
             Rejection::RateLimited(r) => r.instance(),
+            Rejection::Injected(r) => r.instance(),
         }
     }
 
@@ -115,6 +125,7 @@ impl Rejection {
             Rejection::CircuitOpen(_) => RejectionKind::CircuitOpen,
             Rejection::Timeout(_) => RejectionKind::Timeout,
             Rejection::RateLimited(_) => RejectionKind::RateLimited,
+            Rejection::Injected(_) => RejectionKind::Injected,
         }
     }
 }

@@ -38,6 +38,18 @@ pub enum ConfigError {
         /// The value as given.
         value: String,
     },
+    /// A chaos policy's `latency` that is neither a duration nor a range of
+    /// durations with its start not after its end (ATR-001, as for a
+    /// duration that does not parse).
+    #[error(
+        "ATR-001: invalid latency {value:?} for {key}: expected a duration, such as 200ms, or a range of durations, its start not after its end, such as 100ms..500ms"
+    )]
+    InvalidLatency {
+        /// The key the value was given for.
+        key: String,
+        /// The value as given.
+        value: String,
+    },
     /// A duration longer than [`Duration::MAX`], about 584.5 billion years
     /// (ATR-001, as for a duration that does not parse).
     #[error(
@@ -82,7 +94,7 @@ pub enum ConfigError {
     /// A name in an `abort_on` or `ignore_on` list that is not a rejection
     /// kind (ATR-009).
     #[error(
-        "ATR-009: {key} lists {value:?}, which is not a rejection kind; expected BulkheadFull, CircuitOpen, Timeout or RateLimited"
+        "ATR-009: {key} lists {value:?}, which is not a rejection kind; expected BulkheadFull, CircuitOpen, Timeout, RateLimited or Injected"
     )]
     UnknownRejectionKind {
         /// The key the value was given for.
@@ -157,6 +169,7 @@ macro_rules! key_of {
         match $error {
             ConfigError::InvalidDuration { key, .. }
             | ConfigError::InvalidDelay { key, .. }
+            | ConfigError::InvalidLatency { key, .. }
             | ConfigError::DurationTooLarge { key, .. }
             | ConfigError::LimitOutOfRange { key, .. }
             | ConfigError::InvalidBool { key, .. }
@@ -177,6 +190,7 @@ impl ConfigError {
         match self {
             ConfigError::InvalidDuration { .. }
             | ConfigError::InvalidDelay { .. }
+            | ConfigError::InvalidLatency { .. }
             | ConfigError::DurationTooLarge { .. } => "ATR-001",
             ConfigError::LimitOutOfRange { .. } => "ATR-003",
             ConfigError::InvalidBool { .. } => "ATR-006",

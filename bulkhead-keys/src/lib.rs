@@ -33,6 +33,7 @@
 mod config;
 mod delay;
 mod key;
+mod latency;
 mod policy;
 mod rejection;
 mod rows;
@@ -45,6 +46,7 @@ pub use config::{
 };
 pub use delay::HedgeDelay;
 pub use key::{BASE_CONFIG, CONFIG, Key, NAME, Origin};
+pub use latency::ChaosLatency;
 pub use policy::PolicyKind;
 pub use rejection::{RejectionKind, RejectionKinds};
 pub use suggest::did_you_mean;

@@ -106,12 +106,14 @@ policy_kinds! {
     Hedge = "hedge", "hedges", HedgeConfig, hedge, "delay = \"50ms\"";
     /// The fallback (`Fallback`).
     Fallback = "fallback", "fallbacks", FallbackConfig, fallback, "method = \"cached\"";
+    /// The chaos policy (`Chaos`): injected faults and latency.
+    Chaos = "chaos", "chaos", ChaosConfig, chaos, "fault_rate = 0.1";
 }
 
 impl PolicyKind {
     /// Every policy in the fixed order they compose in, outermost first:
     /// `Fallback( Retry( Hedge( CircuitBreaker( RateLimiter( Timeout(
-    /// Bulkhead( call ) ) ) ) ) ) )`.
+    /// Bulkhead( Chaos( call ) ) ) ) ) ) ) )`.
     /// (Its length is [`COUNT`](Self::COUNT): a new policy does not compile
     /// until it has its place here.)
     pub const OUTSIDE_IN: [PolicyKind; PolicyKind::COUNT] = [
@@ -122,6 +124,7 @@ impl PolicyKind {
         PolicyKind::RateLimiter,
         PolicyKind::Timeout,
         PolicyKind::Bulkhead,
+        PolicyKind::Chaos,
     ];
 
     /// Where the policy runs in a composition: its index in
@@ -144,7 +147,8 @@ impl PolicyKind {
             PolicyKind::Bulkhead
             | PolicyKind::CircuitBreaker
             | PolicyKind::Timeout
-            | PolicyKind::RateLimiter => false,
+            | PolicyKind::RateLimiter
+            | PolicyKind::Chaos => false,
         }
     }
 
@@ -203,7 +207,8 @@ impl PolicyKind {
             | PolicyKind::Timeout
             | PolicyKind::RateLimiter
             | PolicyKind::Hedge
-            | PolicyKind::Fallback => Ok(()),
+            | PolicyKind::Fallback
+            | PolicyKind::Chaos => Ok(()),
         }
     }
 

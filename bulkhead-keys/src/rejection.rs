@@ -18,15 +18,18 @@ pub enum RejectionKind {
     Timeout,
     /// No rate-limiter permit (`Rejection::RateLimited`).
     RateLimited,
+    /// A fault a chaos policy injected (`Rejection::Injected`).
+    Injected,
 }
 
 impl RejectionKind {
     /// Every kind, in declaration order.
-    pub const ALL: [RejectionKind; 4] = [
+    pub const ALL: [RejectionKind; 5] = [
         RejectionKind::BulkheadFull,
         RejectionKind::CircuitOpen,
         RejectionKind::Timeout,
         RejectionKind::RateLimited,
+        RejectionKind::Injected,
     ];
 
     /// The kind's name as written in `abort_on` / `ignore_on` lists.
@@ -36,6 +39,7 @@ impl RejectionKind {
             RejectionKind::CircuitOpen => "CircuitOpen",
             RejectionKind::Timeout => "Timeout",
             RejectionKind::RateLimited => "RateLimited",
+            RejectionKind::Injected => "Injected",
         }
     }
 
@@ -110,7 +114,8 @@ impl RejectionKinds {
         .with(RejectionKind::BulkheadFull)
         .with(RejectionKind::CircuitOpen)
         .with(RejectionKind::Timeout)
-        .with(RejectionKind::RateLimited);
+        .with(RejectionKind::RateLimited)
+        .with(RejectionKind::Injected);
 
     /// This set and `kind`.
     #[must_use]

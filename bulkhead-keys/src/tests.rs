@@ -31,6 +31,7 @@ fn every_policy_is_listed_once_and_has_its_place_in_the_composition() {
             PolicyKind::RateLimiter,
             PolicyKind::Timeout,
             PolicyKind::Bulkhead,
+            PolicyKind::Chaos,
         ],
         "the fixed order of the docs"
     );

@@ -5,6 +5,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::delay::HedgeDelay;
+use crate::latency::ChaosLatency;
 use crate::rejection::RejectionKinds;
 
 /// The kind of a key's value: how it is written (in an attribute, a TOML
@@ -70,6 +71,12 @@ pub enum ValueKind {
     /// percentile of the latency observed, `p` and a number above 0 and
     /// below 100 with at most one decimal, such as `p90` (ATR-001).
     Delay,
+    /// An injected latency: a duration as for [`ValueKind::Duration`], or
+    /// a range of them, `100ms..500ms`, its start not after its end
+    /// (ATR-001).
+    Latency,
+    /// A seed: a whole number from 0 to 2^64 - 1 (ATR-008).
+    Seed,
 }
 
 impl ValueKind {
@@ -79,11 +86,11 @@ impl ValueKind {
     /// [`ValueKind::Duration`]).
     pub const fn code(self) -> &'static str {
         match self {
-            ValueKind::Duration { .. } | ValueKind::Delay => "ATR-001",
+            ValueKind::Duration { .. } | ValueKind::Delay | ValueKind::Latency => "ATR-001",
             ValueKind::Name => "ATR-002",
             ValueKind::Limit { .. } => "ATR-003",
             ValueKind::Bool => "ATR-006",
-            ValueKind::Count { .. } | ValueKind::Number { .. } => "ATR-008",
+            ValueKind::Count { .. } | ValueKind::Number { .. } | ValueKind::Seed => "ATR-008",
             ValueKind::RejectionKinds => "ATR-009",
             ValueKind::Choice { .. } => "ATR-010",
             ValueKind::Predicate => "ATR-011",
@@ -120,6 +127,8 @@ impl fmt::Display for ValueKind {
             ValueKind::Predicate => f.write_str("path of a `fn(&E) -> bool`"),
             ValueKind::Method => f.write_str("name of a method of the trait, in a string"),
             ValueKind::Delay => f.write_str("duration, or a percentile of the latency (`\"p90\"`)"),
+            ValueKind::Latency => f.write_str("duration, or a range of them (`\"100ms..500ms\"`)"),
+            ValueKind::Seed => f.write_str("integer from 0 to 2^64 - 1"),
         }
     }
 }
@@ -241,6 +250,11 @@ pub enum KeyValue {
     RejectionKinds(RejectionKinds),
     /// For a [`ValueKind::Delay`] key.
     Delay(HedgeDelay),
+    /// For a [`ValueKind::Latency`] key (a duration alone may also be a
+    /// [`KeyValue::Duration`]).
+    Latency(ChaosLatency),
+    /// For a [`ValueKind::Seed`] key.
+    Seed(u64),
 }
 
 impl fmt::Display for KeyValue {
@@ -253,6 +267,8 @@ impl fmt::Display for KeyValue {
             KeyValue::Text(text) => write!(f, "{text:?}"),
             KeyValue::RejectionKinds(kinds) => write!(f, "{kinds}"),
             KeyValue::Delay(delay) => write!(f, "{delay}"),
+            KeyValue::Latency(latency) => write!(f, "{latency}"),
+            KeyValue::Seed(seed) => write!(f, "{seed}"),
         }
     }
 }

@@ -110,3 +110,10 @@ pub fn hedge(args: TokenStream, input: TokenStream) -> TokenStream {
 pub fn fallback(args: TokenStream, input: TokenStream) -> TokenStream {
     expand_fn::policy(policies::PolicyKind::Fallback, args.into(), input.into()).into()
 }
+
+/// (Defined in the `bulkhead-macros` crate, documented where `bulkhead`
+/// re-exports it.)
+#[proc_macro_attribute]
+pub fn chaos(args: TokenStream, input: TokenStream) -> TokenStream {
+    expand_fn::policy(policies::PolicyKind::Chaos, args.into(), input.into()).into()
+}

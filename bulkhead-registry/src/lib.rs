@@ -53,9 +53,10 @@ pub use function::{FnPolicy, FunctionPolicy, MethodPolicy};
 pub use handle::Handle;
 pub use pipeline::{Pipeline, PipelineBuilder};
 pub use policy::{
-    BulkheadHandle, BulkheadSnapshot, CircuitBreakerHandle, CircuitBreakerSnapshot, FallbackHandle,
-    FallbackSnapshot, HedgeHandle, HedgeSnapshot, Policy, RateLimiterHandle, RateLimiterSnapshot,
-    RetryHandle, RetrySnapshot, TimeoutHandle, TimeoutSnapshot,
+    BulkheadHandle, BulkheadSnapshot, ChaosHandle, ChaosSnapshot, CircuitBreakerHandle,
+    CircuitBreakerSnapshot, FallbackHandle, FallbackSnapshot, HedgeHandle, HedgeSnapshot, Policy,
+    RateLimiterHandle, RateLimiterSnapshot, RetryHandle, RetrySnapshot, TimeoutHandle,
+    TimeoutSnapshot,
 };
 pub use registry::Registry;
 pub use registry::builder::RegistryBuilder;

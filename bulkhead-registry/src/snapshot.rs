@@ -3,8 +3,8 @@
 
 use crate::fleet::FleetSnapshot;
 use crate::policy::{
-    BulkheadSnapshot, CircuitBreakerSnapshot, FallbackSnapshot, HedgeSnapshot, RateLimiterSnapshot,
-    RetrySnapshot, TimeoutSnapshot,
+    BulkheadSnapshot, ChaosSnapshot, CircuitBreakerSnapshot, FallbackSnapshot, HedgeSnapshot,
+    RateLimiterSnapshot, RetrySnapshot, TimeoutSnapshot,
 };
 use crate::registry::Registry;
 
@@ -33,6 +33,7 @@ pub struct RegistrySnapshot {
     pub(crate) circuit_breakers: Vec<CircuitBreakerSnapshot>,
     pub(crate) hedges: Vec<HedgeSnapshot>,
     pub(crate) fallbacks: Vec<FallbackSnapshot>,
+    pub(crate) chaos: Vec<ChaosSnapshot>,
     pub(crate) fleets: Vec<FleetSnapshot>,
 }
 

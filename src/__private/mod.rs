@@ -24,9 +24,10 @@ mod via;
 mod wrapper;
 
 pub use bulkhead_core::{
-    Adaptive, Bulkhead, BulkheadConfig, BulkheadPermit, CircuitBreakerConfig, Classifier,
-    ErrorPredicate, FallbackConfig, HedgeConfig, HedgeDelay, Policies, RateLimiterConfig,
-    Rejection, RejectionKind, RetryConfig, SlidingWindow, TimeoutConfig,
+    Adaptive, Bulkhead, BulkheadConfig, BulkheadPermit, ChaosConfig, ChaosFault, ChaosLatency,
+    CircuitBreakerConfig, Classifier, ErrorPredicate, FallbackConfig, HedgeConfig, HedgeDelay,
+    Policies, RateLimiterConfig, Rejection, RejectionKind, RetryConfig, SlidingWindow,
+    TimeoutConfig,
 };
 pub use bulkhead_registry::{Declarations, PolicySpecs, Registry, RegistryError};
 pub use std::any::type_name;
@@ -48,12 +49,12 @@ pub use bulkhead_core::{Lend, Lent};
 pub use enter::{EnterAsync, call_then_release, enter, enter_async, enter_at_once, enter_then};
 pub use function::{FnPolicy, MethodPolicy};
 pub use reject::{
-    CallResult, ErrorForBulkhead, ErrorForCircuitBreaker, ErrorForFallback, ErrorForHedge,
-    ErrorForPolicies, ErrorForRateLimiter, ErrorForRetry, ErrorForTimeout, Reject, RejectionInto,
-    ResultForBulkhead, ResultForCircuitBreaker, ResultForFallback, ResultForHedge,
-    ResultForPolicies, ResultForRateLimiter, ResultForRetry, ResultForTimeout, rejecter_bulkhead,
-    rejecter_circuit_breaker, rejecter_fallback, rejecter_hedge, rejecter_policies,
-    rejecter_rate_limiter, rejecter_retry, rejecter_timeout,
+    CallResult, ErrorForBulkhead, ErrorForChaos, ErrorForCircuitBreaker, ErrorForFallback,
+    ErrorForHedge, ErrorForPolicies, ErrorForRateLimiter, ErrorForRetry, ErrorForTimeout, Reject,
+    RejectionInto, ResultForBulkhead, ResultForChaos, ResultForCircuitBreaker, ResultForFallback,
+    ResultForHedge, ResultForPolicies, ResultForRateLimiter, ResultForRetry, ResultForTimeout,
+    rejecter_bulkhead, rejecter_chaos, rejecter_circuit_breaker, rejecter_fallback, rejecter_hedge,
+    rejecter_policies, rejecter_rate_limiter, rejecter_retry, rejecter_timeout,
 };
 pub use via::{
     ErrorPredicateFn, Judge, JudgeFits, JudgeMisfits, Unjudged, Unusable, Via, ViaOther, ViaResult,

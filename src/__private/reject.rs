@@ -265,6 +265,36 @@ pub fn rejecter_timeout<R: ResultForTimeout<E>, E: ErrorForTimeout>() -> Reject<
     rejecter::<R>()
 }
 
+/// The return types of a method or function with `#[chaos]`
+/// ([`rejecter_chaos`]): `Result<T, E>`.
+#[diagnostic::on_unimplemented(
+    message = "ATR-004: `{Self}` cannot carry a rejection: a method or function with #[chaos] must return `Result<T, E>` with `E: From<bulkhead::Rejection>`",
+    label = "must be `Result<T, E>` with `E: From<bulkhead::Rejection>`",
+    note = "the return type is read as written: if it is an alias of a future type, write the future type out (`impl Future<Output = ..>`, `Pin<Box<dyn Future<Output = ..>>>`) so that the call is wrapped as a future"
+)]
+pub trait ResultForChaos<E>: CallResult<Error = E> {}
+
+impl<T, E> ResultForChaos<E> for Result<T, E> {}
+
+/// The error types of a method or function with `#[chaos]`
+/// ([`rejecter_chaos`]): those a [`Rejection`] converts into (an injected
+/// fault is `Rejection::Injected`).
+#[diagnostic::on_unimplemented(
+    message = "ATR-004: the error type `{Self}` cannot hold a rejection: implement `From<bulkhead::Rejection>` for it",
+    label = "the error type of a method or function with #[chaos] must implement `From<bulkhead::Rejection>`",
+    note = "if the error type is an associated type of the trait, add `From<bulkhead::Rejection>` to the associated type's bounds: `type Error: From<bulkhead::Rejection>;`"
+)]
+pub trait ErrorForChaos: RejectionInto {}
+
+impl<E: From<Rejection>> ErrorForChaos for E {}
+
+/// The conversion of a rejection into the result `R` of a method or
+/// function with `#[chaos]`.
+#[inline]
+pub fn rejecter_chaos<R: ResultForChaos<E>, E: ErrorForChaos>() -> Reject<R> {
+    rejecter::<R>()
+}
+
 /// The return types of a method or function with `#[rate_limiter]`
 /// ([`rejecter_rate_limiter`]): `Result<T, E>`.
 #[diagnostic::on_unimplemented(

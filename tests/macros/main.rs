@@ -1,7 +1,7 @@
 //! The attribute macros, tested through the wrappers they generate: the
 //! bulkhead rules B1-B10 (`docs/bulkhead.md`), the composition rules
 //! (`docs/composition.md`) with `#[retry]`, `#[circuit_breaker]`, `#[timeout]`,
-//! `#[rate_limiter]`, `#[hedge]` and `#[fallback]`, the registry's coded errors, the shapes of trait
+//! `#[rate_limiter]`, `#[hedge]`, `#[fallback]` and `#[chaos]`, the registry's coded errors, the shapes of trait
 //! `#[resilient]` accepts, the policy attributes on functions with a
 //! body, what the generators emit to declare a set of policies, written by
 //! hand (`generated_specs`), and wrapped traits under the registry's
@@ -11,6 +11,7 @@
 mod alloc;
 mod async_calls;
 mod call_time;
+mod chaos;
 mod composition;
 mod conditional;
 #[path = "../support/counting.rs"]

@@ -100,8 +100,22 @@ pub(crate) fn declare_written(
                     ::bulkhead::__private_0_1_0::RejectionKind::CircuitOpen,
                     ::bulkhead::__private_0_1_0::RejectionKind::Timeout,
                     ::bulkhead::__private_0_1_0::RejectionKind::RateLimited,
+                    ::bulkhead::__private_0_1_0::RejectionKind::Injected,
                 ])
                 .on_error(false),
+        ),
+    )?;
+    let _chaos = declarations.policies(
+        &::bulkhead::__private_0_1_0::PolicySpecs::new("written.chaos()").chaos(
+            ::bulkhead::__private_0_1_0::Some("written.chaos"),
+            ::bulkhead::__private_0_1_0::ChaosConfig::builder()
+                .config("default")
+                .enabled(false)
+                .fault_rate(0f64)
+                .latency_rate(0f64)
+                .latency(::bulkhead::__private_0_1_0::Duration::new(1u64, 0u32))
+                .fault(::bulkhead::__private_0_1_0::ChaosFault::Error)
+                .seed(1u64),
         ),
     )?;
     declarations.commit();
@@ -156,6 +170,12 @@ pub(crate) fn declare_bare(
             ::bulkhead::__private_0_1_0::FallbackConfig::builder(),
         ),
     )?;
+    let _chaos = declarations.policies(
+        &::bulkhead::__private_0_1_0::PolicySpecs::new("configured.chaos()").chaos(
+            ::bulkhead::__private_0_1_0::Some("configured.chaos"),
+            ::bulkhead::__private_0_1_0::ChaosConfig::builder(),
+        ),
+    )?;
     declarations.commit();
     ::bulkhead::__private_0_1_0::Ok(())
 }
@@ -204,8 +224,20 @@ pub(crate) trait PolicyNames: Send + Sync {
     )]
     async fn hedge(&self) -> Result<(), Error>;
 
-    #[fallback(name = "attribute.fallback", config = "default", method = "answer", on = [BulkheadFull, CircuitOpen, Timeout, RateLimited], on_error = false)]
+    #[fallback(name = "attribute.fallback", config = "default", method = "answer", on = [BulkheadFull, CircuitOpen, Timeout, RateLimited, Injected], on_error = false)]
     async fn fallback(&self) -> Result<(), Error>;
+
+    #[chaos(
+        name = "attribute.chaos",
+        config = "default",
+        enabled = false,
+        fault_rate = 0.0,
+        latency_rate = 0.0,
+        latency = "1s",
+        fault = "error",
+        seed = 1
+    )]
+    async fn chaos(&self) -> Result<(), Error>;
 
     /// What a fallback's `method` names.
     async fn answer(&self) -> Result<(), Error>;
@@ -237,6 +269,9 @@ impl PolicyNames for Answers {
     async fn fallback(&self) -> Result<(), Error> {
         Ok(())
     }
+    async fn chaos(&self) -> Result<(), Error> {
+        Ok(())
+    }
     async fn answer(&self) -> Result<(), Error> {
         Ok(())
     }
@@ -251,6 +286,7 @@ pub(crate) async fn call_each(wrapper: &ResilientPolicyNames<Answers>) -> Result
     wrapper.rate_limiter().await?;
     wrapper.hedge().await?;
     wrapper.fallback().await?;
+    wrapper.chaos().await?;
     wrapper.answer().await?;
     Ok(())
 }
@@ -313,6 +349,14 @@ pub(crate) fn values(
             "fallback",
             registry
                 .fallback(&format!("{prefix}.fallback"))
+                .unwrap()
+                .config()
+                .values(),
+        ),
+        (
+            "chaos",
+            registry
+                .chaos(&format!("{prefix}.chaos"))
                 .unwrap()
                 .config()
                 .values(),
@@ -486,4 +530,27 @@ pub(crate) fn check_defaults(registry: &::bulkhead::Registry, prefix: &str) {
         default.on_error(),
         "{prefix}.fallback: on_error"
     );
+    let config = registry.chaos(&format!("{prefix}.chaos")).unwrap().config();
+    let default = ::bulkhead::__private_0_1_0::ChaosConfig::default();
+    assert_eq!(
+        config.enabled(),
+        default.enabled(),
+        "{prefix}.chaos: enabled"
+    );
+    assert_eq!(
+        config.fault_rate(),
+        default.fault_rate(),
+        "{prefix}.chaos: fault_rate"
+    );
+    assert_eq!(
+        config.latency_rate(),
+        default.latency_rate(),
+        "{prefix}.chaos: latency_rate"
+    );
+    assert_eq!(
+        config.latency(),
+        default.latency(),
+        "{prefix}.chaos: latency"
+    );
+    assert_eq!(config.fault(), default.fault(), "{prefix}.chaos: fault");
 }

@@ -26,6 +26,7 @@ POLICIES = {
     "rate_limiter": "RateLimiter",
     "hedge": "Hedge",
     "fallback": "Fallback",
+    "chaos": "Chaos",
 }
 DOCS = ["README.md", "ARCHITECTURE.md", "docs"]
 

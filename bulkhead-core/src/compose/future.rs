@@ -17,27 +17,48 @@ use std::time::Duration;
 use super::one_task::OneTask;
 use super::{Classifier, Policies, failure};
 use crate::bulkhead::adaptive::CallOutcome;
+use crate::chaos::Chaos;
 use crate::clock::since;
 use crate::rejection::{CallError, Rejection};
 
-/// `$call` (a future) awaited holding `$permit` (a `BulkheadPermit`),
-/// telling an adaptive bulkhead how it ended: dropped while it runs (a
-/// timeout or a caller may drop it), then as its result says; an expression
-/// of `Result<T, CallError<E>>`, for an `async` context. A macro, not an
+/// `$call` (an expression of `Result<T, CallError<E>>` that awaits the
+/// call, [`chaotic!`]) run holding `$permit` (a `BulkheadPermit`), telling
+/// an adaptive bulkhead how it ended: dropped while it runs (a timeout or a
+/// caller may drop it), then as its result says; an expression of
+/// `Result<T, CallError<E>>`, for an `async` context. A macro, not an
 /// `async fn`: a nested state machine would be polled out of line (5 ns).
 macro_rules! held {
     ($permit:expr, $call:expr) => {{
         let mut permit: crate::bulkhead::BulkheadPermit<'_> = $permit;
         permit.set_outcome(CallOutcome::Dropped);
-        let result = $call.await;
+        let result = $call;
         permit.set_outcome(CallOutcome::of(&result));
         drop(permit);
-        result.map_err(CallError::Inner)
+        result
+    }};
+}
+
+/// `$call` (a future) awaited under the chaos policy of `$policies`, if
+/// any: what it injects (a latency slept on its clock, a fault in the
+/// call's place), then the call; an expression of `Result<T,
+/// CallError<E>>`, for an `async` context. Without chaos, or with chaos
+/// disabled, a branch and a load.
+macro_rules! chaotic {
+    ($policies:expr, $call:expr) => {{
+        let injected = match $policies.chaos.as_ref().and_then(Chaos::draw) {
+            None => Ok(()),
+            Some(injection) => injection.apply_async().await,
+        };
+        match injected {
+            Ok(()) => $call.await.map_err(CallError::Inner),
+            Err(fault) => Err(Rejection::from(fault).into()),
+        }
     }};
 }
 
 /// One attempt of `$policies` (a `&Policies`): the breaker around the rate
-/// limiter around the timeout around the bulkhead around `$call()` (an
+/// limiter around the timeout around the bulkhead around the chaos policy
+/// around `$call()` (an
 /// `&mut` of the call's closure), judged by `$classify`; an expression of
 /// the attempt's `Result<T, CallError<E>>`, to be used in an `async`
 /// context. `$hedge` says whether it is a hedge, whose refusal by the
@@ -90,9 +111,9 @@ macro_rules! attempt {
                         // copied out of it, and that copy stalls on store
                         // forwarding.
                         None => match &policies.bulkhead {
-                            None => ($call)().await.map_err(CallError::Inner),
+                            None => chaotic!(policies, ($call)()),
                             Some(bulkhead) => match bulkhead.enter_async().await {
-                                Ok(permit) => held!(permit, ($call)()),
+                                Ok(permit) => held!(permit, chaotic!(policies, ($call)())),
                                 Err(full) => Err(Rejection::from(full).into()),
                             },
                         },
@@ -271,7 +292,8 @@ impl Policies {
         }
     }
 
-    /// The bulkhead around the call: what a timeout drops at its deadline.
+    /// The bulkhead around the chaos policy around the call: what a timeout
+    /// drops at its deadline.
     async fn guarded<T, E, F, Fut>(&self, call: &mut F) -> Result<T, CallError<E>>
     where
         F: FnMut() -> Fut,
@@ -280,9 +302,9 @@ impl Policies {
         match &self.bulkhead {
             Some(bulkhead) => {
                 let permit = bulkhead.enter_async().await.map_err(Rejection::from)?;
-                held!(permit, call())
+                held!(permit, chaotic!(self, call()))
             }
-            None => call().await.map_err(CallError::Inner),
+            None => chaotic!(self, call()),
         }
     }
 }

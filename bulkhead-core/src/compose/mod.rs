@@ -1,7 +1,7 @@
 //! The policies of one call, composed in the one fixed order:
 //!
 //! ```text
-//! Fallback( Retry( Hedge( CircuitBreaker( RateLimiter( Timeout( Bulkhead( call ) ) ) ) ) ) )
+//! Fallback( Retry( Hedge( CircuitBreaker( RateLimiter( Timeout( Bulkhead( Chaos( call ) ) ) ) ) ) ) )
 //! ```
 //!
 //! whatever order they were declared in. What follows from the order:
@@ -19,7 +19,10 @@
 //!   retry retries it unless its kind is in `abort_on`, the breaker records
 //!   it as a failure unless its kind is in `ignore_on`;
 //! - the time spent waiting for a bulkhead slot counts towards the timeout;
-//! - a call the bulkhead rejects has already taken a rate-limiter permit.
+//! - a call the bulkhead rejects has already taken a rate-limiter permit;
+//! - a latency chaos injects holds the call's bulkhead slot and counts
+//!   towards its timeout, and a fault it injects (`Rejection::Injected`) is
+//!   an outcome like any rejection to the outer policies.
 //!
 //! Policies that are not there cost nothing but a branch; policies that are
 //! there but not triggered allocate nothing and cost a few nanoseconds plus
@@ -46,6 +49,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::bulkhead::Bulkhead;
+use crate::chaos::Chaos;
 use crate::circuit_breaker::{BreakerOutcome, BreakerPermit, CircuitBreaker};
 use crate::clock::{Clock, SystemClock, Timeline};
 use crate::fallback::Fallback;
@@ -57,7 +61,7 @@ use crate::timeout::Timeout;
 
 /// The set of policies a call runs under, composed in the fixed order
 /// `Fallback( Retry( Hedge( CircuitBreaker( RateLimiter( Timeout( Bulkhead(
-/// call ) ) ) ) ) ) )` whatever order they were added in. Cheap to clone
+/// Chaos( call ) ) ) ) ) ) ) )` whatever order they were added in. Cheap to clone
 /// (each policy is a handle to shared state).
 ///
 /// Two of them are applied in part by the caller: a hedge runs only the
@@ -94,6 +98,7 @@ pub struct Policies {
     rate_limiter: Option<RateLimiter>,
     timeout: Option<Timeout>,
     bulkhead: Option<Bulkhead>,
+    chaos: Option<Chaos>,
     /// Measures call durations (slow calls), and gives the breaker its
     /// seconds when it shares the clock.
     clock: Timeline,
@@ -137,6 +142,7 @@ impl Policies {
             rate_limiter: None,
             timeout: None,
             bulkhead: None,
+            chaos: None,
             limiter_clock: clock.clone(),
             limiter_origin: 0,
             timeout_clock: clock.clone(),
@@ -240,6 +246,13 @@ impl Policies {
         self
     }
 
+    /// Adds (or replaces) the chaos policy.
+    #[must_use]
+    pub fn with_chaos(mut self, chaos: Chaos) -> Self {
+        self.chaos = Some(chaos);
+        self
+    }
+
     /// The fallback policy, if any.
     pub fn fallback(&self) -> Option<&Fallback> {
         self.fallback.as_ref()
@@ -273,6 +286,11 @@ impl Policies {
     /// The bulkhead, if any.
     pub fn bulkhead(&self) -> Option<&Bulkhead> {
         self.bulkhead.as_ref()
+    }
+
+    /// The chaos policy, if any.
+    pub fn chaos(&self) -> Option<&Chaos> {
+        self.chaos.as_ref()
     }
 
     /// Records on the breaker's `permit` how the call ended (`result`,
@@ -390,6 +408,7 @@ impl fmt::Debug for Policies {
                 "bulkhead",
                 &name(self.bulkhead.as_ref().map(Bulkhead::instance)),
             )
+            .field("chaos", &name(self.chaos.as_ref().map(Chaos::instance)))
             .finish()
     }
 }

@@ -5,6 +5,7 @@ use std::time::Duration;
 use super::{Classifier, Policies, failure};
 use crate::bulkhead::EnterError;
 use crate::bulkhead::adaptive::CallOutcome;
+use crate::chaos::Chaos;
 use crate::clock::since;
 use crate::rejection::{CallError, CallTimeout, Rejection};
 use crate::timeout::Timeout;
@@ -140,7 +141,8 @@ impl Policies {
         self.timed(call, moment)
     }
 
-    /// The timeout and the bulkhead around the call. The timeout starts at
+    /// The timeout and the bulkhead around the call (and the chaos policy
+    /// inside the bulkhead). The timeout starts at
     /// `*moment` if given (else at a reading of its own), and `*moment` is
     /// then the time the call ended if that was read (else `None`).
     ///
@@ -181,7 +183,7 @@ impl Policies {
                 }
             },
         };
-        let result = call();
+        let result = self.chaotic(call);
         if let Some(permit) = &mut permit {
             permit.set_outcome(CallOutcome::of(&result));
         }
@@ -195,6 +197,20 @@ impl Policies {
                 *moment = Some(now);
             }
         }
-        result.map_err(CallError::Inner)
+        result
+    }
+
+    /// The chaos policy around the call: what it injects (a latency slept
+    /// on this thread, a fault in the call's place), then the call. Without
+    /// chaos, or with chaos disabled, a branch and a load.
+    #[inline(always)]
+    fn chaotic<T, E, F>(&self, call: &mut F) -> Result<T, CallError<E>>
+    where
+        F: FnMut() -> Result<T, E>,
+    {
+        if let Some(injection) = self.chaos.as_ref().and_then(Chaos::draw) {
+            injection.apply().map_err(Rejection::from)?;
+        }
+        call().map_err(CallError::Inner)
     }
 }

@@ -6,8 +6,8 @@ use std::fmt;
 use std::time::Duration;
 
 use bulkhead_keys::{
-    ConfigError, HedgeDelay, Key, KeyValue, PolicyKind, RejectionKinds, ValueKind, check_limit,
-    check_positive, check_range,
+    ChaosLatency, ConfigError, HedgeDelay, Key, KeyValue, PolicyKind, RejectionKinds, ValueKind,
+    check_limit, check_positive, check_range,
 };
 
 use crate::intern::intern;
@@ -79,6 +79,17 @@ read! {
     bool: Bool(b) => b;
     String: Text(text) => text;
     RejectionKinds: RejectionKinds(kinds) => kinds;
+    u64: Seed(seed) => seed;
+}
+
+impl Read for ChaosLatency {
+    fn read(key: &str, value: KeyValue) -> Result<Self, ConfigError> {
+        match value {
+            KeyValue::Duration(latency) => Ok(ChaosLatency::fixed(latency)),
+            KeyValue::Latency(latency) => Ok(latency),
+            value => Err(no_such_key(key, &value)),
+        }
+    }
 }
 
 impl Read for HedgeDelay {
@@ -168,6 +179,12 @@ impl Check<HedgeDelay> for HedgeDelay {
     }
 }
 
+impl Check<ChaosLatency> for ChaosLatency {
+    fn check(&self, key: &Key) -> Result<ChaosLatency, ConfigError> {
+        self.checked(key.name())
+    }
+}
+
 /// A resource's name, interned.
 impl Check<&'static str> for String {
     fn check(&self, _: &Key) -> Result<&'static str, ConfigError> {
@@ -185,7 +202,7 @@ macro_rules! every_value {
     )*};
 }
 
-every_value!(bool, RejectionKinds);
+every_value!(bool, u64, RejectionKinds);
 
 impl<T: Choice> Check<T> for T {
     fn check(&self, _: &Key) -> Result<T, ConfigError> {
@@ -222,7 +239,17 @@ macro_rules! written_as_displayed {
     )*};
 }
 
-written_as_displayed!(u32, f32, f64, bool, &str, RejectionKinds, HedgeDelay);
+written_as_displayed!(
+    u32,
+    u64,
+    f32,
+    f64,
+    bool,
+    &str,
+    RejectionKinds,
+    HedgeDelay,
+    ChaosLatency
+);
 
 impl<T: Choice> Written for T {
     fn write(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -107,7 +107,9 @@ fn refused<T, E>(result: &Result<T, CallError<E>>) -> Option<RejectionKind> {
             Rejection::BulkheadFull(_) | Rejection::CircuitOpen(_) | Rejection::RateLimited(_) => {
                 Some(rejection.kind())
             }
-            Rejection::Timeout(_) => None,
+            // An injected fault stands for the dependency failing: the
+            // hedge ran.
+            Rejection::Timeout(_) | Rejection::Injected(_) => None,
         },
         _ => None,
     }

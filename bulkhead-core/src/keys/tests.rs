@@ -7,8 +7,8 @@ use std::time::Duration;
 use super::*;
 use crate::rejection::{RejectionKind, RejectionKinds};
 use crate::{
-    BulkheadConfig, CircuitBreakerConfig, FallbackConfig, HedgeConfig, RateLimiterConfig,
-    RetryConfig, TimeoutConfig,
+    BulkheadConfig, ChaosConfig, CircuitBreakerConfig, FallbackConfig, HedgeConfig,
+    RateLimiterConfig, RetryConfig, TimeoutConfig,
 };
 use crate::{ConfigError, parse_duration};
 
@@ -33,6 +33,7 @@ fn build(kind: PolicyKind, set: Option<(&str, KeyValue)>) -> Result<String, Conf
         PolicyKind::RateLimiter => build!(RateLimiterConfig),
         PolicyKind::Hedge => build!(HedgeConfig),
         PolicyKind::Fallback => build!(FallbackConfig),
+        PolicyKind::Chaos => build!(ChaosConfig),
     }
 }
 
@@ -52,6 +53,11 @@ fn accepted(kind: ValueKind) -> Option<KeyValue> {
         }
         ValueKind::Name => KeyValue::Text("db".to_owned()),
         ValueKind::Delay => KeyValue::Delay(crate::HedgeDelay::percentile(99.0)),
+        ValueKind::Latency => KeyValue::Latency(crate::ChaosLatency::range(
+            Duration::from_millis(1),
+            Duration::from_millis(2),
+        )),
+        ValueKind::Seed => KeyValue::Seed(u64::MAX),
         ValueKind::Predicate | ValueKind::Method => return None,
     })
 }
@@ -73,6 +79,10 @@ fn documented(key: &Key) -> KeyValue {
         ValueKind::Delay => {
             KeyValue::Delay(crate::HedgeDelay::parse(key.name(), unquoted).unwrap())
         }
+        ValueKind::Latency => {
+            KeyValue::Latency(crate::ChaosLatency::parse(key.name(), unquoted).unwrap())
+        }
+        ValueKind::Seed => KeyValue::Seed(text.parse().unwrap()),
         ValueKind::RejectionKinds => KeyValue::RejectionKinds(
             text.trim_matches(['[', ']'])
                 .split(',')
@@ -152,6 +162,10 @@ fn builders_check_the_ranges_of_their_tables() {
                     .map(KeyValue::Number)
                     .collect(),
                 ValueKind::Duration { positive: true } => vec![KeyValue::Duration(Duration::ZERO)],
+                ValueKind::Latency => vec![KeyValue::Latency(crate::ChaosLatency::range(
+                    Duration::from_millis(2),
+                    Duration::from_millis(1),
+                ))],
                 _ => continue,
             };
             assert!(!refused.is_empty(), "{kind}.{}", key.name());
@@ -188,6 +202,7 @@ fn values(kind: PolicyKind, set: Option<(&str, KeyValue)>) -> Vec<(&'static str,
         PolicyKind::RateLimiter => values!(RateLimiterConfig),
         PolicyKind::Hedge => values!(HedgeConfig),
         PolicyKind::Fallback => values!(FallbackConfig),
+        PolicyKind::Chaos => values!(ChaosConfig),
     }
 }
 

@@ -1,7 +1,8 @@
 //! The policies on their own, without a registry: bounded barging of the
 //! bulkhead (`barging`), several bulkheads on one pool under load
 //! (`pool_stress`), what a composed circuit breaker records
-//! (`breaker_classification`), the rate limiter under contention
+//! (`breaker_classification`), what the outer policies make of injected
+//! faults and latency (`chaos`), the rate limiter under contention
 //! (`rate_limiter_races`), and policies on recent readings of the clock
 //! (`recent_readings`).
 //!
@@ -10,6 +11,7 @@
 
 mod barging;
 mod breaker_classification;
+mod chaos;
 mod pool_stress;
 mod rate_limiter_races;
 mod recent_readings;

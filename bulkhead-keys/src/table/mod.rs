@@ -2,6 +2,7 @@
 //! see [`rows`](crate::rows) for how a row reads.
 
 pub(crate) mod bulkhead;
+pub(crate) mod chaos;
 pub(crate) mod circuit_breaker;
 pub(crate) mod fallback;
 pub(crate) mod hedge;

@@ -241,6 +241,37 @@ pub(super) fn delay(key: &str, expr: &Expr) -> Result<HedgeDelay, String> {
     }
 }
 
+/// A chaos policy's latency: a duration string, or a range of them such as
+/// `"100ms..500ms"` (ATR-001).
+pub(super) fn latency(key: &str, expr: &Expr) -> Result<ChaosLatency, String> {
+    match literal(expr) {
+        Some(Lit::Str(s)) if s.value().contains("..") => {
+            ChaosLatency::parse(key, &s.value()).map_err(|error| error.to_string())
+        }
+        Some(Lit::Str(_)) => duration(key, expr).map(ChaosLatency::fixed),
+        _ => Err(format!(
+            "{}: {key} must be a duration string such as \"200ms\", or a range such as \"100ms..500ms\", got {}",
+            codes::DURATION,
+            as_written(expr)
+        )),
+    }
+}
+
+/// A seed: an integer from 0 to 2^64 - 1 (ATR-008).
+pub(super) fn seed(key: &Key, expr: &Expr) -> Result<u64, String> {
+    let (code, name) = (codes::NUMBER, key.name());
+    match number(expr) {
+        Number::Literal(digits) => digits.parse::<u64>().map_err(|_| {
+            format!("{code}: {name} must be a whole number between 0 and 18446744073709551615, got {digits}")
+        }),
+        Number::Suffixed(written) => Err(suffixed(key, &written)),
+        Number::Other => Err(format!(
+            "{code}: {name} must be an integer between 0 and 18446744073709551615, got {}",
+            as_written(expr)
+        )),
+    }
+}
+
 /// `true` or `false`, or the same in a string (ATR-006).
 pub(super) fn boolean(key: &str, expr: &Expr) -> Result<bool, String> {
     match literal(expr) {

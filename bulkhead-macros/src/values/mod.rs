@@ -18,6 +18,8 @@
 //! | `Predicate` | the path of a function `fn(&E) -> bool`, or a string holding one |
 //! | `Method` | the name of a method, in a string |
 //! | `Delay` | a duration string as for `Duration`, or a percentile such as `"p90"` |
+//! | `Latency` | a duration string as for `Duration`, or a range such as `"100ms..500ms"` |
+//! | `Seed` | an integer from 0 to 2^64 - 1, without a type suffix |
 //!
 //! Each kind's code is the table's (`ValueKind::code`); a duration of zero
 //! where it must be positive is ATR-008.
@@ -28,7 +30,7 @@ use kinds::*;
 
 use std::time::Duration;
 
-use bulkhead_keys::{ConfigError, HedgeDelay, RejectionKind};
+use bulkhead_keys::{ChaosLatency, ConfigError, HedgeDelay, RejectionKind};
 use bulkhead_keys::{Float, Key, Range, ValueKind, did_you_mean};
 use darling::ast::MetaNameValueInvalidExpr;
 use proc_macro2::{Literal, Span, TokenStream};
@@ -62,6 +64,10 @@ pub(crate) enum Read {
     Method(Ident),
     /// A `Delay`.
     Delay(HedgeDelay),
+    /// A `Latency`.
+    Latency(ChaosLatency),
+    /// A `Seed`.
+    Seed(u64),
 }
 
 /// A value with the span of the tokens it was written as.
@@ -140,6 +146,8 @@ pub(crate) fn example(key: &Key) -> String {
         ValueKind::Predicate => format!("{name} = is_transient"),
         ValueKind::Method => format!("{name} = \"cached_thumbnail\""),
         ValueKind::Delay => format!("{name} = \"50ms\""),
+        ValueKind::Latency => format!("{name} = \"100ms..500ms\""),
+        ValueKind::Seed => format!("{name} = 42"),
     }
 }
 
@@ -187,6 +195,8 @@ pub(crate) fn from_expr(key: &Key, expr: &Expr) -> Result<Read, String> {
         ValueKind::Predicate => predicate(key, expr).map(Read::Predicate),
         ValueKind::Method => method(key, expr).map(Read::Method),
         ValueKind::Delay => delay(name, expr).map(Read::Delay),
+        ValueKind::Latency => latency(name, expr).map(Read::Latency),
+        ValueKind::Seed => seed(key, expr).map(Read::Seed),
     }
 }
 
@@ -217,6 +227,19 @@ impl Read {
             Read::Delay(HedgeDelay::Percentile { tenths }) => {
                 quote!(::bulkhead::__private::HedgeDelay::Percentile { tenths: #tenths })
             }
+            Read::Latency(latency) => {
+                let [min, max] = [latency.min(), latency.max()].map(|duration| {
+                    let secs = duration.as_secs();
+                    let nanos = duration.subsec_nanos();
+                    quote!(::bulkhead::__private::Duration::new(#secs, #nanos))
+                });
+                if latency.is_fixed() {
+                    min
+                } else {
+                    quote!(::bulkhead::__private::ChaosLatency::range(#min, #max))
+                }
+            }
+            Read::Seed(seed) => Literal::u64_suffixed(*seed).into_token_stream(),
             Read::Bool(b) => b.into_token_stream(),
             Read::Choice(ty, choice) => {
                 let ty = Ident::new(ty, Span::call_site());
@@ -515,7 +538,7 @@ mod tests {
         );
         assert_eq!(
             kind("abort_on", &parse_quote!(BulkheadFul)),
-            Err("ATR-009: abort_on lists `BulkheadFul`, which is not a rejection kind; did you mean `BulkheadFull`? expected BulkheadFull, CircuitOpen, Timeout or RateLimited".into())
+            Err("ATR-009: abort_on lists `BulkheadFul`, which is not a rejection kind; did you mean `BulkheadFull`? expected BulkheadFull, CircuitOpen, Timeout, RateLimited or Injected".into())
         );
         for path in [
             parse_quote!(Foo::Timeout),
@@ -540,7 +563,7 @@ mod tests {
         );
         assert_eq!(
             kind("ignore_on", &parse_quote!(Slow)),
-            Err("ATR-009: ignore_on lists `Slow`, which is not a rejection kind; expected BulkheadFull, CircuitOpen, Timeout or RateLimited".into())
+            Err("ATR-009: ignore_on lists `Slow`, which is not a rejection kind; expected BulkheadFull, CircuitOpen, Timeout, RateLimited or Injected".into())
         );
     }
 

@@ -78,12 +78,16 @@
 //! | `hedge` | `budget_exhausted` | DEBUG | `hedge` |
 //! | `hedge` | `won` | DEBUG | `hedge` |
 //! | `fallback` | `used` | DEBUG | `cause` |
+//! | `chaos` | `fault_injected` | DEBUG | none |
+//! | `chaos` | `panic_injected` | DEBUG | none |
+//! | `chaos` | `latency_injected` | DEBUG | `latency` |
 //! | (none) | `fleet_share_changed` | WARN when `reason` is `unreachable`, else INFO | `resource` (instead of `instance`), `reason` (`joined`, `rebalanced`, `unreachable`, `rejoined`, `left`), `from`, `to`, `target`, `budget`, `processes` |
 //! | (none) | `events_lost` | WARN | `lost` (how many; no `instance`) |
 //!
 //! Durations are recorded with their `Debug` form (`250ms`). `cause` is
 //! `error` for the call's own error, else the rejection kind as `abort_on`
-//! lists name it (`BulkheadFull`, `CircuitOpen`, `Timeout`, `RateLimited`).
+//! lists name it (`BulkheadFull`, `CircuitOpen`, `Timeout`, `RateLimited`,
+//! `Injected`).
 //! Circuit states are `closed`, `open`, `half_open`, `forced_open`,
 //! `disabled`. Every event also has a short `message`.
 //!
@@ -126,6 +130,9 @@
 //! | `bulkhead_rate_limiter_waiting` | gauge | count | `instance` | sample | calls waiting for a reserved permit |
 //! | `bulkhead_hedges_total` | counter | count | `instance`, `outcome` | event | hedges due: `outcome` is `started`, `skipped` (refused by a policy), `budget_exhausted` (not made), and `won` counts again those that answered first |
 //! | `bulkhead_fallbacks_total` | counter | count | `instance`, `cause` | event | calls the fallback answered; `cause` as in the tracing fields |
+//! | `bulkhead_chaos_enabled` | gauge | count | `instance` | sample | 1 while the chaos policy injects, 0 while it is disabled |
+//! | `bulkhead_chaos_injections_total` | counter | count | `instance`, `kind` | event | what the chaos policy injected: `kind` is `fault`, `panic` or `latency` |
+//! | `bulkhead_chaos_latency_microseconds_total` | counter | microseconds | `instance` | event | the latency the chaos policy injected, in total |
 //! | `bulkhead_observer_events_lost_total` | counter | count | none | event | events the exporter lost by falling behind: the event counters undercount by as much |
 //!
 //! With a fleet crate (the facade's feature `redis`), each fleet resource

@@ -5,10 +5,10 @@ use std::io;
 use ::tracing::subscriber::NoSubscriber;
 use ::tracing::{Dispatch, Level, dispatcher, event};
 use bulkhead_core::{
-    BulkheadEvent, BulkheadEventKind, CircuitBreakerEvent, CircuitBreakerEventKind, CircuitState,
-    Event, EventVisitor, FallbackEvent, FallbackEventKind, FleetShareChanged, FleetShareReason,
-    HedgeEvent, HedgeEventKind, RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind,
-    TimeoutEvent, TimeoutEventKind,
+    BulkheadEvent, BulkheadEventKind, ChaosEvent, ChaosEventKind, CircuitBreakerEvent,
+    CircuitBreakerEventKind, CircuitState, Event, EventVisitor, FallbackEvent, FallbackEventKind,
+    FleetShareChanged, FleetShareReason, HedgeEvent, HedgeEventKind, RateLimiterEvent,
+    RateLimiterEventKind, RetryEvent, RetryEventKind, TimeoutEvent, TimeoutEventKind,
 };
 
 use super::names::{cause, circuit_state};
@@ -208,6 +208,20 @@ impl EventVisitor for Tracer {
             FallbackEventKind::Used { rejection } => emit!(DEBUG, event, Fallback, "used";
                 cause = cause(rejection), "call failed: the fallback answered"),
             kind => emit!(DEBUG, event, Fallback, "other"; detail = ?kind, "fallback event"),
+        }
+    }
+
+    fn chaos(&mut self, event: ChaosEvent) {
+        match event.kind {
+            ChaosEventKind::FaultInjected => emit!(DEBUG, event, Chaos, "fault_injected";
+                "chaos: a fault took the call's place"),
+            ChaosEventKind::PanicInjected => emit!(DEBUG, event, Chaos, "panic_injected";
+                "chaos: a panic took the call's place"),
+            ChaosEventKind::LatencyInjected { latency } => {
+                emit!(DEBUG, event, Chaos, "latency_injected";
+                    ?latency, "chaos: latency injected before the call")
+            }
+            kind => emit!(DEBUG, event, Chaos, "other"; detail = ?kind, "chaos event"),
         }
     }
 

@@ -19,7 +19,7 @@ use predicate::Predicate;
 ///
 /// The policies compose in one fixed order, whatever order the builder
 /// methods were called in:
-/// `Retry( Hedge( CircuitBreaker( RateLimiter( Timeout( Bulkhead( call ) ) ) ) ) )`.
+/// `Retry( Hedge( CircuitBreaker( RateLimiter( Timeout( Bulkhead( Chaos( call ) ) ) ) ) ) )`.
 ///
 /// There is no fallback policy here: a pipeline returns a `Result`, and its
 /// fallback is the caller's `or_else`, which sees every outcome

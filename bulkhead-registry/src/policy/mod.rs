@@ -14,6 +14,7 @@
 //! policy's type.
 
 mod bulkhead;
+mod chaos;
 mod circuit_breaker;
 mod fallback;
 mod hedge;
@@ -25,8 +26,8 @@ use std::fmt;
 
 use bulkhead_core::keys::{Key, KeyValue};
 use bulkhead_core::{
-    Bulkhead, CircuitBreaker, ConfigError, Fallback, Hedge, Policies, PolicyContext, RateLimiter,
-    Retry, Timeout,
+    Bulkhead, Chaos, CircuitBreaker, ConfigError, Fallback, Hedge, Policies, PolicyContext,
+    RateLimiter, Retry, Timeout,
 };
 
 use crate::budget::Budgets;
@@ -40,6 +41,7 @@ use crate::store::Store;
 use bulkhead_core::keys::PolicyKind;
 
 pub use bulkhead::{BulkheadHandle, BulkheadSnapshot};
+pub use chaos::{ChaosHandle, ChaosSnapshot};
 pub use circuit_breaker::{CircuitBreakerHandle, CircuitBreakerSnapshot};
 pub use fallback::{FallbackHandle, FallbackSnapshot};
 pub use hedge::{HedgeHandle, HedgeSnapshot};
@@ -48,8 +50,8 @@ pub use retry::{RetryHandle, RetrySnapshot};
 pub use timeout::{TimeoutHandle, TimeoutSnapshot};
 
 /// A policy a registry keeps by instance id: [`Bulkhead`], [`Retry`],
-/// [`CircuitBreaker`], [`Timeout`], [`RateLimiter`], [`Hedge`] or
-/// [`Fallback`], with what its [`Handle`](crate::Handle) shows of it.
+/// [`CircuitBreaker`], [`Timeout`], [`RateLimiter`], [`Hedge`],
+/// [`Fallback`] or [`Chaos`], with what its [`Handle`](crate::Handle) shows of it.
 ///
 /// Sealed: the registry implements it for those policies only.
 pub trait Policy: Clone + fmt::Debug + Send + Sync + 'static + sealed::Sealed {
@@ -220,6 +222,7 @@ pub(crate) fn for_kind<F: ForKind>(kind: PolicyKind, f: F) -> F::Output {
         PolicyKind::RateLimiter => f.run::<RateLimiter>(),
         PolicyKind::Hedge => f.run::<Hedge>(),
         PolicyKind::Fallback => f.run::<Fallback>(),
+        PolicyKind::Chaos => f.run::<Chaos>(),
     }
 }
 
@@ -417,6 +420,8 @@ mod tests {
             ValueKind::Number { range, .. } => Value::Float(range.example()),
             ValueKind::Duration { .. } => Value::Text("1s".to_owned()),
             ValueKind::Delay => Value::Text("p90".to_owned()),
+            ValueKind::Latency => Value::Text("100ms..500ms".to_owned()),
+            ValueKind::Seed => Value::Integer(42),
             ValueKind::Bool => Value::Bool(false),
             ValueKind::Choice { choices, .. } => Value::Text(choices[0].to_owned()),
             ValueKind::RejectionKinds => Value::Text("Timeout, BulkheadFull".to_owned()),

@@ -33,6 +33,8 @@ fn other_value(key: &Key) -> Option<String> {
         }
         ValueKind::Duration { .. } => format!("\"{}\"", other("3s", "4s")),
         ValueKind::Delay => format!("\"{}\"", other("p90", "p50")),
+        ValueKind::Latency => format!("\"{}\"", other("100ms..200ms", "3s")),
+        ValueKind::Seed => other("7", "8"),
         ValueKind::Bool => other("true", "false"),
         ValueKind::Choice { choices, .. } => {
             format!("\"{}\"", choices.iter().find(|c| **c != default)?)
@@ -91,8 +93,10 @@ fn reloads<P: Managed>(key: &'static str, value: &str) {
     let installed = P::values(&declare::<P>(registry, &format!("{kind}-new")).config());
     let (from, to) = (value_of(&before, key), value_of(&installed, key));
     assert_ne!(from, to, "{kind}.{key} = {value}: not installed");
-    // Only a bulkhead's limit and reservation change live.
-    let live = kind == PolicyKind::Bulkhead && matches!(key, "max_concurrent" | "reserved");
+    // Only a bulkhead's limit and reservation, and every key of a chaos
+    // policy, change live.
+    let live = kind == PolicyKind::Chaos
+        || kind == PolicyKind::Bulkhead && matches!(key, "max_concurrent" | "reserved");
     let now = value_of(&P::values(&store.get(&id).unwrap().config()), key);
     assert_eq!(&now, if live { &to } else { &from }, "{kind}.{key} now");
 

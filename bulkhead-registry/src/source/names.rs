@@ -63,7 +63,7 @@ mod tests {
         let err = parse_policy("cache", "cache").unwrap_err();
         assert!(
             err.to_string().ends_with(
-                "expected one of bulkhead, retry, circuit_breaker, timeout, rate_limiter, hedge, fallback"
+                "expected one of bulkhead, retry, circuit_breaker, timeout, rate_limiter, hedge, fallback, chaos"
             ),
             "{err}"
         );

@@ -6,7 +6,9 @@ use std::fmt;
 use std::time::Duration;
 
 use bulkhead_core::keys::{Key, KeyValue, ValueKind};
-use bulkhead_core::{ConfigError, HedgeDelay, RejectionKind, parse_bool, parse_duration};
+use bulkhead_core::{
+    ChaosLatency, ConfigError, HedgeDelay, RejectionKind, parse_bool, parse_duration,
+};
 
 /// A value from TOML (typed) or the environment (always text).
 #[derive(Debug, Clone, PartialEq)]
@@ -60,6 +62,11 @@ impl Value {
                 Value::Text(text) => KeyValue::Delay(HedgeDelay::parse(full_key, text)?),
                 _ => KeyValue::Duration(self.duration(full_key)?),
             },
+            ValueKind::Latency => match self {
+                Value::Text(text) => KeyValue::Latency(ChaosLatency::parse(full_key, text)?),
+                _ => KeyValue::Duration(self.duration(full_key)?),
+            },
+            ValueKind::Seed => KeyValue::Seed(self.seed(full_key)?),
             ValueKind::Bool => KeyValue::Bool(self.boolean(full_key)?),
             ValueKind::Choice { choices, .. } => {
                 KeyValue::Text(self.choice(full_key, choices)?.to_owned())
@@ -127,6 +134,21 @@ impl Value {
             .ok()
             .filter(|n| (min..=max).contains(n))
             .ok_or_else(out_of_range)
+    }
+
+    /// A seed: a whole number from 0 to 2^64 - 1, as an integer (TOML's
+    /// reach up to 2^63 - 1) or as text (ATR-008 otherwise).
+    fn seed(&self, key: &str) -> Result<u64, ConfigError> {
+        let parsed = match self {
+            Value::Integer(n) => u64::try_from(*n).ok(),
+            Value::Text(text) => text.trim().parse().ok(),
+            _ => None,
+        };
+        parsed.ok_or_else(|| ConfigError::NumberOutOfRange {
+            key: key.to_owned(),
+            value: self.to_string(),
+            range: "a whole number between 0 and 18446744073709551615".to_owned(),
+        })
     }
 
     /// A number (ATR-008 when it is not one; its range is the builder's to

@@ -82,8 +82,11 @@ impl<S> Layer<S> for BulkheadLayer {
 
 /// Runs every request of the services it wraps under a [`Pipeline`]'s
 /// policies: `Retry( Hedge( CircuitBreaker( RateLimiter( Timeout(
-/// Bulkhead( call ) ) ) ) ) )`. A refusal by any of them is
-/// [`ServiceError::Unavailable`](super::ServiceError::Unavailable).
+/// Bulkhead( Chaos( call ) ) ) ) ) ) )`. A refusal by any of them (a fault
+/// a chaos policy injects included) is
+/// [`ServiceError::Unavailable`](super::ServiceError::Unavailable); a
+/// pipeline with [`chaos`](crate::pipeline::PipelineBuilder::chaos) is
+/// the chaos policy's layer.
 ///
 /// As with a [`BulkheadLayer`], the pipeline's bulkhead waits up to its
 /// `max_wait` for a slot (without blocking a thread), and the inner service

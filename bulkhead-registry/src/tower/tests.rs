@@ -694,3 +694,32 @@ fn layers_services_futures_and_errors_are_send_and_sync() {
     send_sync::<ServiceError<std::io::Error>>();
     send_sync::<Unavailable>();
 }
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_pipeline_under_chaos_refuses_with_the_injected_fault_and_a_reload_lifts_it() {
+    let registry = Registry::new();
+    let pipeline = Pipeline::builder(&registry, "chaotic")
+        .chaos(|c| c.enabled(true).fault_rate(1.0).seed(3))
+        .build()
+        .unwrap();
+    let inner = Echo::default();
+    let mut service = PipelineLayer::new(pipeline).unwrap().layer(inner.clone());
+    match service.call(1).await {
+        Err(ServiceError::Unavailable(unavailable)) => {
+            assert_eq!(
+                unavailable.rejection().kind(),
+                bulkhead_core::RejectionKind::Injected
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        inner.calls.load(SeqCst),
+        0,
+        "the fault took the call's place"
+    );
+    registry
+        .reload_toml("[chaos.instances.chaotic]\nenabled = false")
+        .unwrap();
+    assert_eq!(service.call(2).await, Ok(2));
+}

@@ -3,11 +3,13 @@
 //! variables (`config`, and property tests of its parser in
 //! `fuzz_config`), resource budgets (`resources`), shared pools (`pools`),
 //! sizing from live traffic (`sizing`), sets of policies declared at once
-//! (`policy_specs`), and the files a new policy touches (`policy_files`).
+//! (`policy_specs`), chaos policies configured and reloaded live
+//! (`chaos`), and the files a new policy touches (`policy_files`).
 //!
 //! No fleet kind is linked into this binary: the fleet keys of
 //! `[resources.<name>]` are unknown keys here (`fleet_seam` links one).
 
+mod chaos;
 mod config;
 mod fuzz_config;
 mod policy_files;

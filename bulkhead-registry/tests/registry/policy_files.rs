@@ -51,7 +51,8 @@ fn own(kind: PolicyKind) -> &'static [&'static str] {
         PolicyKind::Retry
         | PolicyKind::CircuitBreaker
         | PolicyKind::Timeout
-        | PolicyKind::RateLimiter => &["observe/metrics/samples.rs"],
+        | PolicyKind::RateLimiter
+        | PolicyKind::Chaos => &["observe/metrics/samples.rs"],
         PolicyKind::Hedge | PolicyKind::Fallback => &[],
     }
 }

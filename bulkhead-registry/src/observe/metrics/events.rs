@@ -3,15 +3,16 @@
 
 use ::metrics::{counter, gauge};
 use bulkhead_core::{
-    BulkheadEvent, BulkheadEventKind, CircuitBreakerEvent, CircuitBreakerEventKind, EventVisitor,
-    FallbackEvent, FallbackEventKind, FleetShareChanged, HedgeEvent, HedgeEventKind,
-    RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind, TimeoutEvent,
-    TimeoutEventKind,
+    BulkheadEvent, BulkheadEventKind, ChaosEvent, ChaosEventKind, CircuitBreakerEvent,
+    CircuitBreakerEventKind, EventVisitor, FallbackEvent, FallbackEventKind, FleetShareChanged,
+    HedgeEvent, HedgeEventKind, RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind,
+    TimeoutEvent, TimeoutEventKind,
 };
 
 use super::names::{
-    BREAKER_STATE, BREAKER_TRANSITIONS, FALLBACKS, HEDGES, LIMIT_CHANGES, LIMITER_REJECTIONS,
-    MAX_CONCURRENT, OVERRUNS, REJECTIONS, RETRIES, RETRY_CALLS, TIMEOUTS,
+    BREAKER_STATE, BREAKER_TRANSITIONS, CHAOS_INJECTIONS, CHAOS_LATENCY, FALLBACKS, HEDGES,
+    LIMIT_CHANGES, LIMITER_REJECTIONS, MAX_CONCURRENT, OVERRUNS, REJECTIONS, RETRIES, RETRY_CALLS,
+    TIMEOUTS,
 };
 use crate::observe::names::{cause, circuit_state};
 
@@ -97,6 +98,21 @@ impl EventVisitor for Counter {
             counter!(FALLBACKS, "instance" => event.instance, "cause" => cause(rejection))
                 .increment(1);
         }
+    }
+
+    fn chaos(&mut self, event: ChaosEvent) {
+        let instance = event.instance;
+        let kind = match event.kind {
+            ChaosEventKind::FaultInjected => "fault",
+            ChaosEventKind::PanicInjected => "panic",
+            ChaosEventKind::LatencyInjected { latency } => {
+                let micros = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
+                counter!(CHAOS_LATENCY, "instance" => instance).increment(micros);
+                "latency"
+            }
+            _ => return,
+        };
+        counter!(CHAOS_INJECTIONS, "instance" => instance, "kind" => kind).increment(1);
     }
 
     fn fleet_share_changed(&mut self, event: FleetShareChanged) {

@@ -132,6 +132,7 @@ impl Sink for Exporter {
                     .rate_limiters()
                     .iter()
                     .for_each(samples::rate_limiter),
+                PolicyKind::Chaos => snapshot.chaos().iter().for_each(samples::chaos),
                 // Their counters all come from events.
                 PolicyKind::Hedge | PolicyKind::Fallback => {}
             }

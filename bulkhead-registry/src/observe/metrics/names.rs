@@ -66,6 +66,12 @@ metrics! {
         "Hedges due, by outcome: started, skipped, budget_exhausted; and those that won.";
     FALLBACKS = "bulkhead_fallbacks_total", true, Count,
         "Calls the fallback answered, by cause.";
+    CHAOS_ENABLED = "bulkhead_chaos_enabled", false, Count,
+        "1 while the chaos policy injects faults and latency, 0 while it is disabled.";
+    CHAOS_INJECTIONS = "bulkhead_chaos_injections_total", true, Count,
+        "What the chaos policy injected, by kind: fault, panic, latency.";
+    CHAOS_LATENCY = "bulkhead_chaos_latency_microseconds_total", true, Microseconds,
+        "The latency the chaos policy injected, in total.";
     EVENTS_LOST = "bulkhead_observer_events_lost_total", true, Count,
         "Events the exporter lost by falling behind; event counters undercount by as much.";
 }

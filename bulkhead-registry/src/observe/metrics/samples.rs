@@ -6,13 +6,14 @@ use ::metrics::{counter, gauge};
 
 use super::names::{
     ABANDONED, ADAPTIVE_CEILING, ADAPTIVE_DROPS, ADAPTIVE_ERRORS, ADAPTIVE_NO_LOAD,
-    ADAPTIVE_RECENT, ADMITTED, BREAKER_REJECTIONS, BREAKER_STATE, COMPLETED, HOLD, IN_FLIGHT,
-    LIMIT_CHANGES, LIMITER_AVAILABLE, LIMITER_REJECTIONS, LIMITER_WAITING, MAX_CONCURRENT,
-    OVERRUNS, REJECTIONS, RETRY_BUDGET, TIMEOUTS, WAITING,
+    ADAPTIVE_RECENT, ADMITTED, BREAKER_REJECTIONS, BREAKER_STATE, CHAOS_ENABLED, CHAOS_LATENCY,
+    COMPLETED, HOLD, IN_FLIGHT, LIMIT_CHANGES, LIMITER_AVAILABLE, LIMITER_REJECTIONS,
+    LIMITER_WAITING, MAX_CONCURRENT, OVERRUNS, REJECTIONS, RETRY_BUDGET, TIMEOUTS, WAITING,
 };
 use crate::observe::names::{CIRCUIT_STATES, circuit_state};
 use crate::{
-    BulkheadSnapshot, CircuitBreakerSnapshot, RateLimiterSnapshot, RetrySnapshot, TimeoutSnapshot,
+    BulkheadSnapshot, ChaosSnapshot, CircuitBreakerSnapshot, RateLimiterSnapshot, RetrySnapshot,
+    TimeoutSnapshot,
 };
 
 pub(super) fn bulkhead(bulkhead: &BulkheadSnapshot) {
@@ -65,6 +66,12 @@ pub(super) fn rate_limiter(limiter: &RateLimiterSnapshot) {
 pub(super) fn timeout(timeout: &TimeoutSnapshot) {
     let _ = counter!(TIMEOUTS, "instance" => timeout.instance.clone());
     let _ = counter!(OVERRUNS, "instance" => timeout.instance.clone());
+}
+
+pub(super) fn chaos(chaos: &ChaosSnapshot) {
+    let enabled = if chaos.enabled { 1.0 } else { 0.0 };
+    gauge!(CHAOS_ENABLED, "instance" => chaos.instance.clone()).set(enabled);
+    let _ = counter!(CHAOS_LATENCY, "instance" => chaos.instance.clone());
 }
 
 pub(super) fn retry(retry: &RetrySnapshot) {

@@ -1,0 +1,132 @@
+//! # Implementation details
+//!
+//! A chaos policy's settings as its calls read them: atomics that a
+//! reload rewrites ([`Live::set`]) while calls run.
+//!
+//! # Memory ordering
+//!
+//! Every access is `Relaxed`. A call reads `enabled` first, and only if it
+//! is set the rest ([`Live::odds`]); a call that runs during a reload may
+//! see some settings old and others new, and each setting is taken by the
+//! calls that follow the reload within the time the store takes to be
+//! seen. Nothing else depends on them: no other memory is published
+//! through these words.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher, Hasher};
+use std::time::Duration;
+
+use super::config::{ChaosConfig, ChaosFault};
+use super::draw::{Odds, threshold};
+use crate::loom::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use crate::loom::{Mutex, lock};
+
+/// The settings of a chaos policy, and its count of calls.
+#[derive(Debug)]
+pub(super) struct Live {
+    /// What one load tells a call: whether to draw at all.
+    enabled: AtomicBool,
+    fault_below: AtomicU64,
+    latency_below: AtomicU64,
+    latency_min: AtomicU64,
+    latency_span: AtomicU64,
+    panics: AtomicBool,
+    /// The seed the draws use: the configured one, or one drawn at random.
+    seed: AtomicU64,
+    /// The number of the next call drawn for (enabled calls only).
+    calls: AtomicU64,
+    /// The configuration as last set, for [`Chaos::config`](super::Chaos::config).
+    config: Mutex<ChaosConfig>,
+}
+
+impl Live {
+    pub(super) fn new(config: ChaosConfig) -> Self {
+        let live = Live {
+            enabled: AtomicBool::new(false),
+            fault_below: AtomicU64::new(0),
+            latency_below: AtomicU64::new(0),
+            latency_min: AtomicU64::new(0),
+            latency_span: AtomicU64::new(0),
+            panics: AtomicBool::new(false),
+            seed: AtomicU64::new(config.seed().unwrap_or_else(entropy)),
+            calls: AtomicU64::new(0),
+            config: Mutex::new(config),
+        };
+        live.store(&config);
+        live
+    }
+
+    /// Whether calls are drawn for: the one load a call pays when chaos is
+    /// disabled.
+    #[inline]
+    pub(super) fn enabled(&self) -> bool {
+        self.enabled.load(Relaxed)
+    }
+
+    /// The next call's number, the seed and the odds to draw it with.
+    pub(super) fn next(&self) -> (u64, u64, Odds) {
+        let n = self.calls.fetch_add(1, Relaxed);
+        let odds = Odds {
+            fault_below: self.fault_below.load(Relaxed),
+            latency_below: self.latency_below.load(Relaxed),
+            latency_min: self.latency_min.load(Relaxed),
+            latency_span: self.latency_span.load(Relaxed),
+        };
+        (self.seed.load(Relaxed), n, odds)
+    }
+
+    /// What an injected fault is now.
+    pub(super) fn fault(&self) -> ChaosFault {
+        if self.panics.load(Relaxed) {
+            ChaosFault::Panic
+        } else {
+            ChaosFault::Error
+        }
+    }
+
+    /// The configuration as last set.
+    pub(super) fn config(&self) -> ChaosConfig {
+        *lock(&self.config)
+    }
+
+    /// Takes `config` for the calls that follow. A new seed (a configured
+    /// one, or none after one: then one drawn at random) starts the count
+    /// of calls again, so that the draws after it are the seed's from the
+    /// first.
+    pub(super) fn set(&self, config: ChaosConfig) {
+        let mut current = lock(&self.config);
+        if current.seed() != config.seed() {
+            self.seed
+                .store(config.seed().unwrap_or_else(entropy), Relaxed);
+            self.calls.store(0, Relaxed);
+        }
+        self.store(&config);
+        *current = config;
+    }
+
+    fn store(&self, config: &ChaosConfig) {
+        let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        let latency = config.latency();
+        let min = nanos(latency.min());
+        self.fault_below
+            .store(threshold(config.fault_rate()), Relaxed);
+        self.latency_below
+            .store(threshold(config.latency_rate()), Relaxed);
+        self.latency_min.store(min, Relaxed);
+        self.latency_span
+            .store(nanos(latency.max()).saturating_sub(min), Relaxed);
+        self.panics
+            .store(config.fault() == ChaosFault::Panic, Relaxed);
+        // Last, so that turning chaos on usually finds the rest in place;
+        // a call racing the reload may still mix old and new settings (see
+        // the module's *Memory ordering*).
+        self.enabled.store(config.enabled(), Relaxed);
+    }
+}
+
+/// A seed from the system's entropy (the random keys of std's hash maps).
+fn entropy() -> u64 {
+    let mut hasher = RandomState::new().build_hasher();
+    hasher.write(b"chaos");
+    hasher.finish()
+}
