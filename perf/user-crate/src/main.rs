@@ -52,8 +52,53 @@ pub trait Service: Send + Sync {
     fn full(&self, x: u64) -> Result<u64, Busy>;
 }
 
+/// Chaos, disabled as it is by default, against the same method without
+/// it: `composed` has a circuit breaker and a bulkhead (a call through
+/// `Policies`), `composed_chaos` the same and a chaos policy that is not
+/// enabled, so that the difference is what disabled chaos costs a call.
+#[resilient]
+trait Chaotic: Send + Sync {
+    #[bulkhead(name = "composed", max_concurrent = 1000000)]
+    #[circuit_breaker(name = "composed")]
+    fn composed(&self, x: u64) -> Result<u64, Busy>;
+
+    #[bulkhead(name = "composed_chaos", max_concurrent = 1000000)]
+    #[circuit_breaker(name = "composed_chaos")]
+    #[chaos(name = "off")]
+    fn composed_chaos(&self, x: u64) -> Result<u64, Busy>;
+
+    #[bulkhead(name = "composed_async", max_concurrent = 1000000)]
+    #[circuit_breaker(name = "composed_async")]
+    async fn composed_async(&self, x: u64) -> Result<u64, Busy>;
+
+    #[bulkhead(name = "composed_chaos_async", max_concurrent = 1000000)]
+    #[circuit_breaker(name = "composed_chaos_async")]
+    #[chaos(name = "off")]
+    async fn composed_chaos_async(&self, x: u64) -> Result<u64, Busy>;
+}
+
 /// The delegate: next to no work, out of line, as a real method would be.
 pub struct Backend;
+
+impl Chaotic for Backend {
+    #[inline(never)]
+    fn composed(&self, x: u64) -> Result<u64, Busy> {
+        Ok(x.wrapping_mul(31))
+    }
+
+    #[inline(never)]
+    fn composed_chaos(&self, x: u64) -> Result<u64, Busy> {
+        Ok(x.wrapping_mul(31))
+    }
+
+    async fn composed_async(&self, x: u64) -> Result<u64, Busy> {
+        Ok(x.wrapping_mul(31))
+    }
+
+    async fn composed_chaos_async(&self, x: u64) -> Result<u64, Busy> {
+        Ok(x.wrapping_mul(31))
+    }
+}
 
 impl Service for Backend {
     #[inline(never)]
@@ -93,6 +138,56 @@ fn wrapper(calls: u64, service: &ResilientService<Backend>) -> u64 {
     let mut acc = 0_u64;
     for i in 0..calls {
         acc = acc.wrapping_add(fold(black_box(service).free(i)));
+    }
+    acc
+}
+
+#[inline(never)]
+fn composed(calls: u64, service: &ResilientChaotic<Backend>) -> u64 {
+    let mut acc = 0_u64;
+    for i in 0..calls {
+        acc = acc.wrapping_add(fold(black_box(service).composed(i)));
+    }
+    acc
+}
+
+#[inline(never)]
+fn composed_chaos(calls: u64, service: &ResilientChaotic<Backend>) -> u64 {
+    let mut acc = 0_u64;
+    for i in 0..calls {
+        acc = acc.wrapping_add(fold(black_box(service).composed_chaos(i)));
+    }
+    acc
+}
+
+/// The future of `call`, polled once (it is ready at once).
+#[inline(always)]
+fn poll_once<F: Future<Output = Result<u64, Busy>>>(future: F, cx: &mut Context<'_>) -> u64 {
+    match pin!(future).poll(cx) {
+        Poll::Ready(result) => fold(result),
+        Poll::Pending => 3,
+    }
+}
+
+#[inline(never)]
+fn composed_async(calls: u64, service: &ResilientChaotic<Backend>) -> u64 {
+    let mut acc = 0_u64;
+    let mut cx = Context::from_waker(Waker::noop());
+    for i in 0..calls {
+        acc = acc.wrapping_add(poll_once(black_box(service).composed_async(i), &mut cx));
+    }
+    acc
+}
+
+#[inline(never)]
+fn composed_chaos_async(calls: u64, service: &ResilientChaotic<Backend>) -> u64 {
+    let mut acc = 0_u64;
+    let mut cx = Context::from_waker(Waker::noop());
+    for i in 0..calls {
+        acc = acc.wrapping_add(poll_once(
+            black_box(service).composed_chaos_async(i),
+            &mut cx,
+        ));
     }
     acc
 }
@@ -335,6 +430,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let registry = Registry::new();
     let service = ResilientService::new(Backend, &registry)?;
+    let chaotic = ResilientChaotic::new(Backend, &registry)?;
+    assert!(!registry.chaos("off")?.chaos().is_enabled(), "chaos is off");
     let (free_handle, full_handle) = (registry.bulkhead("free")?, registry.bulkhead("full")?);
     let _held = full_handle.bulkhead().try_enter()?;
     assert!(service.full(0).is_err(), "the full bulkhead rejects");
@@ -421,6 +518,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             |n| try_enter_consumed(n, &roomy),
         ),
         Case::new(
+            "composed",
+            "a circuit breaker and a bulkhead, through `Policies`",
+            |n| composed(n, &chaotic),
+        ),
+        Case::new(
+            "composed_chaos",
+            "the same and a chaos policy, disabled",
+            |n| composed_chaos(n, &chaotic),
+        ),
+        Case::new(
+            "composed_async",
+            "async: a circuit breaker and a bulkhead, polled once",
+            |n| composed_async(n, &chaotic),
+        ),
+        Case::new(
+            "composed_chaos_async",
+            "async: the same and a chaos policy, disabled",
+            |n| composed_chaos_async(n, &chaotic),
+        ),
+        Case::new(
             "wrapper_consumed",
             "the wrapper, free slot, result moved as criterion's harness does",
             |n| wrapper_consumed(n, &service),
@@ -471,7 +588,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     // (label, numerator as signed cases, denominator case, target)
     type Ratio<'a> = (&'a str, &'a [(&'a str, f64)], &'a str, &'a str);
-    let ratios: [Ratio<'_>; 10] = [
+    println!(
+        "future sizes: composed_async {} bytes, composed_chaos_async {} bytes\n",
+        std::mem::size_of_val(&chaotic.composed_async(0)),
+        std::mem::size_of_val(&chaotic.composed_chaos_async(0)),
+    );
+    let ratios: [Ratio<'_>; 12] = [
+        (
+            "async: (composed with chaos off - composed) / load-CAS-release floor",
+            &[("composed_chaos_async", 1.0), ("composed_async", -1.0)],
+            "floor_cas",
+            "one load",
+        ),
+        (
+            "(composed with chaos off - composed) / load-CAS-release floor",
+            &[("composed_chaos", 1.0), ("composed", -1.0)],
+            "floor_cas",
+            "one load",
+        ),
         (
             "(wrapper - direct) / load-CAS-release floor",
             &[("wrapper", 1.0), ("direct", -1.0)],
