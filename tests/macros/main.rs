@@ -12,6 +12,7 @@ mod alloc;
 mod async_calls;
 mod call_time;
 mod chaos;
+mod chaos_composed;
 mod composition;
 mod conditional;
 #[path = "../support/counting.rs"]
