@@ -28,6 +28,8 @@
 mod config;
 mod draw;
 mod live;
+#[cfg(all(test, loom))]
+mod loom_tests;
 
 pub use config::{ChaosConfig, ChaosConfigBuilder, ChaosFault, ChaosLatency};
 
