@@ -5,12 +5,24 @@
 //!
 //! # Memory ordering
 //!
-//! Every access is `Relaxed`. A call reads `enabled` first, and only if it
-//! is set the rest ([`Live::odds`]); a call that runs during a reload may
-//! see some settings old and others new, and each setting is taken by the
-//! calls that follow the reload within the time the store takes to be
-//! seen. Nothing else depends on them: no other memory is published
-//! through these words.
+//! A call reads `enabled` first, and only if it is set the rest; a call
+//! that runs during a reload may see some rates and latencies old and
+//! others new, and each is taken by the calls that follow the reload
+//! within the time the store takes to be seen (`Relaxed`: no other memory
+//! is published through these words).
+//!
+//! The seed and the call's number are taken together, so that no two
+//! calls are drawn alike and a new seed's draws start from its first: the
+//! count word holds the seed's generation above the number
+//! ([`NUMBER_BITS`]), and each generation's seed has its slot in `seeds`
+//! (one of [`SEEDS`], by the generation). A reload that changes the seed
+//! (reloads are serialised by the config's lock) stores the new seed in
+//! the next generation's slot, then swaps the count word for that
+//! generation and number 0 (`Release`); a call's `fetch_add` (`Acquire`)
+//! gives it a generation and a number at once, and the seed it then loads
+//! from that generation's slot is the one stored before the swap. A call
+//! could read a slot reused since only if [`SEEDS`] reloads changed the
+//! seed between its `fetch_add` and its next load.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
@@ -18,10 +30,21 @@ use std::time::Duration;
 
 use super::config::{ChaosConfig, ChaosFault};
 use super::draw::{Odds, threshold};
-use crate::loom::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use crate::loom::atomic::{
+    AtomicBool, AtomicU64,
+    Ordering::{Acquire, Relaxed, Release},
+};
 use crate::loom::{Mutex, lock};
 
 /// The settings of a chaos policy, and its count of calls.
+/// The bits of the count word that hold a call's number (7 * 10^16 calls
+/// of one seed); the bits above hold the seed's generation.
+const NUMBER_BITS: u32 = 56;
+
+/// How many seeds are kept, by generation (a divisor of the 256
+/// generations the count word holds).
+const SEEDS: usize = 4;
+
 #[derive(Debug)]
 pub(super) struct Live {
     /// What one load tells a call: whether to draw at all.
@@ -31,9 +54,11 @@ pub(super) struct Live {
     latency_min: AtomicU64,
     latency_span: AtomicU64,
     panics: AtomicBool,
-    /// The seed the draws use: the configured one, or one drawn at random.
-    seed: AtomicU64,
-    /// The number of the next call drawn for (enabled calls only).
+    /// The seed the draws use (the configured one, or one drawn at random)
+    /// of each generation, in the slot of its generation modulo [`SEEDS`].
+    seeds: [AtomicU64; SEEDS],
+    /// The seed's generation and the number of the next call drawn for
+    /// (enabled calls only).
     calls: AtomicU64,
     /// The configuration as last set, for [`Chaos::config`](super::Chaos::config).
     config: Mutex<ChaosConfig>,
@@ -48,10 +73,11 @@ impl Live {
             latency_min: AtomicU64::new(0),
             latency_span: AtomicU64::new(0),
             panics: AtomicBool::new(false),
-            seed: AtomicU64::new(config.seed().unwrap_or_else(entropy)),
+            seeds: [(); SEEDS].map(|()| AtomicU64::new(0)),
             calls: AtomicU64::new(0),
             config: Mutex::new(config),
         };
+        live.seeds[0].store(config.seed().unwrap_or_else(entropy), Relaxed);
         live.store(&config);
         live
     }
@@ -65,14 +91,16 @@ impl Live {
 
     /// The next call's number, the seed and the odds to draw it with.
     pub(super) fn next(&self) -> (u64, u64, Odds) {
-        let n = self.calls.fetch_add(1, Relaxed);
+        let word = self.calls.fetch_add(1, Acquire);
+        let n = word & ((1 << NUMBER_BITS) - 1);
+        let seed = self.seeds[slot(word)].load(Relaxed);
         let odds = Odds {
             fault_below: self.fault_below.load(Relaxed),
             latency_below: self.latency_below.load(Relaxed),
             latency_min: self.latency_min.load(Relaxed),
             latency_span: self.latency_span.load(Relaxed),
         };
-        (self.seed.load(Relaxed), n, odds)
+        (seed, n, odds)
     }
 
     /// What an injected fault is now.
@@ -96,9 +124,10 @@ impl Live {
     pub(super) fn set(&self, config: ChaosConfig) {
         let mut current = lock(&self.config);
         if current.seed() != config.seed() {
-            self.seed
-                .store(config.seed().unwrap_or_else(entropy), Relaxed);
-            self.calls.store(0, Relaxed);
+            // The next generation (the count's own carries never reach it).
+            let next = (self.calls.load(Relaxed) >> NUMBER_BITS).wrapping_add(1) << NUMBER_BITS;
+            self.seeds[slot(next)].store(config.seed().unwrap_or_else(entropy), Relaxed);
+            self.calls.swap(next, Release);
         }
         self.store(&config);
         *current = config;
@@ -122,6 +151,11 @@ impl Live {
         // the module's *Memory ordering*).
         self.enabled.store(config.enabled(), Relaxed);
     }
+}
+
+/// The slot in `seeds` of the generation in the count word `word`.
+fn slot(word: u64) -> usize {
+    (word >> NUMBER_BITS) as usize % SEEDS
 }
 
 /// A seed from the system's entropy (the random keys of std's hash maps).
