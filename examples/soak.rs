@@ -53,9 +53,10 @@ const RSS_EVERY: Duration = Duration::from_secs(10);
 /// runtime's are all warm by then; from start to there RSS grows anyway).
 const RSS_WARM_SECS: u64 = 60;
 /// The run fails if the service's RSS at the end is more than this times
-/// its RSS at [`RSS_WARM_SECS`]. At about 9,000 requests/s for 10 minutes,
-/// a leak of one byte per request would add about 5 MiB to some 7 MiB, and
-/// fail it; fragmentation and buffers sized to a burst stay well within.
+/// its RSS at [`RSS_WARM_SECS`]. At some 8,500 requests/s for 10 minutes,
+/// a leak of one byte per request would add about 4.4 MiB after the first
+/// minute to some 7.7 MiB, and fail it; fragmentation and buffers sized to
+/// a burst stay well within (RELIABILITY.md: 0.5 MiB).
 const RSS_GROWTH_LIMIT: f64 = 1.5;
 /// How long a reports caller may wait for a slot: the soak exercises queued
 /// waiters (hand-offs, deadlines, cancellation), not only rejections.
