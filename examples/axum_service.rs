@@ -9,7 +9,9 @@
 //! (`registry.reload_toml`) makes it slow, failing or well again. A users
 //! route holds its dependency as handlers usually do, an `Arc<dyn Users>`
 //! in the state, which is the `#[resilient]` wrapper of an `#[async_trait]`
-//! trait (a bulkhead, a timeout, a circuit breaker and a retry). `/metrics`
+//! trait (a bulkhead, a timeout, a circuit breaker and a retry, around a
+//! directory that chaos, on from the start, fails a third of the time: a
+//! failure the retry hides, and a 502 if both attempts fail). `/metrics`
 //! serves every policy's figures in Prometheus's text format, which the
 //! Grafana dashboard `docs/grafana/bulkhead.json` reads.
 //!
@@ -47,7 +49,6 @@
 use std::convert::Infallible;
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -79,8 +80,6 @@ pub(crate) const REPORTS_RETRY_AFTER: Duration = Duration::from_secs(2);
 /// How often the metrics exporter samples the registry: the gauges of
 /// `/metrics` are this fresh (Prometheus scrapes every 15 s by default).
 pub(crate) const METRICS_INTERVAL: Duration = Duration::from_secs(5);
-/// The users directory fails one call in this many, at once.
-pub(crate) const DIRECTORY_FAILS_EVERY: u64 = 3;
 
 /// `POST /reports/degrade`: chaos on, every report delayed 3 s.
 pub(crate) const DEGRADE: &str = r#"
@@ -202,43 +201,39 @@ pub(crate) fn app(registry: &Registry) -> Result<Router, RegistryError> {
 pub(crate) trait Users: Send + Sync {
     /// The name of user `id`: on the `users` bulkhead (4 slots, waiting up
     /// to 50 ms for one), within 2 s, behind a circuit breaker, and tried
-    /// twice (20 ms apart) when the directory fails.
+    /// twice (20 ms apart) when the directory fails. The directory is
+    /// flaky by chaos, on from the start (unlike reports'): a third of its
+    /// calls fail at once with an injected fault, and the seed makes them
+    /// the same calls every run (the 3rd, the 6th, then none up to the
+    /// 10th), so that the demo and the tests see the retry hide them.
     #[bulkhead(name = "users", max_concurrent = 4, max_wait = "50ms")]
     #[timeout(name = "users", duration = "2s")]
     #[circuit_breaker(name = "users", minimum_calls = 20, wait_in_open = "5s")]
     #[retry(name = "users", max_attempts = 2, wait = "20ms")]
+    #[chaos(name = "users", enabled = true, fault_rate = 0.33, seed = 270)]
     async fn name(&self, id: u64) -> Result<String, UsersError>;
 }
 
-/// Why a user's name did not come.
+/// Why a user's name did not come: a policy refused the call (the
+/// bulkhead was full, the breaker open, or the call timed out), or the
+/// directory failed both attempts (chaos's injected fault,
+/// `RejectionKind::Injected`).
 #[derive(Debug)]
-pub(crate) enum UsersError {
-    /// A policy refused the call: the bulkhead was full, the breaker open,
-    /// or the call timed out.
-    Refused(Rejection),
-    /// The directory failed.
-    Directory(&'static str),
-}
+pub(crate) struct UsersError(pub(crate) Rejection);
 
 impl From<Rejection> for UsersError {
     fn from(rejection: Rejection) -> Self {
-        UsersError::Refused(rejection)
+        UsersError(rejection)
     }
 }
 
-/// A users directory that fails one call in [`DIRECTORY_FAILS_EVERY`].
+/// The users directory: it answers at once; its failures are chaos's.
 #[derive(Debug, Default)]
-pub(crate) struct Directory {
-    calls: AtomicU64,
-}
+pub(crate) struct Directory;
 
 #[async_trait]
 impl Users for Directory {
     async fn name(&self, id: u64) -> Result<String, UsersError> {
-        let call = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
-        if call.is_multiple_of(DIRECTORY_FAILS_EVERY) {
-            return Err(UsersError::Directory("the directory did not answer"));
-        }
         Ok(format!("user {id}"))
     }
 }
@@ -261,9 +256,13 @@ async fn user(
     State(users): State<Arc<dyn Users>>,
     Path(id): Path<u64>,
 ) -> Result<String, (StatusCode, String)> {
-    users.name(id).await.map_err(|error| match error {
-        UsersError::Refused(rejection) => (StatusCode::SERVICE_UNAVAILABLE, rejection.to_string()),
-        UsersError::Directory(failed) => (StatusCode::BAD_GATEWAY, failed.to_owned()),
+    users.name(id).await.map_err(|UsersError(rejection)| {
+        let status = match rejection.kind() {
+            // The directory failed: a dependency's failure.
+            RejectionKind::Injected => StatusCode::BAD_GATEWAY,
+            _ => StatusCode::SERVICE_UNAVAILABLE,
+        };
+        (status, rejection.to_string())
     })
 }
 
@@ -476,7 +475,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     post("/reports/recover").await?;
 
     println!(
-        "Users, through an Arc<dyn Users>: the directory fails one call in three, the retry hides it."
+        "Users, through an Arc<dyn Users>: chaos fails a third of the directory's calls, the retry hides them."
     );
     for id in 1..=4 {
         let user = client.get(format!("{base}/users/{id}")).send().await?;

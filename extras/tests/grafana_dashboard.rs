@@ -2,7 +2,7 @@
 //! axum example's service is served on 127.0.0.1 with its Prometheus
 //! exporter and driven until every figure the dashboard shows exists
 //! (reports refused by a full bulkhead, checkouts, users retried after the
-//! directory failed); `/metrics` is then scraped over real HTTP and parsed as
+//! directory failed by chaos); `/metrics` is then scraped over real HTTP and parsed as
 //! Prometheus's text format, and every PromQL expression of the dashboard
 //! (each panel's queries and each variable's) must name only metrics the
 //! scrape has, taking `rate()` and its kin over counters only.
@@ -346,7 +346,7 @@ async fn every_query_of_the_dashboard_names_a_metric_the_service_exports() {
     })
     .await;
     refused_reports_then_checkouts(&client, &base).await;
-    // Users: the directory fails calls 3 and 6, each retried.
+    // Users: chaos fails the directory's calls 3 and 6, each retried.
     for id in 1..=6 {
         let user = client
             .get(format!("{base}/users/{id}"))
@@ -357,9 +357,9 @@ async fn every_query_of_the_dashboard_names_a_metric_the_service_exports() {
     }
 
     // A sample taken after the calls, with every event counted.
-    // 3 latencies injected, 5 refusals, 2 retries.
+    // 3 latencies injected, 5 refusals, 2 faults injected, 2 retries.
     wait_until("the exporter counted the events", || {
-        exporter.events() >= 10
+        exporter.events() >= 12
     })
     .await;
     let taken = exporter.samples();
@@ -432,7 +432,7 @@ async fn every_query_of_the_dashboard_names_a_metric_the_service_exports() {
         value(
             &body,
             "bulkhead_retries_total",
-            &[("instance", "users"), ("cause", "error")]
+            &[("instance", "users"), ("cause", "Injected")]
         ),
         Some(2.0)
     );
@@ -460,6 +460,14 @@ async fn every_query_of_the_dashboard_names_a_metric_the_service_exports() {
             &[("instance", "reports"), ("kind", "latency")]
         ),
         Some(f64::from(REPORTS_SLOTS))
+    );
+    assert_eq!(
+        value(
+            &body,
+            "bulkhead_chaos_injections_total",
+            &[("instance", "users"), ("kind", "fault")]
+        ),
+        Some(2.0)
     );
 
     // The delayed reports would take 600 s: their clients hang up, which
