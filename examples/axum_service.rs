@@ -398,7 +398,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Tracking sizing adds the latency and Little's-law figures to
     // `/metrics` (and lets refusals estimate their `Retry-After`).
     let registry = Registry::builder().track_sizing(true).build();
-    let (app, _exporter) = service(&registry, Directory::default(), METRICS_INTERVAL)?;
+    let (app, _exporter) = service(&registry, Directory, METRICS_INTERVAL)?;
 
     if std::env::args().nth(1).as_deref() == Some("serve") {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;

@@ -323,7 +323,7 @@ fn metric_names_are_read_out_of_promql() {
 async fn every_query_of_the_dashboard_names_a_metric_the_service_exports() {
     let registry = Registry::builder().track_sizing(true).build();
     let (app, exporter) =
-        example::service(&registry, Directory::default(), INTERVAL).expect("a fresh registry");
+        example::service(&registry, Directory, INTERVAL).expect("a fresh registry");
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
     let base = format!("http://{}", listener.local_addr().expect("bound"));
     tokio::spawn(async move { axum::serve(listener, app).await });
