@@ -2,12 +2,18 @@
 //! bulkheads: when the reports backend turns slow, reports answer
 //! `503 Service Unavailable` with `Retry-After` at once, and checkout keeps
 //! answering 200. Checkout's bulkhead has a short `max_wait`: a burst beyond
-//! its slots waits for one rather than being refused. A users route holds
-//! its dependency as handlers usually do, an `Arc<dyn Users>` in the state,
-//! which is the `#[resilient]` wrapper of an `#[async_trait]` trait (a
-//! bulkhead, a timeout, a circuit breaker and a retry). `/metrics` serves
-//! every policy's figures in Prometheus's text format, which the Grafana
-//! dashboard `docs/grafana/bulkhead.json` reads.
+//! its slots waits for one rather than being refused. The reports backend
+//! turns slow or failing through chaos, not through code of its own: its
+//! `render` carries `#[chaos(name = "reports")]`, off until configuration
+//! turns it on, and a reload of the registry's configuration
+//! (`registry.reload_toml`) makes it slow, failing or well again. A users
+//! route holds its dependency as handlers usually do, an `Arc<dyn Users>`
+//! in the state, which is the `#[resilient]` wrapper of an `#[async_trait]`
+//! trait (a bulkhead, a timeout, a circuit breaker and a retry, around a
+//! directory that chaos, on from the start, fails a third of the time: a
+//! failure the retry hides, and a 502 if both attempts fail). `/metrics`
+//! serves every policy's figures in Prometheus's text format, which the
+//! Grafana dashboard `docs/grafana/bulkhead.json` reads.
 //!
 //! ```sh
 //! cargo run --example axum_service --features tower,metrics          # a demo, then exit
@@ -17,13 +23,32 @@
 //! Routes: `POST /checkout`, `GET /reports/{id}`, `GET /users/{id}`,
 //! `GET /bulkheads` (every bulkhead's snapshot as JSON), `GET /metrics`
 //! (Prometheus) and `POST /reports/degrade` / `POST /reports/fail` /
-//! `POST /reports/recover` (make the reports backend slow, failing at once
-//! with 500, or well again).
+//! `POST /reports/recover`, which reload the configuration with
+//! [`DEGRADE`], [`FAIL`] or [`RECOVER`] (204; 500 if the reload fails):
+//!
+//! - degraded, every report is delayed 3 s by chaos (twice the 1.5 s the
+//!   reports bulkhead is sized for), holding its reports slot as a slow
+//!   backend would, so that once the slots are taken further reports are
+//!   refused with 503 and `Retry-After`;
+//! - failing, every report fails at once with the injected fault
+//!   (`RejectionKind::Injected`), answered `500 Internal Server Error`
+//!   with the rejection as its body (`chaos "reports" injected a fault`):
+//!   it stands for the backend failing, which the service cannot answer
+//!   for, and is kept apart from a refusal, whose 503 and `Retry-After`
+//!   tell the client to back off;
+//! - recovered, chaos is off again. A report already delayed finishes its
+//!   delay (a reload changes the calls that follow it, not a latency
+//!   already being slept).
+//!
+//! A reload replaces the whole TOML configuration: a service configured by
+//! TOML as well would reload its whole text (or keep it in a file,
+//! `RegistryBuilder::config_file`, and turn chaos on through the
+//! environment, `BULKHEAD_CHAOS__INSTANCES__REPORTS__ENABLED=true`, then
+//! `registry.reload()`). This one has no other TOML configuration.
 
 use std::convert::Infallible;
 use std::io;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -35,10 +60,9 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use bulkhead::observe::{ObserverHandle, export_metrics_to};
 use bulkhead::tower::{BulkheadLayer, ServiceError};
-use bulkhead::{BulkheadConfig, Registry, RegistryError, Rejection, resilient};
+use bulkhead::{BulkheadConfig, Registry, RegistryError, Rejection, RejectionKind, resilient};
 use metrics_exporter_prometheus::PrometheusBuilder;
 use serde_json::{Value, json};
-use tokio::sync::watch;
 use tower::ServiceBuilder;
 
 /// Slots for checkout: 40 requests/s x 50 ms = 2 by Little's law, with room
@@ -56,61 +80,59 @@ pub(crate) const REPORTS_RETRY_AFTER: Duration = Duration::from_secs(2);
 /// How often the metrics exporter samples the registry: the gauges of
 /// `/metrics` are this fresh (Prometheus scrapes every 15 s by default).
 pub(crate) const METRICS_INTERVAL: Duration = Duration::from_secs(5);
-/// The users directory fails one call in this many, at once.
-pub(crate) const DIRECTORY_FAILS_EVERY: u64 = 3;
 
-/// How the reports backend behaves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Health {
-    /// Reports are quick.
-    Well,
-    /// A report takes the backend's `slow` time (or until it recovers).
-    Slow,
-    /// Every report fails at once.
-    Failing,
+/// `POST /reports/degrade`: chaos on, every report delayed 3 s.
+pub(crate) const DEGRADE: &str = r#"
+[chaos.instances.reports]
+enabled = true
+latency_rate = 1.0
+latency = "3s"
+"#;
+
+/// `POST /reports/fail`: chaos on, every report fails at once with an
+/// injected fault (answered 500).
+pub(crate) const FAIL: &str = r#"
+[chaos.instances.reports]
+enabled = true
+fault_rate = 1.0
+"#;
+
+/// `POST /reports/recover`: chaos off (its default, spelt out).
+pub(crate) const RECOVER: &str = r#"
+[chaos.instances.reports]
+enabled = false
+"#;
+
+/// The reports backend. `#[resilient]` generates `ResilientReports`, which
+/// runs `render` under the chaos policy `reports` of a registry: inside the
+/// route's bulkhead, so that an injected latency holds a reports slot.
+#[resilient]
+#[async_trait]
+pub(crate) trait Reports: Send + Sync {
+    /// Renders the report `id`: quick, unless chaos `reports` is on (off
+    /// until configuration turns it on; [`DEGRADE`], [`FAIL`]).
+    #[chaos(name = "reports")]
+    async fn render(&self, id: &str) -> Result<String, ReportError>;
 }
 
-/// The reports backend: quick when well; while degraded, a report takes
-/// `slow` (or until the backend is no longer slow); while failing, a report
-/// fails at once.
-#[derive(Debug, Clone)]
-pub(crate) struct ReportsBackend {
-    health: watch::Sender<Health>,
-    slow: Duration,
+/// Why a report did not come: a policy's rejection, which for reports is
+/// chaos's injected fault (`RejectionKind::Injected`).
+#[derive(Debug)]
+pub(crate) struct ReportError(pub(crate) Rejection);
+
+impl From<Rejection> for ReportError {
+    fn from(rejection: Rejection) -> Self {
+        ReportError(rejection)
+    }
 }
 
-impl ReportsBackend {
-    /// A backend that is well now, and takes `slow` per report when degraded.
-    pub(crate) fn new(slow: Duration) -> Self {
-        ReportsBackend {
-            health: watch::Sender::new(Health::Well),
-            slow,
-        }
-    }
+/// A reports backend that is always quick: its failures are chaos's.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct ReportsBackend;
 
-    /// Makes reports slow (`true`) or well again (`false`).
-    pub(crate) fn set_degraded(&self, degraded: bool) {
-        self.set_health(if degraded { Health::Slow } else { Health::Well });
-    }
-
-    /// Changes how the backend behaves; slow reports already running finish
-    /// as soon as it is no longer slow.
-    pub(crate) fn set_health(&self, health: Health) {
-        self.health.send_replace(health);
-    }
-
-    /// Renders the report `id`, or fails if the backend is failing.
-    pub(crate) async fn render(&self, id: &str) -> Result<String, &'static str> {
-        let mut health = self.health.subscribe();
-        let now = *health.borrow_and_update();
-        match now {
-            Health::Well => {}
-            Health::Failing => return Err("the reports backend failed"),
-            Health::Slow => tokio::select! {
-                () = tokio::time::sleep(self.slow) => {}
-                _ = health.wait_for(|health| *health != Health::Slow) => {}
-            },
-        }
+#[async_trait]
+impl Reports for ReportsBackend {
+    async fn render(&self, id: &str) -> Result<String, ReportError> {
         Ok(format!("report {id}"))
     }
 }
@@ -118,17 +140,19 @@ impl ReportsBackend {
 #[derive(Clone)]
 struct AppState {
     registry: Registry,
-    reports: ReportsBackend,
+    reports: Arc<ResilientReports<ReportsBackend>>,
 }
 
 /// The application: checkout and reports, each behind its own bulkhead of
-/// `registry`, and `/bulkheads`.
+/// `registry` (reports under the chaos policy `reports` of `registry`
+/// too), the routes that reload chaos `reports`, and `/bulkheads`.
 ///
 /// # Errors
 ///
 /// A registry error if `registry` already has a bulkhead `checkout` or
-/// `reports` with another configuration (REG-008).
-pub(crate) fn app(registry: &Registry, reports: ReportsBackend) -> Result<Router, RegistryError> {
+/// `reports`, or a chaos policy `reports`, with another configuration
+/// (REG-008).
+pub(crate) fn app(registry: &Registry) -> Result<Router, RegistryError> {
     let checkout = registry.bulkhead_policy(
         "checkout",
         "examples/axum_service.rs",
@@ -143,7 +167,7 @@ pub(crate) fn app(registry: &Registry, reports: ReportsBackend) -> Result<Router
     )?;
     let state = AppState {
         registry: registry.clone(),
-        reports,
+        reports: Arc::new(ResilientReports::new(ReportsBackend, registry)?),
     };
     Ok(Router::new()
         .route(
@@ -177,43 +201,39 @@ pub(crate) fn app(registry: &Registry, reports: ReportsBackend) -> Result<Router
 pub(crate) trait Users: Send + Sync {
     /// The name of user `id`: on the `users` bulkhead (4 slots, waiting up
     /// to 50 ms for one), within 2 s, behind a circuit breaker, and tried
-    /// twice (20 ms apart) when the directory fails.
+    /// twice (20 ms apart) when the directory fails. The directory is
+    /// flaky by chaos, on from the start (unlike reports'): a third of its
+    /// calls fail at once with an injected fault, and the seed makes them
+    /// the same calls every run (the 3rd, the 6th, then none up to the
+    /// 10th), so that the demo and the tests see the retry hide them.
     #[bulkhead(name = "users", max_concurrent = 4, max_wait = "50ms")]
     #[timeout(name = "users", duration = "2s")]
     #[circuit_breaker(name = "users", minimum_calls = 20, wait_in_open = "5s")]
     #[retry(name = "users", max_attempts = 2, wait = "20ms")]
+    #[chaos(name = "users", enabled = true, fault_rate = 0.33, seed = 270)]
     async fn name(&self, id: u64) -> Result<String, UsersError>;
 }
 
-/// Why a user's name did not come.
+/// Why a user's name did not come: a policy refused the call (the
+/// bulkhead was full, the breaker open, or the call timed out), or the
+/// directory failed both attempts (chaos's injected fault,
+/// `RejectionKind::Injected`).
 #[derive(Debug)]
-pub(crate) enum UsersError {
-    /// A policy refused the call: the bulkhead was full, the breaker open,
-    /// or the call timed out.
-    Refused(Rejection),
-    /// The directory failed.
-    Directory(&'static str),
-}
+pub(crate) struct UsersError(pub(crate) Rejection);
 
 impl From<Rejection> for UsersError {
     fn from(rejection: Rejection) -> Self {
-        UsersError::Refused(rejection)
+        UsersError(rejection)
     }
 }
 
-/// A users directory that fails one call in [`DIRECTORY_FAILS_EVERY`].
+/// The users directory: it answers at once; its failures are chaos's.
 #[derive(Debug, Default)]
-pub(crate) struct Directory {
-    calls: AtomicU64,
-}
+pub(crate) struct Directory;
 
 #[async_trait]
 impl Users for Directory {
     async fn name(&self, id: u64) -> Result<String, UsersError> {
-        let call = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
-        if call.is_multiple_of(DIRECTORY_FAILS_EVERY) {
-            return Err(UsersError::Directory("the directory did not answer"));
-        }
         Ok(format!("user {id}"))
     }
 }
@@ -236,9 +256,13 @@ async fn user(
     State(users): State<Arc<dyn Users>>,
     Path(id): Path<u64>,
 ) -> Result<String, (StatusCode, String)> {
-    users.name(id).await.map_err(|error| match error {
-        UsersError::Refused(rejection) => (StatusCode::SERVICE_UNAVAILABLE, rejection.to_string()),
-        UsersError::Directory(failed) => (StatusCode::BAD_GATEWAY, failed.to_owned()),
+    users.name(id).await.map_err(|UsersError(rejection)| {
+        let status = match rejection.kind() {
+            // The directory failed: a dependency's failure.
+            RejectionKind::Injected => StatusCode::BAD_GATEWAY,
+            _ => StatusCode::SERVICE_UNAVAILABLE,
+        };
+        (status, rejection.to_string())
     })
 }
 
@@ -286,11 +310,10 @@ pub(crate) fn metrics(
 /// A registry error as [`app`] and [`users`] have them, or the exporter's.
 pub(crate) fn service(
     registry: &Registry,
-    reports: ReportsBackend,
     directory: Directory,
     interval: Duration,
 ) -> Result<(Router, ObserverHandle), Box<dyn std::error::Error>> {
-    let router = app(registry, reports)?.merge(users(registry, directory)?);
+    let router = app(registry)?.merge(users(registry, directory)?);
     // After the routes, so that the exporter's first sample, taken as it
     // starts, has every policy.
     let (metrics, exporter) = metrics(registry, interval)?;
@@ -313,30 +336,44 @@ async fn place_order() -> &'static str {
     "order placed"
 }
 
+/// `GET /reports/{id}`: an injected fault is a 500 (the backend failed),
+/// any other rejection a 503.
 async fn report(
     State(state): State<AppState>,
     Path(id): Path<String>,
-) -> Result<String, (StatusCode, &'static str)> {
+) -> Result<String, (StatusCode, String)> {
     state
         .reports
         .render(&id)
         .await
-        .map_err(|failed| (StatusCode::INTERNAL_SERVER_ERROR, failed))
+        .map_err(|ReportError(rejection)| {
+            let status = match rejection.kind() {
+                RejectionKind::Injected => StatusCode::INTERNAL_SERVER_ERROR,
+                _ => StatusCode::SERVICE_UNAVAILABLE,
+            };
+            (status, rejection.to_string())
+        })
 }
 
-async fn degrade(State(state): State<AppState>) -> StatusCode {
-    state.reports.set_health(Health::Slow);
-    StatusCode::NO_CONTENT
+/// Reloads `registry`'s configuration with `toml`: 204, or 500 with the
+/// error.
+fn reload(registry: &Registry, toml: &str) -> (StatusCode, String) {
+    match registry.reload_toml(toml) {
+        Ok(_) => (StatusCode::NO_CONTENT, String::new()),
+        Err(error) => (StatusCode::INTERNAL_SERVER_ERROR, error.to_string()),
+    }
 }
 
-async fn fail(State(state): State<AppState>) -> StatusCode {
-    state.reports.set_health(Health::Failing);
-    StatusCode::NO_CONTENT
+async fn degrade(State(state): State<AppState>) -> (StatusCode, String) {
+    reload(&state.registry, DEGRADE)
 }
 
-async fn recover(State(state): State<AppState>) -> StatusCode {
-    state.reports.set_health(Health::Well);
-    StatusCode::NO_CONTENT
+async fn fail(State(state): State<AppState>) -> (StatusCode, String) {
+    reload(&state.registry, FAIL)
+}
+
+async fn recover(State(state): State<AppState>) -> (StatusCode, String) {
+    reload(&state.registry, RECOVER)
 }
 
 /// Every bulkhead's snapshot, as a JSON array.
@@ -361,13 +398,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Tracking sizing adds the latency and Little's-law figures to
     // `/metrics` (and lets refusals estimate their `Retry-After`).
     let registry = Registry::builder().track_sizing(true).build();
-    let backend = ReportsBackend::new(Duration::from_secs(30));
-    let (app, _exporter) = service(
-        &registry,
-        backend.clone(),
-        Directory::default(),
-        METRICS_INTERVAL,
-    )?;
+    let (app, _exporter) = service(&registry, Directory, METRICS_INTERVAL)?;
 
     if std::env::args().nth(1).as_deref() == Some("serve") {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
@@ -382,8 +413,13 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     tokio::spawn(async move { axum::serve(listener, app).await });
     let client = reqwest::Client::new();
 
-    println!("The reports backend degrades: a report now takes 30 s.");
-    backend.set_degraded(true);
+    let post = |path: &str| {
+        let request = client.post(format!("{base}{path}")).send();
+        async move { request.await?.error_for_status() }
+    };
+
+    println!("POST /reports/degrade: chaos delays every report 3 s.");
+    post("/reports/degrade").await?;
     let floods: Vec<_> = (0..10)
         .map(|i| {
             let request = client.get(format!("{base}/reports/r-{i}")).send();
@@ -416,8 +452,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     )?;
     println!("GET /bulkheads      -> {snapshots:#}");
 
-    println!("The backend recovers: the slow reports finish, and their slots come back.");
-    backend.set_degraded(false);
+    println!(
+        "POST /reports/recover: chaos is off; the delayed reports finish their 3 s and give their slots back."
+    );
+    post("/reports/recover").await?;
     let mut statuses = Vec::new();
     for flood in floods {
         statuses.push(flood.await??.status().as_u16());
@@ -426,8 +464,18 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let again = client.get(format!("{base}/reports/r-11")).send().await?;
     println!("GET /reports/r-11   -> {}", again.status());
 
+    println!("POST /reports/fail: chaos fails every report at once.");
+    post("/reports/fail").await?;
+    let failed = client.get(format!("{base}/reports/r-12")).send().await?;
     println!(
-        "Users, through an Arc<dyn Users>: the directory fails one call in three, the retry hides it."
+        "GET /reports/r-12   -> {} {}",
+        failed.status(),
+        failed.text().await?
+    );
+    post("/reports/recover").await?;
+
+    println!(
+        "Users, through an Arc<dyn Users>: chaos fails a third of the directory's calls, the retry hides them."
     );
     for id in 1..=4 {
         let user = client.get(format!("{base}/users/{id}")).send().await?;
@@ -448,6 +496,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("GET /metrics (a few lines):");
     for line in scrape.lines().filter(|line| {
         line.starts_with("bulkhead_rejections_total")
+            || line.starts_with("bulkhead_chaos_injections_total")
             || line.starts_with("bulkhead_retries_total")
             || line.starts_with("bulkhead_max_concurrent")
     }) {

@@ -1,9 +1,11 @@
 //! A soak run: the axum example's service (`examples/axum_service.rs`) in its
-//! own process under sustained load from this one, over loopback, while the
-//! reports backend switches between well, slow and failing, clients hang up
-//! at random, and limits change by `reload_toml` and `set_max_concurrent`.
+//! own process under sustained load from this one, over loopback, while
+//! chaos makes the reports backend well, slow or failing (reloads of the
+//! chaos policy `reports` that its `render` carries), clients hang up at
+//! random, and limits change by `reload_toml` and `set_max_concurrent`.
 //! At the end it checks that every bulkhead is idle with its full capacity,
-//! and prints what it measured as a Markdown table.
+//! that every answer was one the run expects and that the service's memory
+//! stayed flat, and prints what it measured as a Markdown table.
 //!
 //! ```sh
 //! cargo run --release --example soak --features tower,metrics -- --minutes 10
@@ -12,9 +14,11 @@
 //! Options: `--minutes M` (default 10), `--max-requests N` (default 50
 //! million: a bound, not a target), `--phase-secs S` (how long the backend
 //! stays in one state, default 5). It exits with an error if the service is
-//! not idle with full capacity at the end, or if a request failed in a way
-//! the run does not expect (anything but 200, 503 and the failing
-//! backend's 500).
+//! not idle with full capacity at the end, if a request failed in a way
+//! the run does not expect (anything but 200, 503 and, for reports, the
+//! injected fault's 500), or if the service's resident memory at the end is
+//! more than [`RSS_GROWTH_LIMIT`] times what it was after
+//! [`RSS_WARM_SECS`] (Linux only; elsewhere memory is not measured).
 
 #[allow(dead_code)]
 #[path = "axum_service.rs"]
@@ -32,13 +36,28 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::routing::post;
 use bulkhead::Registry;
-use example::{CHECKOUT_SLOTS, Health, REPORTS_SLOTS, ReportsBackend};
+use example::{CHECKOUT_SLOTS, METRICS_INTERVAL, REPORTS_SLOTS};
 use reqwest::Client;
 use serde_json::Value;
 
-/// A slow report takes this long: long enough to fill the reports bulkhead
-/// at the load below, short enough that slots turn over within a phase.
-const SLOW_REPORT: Duration = Duration::from_millis(800);
+/// The latency chaos injects into a report while the backend is slow: long
+/// enough to fill the reports bulkhead at the load below, short enough
+/// that slots turn over within a phase.
+const SLOW_REPORT: &str = "800ms";
+/// The answer to a report that chaos failed.
+const INJECTED_BODY: &str = r#"chaos "reports" injected a fault"#;
+/// How often the driver reads the service's resident memory.
+const RSS_EVERY: Duration = Duration::from_secs(10);
+/// The reference for memory: the service's RSS once it has been under load
+/// this long (connection buffers, the allocator's pools and the tokio
+/// runtime's are all warm by then; from start to there RSS grows anyway).
+const RSS_WARM_SECS: u64 = 60;
+/// The run fails if the service's RSS at the end is more than this times
+/// its RSS at [`RSS_WARM_SECS`]. At some 8,500 requests/s for 10 minutes,
+/// a leak of one byte per request would add about 4.4 MiB after the first
+/// minute to some 7.7 MiB, and fail it; fragmentation and buffers sized to
+/// a burst stay well within (RELIABILITY.md: 0.5 MiB).
+const RSS_GROWTH_LIMIT: f64 = 1.5;
 /// How long a reports caller may wait for a slot: the soak exercises queued
 /// waiters (hand-offs, deadlines, cancellation), not only rejections.
 const REPORTS_MAX_WAIT: &str = "150ms";
@@ -95,20 +114,23 @@ impl Default for Options {
 
 // ------------------------------------------------------------ the service
 
-/// The child process: the example's app, its reports bulkhead waiting up to
-/// `REPORTS_MAX_WAIT`, plus two routes the driver changes limits with.
+/// The child process: the example's app (its reports bulkhead waiting up to
+/// `REPORTS_MAX_WAIT`, its chaos `reports` off) and `/metrics`, plus two
+/// routes the driver changes limits and chaos with.
 fn serve() -> Result<(), Box<dyn std::error::Error>> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async {
         let registry = Registry::builder().config_toml(&base_config())?.build();
-        let backend = ReportsBackend::new(SLOW_REPORT);
         let admin = Router::new()
             .route("/soak/reload", post(reload))
             .route("/soak/limit/{id}/{limit}", post(set_limit))
             .with_state(registry.clone());
-        let app = example::app(&registry, backend)?.merge(admin);
+        // `/metrics` for the chaos injections' counts; its exporter stops
+        // when `_exporter` is dropped, after the server.
+        let (metrics, _exporter) = example::metrics(&registry, METRICS_INTERVAL)?;
+        let app = example::app(&registry)?.merge(admin).merge(metrics);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         println!("listening on {}", listener.local_addr()?);
         axum::serve(listener, app).await?;
@@ -116,14 +138,39 @@ fn serve() -> Result<(), Box<dyn std::error::Error>> {
     })
 }
 
-/// The configuration the service starts with, and returns to at the end.
-fn base_config() -> String {
-    limits_config(REPORTS_SLOTS)
+/// How the driver makes the reports backend behave, through chaos.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Health {
+    /// Chaos off: reports are quick.
+    Well,
+    /// Every report delayed [`SLOW_REPORT`].
+    Slow,
+    /// Every report fails at once with an injected fault (500).
+    Failing,
 }
 
-fn limits_config(reports: u32) -> String {
+const HEALTHS: [Health; 3] = [Health::Well, Health::Slow, Health::Failing];
+
+/// The configuration the service starts with, and returns to at the end.
+fn base_config() -> String {
+    config(REPORTS_SLOTS, Health::Well)
+}
+
+/// The whole TOML configuration with the reports limit `reports` and chaos
+/// `reports` making the backend `health`: the example's [`example::DEGRADE`],
+/// [`example::FAIL`] and [`example::RECOVER`], with a latency of
+/// [`SLOW_REPORT`]. A reload replaces the whole TOML configuration, so each
+/// one carries the limits too.
+fn config(reports: u32, health: Health) -> String {
+    let chaos = match health {
+        Health::Well => "enabled = false\n".to_owned(),
+        Health::Slow => {
+            format!("enabled = true\nlatency_rate = 1.0\nlatency = \"{SLOW_REPORT}\"\n")
+        }
+        Health::Failing => "enabled = true\nfault_rate = 1.0\n".to_owned(),
+    };
     format!(
-        "[bulkhead.instances.reports]\nmax_concurrent = {reports}\nmax_wait = \"{REPORTS_MAX_WAIT}\"\n"
+        "[bulkhead.instances.reports]\nmax_concurrent = {reports}\nmax_wait = \"{REPORTS_MAX_WAIT}\"\n\n[chaos.instances.reports]\n{chaos}"
     )
 }
 
@@ -199,6 +246,8 @@ struct Tally {
     hung_up: u64,
     /// The connection failed (not expected on loopback).
     errors: u64,
+    /// A 500 whose body is not the injected fault's.
+    odd_500: u64,
     /// Latencies in microseconds of answered requests, by the reports
     /// backend's state when the request was sent.
     latencies: [Vec<u32>; 3],
@@ -218,8 +267,6 @@ fn health_index(health: Health) -> usize {
         Health::Failing => 2,
     }
 }
-
-const HEALTHS: [Health; 3] = [Health::Well, Health::Slow, Health::Failing];
 
 async fn drive(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     let service = Service::start()?;
@@ -271,8 +318,8 @@ async fn drive(options: Options) -> Result<(), Box<dyn std::error::Error>> {
                     let answer = async {
                         let response = request.send().await?;
                         let status = response.status().as_u16();
-                        response.bytes().await?;
-                        Ok::<_, reqwest::Error>(status)
+                        let body = response.bytes().await?;
+                        Ok::<_, reqwest::Error>((status, body))
                     };
                     let outcome = match hang_up {
                         Some(after) => tokio::time::timeout(after, answer).await.ok(),
@@ -284,7 +331,10 @@ async fn drive(options: Options) -> Result<(), Box<dyn std::error::Error>> {
                         match outcome {
                             None => tally.hung_up += 1,
                             Some(Err(_)) => tally.errors += 1,
-                            Some(Ok(status)) => {
+                            Some(Ok((status, body))) => {
+                                if status == 500 && body != INJECTED_BODY.as_bytes() {
+                                    tally.odd_500 += 1;
+                                }
                                 *tally.statuses.entry(status).or_default() += 1;
                                 tally.latencies[state].push(took);
                             }
@@ -296,55 +346,60 @@ async fn drive(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
 
-    // The chaos: the backend's state every phase, a limit change every
-    // other phase (a reload of the reports limit, or set_max_concurrent on
-    // checkout, in turn).
+    // The backend's state every phase, by a reload of chaos `reports`
+    // (with the reports limit in force); a limit change every other phase:
+    // a new reports limit in that reload, or set_max_concurrent on
+    // checkout (which lasts until the next phase's reload puts checkout's
+    // configured limit back), in turn.
     let deadline = started + Duration::from_secs(options.minutes * 60);
     let phase = Duration::from_secs(options.phase_secs);
     let mut rss = vec![(0u64, rss_at_start)];
+    let mut last_rss = Instant::now();
     let mut last_report = Instant::now();
     let mut changes = 0u64;
     let mut phase_no = 0u64;
+    let mut reports_limit = REPORTS_SLOTS;
+    let mut phases = [0u64; 3];
     while Instant::now() < deadline && !stop.load(Relaxed) {
         let next = HEALTHS[rand::random_range(0..3)];
-        let path = match next {
-            Health::Well => "recover",
-            Health::Slow => "degrade",
-            Health::Failing => "fail",
-        };
+        phases[health_index(next)] += 1;
+        if phase_no % 4 == 1 {
+            reports_limit = rand::random_range(1..=2 * REPORTS_SLOTS);
+            changes += 1;
+        }
         // Tag requests sent from now on with the new state.
         health.store(health_index(next) as u8, Relaxed);
         client
-            .post(format!("{base}/reports/{path}"))
+            .post(format!("{base}/soak/reload"))
+            .body(config(reports_limit, next))
             .send()
             .await?
             .error_for_status()?;
-        if phase_no % 2 == 1 {
-            let response = if phase_no % 4 == 1 {
-                let limit = rand::random_range(1..=2 * REPORTS_SLOTS);
-                client
-                    .post(format!("{base}/soak/reload"))
-                    .body(limits_config(limit))
-                    .send()
-                    .await?
-            } else {
-                let limit = rand::random_range(1..=2 * CHECKOUT_SLOTS);
-                client
-                    .post(format!("{base}/soak/limit/checkout/{limit}"))
-                    .send()
-                    .await?
-            };
-            response.error_for_status()?;
+        if phase_no % 4 == 3 {
+            let limit = rand::random_range(1..=2 * CHECKOUT_SLOTS);
+            client
+                .post(format!("{base}/soak/limit/checkout/{limit}"))
+                .send()
+                .await?
+                .error_for_status()?;
             changes += 1;
         }
         phase_no += 1;
-        tokio::time::sleep(phase.min(deadline.saturating_duration_since(Instant::now()))).await;
+        let phase_ends =
+            Instant::now() + phase.min(deadline.saturating_duration_since(Instant::now()));
+        while Instant::now() < phase_ends {
+            tokio::time::sleep(RSS_EVERY.min(phase_ends.saturating_duration_since(Instant::now())))
+                .await;
+            if last_rss.elapsed() >= RSS_EVERY {
+                last_rss = Instant::now();
+                rss.push((started.elapsed().as_secs(), service.rss_kib()));
+            }
+        }
         if last_report.elapsed() >= Duration::from_secs(30) {
             last_report = Instant::now();
-            let at = started.elapsed().as_secs();
-            rss.push((at, service.rss_kib()));
             eprintln!(
-                "soak: {at:>4} s, {} requests, service RSS {} KiB",
+                "soak: {:>4} s, {} requests, service RSS {} KiB",
+                started.elapsed().as_secs(),
                 sent.load(Relaxed),
                 service.rss_kib().unwrap_or(0)
             );
@@ -354,13 +409,9 @@ async fn drive(options: Options) -> Result<(), Box<dyn std::error::Error>> {
     while clients.join_next().await.is_some() {}
     let elapsed = started.elapsed();
 
-    // Back to the start: well, the original limits; then every bulkhead must
-    // drain to idle with its full capacity.
-    client
-        .post(format!("{base}/reports/recover"))
-        .send()
-        .await?
-        .error_for_status()?;
+    // Back to the start: chaos off, the original limits (the reload puts
+    // checkout's back too; set it anyway); then every bulkhead must drain
+    // to idle with its full capacity.
     client
         .post(format!("{base}/soak/reload"))
         .body(base_config())
@@ -374,12 +425,24 @@ async fn drive(options: Options) -> Result<(), Box<dyn std::error::Error>> {
         .error_for_status()?;
     let idle = wait_idle(&client, &base).await?;
     rss.push((elapsed.as_secs(), service.rss_kib()));
+    // The exporter counts events on a thread of its own: let it catch up.
+    tokio::time::sleep(METRICS_INTERVAL + Duration::from_secs(1)).await;
+    let scrape = client
+        .get(format!("{base}/metrics"))
+        .send()
+        .await?
+        .error_for_status()?
+        .text()
+        .await?;
+    let injected = Injected::read(&scrape);
 
     let mut tallies = Arc::try_unwrap(tallies).map_err(|_| "clients still running")?;
     let mut report = Report {
         elapsed,
         options,
         changes,
+        phases,
+        injected,
         rss,
         checkout: tallies.checkout.get_mut().unwrap(),
         reports: tallies.reports.get_mut().unwrap(),
@@ -412,10 +475,55 @@ async fn wait_idle(client: &Client, base: &str) -> Result<Value, Box<dyn std::er
     }
 }
 
+/// What chaos `reports` injected, from the service's `/metrics`
+/// (`bulkhead_chaos_injections_total{kind}`), and the events its exporter
+/// lost (counted in none of these).
+#[derive(Debug, Default)]
+struct Injected {
+    faults: u64,
+    latencies: u64,
+    latency_secs: f64,
+    events_lost: u64,
+}
+
+impl Injected {
+    fn read(scrape: &str) -> Self {
+        let value = |name: &str, labels: &[&str]| -> f64 {
+            scrape
+                .lines()
+                .filter(|line| !line.starts_with('#'))
+                .filter_map(|line| line.rsplit_once(' '))
+                .filter(|(key, _)| {
+                    key.split('{').next() == Some(name)
+                        && labels.iter().all(|label| key.contains(label))
+                })
+                .filter_map(|(_, value)| value.parse::<f64>().ok())
+                .sum()
+        };
+        let reports = r#"instance="reports""#;
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        Injected {
+            faults: value(
+                "bulkhead_chaos_injections_total",
+                &[reports, r#"kind="fault""#],
+            ) as u64,
+            latencies: value(
+                "bulkhead_chaos_injections_total",
+                &[reports, r#"kind="latency""#],
+            ) as u64,
+            latency_secs: value("bulkhead_chaos_latency_microseconds_total", &[reports]) / 1e6,
+            events_lost: value("bulkhead_observer_events_lost_total", &[]) as u64,
+        }
+    }
+}
+
 struct Report<'a> {
     elapsed: Duration,
     options: Options,
     changes: u64,
+    /// Phases in each state of the backend: well, slow, failing.
+    phases: [u64; 3],
+    injected: Injected,
     rss: Vec<(u64, Option<u64>)>,
     checkout: &'a mut Tally,
     reports: &'a mut Tally,
@@ -423,16 +531,32 @@ struct Report<'a> {
 }
 
 impl Report<'_> {
+    /// The RSS once warm (the first sample at or after [`RSS_WARM_SECS`])
+    /// and at the end, in KiB: `None` if the run was shorter than that or
+    /// memory could not be read.
+    fn rss_warm_and_last(&self) -> Option<(u64, u64)> {
+        let warm = self
+            .rss
+            .iter()
+            .find(|(at, _)| *at >= RSS_WARM_SECS)
+            .and_then(|(_, kib)| *kib)?;
+        let last = self.rss.last().and_then(|(_, kib)| *kib)?;
+        Some((warm, last))
+    }
+
     fn markdown(&mut self) -> String {
+        let mib = |kib: u64| format!("{:.1} MiB", kib as f64 / 1024.0);
         let mut out = String::new();
         let secs = self.elapsed.as_secs_f64();
+        let [well, slow, failing] = self.phases;
         out += &format!(
-            "Soak: {:.1} min, backend state changed every {} s, {} limit changes\n\n",
+            "Soak: {:.1} min, the reports backend's state drawn every {} s by a chaos reload \
+             (well {well}, slow {slow}, failing {failing} phases), {} limit changes\n\n",
             secs / 60.0,
             self.options.phase_secs,
             self.changes
         );
-        out += "| route | answered | 200 | 503 (refused) | 500 (backend failed) | hung up by client | errors | answered/s |\n";
+        out += "| route | answered | 200 | 503 (refused) | 500 (injected fault) | hung up by client | errors | answered/s |\n";
         out += "|---|---|---|---|---|---|---|---|\n";
         for (route, tally) in [("checkout", &*self.checkout), ("reports", &*self.reports)] {
             let answered: u64 = tally.statuses.values().sum();
@@ -447,6 +571,14 @@ impl Report<'_> {
                 answered as f64 / secs
             );
         }
+        let injected = &self.injected;
+        out +=
+            "\nInjected by chaos `reports` (the service's `bulkhead_chaos_injections_total`):\n\n";
+        out += "| faults | latencies | latency injected in all | observer events lost |\n|---|---|---|---|\n";
+        out += &format!(
+            "| {} | {} | {:.0} s | {} |\n",
+            injected.faults, injected.latencies, injected.latency_secs, injected.events_lost
+        );
         out += "\nCheckout latency (answered requests) by the reports backend's state:\n\n";
         out +=
             "| reports backend | requests | p50 | p99 | p99.9 | max |\n|---|---|---|---|---|---|\n";
@@ -469,10 +601,49 @@ impl Report<'_> {
                 at(1.0)
             );
         }
-        out += "\nService resident memory (VmRSS):\n\n| at | RSS |\n|---|---|\n";
-        for (at, kib) in &self.rss {
-            let kib = kib.map_or("-".to_owned(), |k| format!("{:.1} MiB", k as f64 / 1024.0));
-            out += &format!("| {at} s | {kib} |\n");
+        out += &format!(
+            "\nService resident memory (VmRSS), read every {} s ({} readings):\n\n",
+            RSS_EVERY.as_secs(),
+            self.rss.len()
+        );
+        let readings: Vec<(u64, u64)> = self
+            .rss
+            .iter()
+            .filter_map(|(at, kib)| kib.map(|kib| (*at, kib)))
+            .collect();
+        if let (Some(first), Some(last), Some(max)) = (
+            readings.first(),
+            readings.last(),
+            readings.iter().max_by_key(|(_, kib)| *kib),
+        ) {
+            let warm = match self.rss_warm_and_last() {
+                Some((warm, _)) => format!(
+                    "{} (limit at the end: {RSS_GROWTH_LIMIT} x = {})",
+                    mib(warm),
+                    mib((warm as f64 * RSS_GROWTH_LIMIT) as u64)
+                ),
+                None => "- (run too short: not checked)".to_owned(),
+            };
+            out += &format!(
+                "| first ({} s) | after {RSS_WARM_SECS} s | max ({} s) | last ({} s) |\n|---|---|---|---|\n| {} | {warm} | {} | {} |\n\n",
+                first.0,
+                max.0,
+                last.0,
+                mib(first.1),
+                mib(max.1),
+                mib(last.1)
+            );
+            // One reading a minute, and the last.
+            out += "| at | RSS |\n|---|---|\n";
+            let mut minute = 0;
+            for (i, (at, kib)) in readings.iter().enumerate() {
+                if *at >= minute || i == readings.len() - 1 {
+                    out += &format!("| {at} s | {} |\n", mib(*kib));
+                    minute = (at / 60 + 1) * 60;
+                }
+            }
+        } else {
+            out += "not measured (no /proc on this system)\n";
         }
         out += "\nBulkheads at the end:\n\n| instance | in flight | waiting | available | max_concurrent |\n|---|---|---|---|---|\n";
         for b in self.idle.as_array().into_iter().flatten() {
@@ -488,8 +659,9 @@ impl Report<'_> {
         out
     }
 
-    /// An error unless the service ended idle with full capacity and every
-    /// answer was one the run expects.
+    /// An error unless the service ended idle with full capacity, every
+    /// answer was one the run expects, and its memory at the end is within
+    /// [`RSS_GROWTH_LIMIT`] times what it was once warm.
     fn verdict(&self) -> Result<(), Box<dyn std::error::Error>> {
         for b in self.idle.as_array().ok_or("no snapshot")? {
             let idle = b["concurrent_calls"] == 0
@@ -501,6 +673,7 @@ impl Report<'_> {
         }
         let unexpected = |tally: &Tally, allowed: &[u16]| {
             tally.errors
+                + tally.odd_500
                 + tally
                     .statuses
                     .iter()
@@ -512,6 +685,14 @@ impl Report<'_> {
             unexpected(self.checkout, &[200, 503]) + unexpected(self.reports, &[200, 500, 503]);
         if odd > 0 {
             return Err(format!("{odd} requests ended in an unexpected way").into());
+        }
+        if let Some((warm, last)) = self.rss_warm_and_last()
+            && last as f64 > warm as f64 * RSS_GROWTH_LIMIT
+        {
+            return Err(format!(
+                "the service's memory grew: {last} KiB at the end, {warm} KiB after {RSS_WARM_SECS} s"
+            )
+            .into());
         }
         Ok(())
     }

@@ -1,8 +1,12 @@
 //! The axum example (`examples/axum_service.rs`) served on 127.0.0.1 and
-//! driven over real HTTP: a slow reports backend flooded with requests takes
-//! only the reports bulkhead's slots; further reports are answered 503 with
+//! driven over real HTTP: a reports backend made slow by chaos
+//! (`POST /reports/degrade`) and flooded with requests takes only the
+//! reports bulkhead's slots; further reports are answered 503 with
 //! `Retry-After` at once, checkout keeps answering 200, `/bulkheads` shows
 //! it, and every refusal is a `Rejected` event of the reports bulkhead.
+//! Made failing (`POST /reports/fail`), reports are answered 500 at once.
+//! The registries run on a `ManualClock`, on which chaos sleeps its
+//! latencies: a test ends them by moving the clock.
 //! A route whose bulkhead has a `max_wait` serves two concurrent requests on
 //! one slot, one after the other, and refuses a request whose wait ran out
 //! with a `Retry-After` estimated from the bulkhead's figures.
@@ -16,16 +20,18 @@
 mod example;
 mod support;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use axum::error_handling::HandleErrorLayer;
 use axum::extract::Path;
 use axum::routing::get;
+use bulkhead::chaos::ChaosLatency;
 use bulkhead::events::{BulkheadEventKind, Event, EventStream};
 use bulkhead::tower::BulkheadLayer;
 use bulkhead::{BulkheadConfig, ManualClock, Registry};
-use example::{REPORTS_SLOTS, ReportsBackend};
+use example::{REPORTS_SLOTS, ReportError, Reports, ReportsBackend, ResilientReports};
 use reqwest::{Client, StatusCode, header};
 use serde_json::Value;
 use support::{refused_reports_then_checkouts, wait_until};
@@ -33,40 +39,74 @@ use tokio::net::TcpListener;
 use tokio::task::JoinSet;
 use tower::ServiceBuilder;
 
-/// A report takes this long while the backend is degraded: longer than any
-/// test, so the flood holds its slots until the backend recovers.
-const SLOW: Duration = Duration::from_secs(600);
+/// The latency `POST /reports/degrade` injects ([`example::DEGRADE`]).
+const DEGRADED: Duration = Duration::from_secs(3);
+
+/// Chaos `reports` delaying every report by `latency` (as
+/// [`example::DEGRADE`] does, with a latency of the test's choosing).
+fn slow(latency: &str) -> String {
+    format!(
+        "[chaos.instances.reports]\nenabled = true\nlatency_rate = 1.0\nlatency = \"{latency}\"\n"
+    )
+}
 
 struct Server {
     base: String,
     registry: Registry,
-    backend: ReportsBackend,
+    clock: ManualClock,
     client: Client,
 }
 
 async fn serve() -> Server {
-    serve_on(Registry::new()).await
+    let clock = ManualClock::new();
+    let registry = Registry::builder().clock(clock.clone()).build();
+    serve_on(registry, clock).await
 }
 
-async fn serve_on(registry: Registry) -> Server {
-    let backend = ReportsBackend::new(SLOW);
-    let app = example::app(&registry, backend.clone()).expect("a fresh registry");
-    serve_app(registry, backend, app).await
+async fn serve_on(registry: Registry, clock: ManualClock) -> Server {
+    let app = example::app(&registry).expect("a fresh registry");
+    serve_app(registry, clock, app).await
 }
 
-async fn serve_app(registry: Registry, backend: ReportsBackend, app: Router) -> Server {
+async fn serve_app(registry: Registry, clock: ManualClock, app: Router) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
     let base = format!("http://{}", listener.local_addr().expect("bound"));
     tokio::spawn(async move { axum::serve(listener, app).await });
     Server {
         base,
         registry,
-        backend,
+        clock,
         client: Client::new(),
     }
 }
 
 impl Server {
+    /// `POST /reports/{action}` (`degrade`, `fail` or `recover`): a reload
+    /// of chaos `reports`, answered 204.
+    async fn reports_backend(&self, action: &str) {
+        let answer = self
+            .client
+            .post(format!("{}/reports/{action}", self.base))
+            .send()
+            .await
+            .expect("the server answers");
+        assert_eq!(answer.status(), StatusCode::NO_CONTENT, "{action}");
+    }
+
+    /// Chaos off, then the clock moved by `latency` until no report holds
+    /// a slot: the delayed reports finish (a report whose delay began after
+    /// a move only finishes at the next).
+    async fn recover_and_finish(&self, latency: Duration) {
+        self.reports_backend("recover").await;
+        wait_until("the delayed reports finish", || {
+            if self.reports_in_flight() > 0 {
+                self.clock.advance(latency);
+            }
+            self.reports_in_flight() == 0
+        })
+        .await;
+    }
+
     fn reports_in_flight(&self) -> u32 {
         self.registry
             .bulkhead("reports")
@@ -75,7 +115,7 @@ impl Server {
     }
 
     /// Sends `count` report requests that hang on the degraded backend, and
-    /// waits until they hold their slots.
+    /// waits until they hold their slots and sleep their injected latency.
     async fn hang_reports(&self, count: u32) -> JoinSet<reqwest::Result<reqwest::Response>> {
         let mut hanging = JoinSet::new();
         for i in 0..count {
@@ -87,6 +127,10 @@ impl Server {
         }
         wait_until("the slow reports hold their slots", || {
             self.reports_in_flight() == count
+        })
+        .await;
+        wait_until("the slow reports sleep", || {
+            self.clock.sleepers() >= count as usize
         })
         .await;
         hanging
@@ -137,7 +181,9 @@ async fn a_flood_of_slow_reports_gets_503_with_retry_after_while_checkout_answer
     let client = &server.client;
     let base = &server.base;
 
-    server.backend.set_degraded(true);
+    server.reports_backend("degrade").await;
+    let chaos = server.registry.chaos("reports").unwrap().snapshot();
+    assert_eq!(chaos.latency, ChaosLatency::fixed(DEGRADED));
     let hanging = server.hang_reports(REPORTS_SLOTS).await;
 
     // The flood goes on, and checkout traffic arrives at the same time.
@@ -175,12 +221,12 @@ async fn a_flood_of_slow_reports_gets_503_with_retry_after_while_checkout_answer
     // none waited.
     assert_eq!(rejections(&mut events), vec![("reports", false); 20]);
 
-    // The backend recovers: the slow reports finish and give their slots back.
-    server.backend.set_degraded(false);
+    // The backend recovers: the delayed reports finish and give their slots
+    // back.
+    server.recover_and_finish(DEGRADED).await;
     for report in hanging.join_all().await {
         assert_eq!(report.expect("the server answers").status(), StatusCode::OK);
     }
-    wait_until("the slots are back", || server.reports_in_flight() == 0).await;
     let report = client
         .get(format!("{base}/reports/r-1"))
         .send()
@@ -194,7 +240,7 @@ async fn a_flood_of_slow_reports_gets_503_with_retry_after_while_checkout_answer
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_hangs_up_gives_its_report_slot_back() {
     let server = serve().await;
-    server.backend.set_degraded(true);
+    server.reports_backend("degrade").await;
     let hanging = server.hang_reports(REPORTS_SLOTS).await;
     let full = server
         .client
@@ -213,7 +259,11 @@ async fn a_client_that_hangs_up_gives_its_report_slot_back() {
     .await;
     // The backend is still slow, but there is room again: a new report is
     // admitted (and hangs) instead of being refused.
-    let _hanging = server.hang_reports(1).await;
+    let hanging = server.hang_reports(1).await;
+    server.recover_and_finish(DEGRADED).await;
+    for report in hanging.join_all().await {
+        assert_eq!(report.expect("the server answers").status(), StatusCode::OK);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -235,10 +285,11 @@ async fn the_bulkheads_route_lists_both_bulkheads_idle() {
 /// A slow export that holds the only slot of its bulkhead.
 const EXPORT_MAX_WAIT: Duration = Duration::from_secs(10);
 
-/// `GET /exports/{id}`, rendered by the reports backend behind a bulkhead
-/// `exports` of one slot and a `max_wait` of [`EXPORT_MAX_WAIT`], on a
-/// registry with a manual clock (a wait ends only when the test moves it)
-/// that tracks sizing.
+/// `GET /exports/{id}`, rendered by the example's reports backend (under
+/// its chaos `reports`) behind a bulkhead `exports` of one slot and a
+/// `max_wait` of [`EXPORT_MAX_WAIT`], on a registry with a manual clock (a
+/// wait and an injected latency end only when the test moves it) that
+/// tracks sizing.
 async fn serve_exports(clock: &ManualClock) -> Server {
     let registry = Registry::builder()
         .clock(clock.clone())
@@ -253,15 +304,13 @@ async fn serve_exports(clock: &ManualClock) -> Server {
                 .max_wait(EXPORT_MAX_WAIT),
         )
         .expect("a fresh registry");
-    let backend = ReportsBackend::new(SLOW);
-    let renderer = backend.clone();
+    let renderer = Arc::new(ResilientReports::new(ReportsBackend, &registry).expect("declared"));
     let export = get(move |Path(id): Path<String>| {
-        let renderer = renderer.clone();
+        let renderer = Arc::clone(&renderer);
         async move {
-            renderer
-                .render(&id)
-                .await
-                .map_err(|failed| (StatusCode::INTERNAL_SERVER_ERROR, failed))
+            renderer.render(&id).await.map_err(|ReportError(failed)| {
+                (StatusCode::INTERNAL_SERVER_ERROR, failed.to_string())
+            })
         }
     });
     let app = Router::new().route(
@@ -272,7 +321,7 @@ async fn serve_exports(clock: &ManualClock) -> Server {
                 .layer(BulkheadLayer::new(exports)),
         ),
     );
-    serve_app(registry, backend, app).await
+    serve_app(registry, clock.clone(), app).await
 }
 
 impl Server {
@@ -293,22 +342,24 @@ async fn with_a_max_wait_two_concurrent_requests_on_one_slot_both_succeed() {
     let server = serve_exports(&clock).await;
     let mut events = server.registry.subscribe();
 
-    server.backend.set_degraded(true);
+    server.registry.reload_toml(&slow("6s")).unwrap();
     let first = server.export("e-1");
     wait_until("the first export holds the slot", || {
         server.exports() == (1, 0)
     })
     .await;
+    wait_until("its latency is slept", || clock.sleepers() == 1).await;
     let second = server.export("e-2");
     wait_until("the second export waits", || {
         server.exports() != (1, 0) || second.is_finished()
     })
     .await;
     assert_eq!(server.exports(), (1, 1), "waiting, not refused");
-    // The first export holds its slot for 6 s on the bulkhead's clock.
+    // Chaos off: the second export, which has not reached it yet, is not
+    // delayed. The first holds its slot for its 6 s on the bulkhead's clock.
+    server.registry.reload_toml(example::RECOVER).unwrap();
     clock.advance(Duration::from_secs(6));
 
-    server.backend.set_degraded(false);
     for (export, id) in [(first, "e-1"), (second, "e-2")] {
         let export = export.await.unwrap().expect("the server answers");
         assert_eq!(export.status(), StatusCode::OK);
@@ -319,12 +370,13 @@ async fn with_a_max_wait_two_concurrent_requests_on_one_slot_both_succeed() {
 
     // Two exports completed, after 6 s and 0 s: W = 3 s. A request whose
     // wait runs out is refused with Retry-After ⌈1 × 3 s / 1⌉ = 3.
-    server.backend.set_degraded(true);
+    server.registry.reload_toml(&slow("600s")).unwrap();
     let holder = server.export("e-3");
     wait_until("the third export holds the slot", || {
         server.exports() == (1, 0)
     })
     .await;
+    wait_until("its latency is slept", || clock.sleepers() == 1).await;
     let late = server.export("e-4");
     wait_until("the fourth export waits", || server.exports() == (1, 1)).await;
     clock.advance(EXPORT_MAX_WAIT);
@@ -337,7 +389,8 @@ async fn with_a_max_wait_two_concurrent_requests_on_one_slot_both_succeed() {
     );
     assert_eq!(rejections(&mut events), [("exports", true)]);
 
-    server.backend.set_degraded(false);
+    server.registry.reload_toml(example::RECOVER).unwrap();
+    clock.advance(Duration::from_secs(600));
     assert_eq!(holder.await.unwrap().unwrap().status(), StatusCode::OK);
 }
 
@@ -420,15 +473,26 @@ mod metrics {
             .clock(clock.clone())
             .track_sizing(true)
             .build();
-        let exported = Exported::new(&registry, clock);
-        let server = serve_on(registry).await;
+        let exported = Exported::new(&registry, clock.clone());
+        let server = serve_on(registry, clock).await;
         let (client, base) = (&server.client, &server.base);
 
-        server.backend.set_degraded(true);
-        let hanging = server.hang_reports(REPORTS_SLOTS).await;
+        // Delayed 25 s: through the sample below (10 s), not the next two.
+        let sleeping = server.clock.sleepers();
+        server.registry.reload_toml(&slow("25s")).unwrap();
+        let mut hanging = JoinSet::new();
+        for i in 0..REPORTS_SLOTS {
+            hanging.spawn(client.get(format!("{base}/reports/slow-{i}")).send());
+        }
+        wait_until("the slow reports sleep", || {
+            server.reports_in_flight() == REPORTS_SLOTS
+                && server.clock.sleepers() >= sleeping + REPORTS_SLOTS as usize
+        })
+        .await;
         refused_reports_then_checkouts(client, base).await;
         wait_until("the exporter counted the refusals", || {
-            exported.observer.events() >= 5
+            // 3 latencies injected, 5 refusals.
+            exported.observer.events() >= u64::from(REPORTS_SLOTS) + 5
         })
         .await;
         exported.sample().await;
@@ -453,7 +517,15 @@ mod metrics {
         );
         assert_eq!(metrics["bulkhead_completed_total{reports}"], 0.0);
 
-        server.backend.set_degraded(false);
+        assert_eq!(
+            metrics["bulkhead_chaos_injections_total{reports}"],
+            f64::from(REPORTS_SLOTS)
+        );
+
+        // Chaos off; two samples later (20 s) the delays are over.
+        server.registry.reload_toml(example::RECOVER).unwrap();
+        exported.sample().await;
+        exported.sample().await;
         for report in hanging.join_all().await {
             assert_eq!(report.unwrap().status(), StatusCode::OK);
         }
@@ -471,13 +543,9 @@ mod metrics {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_reports_backend_answers_500_and_keeps_no_slot() {
     let server = serve().await;
-    let post = |path: &str| {
-        server
-            .client
-            .post(format!("{}/reports/{path}", server.base))
-            .send()
-    };
-    assert_eq!(post("fail").await.unwrap().status(), StatusCode::NO_CONTENT);
+    let mut events = server.registry.subscribe();
+    server.reports_backend("fail").await;
+    assert!(server.registry.chaos("reports").unwrap().snapshot().enabled);
     for i in 0..2 * REPORTS_SLOTS {
         let failed = server
             .client
@@ -486,16 +554,20 @@ async fn a_failing_reports_backend_answers_500_and_keeps_no_slot() {
             .await
             .expect("the server answers");
         assert_eq!(failed.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert!(failed.headers().get(header::RETRY_AFTER).is_none());
+        assert_eq!(
+            failed.text().await.unwrap(),
+            r#"chaos "reports" injected a fault"#
+        );
     }
     assert_eq!(
         server.reports_in_flight(),
         0,
         "failures gave their slots back"
     );
-    assert_eq!(
-        post("recover").await.unwrap().status(),
-        StatusCode::NO_CONTENT
-    );
+    assert!(rejections(&mut events).is_empty(), "none was refused");
+    server.reports_backend("recover").await;
+    assert!(!server.registry.chaos("reports").unwrap().snapshot().enabled);
     let report = server
         .client
         .get(format!("{}/reports/ok", server.base))

@@ -2,7 +2,7 @@
 //! axum example's service is served on 127.0.0.1 with its Prometheus
 //! exporter and driven until every figure the dashboard shows exists
 //! (reports refused by a full bulkhead, checkouts, users retried after the
-//! directory failed); `/metrics` is then scraped over real HTTP and parsed as
+//! directory failed by chaos); `/metrics` is then scraped over real HTTP and parsed as
 //! Prometheus's text format, and every PromQL expression of the dashboard
 //! (each panel's queries and each variable's) must name only metrics the
 //! scrape has, taking `rate()` and its kin over counters only.
@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use bulkhead::Registry;
-use example::{Directory, REPORTS_SLOTS, ReportsBackend};
+use example::{Directory, REPORTS_SLOTS};
 use prometheus_parse::{Scrape, Value};
 use reqwest::{Client, StatusCode};
 use support::{refused_reports_then_checkouts, wait_until};
@@ -322,18 +322,20 @@ fn metric_names_are_read_out_of_promql() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_query_of_the_dashboard_names_a_metric_the_service_exports() {
     let registry = Registry::builder().track_sizing(true).build();
-    let backend = ReportsBackend::new(Duration::from_secs(600));
     let (app, exporter) =
-        example::service(&registry, backend.clone(), Directory::default(), INTERVAL)
-            .expect("a fresh registry");
+        example::service(&registry, Directory, INTERVAL).expect("a fresh registry");
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("a free port");
     let base = format!("http://{}", listener.local_addr().expect("bound"));
     tokio::spawn(async move { axum::serve(listener, app).await });
     let client = Client::new();
 
-    // Reports: the slow backend takes every slot, and further reports are
-    // refused.
-    backend.set_degraded(true);
+    // Reports: chaos delays every report 600 s (longer than the test), so
+    // that they take every slot, and further reports are refused.
+    registry
+        .reload_toml(
+            "[chaos.instances.reports]\nenabled = true\nlatency_rate = 1.0\nlatency = \"600s\"",
+        )
+        .unwrap();
     let mut hanging = JoinSet::new();
     for i in 0..REPORTS_SLOTS {
         hanging.spawn(client.get(format!("{base}/reports/slow-{i}")).send());
@@ -344,7 +346,7 @@ async fn every_query_of_the_dashboard_names_a_metric_the_service_exports() {
     })
     .await;
     refused_reports_then_checkouts(&client, &base).await;
-    // Users: the directory fails calls 3 and 6, each retried.
+    // Users: chaos fails the directory's calls 3 and 6, each retried.
     for id in 1..=6 {
         let user = client
             .get(format!("{base}/users/{id}"))
@@ -355,7 +357,11 @@ async fn every_query_of_the_dashboard_names_a_metric_the_service_exports() {
     }
 
     // A sample taken after the calls, with every event counted.
-    wait_until("the exporter counted the events", || exporter.events() >= 7).await;
+    // 3 latencies injected, 5 refusals, 2 faults injected, 2 retries.
+    wait_until("the exporter counted the events", || {
+        exporter.events() >= 12
+    })
+    .await;
     let taken = exporter.samples();
     wait_until("a sample after the calls", || exporter.samples() > taken).await;
     let body = client
@@ -426,7 +432,7 @@ async fn every_query_of_the_dashboard_names_a_metric_the_service_exports() {
         value(
             &body,
             "bulkhead_retries_total",
-            &[("instance", "users"), ("cause", "error")]
+            &[("instance", "users"), ("cause", "Injected")]
         ),
         Some(2.0)
     );
@@ -447,9 +453,31 @@ async fn every_query_of_the_dashboard_names_a_metric_the_service_exports() {
         Some(4.0)
     );
 
-    backend.set_degraded(false);
-    for report in hanging.join_all().await {
-        assert_eq!(report.unwrap().status(), StatusCode::OK);
-    }
+    assert_eq!(
+        value(
+            &body,
+            "bulkhead_chaos_injections_total",
+            &[("instance", "reports"), ("kind", "latency")]
+        ),
+        Some(f64::from(REPORTS_SLOTS))
+    );
+    assert_eq!(
+        value(
+            &body,
+            "bulkhead_chaos_injections_total",
+            &[("instance", "users"), ("kind", "fault")]
+        ),
+        Some(2.0)
+    );
+
+    // The delayed reports would take 600 s: their clients hang up, which
+    // gives their slots back.
+    registry.reload_toml("").unwrap();
+    hanging.abort_all();
+    let bulkhead = registry.bulkhead("reports").unwrap();
+    wait_until("the abandoned slots are back", || {
+        bulkhead.concurrent_calls() == 0
+    })
+    .await;
     assert_eq!(exporter.lost(), 0);
 }
