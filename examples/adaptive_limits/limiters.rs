@@ -2,11 +2,10 @@
 //! registry on the simulation's `ManualClock`, and tower-resilience's
 //! adaptive layer over the simulated dependency.
 
-use std::convert::Infallible;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -69,41 +68,50 @@ pub(crate) enum Ticket {
     /// The future tower-resilience's layer returned, and the flag that
     /// lets the dependency under it answer.
     Tower {
-        future: AdaptiveFuture<(), Infallible>,
-        answer: Arc<AtomicBool>,
+        future: AdaptiveFuture<(), Fault>,
+        answer: Arc<AtomicU8>,
     },
 }
 
+/// The error of a call chaos failed, as tower-resilience's layer sees it.
+#[derive(Debug)]
+pub(crate) struct Fault;
+
+/// An [`Answer`]'s flag: not yet, a success, a failure.
+const PENDING: u8 = 0;
+const OK: u8 = 1;
+const FAILED: u8 = 2;
+
 /// The dependency as a tower service: each call's future is ready once the
-/// simulation sets its flag.
+/// simulation sets its flag, `Ok` or `Err` as the flag says.
 #[derive(Clone)]
 pub(crate) struct Dependency;
 
 /// A call to the [`Dependency`], answered when its flag is set.
-pub(crate) struct Answer(Arc<AtomicBool>);
+pub(crate) struct Answer(Arc<AtomicU8>);
 
 impl Future for Answer {
-    type Output = Result<(), Infallible>;
+    type Output = Result<(), Fault>;
 
     fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Self::Output> {
-        if self.0.load(Relaxed) {
-            Poll::Ready(Ok(()))
-        } else {
-            Poll::Pending
+        match self.0.load(Relaxed) {
+            PENDING => Poll::Pending,
+            OK => Poll::Ready(Ok(())),
+            _ => Poll::Ready(Err(Fault)),
         }
     }
 }
 
-impl Service<Arc<AtomicBool>> for Dependency {
+impl Service<Arc<AtomicU8>> for Dependency {
     type Response = ();
-    type Error = Infallible;
+    type Error = Fault;
     type Future = Answer;
 
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Fault>> {
         Poll::Ready(Ok(()))
     }
 
-    fn call(&mut self, answer: Arc<AtomicBool>) -> Answer {
+    fn call(&mut self, answer: Arc<AtomicU8>) -> Answer {
         Answer(answer)
     }
 }
@@ -258,7 +266,7 @@ impl Limiter {
                 let mut cx = Context::from_waker(Waker::noop());
                 match caller.poll_ready(&mut cx) {
                     Poll::Ready(Ok(())) => {
-                        let answer = Arc::new(AtomicBool::new(false));
+                        let answer = Arc::new(AtomicU8::new(PENDING));
                         let future = caller.call(Arc::clone(&answer));
                         Some(Ticket::Tower { future, answer })
                     }
@@ -268,21 +276,28 @@ impl Limiter {
         }
     }
 
-    pub(crate) fn complete(&mut self, ticket: Ticket, latency: Duration) {
+    /// Ends an admitted call after `latency`: it succeeded (`ok`), or
+    /// chaos failed it.
+    pub(crate) fn complete(&mut self, ticket: Ticket, latency: Duration, ok: bool) {
         match (self, ticket) {
             (Limiter::Tower { latency: cell, .. }, Ticket::Tower { mut future, answer }) => {
                 cell.store(latency.as_nanos() as u64, Relaxed);
-                answer.store(true, Relaxed);
+                answer.store(if ok { OK } else { FAILED }, Relaxed);
                 let mut cx = Context::from_waker(Waker::noop());
                 let ended = Pin::new(&mut future).poll(&mut cx);
                 assert!(
-                    matches!(ended, Poll::Ready(Ok(()))),
+                    matches!(ended, Poll::Ready(Ok(()))) == ok && matches!(ended, Poll::Ready(_)),
                     "the layer passes the answer on"
                 );
             }
             (Limiter::Bulkhead { .. }, Ticket::Permit(mut permit)) => {
-                // How the call ended: it succeeded (the default, spelled out).
-                permit.set_outcome(CallOutcome::Success);
+                // How the call ended, as a pipeline sets it: a success, or
+                // an error (`CallOutcome::of` an `Err(Rejection::Injected)`).
+                permit.set_outcome(if ok {
+                    CallOutcome::Success
+                } else {
+                    CallOutcome::Error
+                });
             }
             _ => unreachable!("a ticket goes back to the limiter that gave it"),
         }

@@ -33,6 +33,17 @@
 //! Then every target of the issue is checked for each of our algorithms in
 //! each scenario and printed PASS or FAIL with the value measured.
 //!
+//! A noisy dependency (`--only noisy`, and `noisy-hour` without `--quick`;
+//! run only when named): a chaos policy of the library (`Chaos`, enabled,
+//! seed 28) draws, per call, 1 % of them late by 5-20 B and 1 % failed, at
+//! 80 % load. A late call holds its slot while it waits (chaos is inside
+//! the bulkhead, as in the library), a failed one ends as an error (see
+//! `simulate.rs` for what each limiter is told). `--chaos
+//! fault_rate=0.01,latency_rate=0.05,latency=500ms..2s,seed=7` lays those
+//! keys over the noisy scenarios' chaos, or puts chaos into the others.
+//! The same seed prints the same bytes (`cargo test -p bulkhead-extras
+//! --example adaptive_limits` checks it).
+//!
 //! Run it with `cargo run --release --example adaptive_limits` (`-- --quick`
 //! skips the hour-long runs; `--only steady,double` runs those scenarios;
 //! `--static-limit 1.2` sets the static limit to 1.2 C, to see the
@@ -44,6 +55,7 @@
 //! writes `docs/adaptive_limits.svg`: the limit and the latency over time,
 //! one row per limiter and one column per scenario.
 
+mod chaos;
 mod limiters;
 mod plot;
 mod report;
@@ -55,6 +67,7 @@ mod targets;
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 
+use chaos::Noise;
 use limiters::Kind;
 use plot::Series;
 use report::{Report, analyse};
@@ -139,7 +152,7 @@ fn word<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
 }
 
 /// The flags that change the model: a run without any is the reference.
-const MODEL_FLAGS: [&str; 8] = [
+const MODEL_FLAGS: [&str; 9] = [
     "--capacity",
     "--capacities",
     "--base-ms",
@@ -148,6 +161,7 @@ const MODEL_FLAGS: [&str; 8] = [
     "--static-limit",
     "--initial",
     "--vegas",
+    "--chaos",
 ];
 
 fn main() {
@@ -209,17 +223,46 @@ fn main() {
         } else {
             out.join("adaptive_limits.svg")
         };
-        lines.extend(run(quick, &only, &out, &figure));
+        lines.extend(run(quick, &only, word(&args, "--chaos"), &out, &figure));
     }
     if capacities.len() > 1 {
         summary::print(&lines);
     }
 }
 
+/// The scenarios to run: those `only` names, else all but the noisy ones;
+/// the keys of `chaos` (`--chaos`) laid over each one's noise.
+fn selected(quick: bool, only: &[&str], chaos: Option<&str>) -> Vec<Scenario> {
+    scenarios(quick)
+        .into_iter()
+        .filter(|s| {
+            if only.is_empty() {
+                !s.named_only
+            } else {
+                only.contains(&s.name)
+            }
+        })
+        .map(|s| match chaos {
+            None => s,
+            Some(keys) => {
+                let noise = s.chaos.unwrap_or_else(Noise::none).with(keys);
+                s.with_chaos(noise)
+            }
+        })
+        .collect()
+}
+
+/// Every limiter on `scenario`: its runs and what they show.
+fn simulate_all(scenario: &Scenario) -> (Vec<Run>, Vec<Report>) {
+    let runs: Vec<Run> = Kind::ALL.iter().map(|&k| simulate(scenario, k)).collect();
+    let reports = runs.iter().map(|r| analyse(scenario, r)).collect();
+    (runs, reports)
+}
+
 /// Every scenario at the model of the time: its tables on stdout, its plots
 /// in `out`, the grid of them at `figure`; the summary lines of the static
 /// limit and ours.
-fn run(quick: bool, only: &[&str], out: &Path, figure: &Path) -> Vec<Line> {
+fn run(quick: bool, only: &[&str], chaos: Option<&str>, out: &Path, figure: &Path) -> Vec<Line> {
     std::fs::create_dir_all(out).expect("the output directory");
     println!(
         "C = {} calls, B = {} ms, ceiling {CEILING_C} C, initial {}, work {}; goodput = completed within {SLO} x base, against what the capacity allows\n",
@@ -235,22 +278,23 @@ fn run(quick: bool, only: &[&str], out: &Path, figure: &Path) -> Vec<Line> {
         "| scenario | limiter | goodput | p50 | p99 | rejected | limit mean (min-max) | settled in (s, each change) | p99 settled | drift (max from 5 s) | probing | out of band after 5 s |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
-    let all = scenarios(quick);
+    let all = selected(quick, only, chaos);
     let mut figures = Vec::new();
+    let mut chaos_rows = String::new();
     let mut verdicts = Vec::new();
     let mut lines: Vec<Line> = Kind::ALL
         .iter()
         .filter(|k| k.ours() || **k == Kind::Static)
         .map(|&kind| Line::new(model().c, kind))
         .collect();
-    for scenario in all
-        .iter()
-        .filter(|s| only.is_empty() || only.contains(&s.name))
-    {
-        let runs: Vec<Run> = Kind::ALL.iter().map(|&k| simulate(scenario, k)).collect();
-        let reports: Vec<Report> = runs.iter().map(|r| analyse(scenario, r)).collect();
+    for scenario in &all {
+        let (runs, reports) = simulate_all(scenario);
         for (report, run) in reports.iter().zip(&runs) {
-            print_row(scenario, report, run);
+            println!("{}", row(scenario, report, run));
+            if let Some(row) = chaos_row(scenario, run) {
+                chaos_rows.push_str(&row);
+                chaos_rows.push('\n');
+            }
         }
         for line in &mut lines {
             let report = reports.iter().find(|r| r.kind == line.kind);
@@ -282,13 +326,22 @@ fn run(quick: bool, only: &[&str], out: &Path, figure: &Path) -> Vec<Line> {
             runs.iter().map(|r| Series::of(r, seconds, 200)).collect(),
         ));
     }
+    if !chaos_rows.is_empty() {
+        println!(
+            "\nChaos (a seeded `bulkhead::chaos::Chaos`, drawn per arrival; a late call holds its slot, a failed one ends as an error): the admitted calls it delayed and failed\n"
+        );
+        println!("| scenario | limiter | chaos | admitted | delayed | failed |");
+        println!("|---|---|---|---|---|---|");
+        print!("{chaos_rows}");
+    }
     print_targets(&verdicts);
     std::fs::write(figure, plot::grid(&figures)).expect("the figure");
     eprintln!("wrote {}", figure.display());
     lines
 }
 
-fn print_row(scenario: &Scenario, report: &Report, run: &Run) {
+/// The row of the main table of one limiter in one scenario.
+fn row(scenario: &Scenario, report: &Report, run: &Run) -> String {
     let settles = report
         .settles
         .iter()
@@ -302,7 +355,7 @@ fn print_row(scenario: &Scenario, report: &Report, run: &Run) {
     let no_load = run.no_load.map_or_else(String::new, |n| {
         format!(" (no-load {:.2} B)", n / model().b)
     });
-    println!(
+    format!(
         "| {} | {} | {:.1} % | {:.2} B | {:.2} B | {:.1} % | {:.2} C ({:.2}-{:.2}) | {settles} | {:.2} B | {drift} | {:.1} %{no_load} | {:.1} % |",
         scenario.name,
         report.kind.name(),
@@ -316,7 +369,24 @@ fn print_row(scenario: &Scenario, report: &Report, run: &Run) {
         report.p99_settled,
         100.0 * report.probe_time,
         100.0 * report.out_of_band,
-    );
+    )
+}
+
+/// The row of the chaos table of one limiter in a scenario with chaos.
+fn chaos_row(scenario: &Scenario, run: &Run) -> Option<String> {
+    let noise = scenario.chaos?;
+    let admitted = run.arrivals - run.rejected;
+    let share = |n: u64| 100.0 * n as f64 / admitted.max(1) as f64;
+    Some(format!(
+        "| {} | {} | {} | {admitted} | {} ({:.2} %) | {} ({:.2} %) |",
+        scenario.name,
+        run.kind.name(),
+        noise.describe(),
+        run.delayed,
+        share(run.delayed),
+        run.faulted,
+        share(run.faulted),
+    ))
 }
 
 /// The targets table: one row per scenario and algorithm of ours, then the
@@ -370,5 +440,81 @@ fn trace(scenario: &Scenario, runs: &[Run], which: &str) {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::hash_map::DefaultHasher;
+    use std::hash::{Hash, Hasher};
+
+    use super::*;
+
+    /// The noisy scenario of `--quick` (5 minutes; the default model), its
+    /// chaos' seed `seed`.
+    fn noisy(seed: u64) -> Scenario {
+        let mut all = selected(true, &["noisy"], Some(&format!("seed={seed}")));
+        assert_eq!(all.len(), 1);
+        all.remove(0)
+    }
+
+    /// What a run of every limiter prints (the main table's rows and the
+    /// chaos table's), and a digest of every completed call and trace row.
+    fn output(scenario: &Scenario) -> (String, u64) {
+        let (runs, reports) = simulate_all(scenario);
+        let mut printed = String::new();
+        let mut digest = DefaultHasher::new();
+        for (report, run) in reports.iter().zip(&runs) {
+            printed += &row(scenario, report, run);
+            printed += "\n";
+            printed += &chaos_row(scenario, run).expect("a scenario with chaos");
+            printed += "\n";
+            for done in &run.done {
+                (done.start, done.ratio.to_bits()).hash(&mut digest);
+            }
+            for row in &run.rows {
+                (row.at, row.limit, row.probing).hash(&mut digest);
+            }
+            (run.arrivals, run.rejected, run.delayed, run.faulted).hash(&mut digest);
+        }
+        (printed, digest.finish())
+    }
+
+    #[test]
+    fn the_same_seed_prints_the_same_and_another_seed_does_not() {
+        let seed = scenarios::NOISY_SEED;
+        let (first, first_digest) = output(&noisy(seed));
+        let (again, again_digest) = output(&noisy(seed));
+        assert_eq!(first, again, "two runs of one seed printed differently");
+        assert_eq!(first_digest, again_digest, "two runs of one seed differ");
+        let (other, other_digest) = output(&noisy(seed + 1));
+        assert_ne!(first, other, "another seed printed the same");
+        assert_ne!(first_digest, other_digest, "another seed ran the same");
+    }
+
+    #[test]
+    fn chaos_injects_its_rates_into_every_limiter_s_calls() {
+        let scenario = noisy(scenarios::NOISY_SEED);
+        let noise = scenario.chaos.expect("the noisy scenario has chaos");
+        for kind in Kind::ALL {
+            let run = simulate(&scenario, kind);
+            let admitted = (run.arrivals - run.rejected) as f64;
+            let delayed = run.delayed as f64 / admitted;
+            let faulted = run.faulted as f64 / admitted;
+            assert!(
+                (delayed / noise.latency_rate - 1.0).abs() < 0.3
+                    && (faulted / noise.fault_rate - 1.0).abs() < 0.3,
+                "{}: {delayed} delayed, {faulted} failed of {admitted} admitted",
+                kind.name()
+            );
+        }
+    }
+
+    #[test]
+    fn a_scenario_without_chaos_injects_nothing() {
+        let all = selected(true, &["steady"], None);
+        let run = simulate(&all[0], Kind::Static);
+        assert_eq!((run.delayed, run.faulted), (0, 0));
+        assert!(!run.done.is_empty());
     }
 }

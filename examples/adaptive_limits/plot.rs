@@ -165,7 +165,12 @@ pub(crate) fn scenario(scenario: &Scenario, series: &[Series]) -> String {
     };
     let (limits, latencies) = (panel(40.0), panel(320.0));
     let mut svg = String::new();
-    let title = format!("{}: {} ({})", scenario.name, scenario.what, model_line());
+    let title = format!(
+        "{}: {} ({})",
+        scenario.name,
+        scenario.description(),
+        model_line()
+    );
     open(&mut svg, width, height, &title);
     limits.frame(&mut svg, scenario, true, true);
     latencies.frame(&mut svg, scenario, false, true);
@@ -241,7 +246,7 @@ pub(crate) fn grid(scenarios: &[(&Scenario, Vec<Series>)]) -> String {
             top - 34.0,
             scenario.name,
         );
-        for (line, what) in scenario.what.split("; ").enumerate() {
+        for (line, what) in scenario.description().split("; ").enumerate() {
             let _ = write!(
                 svg,
                 r#"<text x="{}" y="{}" text-anchor="middle" font-size="10">{what}</text>"#,

@@ -1,10 +1,23 @@
 //! The simulation: Poisson arrivals, a processor-sharing dependency, by
-//! discrete events, each limiter on the same arrivals and work.
+//! discrete events, each limiter on the same arrivals and work (and, in a
+//! scenario with chaos, the same injections).
+//!
+//! Chaos sits inside the limiter, as in the library (`Bulkhead( Chaos(
+//! call ) )`): an admitted call drawn for a latency waits it out holding
+//! its slot, outside the dependency (which does no work for it meanwhile),
+//! then is served; a call drawn for a fault ends as a failure, at once or
+//! after its latency, without reaching the dependency. The limiter is told
+//! a failure as the library tells it: ours get `CallOutcome::Error` on the
+//! permit (what a pipeline sets for `Rejection::Injected`: counted, its
+//! hold time left out of the latency samples); tower-resilience's layer
+//! sees its service's future end in `Err`, and calls its algorithm's
+//! `record_failure`.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::time::Duration;
 
+use crate::chaos::{Injected, draw};
 use crate::limiters::{Kind, Limiter, Ticket};
 use crate::scenarios::{Phase, Scenario};
 use crate::{TRACE_NS, model};
@@ -45,6 +58,10 @@ struct Call {
     start: u64,
     base: f64,
     ticket: Ticket,
+    /// Its work, in seconds of service at full speed.
+    work: f64,
+    /// Whether chaos fails it once its injected latency is over.
+    fault: bool,
 }
 
 /// One completed call: when it was admitted, and its latency in base
@@ -68,6 +85,9 @@ pub(crate) struct Run {
     pub(crate) rows: Vec<Row>,
     pub(crate) arrivals: u64,
     pub(crate) rejected: u64,
+    /// Admitted calls chaos delayed, and those it failed.
+    pub(crate) delayed: u64,
+    pub(crate) faulted: u64,
     pub(crate) no_load: Option<f64>,
 }
 
@@ -99,8 +119,15 @@ pub(crate) fn simulate(scenario: &Scenario, kind: Kind) -> Run {
         rows: Vec::new(),
         arrivals: 0,
         rejected: 0,
+        delayed: 0,
+        faulted: 0,
         no_load: None,
     };
+    // One chaos policy per run, its count of calls at 0: each limiter's
+    // arrivals draw the same injections.
+    let chaos = scenario.chaos.map(|noise| noise.chaos());
+    // Calls waiting out an injected latency: when it ends, and the call.
+    let mut sleeping: BinaryHeap<Reverse<(u64, u64)>> = BinaryHeap::new();
     let rate = |phase: Phase| phase.load * model().c / model().b;
     let mut next_arrival = nanos(random.exponential(rate(phase_at(0))));
     loop {
@@ -111,7 +138,8 @@ pub(crate) fn simulate(scenario: &Scenario, kind: Kind) -> Run {
             let left = (f64::from_bits(*finish) - virtual_time).max(0.0);
             now + nanos(left / speed).max(1)
         });
-        let t = next_arrival.min(next_departure);
+        let next_wake = sleeping.peek().map_or(u64::MAX, |Reverse((at, _))| *at);
+        let t = next_arrival.min(next_departure).min(next_wake);
         if t >= end {
             break;
         }
@@ -131,28 +159,60 @@ pub(crate) fn simulate(scenario: &Scenario, kind: Kind) -> Run {
             let Reverse((_, id)) = in_service.pop().expect("a call in service");
             let call = calls.remove(&id).expect("a known call");
             let latency = now - call.start;
-            limiter.complete(call.ticket, Duration::from_nanos(latency));
+            limiter.complete(call.ticket, Duration::from_nanos(latency), true);
             run.done.push(Done {
                 start: call.start,
                 ratio: (secs(latency) / call.base) as f32,
             });
+        } else if t == next_wake {
+            // An injected latency is over: the call fails, or reaches the
+            // dependency.
+            let Reverse((_, id)) = sleeping.pop().expect("a call asleep");
+            if calls[&id].fault {
+                let call = calls.remove(&id).expect("a known call");
+                run.faulted += 1;
+                limiter.complete(call.ticket, Duration::from_nanos(now - call.start), false);
+            } else {
+                in_service.push(Reverse(((virtual_time + calls[&id].work).to_bits(), id)));
+            }
         } else {
             let phase = phase_at(now);
             run.arrivals += 1;
+            // Drawn for every arrival, admitted or not: the same injections
+            // on the same arrivals for every limiter.
+            let injected: Injected = draw(chaos.as_ref());
             match limiter.admit() {
                 Some(ticket) => {
                     let base = model().b * phase.slow;
                     let work = random.work(base);
-                    next_id += 1;
-                    calls.insert(
-                        next_id,
-                        Call {
-                            start: now,
-                            base,
-                            ticket,
-                        },
-                    );
-                    in_service.push(Reverse(((virtual_time + work).to_bits(), next_id)));
+                    run.delayed += u64::from(injected.latency.is_some());
+                    match injected.latency {
+                        None if injected.fault => {
+                            // Failed at once, its slot given back.
+                            run.faulted += 1;
+                            limiter.complete(ticket, Duration::ZERO, false);
+                        }
+                        latency => {
+                            next_id += 1;
+                            calls.insert(
+                                next_id,
+                                Call {
+                                    start: now,
+                                    base,
+                                    ticket,
+                                    work,
+                                    fault: injected.fault,
+                                },
+                            );
+                            match latency {
+                                None => in_service
+                                    .push(Reverse(((virtual_time + work).to_bits(), next_id))),
+                                Some(latency) => {
+                                    sleeping.push(Reverse((now.saturating_add(latency), next_id)))
+                                }
+                            }
+                        }
+                    }
                 }
                 None => {
                     run.rejected += 1;
