@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::adaptive::{Adaptive, Aimd, Gradient2, Sampling, Vegas};
 use super::semaphore::MAX_CONCURRENT;
-use crate::config::{Choice, ConfigError, key_of};
+use crate::config::{ConfigError, key_of};
 use crate::intern::intern;
 use crate::keys::{KeyValue, PolicyKind, ValueKind};
 
@@ -65,12 +65,6 @@ const _: () = assert!(
     matches!(key_of(PolicyKind::Bulkhead, "max_concurrent").kind(),
         ValueKind::Limit { max } if max == MAX_CONCURRENT)
 );
-
-impl Choice for Adaptive {
-    fn parse(key: &str, text: &str) -> Result<Self, ConfigError> {
-        Adaptive::parse(key, text)
-    }
-}
 
 impl BulkheadConfig {
     /// The default limit, 25.

@@ -2,11 +2,8 @@
 //! generated from the chaos policy's keys (`bulkhead-keys`'
 //! `table/chaos.rs`), and [`ChaosFault`], what an injected fault is.
 
-use std::fmt;
 use std::time::Duration;
 
-use crate::ConfigError;
-use crate::config::Choice;
 pub use bulkhead_keys::ChaosLatency;
 
 bulkhead_keys::__chaos_keys!(crate::config::policy_config! {
@@ -78,43 +75,19 @@ pub enum ChaosFault {
     Panic,
 }
 
-impl ChaosFault {
-    /// The name used in attributes and configuration: `error` or `panic`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            ChaosFault::Error => "error",
-            ChaosFault::Panic => "panic",
-        }
+crate::config::choice_names! {
+    ChaosFault {
+        Error => "error",
+        Panic => "panic",
     }
-
+    /// The name used in attributes and configuration: `error` or `panic`.
+    fn name;
     /// Parses `error` or `panic`, as given for `key`.
     ///
     /// # Errors
     ///
-    /// [`ConfigError::InvalidChoice`] (ATR-010) for anything else.
-    pub fn parse(key: &str, value: &str) -> Result<Self, ConfigError> {
-        match value.trim() {
-            "error" => Ok(ChaosFault::Error),
-            "panic" => Ok(ChaosFault::Panic),
-            _ => Err(ConfigError::InvalidChoice {
-                key: key.to_owned(),
-                value: value.to_owned(),
-                choices: "error, panic".to_owned(),
-            }),
-        }
-    }
-}
-
-impl fmt::Display for ChaosFault {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl Choice for ChaosFault {
-    fn parse(key: &str, text: &str) -> Result<Self, ConfigError> {
-        ChaosFault::parse(key, text)
-    }
+    /// [`ConfigError::InvalidChoice`](crate::ConfigError::InvalidChoice) (ATR-010) for anything else.
+    fn parse;
 }
 
 #[cfg(test)]

@@ -2,10 +2,9 @@
 //! builder, generated from the circuit breaker's keys (`bulkhead-keys`'
 //! `table/circuit_breaker.rs`), and the [`SlidingWindow`] kinds.
 
-use std::fmt;
 use std::time::Duration;
 
-use crate::config::{Choice, ConfigError, key_of};
+use crate::config::key_of;
 use crate::keys::{PolicyKind, ValueKind};
 use crate::rejection::RejectionKinds;
 
@@ -128,43 +127,19 @@ pub enum SlidingWindow {
     Time,
 }
 
-impl SlidingWindow {
-    /// The name used in attributes and configuration: `count` or `time`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            SlidingWindow::Count => "count",
-            SlidingWindow::Time => "time",
-        }
+crate::config::choice_names! {
+    SlidingWindow {
+        Count => "count",
+        Time => "time",
     }
-
+    /// The name used in attributes and configuration: `count` or `time`.
+    fn name;
     /// Parses `count` or `time`, as given for `key`.
     ///
     /// # Errors
     ///
-    /// [`ConfigError::InvalidChoice`] (ATR-010) for anything else.
-    pub fn parse(key: &str, value: &str) -> Result<Self, ConfigError> {
-        match value.trim() {
-            "count" => Ok(SlidingWindow::Count),
-            "time" => Ok(SlidingWindow::Time),
-            _ => Err(ConfigError::InvalidChoice {
-                key: key.to_owned(),
-                value: value.to_owned(),
-                choices: "count, time".to_owned(),
-            }),
-        }
-    }
-}
-
-impl fmt::Display for SlidingWindow {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl Choice for SlidingWindow {
-    fn parse(key: &str, text: &str) -> Result<Self, ConfigError> {
-        SlidingWindow::parse(key, text)
-    }
+    /// [`ConfigError::InvalidChoice`](crate::ConfigError::InvalidChoice) (ATR-010) for anything else.
+    fn parse;
 }
 
 #[cfg(test)]

@@ -10,4 +10,4 @@ pub(crate) use bulkhead_keys::check_positive;
 pub(crate) use bulkhead_keys::{ConfigError, check_limit, check_range};
 
 pub(crate) use generate::{checked, entry, getter, policy_config, setter, stored};
-pub(crate) use value::{Check, Choice, Entries, Read, key_of, no_such_key, written};
+pub(crate) use value::{Check, Choice, Entries, Read, choice_names, key_of, no_such_key, written};

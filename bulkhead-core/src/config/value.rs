@@ -44,11 +44,57 @@ pub(crate) fn no_such_key(key: &str, value: &KeyValue) -> ConfigError {
 }
 
 /// An enum one of whose names a [`ValueKind::Choice`] key takes
-/// (`Adaptive`, `SlidingWindow`).
+/// (`Adaptive`, `SlidingWindow`, `ChaosFault`), written by [`choice_names!`].
 pub(crate) trait Choice: Copy + fmt::Display {
     /// The variant named `text`, given for `key` (ATR-010 otherwise).
     fn parse(key: &str, text: &str) -> Result<Self, ConfigError>;
 }
+
+/// The `name`, `parse`, `Display` and [`Choice`] of an enum whose variants
+/// a [`ValueKind::Choice`] key names, from each variant's name; the docs of
+/// `name` and `parse` are given.
+macro_rules! choice_names {
+    (
+        $ty:ident { $($variant:ident => $name:literal),+ $(,)? }
+        $(#[$name_doc:meta])* fn name;
+        $(#[$parse_doc:meta])* fn parse;
+    ) => {
+        impl $ty {
+            $(#[$name_doc])*
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $($ty::$variant => $name,)+
+                }
+            }
+
+            $(#[$parse_doc])*
+            pub fn parse(key: &str, value: &str) -> Result<Self, $crate::config::ConfigError> {
+                match value.trim() {
+                    $($name => Ok($ty::$variant),)+
+                    _ => Err($crate::config::ConfigError::InvalidChoice {
+                        key: key.to_owned(),
+                        value: value.to_owned(),
+                        choices: [$($name),+].join(", "),
+                    }),
+                }
+            }
+        }
+
+        impl ::std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl $crate::config::Choice for $ty {
+            fn parse(key: &str, text: &str) -> Result<Self, $crate::config::ConfigError> {
+                $ty::parse(key, text)
+            }
+        }
+    };
+}
+
+pub(crate) use choice_names;
 
 /// A value a builder holds, read from a [`KeyValue`] given for `key` by
 /// `set_key`.

@@ -38,7 +38,6 @@ use std::sync::Arc;
 use super::config::BulkheadConfig;
 use super::semaphore::Released;
 use super::{Limits, Shared};
-use crate::config::ConfigError;
 use crate::loom::{Mutex, MutexGuard, lock};
 use control::{Algorithm, Change, Controller};
 use window::Samples;
@@ -72,43 +71,23 @@ pub enum Adaptive {
     Gradient2,
 }
 
-impl Adaptive {
+crate::config::choice_names! {
+    Adaptive {
+        Off => "off",
+        Aimd => "aimd",
+        Vegas => "vegas",
+        Gradient2 => "gradient2",
+    }
     /// The name used in attributes and configuration: `off`, `aimd`,
     /// `vegas` or `gradient2`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Adaptive::Off => "off",
-            Adaptive::Aimd => "aimd",
-            Adaptive::Vegas => "vegas",
-            Adaptive::Gradient2 => "gradient2",
-        }
-    }
-
+    fn name;
     /// Parses a name, as given for `key`.
     ///
     /// # Errors
     ///
-    /// [`ConfigError::InvalidChoice`] (ATR-010) for anything but the four
+    /// [`ConfigError::InvalidChoice`](crate::ConfigError::InvalidChoice) (ATR-010) for anything but the four
     /// names.
-    pub fn parse(key: &str, value: &str) -> Result<Self, ConfigError> {
-        match value.trim() {
-            "off" => Ok(Adaptive::Off),
-            "aimd" => Ok(Adaptive::Aimd),
-            "vegas" => Ok(Adaptive::Vegas),
-            "gradient2" => Ok(Adaptive::Gradient2),
-            _ => Err(ConfigError::InvalidChoice {
-                key: key.to_owned(),
-                value: value.to_owned(),
-                choices: "off, aimd, vegas, gradient2".to_owned(),
-            }),
-        }
-    }
-}
-
-impl fmt::Display for Adaptive {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
+    fn parse;
 }
 
 /// How a call that held a bulkhead slot ended, as an adaptive bulkhead's
