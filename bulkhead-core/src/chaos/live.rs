@@ -26,10 +26,10 @@
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
-use std::time::Duration;
 
 use super::config::{ChaosConfig, ChaosFault};
 use super::draw::{Odds, threshold};
+use crate::clock::nanos;
 use crate::loom::atomic::{
     AtomicBool, AtomicU64,
     Ordering::{Acquire, Relaxed, Release},
@@ -134,7 +134,6 @@ impl Live {
     }
 
     fn store(&self, config: &ChaosConfig) {
-        let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
         let latency = config.latency();
         let min = nanos(latency.min());
         self.fault_below

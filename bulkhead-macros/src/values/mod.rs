@@ -200,6 +200,13 @@ pub(crate) fn from_expr(key: &Key, expr: &Expr) -> Result<Read, String> {
     }
 }
 
+/// `duration` as generated code writes it, exactly: `Duration::new(secs,
+/// nanos)`.
+fn duration_tokens(duration: Duration) -> TokenStream {
+    let (secs, nanos) = (duration.as_secs(), duration.subsec_nanos());
+    quote!(::bulkhead::__private::Duration::new(#secs, #nanos))
+}
+
 impl Read {
     /// `.key(value)` on the policy's config builder, spanned on the value
     /// as written (`span`), or `None` for a function, which the classifier
@@ -220,19 +227,13 @@ impl Read {
             Read::Number(x, Float::F32) => Literal::f32_suffixed(*x as f32).into_token_stream(),
             Read::Number(x, Float::F64) => Literal::f64_suffixed(*x).into_token_stream(),
             Read::Duration(duration) | Read::Delay(HedgeDelay::Fixed(duration)) => {
-                let secs = duration.as_secs();
-                let nanos = duration.subsec_nanos();
-                quote!(::bulkhead::__private::Duration::new(#secs, #nanos))
+                duration_tokens(*duration)
             }
             Read::Delay(HedgeDelay::Percentile { tenths }) => {
                 quote!(::bulkhead::__private::HedgeDelay::Percentile { tenths: #tenths })
             }
             Read::Latency(latency) => {
-                let [min, max] = [latency.min(), latency.max()].map(|duration| {
-                    let secs = duration.as_secs();
-                    let nanos = duration.subsec_nanos();
-                    quote!(::bulkhead::__private::Duration::new(#secs, #nanos))
-                });
+                let [min, max] = [latency.min(), latency.max()].map(duration_tokens);
                 if latency.is_fixed() {
                     min
                 } else {

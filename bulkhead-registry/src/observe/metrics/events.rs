@@ -106,8 +106,7 @@ impl EventVisitor for Counter {
             ChaosEventKind::FaultInjected => "fault",
             ChaosEventKind::PanicInjected => "panic",
             ChaosEventKind::LatencyInjected { latency } => {
-                let micros = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
-                counter!(CHAOS_LATENCY, "instance" => instance).increment(micros);
+                counter!(CHAOS_LATENCY, "instance" => instance).increment(super::micros(latency));
                 "latency"
             }
             _ => return,

@@ -74,6 +74,12 @@ where
     spawn(registry, interval, Some(Box::new(recorder)))
 }
 
+/// A duration in whole microseconds, for the counters that add them up
+/// (saturating at `u64::MAX`).
+fn micros(duration: Duration) -> u64 {
+    u64::try_from(duration.as_micros()).unwrap_or(u64::MAX)
+}
+
 fn spawn(
     registry: &Registry,
     interval: Duration,

@@ -24,7 +24,7 @@ pub(super) fn bulkhead(bulkhead: &BulkheadSnapshot) {
     let _ = counter!(REJECTIONS, "instance" => instance.clone());
     let _ = counter!(LIMIT_CHANGES, "instance" => instance.clone());
     if let Some(traffic) = &bulkhead.traffic {
-        let hold = u64::try_from(traffic.total_hold.as_micros()).unwrap_or(u64::MAX);
+        let hold = super::micros(traffic.total_hold);
         counter!(ADMITTED, "instance" => instance.clone()).absolute(traffic.admitted);
         counter!(ABANDONED, "instance" => instance.clone()).absolute(traffic.abandoned);
         counter!(COMPLETED, "instance" => instance.clone()).absolute(traffic.completed);
