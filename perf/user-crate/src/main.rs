@@ -1,7 +1,10 @@
 //! What a `#[resilient]` wrapper costs a call, measured from a user's
 //! crate: a trait with one bulkhead that always has room (`free`) and one
 //! that is always full (`full`), an `#[inline(never)]` implementation, and
-//! loops of calls against the floors any counting semaphore has to pay.
+//! loops of calls against the floors any counting semaphore has to pay;
+//! and a second trait (`Chaotic`) whose methods go through `Policies` (a
+//! circuit breaker and a bulkhead), with and without a disabled `#[chaos]`,
+//! sync and async, for what disabled chaos costs a call.
 //!
 //! Every case is a loop of `CALLS` calls in a function of its own
 //! (`#[inline(never)]`); the cases run interleaved, one loop each per
