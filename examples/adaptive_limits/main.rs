@@ -551,6 +551,114 @@ mod tests {
         }
     }
 
+    /// What the real scenario `name` prints at C = `c` (`--quick`): its
+    /// reference row and every limiter's row, and a digest of every
+    /// completed call and trace row of each limiter and of the sweep.
+    fn real_output(name: &str, c: f64) -> (String, u64) {
+        MODEL.set(Model { c, ..DEFAULT_MODEL });
+        let all = selected(true, &[name], None);
+        assert_eq!(all.len(), 1);
+        let scenario = &all[0];
+        let reference = real::sweep(scenario);
+        let mut printed = real::reference_row(scenario, &reference) + "\n";
+        let mut digest = DefaultHasher::new();
+        for (limit, measure) in &reference.grid {
+            (limit, measure.good, measure.p99.to_bits()).hash(&mut digest);
+        }
+        for kind in Kind::ALL {
+            let run = simulate(scenario, kind);
+            let measure = real::Measure::of(&run, reference.slo);
+            let limits = real::Limits::of(scenario, &run, reference.limit());
+            printed += &real::row(scenario, &reference, kind, &measure, &limits);
+            printed += "\n";
+            for done in &run.done {
+                (done.start, done.ratio.to_bits()).hash(&mut digest);
+            }
+            for row in &run.rows {
+                (row.at, row.limit, row.probing).hash(&mut digest);
+            }
+        }
+        (printed, digest.finish())
+    }
+
+    #[test]
+    fn a_real_scenario_prints_the_same_twice() {
+        // Small capacities: the sweep runs a static limit per grid point.
+        for (name, c) in [("pareto-1.5", 5.0), ("pauses", 5.0), ("drift", 5.0)] {
+            let (first, first_digest) = real_output(name, c);
+            let (again, again_digest) = real_output(name, c);
+            assert_eq!(first, again, "{name}: two runs printed differently");
+            assert_eq!(first_digest, again_digest, "{name}: two runs differ");
+        }
+    }
+
+    #[test]
+    fn real_group_names_the_real_scenarios_and_only_them() {
+        let real = selected(true, &[scenarios::REAL], None);
+        let names: Vec<&str> = real.iter().map(|s| s.name).collect();
+        assert_eq!(
+            names,
+            [
+                "lognormal-0.5",
+                "lognormal-1.0",
+                "bimodal",
+                "pareto-1.5",
+                "pauses",
+                "drift"
+            ]
+        );
+        assert!(selected(true, &[], None).iter().all(|s| s.real.is_none()));
+    }
+
+    #[test]
+    fn service_times_have_the_mean_they_are_loaded_by() {
+        // The arrival rate is `load C / (B mean)`: each spread's sample mean
+        // is its `mean()`, within 2 % (Pareto's tail: 5 %).
+        for scenario in selected(true, &[scenarios::REAL], None) {
+            let service = scenario.service();
+            let mut random = simulate::Random(7);
+            let n = 400_000;
+            let mean = (0..n).map(|_| random.work(1.0, service)).sum::<f64>() / f64::from(n);
+            let tolerance = if scenario.name == "pareto-1.5" {
+                0.05
+            } else {
+                0.02
+            };
+            assert!(
+                (mean / service.mean() - 1.0).abs() < tolerance,
+                "{}: sample mean {mean}, mean() {}",
+                scenario.name,
+                service.mean()
+            );
+        }
+    }
+
+    #[test]
+    fn the_no_load_p99_is_the_service_s_and_the_pauses_add_to_it() {
+        let p99 = |name: &str| real::no_load_p99(&selected(true, &[name], None)[0]);
+        // Uniform within 10 %: 1.098 B; lognormal: exp(2.326 sigma).
+        assert!((p99("drift") - 1.098).abs() < 0.005);
+        assert!((p99("lognormal-0.5") / (2.326f64 * 0.5).exp() - 1.0).abs() < 0.02);
+        assert!((p99("lognormal-1.0") / 2.326f64.exp() - 1.0).abs() < 0.03);
+        // 3 % of the time paused, calls meeting a pause wait up to 3 B.
+        assert!(p99("pauses") > 2.0 && p99("pauses") < 4.2);
+    }
+
+    #[test]
+    fn a_pause_stops_the_dependency_for_300_ms_every_10_s() {
+        let scenario = &selected(true, &["pauses"], None)[0];
+        let s = 1_000_000_000u64;
+        assert!(!scenario.paused(0) && !scenario.paused(9 * s));
+        assert!(scenario.paused(10 * s) && scenario.paused(10 * s + 299_000_000));
+        assert!(!scenario.paused(10 * s + 300_000_000));
+        assert_eq!(scenario.next_pause_edge(5 * s), 10 * s);
+        assert_eq!(scenario.next_pause_edge(10 * s), 10 * s + 300_000_000);
+        assert_eq!(scenario.next_pause_edge(10 * s + 300_000_000), 20 * s);
+        let steady = &selected(true, &["steady"], None)[0];
+        assert_eq!(steady.next_pause_edge(0), u64::MAX);
+        assert!(!steady.paused(10 * s));
+    }
+
     #[test]
     fn a_scenario_without_chaos_injects_nothing() {
         let all = selected(true, &["steady"], None);

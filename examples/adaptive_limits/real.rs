@@ -37,7 +37,10 @@
 //! every limiter. Among the limits whose p99 of admitted calls is within
 //! the SLO, the best is the one with the most goodput (ties: the lower
 //! p99, then the lower limit); if none is within the SLO, the one with the
-//! lowest p99 (flagged "none within the SLO"). Its limit is `L*`.
+//! lowest p99 (flagged "none within the SLO"). Its limit is `L*`. The
+//! grid stops at the adaptive limiters' ceiling: a best static limit at
+//! its top (flagged "the grid's top") may be lower than the best limit
+//! above it, which no adaptive limiter here can reach.
 //!
 //! **The targets** (item 2 of the issue), for each of our algorithms in
 //! each scenario and capacity, PASS or FAIL with the value measured:
@@ -454,10 +457,10 @@ pub(crate) fn reference_row(scenario: &Scenario, reference: &Reference) -> Strin
         reference.slo,
         reference.limit(),
         f64::from(reference.limit()) / model().c,
-        if reference.within {
-            ""
-        } else {
-            ", none within the SLO"
+        match (reference.within, reference.best + 1 == reference.grid.len()) {
+            (false, _) => ", none within the SLO",
+            (true, true) => ", the grid's top",
+            (true, false) => "",
         },
         100.0 * best.goodput(),
         best.p99,
