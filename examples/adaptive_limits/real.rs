@@ -35,8 +35,13 @@
 //! for `m` in [`GRID`] (0.5 C to 2 C by 0.1 C, then 2.25, 2.5, 3, 3.5 and
 //! 4 C, the adaptive limiters' ceiling), on the same arrivals and work as
 //! every limiter. Among the limits whose p99 of admitted calls is within
-//! the SLO, the best is the one with the most goodput (ties: the lower
-//! p99, then the lower limit); if none is within the SLO, the one with the
+//! the SLO, the best is the lowest whose goodput is within [`PLATEAU`]
+//! (0.1 %) of the most any of them reached: the goodput of a static limit
+//! rises to a plateau as the limit grows and then stays flat (or falls, as
+//! queueing pushes calls past the SLO), and on the plateau the most goodput
+//! is a matter of a few calls, so the limit that reaches it first is the
+//! reference a limiter should find (the plateau's knee), not the one a few
+//! lucky calls put ahead. If none is within the SLO, the one with the
 //! lowest p99 (flagged "none within the SLO"). Its limit is `L*`. The
 //! grid stops at the adaptive limiters' ceiling: a best static limit at
 //! its top (flagged "the grid's top") may be lower than the best limit
@@ -83,6 +88,8 @@ pub(crate) const GRID: [f64; 21] = [
     0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 1.9, 2.0, 2.25, 2.5, 3.0,
     3.5, 4.0,
 ];
+/// The best static limit: the lowest within this share of the most goodput.
+pub(crate) const PLATEAU: f64 = 0.001;
 /// Target 1: goodput at least this share of the best static limit's.
 pub(crate) const GOODPUT_SHARE: f64 = 0.95;
 /// Target 2: p99 at most this many times the best static limit's.
@@ -224,20 +231,23 @@ pub(crate) fn sweep(scenario: &Scenario) -> Reference {
         })
         .collect();
     let within = grid.iter().any(|(_, m)| m.p99 <= slo);
-    let best = (0..grid.len())
-        .filter(|&i| !within || grid[i].1.p99 <= slo)
-        .min_by(|&i, &j| {
-            let (a, b) = (&grid[i].1, &grid[j].1);
-            if within {
-                b.good
-                    .cmp(&a.good)
-                    .then(a.p99.total_cmp(&b.p99))
-                    .then(grid[i].0.cmp(&grid[j].0))
-            } else {
-                a.p99.total_cmp(&b.p99).then(grid[i].0.cmp(&grid[j].0))
-            }
-        })
-        .expect("a grid of limits");
+    let best = if within {
+        let most = grid
+            .iter()
+            .filter(|(_, m)| m.p99 <= slo)
+            .map(|(_, m)| m.good)
+            .max()
+            .expect("a limit within the SLO");
+        // The grid is in ascending order of limits: the first on the
+        // plateau.
+        grid.iter()
+            .position(|(_, m)| m.p99 <= slo && m.good as f64 >= (1.0 - PLATEAU) * most as f64)
+            .expect("the most goodput is on the plateau")
+    } else {
+        (0..grid.len())
+            .min_by(|&i, &j| grid[i].1.p99.total_cmp(&grid[j].1.p99))
+            .expect("a grid of limits")
+    };
     Reference {
         no_load_p99,
         slo,
