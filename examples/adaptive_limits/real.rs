@@ -357,7 +357,11 @@ pub(crate) fn checks(reference: &Reference, measure: &Measure, limits: &Limits) 
     let best = reference.measure();
     let share = measure.good as f64 / best.good.max(1) as f64;
     let drift = match limits.drift {
-        Some(drift) => check(drift.abs() <= DRIFT_MOST, format!("{drift:+.3} L*")),
+        // As printed (0.001 L*): a difference too small to print is none.
+        Some(drift) => check(
+            (drift.abs() * 1000.0).round() <= DRIFT_MOST * 1000.0,
+            format!("{drift:+.3} L*"),
+        ),
         None => Check {
             pass: None,
             value: String::new(),
