@@ -231,10 +231,20 @@ impl Limiter {
                 }
             }
         };
+        Limiter::bulkhead(&spec)
+    }
+
+    /// A static limit of `limit` calls (the sweep of `real.rs`).
+    pub(crate) fn fixed(limit: u32) -> Limiter {
+        Limiter::bulkhead(&BulkheadConfig::builder().max_concurrent(limit))
+    }
+
+    /// A bulkhead of `spec`, of a registry on a `ManualClock` of its own.
+    fn bulkhead(spec: &bulkhead::BulkheadConfigBuilder) -> Limiter {
         let clock = ManualClock::new();
         let registry = Registry::builder().clock(clock.clone()).build();
         let bulkhead = registry
-            .bulkhead_policy("dependency", "adaptive_limits", &spec)
+            .bulkhead_policy("dependency", "adaptive_limits", spec)
             .expect("a valid bulkhead");
         Limiter::Bulkhead {
             bulkhead,

@@ -44,6 +44,14 @@
 //! The same seed prints the same bytes (`cargo test -p bulkhead-extras
 //! --example adaptive_limits` checks it).
 //!
+//! Real dependencies (issue 29; `--only real`, or by name: `lognormal-0.5`,
+//! `lognormal-1.0`, `bimodal`, `pareto-1.5`, `pauses`, `drift`; run only
+//! when named, at C = 5, 20 and 50 unless `--capacity` or `--capacities`
+//! is given): heavy-tailed, bimodal, pausing and drifting service, each
+//! with its SLO (twice its no-load p99), a sweep of static limits for the
+//! best one in hindsight, and the issue's targets against it; `real.rs`
+//! defines each precisely.
+//!
 //! Run it with `cargo run --release --example adaptive_limits` (`-- --quick`
 //! skips the hour-long runs; `--only steady,double` runs those scenarios;
 //! `--static-limit 1.2` sets the static limit to 1.2 C, to see the
@@ -58,6 +66,7 @@
 mod chaos;
 mod limiters;
 mod plot;
+mod real;
 mod report;
 mod scenarios;
 mod simulate;
@@ -188,11 +197,28 @@ fn main() {
     let only: Vec<&str> = word(&args, "--only")
         .map(|s| s.split(',').collect())
         .unwrap_or_default();
+    // Only real dependencies named, and no capacity: the issue's three.
+    let real_only = !only.is_empty()
+        && only.iter().all(|name| {
+            *name == scenarios::REAL
+                || scenarios(true)
+                    .iter()
+                    .any(|s| s.name == *name && s.real.is_some())
+        });
+    let capacities = if real_only
+        && word(&args, "--capacity").is_none()
+        && word(&args, "--capacities").is_none()
+    {
+        REAL_CAPACITIES.to_vec()
+    } else {
+        capacities
+    };
     // The reference run (every scenario, the default model) draws the
     // figure of the guide; any other run draws it next to its plots.
     let reference =
         !quick && only.is_empty() && MODEL_FLAGS.iter().all(|flag| word(&args, flag).is_none());
     let mut lines = Vec::new();
+    let mut verdicts = Vec::new();
     for &c in &capacities {
         MODEL.set(Model {
             c,
@@ -223,14 +249,30 @@ fn main() {
         } else {
             out.join("adaptive_limits.svg")
         };
-        lines.extend(run(quick, &only, word(&args, "--chaos"), &out, &figure));
+        let (real, rest): (Vec<Scenario>, Vec<Scenario>) =
+            selected(quick, &only, word(&args, "--chaos"))
+                .into_iter()
+                .partition(|s| s.real.is_some());
+        if !rest.is_empty() || real.is_empty() {
+            lines.extend(run(&rest, &out, &figure));
+        }
+        if !real.is_empty() {
+            verdicts.extend(real::run(&real, &out));
+        }
     }
-    if capacities.len() > 1 {
+    if capacities.len() > 1 && !lines.is_empty() {
         summary::print(&lines);
+    }
+    if !verdicts.is_empty() {
+        real::print_targets(&verdicts);
     }
 }
 
-/// The scenarios to run: those `only` names, else all but the noisy ones;
+/// The capacities `--only real` runs at unless told.
+const REAL_CAPACITIES: [f64; 3] = [5.0, 20.0, 50.0];
+
+/// The scenarios to run: those `only` names (`real`: the real ones), else
+/// all but the noisy and real ones;
 /// the keys of `chaos` (`--chaos`) laid over each one's noise.
 fn selected(quick: bool, only: &[&str], chaos: Option<&str>) -> Vec<Scenario> {
     scenarios(quick)
@@ -239,7 +281,7 @@ fn selected(quick: bool, only: &[&str], chaos: Option<&str>) -> Vec<Scenario> {
             if only.is_empty() {
                 !s.named_only
             } else {
-                only.contains(&s.name)
+                only.contains(&s.name) || (s.real.is_some() && only.contains(&scenarios::REAL))
             }
         })
         .map(|s| match chaos {
@@ -262,7 +304,7 @@ fn simulate_all(scenario: &Scenario) -> (Vec<Run>, Vec<Report>) {
 /// Every scenario at the model of the time: its tables on stdout, its plots
 /// in `out`, the grid of them at `figure`; the summary lines of the static
 /// limit and ours.
-fn run(quick: bool, only: &[&str], chaos: Option<&str>, out: &Path, figure: &Path) -> Vec<Line> {
+fn run(all: &[Scenario], out: &Path, figure: &Path) -> Vec<Line> {
     std::fs::create_dir_all(out).expect("the output directory");
     println!(
         "C = {} calls, B = {} ms, ceiling {CEILING_C} C, initial {}, work {}; goodput = completed within {SLO} x base, against what the capacity allows\n",
@@ -278,7 +320,6 @@ fn run(quick: bool, only: &[&str], chaos: Option<&str>, out: &Path, figure: &Pat
         "| scenario | limiter | goodput | p50 | p99 | rejected | limit mean (min-max) | settled in (s, each change) | p99 settled | drift (max from 5 s) | probing | out of band after 5 s |"
     );
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
-    let all = selected(quick, only, chaos);
     let mut figures = Vec::new();
     let mut chaos_rows = String::new();
     let mut verdicts = Vec::new();
@@ -287,7 +328,7 @@ fn run(quick: bool, only: &[&str], chaos: Option<&str>, out: &Path, figure: &Pat
         .filter(|k| k.ours() || **k == Kind::Static)
         .map(|&kind| Line::new(model().c, kind))
         .collect();
-    for scenario in &all {
+    for scenario in all {
         let (runs, reports) = simulate_all(scenario);
         for (report, run) in reports.iter().zip(&runs) {
             println!("{}", row(scenario, report, run));
@@ -508,6 +549,114 @@ mod tests {
                 kind.name()
             );
         }
+    }
+
+    /// What the real scenario `name` prints at C = `c` (`--quick`): its
+    /// reference row and every limiter's row, and a digest of every
+    /// completed call and trace row of each limiter and of the sweep.
+    fn real_output(name: &str, c: f64) -> (String, u64) {
+        MODEL.set(Model { c, ..DEFAULT_MODEL });
+        let all = selected(true, &[name], None);
+        assert_eq!(all.len(), 1);
+        let scenario = &all[0];
+        let reference = real::sweep(scenario);
+        let mut printed = real::reference_row(scenario, &reference) + "\n";
+        let mut digest = DefaultHasher::new();
+        for (limit, measure) in &reference.grid {
+            (limit, measure.good, measure.p99.to_bits()).hash(&mut digest);
+        }
+        for kind in Kind::ALL {
+            let run = simulate(scenario, kind);
+            let measure = real::Measure::of(&run, reference.slo);
+            let limits = real::Limits::of(scenario, &run, reference.limit());
+            printed += &real::row(scenario, &reference, kind, &measure, &limits);
+            printed += "\n";
+            for done in &run.done {
+                (done.start, done.ratio.to_bits()).hash(&mut digest);
+            }
+            for row in &run.rows {
+                (row.at, row.limit, row.probing).hash(&mut digest);
+            }
+        }
+        (printed, digest.finish())
+    }
+
+    #[test]
+    fn a_real_scenario_prints_the_same_twice() {
+        // Small capacities: the sweep runs a static limit per grid point.
+        for (name, c) in [("pareto-1.5", 5.0), ("pauses", 5.0), ("drift", 5.0)] {
+            let (first, first_digest) = real_output(name, c);
+            let (again, again_digest) = real_output(name, c);
+            assert_eq!(first, again, "{name}: two runs printed differently");
+            assert_eq!(first_digest, again_digest, "{name}: two runs differ");
+        }
+    }
+
+    #[test]
+    fn real_group_names_the_real_scenarios_and_only_them() {
+        let real = selected(true, &[scenarios::REAL], None);
+        let names: Vec<&str> = real.iter().map(|s| s.name).collect();
+        assert_eq!(
+            names,
+            [
+                "lognormal-0.5",
+                "lognormal-1.0",
+                "bimodal",
+                "pareto-1.5",
+                "pauses",
+                "drift"
+            ]
+        );
+        assert!(selected(true, &[], None).iter().all(|s| s.real.is_none()));
+    }
+
+    #[test]
+    fn service_times_have_the_mean_they_are_loaded_by() {
+        // The arrival rate is `load C / (B mean)`: each spread's sample mean
+        // is its `mean()`, within 2 % (Pareto's tail: 5 %).
+        for scenario in selected(true, &[scenarios::REAL], None) {
+            let service = scenario.service();
+            let mut random = simulate::Random(7);
+            let n = 400_000;
+            let mean = (0..n).map(|_| random.work(1.0, service)).sum::<f64>() / f64::from(n);
+            let tolerance = if scenario.name == "pareto-1.5" {
+                0.05
+            } else {
+                0.02
+            };
+            assert!(
+                (mean / service.mean() - 1.0).abs() < tolerance,
+                "{}: sample mean {mean}, mean() {}",
+                scenario.name,
+                service.mean()
+            );
+        }
+    }
+
+    #[test]
+    fn the_no_load_p99_is_the_service_s_and_the_pauses_add_to_it() {
+        let p99 = |name: &str| real::no_load_p99(&selected(true, &[name], None)[0]);
+        // Uniform within 10 %: 1.098 B; lognormal: exp(2.326 sigma).
+        assert!((p99("drift") - 1.098).abs() < 0.005);
+        assert!((p99("lognormal-0.5") / (2.326f64 * 0.5).exp() - 1.0).abs() < 0.02);
+        assert!((p99("lognormal-1.0") / 2.326f64.exp() - 1.0).abs() < 0.03);
+        // 3 % of the time paused, calls meeting a pause wait up to 3 B.
+        assert!(p99("pauses") > 2.0 && p99("pauses") < 4.2);
+    }
+
+    #[test]
+    fn a_pause_stops_the_dependency_for_300_ms_every_10_s() {
+        let scenario = &selected(true, &["pauses"], None)[0];
+        let s = 1_000_000_000u64;
+        assert!(!scenario.paused(0) && !scenario.paused(9 * s));
+        assert!(scenario.paused(10 * s) && scenario.paused(10 * s + 299_000_000));
+        assert!(!scenario.paused(10 * s + 300_000_000));
+        assert_eq!(scenario.next_pause_edge(5 * s), 10 * s);
+        assert_eq!(scenario.next_pause_edge(10 * s), 10 * s + 300_000_000);
+        assert_eq!(scenario.next_pause_edge(10 * s + 300_000_000), 20 * s);
+        let steady = &selected(true, &["steady"], None)[0];
+        assert_eq!(steady.next_pause_edge(0), u64::MAX);
+        assert!(!steady.paused(10 * s));
     }
 
     #[test]

@@ -29,9 +29,66 @@ pub(crate) struct Scenario {
     pub(crate) long: bool,
     /// What a chaos policy injects into its calls, if anything.
     pub(crate) chaos: Option<Noise>,
-    /// Run only when `--only` names it (the noisy ones), so that a run
-    /// without `--only` prints what it printed before them.
+    /// Run only when `--only` names it (the noisy ones, the real ones), so
+    /// that a run without `--only` prints what it printed before them.
     pub(crate) named_only: bool,
+    /// A real dependency's latency (issue 29; `real.rs`), if any: then its
+    /// service times, pauses and drift are the scenario's, not the model's.
+    pub(crate) real: Option<Real>,
+}
+
+/// How a call's work is spread around the base latency `B`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Service {
+    /// The model's: uniform within ±10 % of `B`, or lognormal with the
+    /// model's `--sigma`.
+    Model,
+    /// Lognormal with this sigma, median `B`.
+    Lognormal(f64),
+    /// 80 % of the calls at 0.2 B, 20 % at 1.5 B, each uniform within
+    /// ±10 % of its mode (cache hits and misses).
+    Bimodal,
+    /// Pareto with this alpha, scale `B (alpha - 1) / alpha` (mean `B`
+    /// untruncated), cut at [`PARETO_CUT`] B (a client's timeout).
+    Pareto(f64),
+}
+
+/// Where a Pareto draw is cut, in `B`.
+pub(crate) const PARETO_CUT: f64 = 100.0;
+
+/// A real dependency's latency: its service times, whether it pauses
+/// ([`PAUSE_EVERY_NS`], for [`PAUSE_NS`]), whether its capacity drifts
+/// (by ±[`DRIFT`] over [`DRIFT_PERIOD_NS`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Real {
+    pub(crate) service: Service,
+    pub(crate) pauses: bool,
+    pub(crate) drift: bool,
+}
+
+/// The dependency stops every 10 s, at 10 s, 20 s, .., for 300 ms.
+pub(crate) const PAUSE_EVERY_NS: u64 = 10_000_000_000;
+pub(crate) const PAUSE_NS: u64 = 300_000_000;
+/// Its capacity is `C (1 + DRIFT sin(2 pi t / DRIFT_PERIOD))`.
+pub(crate) const DRIFT: f64 = 0.3;
+pub(crate) const DRIFT_PERIOD_NS: u64 = 600_000_000_000;
+
+impl Service {
+    /// The mean work of a call, in `B` (the uniform model's and the model's
+    /// lognormal count as `B`, as they always have).
+    pub(crate) fn mean(self) -> f64 {
+        match self {
+            Service::Model => 1.0,
+            Service::Lognormal(sigma) => (sigma * sigma / 2.0).exp(),
+            Service::Bimodal => 0.8 * 0.2 + 0.2 * 1.5,
+            Service::Pareto(alpha) => {
+                // E[min(X, H)] = a x / (a - 1) - x^a H^(1 - a) / (a - 1).
+                let scale = (alpha - 1.0) / alpha;
+                alpha * scale / (alpha - 1.0)
+                    - scale.powf(alpha) * PARETO_CUT.powf(1.0 - alpha) / (alpha - 1.0)
+            }
+        }
+    }
 }
 
 impl Scenario {
@@ -52,6 +109,47 @@ impl Scenario {
             None => self.what.to_owned(),
             Some(noise) => format!("{}; chaos: {}", self.what, noise.describe()),
         }
+    }
+
+    /// The share of `C` the dependency has at `ns`: its phase's, drifting
+    /// if it drifts.
+    pub(crate) fn capacity_at(&self, ns: u64) -> f64 {
+        let phase = self.phase_at(ns).capacity;
+        match self.real {
+            Some(Real { drift: true, .. }) => {
+                let turn = (ns % DRIFT_PERIOD_NS) as f64 / DRIFT_PERIOD_NS as f64;
+                phase * (1.0 + DRIFT * (std::f64::consts::TAU * turn).sin())
+            }
+            _ => phase,
+        }
+    }
+
+    /// Whether the dependency is paused at `ns`.
+    pub(crate) fn paused(&self, ns: u64) -> bool {
+        matches!(self.real, Some(Real { pauses: true, .. }))
+            && ns >= PAUSE_EVERY_NS
+            && ns % PAUSE_EVERY_NS < PAUSE_NS
+    }
+
+    /// The next start or end of a pause after `ns` (`u64::MAX` if it never
+    /// pauses).
+    pub(crate) fn next_pause_edge(&self, ns: u64) -> u64 {
+        if !matches!(self.real, Some(Real { pauses: true, .. })) {
+            return u64::MAX;
+        }
+        let cycle = ns / PAUSE_EVERY_NS * PAUSE_EVERY_NS;
+        if ns < PAUSE_EVERY_NS {
+            PAUSE_EVERY_NS
+        } else if ns - cycle < PAUSE_NS {
+            cycle + PAUSE_NS
+        } else {
+            cycle + PAUSE_EVERY_NS
+        }
+    }
+
+    /// How the calls' work is spread.
+    pub(crate) fn service(&self) -> Service {
+        self.real.map_or(Service::Model, |r| r.service)
     }
 
     /// The phase at `ns` into the scenario (the last one past its end).
@@ -82,6 +180,7 @@ pub(crate) fn scenarios(quick: bool) -> Vec<Scenario> {
             long: false,
             chaos: None,
             named_only: false,
+            real: None,
         },
         Scenario {
             name: "slow3x",
@@ -94,6 +193,7 @@ pub(crate) fn scenarios(quick: bool) -> Vec<Scenario> {
             long: false,
             chaos: None,
             named_only: false,
+            real: None,
         },
         Scenario {
             name: "half",
@@ -109,6 +209,7 @@ pub(crate) fn scenarios(quick: bool) -> Vec<Scenario> {
             long: false,
             chaos: None,
             named_only: false,
+            real: None,
         },
         Scenario {
             name: "double",
@@ -121,6 +222,7 @@ pub(crate) fn scenarios(quick: bool) -> Vec<Scenario> {
             long: false,
             chaos: None,
             named_only: false,
+            real: None,
         },
     ];
     if !quick {
@@ -131,6 +233,7 @@ pub(crate) fn scenarios(quick: bool) -> Vec<Scenario> {
             long: true,
             chaos: None,
             named_only: false,
+            real: None,
         });
         all.push(Scenario {
             name: "hour-overload",
@@ -139,6 +242,7 @@ pub(crate) fn scenarios(quick: bool) -> Vec<Scenario> {
             long: true,
             chaos: None,
             named_only: false,
+            real: None,
         });
     }
     // A noisy dependency: 1 % of the calls 5-20x B late (chaos holds their
@@ -168,6 +272,7 @@ pub(crate) fn scenarios(quick: bool) -> Vec<Scenario> {
             long,
             chaos: None,
             named_only: true,
+            real: None,
         }
         .with_chaos(noise)
     };
@@ -185,8 +290,82 @@ pub(crate) fn scenarios(quick: bool) -> Vec<Scenario> {
             true,
         ));
     }
+    all.extend(real(quick));
     all
 }
+
+/// The real dependencies of issue 29 (`--only real`, or by name), at 80 %
+/// of the capacity (of the mean work: the arrival rate is `0.8 C / mean`):
+/// 5 minutes each with `--quick` (10 for `drift`, one period), an hour
+/// without.
+fn real(quick: bool) -> Vec<Scenario> {
+    let seconds = if quick { 300 } else { 3600 };
+    let scenario = |name, what, service, pauses, drift| Scenario {
+        name,
+        what,
+        phases: vec![Phase {
+            seconds: if drift && quick { 600 } else { seconds },
+            load: 0.8,
+            slow: 1.0,
+            capacity: 1.0,
+        }],
+        long: !quick,
+        chaos: None,
+        named_only: true,
+        real: Some(Real {
+            service,
+            pauses,
+            drift,
+        }),
+    };
+    vec![
+        scenario(
+            "lognormal-0.5",
+            "80 %, lognormal service times, sigma 0.5, median B",
+            Service::Lognormal(0.5),
+            false,
+            false,
+        ),
+        scenario(
+            "lognormal-1.0",
+            "80 %, lognormal service times, sigma 1.0, median B",
+            Service::Lognormal(1.0),
+            false,
+            false,
+        ),
+        scenario(
+            "bimodal",
+            "80 %, 80 % of the calls at 0.2 B, 20 % at 1.5 B",
+            Service::Bimodal,
+            false,
+            false,
+        ),
+        scenario(
+            "pareto-1.5",
+            "80 %, Pareto service times, alpha 1.5, mean B, cut at 100 B",
+            Service::Pareto(1.5),
+            false,
+            false,
+        ),
+        scenario(
+            "pauses",
+            "80 %, uniform service times; every 10 s the dependency stops for 300 ms",
+            Service::Model,
+            true,
+            false,
+        ),
+        scenario(
+            "drift",
+            "80 % of C, uniform service times; the capacity drifts by +-30 % over 10 minutes",
+            Service::Model,
+            false,
+            true,
+        ),
+    ]
+}
+
+/// The names `--only real` stands for.
+pub(crate) const REAL: &str = "real";
 
 /// The seed of the noisy scenarios' chaos (`--chaos seed=N` for another).
 pub(crate) const NOISY_SEED: u64 = 28;

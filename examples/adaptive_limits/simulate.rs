@@ -19,14 +19,14 @@ use std::time::Duration;
 
 use crate::chaos::{Injected, draw};
 use crate::limiters::{Kind, Limiter, Ticket};
-use crate::scenarios::{Phase, Scenario};
+use crate::scenarios::{PARETO_CUT, Phase, Scenario, Service};
 use crate::{TRACE_NS, model};
 
 /// splitmix64: the same arrivals and work for every limiter.
-struct Random(u64);
+pub(crate) struct Random(pub(crate) u64);
 
 impl Random {
-    fn unit(&mut self) -> f64 {
+    pub(crate) fn unit(&mut self) -> f64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -39,15 +39,31 @@ impl Random {
         -(1.0 - self.unit()).ln() / rate
     }
 
-    /// The work of a call whose base latency is `base`: two draws, however
-    /// it is spread, so that every limiter sees the same sequence.
-    fn work(&mut self, base: f64) -> f64 {
+    /// The work of a call whose base latency is `base`, spread as
+    /// `service` says: two draws, however it is spread, so that every
+    /// limiter sees the same sequence.
+    pub(crate) fn work(&mut self, base: f64, service: Service) -> f64 {
         let (u, v) = (self.unit(), self.unit());
-        match model().sigma {
-            None => base * (0.9 + 0.2 * u),
-            Some(sigma) => {
-                let normal = (-2.0 * (1.0 - u).ln()).sqrt() * (std::f64::consts::TAU * v).cos();
-                base * (sigma * normal).exp()
+        let lognormal = |sigma: f64| {
+            let normal = (-2.0 * (1.0 - u).ln()).sqrt() * (std::f64::consts::TAU * v).cos();
+            base * (sigma * normal).exp()
+        };
+        match service {
+            Service::Model => match model().sigma {
+                None => base * (0.9 + 0.2 * u),
+                Some(sigma) => lognormal(sigma),
+            },
+            Service::Lognormal(sigma) => lognormal(sigma),
+            Service::Bimodal => {
+                if u < 0.8 {
+                    0.2 * base * (0.9 + 0.2 * u / 0.8)
+                } else {
+                    1.5 * base * (0.9 + 0.2 * (u - 0.8) / 0.2)
+                }
+            }
+            Service::Pareto(alpha) => {
+                let scale = base * (alpha - 1.0) / alpha;
+                (scale * (1.0 - u).powf(-1.0 / alpha)).min(PARETO_CUT * base)
             }
         }
     }
@@ -100,7 +116,12 @@ fn nanos(seconds: f64) -> u64 {
 }
 
 pub(crate) fn simulate(scenario: &Scenario, kind: Kind) -> Run {
-    let mut limiter = Limiter::new(kind);
+    simulate_with(scenario, kind, Limiter::new(kind))
+}
+
+/// [`simulate`] with `limiter` (a static limit of the sweep, `real.rs`).
+pub(crate) fn simulate_with(scenario: &Scenario, kind: Kind, mut limiter: Limiter) -> Run {
+    let service = scenario.service();
     let mut random = Random(0x5EED);
     let end = scenario.seconds() * 1_000_000_000;
     let phase_at = |t: u64| scenario.phase_at(t);
@@ -128,18 +149,34 @@ pub(crate) fn simulate(scenario: &Scenario, kind: Kind) -> Run {
     let chaos = scenario.chaos.map(|noise| noise.chaos());
     // Calls waiting out an injected latency: when it ends, and the call.
     let mut sleeping: BinaryHeap<Reverse<(u64, u64)>> = BinaryHeap::new();
-    let rate = |phase: Phase| phase.load * model().c / model().b;
+    let rate = |phase: Phase| phase.load * model().c / (model().b * service.mean());
     let mut next_arrival = nanos(random.exponential(rate(phase_at(0))));
     loop {
         let n = in_service.len() as f64;
-        let c = model().c * phase_at(now).capacity;
-        let speed = if n > c { c / n } else { 1.0 };
-        let next_departure = in_service.peek().map_or(u64::MAX, |Reverse((finish, _))| {
-            let left = (f64::from_bits(*finish) - virtual_time).max(0.0);
-            now + nanos(left / speed).max(1)
-        });
+        let c = model().c * scenario.capacity_at(now);
+        // A paused dependency serves nothing until the pause ends (the
+        // pause's edges are events of their own).
+        let paused = scenario.paused(now);
+        let speed = if paused {
+            0.0
+        } else if n > c {
+            c / n
+        } else {
+            1.0
+        };
+        let next_departure = match in_service.peek() {
+            Some(Reverse((finish, _))) if !paused => {
+                let left = (f64::from_bits(*finish) - virtual_time).max(0.0);
+                now + nanos(left / speed).max(1)
+            }
+            _ => u64::MAX,
+        };
         let next_wake = sleeping.peek().map_or(u64::MAX, |Reverse((at, _))| *at);
-        let t = next_arrival.min(next_departure).min(next_wake);
+        let next_edge = scenario.next_pause_edge(now);
+        let t = next_arrival
+            .min(next_departure)
+            .min(next_wake)
+            .min(next_edge);
         if t >= end {
             break;
         }
@@ -155,6 +192,10 @@ pub(crate) fn simulate(scenario: &Scenario, kind: Kind) -> Run {
         virtual_time += secs(t - now) * speed;
         now = t;
         limiter.at(now);
+        if t == next_edge && t != next_departure && t != next_wake && t != next_arrival {
+            // A pause starts or ends: the speed changes from here.
+            continue;
+        }
         if t == next_departure {
             let Reverse((_, id)) = in_service.pop().expect("a call in service");
             let call = calls.remove(&id).expect("a known call");
@@ -184,7 +225,7 @@ pub(crate) fn simulate(scenario: &Scenario, kind: Kind) -> Run {
             match limiter.admit() {
                 Some(ticket) => {
                     let base = model().b * phase.slow;
-                    let work = random.work(base);
+                    let work = random.work(base, service);
                     run.delayed += u64::from(injected.latency.is_some());
                     match injected.latency {
                         None if injected.fault => {
@@ -218,7 +259,7 @@ pub(crate) fn simulate(scenario: &Scenario, kind: Kind) -> Run {
                     run.rejected += 1;
                     // Draw the work anyway, so every limiter sees the same
                     // sequence of arrivals and work.
-                    let _ = random.work(1.0);
+                    let _ = random.work(1.0, service);
                 }
             }
             next_arrival = now + nanos(random.exponential(rate(phase_at(now)))).max(1);

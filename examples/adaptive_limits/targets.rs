@@ -33,7 +33,7 @@ impl Check {
     }
 }
 
-fn check(pass: bool, value: String) -> Check {
+pub(crate) fn check(pass: bool, value: String) -> Check {
     Check {
         pass: Some(pass),
         value,
