@@ -309,7 +309,12 @@ fn sync_calls_report_successes_and_errors() {
         adaptive.errors * 3 <= adaptive.successes + 3,
         "one call in four failed: {adaptive:?}"
     );
-    assert_eq!(adaptive.no_load, Some(MS), "errors are left out of latency");
+    // Within a histogram bucket (1/32) of the successes' 1 ms.
+    let no_load = adaptive.no_load.unwrap().as_secs_f64() / MS.as_secs_f64();
+    assert!(
+        (no_load - 1.0).abs() <= 1.0 / 32.0,
+        "errors are left out of latency: {no_load} ms"
+    );
 }
 
 #[test]
@@ -499,27 +504,31 @@ fn at_a_capacity_of_20_under_overload_aimd_and_gradient2_stay_in_the_band() {
     }
 }
 
-/// At a capacity of 10 under 80 % load, bursts find the limit now and
-/// then; a window with a few such calls used to raise it on the mean
-/// latency of every call, which says nothing of the latency at the limit,
-/// and the limit sat above the band 43 % (AIMD) and 52 % (Gradient2) of
-/// the time. It grows now only on enough calls measured at it: above the
-/// band at most a third of the time (24 % and 19 %; the guide explains why
-/// a small capacity keeps a few calls above it).
+/// At a capacity of 10 under 80 % load (a demand of 8 calls in flight on
+/// average), bursts of Poisson arrivals find the limit now and then. The
+/// limit leaves room for them without outgrowing them: outside probes,
+/// from 5 s on, it is at least the capacity 95 % of the time (a limit at
+/// the demand would refuse every burst), and never above the burst margin
+/// Little's law gives a limit that does not bind (the demand, plus three
+/// times its square root, plus the bound test's headroom: 17.5 calls).
+/// (Issue 12 kept it at most 1.2 C two thirds of the time; issue 29's
+/// real dependencies showed that refusing bursts at 80 % load costs more
+/// goodput than the queueing it saves: the adaptive guide's figures.)
 #[test]
-fn at_a_small_capacity_the_limit_grows_only_on_the_latency_measured_at_it() {
-    for adaptive in [Adaptive::Aimd, Adaptive::Gradient2] {
+fn at_a_small_capacity_the_limit_leaves_room_for_bursts_and_no_more() {
+    for adaptive in [Adaptive::Aimd, Adaptive::Vegas, Adaptive::Gradient2] {
         let rows = simulate(adaptive, 10, 0.8, 300);
-        let settled = &rows[50..];
-        let above = settled
+        let settled: Vec<u32> = rows[50..]
             .iter()
-            .filter(|(limit, probing)| !probing && *limit > 12)
-            .count() as f64
-            / settled.len() as f64;
+            .filter(|(_, probing)| !probing)
+            .map(|(limit, _)| *limit)
+            .collect();
+        let below = settled.iter().filter(|&&limit| limit < 10).count() as f64;
+        let highest = settled.iter().copied().max().unwrap();
         assert!(
-            above <= 1.0 / 3.0,
-            "{adaptive}: above the band {:.1} % of the time",
-            100.0 * above
+            below <= 0.05 * settled.len() as f64 && highest <= 17,
+            "{adaptive}: below the capacity {:.1} % of the time, up to {highest}",
+            100.0 * below / settled.len() as f64
         );
     }
 }

@@ -9,8 +9,10 @@ use std::hash::{Hash, Hasher};
 pub(crate) struct Window {
     /// The algorithm's limit going in (its estimate, not rounded).
     pub(crate) limit: f64,
-    /// The mean hold time of the calls that succeeded, those released
-    /// near the limit if there were enough of them; `None` if none
+    /// The median hold time of the calls that succeeded, those released
+    /// near the limit if there were enough of them, read as the no-load
+    /// latency if it is within four standard errors of it (the window's
+    /// noise, from the no-load spread the probes measured); `None` if none
     /// succeeded.
     pub(crate) latency: Option<f64>,
     /// The no-load latency, as the probes measured it; `None` until a

@@ -7,10 +7,10 @@
 //! ## Layout
 //!
 //! ```text
-//! bound       | count (12) | Σ hold time, ns (52) |  successes that were bound
-//! free        | count (12) | Σ hold time, ns (52) |  the other successes
-//! failed      | drops (32) | errors (32)          |
-//! spilled     (under a lock) what releases moved out of the three words
+//! bound       [count; BUCKETS]  successes that were bound, by hold time
+//! free        [count; BUCKETS]  the other successes, by hold time
+//! errors      count
+//! drops       count
 //! window_end  when the window may close (a stamp of the bulkhead's timeline)
 //! from, until only calls admitted from `from` and before `until` are
 //!             sampled (during a probe; otherwise every call)
@@ -21,108 +21,238 @@
 //! tenth of the limit (at least one slot) of the limit. That is read from
 //! the value the semaphore's `fetch_sub` replaced, so it costs nothing.
 //!
+//! The hold times of successes are kept as log-linear histograms (HDR
+//! histograms' layout): below 32 ns one bucket per nanosecond, then 32
+//! buckets per power of two, so a bucket is at most 1/32 of its lower
+//! bound wide (1,153 buckets up to `MAX_HOLD`, 9 KiB per class). The window is summarised by percentiles of them (its
+//! median, and how far its quartiles spread), which a heavy tail cannot
+//! drag the way it drags a mean: Envoy's adaptive concurrency filter
+//! summarises its windows the same way. A mean (Little's law needs one)
+//! is read from the buckets' midpoints, within 1/64.
+//!
 //! ## Cost
 //!
-//! A release makes one atomic addition: a success adds its count and its
-//! hold time to its class's word at once, an error or a drop adds to
-//! `failed`. Nothing else is written unless a counter reached half its
-//! room (below).
+//! A release makes one atomic addition: a success adds one to its
+//! bucket, an error or a drop to its counter. Every counter is a `u64`
+//! of its own, so none can overflow in any window a clock can measure,
+//! and nothing is ever moved aside.
 //!
-//! ## Overflow
+//! ## Hold times
 //!
 //! A hold time is the difference of two recent stamps of the bulkhead's
 //! timeline: nanoseconds, to within the clock's resolution (at most 5 ms,
 //! about 1 ms, on the system clock; exact on a manual clock). One sample
-//! adds at most `MAX_HOLD`, 2^40 ns (18 minutes): a longer hold counts
+//! counts at most `MAX_HOLD`, 2^40 ns (18 minutes): a longer hold counts
 //! as that long.
-//!
-//! Nothing bounds the calls of a window but time: the controller closes a
-//! steady window once it lasted its length (at most `max_window`) and has
-//! `min_samples`, or discards it at `max_window`; a probe waits up to four
-//! `max_window`s for its samples and up to four more for its slowest
-//! calls; `max_window` is the user's; and a window closes only when a
-//! release finds it due. One thread releases some 50 million calls a
-//! second (the whole call takes 15 to 20 ns), so a one-second window can
-//! hold more than 2^25 calls of a class, and their hold times more than
-//! 2^52 ns: no split of one word holds both for a window.
-//!
-//! So a word is *spilled* before it fills: a release whose addition left a
-//! success count at 2^11 or more (the sign bit of its word: one test), or
-//! an error or drop count at 2^31 or more, moves all three words into
-//! `spilled`, swapping each with zero, and adds them there under the lock.
-//! That happens once per 2048 successes of a class (every 40 µs or so on
-//! a thread calling without pause), an amortised fraction of an
-//! instruction per call. A success word's sum needs no test of its own:
-//! it is at most its count times 2^40 ns, below 2^52 while the count is
-//! below 2^12. Between the addition that reaches half and the swap, only
-//! additions already made land above half, and each of their threads
-//! spills in turn: a count overflows only if 2^11 of them (or 2^31 errors
-//! or drops) pile up before a swap, 2048 threads paused inside a release
-//! of the same bulkhead at once.
 //!
 //! ## Memory ordering
 //!
-//! The words are `Relaxed`: they are statistics, read by the closer under
-//! the controller's lock, and every access is a read-modify-write of one
-//! word (or a load), so each sample's count and hold time, added together,
-//! are taken together by exactly one swap. A sample (or a spilled batch,
-//! on its way to `spilled`) racing the closer lands in this window or in
-//! the next: each is counted exactly once, its hold time with its count.
+//! The counters are `Relaxed`: they are statistics, read by the closer
+//! under the controller's lock, and every access is a read-modify-write of
+//! one counter (or a load), so each sample lands in exactly one window: a
+//! sample racing the closer's swaps is in this window or in the next,
+//! counted exactly once, its hold time with it (they are one counter).
 
 use crate::bulkhead::semaphore::Released;
 use crate::loom::atomic::{AtomicU64, Ordering::Relaxed};
-use crate::loom::{Mutex, lock};
 
 use super::CallOutcome;
 
-/// Bits of a success word below its count: the sum of its hold times.
-const SUM_BITS: u32 = 52;
-/// Set in a success word once its count reached 2^11, half its room.
-const SUCCESS_HALF: u64 = 1 << 63;
-/// Bits of `failed` below the drops: the errors.
-const ERROR_BITS: u32 = 32;
-/// Set in `failed` once its drops or its errors reached 2^31.
-const FAILED_HALF: u64 = 1 << 63 | 1 << 31;
-/// The longest hold time one sample adds.
+/// The longest hold time one sample counts.
 const MAX_HOLD: u64 = 1 << 40;
+/// Bits of a hold time below its leading one that pick its bucket: 32
+/// buckets per power of two, so a bucket is at most 1/32 of its lower
+/// bound wide (loom's models keep two).
+#[cfg(not(loom))]
+const SUB_BITS: u32 = 5;
+#[cfg(loom)]
+const SUB_BITS: u32 = 1;
+const SUB: u64 = 1 << SUB_BITS;
+/// Buckets of a histogram: up to `MAX_HOLD`'s.
+pub(crate) const BUCKETS: usize = bucket(MAX_HOLD) + 1;
 
-/// A word holding two counters, the upper one above `SHIFT` bits.
+/// The bucket of a hold time (at most `MAX_HOLD`).
+#[inline]
+const fn bucket(held: u64) -> usize {
+    if held < SUB {
+        return held as usize;
+    }
+    let octave = 63 - held.leading_zeros();
+    let within = (held >> (octave - SUB_BITS)) & (SUB - 1);
+    ((octave - SUB_BITS + 1) as u64 * SUB + within) as usize
+}
+
+/// The hold times bucket `index` holds: `[low, low + width)`.
+fn bounds(index: usize) -> (f64, f64) {
+    let index = index as u64;
+    if index < SUB {
+        return (index as f64, 1.0);
+    }
+    let octave = index / SUB + u64::from(SUB_BITS) - 1;
+    let shift = octave - u64::from(SUB_BITS);
+    let low = (SUB + index % SUB) << shift;
+    (low as f64, (1u64 << shift) as f64)
+}
+
+/// A histogram being filled: one counter per bucket.
 #[derive(Debug)]
-struct Packed<const SHIFT: u32>(AtomicU64);
+struct Buckets(Box<[AtomicU64]>);
 
-impl<const SHIFT: u32> Packed<SHIFT> {
-    const LOW: u64 = (1 << SHIFT) - 1;
-
-    /// `high` and `low` as one addition.
-    #[inline]
-    const fn delta(high: u64, low: u64) -> u64 {
-        high << SHIFT | low
-    }
-
-    fn split(word: u64) -> (u64, u64) {
-        (word >> SHIFT, word & Self::LOW)
-    }
-
-    /// Adds `delta`; whether the sum has a bit of `half` set (a counter
-    /// reached half its room).
-    #[inline]
-    fn add(&self, delta: u64, half: u64) -> bool {
-        let after = self.0.fetch_add(delta, Relaxed).wrapping_add(delta);
-        after & half != 0
-    }
-
-    fn peek(&self) -> (u64, u64) {
-        Self::split(self.0.load(Relaxed))
-    }
-
-    fn take(&self) -> (u64, u64) {
-        Self::split(self.0.swap(0, Relaxed))
+impl Default for Buckets {
+    fn default() -> Self {
+        Buckets((0..BUCKETS).map(|_| AtomicU64::new(0)).collect())
     }
 }
 
-impl<const SHIFT: u32> Default for Packed<SHIFT> {
-    fn default() -> Self {
-        Packed(AtomicU64::new(0))
+impl Buckets {
+    #[inline]
+    fn add(&self, held: u64) {
+        self.0[bucket(held.min(MAX_HOLD))].fetch_add(1, Relaxed);
+    }
+
+    fn peek(&self) -> u64 {
+        self.0.iter().map(|count| count.load(Relaxed)).sum()
+    }
+
+    /// Moves the counts into `into` (sized to `BUCKETS` if it is not),
+    /// leaving zeros.
+    fn take_into(&self, into: &mut Histogram) {
+        into.size();
+        for (to, from) in into.0.iter_mut().zip(self.0.iter()) {
+            *to = from.swap(0, Relaxed);
+        }
+    }
+
+    fn clear(&self) {
+        for count in self.0.iter() {
+            count.store(0, Relaxed);
+        }
+    }
+
+    /// Adds the count and the sum of midpoints of its samples to `sums`.
+    fn sums(&self, sums: &mut (u64, f64)) {
+        for (index, count) in self.0.iter().enumerate() {
+            let n = count.load(Relaxed);
+            if n > 0 {
+                sums.0 += n;
+                sums.1 += midpoint(index) * n as f64;
+            }
+        }
+    }
+}
+
+/// The hold times of a window's successes (or of a class of them), by
+/// bucket. The default is empty and allocates nothing: a controller sizes
+/// its own once and takes every window into them.
+#[derive(Clone, Default)]
+pub(crate) struct Histogram(Box<[u64]>);
+
+impl PartialEq for Histogram {
+    /// Equal if they count the same samples in the same buckets, whether
+    /// sized or not.
+    fn eq(&self, other: &Self) -> bool {
+        let at = |h: &Histogram, i: usize| h.0.get(i).copied().unwrap_or(0);
+        (0..BUCKETS).all(|i| at(self, i) == at(other, i))
+    }
+}
+
+impl Eq for Histogram {}
+
+/// The middle of bucket `index`.
+fn midpoint(index: usize) -> f64 {
+    let (low, width) = bounds(index);
+    low + width / 2.0
+}
+
+impl std::fmt::Debug for Histogram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(
+                self.0
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, count)| **count > 0)
+                    .map(|(index, count)| (bounds(index).0, count)),
+            )
+            .finish()
+    }
+}
+
+impl Histogram {
+    /// A histogram of `BUCKETS` empty buckets.
+    pub(crate) fn sized() -> Self {
+        Histogram(vec![0; BUCKETS].into_boxed_slice())
+    }
+
+    /// Makes it `BUCKETS` long, if it is not.
+    fn size(&mut self) {
+        if self.0.len() != BUCKETS {
+            *self = Histogram::sized();
+        }
+    }
+
+    /// The histogram of these hold times (tests).
+    #[cfg(test)]
+    pub(crate) fn of(held: &[u64]) -> Self {
+        let mut histogram = Histogram::sized();
+        for &h in held {
+            histogram.0[bucket(h.min(MAX_HOLD))] += 1;
+        }
+        histogram
+    }
+
+    /// The samples it holds.
+    pub(crate) fn count(&self) -> u64 {
+        self.0.iter().sum()
+    }
+
+    /// Sets it to the sum of `a` and `b` (sized alike).
+    fn sum_of(&mut self, a: &Histogram, b: &Histogram) {
+        self.size();
+        for ((to, a), b) in self.0.iter_mut().zip(a.0.iter()).zip(b.0.iter()) {
+            *to = a + b;
+        }
+    }
+
+    /// The mean hold time, each sample counted at its bucket's midpoint
+    /// (within 1/64 of its own); `None` if empty.
+    pub(crate) fn mean(&self) -> Option<f64> {
+        let count = self.count();
+        (count > 0).then(|| {
+            let sum: f64 = self
+                .0
+                .iter()
+                .enumerate()
+                .filter(|(_, n)| **n > 0)
+                .map(|(index, n)| midpoint(index) * *n as f64)
+                .sum();
+            sum / count as f64
+        })
+    }
+
+    /// The `q`-quantile (`q` in `[0, 1]`), interpolated within its bucket;
+    /// `None` if empty.
+    pub(crate) fn quantile(&self, q: f64) -> Option<f64> {
+        let count = self.count();
+        if count == 0 {
+            return None;
+        }
+        let rank = q.clamp(0.0, 1.0) * count as f64;
+        let mut below = 0.0;
+        for (index, &n) in self.0.iter().enumerate() {
+            if n == 0 {
+                continue;
+            }
+            let n = n as f64;
+            if below + n >= rank {
+                let (low, width) = bounds(index);
+                return Some(low + width * ((rank - below) / n).clamp(0.0, 1.0));
+            }
+            below += n;
+        }
+        let last = self.0.iter().rposition(|n| *n > 0).unwrap_or(0);
+        let (low, width) = bounds(last);
+        Some(low + width)
     }
 }
 
@@ -147,45 +277,37 @@ impl Counts {
     }
 }
 
-/// A window's samples, taken by its closer.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// A window's samples, taken by its closer (into the same buffers every
+/// window: a closing call allocates nothing).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Taken {
     pub(crate) counts: Counts,
-    pub(crate) sum_bound: u64,
-    pub(crate) sum_free: u64,
+    /// The hold times of the bound successes.
+    pub(crate) bound: Histogram,
+    /// The hold times of the other successes.
+    pub(crate) free: Histogram,
+    /// The hold times of every success.
+    pub(crate) ok: Histogram,
 }
 
 impl Taken {
-    /// The samples of three words' values (each `(high, low)`).
-    fn of(bound: (u64, u64), free: (u64, u64), failed: (u64, u64)) -> Self {
+    /// Buffers for a window's samples.
+    pub(crate) fn sized() -> Self {
         Taken {
-            counts: Counts {
-                bound: bound.0,
-                free: free.0,
-                errors: failed.1,
-                drops: failed.0,
-            },
-            sum_bound: bound.1,
-            sum_free: free.1,
+            counts: Counts::default(),
+            bound: Histogram::sized(),
+            free: Histogram::sized(),
+            ok: Histogram::sized(),
         }
-    }
-
-    fn add(&mut self, other: &Taken) {
-        self.counts.bound += other.counts.bound;
-        self.counts.free += other.counts.free;
-        self.counts.errors += other.counts.errors;
-        self.counts.drops += other.counts.drops;
-        self.sum_bound += other.sum_bound;
-        self.sum_free += other.sum_free;
     }
 }
 
 #[derive(Debug)]
 pub(crate) struct Samples {
-    bound: Packed<SUM_BITS>,
-    free: Packed<SUM_BITS>,
-    failed: Packed<ERROR_BITS>,
-    spilled: Mutex<Taken>,
+    bound: Buckets,
+    free: Buckets,
+    errors: AtomicU64,
+    drops: AtomicU64,
     window_end: AtomicU64,
     from: AtomicU64,
     until: AtomicU64,
@@ -200,34 +322,20 @@ impl Samples {
         if started < self.from.load(Relaxed) || started >= self.until.load(Relaxed) {
             return;
         }
-        let half = match outcome {
+        match outcome {
             CallOutcome::Success => {
                 let headroom = (released.max / 10).max(1);
                 let bound = released.in_flight.saturating_add(headroom) >= released.max;
-                let word = if bound { &self.bound } else { &self.free };
-                word.add(
-                    Packed::<SUM_BITS>::delta(1, held.min(MAX_HOLD)),
-                    SUCCESS_HALF,
-                )
+                let buckets = if bound { &self.bound } else { &self.free };
+                buckets.add(held);
             }
-            CallOutcome::Error => self
-                .failed
-                .add(Packed::<ERROR_BITS>::delta(0, 1), FAILED_HALF),
-            CallOutcome::Dropped => self
-                .failed
-                .add(Packed::<ERROR_BITS>::delta(1, 0), FAILED_HALF),
-        };
-        if half {
-            self.spill();
+            CallOutcome::Error => {
+                self.errors.fetch_add(1, Relaxed);
+            }
+            CallOutcome::Dropped => {
+                self.drops.fetch_add(1, Relaxed);
+            }
         }
-    }
-
-    /// Moves the words into `spilled`, before a counter overflows.
-    #[cold]
-    #[inline(never)]
-    fn spill(&self) {
-        let words = self.take_words();
-        lock(&self.spilled).add(&words);
     }
 
     /// Whether the window may close at `now`.
@@ -236,34 +344,51 @@ impl Samples {
         now >= self.window_end.load(Relaxed)
     }
 
-    /// The samples so far, without taking them.
-    fn peek_all(&self) -> Taken {
-        let mut all = Taken::of(self.bound.peek(), self.free.peek(), self.failed.peek());
-        all.add(&lock(&self.spilled));
-        all
-    }
-
     /// The counts so far, without taking them.
     pub(crate) fn peek(&self) -> Counts {
-        self.peek_all().counts
+        Counts {
+            bound: self.bound.peek(),
+            free: self.free.peek(),
+            errors: self.errors.load(Relaxed),
+            drops: self.drops.load(Relaxed),
+        }
     }
 
     /// The mean hold time of the successes so far, without taking them.
     pub(crate) fn mean(&self) -> Option<f64> {
-        let all = self.peek_all();
-        let ok = all.counts.ok();
-        (ok > 0).then(|| (all.sum_bound + all.sum_free) as f64 / ok as f64)
+        let mut sums = (0, 0.0);
+        self.bound.sums(&mut sums);
+        self.free.sums(&mut sums);
+        (sums.0 > 0).then(|| sums.1 / sums.0 as f64)
     }
 
-    fn take_words(&self) -> Taken {
-        Taken::of(self.bound.take(), self.free.take(), self.failed.take())
+    /// Takes the window's samples into `into`, leaving an empty window.
+    pub(crate) fn take_into(&self, into: &mut Taken) {
+        self.bound.take_into(&mut into.bound);
+        self.free.take_into(&mut into.free);
+        into.ok.sum_of(&into.bound, &into.free);
+        into.counts = Counts {
+            bound: into.bound.count(),
+            free: into.free.count(),
+            errors: self.errors.swap(0, Relaxed),
+            drops: self.drops.swap(0, Relaxed),
+        };
     }
 
-    /// Takes the window's samples, leaving an empty window.
+    /// Takes the window's samples (tests).
+    #[cfg(test)]
     pub(crate) fn take(&self) -> Taken {
-        let mut taken = self.take_words();
-        taken.add(&std::mem::take(&mut *lock(&self.spilled)));
+        let mut taken = Taken::default();
+        self.take_into(&mut taken);
         taken
+    }
+
+    /// Drops the window's samples.
+    pub(crate) fn clear(&self) {
+        self.bound.clear();
+        self.free.clear();
+        self.errors.store(0, Relaxed);
+        self.drops.store(0, Relaxed);
     }
 
     /// When the window may close next.
@@ -277,26 +402,15 @@ impl Samples {
         self.from.store(admitted.start, Relaxed);
         self.until.store(admitted.end, Relaxed);
     }
-
-    /// Samples whose words already hold `bound` bound successes that held
-    /// their slots for `sum` ns in all (a test's way to a word about to
-    /// spill).
-    #[cfg(all(test, loom))]
-    pub(crate) fn holding_bound(bound: u64, sum: u64) -> Self {
-        Samples {
-            bound: Packed(AtomicU64::new(Packed::<SUM_BITS>::delta(bound, sum))),
-            ..Samples::default()
-        }
-    }
 }
 
 impl Default for Samples {
     fn default() -> Self {
         Samples {
-            bound: Packed::default(),
-            free: Packed::default(),
-            failed: Packed::default(),
-            spilled: Mutex::new(Taken::default()),
+            bound: Buckets::default(),
+            free: Buckets::default(),
+            errors: AtomicU64::new(0),
+            drops: AtomicU64::new(0),
             window_end: AtomicU64::new(0),
             from: AtomicU64::new(0),
             until: AtomicU64::new(u64::MAX),
@@ -330,7 +444,8 @@ mod tests {
                 drops: 1
             }
         );
-        assert_eq!((taken.sum_bound, taken.sum_free), (300, 300));
+        assert_eq!(taken.bound, Histogram::of(&[100, 200]));
+        assert_eq!(taken.free, Histogram::of(&[300]));
         assert_eq!(samples.take(), Taken::default());
     }
 
@@ -345,48 +460,74 @@ mod tests {
     }
 
     #[test]
-    fn a_hold_time_adds_at_most_its_cap() {
+    fn a_hold_time_counts_at_most_its_cap() {
         let samples = Samples::default();
         samples.record(0, u64::MAX, CallOutcome::Success, released(1, 100));
-        assert_eq!(samples.take().sum_free, MAX_HOLD);
+        let taken = samples.take();
+        assert_eq!(taken.free, Histogram::of(&[MAX_HOLD]));
+        assert_eq!(
+            taken.free.quantile(1.0),
+            Some(MAX_HOLD as f64 * (1.0 + 1.0 / SUB as f64))
+        );
     }
 
     #[test]
-    fn full_words_spill_and_every_sample_is_taken_once() {
+    fn every_hold_time_falls_in_its_bucket_and_the_buckets_tile_the_line() {
+        let mut end = 0.0;
+        for index in 0..BUCKETS {
+            let (low, width) = bounds(index);
+            assert_eq!(low, end, "bucket {index} starts where the last ended");
+            assert!(width <= (low / SUB as f64).max(1.0), "bucket {index}");
+            end = low + width;
+            for held in [low as u64, (low + width) as u64 - 1] {
+                assert_eq!(bucket(held), index, "{held} ns");
+            }
+        }
+        assert_eq!(bucket(MAX_HOLD), BUCKETS - 1);
+    }
+
+    #[test]
+    fn quantiles_and_the_mean_are_within_a_bucket_of_the_exact_ones() {
+        // 1, 2, .., 10 000 µs.
+        let held: Vec<u64> = (1..=10_000u64).map(|i| i * 1000).collect();
+        let histogram = Histogram::of(&held);
+        assert_eq!(histogram.count(), 10_000);
+        for (q, exact) in [(0.5, 5.0e6), (0.25, 2.5e6), (0.99, 9.9e6), (0.0, 1.0e3)] {
+            let got = histogram.quantile(q).unwrap();
+            assert!(
+                (got / exact - 1.0).abs() <= 1.0 / 32.0,
+                "q {q}: {got} vs {exact}"
+            );
+        }
+        let mean = histogram.mean().unwrap();
+        assert!((mean / 5.0005e6 - 1.0).abs() <= 1.0 / 64.0, "mean {mean}");
+        assert_eq!(Histogram::default().quantile(0.5), None);
+        assert_eq!(Histogram::default().mean(), None);
+    }
+
+    #[test]
+    fn a_heavy_tail_moves_the_mean_and_not_the_median() {
+        let mut held = vec![100_000u64; 99];
+        held.push(100_000_000);
+        let histogram = Histogram::of(&held);
+        let median = histogram.quantile(0.5).unwrap();
+        assert!((median / 100_000.0 - 1.0).abs() <= 1.0 / 32.0, "{median}");
+        assert!(histogram.mean().unwrap() > 10.0 * median);
+    }
+
+    #[test]
+    fn many_samples_of_each_kind_are_each_taken_once() {
         let samples = Samples::default();
         let n = 3 * (1 << 12) + 5;
         for i in 0..n {
             samples.record(0, i, CallOutcome::Success, released(20, 20));
             samples.record(0, 2 * i, CallOutcome::Success, released(1, 20));
+            samples.record(0, i, CallOutcome::Error, released(1, 20));
         }
-        let spilled = *lock(&samples.spilled);
-        assert!(spilled.counts.bound > 0, "the words spilled");
         assert_eq!(samples.peek().ok(), 2 * n);
         let taken = samples.take();
         assert_eq!((taken.counts.bound, taken.counts.free), (n, n));
-        let sum = n * (n - 1) / 2;
-        assert_eq!((taken.sum_bound, taken.sum_free), (sum, 2 * sum));
+        assert_eq!(taken.counts.errors, n);
         assert_eq!(samples.take(), Taken::default());
-    }
-
-    #[test]
-    fn a_counter_at_half_its_room_asks_for_a_spill() {
-        type Failed = Packed<ERROR_BITS>;
-        let errors = Failed::default();
-        assert!(!errors.add(Failed::delta(0, (1 << 31) - 1), FAILED_HALF));
-        assert!(errors.add(Failed::delta(0, 1), FAILED_HALF), "errors");
-        let drops = Failed::default();
-        assert!(!drops.add(Failed::delta((1 << 31) - 1, 0), FAILED_HALF));
-        assert!(drops.add(Failed::delta(1, 0), FAILED_HALF), "drops");
-        // The longest holds: the sum stays in its bits while the count
-        // reaches half its room.
-        type Success = Packed<SUM_BITS>;
-        let successes = Success::default();
-        let longest = Success::delta(1, MAX_HOLD);
-        for _ in 0..(1 << 11) - 1 {
-            assert!(!successes.add(longest, SUCCESS_HALF));
-        }
-        assert!(successes.add(longest, SUCCESS_HALF), "successes");
-        assert_eq!(successes.take(), (1 << 11, (1 << 11) * MAX_HOLD));
     }
 }

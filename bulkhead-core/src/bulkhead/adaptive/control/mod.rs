@@ -10,6 +10,21 @@
 //!   ProbeRTT). The first window is a probe at `initial_concurrent`.
 //! - Every other window is *steady*: the algorithm moves the limit.
 //!
+//! # What a window says
+//!
+//! A window is summarised by the median hold time of its successes (of
+//! those released at the limit when there are enough of them), read from
+//! the window's histograms (`window.rs`), not by their mean: one call of
+//! a heavy tail (a Pareto dependency, a GC pause) drags a mean of twenty
+//! calls far off, and the algorithms read that as congestion (issue 29:
+//! AIMD then held its limit at 0.04 of the capacity a static limit
+//! served). The median's standard error is `1.2533 sigma / sqrt(n)`,
+//! sigma the spread of the logarithm of no-load latencies (from the
+//! probes' quartiles); a median within `SIGNIFICANCE` (four) standard
+//! errors of the no-load latency is read as the no-load latency, and one
+//! further away as it is: noise moves nothing, a clear signal everything
+//! it did before.
+//!
 //! # The no-load latency
 //!
 //! Only probes set it, never errors or drops, never a running minimum. A
@@ -60,7 +75,7 @@ use std::time::Duration;
 use super::gradient2::Gradient2State;
 use super::room::Room;
 use super::rule::{Step, Window};
-use super::window::{Counts, Samples, Taken};
+use super::window::{Counts, Histogram, Samples, Taken};
 use super::{Adaptive, AdaptiveSnapshot, Aimd, Gradient2, Sampling, Vegas};
 use crate::clock::nanos;
 
@@ -210,6 +225,9 @@ pub(crate) struct Controller {
     no_load: Option<f64>,
     /// A probe that disagreed with the estimate, waiting for a second.
     pending: Option<f64>,
+    /// How widely the dependency's latencies spread at no load: the
+    /// standard deviation of their logarithm, from the probes' quartiles.
+    spread: Option<f64>,
     confirmations: u32,
     recent: Option<f64>,
     /// The latency of the last steady window.
@@ -238,6 +256,8 @@ pub(crate) struct Controller {
     limit_cap: Option<u32>,
     totals: Totals,
     last_window_at: Option<u64>,
+    /// The buffers each window's samples are taken into.
+    window: Taken,
 }
 
 impl Controller {
@@ -268,6 +288,7 @@ impl Controller {
             window_start: now,
             no_load: None,
             pending: None,
+            spread: None,
             confirmations: 0,
             recent: None,
             previous: None,
@@ -283,6 +304,7 @@ impl Controller {
             limit_cap: None,
             totals: Totals::default(),
             last_window_at: None,
+            window: Taken::sized(),
         }
     }
 
@@ -326,8 +348,7 @@ impl Controller {
                 if now < tail {
                     return Decision::wait(tail);
                 }
-                let taken = samples.take();
-                self.end_probe(now, taken)
+                self.taking(samples, |control, taken| control.end_probe(now, taken))
             }
             Phase::Probe {
                 saved,
@@ -343,8 +364,9 @@ impl Controller {
                     // Its calls are dropped, not served (a dependency that
                     // hangs, maybe from the first call): nothing to
                     // measure, and a congestion signal to act on at once.
-                    let taken = samples.take();
-                    return self.fail_probe(now, elapsed, taken);
+                    return self.taking(samples, |control, taken| {
+                        control.fail_probe(now, elapsed, taken)
+                    });
                 }
                 if !patience && (elapsed < len || 2 * counts.ok() < min_samples) {
                     return Decision::wait(recheck);
@@ -374,14 +396,13 @@ impl Controller {
                 Readiness::Wait if elapsed < len => Decision::wait(self.window_start + len),
                 Readiness::Wait => Decision::wait(recheck),
                 Readiness::Discard => {
-                    let _ = samples.take();
+                    samples.clear();
                     self.window_start = now;
                     Decision::wait(now + len)
                 }
-                Readiness::Close => {
-                    let taken = samples.take();
-                    self.steady(now, elapsed, taken)
-                }
+                Readiness::Close => self.taking(samples, |control, taken| {
+                    control.steady(now, elapsed, taken)
+                }),
             },
         }
     }
@@ -448,8 +469,22 @@ impl Controller {
         self.last_window_at = Some(now);
     }
 
-    fn steady(&mut self, now: u64, elapsed: u64, taken: Taken) -> Decision {
-        self.count(&taken, now);
+    /// Takes the window's samples into the controller's buffers and runs
+    /// `then` on them.
+    fn taking(
+        &mut self,
+        samples: &Samples,
+        then: impl FnOnce(&mut Self, &Taken) -> Decision,
+    ) -> Decision {
+        let mut window = std::mem::take(&mut self.window);
+        samples.take_into(&mut window);
+        let decision = then(self, &window);
+        self.window = window;
+        decision
+    }
+
+    fn steady(&mut self, now: u64, elapsed: u64, taken: &Taken) -> Decision {
+        self.count(taken, now);
         self.window_start = now;
         let counts = taken.counts;
         let dropping = self.dropping(&counts);
@@ -463,13 +498,13 @@ impl Controller {
             return self.start_probe(now, limit);
         };
         let enough_bound = counts.bound >= 3.max(u64::from(self.sampling.min_samples()) / 3);
-        let latency = if enough_bound {
-            Some(taken.sum_bound as f64 / counts.bound as f64)
-        } else if counts.ok() > 0 {
-            Some((taken.sum_bound + taken.sum_free) as f64 / counts.ok() as f64)
+        let held = if enough_bound {
+            &taken.bound
         } else {
-            None
+            &taken.ok
         };
+        let noise = noise(held, self.spread);
+        let latency = summary(held).map(|l| significant(l, no_load, noise));
         let bound = bound(&counts) && enough_bound;
         // Nearly every call left a full bulkhead: the demand is well above
         // the limit, which may double (in slow start).
@@ -499,9 +534,9 @@ impl Controller {
         };
         if !bound && !matches!(step, Step::Cut(_)) && counts.ok() > 0 && elapsed > 0 {
             // Little's law: the mean concurrency of the window.
-            let hold = (taken.sum_bound + taken.sum_free) as f64 / counts.ok() as f64;
+            let hold = taken.ok.mean().unwrap_or(0.0);
             let demand = hold * counts.all() as f64 / elapsed as f64;
-            let target = demand + 2.0 * demand.sqrt() + headroom(estimate);
+            let target = demand + 3.0 * demand.sqrt() + headroom(estimate);
             if estimate > target {
                 estimate = (estimate * 0.9).max(target);
             }
@@ -574,6 +609,53 @@ impl Controller {
             sample: None,
             change: Some(change),
         }
+    }
+}
+
+/// The latency of a window's calls, as the algorithms read it.
+fn summary(held: &Histogram) -> Option<f64> {
+    held.quantile(0.5)
+}
+
+/// How many standard errors a window's median must stray from the
+/// no-load latency before the algorithm sees it move.
+const SIGNIFICANCE: f64 = 4.0;
+
+/// The standard deviation of the logarithm of a window's hold times, from
+/// its quartiles (exact for a lognormal spread); `None` with too few.
+pub(super) fn spread(held: &Histogram) -> Option<f64> {
+    match (held.quantile(0.25), held.quantile(0.75)) {
+        (Some(q1), Some(q3)) if held.count() >= SPARSE && q1 > 0.0 => Some((q3 / q1).ln() / 1.349),
+        _ => None,
+    }
+}
+
+/// The standard error of a window's median, relative to it (in log
+/// space), were its calls drawn as at no load: 1.2533 sigma / sqrt(n),
+/// sigma the no-load `spread` the probes measured (the window's own
+/// before any did). The window's own spread would count as noise the
+/// latency's real moves within the window.
+fn noise(held: &Histogram, spread: Option<f64>) -> f64 {
+    let n = held.count();
+    match spread.or_else(|| self::spread(held)) {
+        Some(sigma) if n > 0 => 1.2533 * sigma / (n as f64).sqrt(),
+        _ => 0.0,
+    }
+}
+
+/// `latency`, or `no_load` if the window's noise cannot tell them apart:
+/// their log-distance is within `SIGNIFICANCE` standard errors. A window
+/// of a heavy-tailed dependency then moves the limit only when its median
+/// truly moved; a clear signal (an overload, a slowdown) is read as it is,
+/// unshrunk, so the limits settle where they did on a steady dependency.
+fn significant(latency: f64, no_load: f64, noise: f64) -> f64 {
+    if latency <= 0.0 || no_load <= 0.0 {
+        return latency;
+    }
+    if (latency / no_load).ln().abs() <= SIGNIFICANCE * noise {
+        no_load
+    } else {
+        latency
     }
 }
 

@@ -7,7 +7,7 @@ impl Controller {
     /// Ends a probe whose calls were dropped rather than served: nothing
     /// is measured, the limit it saved is back, and its window is judged
     /// as a steady one (a congested one: the limit falls).
-    pub(super) fn fail_probe(&mut self, now: u64, elapsed: u64, taken: Taken) -> Decision {
+    pub(super) fn fail_probe(&mut self, now: u64, elapsed: u64, taken: &Taken) -> Decision {
         let Phase::Probe { saved, .. } = self.phase else {
             unreachable!("fail_probe outside a probe");
         };
@@ -57,14 +57,17 @@ impl Controller {
         }
     }
 
-    pub(super) fn end_probe(&mut self, now: u64, taken: Taken) -> Decision {
+    pub(super) fn end_probe(&mut self, now: u64, taken: &Taken) -> Decision {
         let Phase::Probe { saved, cap, .. } = self.phase else {
             unreachable!("end_probe outside a probe");
         };
-        self.count(&taken, now);
+        self.count(taken, now);
         self.totals.probes += 1;
         let ok = taken.counts.ok();
-        let measured = (ok >= 3).then(|| (taken.sum_bound + taken.sum_free) as f64 / ok as f64);
+        let measured = if ok >= 3 { summary(&taken.ok) } else { None };
+        if let Some(measured) = spread(&taken.ok) {
+            self.spread = Some(self.spread.map_or(measured, |s| (s + measured) / 2.0));
+        }
         self.recent = measured.or(self.recent);
         self.previous = None;
         self.phase = Phase::Steady;
