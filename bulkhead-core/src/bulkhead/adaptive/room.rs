@@ -50,11 +50,12 @@ use crate::loom::{Mutex, lock};
 /// into the demands, so that a demand below an equal split is met in full
 /// and the rest is split equally among the larger ones (a slot that does
 /// not split evenly goes to those that joined the room first). It then
-/// holds at most its share: one below it takes free room up to it, one
-/// above it lowers its limit at once (calls in flight finish) and gives the
-/// excess back, for the others to take at their next window close. While
-/// the demands fit in the capacity, each share is its demand, and room
-/// nobody asks for stays free for the next that does.
+/// holds at most its share: one below it takes free room up to it; one
+/// above it, while another is below its own, lowers its limit (calls in
+/// flight finish) and gives the excess back, for the other to take at its
+/// next window close. Room nobody waits for stays with whoever holds it;
+/// while the demands fit in the capacity, each share is its demand, and
+/// room nobody asks for stays free for the next that does.
 ///
 /// A share moves only when a window closes, and a window closes only when
 /// a call ends: a bulkhead whose calls have stopped keeps what it holds.
