@@ -16,7 +16,7 @@ impl Controller {
 
     /// Puts `wanted` in force, holding room for `reserve` (at least
     /// `wanted`: a probe keeps the room of the limit it will restore), as
-    /// far as the budget's room allows.
+    /// far as the budget's room and its fair share of it allow.
     pub(super) fn settle(&mut self, wanted: u32, reserve: u32) -> Change {
         let mut wanted = wanted.clamp(self.floor, self.ceiling);
         let mut reserve = reserve;
