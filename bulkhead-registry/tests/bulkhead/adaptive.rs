@@ -15,13 +15,13 @@ use bulkhead_core::{
 };
 use bulkhead_registry::{Pipeline, Registry};
 
-const MS: Duration = Duration::from_millis(1);
+pub(super) const MS: Duration = Duration::from_millis(1);
 
-fn quick() -> Sampling {
+pub(super) fn quick() -> Sampling {
     Sampling::builder().min_samples(4).build().unwrap()
 }
 
-fn adaptive(
+pub(super) fn adaptive(
     adaptive: Adaptive,
     (min, initial, max): (u32, u32, u32),
 ) -> bulkhead_core::BulkheadConfigBuilder {
@@ -33,7 +33,7 @@ fn adaptive(
         .sampling(quick())
 }
 
-fn manual() -> (ManualClock, Registry) {
+pub(super) fn manual() -> (ManualClock, Registry) {
     let clock = ManualClock::new();
     let registry = Registry::builder().clock(clock.clone()).build();
     (clock, registry)
@@ -41,14 +41,14 @@ fn manual() -> (ManualClock, Registry) {
 
 /// Keeps every slot of each bulkhead taken: each round the calls in flight
 /// end after `hold` and are replaced at once.
-struct Load {
+pub(super) struct Load {
     clock: ManualClock,
     bulkheads: Vec<bulkhead_core::Bulkhead>,
     held: Vec<Vec<OwnedBulkheadPermit>>,
 }
 
 impl Load {
-    fn new(clock: &ManualClock, bulkheads: Vec<bulkhead_core::Bulkhead>) -> Self {
+    pub(super) fn new(clock: &ManualClock, bulkheads: Vec<bulkhead_core::Bulkhead>) -> Self {
         let held = bulkheads.iter().map(|_| Vec::new()).collect();
         Load {
             clock: clock.clone(),
@@ -57,7 +57,7 @@ impl Load {
         }
     }
 
-    fn round(&mut self, hold: Duration) {
+    pub(super) fn round(&mut self, hold: Duration) {
         self.clock.advance(hold);
         for (bulkhead, held) in self.bulkheads.iter().zip(&mut self.held) {
             let n = held.len();

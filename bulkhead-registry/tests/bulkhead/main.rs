@@ -1,6 +1,7 @@
 //! The bulkhead through the registry: the bulkhead rules B1-B12
 //! (`bulkhead_rules`), hand-offs to queued callers (`waiters`), adaptive
-//! limits (`adaptive`), calls that allocate nothing (`alloc`), threads and
+//! limits (`adaptive`) and their fair shares of a budget's room
+//! (`fair_room`), calls that allocate nothing (`alloc`), threads and
 //! tasks under stress (`stress`) and snapshots taken while bulkheads churn
 //! (`snapshot_churn`).
 //!
@@ -13,6 +14,7 @@ mod alloc;
 mod bulkhead_rules;
 #[path = "../support/counting.rs"]
 mod counting;
+mod fair_room;
 mod snapshot_churn;
 mod stress;
 #[path = "../support/mod.rs"]

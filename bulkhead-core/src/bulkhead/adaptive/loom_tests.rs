@@ -1,5 +1,6 @@
 //! Model checks of the adaptive parts' races with loom: samples racing the
-//! window's closer, growth racing for a budget's room.
+//! window's closer, growth racing for a budget's room, and seats settling
+//! their fair shares while another leaves.
 //!
 //! Run with `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=4 cargo test -p
 //! bulkhead-core --release --lib --target-dir target/loom adaptive`.
@@ -71,5 +72,36 @@ fn growth_racing_for_a_room_never_takes_more_than_its_capacity() {
         // back; nothing more can be taken meanwhile.
         assert_eq!(room.excess(), granted.saturating_sub(2));
         assert_eq!(room.take(1), u32::from(granted < 2));
+    });
+}
+
+#[test]
+fn seats_settling_their_shares_at_once_never_hold_more_than_the_capacity() {
+    loom::model(|| {
+        let room = Arc::new(Room::new(3));
+        let mut first = Room::join(Arc::clone(&room));
+        assert_eq!(first.settle(3, 0), 3);
+        let mut second = Room::join(Arc::clone(&room));
+        // The second asks for its share, takes what is free, and leaves
+        // with it given back; meanwhile the first settles again and gives
+        // back what it holds above its share.
+        let leaver = thread::spawn(move || {
+            let got = second.settle(3, 0);
+            let share = second.share();
+            second.give(got);
+            drop(second);
+            (got, share)
+        });
+        let keep = first.settle(3, 3);
+        assert!(keep == 3 || keep == 2, "kept {keep}");
+        room.give(3 - keep);
+        let (got, share) = leaver.join().unwrap();
+        assert_eq!(share, 1, "the first seated gets the spare slot");
+        assert!(got <= share);
+        assert_eq!(room.seats(), 1);
+        assert_eq!(room.taken(), keep);
+        // Alone again: its share is the whole room.
+        assert_eq!(first.settle(3, keep), 3);
+        assert_eq!(room.taken(), 3);
     });
 }

@@ -35,6 +35,12 @@ pub struct AdaptiveSnapshot {
     /// (its floor, or its `reserved` if given and higher), if its resource
     /// has a budget.
     pub room_taken: Option<u32>,
+    /// Its max-min fair share of that room (see
+    /// [`Room`](super::Room)), as of the last time it asked for room (a
+    /// window's close, or a change of its bounds): it holds at most this,
+    /// and less while the others have not yet given back what they hold
+    /// above theirs.
+    pub room_share: Option<u32>,
     /// Windows closed, probes included.
     pub windows: u64,
     /// Probes closed.

@@ -441,7 +441,7 @@ fn adaptive_bulkheads_grow_only_into_their_rooms_free_slots() {
     for rig in &rigs {
         rig.bulkhead.set_room(None);
     }
-    assert_eq!(room.taken(), 0);
+    assert_eq!((room.taken(), room.seats()), (0, 0));
 }
 
 #[test]
@@ -450,9 +450,11 @@ fn a_dropped_bulkhead_gives_its_room_back() {
     let mut rig = rig(Adaptive::Aimd, (1, 5, 50));
     rig.bulkhead.set_room(Some(Arc::clone(&room)));
     assert_eq!(room.taken(), 4, "initial 5 over a floor of 1");
+    assert_eq!(room.seats(), 1);
     rig.held.clear();
     drop(rig);
     assert_eq!(room.taken(), 0);
+    assert_eq!(room.seats(), 0, "it left the fair shares");
 }
 
 #[test]

@@ -73,7 +73,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::gradient2::Gradient2State;
-use super::room::Room;
+use super::room::{Room, Seat};
 use super::rule::{Step, Window};
 use super::window::{Counts, Histogram, Samples, Taken};
 use super::{Adaptive, AdaptiveSnapshot, Aimd, Gradient2, Sampling, Vegas};
@@ -244,7 +244,8 @@ pub(crate) struct Controller {
     carried: Option<f64>,
     next_probe: u64,
     rng: u64,
-    room: Option<Arc<Room>>,
+    /// Its seat at its resource's room, if the resource has a budget.
+    room: Option<Seat>,
     /// The slots its resource's budget keeps for it without `room`: the
     /// floor, or its `reserved` if that is higher (in `[floor, ceiling]`).
     base: u32,

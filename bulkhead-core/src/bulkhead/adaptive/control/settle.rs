@@ -16,7 +16,7 @@ impl Controller {
 
     /// Puts `wanted` in force, holding room for `reserve` (at least
     /// `wanted`: a probe keeps the room of the limit it will restore), as
-    /// far as the budget's room allows.
+    /// far as the budget's room and its fair share of it allow.
     pub(super) fn settle(&mut self, wanted: u32, reserve: u32) -> Change {
         let mut wanted = wanted.clamp(self.floor, self.ceiling);
         let mut reserve = reserve;
@@ -34,14 +34,12 @@ impl Controller {
             }
         }
         let mut give_back = 0;
-        if let Some(room) = &self.room {
+        if let Some(room) = &mut self.room {
+            // Announce the room it asks for; hold at most its fair share.
             let extra = reserve.max(wanted).saturating_sub(self.base);
-            if extra > self.taken {
-                self.taken += room.take(extra - self.taken);
-            } else {
-                give_back = self.taken - extra;
-                self.taken = extra;
-            }
+            let keep = room.settle(extra, self.taken);
+            give_back = self.taken.saturating_sub(keep);
+            self.taken = keep;
             let allowed = self.base + self.taken;
             if wanted > allowed {
                 wanted = allowed;
@@ -88,7 +86,7 @@ impl Controller {
     /// Grows into `room` from now on (`None`: no budget).
     pub(crate) fn set_room(&mut self, room: Option<Arc<Room>>) -> Option<Change> {
         let same = match (&self.room, &room) {
-            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (Some(seat), Some(room)) => seat.is_at(room),
             (None, None) => true,
             _ => false,
         };
@@ -96,10 +94,11 @@ impl Controller {
             return None;
         }
         if let Some(old) = self.room.take() {
+            // Give back what it holds, then leave the fair shares.
             old.give(self.taken);
         }
         self.taken = 0;
-        self.room = room;
+        self.room = room.map(Room::join);
         Some(self.resettle())
     }
 
@@ -180,6 +179,7 @@ impl Controller {
             long_term,
             probing: matches!(self.phase, Phase::Probe { .. }),
             room_taken: self.room.as_ref().map(|_| self.taken),
+            room_share: self.room.as_ref().map(Seat::share),
             windows: self.totals.windows,
             probes: self.totals.probes,
             successes: self.totals.successes,
