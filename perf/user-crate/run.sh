@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the user crate (release profile, no LTO, as a user's crate is
 # built) and runs its loops: 15 interleaved rounds of 4 M calls per case,
-# best round per case, then the ratios of the targets of issue 15. Prints
-# the machine, the toolchain, the commit and the load average around the
-# run first, since the figures depend on all four.
+# best round per case, then the ratios of the targets of issues 15 and 29
+# and issue 29's gaps in ns. Prints the machine, the toolchain, the commit
+# and the load average around the run first, since the figures depend on
+# all four.
 #
 # Usage (from anywhere):
 #

@@ -4,7 +4,12 @@
 //! loops of calls against the floors any counting semaphore has to pay;
 //! and a second trait (`Chaotic`) whose methods go through `Policies` (a
 //! circuit breaker and a bulkhead), with and without a disabled `#[chaos]`,
-//! sync and async, for what disabled chaos costs a call.
+//! sync and async, for what disabled chaos costs a call; and issue 29's
+//! cost target for an adaptive bulkhead: a free-slot `try_enter()` + drop
+//! (and `enter_async()` polled once) on adaptive bulkheads built through a
+//! `Pipeline` as the adaptive guide shows, beside the same plain bulkhead
+//! alone, with the two recent clock readings an adaptive call takes, and
+//! with those and one locked read-modify-write (the target's bound).
 //!
 //! Every case is a loop of `CALLS` calls in a function of its own
 //! (`#[inline(never)]`); the cases run interleaved, one loop each per
@@ -33,7 +38,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
-use bulkhead::{Bulkhead, BulkheadConfig, Registry, Rejection, resilient};
+use bulkhead::clock::RecentTime;
+use bulkhead::{Adaptive, Bulkhead, BulkheadConfig, Pipeline, Registry, Rejection, resilient};
 use tokio::sync::Semaphore;
 
 /// The caller's error: a rejection, kept.
@@ -120,6 +126,12 @@ const DEFAULT_ROUNDS: usize = 15;
 
 /// A slot count no loop comes near: the semaphores below always have room.
 const ROOMY: u64 = 1_000_000;
+
+/// The limit of the bulkheads of issue 29's cases, and the floor of the
+/// adaptive ones: a limit the algorithms may not move, so that no call is
+/// refused (one thread holds one slot) while windows close and every call
+/// is a sample.
+const FIXED: u32 = 1000;
 
 /// What a call's result adds to the accumulator.
 #[inline(always)]
@@ -374,6 +386,87 @@ fn enter_async_once(calls: u64, bulkhead: &Bulkhead) -> u64 {
     acc
 }
 
+/// `try_enter()` + drop with what an adaptive call adds, written by hand
+/// on a plain bulkhead: the two recent clock readings (one at admission,
+/// one at release: the `RecentTime` of the registry's clock, as the
+/// adaptive bulkhead's timeline reads it), and, given a `sample` word, one
+/// locked addition of the hold time and a count to it, as a sample is
+/// recorded. The bound issue 29 sets for an adaptive call.
+#[inline(always)]
+fn enter_timed(bulkhead: &Bulkhead, recent: RecentTime, sample: Option<&AtomicU64>) -> u64 {
+    match bulkhead.try_enter() {
+        Ok(permit) => {
+            let started = black_box(recent).nanos();
+            let held = black_box(recent).nanos().saturating_sub(started);
+            drop(permit);
+            match sample {
+                Some(word) => {
+                    let delta = 1 << 52 | held.min(1 << 40);
+                    let after = word.fetch_add(delta, Ordering::Relaxed).wrapping_add(delta);
+                    1 + (after >> 63)
+                }
+                None => 1 + held,
+            }
+        }
+        Err(_) => 2,
+    }
+}
+
+#[inline(never)]
+fn try_enter_timed(
+    calls: u64,
+    bulkhead: &Bulkhead,
+    recent: RecentTime,
+    sample: Option<&AtomicU64>,
+) -> u64 {
+    let mut acc = 0_u64;
+    for _ in 0..calls {
+        acc = acc.wrapping_add(enter_timed(black_box(bulkhead), recent, black_box(sample)));
+    }
+    acc
+}
+
+/// The same, async: `enter_async()` polled once, then the readings and the
+/// addition.
+#[inline(never)]
+fn enter_async_timed(
+    calls: u64,
+    bulkhead: &Bulkhead,
+    recent: RecentTime,
+    sample: &AtomicU64,
+) -> u64 {
+    let mut acc = 0_u64;
+    let mut cx = Context::from_waker(Waker::noop());
+    for _ in 0..calls {
+        let enter = pin!(black_box(bulkhead).enter_async());
+        acc = acc.wrapping_add(match enter.poll(&mut cx) {
+            Poll::Ready(Ok(permit)) => {
+                let started = black_box(recent).nanos();
+                let held = black_box(recent).nanos().saturating_sub(started);
+                drop(permit);
+                let word = black_box(sample);
+                let delta = 1 << 52 | held.min(1 << 40);
+                let after = word.fetch_add(delta, Ordering::Relaxed).wrapping_add(delta);
+                1 + (after >> 63)
+            }
+            Poll::Ready(Err(_)) => 2,
+            Poll::Pending => 3,
+        });
+    }
+    acc
+}
+
+/// One locked read-modify-write a call: what the target allows an adaptive
+/// call over the bulkhead and its readings, alone.
+#[inline(never)]
+fn floor_rmw(calls: u64, word: &AtomicU64) -> u64 {
+    let mut acc = 0_u64;
+    for _ in 0..calls {
+        acc = acc.wrapping_add(black_box(word).fetch_add(1, Ordering::Relaxed));
+    }
+    acc
+}
+
 /// One case: its name, the row label, and a loop to time.
 struct Case<'a> {
     name: &'static str,
@@ -450,6 +543,45 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let roomy = Bulkhead::new("user-roomy", config(ROOMY as u32)?);
     let full = Bulkhead::new("user-full", config(1)?);
     let _held_slot = full.try_enter()?;
+
+    // Issue 29: bulkheads built as the adaptive guide shows, through a
+    // `Pipeline` on the registry, one plain and one per algorithm with
+    // its defaults, the floor at the ceiling so that none refuses.
+    let pipeline = |name: &str, adaptive: Adaptive| {
+        Pipeline::builder(&registry, name)
+            .bulkhead(|b| {
+                b.max_concurrent(FIXED)
+                    .min_concurrent(FIXED)
+                    .adaptive(adaptive)
+            })
+            .build()
+    };
+    let names = ["fixed", "aimd", "vegas", "gradient2"];
+    let algorithms = [
+        Adaptive::Off,
+        Adaptive::Aimd,
+        Adaptive::Vegas,
+        Adaptive::Gradient2,
+    ];
+    let _pipelines = names
+        .iter()
+        .zip(algorithms)
+        .map(|(name, adaptive)| pipeline(name, adaptive))
+        .collect::<Result<Vec<_>, _>>()?;
+    let [fixed, aimd, vegas, gradient2] = names.map(|name| registry.bulkhead(name));
+    let (fixed, aimd, vegas, gradient2) = (fixed?, aimd?, vegas?, gradient2?);
+    assert!(
+        fixed.bulkhead().adaptive().is_none(),
+        "the plain one is plain"
+    );
+    // The clock an adaptive bulkhead reads twice a call: the registry's, by
+    // its recent reading (one atomic load on the system clock).
+    let recent = registry
+        .clock()
+        .recent_time()
+        .ok_or("the registry's clock keeps a recent reading")?;
+    let sample = AtomicU64::new(0);
+    let rmw = AtomicU64::new(0);
 
     let mut cases = vec![
         Case::new("direct", "the delegate called directly", |n| {
@@ -545,6 +677,64 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "the wrapper, free slot, result moved as criterion's harness does",
             |n| wrapper_consumed(n, &service),
         ),
+        Case::new(
+            "fixed_try_enter",
+            "issue 29 (a): `try_enter()` + drop, the plain bulkhead",
+            |n| try_enter(n, fixed.bulkhead()),
+        ),
+        Case::new(
+            "fixed_readings",
+            "issue 29 (b): (a) and two recent clock readings",
+            |n| try_enter_timed(n, fixed.bulkhead(), recent, None),
+        ),
+        Case::new(
+            "fixed_readings_rmw",
+            "issue 29 (c): (b) and one locked `fetch_add`: the bound",
+            |n| try_enter_timed(n, fixed.bulkhead(), recent, Some(&sample)),
+        ),
+        Case::new(
+            "aimd_try_enter",
+            "issue 29 (d): `try_enter()` + drop, adaptive AIMD",
+            |n| try_enter(n, aimd.bulkhead()),
+        ),
+        Case::new(
+            "vegas_try_enter",
+            "issue 29 (d): `try_enter()` + drop, adaptive Vegas",
+            |n| try_enter(n, vegas.bulkhead()),
+        ),
+        Case::new(
+            "gradient2_try_enter",
+            "issue 29 (d): `try_enter()` + drop, adaptive Gradient2",
+            |n| try_enter(n, gradient2.bulkhead()),
+        ),
+        Case::new("floor_rmw", "floor: one locked `fetch_add`", |n| {
+            floor_rmw(n, &rmw)
+        }),
+        Case::new(
+            "fixed_async",
+            "issue 29 async (a): `enter_async()` polled once + drop, the plain bulkhead",
+            |n| enter_async_once(n, fixed.bulkhead()),
+        ),
+        Case::new(
+            "fixed_async_readings_rmw",
+            "issue 29 async (c): the same, two readings and one locked `fetch_add`",
+            |n| enter_async_timed(n, fixed.bulkhead(), recent, &sample),
+        ),
+        Case::new(
+            "aimd_async",
+            "issue 29 async (d): `enter_async()` polled once + drop, AIMD",
+            |n| enter_async_once(n, aimd.bulkhead()),
+        ),
+        Case::new(
+            "vegas_async",
+            "issue 29 async (d): `enter_async()` polled once + drop, Vegas",
+            |n| enter_async_once(n, vegas.bulkhead()),
+        ),
+        Case::new(
+            "gradient2_async",
+            "issue 29 async (d): `enter_async()` polled once + drop, Gradient2",
+            |n| enter_async_once(n, gradient2.bulkhead()),
+        ),
     ];
 
     // Case names as arguments run only those cases.
@@ -562,6 +752,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     assert_eq!(roomy.concurrent_calls(), 0, "every slot was given back");
     assert_eq!(counter.load(Ordering::Relaxed), 0);
+    let ran = |name: &str| cases.iter().any(|case| case.name.starts_with(name));
+    for (name, handle) in [
+        ("aimd", &aimd),
+        ("vegas", &vegas),
+        ("gradient2", &gradient2),
+    ] {
+        let bulkhead = handle.bulkhead();
+        let adaptive = bulkhead.adaptive().ok_or("adaptive")?;
+        assert_eq!(bulkhead.concurrent_calls(), 0, "every slot was given back");
+        assert_eq!(adaptive.limit, FIXED, "{name}: no call was refused");
+        assert!(!ran(name) || adaptive.windows > 0, "{name}: windows closed");
+    }
 
     println!(
         "{calls} calls per loop, {rounds} interleaved rounds; ns per call\n\n\
@@ -581,13 +783,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     type Pick = fn(&Case<'_>) -> f64;
     let clocks: [(&str, Pick); 2] = [("wall", |c| best(&c.wall)), ("CPU", |c| best(&c.cpu))];
-    let ratio = |pick: Pick, numerator: &[(&str, f64)], denominator: &str| -> Option<f64> {
+    // A sum of best rounds, each case with its sign; `None` if a case did
+    // not run.
+    let sum = |pick: Pick, terms: &[(&str, f64)]| -> Option<f64> {
         let of = |name: &str| cases.iter().find(|c| c.name == name).map(pick);
-        let mut sum = 0.0;
-        for (name, sign) in numerator {
-            sum += sign * of(name)?;
-        }
-        Some(sum / of(denominator)?)
+        terms
+            .iter()
+            .try_fold(0.0, |sum, (name, sign)| Some(sum + sign * of(name)?))
+    };
+    let ratio = |pick: Pick, numerator: &[(&str, f64)], denominator: &str| -> Option<f64> {
+        Some(sum(pick, numerator)? / sum(pick, &[(denominator, 1.0)])?)
     };
     // (label, numerator as signed cases, denominator case, target)
     type Ratio<'a> = (&'a str, &'a [(&'a str, f64)], &'a str, &'a str);
@@ -596,7 +801,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::mem::size_of_val(&chaotic.composed_async(0)),
         std::mem::size_of_val(&chaotic.composed_chaos_async(0)),
     );
-    let ratios: [Ratio<'_>; 12] = [
+    let ratios: [Ratio<'_>; 18] = [
         (
             "async: (composed with chaos off - composed) / load-CAS-release floor",
             &[("composed_chaos_async", 1.0), ("composed_async", -1.0)],
@@ -669,12 +874,109 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "try_enter",
             "-",
         ),
+        (
+            "issue 29: AIMD `try_enter()` + drop / (c) plain, readings, one `fetch_add`",
+            &[("aimd_try_enter", 1.0)],
+            "fixed_readings_rmw",
+            "<= 1.0x",
+        ),
+        (
+            "issue 29: Vegas `try_enter()` + drop / (c)",
+            &[("vegas_try_enter", 1.0)],
+            "fixed_readings_rmw",
+            "<= 1.0x",
+        ),
+        (
+            "issue 29: Gradient2 `try_enter()` + drop / (c)",
+            &[("gradient2_try_enter", 1.0)],
+            "fixed_readings_rmw",
+            "<= 1.0x",
+        ),
+        (
+            "issue 29, async: AIMD `enter_async()` / (c) async",
+            &[("aimd_async", 1.0)],
+            "fixed_async_readings_rmw",
+            "<= 1.0x",
+        ),
+        (
+            "issue 29, async: Vegas `enter_async()` / (c) async",
+            &[("vegas_async", 1.0)],
+            "fixed_async_readings_rmw",
+            "<= 1.0x",
+        ),
+        (
+            "issue 29, async: Gradient2 `enter_async()` / (c) async",
+            &[("gradient2_async", 1.0)],
+            "fixed_async_readings_rmw",
+            "<= 1.0x",
+        ),
     ];
     println!("\n| ratio of best rounds | wall | CPU time | target |\n|---|---:|---:|---|");
     for (label, numerator, denominator, target) in ratios {
         let [wall, cpu] = clocks.map(|(_, pick)| ratio(pick, numerator, denominator));
         if let (Some(wall), Some(cpu)) = (wall, cpu) {
             println!("| {label} | {wall:.2}x | {cpu:.2}x | {target} |");
+        }
+    }
+
+    // Issue 29's gaps in ns: what each step adds, and what an adaptive
+    // call adds over the readings against what one locked addition adds.
+    let gaps: [(&str, &[(&str, f64)]); 10] = [
+        (
+            "(b) - (a): two recent clock readings",
+            &[("fixed_readings", 1.0), ("fixed_try_enter", -1.0)],
+        ),
+        (
+            "(c) - (b): one locked `fetch_add`, in place",
+            &[("fixed_readings_rmw", 1.0), ("fixed_readings", -1.0)],
+        ),
+        ("one locked `fetch_add` alone", &[("floor_rmw", 1.0)]),
+        (
+            "AIMD - (b): allowed (c) - (b)",
+            &[("aimd_try_enter", 1.0), ("fixed_readings", -1.0)],
+        ),
+        (
+            "Vegas - (b)",
+            &[("vegas_try_enter", 1.0), ("fixed_readings", -1.0)],
+        ),
+        (
+            "Gradient2 - (b)",
+            &[("gradient2_try_enter", 1.0), ("fixed_readings", -1.0)],
+        ),
+        (
+            "async: (c) - (a)",
+            &[("fixed_async_readings_rmw", 1.0), ("fixed_async", -1.0)],
+        ),
+        (
+            "async: AIMD - (a): allowed (c) - (a)",
+            &[("aimd_async", 1.0), ("fixed_async", -1.0)],
+        ),
+        (
+            "async: Vegas - (a)",
+            &[("vegas_async", 1.0), ("fixed_async", -1.0)],
+        ),
+        (
+            "async: Gradient2 - (a)",
+            &[("gradient2_async", 1.0), ("fixed_async", -1.0)],
+        ),
+    ];
+    println!("\n| issue 29: ns added, best rounds | wall | CPU time |\n|---|---:|---:|");
+    for (label, terms) in gaps {
+        let [wall, cpu] = clocks.map(|(_, pick)| sum(pick, terms));
+        if let (Some(wall), Some(cpu)) = (wall, cpu) {
+            println!("| {label} | {wall:.2} | {cpu:.2} |");
+        }
+    }
+    for (name, handle) in [
+        ("AIMD", &aimd),
+        ("Vegas", &vegas),
+        ("Gradient2", &gradient2),
+    ] {
+        if let Some(adaptive) = handle.bulkhead().adaptive() {
+            println!(
+                "{name}: {} windows closed ({} probes), {} successes sampled, limit {}",
+                adaptive.windows, adaptive.probes, adaptive.successes, adaptive.limit
+            );
         }
     }
     Ok(())
