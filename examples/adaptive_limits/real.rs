@@ -410,6 +410,9 @@ pub(crate) fn run(scenarios: &[Scenario], out: &Path) -> Vec<Verdict> {
         references.push_str(&reference_row(scenario, &reference));
         references.push('\n');
         let runs: Vec<Run> = Kind::ALL.iter().map(|&k| simulate(scenario, k)).collect();
+        if let Ok(which) = std::env::var("ADAPTIVE_TRACE") {
+            crate::trace(scenario, &runs, &which);
+        }
         for run in &runs {
             let measure = Measure::of(run, reference.slo);
             let limits = Limits::of(scenario, run, reference.limit());

@@ -31,7 +31,10 @@
 //! probe within 20 % of the estimate is averaged in. One further away is
 //! believed only when a second probe, run at once, agrees within 20 %: one
 //! unlucky or lucky window cannot move the anchor. Probes come every
-//! `probe_interval` (jittered), after two windows slower than twice the
+//! `probe_interval` (jittered), twice as long after each probe that
+//! confirmed the estimate (up to eight times: a probe cuts the limit, and
+//! at a small capacity that costs goodput), back to `probe_interval` once
+//! a probe moves it or windows run slow or fast; after two windows slower than twice the
 //! no-load latency (then at the concurrency that would serve the load at
 //! the no-load latency: the dependency may have slowed down), and after two
 //! windows faster than 0.8 times it (it may have sped up).
@@ -63,8 +66,10 @@
 //! threshold (TCP's ssthresh: the limit after the last cut, unbounded at
 //! first) growth doubles, up to the threshold. A limit that did not bind
 //! for a window is brought down towards the demand Little's law gives
-//! (mean concurrency, plus twice its square root, plus the headroom of the
-//! bound test), by at most a tenth per window.
+//! (mean concurrency, smoothed over about ten windows, plus twice its
+//! square root, plus the headroom of the bound test), by at most a tenth
+//! per window: what is left above the demand is room for the bursts of
+//! Poisson arrivals, which a limit at the demand would refuse.
 
 mod probe;
 mod settle;
@@ -187,6 +192,8 @@ const FASTER: f64 = 0.8;
 /// Consecutive such windows before a probe.
 const STREAK: u32 = 2;
 
+/// Routine probes come at most every `probe_interval` times 2^this.
+const MAX_BACKOFF: u32 = 3;
 /// A probe that cannot gather `min_samples` ends after this many
 /// `max_window`s with what it has.
 const PROBE_PATIENCE: u64 = 4;
@@ -225,6 +232,9 @@ pub(crate) struct Controller {
     no_load: Option<f64>,
     /// A probe that disagreed with the estimate, waiting for a second.
     pending: Option<f64>,
+    /// The mean concurrency of the calls (Little's law), smoothed over
+    /// windows.
+    demand: Option<f64>,
     /// How widely the dependency's latencies spread at no load: the
     /// standard deviation of their logarithm, from the probes' quartiles.
     spread: Option<f64>,
@@ -243,6 +253,10 @@ pub(crate) struct Controller {
     /// comes back at most this.
     carried: Option<f64>,
     next_probe: u64,
+    /// Routine probes come every `probe_interval` times two to this: one
+    /// more after each probe that confirms the no-load latency, none after
+    /// one that moves it or after slow or fast windows.
+    probe_backoff: u32,
     rng: u64,
     /// Its seat at its resource's room, if the resource has a budget.
     room: Option<Seat>,
@@ -290,6 +304,7 @@ impl Controller {
             no_load: None,
             pending: None,
             spread: None,
+            demand: None,
             confirmations: 0,
             recent: None,
             previous: None,
@@ -298,6 +313,7 @@ impl Controller {
             last_good: f64::from(initial),
             carried: None,
             next_probe: u64::MAX,
+            probe_backoff: 0,
             rng: seed,
             room: None,
             base: floor,
@@ -533,11 +549,19 @@ impl Controller {
                 to
             }
         };
-        if !bound && !matches!(step, Step::Cut(_)) && counts.ok() > 0 && elapsed > 0 {
-            // Little's law: the mean concurrency of the window.
+        if counts.ok() > 0 && elapsed > 0 {
+            // Little's law: the mean concurrency of the window, smoothed
+            // over about ten windows: a heavy tail's long calls end in few
+            // windows, and one window's mean says little of them.
             let hold = taken.ok.mean().unwrap_or(0.0);
-            let demand = hold * counts.all() as f64 / elapsed as f64;
-            let target = demand + 3.0 * demand.sqrt() + headroom(estimate);
+            let window = hold * counts.all() as f64 / elapsed as f64;
+            self.demand = Some(
+                self.demand
+                    .map_or(window, |d| d + DEMAND_WEIGHT * (window - d)),
+            );
+        }
+        if let (false, false, Some(demand)) = (bound, matches!(step, Step::Cut(_)), self.demand) {
+            let target = demand + BURSTS * demand.sqrt() + headroom(estimate);
             if estimate > target {
                 estimate = (estimate * 0.9).max(target);
             }
@@ -561,8 +585,12 @@ impl Controller {
             let ratio = latency.map_or(1.0, |l| l / no_load);
             let tolerance = self.algorithm.tolerance();
             self.carried = Some(tolerance * f64::from(self.limit) / ratio);
+            self.probe_backoff = 0;
             Some((PROBE_SHARE / tolerance * f64::from(self.limit) / ratio).ceil() as u32)
-        } else if self.fast_streak >= STREAK || now >= self.next_probe {
+        } else if self.fast_streak >= STREAK {
+            self.probe_backoff = 0;
+            Some(routine)
+        } else if now >= self.next_probe {
             Some(routine)
         } else {
             None
@@ -617,6 +645,13 @@ impl Controller {
 fn summary(held: &Histogram) -> Option<f64> {
     held.quantile(0.5)
 }
+
+/// A limit that does not bind comes down to the demand plus this many
+/// times its square root (the spread of a Poisson number of calls in
+/// flight), plus the bound test's headroom: room for bursts.
+const BURSTS: f64 = 2.0;
+/// The weight of a window's demand in the smoothed one.
+const DEMAND_WEIGHT: f64 = 0.1;
 
 /// How many standard errors a window's median must stray from the
 /// no-load latency before the algorithm sees it move.

@@ -27,7 +27,8 @@ impl Controller {
     /// The next routine probe: `probe_interval` from `now`, jittered.
     pub(super) fn schedule_probe(&mut self, now: u64) {
         let jitter = 0.75 + 0.5 * self.next_unit();
-        let interval = nanos(self.sampling.probe_interval()) as f64 * jitter;
+        let backoff = f64::from(1u32 << self.probe_backoff.min(MAX_BACKOFF));
+        let interval = nanos(self.sampling.probe_interval()) as f64 * backoff * jitter;
         self.next_probe = now.saturating_add(interval as u64);
     }
 
@@ -105,12 +106,15 @@ impl Controller {
                 self.no_load = Some((n + p) / 2.0);
                 self.pending = None;
                 self.confirmations = 0;
+                // Confirmed: the next routine probe can wait longer.
+                self.probe_backoff = (self.probe_backoff + 1).min(MAX_BACKOFF);
             }
             (Some(_), Some(q)) if agrees(p, q) || self.confirmations >= 2 => {
                 let moved = if agrees(p, q) { (p + q) / 2.0 } else { p };
                 self.no_load = Some(moved);
                 self.pending = None;
                 self.confirmations = 0;
+                self.probe_backoff = 0;
                 // The base moved: regrow fast to where the limit was
                 // before the trouble.
                 self.slow_start_below = self.slow_start_below.max(self.clamp(self.last_good));
