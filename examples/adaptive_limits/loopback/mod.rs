@@ -33,12 +33,15 @@ mod server;
 #[cfg(test)]
 mod tests;
 
-use bulkhead::Adaptive;
+use std::sync::Arc;
 
-use crate::limiters::Kind;
+use bulkhead::pipeline::PolicyContext;
+use bulkhead::{Adaptive, Bulkhead, ManualClock};
+
+use crate::limiters::{Kind, Limiter};
 use crate::report::{analyse, percentile, sorted};
 use crate::scenarios::Scenario;
-use crate::simulate::{Run, simulate};
+use crate::simulate::{Run, simulate, simulate_with};
 use crate::{DEFAULT_MODEL, MODEL, Model, arg, model, real, selected, word};
 
 /// The option that runs the comparison instead of the simulation alone.
@@ -53,6 +56,9 @@ const KINDS: [Kind; 4] = [
     Kind::Ours(Adaptive::Vegas),
     Kind::Ours(Adaptive::Gradient2),
 ];
+/// Simulations of ours with other probe seeds, to show how far the
+/// simulation is from itself when only its probes' times change.
+const SEEDS: usize = 8;
 /// The settled limit on the loopback within this share of the simulation's.
 pub(crate) const LIMIT_WITHIN: f64 = 0.15;
 /// Goodput on the loopback within this many points of the simulation's.
@@ -70,6 +76,8 @@ pub(crate) struct Figures {
     pub(crate) p99: f64,
     /// In % of the arrivals.
     pub(crate) rejected: f64,
+    /// The no-load latency the last probe measured, in `B` (ours).
+    pub(crate) no_load: Option<f64>,
 }
 
 impl Figures {
@@ -107,6 +115,7 @@ impl Figures {
             p50,
             p99,
             rejected: 100.0 * rejected,
+            no_load: run.no_load.map(|n| n / model().b),
         }
     }
 }
@@ -121,6 +130,43 @@ pub(crate) fn agree(simulated: &Figures, real: &Figures) -> (bool, bool) {
         .all(|(s, r)| (r / s - 1.0).abs() <= LIMIT_WITHIN);
     let goodput = (real.goodput - simulated.goodput).abs() <= GOODPUT_POINTS;
     (limit, goodput)
+}
+
+/// The simulation of `kind` with its probes timed by another seed (an
+/// adaptive bulkhead seeds them with its instance id): the same arrivals,
+/// work and configuration.
+fn simulate_seeded(scenario: &Scenario, kind: Kind, seed: usize) -> Run {
+    let Limiter::Bulkhead { bulkhead, .. } = Limiter::new(kind) else {
+        unreachable!("ours are bulkheads");
+    };
+    let clock = ManualClock::new();
+    let context = PolicyContext::new(Arc::new(clock.clone()));
+    let instance = format!("{}-{seed}", bulkhead.instance());
+    let limiter = Limiter::Bulkhead {
+        bulkhead: Bulkhead::with_context(&instance, bulkhead.config(), context),
+        clock,
+        at: 0,
+    };
+    simulate_with(scenario, kind, limiter)
+}
+
+/// How the simulations of [`SEEDS`] other probe seeds compare with the
+/// simulation itself: how many agree with it, and their range of goodput.
+fn spread(scenario: &Scenario, kind: Kind, simulated: &Figures) -> String {
+    if !kind.ours() {
+        return "(no probes)".to_owned();
+    }
+    let seeded: Vec<Figures> = (1..=SEEDS)
+        .map(|seed| Figures::of(scenario, &simulate_seeded(scenario, kind, seed)))
+        .collect();
+    let agreeing = seeded
+        .iter()
+        .filter(|f| agree(simulated, f) == (true, true))
+        .count();
+    let goodput = seeded.iter().map(|f| f.goodput);
+    let low = goodput.clone().fold(f64::INFINITY, f64::min);
+    let high = goodput.fold(0.0, f64::max);
+    format!("{agreeing} of {SEEDS}; {low:.1} - {high:.1} %")
 }
 
 /// `scenario` fitted to `seconds`: one phase cut to it, several scaled to
@@ -215,9 +261,9 @@ pub(crate) fn main(args: &[String]) {
         load_average(),
     );
     println!(
-        "| scenario | limiter | settled limit: sim | loopback | loopback / sim | goodput: sim | loopback | difference | p50 sim / loopback | p99 sim / loopback | rejected sim / loopback | verdict |"
+        "| scenario | limiter | settled limit: sim | loopback | loopback / sim | goodput: sim | loopback | difference | p50 sim / loopback | p99 sim / loopback | rejected sim / loopback | no-load (last probe) sim / loopback | verdict | sim, {SEEDS} other probe seeds: agree with sim; goodput |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|");
     let mut costs = String::new();
     let (mut passed, mut checked) = (0, 0);
     for scenario in &scenarios {
@@ -252,7 +298,7 @@ pub(crate) fn main(args: &[String]) {
                 .map(|(s, r)| format!("{:.2}", r / s))
                 .collect();
             println!(
-                "| {} | {} | {} | {} | {} | {:.1} % | {:.1} % | {:+.1} | {:.2} / {:.2} B | {:.2} / {:.2} B | {:.1} / {:.1} % | {verdict} |",
+                "| {} | {} | {} | {} | {} | {:.1} % | {:.1} % | {:+.1} | {:.2} / {:.2} B | {:.2} / {:.2} B | {:.1} / {:.1} % | {} | {verdict} | {} |",
                 scenario.name,
                 kind.name(),
                 join(&simulated.settled),
@@ -267,6 +313,11 @@ pub(crate) fn main(args: &[String]) {
                 real.p99,
                 simulated.rejected,
                 real.rejected,
+                match (simulated.no_load, real.no_load) {
+                    (Some(s), Some(r)) => format!("{s:.3} / {r:.3} B"),
+                    _ => String::new(),
+                },
+                spread(scenario, kind, &simulated),
             );
             costs.push_str(&cost_row(scenario, kind, &loopback));
         }
