@@ -62,9 +62,14 @@
 //! beta 2). The full run with the default model also
 //! writes `docs/adaptive_limits.svg`: the limit and the latency over time,
 //! one row per limiter and one column per scenario.
+//!
+//! `--loopback` checks the simulation against real time and real sockets
+//! (issue 29, item 5; `loopback/mod.rs` says how): `lognormal-0.5` and
+//! `slow3x` (or `--only`), 60 s each (`--seconds`), at C = 20.
 
 mod chaos;
 mod limiters;
+mod loopback;
 mod plot;
 mod real;
 mod report;
@@ -175,6 +180,9 @@ const MODEL_FLAGS: [&str; 9] = [
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == loopback::FLAG) {
+        return loopback::main(&args);
+    }
     let quick = args.iter().any(|a| a == "--quick");
     let capacities: Vec<f64> = match word(&args, "--capacities") {
         Some(list) => list
