@@ -246,7 +246,7 @@ fn on_a_saturated_dependency_each_algorithm_settles_where_the_guide_says() {
 }
 
 /// The dependency of the test above loses half its capacity (40 to 20
-/// calls at once) at 60 s. Two slow windows start a probe, which finds the
+/// calls at once) at 60 s. Three slow windows start a probe, which finds the
 /// no-load latency where it was: the limit comes back at most at what
 /// carried the load, not at the limit the algorithm had (Vegas then took
 /// one call off per window, 5 s from twice the capacity).

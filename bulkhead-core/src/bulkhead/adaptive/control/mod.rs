@@ -34,10 +34,12 @@
 //! `probe_interval` (jittered), twice as long after each probe that
 //! confirmed the estimate (up to eight times: a probe cuts the limit, and
 //! at a small capacity that costs goodput), back to `probe_interval` once
-//! a probe moves it or windows run slow or fast; after two windows slower than twice the
-//! no-load latency (then at the concurrency that would serve the load at
-//! the no-load latency: the dependency may have slowed down), and after two
-//! windows faster than 0.8 times it (it may have sped up).
+//! a probe moves it or windows run slow or fast; after three windows
+//! slower than twice the no-load latency (then at the concurrency that
+//! would serve the load at the no-load latency: the dependency may have
+//! slowed down; three, not two, so that the window of the calls a pause
+//! held and the one that drains them are not taken for a slowdown), and
+//! after three windows faster than 0.8 times it (it may have sped up).
 //!
 //! # Drops before the no-load latency is known
 //!
@@ -190,7 +192,7 @@ const SLOWER: f64 = 2.0;
 /// ...and faster than this many times, down.
 const FASTER: f64 = 0.8;
 /// Consecutive such windows before a probe.
-const STREAK: u32 = 2;
+const STREAK: u32 = 3;
 
 /// Routine probes come at most every `probe_interval` times 2^this.
 const MAX_BACKOFF: u32 = 3;
