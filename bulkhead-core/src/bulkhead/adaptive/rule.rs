@@ -11,8 +11,9 @@ pub(crate) struct Window {
     pub(crate) limit: f64,
     /// The median hold time of the calls that succeeded, those released
     /// near the limit if there were enough of them, read as the no-load
-    /// latency if it is within four standard errors of it (the window's
-    /// noise, from the no-load spread the probes measured); `None` if none
+    /// latency if it is within 3.5 standard errors of it (the window's
+    /// and the no-load latency's, from the no-load spread the probes
+    /// measured); `None` if none
     /// succeeded.
     pub(crate) latency: Option<f64>,
     /// The no-load latency, as the probes measured it; `None` until a

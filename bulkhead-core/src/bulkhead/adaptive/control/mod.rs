@@ -20,10 +20,13 @@
 //! AIMD then held its limit at 0.04 of the capacity a static limit
 //! served). The median's standard error is `1.2533 sigma / sqrt(n)`,
 //! sigma the spread of the logarithm of no-load latencies (from the
-//! probes' quartiles); a median within `SIGNIFICANCE` (four) standard
-//! errors of the no-load latency is read as the no-load latency, and one
-//! further away as it is: noise moves nothing, a clear signal everything
-//! it did before.
+//! probes' quartiles); the no-load latency has its own, from the probes
+//! that measured it. A median within `SIGNIFICANCE` (3.5) of the two
+//! errors combined of the no-load latency is read as the no-load latency,
+//! and one further away as it is: noise moves nothing, a clear signal
+//! everything it did before. (3.5: at 3 the heavy tails of issue 29 still
+//! cut limits they should not; at 4 a uniform dependency's limit overshot
+//! its band under overload.)
 //!
 //! # The no-load latency
 //!
@@ -234,6 +237,10 @@ pub(crate) struct Controller {
     no_load: Option<f64>,
     /// A probe that disagreed with the estimate, waiting for a second.
     pending: Option<f64>,
+    /// The standard errors of `no_load` and of `pending` (relative, in
+    /// log space): how far the probes' medians may be from the truth.
+    no_load_error: f64,
+    pending_error: f64,
     /// The mean concurrency of the calls (Little's law), smoothed over
     /// windows.
     demand: Option<f64>,
@@ -305,6 +312,8 @@ impl Controller {
             window_start: now,
             no_load: None,
             pending: None,
+            no_load_error: 0.0,
+            pending_error: 0.0,
             spread: None,
             demand: None,
             confirmations: 0,
@@ -522,7 +531,8 @@ impl Controller {
         } else {
             &taken.ok
         };
-        let noise = noise(held, self.spread);
+        // Two estimates compared: the window's median and the probes'.
+        let noise = noise(held, self.spread).hypot(self.no_load_error);
         let latency = summary(held).map(|l| significant(l, no_load, noise));
         let bound = bound(&counts) && enough_bound;
         // Nearly every call left a full bulkhead: the demand is well above
@@ -655,9 +665,10 @@ const BURSTS: f64 = 2.0;
 /// The weight of a window's demand in the smoothed one.
 const DEMAND_WEIGHT: f64 = 0.1;
 
-/// How many standard errors a window's median must stray from the
-/// no-load latency before the algorithm sees it move.
-const SIGNIFICANCE: f64 = 4.0;
+/// How many standard errors (the window's and the no-load latency's,
+/// combined) a window's median must stray from the no-load latency before
+/// the algorithm sees it move.
+const SIGNIFICANCE: f64 = 3.5;
 
 /// The standard deviation of the logarithm of a window's hold times, from
 /// its quartiles (exact for a lognormal spread); `None` with too few.
@@ -673,7 +684,7 @@ pub(super) fn spread(held: &Histogram) -> Option<f64> {
 /// sigma the no-load `spread` the probes measured (the window's own
 /// before any did). The window's own spread would count as noise the
 /// latency's real moves within the window.
-fn noise(held: &Histogram, spread: Option<f64>) -> f64 {
+pub(super) fn noise(held: &Histogram, spread: Option<f64>) -> f64 {
     let n = held.count();
     match spread.or_else(|| self::spread(held)) {
         Some(sigma) if n > 0 => 1.2533 * sigma / (n as f64).sqrt(),
@@ -681,8 +692,8 @@ fn noise(held: &Histogram, spread: Option<f64>) -> f64 {
     }
 }
 
-/// `latency`, or `no_load` if the window's noise cannot tell them apart:
-/// their log-distance is within `SIGNIFICANCE` standard errors. A window
+/// `latency`, or `no_load` if the noise cannot tell them apart: their
+/// log-distance is within `SIGNIFICANCE` standard errors. A window
 /// of a heavy-tailed dependency then moves the limit only when its median
 /// truly moved; a clear signal (an overload, a slowdown) is read as it is,
 /// unshrunk, so the limits settle where they did on a steady dependency.

@@ -82,7 +82,8 @@ impl Controller {
             self.estimate = self.clamp(saved.min(carried));
             self.slow_start_below = self.slow_start_below.min(self.estimate);
         }
-        let confirm = measured.is_some_and(|p| self.adopt(p));
+        let error = noise(&taken.ok, self.spread);
+        let confirm = measured.is_some_and(|p| self.adopt(p, error));
         if confirm {
             return self.start_probe(now, cap);
         }
@@ -96,14 +97,21 @@ impl Controller {
         }
     }
 
-    /// Takes the probe's measurement `p` in; whether a second probe must
-    /// confirm it first.
-    pub(super) fn adopt(&mut self, p: f64) -> bool {
+    /// Takes the probe's measurement `p` in, `error` its standard error
+    /// (relative, in log space); whether a second probe must confirm it
+    /// first.
+    pub(super) fn adopt(&mut self, p: f64, error: f64) -> bool {
         let agrees = |a: f64, b: f64| (a / b - 1.0).abs() <= AGREE;
+        // The error of the mean of two estimates.
+        let halved = |a: f64, b: f64| (a * a + b * b).sqrt() / 2.0;
         match (self.no_load, self.pending) {
-            (None, _) => self.no_load = Some(p),
+            (None, _) => {
+                self.no_load = Some(p);
+                self.no_load_error = error;
+            }
             (Some(n), _) if agrees(p, n) => {
                 self.no_load = Some((n + p) / 2.0);
+                self.no_load_error = halved(self.no_load_error, error);
                 self.pending = None;
                 self.confirmations = 0;
                 // Confirmed: the next routine probe can wait longer.
@@ -112,6 +120,11 @@ impl Controller {
             (Some(_), Some(q)) if agrees(p, q) || self.confirmations >= 2 => {
                 let moved = if agrees(p, q) { (p + q) / 2.0 } else { p };
                 self.no_load = Some(moved);
+                self.no_load_error = if agrees(p, q) {
+                    halved(self.pending_error, error)
+                } else {
+                    error
+                };
                 self.pending = None;
                 self.confirmations = 0;
                 self.probe_backoff = 0;
@@ -121,6 +134,7 @@ impl Controller {
             }
             (Some(_), _) => {
                 self.pending = Some(p);
+                self.pending_error = error;
                 self.confirmations += 1;
                 return true;
             }
