@@ -64,6 +64,7 @@
 //! one row per limiter and one column per scenario.
 
 mod chaos;
+mod cold;
 mod limiters;
 mod plot;
 mod real;
@@ -253,8 +254,13 @@ fn main() {
             selected(quick, &only, word(&args, "--chaos"))
                 .into_iter()
                 .partition(|s| s.real.is_some());
-        if !rest.is_empty() || real.is_empty() {
+        let (outages, rest): (Vec<Scenario>, Vec<Scenario>) =
+            rest.into_iter().partition(Scenario::cold);
+        if !rest.is_empty() || (real.is_empty() && outages.is_empty()) {
             lines.extend(run(&rest, &out, &figure));
+        }
+        if !outages.is_empty() {
+            cold::run(&outages);
         }
         if !real.is_empty() {
             verdicts.extend(real::run(&real, &out));
@@ -271,8 +277,8 @@ fn main() {
 /// The capacities `--only real` runs at unless told.
 const REAL_CAPACITIES: [f64; 3] = [5.0, 20.0, 50.0];
 
-/// The scenarios to run: those `only` names (`real`: the real ones), else
-/// all but the noisy and real ones;
+/// The scenarios to run: those `only` names (`real`: the real ones, `cold`:
+/// the cold starts), else all but the noisy, real and cold ones;
 /// the keys of `chaos` (`--chaos`) laid over each one's noise.
 fn selected(quick: bool, only: &[&str], chaos: Option<&str>) -> Vec<Scenario> {
     scenarios(quick)
@@ -281,7 +287,9 @@ fn selected(quick: bool, only: &[&str], chaos: Option<&str>) -> Vec<Scenario> {
             if only.is_empty() {
                 !s.named_only
             } else {
-                only.contains(&s.name) || (s.real.is_some() && only.contains(&scenarios::REAL))
+                only.contains(&s.name)
+                    || (s.real.is_some() && only.contains(&scenarios::REAL))
+                    || (s.cold() && only.contains(&scenarios::COLD))
             }
         })
         .map(|s| match chaos {
