@@ -52,6 +52,11 @@
 //! best one in hindsight, and the issue's targets against it; `real.rs`
 //! defines each precisely.
 //!
+//! A cold start into an outage (issue 29; `--only cold`, or by name:
+//! `cold-hang`, `cold-fail`; run only when named): the dependency hangs or
+//! fails from the first call until 30 s; when each limiter first cut its
+//! limit, and whether ours did within the first windows (`cold.rs`).
+//!
 //! Run it with `cargo run --release --example adaptive_limits` (`-- --quick`
 //! skips the hour-long runs; `--only steady,double` runs those scenarios;
 //! `--static-limit 1.2` sets the static limit to 1.2 C, to see the
