@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
+use bulkhead::adaptive::Sampling;
 use bulkhead::{Adaptive, BulkheadConfig, CallOutcome, ManualClock, OwnedBulkheadPermit, Registry};
 use tower::{Layer, Service};
 use tower_resilience::adaptive::{
@@ -199,39 +200,19 @@ impl Limiter {
             }
             Kind::Static => BulkheadConfig::builder()
                 .max_concurrent((model().c * model().static_limit).round() as u32),
-            Kind::Ours(adaptive) => {
-                let mut spec = BulkheadConfig::builder()
-                    .max_concurrent(ceiling())
-                    .initial_concurrent(initial())
-                    .adaptive(adaptive);
-                if let Some((alpha, beta)) = model().vegas {
-                    spec = spec.vegas(
-                        bulkhead::adaptive::Vegas::builder()
-                            .alpha(alpha)
-                            .beta(beta)
-                            .build()
-                            .expect("valid"),
-                    );
-                }
-                match model().tolerance {
-                    None => spec,
-                    Some(tolerance) => spec
-                        .aimd(
-                            bulkhead::adaptive::Aimd::builder()
-                                .rtt_tolerance(tolerance)
-                                .build()
-                                .expect("valid"),
-                        )
-                        .gradient2(
-                            bulkhead::adaptive::Gradient2::builder()
-                                .rtt_tolerance(tolerance)
-                                .build()
-                                .expect("valid"),
-                        ),
-                }
-            }
+            Kind::Ours(adaptive) => ours(adaptive),
         };
         Limiter::bulkhead(&spec)
+    }
+
+    /// Ours, `adaptive`, with `Sampling::errors_as_drops` (the cold start
+    /// into failures, `cold.rs`).
+    pub(crate) fn errors_as_drops(adaptive: Adaptive) -> Limiter {
+        let sampling = Sampling::builder()
+            .errors_as_drops(true)
+            .build()
+            .expect("valid");
+        Limiter::bulkhead(&ours(adaptive).sampling(sampling))
     }
 
     /// A static limit of `limit` calls (the sweep of `real.rs`).
@@ -313,6 +294,31 @@ impl Limiter {
         }
     }
 
+    /// Ends an admitted call the caller's timeout dropped after `latency`
+    /// (an outage hung it): ours are told `CallOutcome::Dropped`, and
+    /// tower-resilience's layer has its future dropped unanswered.
+    pub(crate) fn time_out(&mut self, ticket: Ticket, latency: Duration) {
+        match (self, ticket) {
+            (Limiter::Tower { latency: cell, .. }, Ticket::Tower { future, .. }) => {
+                cell.store(latency.as_nanos() as u64, Relaxed);
+                drop(future);
+            }
+            (Limiter::Bulkhead { .. }, Ticket::Permit(mut permit)) => {
+                permit.set_outcome(CallOutcome::Dropped);
+            }
+            _ => unreachable!("a ticket goes back to the limiter that gave it"),
+        }
+    }
+
+    /// The windows its algorithm closed so far (ours; `None` for the
+    /// others).
+    pub(crate) fn windows(&self) -> Option<u64> {
+        match self {
+            Limiter::Bulkhead { bulkhead, .. } => bulkhead.adaptive().map(|a| a.windows),
+            Limiter::Tower { .. } => None,
+        }
+    }
+
     pub(crate) fn limit(&self) -> u32 {
         match self {
             Limiter::Bulkhead { bulkhead, .. } => bulkhead.max_concurrent(),
@@ -334,5 +340,38 @@ impl Limiter {
             }
             Limiter::Tower { .. } => None,
         }
+    }
+}
+
+/// Ours, `adaptive`: its ceiling, its start, and the flags' tunables.
+fn ours(adaptive: Adaptive) -> bulkhead::BulkheadConfigBuilder {
+    let mut spec = BulkheadConfig::builder()
+        .max_concurrent(ceiling())
+        .initial_concurrent(initial())
+        .adaptive(adaptive);
+    if let Some((alpha, beta)) = model().vegas {
+        spec = spec.vegas(
+            bulkhead::adaptive::Vegas::builder()
+                .alpha(alpha)
+                .beta(beta)
+                .build()
+                .expect("valid"),
+        );
+    }
+    match model().tolerance {
+        None => spec,
+        Some(tolerance) => spec
+            .aimd(
+                bulkhead::adaptive::Aimd::builder()
+                    .rtt_tolerance(tolerance)
+                    .build()
+                    .expect("valid"),
+            )
+            .gradient2(
+                bulkhead::adaptive::Gradient2::builder()
+                    .rtt_tolerance(tolerance)
+                    .build()
+                    .expect("valid"),
+            ),
     }
 }

@@ -52,6 +52,11 @@
 //! best one in hindsight, and the issue's targets against it; `real.rs`
 //! defines each precisely.
 //!
+//! A cold start into an outage (issue 29; `--only cold`, or by name:
+//! `cold-hang`, `cold-fail`; run only when named): the dependency hangs or
+//! fails from the first call until 30 s; when each limiter first cut its
+//! limit, and whether ours did within the first windows (`cold.rs`).
+//!
 //! Run it with `cargo run --release --example adaptive_limits` (`-- --quick`
 //! skips the hour-long runs; `--only steady,double` runs those scenarios;
 //! `--static-limit 1.2` sets the static limit to 1.2 C, to see the
@@ -68,6 +73,7 @@
 //! `slow3x` (or `--only`), 60 s each (`--seconds`), at C = 20.
 
 mod chaos;
+mod cold;
 mod limiters;
 mod loopback;
 mod plot;
@@ -261,8 +267,13 @@ fn main() {
             selected(quick, &only, word(&args, "--chaos"))
                 .into_iter()
                 .partition(|s| s.real.is_some());
-        if !rest.is_empty() || real.is_empty() {
+        let (outages, rest): (Vec<Scenario>, Vec<Scenario>) =
+            rest.into_iter().partition(Scenario::cold);
+        if !rest.is_empty() || (real.is_empty() && outages.is_empty()) {
             lines.extend(run(&rest, &out, &figure));
+        }
+        if !outages.is_empty() {
+            cold::run(&outages);
         }
         if !real.is_empty() {
             verdicts.extend(real::run(&real, &out));
@@ -279,8 +290,8 @@ fn main() {
 /// The capacities `--only real` runs at unless told.
 const REAL_CAPACITIES: [f64; 3] = [5.0, 20.0, 50.0];
 
-/// The scenarios to run: those `only` names (`real`: the real ones), else
-/// all but the noisy and real ones;
+/// The scenarios to run: those `only` names (`real`: the real ones, `cold`:
+/// the cold starts), else all but the noisy, real and cold ones;
 /// the keys of `chaos` (`--chaos`) laid over each one's noise.
 fn selected(quick: bool, only: &[&str], chaos: Option<&str>) -> Vec<Scenario> {
     scenarios(quick)
@@ -289,7 +300,9 @@ fn selected(quick: bool, only: &[&str], chaos: Option<&str>) -> Vec<Scenario> {
             if only.is_empty() {
                 !s.named_only
             } else {
-                only.contains(&s.name) || (s.real.is_some() && only.contains(&scenarios::REAL))
+                only.contains(&s.name)
+                    || (s.real.is_some() && only.contains(&scenarios::REAL))
+                    || (s.cold() && only.contains(&scenarios::COLD))
             }
         })
         .map(|s| match chaos {

@@ -1,6 +1,7 @@
 //! The scenarios: steady load, a slowdown, a loss of half the capacity, a
 //! burst of arrivals, an hour; and, when named, a noisy dependency (faults
-//! and extra latency drawn by a chaos policy).
+//! and extra latency drawn by a chaos policy), real dependencies, and a
+//! cold start into an outage.
 
 use std::time::Duration;
 
@@ -19,7 +20,28 @@ pub(crate) struct Phase {
     pub(crate) load: f64,
     pub(crate) slow: f64,
     pub(crate) capacity: f64,
+    /// An outage through the phase, if any: every call admitted in it hangs
+    /// or fails.
+    pub(crate) outage: Option<Outage>,
 }
+
+/// How a dependency in an outage answers the calls admitted meanwhile.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Outage {
+    /// Never: the caller's timeout drops the call after [`TIMEOUT_B`] base
+    /// latencies (the limiter is told `CallOutcome::Dropped`, or
+    /// tower-resilience's layer sees its future dropped).
+    Hang,
+    /// At once, with an error (`CallOutcome::Error`; tower-resilience's
+    /// layer sees its service's future end in `Err`).
+    Fail,
+}
+
+/// The caller's timeout of the calls an outage hangs, in `B`: ten times the
+/// no-load latency, far above the 1.1 B a healthy call takes and the
+/// 4.4 B the ceiling (4 C) allows a served call, so only hung calls reach
+/// it.
+pub(crate) const TIMEOUT_B: f64 = 10.0;
 
 pub(crate) struct Scenario {
     pub(crate) name: &'static str,
@@ -147,6 +169,11 @@ impl Scenario {
         }
     }
 
+    /// Whether a phase of it is an outage (the cold start's scenarios).
+    pub(crate) fn cold(&self) -> bool {
+        self.phases.iter().any(|p| p.outage.is_some())
+    }
+
     /// How the calls' work is spread.
     pub(crate) fn service(&self) -> Service {
         self.real.map_or(Service::Model, |r| r.service)
@@ -171,6 +198,7 @@ pub(crate) fn scenarios(quick: bool) -> Vec<Scenario> {
         load,
         slow,
         capacity: 1.0,
+        outage: None,
     };
     let mut all = vec![
         Scenario {
@@ -291,8 +319,58 @@ pub(crate) fn scenarios(quick: bool) -> Vec<Scenario> {
         ));
     }
     all.extend(real(quick));
+    all.extend(cold());
     all
 }
+
+/// A cold start into an outage (issue 29; `--only cold`, or by name), at
+/// 80 % of the capacity: from the first call the dependency hangs
+/// (`cold-hang`) or fails (`cold-fail`), then at [`OUTAGE_S`] it recovers to
+/// the uniform service, served for a minute more. The same with `--quick`.
+fn cold() -> Vec<Scenario> {
+    let scenario = |name, what, outage| Scenario {
+        name,
+        what,
+        phases: vec![
+            Phase {
+                seconds: OUTAGE_S,
+                load: 0.8,
+                slow: 1.0,
+                capacity: 1.0,
+                outage: Some(outage),
+            },
+            Phase {
+                seconds: 60,
+                load: 0.8,
+                slow: 1.0,
+                capacity: 1.0,
+                outage: None,
+            },
+        ],
+        long: false,
+        chaos: None,
+        named_only: true,
+        real: None,
+    };
+    vec![
+        scenario(
+            "cold-hang",
+            "80 %; from the first call every call hangs until the caller's timeout (10 B) drops it; recovers at 30 s",
+            Outage::Hang,
+        ),
+        scenario(
+            "cold-fail",
+            "80 %; from the first call every call fails at once with an error; recovers at 30 s",
+            Outage::Fail,
+        ),
+    ]
+}
+
+/// How long the outage of the cold start lasts, in seconds.
+pub(crate) const OUTAGE_S: u64 = 30;
+
+/// The names `--only cold` stands for.
+pub(crate) const COLD: &str = "cold";
 
 /// The real dependencies of issue 29 (`--only real`, or by name), at 80 %
 /// of the capacity (of the mean work: the arrival rate is `0.8 C / mean`):
@@ -308,6 +386,7 @@ fn real(quick: bool) -> Vec<Scenario> {
             load: 0.8,
             slow: 1.0,
             capacity: 1.0,
+            outage: None,
         }],
         long: !quick,
         chaos: None,

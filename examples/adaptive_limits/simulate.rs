@@ -12,6 +12,12 @@
 //! hold time left out of the latency samples); tower-resilience's layer
 //! sees its service's future end in `Err`, and calls its algorithm's
 //! `record_failure`.
+//!
+//! An outage (the cold start's scenarios) answers no call admitted during
+//! it: a hung call holds its slot until the caller's timeout drops it (ours
+//! are told `CallOutcome::Dropped`; tower-resilience's layer has its future
+//! dropped, and calls its algorithm's `record_dropped`), a failed one ends
+//! at once as an error, as chaos' faults do. Neither reaches the dependency.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -19,7 +25,7 @@ use std::time::Duration;
 
 use crate::chaos::{Injected, draw};
 use crate::limiters::{Kind, Limiter, Ticket};
-use crate::scenarios::{PARETO_CUT, Phase, Scenario, Service};
+use crate::scenarios::{Outage, PARETO_CUT, Phase, Scenario, Service, TIMEOUT_B};
 use crate::{TRACE_NS, model};
 
 /// splitmix64: the same arrivals and work for every limiter.
@@ -78,6 +84,9 @@ struct Call {
     work: f64,
     /// Whether chaos fails it once its injected latency is over.
     fault: bool,
+    /// Whether an outage hung it: the caller's timeout drops it when its
+    /// wait is over.
+    hangs: bool,
 }
 
 /// One completed call: when it was admitted, and its latency in base
@@ -120,7 +129,18 @@ pub(crate) fn simulate(scenario: &Scenario, kind: Kind) -> Run {
 }
 
 /// [`simulate`] with `limiter` (a static limit of the sweep, `real.rs`).
-pub(crate) fn simulate_with(scenario: &Scenario, kind: Kind, mut limiter: Limiter) -> Run {
+pub(crate) fn simulate_with(scenario: &Scenario, kind: Kind, limiter: Limiter) -> Run {
+    simulate_observed(scenario, kind, limiter, |_, _| {})
+}
+
+/// [`simulate_with`], showing `observe` the limiter after each event, at
+/// the event's time (the cold start's first cut, `cold.rs`).
+pub(crate) fn simulate_observed(
+    scenario: &Scenario,
+    kind: Kind,
+    mut limiter: Limiter,
+    mut observe: impl FnMut(u64, &Limiter),
+) -> Run {
     let service = scenario.service();
     let mut random = Random(0x5EED);
     let end = scenario.seconds() * 1_000_000_000;
@@ -209,7 +229,10 @@ pub(crate) fn simulate_with(scenario: &Scenario, kind: Kind, mut limiter: Limite
             // An injected latency is over: the call fails, or reaches the
             // dependency.
             let Reverse((_, id)) = sleeping.pop().expect("a call asleep");
-            if calls[&id].fault {
+            if calls[&id].hangs {
+                let call = calls.remove(&id).expect("a known call");
+                limiter.time_out(call.ticket, Duration::from_nanos(now - call.start));
+            } else if calls[&id].fault {
                 let call = calls.remove(&id).expect("a known call");
                 run.faulted += 1;
                 limiter.complete(call.ticket, Duration::from_nanos(now - call.start), false);
@@ -223,6 +246,29 @@ pub(crate) fn simulate_with(scenario: &Scenario, kind: Kind, mut limiter: Limite
             // on the same arrivals for every limiter.
             let injected: Injected = draw(chaos.as_ref());
             match limiter.admit() {
+                Some(ticket) if phase.outage.is_some() => {
+                    let base = model().b * phase.slow;
+                    let _ = random.work(base, service);
+                    match phase.outage {
+                        Some(Outage::Hang) => {
+                            next_id += 1;
+                            calls.insert(
+                                next_id,
+                                Call {
+                                    start: now,
+                                    base,
+                                    ticket,
+                                    work: 0.0,
+                                    fault: false,
+                                    hangs: true,
+                                },
+                            );
+                            let timeout = nanos(TIMEOUT_B * base);
+                            sleeping.push(Reverse((now + timeout, next_id)));
+                        }
+                        _ => limiter.complete(ticket, Duration::ZERO, false),
+                    }
+                }
                 Some(ticket) => {
                     let base = model().b * phase.slow;
                     let work = random.work(base, service);
@@ -243,6 +289,7 @@ pub(crate) fn simulate_with(scenario: &Scenario, kind: Kind, mut limiter: Limite
                                     ticket,
                                     work,
                                     fault: injected.fault,
+                                    hangs: false,
                                 },
                             );
                             match latency {
@@ -264,6 +311,7 @@ pub(crate) fn simulate_with(scenario: &Scenario, kind: Kind, mut limiter: Limite
             }
             next_arrival = now + nanos(random.exponential(rate(phase_at(now)))).max(1);
         }
+        observe(now, &limiter);
     }
     run.no_load = limiter.no_load();
     run
