@@ -24,6 +24,11 @@ impl Shared {
     pub(super) fn admit(&self, acquired: Acquired) -> BulkheadPermit<'_> {
         BulkheadPermit::new(match acquired {
             Acquired::Uncounted => Held::NOTHING,
+            // An adaptive bulkhead that does not count for sizing reads
+            // its clock inline (one load on the system clock).
+            _ if self.timed && self.traffic.is_none() => {
+                Held::timed(self, self.timeline.recent(), CallOutcome::Success)
+            }
             _ if self.timed => Held::timed(self, self.admitted_at(), CallOutcome::Success),
             _ => Held::slot(self),
         })
@@ -56,7 +61,7 @@ impl Shared {
         if let Some(limiter) = &self.adaptive {
             // On a pool the word's limit is the reservation: whether the
             // call was bound is judged against the limit in force.
-            let released = if self.semaphore.is_pooled() {
+            let released = if released.pooled {
                 Released {
                     max: self.semaphore.limit(),
                     ..released

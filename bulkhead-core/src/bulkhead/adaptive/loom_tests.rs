@@ -17,6 +17,7 @@ use crate::bulkhead::semaphore::Released;
 const FULL: Released = Released {
     in_flight: 2,
     max: 2,
+    pooled: false,
 };
 
 /// Two writers (a bound success held `held`, and a drop) race a closer's

@@ -227,6 +227,9 @@ pub(crate) struct Released {
     /// The limit of the state word at the time: on a pool, the
     /// reservation in force (see [`Semaphore::limit`] for the limit).
     pub(crate) max: u32,
+    /// Whether the word named a pool at the time (read from the value the
+    /// release replaced: no second load of the word).
+    pub(crate) pooled: bool,
 }
 
 /// What [`Semaphore::reading`] found, at one instant.
@@ -402,6 +405,7 @@ impl Semaphore {
         Released {
             in_flight: in_flight(before),
             max: max(before),
+            pooled: link_of(before) != 0,
         }
     }
 
