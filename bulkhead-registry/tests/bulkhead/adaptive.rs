@@ -508,9 +508,11 @@ fn at_a_capacity_of_20_under_overload_aimd_and_gradient2_stay_in_the_band() {
 /// average), bursts of Poisson arrivals find the limit now and then. The
 /// limit leaves room for them without outgrowing them: outside probes,
 /// from 5 s on, it is at least the capacity 95 % of the time (a limit at
-/// the demand would refuse every burst), and never above the burst margin
-/// Little's law gives a limit that does not bind (the demand, plus three
-/// times its square root, plus the bound test's headroom: 17.5 calls).
+/// the demand would refuse every burst), and at most the room Little's law
+/// leaves a limit that does not bind (the demand, plus twice its square
+/// root, plus a tenth of it: 14.5 calls) and the two steps that bursts
+/// binding it can add before the next window brings it down (measured:
+/// at most 15, 16 and 15 for AIMD, Vegas and Gradient2; 17 allowed).
 /// (Issue 12 kept it at most 1.2 C two thirds of the time; issue 29's
 /// real dependencies showed that refusing bursts at 80 % load costs more
 /// goodput than the queueing it saves: the adaptive guide's figures.)

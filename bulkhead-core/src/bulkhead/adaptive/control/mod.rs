@@ -72,7 +72,7 @@
 //! first) growth doubles, up to the threshold. A limit that did not bind
 //! for a window is brought down towards the demand Little's law gives
 //! (mean concurrency, smoothed over about ten windows, plus twice its
-//! square root, plus the headroom of the bound test), by at most a tenth
+//! square root, plus a tenth of it, at least one), by at most a tenth
 //! per window: what is left above the demand is room for the bursts of
 //! Poisson arrivals, which a limit at the demand would refuse.
 
@@ -573,7 +573,7 @@ impl Controller {
             );
         }
         if let (false, false, Some(demand)) = (bound, matches!(step, Step::Cut(_)), self.demand) {
-            let target = demand + BURSTS * demand.sqrt() + headroom(estimate);
+            let target = demand + BURSTS * demand.sqrt() + headroom(demand);
             if estimate > target {
                 estimate = (estimate * 0.9).max(target);
             }
@@ -660,7 +660,9 @@ fn summary(held: &Histogram) -> Option<f64> {
 
 /// A limit that does not bind comes down to the demand plus this many
 /// times its square root (the spread of a Poisson number of calls in
-/// flight), plus the bound test's headroom: room for bursts.
+/// flight), plus a tenth of it (at least one): room for bursts. (A tenth
+/// of the limit instead let the room grow with the limit it allowed: at
+/// C = 50 and 80 % load, AIMD touched 1.26 C once in an hour.)
 const BURSTS: f64 = 2.0;
 /// The weight of a window's demand in the smoothed one.
 const DEMAND_WEIGHT: f64 = 0.1;
@@ -714,7 +716,8 @@ fn bound(counts: &Counts) -> bool {
     counts.bound > 0 && counts.bound * 10 >= counts.ok()
 }
 
-/// The headroom of the bound test: a tenth of the limit, at least one.
+/// The headroom of the bound test: a tenth of the limit, at least one
+/// (and a tenth of the demand in the room left for bursts).
 fn headroom(limit: f64) -> f64 {
     (limit / 10.0).floor().max(1.0)
 }
