@@ -419,6 +419,16 @@ fn a_dependency_that_hangs_from_the_first_call_lowers_the_limit_for_every_algori
 /// whether a probe ran, every 100 ms. Seeded, on a `ManualClock`: a run
 /// repeats exactly.
 fn simulate(adaptive: Adaptive, capacity: u32, load: f64, seconds: u64) -> Vec<(u32, bool)> {
+    simulate_to_end(adaptive, capacity, load, seconds).0
+}
+
+/// [`simulate`], and the no-load latency the bulkhead believes at the end.
+fn simulate_to_end(
+    adaptive: Adaptive,
+    capacity: u32,
+    load: f64,
+    seconds: u64,
+) -> (Vec<(u32, bool)>, Option<Duration>) {
     let (clock, registry) = manual();
     let bulkhead = registry
         .bulkhead_policy(
@@ -453,7 +463,7 @@ fn simulate(adaptive: Adaptive, capacity: u32, load: f64, seconds: u64) -> Vec<(
         let departure = first.map_or(u64::MAX, |i| now + nanos(calls[i].0 / speed).max(1));
         let t = next_arrival.min(departure);
         if t >= end {
-            return rows;
+            return (rows, bulkhead.adaptive().and_then(|a| a.no_load));
         }
         while next_row <= t {
             let probing = bulkhead.adaptive().unwrap().probing;
@@ -500,6 +510,27 @@ fn at_a_capacity_of_20_under_overload_aimd_and_gradient2_stay_in_the_band() {
             entered <= 50 && share >= 0.95,
             "{adaptive}: in the band after {entered} rows, then {:.1} % of the time, up to {highest}",
             100.0 * share
+        );
+    }
+}
+
+/// At a capacity of 5 under 120 % load, Vegas settles its queue
+/// allowance (3 to 6 calls) above the capacity, near twice it. A routine
+/// probe at three quarters of that limit ran above the capacity, measured
+/// queueing as the no-load latency, and raised it probe after probe (the
+/// ratchet of Netflix's issue 165): after an hour the estimate was 1.5 to
+/// 2.4 times the truth and the limit at its ceiling. Probes now run below
+/// the concurrency the last window's latency says the dependency serves at
+/// no-load speed: the estimate stays within 10 % of the 100 ms calls' 100
+/// ms (their work is uniform within ±10 %), for every algorithm.
+#[test]
+fn probes_under_overload_at_a_small_capacity_do_not_ratchet_the_no_load_latency() {
+    for adaptive in [Adaptive::Aimd, Adaptive::Vegas, Adaptive::Gradient2] {
+        let (_, no_load) = simulate_to_end(adaptive, 5, 1.2, 1200);
+        let no_load = no_load.unwrap().as_secs_f64() / 0.1;
+        assert!(
+            (0.9..=1.1).contains(&no_load),
+            "{adaptive}: the no-load latency believed after 20 minutes is {no_load:.2} times the truth"
         );
     }
 }

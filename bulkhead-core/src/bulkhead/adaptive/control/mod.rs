@@ -3,8 +3,11 @@
 //!
 //! # Phases
 //!
-//! - A *probe* measures the no-load latency: the limit in force is cut (to
-//!   three quarters in a routine probe) for one window, and only calls
+//! - A *probe* measures the no-load latency: the limit in force is cut (in
+//!   a routine probe to three quarters of it over the algorithm's
+//!   tolerance, and over how much slower than the no-load latency the
+//!   last window's calls ran, so that it runs below the capacity) for one
+//!   window, and only calls
 //!   admitted after it began are sampled, so the measurement is made at
 //!   lower concurrency than the one it judges (Envoy's epoch rule, BBR's
 //!   ProbeRTT). The first window is a probe at `initial_concurrent`.
@@ -249,6 +252,10 @@ pub(crate) struct Controller {
     spread: Option<f64>,
     confirmations: u32,
     recent: Option<f64>,
+    /// The median latency of the last steady window, as measured (not
+    /// read through the noise): how much slower than at no load the calls
+    /// at the limit ran.
+    measured: Option<f64>,
     /// The latency of the last steady window.
     previous: Option<f64>,
     slow_streak: u32,
@@ -318,6 +325,7 @@ impl Controller {
             demand: None,
             confirmations: 0,
             recent: None,
+            measured: None,
             previous: None,
             slow_streak: 0,
             fast_streak: 0,
@@ -539,6 +547,7 @@ impl Controller {
         // the limit, which may double (in slow start).
         let saturated = counts.bound * 10 >= counts.ok() * 9;
         self.recent = latency.or(self.recent);
+        self.measured = summary(held).or(self.measured);
         let before = self.estimate;
         let slow_start = before < self.slow_start_below;
         let step = self.algorithm.update(&Window {

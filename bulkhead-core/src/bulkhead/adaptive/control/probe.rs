@@ -33,8 +33,20 @@ impl Controller {
     }
 
     /// A routine probe's limit.
+    /// A routine probe's limit: below the concurrency the dependency serves
+    /// at no-load speed, which the last window measured (the limit, over
+    /// how much slower than at no load its calls ran: Vegas settles its
+    /// queue allowance of 3 to 6 calls above the capacity, twice a
+    /// capacity of 5, and a probe at three quarters of its limit then
+    /// measured queueing and raised the no-load latency, probe after
+    /// probe: Netflix's issue 165), and at most `PROBE_SHARE` of the limit
+    /// over the algorithm's tolerance.
     pub(super) fn routine_cap(&self) -> u32 {
-        (PROBE_SHARE * f64::from(self.limit) / self.algorithm.tolerance()).ceil() as u32
+        let slower = match (self.measured, self.no_load) {
+            (Some(measured), Some(no_load)) if measured > 0.0 => (no_load / measured).min(1.0),
+            _ => 1.0,
+        };
+        (PROBE_SHARE * f64::from(self.limit) * slower / self.algorithm.tolerance()).ceil() as u32
     }
 
     pub(super) fn start_probe(&mut self, now: u64, cap: u32) -> Decision {
