@@ -252,9 +252,9 @@ pub(crate) struct Controller {
     spread: Option<f64>,
     confirmations: u32,
     recent: Option<f64>,
-    /// The median latency of the last steady window, as measured (not
-    /// read through the noise): how much slower than at no load the calls
-    /// at the limit ran.
+    /// The median latency of the calls at the limit in the last steady
+    /// window, as measured (not read through the noise), if it bound: how
+    /// much slower than at no load the calls at the limit ran.
     measured: Option<f64>,
     /// The latency of the last steady window.
     previous: Option<f64>,
@@ -547,7 +547,7 @@ impl Controller {
         // the limit, which may double (in slow start).
         let saturated = counts.bound * 10 >= counts.ok() * 9;
         self.recent = latency.or(self.recent);
-        self.measured = summary(held).or(self.measured);
+        self.measured = if bound { summary(held) } else { None };
         let before = self.estimate;
         let slow_start = before < self.slow_start_below;
         let step = self.algorithm.update(&Window {
