@@ -253,8 +253,8 @@ pub(crate) struct Controller {
     confirmations: u32,
     recent: Option<f64>,
     /// The median latency of the calls at the limit in the last steady
-    /// window, as measured (not read through the noise), if it bound: how
-    /// much slower than at no load the calls at the limit ran.
+    /// window whose limit bound, as measured (not read through the noise):
+    /// how much slower than at no load the calls at the limit ran.
     measured: Option<f64>,
     /// The latency of the last steady window.
     previous: Option<f64>,

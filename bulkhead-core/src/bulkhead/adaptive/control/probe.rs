@@ -34,7 +34,7 @@ impl Controller {
 
     /// A routine probe's limit.
     /// A routine probe's limit: below the concurrency the dependency serves
-    /// at no-load speed, which the last window measured if its limit bound
+    /// at no-load speed, which the last window whose limit bound measured
     /// (the limit, over
     /// how much slower than at no load its calls ran: Vegas settles its
     /// queue allowance of 3 to 6 calls above the capacity, twice a
