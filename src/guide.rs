@@ -40,6 +40,8 @@ pub mod bulkhead {}
 /// [`Room`]: crate::adaptive::Room
 /// [`AdaptiveSnapshot`]: crate::adaptive::AdaptiveSnapshot
 /// [figure]: https://raw.githubusercontent.com/bulkhead-rs/bulkhead/main/docs/adaptive_limits.svg
+/// [figure-lognormal]: https://raw.githubusercontent.com/bulkhead-rs/bulkhead/main/docs/adaptive_lognormal.svg
+/// [figure-pareto]: https://raw.githubusercontent.com/bulkhead-rs/bulkhead/main/docs/adaptive_pareto.svg
 #[doc = include_str!("../docs/adaptive.md")]
 pub mod adaptive {}
 
