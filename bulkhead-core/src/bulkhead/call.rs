@@ -24,11 +24,6 @@ impl Shared {
     pub(super) fn admit(&self, acquired: Acquired) -> BulkheadPermit<'_> {
         BulkheadPermit::new(match acquired {
             Acquired::Uncounted => Held::NOTHING,
-            // An adaptive bulkhead that does not count for sizing reads
-            // its clock inline (one load on the system clock).
-            _ if self.timed && self.traffic.is_none() => {
-                Held::timed(self, self.timeline.recent(), CallOutcome::Success)
-            }
             _ if self.timed => Held::timed(self, self.admitted_at(), CallOutcome::Success),
             _ => Held::slot(self),
         })
@@ -37,14 +32,23 @@ impl Shared {
     /// Counts an admission (when sizing is tracked) and returns the stamp
     /// its slot is held from. Hold times are measured on recent readings of
     /// the clock (to within its resolution, 5 ms on the system clock): they
-    /// feed means. Out of line, as [`release_timed`](Self::release_timed)
-    /// is: the callers that inline an admission save no registers for it.
-    #[inline(never)]
+    /// feed histograms and means. The reading is inline (one load on the
+    /// system clock); the count, when sizing is tracked, is out of line,
+    /// as [`release_timed`](Self::release_timed) is: the callers that
+    /// inline an admission save no registers for it.
+    #[inline]
     pub(super) fn admitted_at(&self) -> u64 {
+        if self.traffic.is_some() {
+            self.count_admission();
+        }
+        self.timeline.recent()
+    }
+
+    #[inline(never)]
+    fn count_admission(&self) {
         if let Some(traffic) = &self.traffic {
             traffic.admitted();
         }
-        self.timeline.recent()
     }
 
     /// Gives back a slot taken at `started` (a stamp) on a timed bulkhead,

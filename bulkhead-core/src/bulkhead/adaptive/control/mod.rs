@@ -541,13 +541,14 @@ impl Controller {
         };
         // Two estimates compared: the window's median and the probes'.
         let noise = noise(held, self.spread).hypot(self.no_load_error);
-        let latency = summary(held).map(|l| significant(l, no_load, noise));
+        let median = summary(held);
+        let latency = median.map(|l| significant(l, no_load, noise));
         let bound = bound(&counts) && enough_bound;
         // Nearly every call left a full bulkhead: the demand is well above
         // the limit, which may double (in slow start).
         let saturated = counts.bound * 10 >= counts.ok() * 9;
         self.recent = latency.or(self.recent);
-        self.measured = if bound { summary(held) } else { None };
+        self.measured = if bound { median } else { None };
         let before = self.estimate;
         let slow_start = before < self.slow_start_below;
         let step = self.algorithm.update(&Window {
