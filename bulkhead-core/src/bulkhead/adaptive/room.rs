@@ -341,8 +341,11 @@ impl Seat {
         let mut seats = lock(&room.seats);
         seats.announcements += 1;
         let at = seats.announcements;
+        // A seat is on its room's list until it is dropped; were it not,
+        // it keeps what it holds and takes nothing (no panic under the
+        // lock every seat of the room shares).
         let Some(index) = seats.list.iter().position(|entry| entry.id == self.id) else {
-            unreachable!("a seat is on its room's list until it is dropped");
+            return held;
         };
         seats.list[index].demand = demand;
         seats.list[index].at = at;
