@@ -28,4 +28,4 @@
 //! ```
 
 pub use bulkhead_core::priority::{Prioritized, current, scope, scope_weak, with};
-pub use bulkhead_core::{Priority, ShedAt};
+pub use bulkhead_core::{ClassOccupancy, Priority, ShedAt};

@@ -52,8 +52,8 @@ mod timeout;
 
 pub use bulkhead::adaptive::{Adaptive, AdaptiveSnapshot, CallOutcome};
 pub use bulkhead::{
-    Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, Enter, EnterError, Occupancy,
-    OwnedBulkheadPermit, Pools, SharedPool, Traffic,
+    Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, ClassOccupancy, Enter,
+    EnterError, Occupancy, OwnedBulkheadPermit, Pools, SharedPool, Traffic,
 };
 
 /// Adaptive limits: the algorithms a bulkhead's `adaptive` key chooses,

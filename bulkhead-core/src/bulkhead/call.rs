@@ -14,19 +14,58 @@ impl Shared {
         match acquired {
             Acquired::Full if self.rejects_quietly() => Err(BulkheadFull::new(self.instance)),
             Acquired::Full => Err(self.reject(waited)),
+            Acquired::Shed => Err(self.reject_shed()),
             acquired => Ok(self.admit(acquired)),
         }
     }
 
-    /// The permit of a call that got a slot (`Slot`) or needs none
-    /// (`Uncounted`, a disabled bulkhead).
+    /// The permit of a call that got a slot (`Slot`, or `Classed` through
+    /// the classed path) or needs none (`Uncounted`, a disabled bulkhead).
     #[inline]
     pub(super) fn admit(&self, acquired: Acquired) -> BulkheadPermit<'_> {
         BulkheadPermit::new(match acquired {
             Acquired::Uncounted => Held::NOTHING,
+            Acquired::Classed(class) => self.held_classed(class),
             _ if self.timed => Held::timed(self, self.admitted_at(), CallOutcome::Success),
             _ => Held::slot(self),
         })
+    }
+
+    /// What a permit of a call admitted as `class` through the classed
+    /// path holds: out of line, as that path is.
+    #[inline(never)]
+    fn held_classed(&self, class: Priority) -> Held<'_> {
+        if self.timed {
+            Held::timed_as(self, self.admitted_at(), CallOutcome::Success, class)
+        } else {
+            Held::classed(self, class)
+        }
+    }
+
+    /// A call refused by its class's share of the limit: counted and
+    /// published (`BulkheadEventKind::Shed`); the error is a full
+    /// bulkhead's, as the caller's contract has it.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn reject_shed(&self) -> BulkheadFull {
+        if let Some(traffic) = &self.traffic {
+            traffic.rejected();
+        }
+        let (shed_at, default) = self.semaphore.classes.settings();
+        let priority = crate::priority::resolve(crate::priority::raw(), default);
+        self.context.publish(move |at| {
+            let max_concurrent = self.semaphore.limit();
+            Event::Bulkhead(BulkheadEvent {
+                instance: self.instance,
+                kind: BulkheadEventKind::Shed {
+                    priority,
+                    threshold: shed_at.threshold(priority, max_concurrent),
+                    max_concurrent,
+                },
+                at,
+            })
+        });
+        BulkheadFull::new(self.instance)
     }
 
     /// Counts an admission (when sizing is tracked) and returns the stamp
@@ -56,8 +95,11 @@ impl Shared {
     /// inlined into its holder, then saves no registers for the sample's
     /// work when it gives back an untimed slot.
     #[inline(never)]
-    pub(super) fn release_timed(&self, started: u64, outcome: CallOutcome) {
+    pub(super) fn release_timed(&self, started: u64, outcome: CallOutcome, class: Option<Priority>) {
         let now = self.timeline.recent();
+        if let Some(class) = class {
+            self.semaphore.classes.release(class);
+        }
         let released = self.semaphore.release(self.context.clock());
         if let Some(traffic) = &self.traffic {
             traffic.completed(now.saturating_sub(started));
@@ -95,11 +137,16 @@ impl Shared {
     #[cold]
     #[inline(never)]
     pub(super) fn wait_blocking(&self) -> Acquired {
+        if self.semaphore.refuse_waiting().is_some() {
+            // A class that may not use the whole limit does not wait.
+            self.reject_shed();
+            return Acquired::Full;
+        }
         let acquired = self.acquire_blocking();
         if acquired == Acquired::Full {
             self.count_rejection(true);
         }
-        acquired
+        self.semaphore.tag_waited(acquired)
     }
 
     /// Whether a call that found no free slot is rejected with nothing
@@ -169,7 +216,11 @@ impl Shared {
             (None, _) => false,
         };
         let deadline = if outer_first { outer } else { own };
-        match self.semaphore.acquire_blocking(clock, now, deadline) {
+        if let Some(shed) = self.semaphore.refuse_waiting() {
+            return self.permit_or_reject(shed, false).map_err(EnterError::Full);
+        }
+        let acquired = self.semaphore.acquire_blocking(clock, now, deadline);
+        match self.semaphore.tag_waited(acquired) {
             Acquired::Full if outer_first => {
                 if let Some(traffic) = &self.traffic {
                     traffic.abandoned();

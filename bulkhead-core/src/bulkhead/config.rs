@@ -178,6 +178,14 @@ impl BulkheadConfig {
         self.reserved = reserved.map(|r| r.min(max));
         self
     }
+
+    /// The same configuration with the classes' shares and default class
+    /// a live bulkhead has in force.
+    pub(crate) fn with_live_classes(mut self, shed_at: ShedAt, priority: Option<Priority>) -> Self {
+        self.shed_at = shed_at;
+        self.priority = priority;
+        self
+    }
 }
 
 impl BulkheadConfigBuilder {

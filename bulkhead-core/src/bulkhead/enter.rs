@@ -96,9 +96,13 @@ impl<'a> Enter<'a> {
             let clock = shared.context.clock();
             let deadline = clock.now().checked_add(shared.config.max_wait());
             let sleep = deadline.map(|deadline| clock.sleep_until(deadline));
+            // A class that may not use the whole limit does not wait.
+            if let Some(shed) = shared.semaphore.refuse_waiting() {
+                return self.outcome(shed);
+            }
             let wake = Wake::Task(cx.waker().clone());
             let key = match shared.semaphore.enqueue(Kind::Task, wake, deadline, None) {
-                Enqueued::Done(acquired) => return self.outcome(acquired),
+                Enqueued::Done(acquired) => return self.outcome(shared.semaphore.tag_waited(acquired)),
                 Enqueued::Queued(key) => key,
             };
             self.state = State::Queued { key, sleep };
@@ -111,7 +115,7 @@ impl<'a> Enter<'a> {
             .as_mut()
             .is_some_and(|s| Pin::new(s).poll(cx).is_ready());
         match shared.semaphore.poll_waiter(*key, expired, Some(cx)) {
-            Some(acquired) => self.outcome(acquired),
+            Some(acquired) => self.outcome(shared.semaphore.tag_waited(acquired)),
             None => Poll::Pending,
         }
     }

@@ -13,6 +13,7 @@
 
 pub(crate) mod adaptive;
 mod call;
+mod classes;
 mod config;
 mod enter;
 mod links;
@@ -30,8 +31,11 @@ mod barging_tests;
 #[cfg(all(test, not(loom)))]
 mod cap_tests;
 #[cfg(all(test, not(loom)))]
+mod class_tests;
+#[cfg(all(test, not(loom)))]
 mod pool_tests;
 
+pub use classes::ClassOccupancy;
 pub use config::{BulkheadConfig, BulkheadConfigBuilder};
 pub use enter::Enter;
 pub use occupancy::Occupancy;
@@ -50,6 +54,7 @@ use crate::context::PolicyContext;
 use crate::events::{BulkheadEvent, BulkheadEventKind, Event};
 use crate::intern::intern;
 use crate::loom::{Mutex, lock};
+use crate::Priority;
 use crate::rejection::BulkheadFull;
 use adaptive::{AdaptiveSnapshot, CallOutcome, Limiter, Room};
 use live::Limits;
@@ -195,6 +200,7 @@ impl Bulkhead {
                 Semaphore::pooled(limit, Arc::clone(&pool.pool), Arc::clone(context.clock()))
             }
         };
+        semaphore.set_classes(config.shed_at(), config.priority_set());
         Bulkhead {
             shared: Arc::new(Shared {
                 semaphore,
@@ -229,9 +235,11 @@ impl Bulkhead {
     /// algorithm may allow).
     pub fn config(&self) -> BulkheadConfig {
         let limits = *lock(&self.shared.limits);
+        let (shed_at, priority) = self.shared.semaphore.classes.settings();
         self.shared
             .config
             .with_live_limits(limits.configured, limits.reserved)
+            .with_live_classes(shed_at, priority)
     }
 
     /// Takes a free slot, or fails at once with [`BulkheadFull`] whatever
@@ -291,6 +299,7 @@ impl Bulkhead {
                 Acquired::Full => return Err(BulkheadFull::new(shared.instance)),
                 acquired => acquired,
             },
+            Acquired::Shed => return Err(shared.reject_shed()),
             acquired => acquired,
         };
         Ok(shared.admit(acquired))

@@ -1,5 +1,6 @@
 //! [`Occupancy`]: one consistent reading of a bulkhead's slots.
 
+use super::ClassOccupancy;
 use super::adaptive::AdaptiveSnapshot;
 use super::semaphore::Reading;
 
@@ -39,6 +40,11 @@ pub struct Occupancy {
     /// An adaptive bulkhead's algorithm at the same instant (its `limit`
     /// is the limit in force but for a cap); `None` if it does not adapt.
     pub adaptive: Option<AdaptiveSnapshot>,
+    /// Each class, lowest first (`Sheddable`, `Normal`, `High`,
+    /// `Critical`): its threshold under `max_concurrent`, the calls it
+    /// holds (those nobody gave a class counted for the bulkhead's
+    /// default class), those beyond its share, and those it had shed.
+    pub classes: [ClassOccupancy; 4],
 }
 
 impl Occupancy {
@@ -51,6 +57,7 @@ impl Occupancy {
             reserved: reading.reserved,
             borrowed: reading.borrowed,
             adaptive,
+            classes: reading.classes,
         }
     }
 }

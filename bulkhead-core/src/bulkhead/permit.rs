@@ -4,6 +4,7 @@ use std::fmt;
 
 use super::adaptive::CallOutcome;
 use super::{Bulkhead, Shared};
+use crate::Priority;
 
 /// A slot in a bulkhead, given back when dropped (also when the holder
 /// panics and unwinds).
@@ -16,8 +17,19 @@ pub struct BulkheadPermit<'a> {
 
 /// What a permit holds: the bulkhead's shared state (`None` for a disabled
 /// bulkhead: nothing held) and one word, [`UNTIMED`](Self::UNTIMED) for a
-/// plain slot, else the stamp the slot was taken at on the bulkhead's
-/// timeline and how the call ended ([`Holding::Timed`]).
+/// plain slot of a call without a class (an *untagged* slot), else:
+///
+/// ```text
+///  63                        5 4     2 1        0
+/// +---------------------------+-------+----------+
+/// | stamp (all ones: untimed) | tag   | outcome  |
+/// +---------------------------+-------+----------+
+/// ```
+///
+/// the stamp the slot was taken at on the bulkhead's timeline and how the
+/// call ended ([`Holding::Timed`]), or all ones and outcome `0b11` for a
+/// slot that is not timed; `tag` the class of the call (0 to 3) if it was
+/// admitted through the classed path, `0b111` if not.
 ///
 /// Two scalars rather than an enum: a pair of scalars is moved as two
 /// words, where an enum with a tag byte is moved as a 24-byte copy whose
@@ -36,16 +48,22 @@ pub(super) enum Holding<'a> {
     Nothing,
     /// A slot.
     Slot(&'a Shared),
+    /// A slot of a call of this class, admitted through the classed path.
+    Classed(&'a Shared, Priority),
     /// A slot taken at this stamp of the bulkhead's timeline, on a bulkhead
-    /// that tracks sizing or adapts its limit, and how the call ended.
-    Timed(&'a Shared, u64, CallOutcome),
+    /// that tracks sizing or adapts its limit, how the call ended, and the
+    /// class it was admitted as, if through the classed path.
+    Timed(&'a Shared, u64, CallOutcome, Option<Priority>),
 }
 
 impl<'a> Held<'a> {
-    /// The word of a slot that is not timed: no timed word has both low
-    /// bits set (an outcome is 0, 1 or 2).
+    /// The word of an untagged slot that is not timed: no timed word has
+    /// both low bits set (an outcome is 0, 1 or 2).
     const UNTIMED: u64 = u64::MAX;
     const OUTCOME: u64 = 0b11;
+    const TAG_SHIFT: u32 = 2;
+    const TAG: u64 = 0b111 << Self::TAG_SHIFT;
+    const STAMP_SHIFT: u32 = 5;
 
     /// Nothing: the bulkhead is disabled.
     pub(super) const NOTHING: Held<'static> = Held {
@@ -62,14 +80,41 @@ impl<'a> Held<'a> {
         }
     }
 
-    /// A slot taken at `started`, a stamp in nanoseconds (its top two bits
-    /// are dropped: a timeline would have to run 146 years to use them),
+    /// A slot of a call of `class`, not timed.
+    #[inline]
+    pub(super) fn classed(shared: &'a Shared, class: Priority) -> Self {
+        Held {
+            shared: Some(shared),
+            word: Self::UNTIMED & !Self::TAG | Self::tag(Some(class)),
+        }
+    }
+
+    fn tag(class: Option<Priority>) -> u64 {
+        class.map_or(Self::TAG, |class| (class.index() as u64) << Self::TAG_SHIFT)
+    }
+
+    /// A slot taken at `started`, a stamp in nanoseconds (its top five bits
+    /// are dropped: a timeline would have to run 18 years to use them),
     /// by a call that ended with `outcome`.
     #[inline]
     pub(super) fn timed(shared: &'a Shared, started: u64, outcome: CallOutcome) -> Self {
         Held {
             shared: Some(shared),
-            word: started << 2 | outcome as u64,
+            word: started << Self::STAMP_SHIFT | Self::TAG | outcome as u64,
+        }
+    }
+
+    /// [`timed`](Self::timed), for a call admitted as `class` through the
+    /// classed path.
+    pub(super) fn timed_as(
+        shared: &'a Shared,
+        started: u64,
+        outcome: CallOutcome,
+        class: Priority,
+    ) -> Self {
+        Held {
+            shared: Some(shared),
+            word: started << Self::STAMP_SHIFT | Self::tag(Some(class)) | outcome as u64,
         }
     }
 
@@ -80,12 +125,19 @@ impl<'a> Held<'a> {
             None => Holding::Nothing,
             Some(shared) if self.word == Self::UNTIMED => Holding::Slot(shared),
             Some(shared) => {
+                let class = Priority::from_index(((self.word & Self::TAG) >> Self::TAG_SHIFT) as usize);
                 let outcome = match self.word & Self::OUTCOME {
                     0 => CallOutcome::Success,
                     1 => CallOutcome::Error,
-                    _ => CallOutcome::Dropped,
+                    2 => CallOutcome::Dropped,
+                    _ => {
+                        return match class {
+                            Some(class) => Holding::Classed(shared, class),
+                            None => Holding::Slot(shared),
+                        };
+                    }
                 };
-                Holding::Timed(shared, self.word >> 2, outcome)
+                Holding::Timed(shared, self.word >> Self::STAMP_SHIFT, outcome, class)
             }
         }
     }
@@ -98,14 +150,21 @@ impl<'a> Held<'a> {
             Holding::Slot(shared) => {
                 shared.semaphore.release(shared.context.clock());
             }
-            Holding::Timed(shared, started, outcome) => shared.release_timed(started, outcome),
+            Holding::Classed(shared, class) => {
+                shared
+                    .semaphore
+                    .release_classed(class, shared.context.clock());
+            }
+            Holding::Timed(shared, started, outcome, class) => {
+                shared.release_timed(started, outcome, class);
+            }
         }
     }
 
     /// Whether it keeps an outcome: a timed slot.
     #[inline]
     fn keeps_outcome(&self) -> bool {
-        self.shared.is_some() && self.word != Self::UNTIMED
+        self.shared.is_some() && self.word & Self::OUTCOME != Self::OUTCOME
     }
 
     #[inline]
@@ -172,29 +231,32 @@ impl<'a> BulkheadPermit<'a> {
 /// moved into a spawned task or another thread; given back when dropped.
 #[must_use = "the slot is released as soon as the permit is dropped"]
 pub struct OwnedBulkheadPermit {
-    /// The bulkhead, and when the slot was taken and how the call ended if
-    /// it is timed; `None` for a disabled bulkhead.
-    bulkhead: Option<(Bulkhead, Option<(u64, CallOutcome)>)>,
+    /// The bulkhead, `None` for a disabled one.
+    bulkhead: Option<Bulkhead>,
+    /// What its slot is, as [`Held`]'s word says.
+    word: u64,
 }
 
 impl OwnedBulkheadPermit {
     #[inline]
     pub(super) fn new(bulkhead: &Bulkhead, permit: BulkheadPermit<'_>) -> Self {
-        let bulkhead = match permit.into_held().holding() {
-            Holding::Nothing => None,
-            Holding::Slot(_) => Some((bulkhead.clone(), None)),
-            Holding::Timed(_, started, outcome) => {
-                Some((bulkhead.clone(), Some((started, outcome))))
-            }
-        };
-        OwnedBulkheadPermit { bulkhead }
+        let held = permit.into_held();
+        OwnedBulkheadPermit {
+            bulkhead: held.shared.map(|_| bulkhead.clone()),
+            word: held.word,
+        }
     }
 
     /// As [`BulkheadPermit::set_outcome`].
     #[inline]
     pub fn set_outcome(&mut self, outcome: CallOutcome) {
-        if let Some((_, Some((_, held)))) = &mut self.bulkhead {
-            *held = outcome;
+        if let Some(bulkhead) = &self.bulkhead {
+            let mut held = Held {
+                shared: Some(&bulkhead.shared),
+                word: self.word,
+            };
+            held.set_outcome(outcome);
+            self.word = held.word;
         }
     }
 
@@ -207,12 +269,12 @@ impl OwnedBulkheadPermit {
 impl Drop for OwnedBulkheadPermit {
     #[inline]
     fn drop(&mut self) {
-        if let Some((bulkhead, started)) = &self.bulkhead {
-            let shared = &*bulkhead.shared;
-            match started {
-                None => Held::slot(shared).release(),
-                Some((started, outcome)) => Held::timed(shared, *started, *outcome).release(),
+        if let Some(bulkhead) = &self.bulkhead {
+            Held {
+                shared: Some(&bulkhead.shared),
+                word: self.word,
             }
+            .release();
         }
     }
 }
@@ -220,10 +282,7 @@ impl Drop for OwnedBulkheadPermit {
 impl fmt::Debug for OwnedBulkheadPermit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OwnedBulkheadPermit")
-            .field(
-                "instance",
-                &self.bulkhead.as_ref().map(|(b, _)| b.instance()),
-            )
+            .field("instance", &self.bulkhead.as_ref().map(Bulkhead::instance))
             .finish()
     }
 }
@@ -250,7 +309,7 @@ mod tests {
 
     fn timed(held: Held<'_>) -> Option<(u64, CallOutcome)> {
         match held.holding() {
-            Holding::Timed(_, started, outcome) => Some((started, outcome)),
+            Holding::Timed(_, started, outcome, None) => Some((started, outcome)),
             _ => None,
         }
     }
@@ -266,7 +325,7 @@ mod tests {
             CallOutcome::Error,
             CallOutcome::Dropped,
         ];
-        for started in [0, 1, 5_000_000, (1 << 62) - 1] {
+        for started in [0, 1, 5_000_000, (1 << 59) - 1] {
             for outcome in outcomes {
                 let mut held = Held::timed(shared, started, outcome);
                 assert_eq!(timed(held), Some((started, outcome)));
@@ -276,9 +335,22 @@ mod tests {
                 }
             }
         }
-        // A stamp's top two bits are dropped, never read as another kind.
+        // A stamp's top five bits are dropped, never read as another kind.
         let held = Held::timed(shared, u64::MAX, CallOutcome::Dropped);
-        assert_eq!(timed(held), Some(((1 << 62) - 1, CallOutcome::Dropped)));
+        assert_eq!(timed(held), Some(((1 << 59) - 1, CallOutcome::Dropped)));
+        // A class is kept beside the stamp, and beside no stamp.
+        for class in Priority::ALL {
+            let mut held = Held::timed_as(shared, (1 << 59) - 1, CallOutcome::Error, class);
+            held.set_outcome(CallOutcome::Dropped);
+            assert!(matches!(
+                held.holding(),
+                Holding::Timed(_, s, CallOutcome::Dropped, Some(c)) if s == (1 << 59) - 1 && c == class
+            ));
+            let mut plain = Held::classed(shared, class);
+            assert!(!plain.keeps_outcome());
+            plain.set_outcome(CallOutcome::Error);
+            assert!(matches!(plain.holding(), Holding::Classed(_, c) if c == class));
+        }
         // Setting an outcome changes neither a plain slot nor nothing.
         let mut slot = Held::slot(shared);
         slot.set_outcome(CallOutcome::Dropped);

@@ -64,6 +64,7 @@ use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 use crate::clock::Wake;
+use crate::{Priority, ShedAt};
 use crate::loom::atomic::{AtomicU64, Ordering::*};
 use crate::loom::{Mutex, MutexGuard, lock};
 
@@ -227,6 +228,42 @@ impl Pool {
             match self
                 .state
                 .compare_exchange_weak(word, word + ONE, Acquire, Relaxed)
+            {
+                Ok(_) => return true,
+                Err(actual) => word = actual,
+            }
+        }
+        false
+    }
+
+    /// [`try_take`](Self::try_take) for a borrower of `class`: only while
+    /// fewer than `max(1, floor(cap * share))` slots are lent, its class's
+    /// share of the cap, read in the same load as what is lent.
+    pub(crate) fn try_take_for(&self, shed_at: ShedAt, class: Priority) -> bool {
+        let mut word = self.state.load(Relaxed);
+        while word & WAITERS == 0
+            && room(word) > 0
+            && borrowed(word) < shed_at.threshold(class, cap(word))
+        {
+            match self
+                .state
+                .compare_exchange_weak(word, word + ONE, Acquire, Relaxed)
+            {
+                Ok(_) => return true,
+                Err(actual) => word = actual,
+            }
+        }
+        false
+    }
+
+    /// [`take_locked`](Self::take_locked) within the share of `class`, as
+    /// [`try_take_for`](Self::try_take_for).
+    pub(crate) fn take_locked_for(&self, _inner: &Inner, shed_at: ShedAt, class: Priority) -> bool {
+        let mut word = self.state.load(Acquire);
+        while room(word) > 0 && borrowed(word) < shed_at.threshold(class, cap(word)) {
+            match self
+                .state
+                .compare_exchange(word, word + ONE, AcqRel, Acquire)
             {
                 Ok(_) => return true,
                 Err(actual) => word = actual,

@@ -11,6 +11,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::Priority;
 use crate::rejection::RejectionKind;
 
 mod bus;
@@ -364,6 +365,17 @@ pub enum BulkheadEventKind {
         max_concurrent: u32,
         /// Whether the call had waited (`max_wait` > 0) before it was rejected.
         waited: bool,
+    },
+    /// A call was refused by its class's share of the limit (its
+    /// `shed_at`), slots left free for higher classes: shed at once,
+    /// without waiting. Its error is a full bulkhead's.
+    Shed {
+        /// The call's class.
+        priority: Priority,
+        /// The calls in flight at which its class is refused, at the time.
+        threshold: u32,
+        /// The limit at the time.
+        max_concurrent: u32,
     },
     /// The limit in force was changed at run time (by a handle, a
     /// configuration reload, or a fleet resource's share).

@@ -20,10 +20,20 @@ pub(super) enum Claim {
 
 impl Semaphore {
     /// Past the reservation: borrows a pool slot of the link field
-    /// `slot` names if the ceiling allows and nobody waits ahead.
+    /// `slot` names if the ceiling allows and nobody waits ahead; a call
+    /// with a class (or whose default class may not use the whole limit)
+    /// as [`try_borrow_as`](Self::try_borrow_as) says.
     #[cold]
     #[inline(never)]
     pub(super) fn try_borrow(&self, slot: usize) -> Acquired {
+        self.try_borrow_as(slot, self.tag_now())
+    }
+
+    /// [`try_borrow`](Self::try_borrow) for a call of the class `tag`
+    /// gives (`None`: untagged): refused at its class's threshold of the
+    /// ceiling, and borrowing only while fewer than its class's share of
+    /// the pool's cap are lent.
+    pub(super) fn try_borrow_as(&self, slot: usize, tag: Option<(Priority, ShedAt)>) -> Acquired {
         let Some(link) = self.link(slot) else {
             return Acquired::Full;
         };
@@ -40,16 +50,26 @@ impl Semaphore {
             link.repay(1);
             return Acquired::Full;
         }
-        if !link.pool.try_take() {
+        if let Some((class, shed_at)) = tag
+            && let Some(refused) = self.refusal(class, shed_at, in_flight(state), self.ceiling())
+        {
+            link.repay(1);
+            return refused;
+        }
+        let taken = match tag {
+            None => link.pool.try_take(),
+            Some((class, shed_at)) => link.pool.try_take_for(shed_at, class),
+        };
+        if !taken {
             return if link.pool.has_waiters() {
                 // Free pool slots may belong to waiters: serve them first.
-                self.borrow_locked(link, slot)
+                self.borrow_locked(link, slot, tag)
             } else {
                 link.repay(1);
-                Acquired::Full
+                self.pool_refusal(link, tag)
             };
         }
-        match self.claim(slot) {
+        let acquired = match self.claim(slot) {
             // The pin is now the slot owed.
             Claim::Borrowed(before) => self.recheck_ceiling(before),
             Claim::Reserved => {
@@ -62,8 +82,32 @@ impl Semaphore {
             }
             Claim::Moved => {
                 self.give_back(link);
-                self.try_acquire()
+                return self.try_acquire();
             }
+        };
+        self.tagged(acquired, tag)
+    }
+
+    /// A borrower the pool refused: `Shed` (counted) if its class's share
+    /// of the pool stopped it while the pool had room, else `Full`.
+    fn pool_refusal(&self, link: &PoolLink, tag: Option<(Priority, ShedAt)>) -> Acquired {
+        match tag {
+            Some((class, shed_at)) if !shed_at.is_whole(class) && link.pool.room() > 0 => {
+                self.classes.shed(class);
+                Acquired::Shed
+            }
+            _ => Acquired::Full,
+        }
+    }
+
+    /// `acquired`, counted in the class of `tag` if it is a slot.
+    pub(super) fn tagged(&self, acquired: Acquired, tag: Option<(Priority, ShedAt)>) -> Acquired {
+        match (acquired, tag) {
+            (Acquired::Slot, Some((class, _))) => {
+                self.classes.admit(class);
+                Acquired::Classed(class)
+            }
+            (acquired, _) => acquired,
         }
     }
 
@@ -129,14 +173,23 @@ impl Semaphore {
     /// the pool's lock, serves the waiters a pool slot can serve, then
     /// borrows what is left. Lets go of the pin unless it borrowed.
     #[cold]
-    pub(super) fn borrow_locked(&self, link: &PoolLink, slot: usize) -> Acquired {
+    pub(super) fn borrow_locked(
+        &self,
+        link: &PoolLink,
+        slot: usize,
+        tag: Option<(Priority, ShedAt)>,
+    ) -> Acquired {
         let now = self.now();
         let pool = &link.pool;
         let mut inner = pool.lock();
         let mut deferred = Deferred::default();
         pool.serve(&mut inner, now, &mut deferred);
         let mut borrowed = false;
-        let acquired = if pool.take_locked(&inner) {
+        let taken = match tag {
+            None => pool.take_locked(&inner),
+            Some((class, shed_at)) => pool.take_locked_for(&inner, shed_at, class),
+        };
+        let acquired = if taken {
             match self.claim(slot) {
                 // Under the pool's lock, which a change of the ceiling
                 // takes: no recheck.
@@ -158,7 +211,7 @@ impl Semaphore {
                 }
             }
         } else {
-            Some(Acquired::Full)
+            Some(self.pool_refusal(link, tag))
         };
         pool.serve(&mut inner, now, &mut deferred);
         // Borrowed: the pin is now the slot owed. Else let go of it before
@@ -169,7 +222,10 @@ impl Semaphore {
         drop(inner);
         deferred.finish();
         // Moved to another pool meanwhile: try there.
-        acquired.unwrap_or_else(|| self.try_acquire())
+        match acquired {
+            Some(acquired) => self.tagged(acquired, tag),
+            None => self.try_acquire(),
+        }
     }
 
     /// Under the pool's lock: own waiters first (a slot below the

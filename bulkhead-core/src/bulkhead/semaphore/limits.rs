@@ -145,6 +145,7 @@ impl Semaphore {
                     },
                     reserved: limit,
                     borrowed: 0,
+                    classes: self.classes.reading(held, limit),
                 },
                 Some(link) => {
                     let ceiling = self.ceiling();
@@ -166,6 +167,7 @@ impl Semaphore {
                         },
                         reserved: limit,
                         borrowed: held.saturating_sub(limit),
+                        classes: self.classes.reading(held, ceiling),
                     }
                 }
             };

@@ -8,7 +8,7 @@
 //! ```text
 //!  63               34 33   32 31                   2   1          0
 //! +-------------------+-------+----------------------+----------+---------+
-//! | max (limit)       | link  | in flight            | DISABLED | WAITERS |
+//! | max (limit)       | link  | in flight            | DETOUR   | WAITERS |
 //! +-------------------+-------+----------------------+----------+---------+
 //! ```
 //!
@@ -17,7 +17,9 @@
 //! - *max* is the limit; it lives in the same word so that one load decides a
 //!   rejection, and so that [`Semaphore::set_max`] is atomic with respect to
 //!   every admission.
-//! - `DISABLED` makes every acquisition succeed uncounted.
+//! - `DETOUR` sends every acquisition out of line: a disabled semaphore
+//!   (every acquisition succeeds uncounted), or one whose calls nobody gave
+//!   a class may not use the whole limit (see "Classes" below).
 //! - *link* says which pool the bulkhead is on (0: none; see "Moving to
 //!   another pool" below), so that a release knows, from the value its
 //!   `fetch_sub` replaced, which pool a borrowed slot goes back to.
@@ -36,6 +38,33 @@
 //!   not reached (taking it back into *in flight* for the waiter), so a
 //!   queued waiter never loses a slot to a lock-free newcomer: newcomers see
 //!   `WAITERS` (or no free slot) and queue behind it.
+//!
+//! ## Classes
+//!
+//! A call may have a class (`crate::priority`: a thread-local byte, 0 when
+//! none is set), and each class below `Critical` may take only a share of
+//! the limit (`shed_at`, in `Classes`). The free-slot path reads the byte
+//! once its word showed a free slot: 0 is the plain compare-exchange
+//! above (an *untagged* call). Any other byte goes out of line to
+//! [`Semaphore::acquire_classed`], which resolves the call's class (a
+//! scope's, else the bulkhead's `priority`, else a tower layer's, else
+//! `Normal`) and admits it only while the calls in flight, read in the same
+//! load as the limit, are below `threshold = max(1, floor(limit *
+//! share))`; its compare-exchange is on that same word, so no call is
+//! admitted past the threshold of a limit that was replaced before it
+//! (invariant P1: since the shares do not decrease with the class, a
+//! higher class would have been admitted whenever a lower one was). A
+//! call at or above its threshold, below the whole limit, is *shed*:
+//! refused at once, without waiting (`Acquired::Shed`). A class that may
+//! use the whole limit meets a full bulkhead as an untagged call does,
+//! and may wait; so the queue holds only calls whose threshold is the
+//! limit, and a hand-off under the limit never admits anyone past their
+//! threshold. On a pool the threshold is of the ceiling (the limit in
+//! force), and a borrower of class `c` also borrows only while fewer than
+//! `max(1, floor(cap * share))` pool slots are lent.
+//!
+//! A rejection (the word closed) is still the load alone, whatever the
+//! class: every threshold is at most the limit.
 //!
 //! ## Bounded barging
 //!
@@ -158,15 +187,19 @@ use std::sync::{Arc, Weak};
 use std::task::Context;
 use std::time::Instant;
 
+use super::classes::Classes;
 use super::links::{Links, PoolLink};
 use super::pool::{Deferred, Inner, Member, Pool};
 use super::queue::{Kind, Status, WaitQueue, WaiterKey};
 use crate::clock::{Clock, Wake};
 use crate::loom::atomic::{AtomicU32, AtomicU64, Ordering::*, fence};
 use crate::loom::{Mutex, MutexGuard, OnceLock, lock, thread};
+use crate::priority;
+use crate::{Priority, ShedAt};
 
 const WAITERS: u64 = 1;
-const DISABLED: u64 = 1 << 1;
+/// Every acquisition takes the out-of-line path (`detour`).
+const DETOUR: u64 = 1 << 1;
 const IN_FLIGHT_SHIFT: u32 = 2;
 const ONE: u64 = 1 << IN_FLIGHT_SHIFT;
 const IN_FLIGHT_MASK: u64 = (MAX_CONCURRENT as u64) << IN_FLIGHT_SHIFT;
@@ -214,6 +247,12 @@ pub(crate) enum Acquired {
     Uncounted,
     /// No free slot.
     Full,
+    /// Refused by its class's share of the limit (free slots were left
+    /// for higher classes): not to wait.
+    Shed,
+    /// A slot was taken by a call of this class through the classed path,
+    /// counted in its class: to release with it.
+    Classed(Priority),
 }
 
 /// What a release found: the slots held and the limit just before it gave
@@ -243,6 +282,8 @@ pub(crate) struct Reading {
     /// The reservation in force (off a pool, the limit).
     pub(crate) reserved: u32,
     pub(crate) borrowed: u32,
+    /// Each class under the limit in force.
+    pub(crate) classes: [super::ClassOccupancy; 4],
 }
 
 /// The outcome of queueing.
@@ -267,6 +308,10 @@ pub(crate) struct Semaphore {
     ceiling: AtomicU32,
     /// The clock of hand-offs on a pool, set when it first joins one.
     clock: OnceLock<Arc<dyn Clock>>,
+    /// Whether it is disabled (`DETOUR` is then set for good).
+    disabled: bool,
+    /// The classes' shares, default and counts.
+    pub(crate) classes: Classes,
 }
 
 /// Reads `clock` for a hand-off whose slot is already free: `None` and the
@@ -281,14 +326,16 @@ fn read_catching(clock: &dyn Clock) -> (Option<Instant>, Option<Box<dyn std::any
 impl Semaphore {
     pub(crate) fn new(max: u32, enabled: bool) -> Self {
         let max = max.min(MAX_CONCURRENT);
-        let disabled = if enabled { 0 } else { DISABLED };
+        let detour = if enabled { 0 } else { DETOUR };
         Semaphore {
-            state: AtomicU64::new(((max as u64) << MAX_SHIFT) | disabled),
+            state: AtomicU64::new(((max as u64) << MAX_SHIFT) | detour),
             waiting: AtomicU32::new(0),
             queue: Mutex::new(WaitQueue::new()),
             links: Links::default(),
             ceiling: AtomicU32::new(0),
             clock: OnceLock::default(),
+            disabled: !enabled,
+            classes: Classes::new(ShedAt::DEFAULT, None),
         }
     }
 
@@ -302,6 +349,8 @@ impl Semaphore {
             links: Links::on(&pool),
             ceiling: AtomicU32::new(ceiling.min(MAX_CONCURRENT)),
             clock: OnceLock::default(),
+            disabled: false,
+            classes: Classes::new(ShedAt::DEFAULT, None),
         };
         let _ = semaphore.clock.set(clock);
         semaphore
@@ -348,8 +397,8 @@ impl Semaphore {
     pub(crate) fn try_acquire(&self) -> Acquired {
         let mut state = self.state.load(Relaxed);
         loop {
-            if state & DISABLED != 0 {
-                return Acquired::Uncounted;
+            if state & DETOUR != 0 {
+                return self.detour(state);
             }
             if is_closed(state) {
                 if link_of(state) == 0 {
@@ -359,6 +408,10 @@ impl Semaphore {
                 // move, with release): see it mapped.
                 fence(Acquire);
                 return self.try_borrow(link_of(state));
+            }
+            // A free slot: a call with a class set goes out of line.
+            if priority::raw() != 0 {
+                return self.acquire_classed(state);
             }
             match self
                 .state
@@ -373,23 +426,163 @@ impl Semaphore {
     /// One try of [`try_acquire`](Self::try_acquire)'s plain path, without
     /// its loop: `Some(Slot)` if the word's compare-exchange took a slot,
     /// `Some(Full)` if the word is closed with no pool to borrow from, and
-    /// `None` for everything else (disabled, a pool to ask, or the
-    /// compare-exchange lost to another caller), which the caller asks of
-    /// the whole path. Inlined, it is a load, a test and a compare-exchange
+    /// `None` for everything else (disabled, a pool to ask, a class set,
+    /// or the compare-exchange lost to another caller), which the caller
+    /// asks of the whole path. Inlined, it is a load, a test and a compare-exchange
     /// that need no register kept across a call.
     #[inline]
     pub(crate) fn try_acquire_once(&self) -> Option<Acquired> {
         let state = self.state.load(Relaxed);
-        if state & DISABLED != 0 {
+        if state & DETOUR != 0 {
             return None;
         }
         if is_closed(state) {
             return (link_of(state) == 0).then_some(Acquired::Full);
         }
+        if priority::raw() != 0 {
+            return None;
+        }
         self.state
             .compare_exchange_weak(state, state + ONE, Acquire, Relaxed)
             .ok()
             .map(|_| Acquired::Slot)
+    }
+
+    /// `DETOUR` was set in `state`: a disabled semaphore admits uncounted;
+    /// otherwise calls nobody gave a class are classed too.
+    #[cold]
+    #[inline(never)]
+    fn detour(&self, state: u64) -> Acquired {
+        if self.disabled {
+            return Acquired::Uncounted;
+        }
+        self.acquire_classed(state)
+    }
+
+    /// The class of a call made now (its thread's byte, the bulkhead's
+    /// default), and the shares in force.
+    fn class_now(&self) -> (Priority, ShedAt) {
+        let (shed_at, default) = self.classes.settings();
+        (priority::resolve(priority::raw(), default), shed_at)
+    }
+
+    /// The class of a call made now if it is to be tagged (a class set, or
+    /// a default class that may not use the whole limit); `None` for a
+    /// call as untagged as the plain path's.
+    fn tag_now(&self) -> Option<(Priority, ShedAt)> {
+        let (shed_at, default) = self.classes.settings();
+        let raw = priority::raw();
+        if raw == 0 && !Classes::untagged_detour(shed_at, default) {
+            return None;
+        }
+        Some((priority::resolve(raw, default), shed_at))
+    }
+
+    /// A call with a class, `state` its last reading of the word: admitted
+    /// only while the calls in flight are below its class's threshold of
+    /// the limit in force, read in the same load (see "Classes").
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn acquire_classed(&self, state: u64) -> Acquired {
+        let (class, shed_at) = self.class_now();
+        self.acquire_as(class, shed_at, state)
+    }
+
+    /// [`acquire_classed`](Self::acquire_classed) for `class`.
+    pub(super) fn acquire_as(&self, class: Priority, shed_at: ShedAt, mut state: u64) -> Acquired {
+        loop {
+            let slot = link_of(state);
+            let limit = if slot == 0 { max(state) } else { self.ceiling() };
+            if let Some(refused) = self.refusal(class, shed_at, in_flight(state), limit) {
+                return refused;
+            }
+            if is_closed(state) {
+                if slot == 0 {
+                    return Acquired::Full;
+                }
+                fence(Acquire);
+                return self.try_borrow_as(slot, Some((class, shed_at)));
+            }
+            match self
+                .state
+                .compare_exchange_weak(state, state + ONE, Acquire, Relaxed)
+            {
+                Ok(_) => {
+                    self.classes.admit(class);
+                    return Acquired::Classed(class);
+                }
+                Err(actual) => state = actual,
+            }
+        }
+    }
+
+    /// Whether `class` is refused with `in_flight` calls in flight under
+    /// `limit`: `Shed` at or above its threshold below the whole limit
+    /// (counted), `Full` at or above a threshold that is the limit.
+    fn refusal(
+        &self,
+        class: Priority,
+        shed_at: ShedAt,
+        in_flight: u32,
+        limit: u32,
+    ) -> Option<Acquired> {
+        if in_flight < shed_at.threshold(class, limit) {
+            return None;
+        }
+        if shed_at.is_whole(class) {
+            return Some(Acquired::Full);
+        }
+        self.classes.shed(class);
+        Some(Acquired::Shed)
+    }
+
+    /// Before a call that found no free slot waits: `Some(Shed)` (counted)
+    /// if its class may not use the whole limit, which never waits (see
+    /// "Classes"); `None` if it may wait.
+    #[cold]
+    pub(crate) fn refuse_waiting(&self) -> Option<Acquired> {
+        let (class, shed_at) = self.tag_now()?;
+        if shed_at.is_whole(class) {
+            return None;
+        }
+        self.classes.shed(class);
+        Some(Acquired::Shed)
+    }
+
+    /// A slot a waiter got (`Slot`), tagged with the class of the call made
+    /// now if it has one, so that its release is counted in its class.
+    #[cold]
+    pub(crate) fn tag_waited(&self, acquired: Acquired) -> Acquired {
+        match (acquired, self.tag_now()) {
+            (Acquired::Slot, Some((class, _))) => {
+                self.classes.admit(class);
+                Acquired::Classed(class)
+            }
+            (acquired, _) => acquired,
+        }
+    }
+
+    /// Puts new shares and a new default class in force: calls nobody gave
+    /// a class detour while their class may not use the whole limit.
+    pub(crate) fn set_classes(&self, shed_at: ShedAt, default: Option<Priority>) {
+        // Under the queue's lock: two changes apply in order.
+        let _queue = lock(&self.queue);
+        self.classes.set(shed_at, default);
+        if self.disabled {
+            return;
+        }
+        if Classes::untagged_detour(shed_at, default) {
+            self.state.fetch_or(DETOUR, AcqRel);
+        } else {
+            self.state.fetch_and(!DETOUR, AcqRel);
+        }
+    }
+
+    /// Gives back a slot a call of `class` held through the classed path.
+    #[inline(never)]
+    pub(crate) fn release_classed(&self, class: Priority, clock: &Arc<dyn Clock>) -> Released {
+        self.classes.release(class);
+        self.release(clock)
     }
 
     /// Gives a slot back, and hands it to the next waiter if one is queued.

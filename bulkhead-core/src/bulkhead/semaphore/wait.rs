@@ -66,7 +66,7 @@ impl Semaphore {
             return Err(wake);
         }
         loop {
-            if state & DISABLED != 0 {
+            if self.disabled {
                 return Ok(Enqueued::Done(Acquired::Uncounted));
             }
             let queue_up = is_closed(state);
@@ -124,7 +124,7 @@ impl Semaphore {
         let mut queue = lock(&self.queue);
         let mut state = self.state.load(Acquire);
         let enqueued = loop {
-            if state & DISABLED != 0 {
+            if self.disabled {
                 break Enqueued::Done(Acquired::Uncounted);
             }
             if !is_closed(state) {
