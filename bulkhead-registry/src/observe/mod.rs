@@ -106,7 +106,9 @@
 //! | `bulkhead_in_flight` | gauge | count | `instance` | sample | calls holding a slot |
 //! | `bulkhead_max_concurrent` | gauge | count | `instance` | sample, and `limit_changed` events | the limit in force (an adaptive bulkhead's, as its algorithm set it) |
 //! | `bulkhead_waiting` | gauge | count | `instance` | sample | calls waiting for a slot (0 when `max_wait` is zero) |
-//! | `bulkhead_rejections_total` | counter | count | `instance` | event | calls rejected with `BulkheadFull` |
+//! | `bulkhead_held` | gauge | count | `instance`, `priority` | sample | calls holding a slot, by class (`sheddable`, `normal`, `high`, `critical`; calls nobody gave a class count for the bulkhead's `priority`) |
+//! | `bulkhead_rejections_total` | counter | count | `instance` | event | calls rejected with `BulkheadFull` (shed calls included) |
+//! | `bulkhead_shed_total` | counter | count | `instance`, `priority` | event | calls refused by their class's share of the limit (`shed_at`), by class |
 //! | `bulkhead_limit_changes_total` | counter | count | `instance` | event | changes of the limit at run time |
 //! | `bulkhead_admitted_total` | counter | count | `instance` | sample, only when the registry tracks sizing | calls that got a slot |
 //! | `bulkhead_abandoned_total` | counter | count | `instance` | sample, only when the registry tracks sizing | calls that stopped waiting for a slot before they got one: cut short by a timeout, or an async call dropped while it waited |

@@ -109,6 +109,13 @@ impl EventVisitor for Tracer {
                 waited,
             } => emit!(DEBUG, event, Bulkhead, "rejected";
                 max_concurrent, waited, "bulkhead full: call rejected"),
+            BulkheadEventKind::Shed {
+                priority,
+                threshold,
+                max_concurrent,
+            } => emit!(DEBUG, event, Bulkhead, "shed";
+                priority = priority.name(), threshold, max_concurrent,
+                "class past its share of the limit: call shed"),
             BulkheadEventKind::LimitChanged { from, to } => {
                 emit!(INFO, event, Bulkhead, "limit_changed";
                     from, to, "bulkhead limit changed")

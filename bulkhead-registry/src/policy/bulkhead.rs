@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use bulkhead_core::{
-    AdaptiveSnapshot, Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadEvent, ConfigError,
+    ClassOccupancy, AdaptiveSnapshot, Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadEvent, ConfigError,
     Traffic,
 };
 
@@ -46,6 +46,7 @@ impl Policy for Bulkhead {
             enabled: config.enabled(),
             traffic: self.traffic(),
             adaptive: now.adaptive,
+            classes: now.classes,
         }
     }
 }
@@ -81,6 +82,9 @@ impl Managed for Bulkhead {
         if old.reserved_set() != new.reserved_set() {
             // Checked with the limit it was resolved with.
             let _ = self.set_reserved(new.reserved_set());
+        }
+        if old.shed_at() != new.shed_at() || old.priority_set() != new.priority_set() {
+            self.set_priorities(new.shed_at(), new.priority_set());
         }
         // The rest is fixed when the bulkhead is made. A new resource is
         // followed by the registry after the reload (`sync_rooms` moves the
@@ -248,6 +252,12 @@ pub struct BulkheadSnapshot {
     /// estimates of the no-load and recent latency, its counts); `None`
     /// unless `adaptive` is on.
     pub adaptive: Option<AdaptiveSnapshot>,
+    /// Each priority class, lowest first, at the same instant as the slot
+    /// fields: its threshold under `max_concurrent` (its `shed_at` share),
+    /// the calls it holds (calls nobody gave a class count for the
+    /// bulkhead's `priority`), those beyond its share after a limit was
+    /// lowered, and the calls it had shed.
+    pub classes: [ClassOccupancy; 4],
 }
 
 impl Registry {

@@ -15,6 +15,7 @@ mod fuzz_config;
 mod policy_files;
 mod policy_specs;
 mod pools;
+mod priorities;
 mod registry;
 mod resources;
 mod sizing;

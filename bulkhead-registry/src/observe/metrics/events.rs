@@ -12,7 +12,7 @@ use bulkhead_core::{
 use super::names::{
     BREAKER_STATE, BREAKER_TRANSITIONS, CHAOS_INJECTIONS, CHAOS_LATENCY, FALLBACKS, HEDGES,
     LIMIT_CHANGES, LIMITER_REJECTIONS, MAX_CONCURRENT, OVERRUNS, REJECTIONS, RETRIES, RETRY_CALLS,
-    TIMEOUTS,
+    SHED, TIMEOUTS,
 };
 use crate::observe::names::{cause, circuit_state};
 
@@ -27,6 +27,10 @@ impl EventVisitor for Counter {
         match event.kind {
             BulkheadEventKind::Rejected { .. } => {
                 counter!(REJECTIONS, "instance" => instance).increment(1);
+            }
+            BulkheadEventKind::Shed { priority, .. } => {
+                counter!(REJECTIONS, "instance" => instance).increment(1);
+                counter!(SHED, "instance" => instance, "priority" => priority.name()).increment(1);
             }
             BulkheadEventKind::LimitChanged { to, .. } => {
                 counter!(LIMIT_CHANGES, "instance" => instance).increment(1);

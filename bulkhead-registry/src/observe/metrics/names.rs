@@ -21,7 +21,10 @@ metrics! {
     MAX_CONCURRENT = "bulkhead_max_concurrent", false, Count,
         "The bulkhead's limit in force (an adaptive bulkhead's, set by its algorithm).";
     WAITING = "bulkhead_waiting", false, Count, "Calls waiting for a slot of the bulkhead.";
+    HELD = "bulkhead_held", false, Count, "Calls holding a slot of the bulkhead, by priority class.";
     REJECTIONS = "bulkhead_rejections_total", true, Count, "Calls the bulkhead rejected.";
+    SHED = "bulkhead_shed_total", true, Count,
+        "Calls the bulkhead refused by their class's share of the limit, by priority class.";
     LIMIT_CHANGES = "bulkhead_limit_changes_total", true, Count, "Changes of the bulkhead's limit.";
     ADMITTED = "bulkhead_admitted_total", true, Count,
         "Calls that got a slot (when the registry tracks sizing).";

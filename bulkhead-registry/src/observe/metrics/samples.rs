@@ -7,8 +7,8 @@ use ::metrics::{counter, gauge};
 use super::names::{
     ABANDONED, ADAPTIVE_CEILING, ADAPTIVE_DROPS, ADAPTIVE_ERRORS, ADAPTIVE_NO_LOAD,
     ADAPTIVE_RECENT, ADMITTED, BREAKER_REJECTIONS, BREAKER_STATE, CHAOS_ENABLED, CHAOS_LATENCY,
-    COMPLETED, HOLD, IN_FLIGHT, LIMIT_CHANGES, LIMITER_AVAILABLE, LIMITER_REJECTIONS,
-    LIMITER_WAITING, MAX_CONCURRENT, OVERRUNS, REJECTIONS, RETRY_BUDGET, TIMEOUTS, WAITING,
+    COMPLETED, HELD, HOLD, IN_FLIGHT, LIMIT_CHANGES, LIMITER_AVAILABLE, LIMITER_REJECTIONS,
+    LIMITER_WAITING, MAX_CONCURRENT, OVERRUNS, REJECTIONS, RETRY_BUDGET, SHED, TIMEOUTS, WAITING,
 };
 use crate::observe::names::{CIRCUIT_STATES, circuit_state};
 use crate::{
@@ -23,6 +23,11 @@ pub(super) fn bulkhead(bulkhead: &BulkheadSnapshot) {
     gauge!(WAITING, "instance" => instance.clone()).set(bulkhead.waiting_calls);
     let _ = counter!(REJECTIONS, "instance" => instance.clone());
     let _ = counter!(LIMIT_CHANGES, "instance" => instance.clone());
+    for class in &bulkhead.classes {
+        let priority = class.class.name();
+        gauge!(HELD, "instance" => instance.clone(), "priority" => priority).set(class.held);
+        let _ = counter!(SHED, "instance" => instance.clone(), "priority" => priority);
+    }
     if let Some(traffic) = &bulkhead.traffic {
         let hold = super::micros(traffic.total_hold);
         counter!(ADMITTED, "instance" => instance.clone()).absolute(traffic.admitted);
