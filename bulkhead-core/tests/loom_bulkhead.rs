@@ -1159,3 +1159,106 @@ fn a_borrowed_release_racing_a_move_back_and_one_to_a_new_pool_goes_home() {
         assert_all_home(&pools, &mover, &pools[3]);
     });
 }
+
+// Classes: a call's class (`priority::with`) and its share of the limit
+// (`shed_at`; Sheddable's default is half).
+
+use bulkhead_core::{Priority, priority};
+
+/// A classed permit moved to another thread and dropped there gives its
+/// class its slot back once, while a call of the same class comes and
+/// goes on a third: nothing held at the end, every slot there again.
+#[test]
+fn a_classed_permit_released_by_another_thread_decrements_its_class_once() {
+    model_bounded(3, || {
+        let clock = ManualClock::new();
+        let bulkhead = bulkhead(2, Duration::ZERO, &clock);
+        let high = priority::with(Priority::High, || bulkhead.try_enter_owned()).unwrap();
+        let releaser = thread::spawn(move || drop(high));
+        let other = {
+            let bulkhead = bulkhead.clone();
+            thread::spawn(move || {
+                let permit = priority::with(Priority::High, || bulkhead.try_enter());
+                assert!(permit.is_ok(), "one of two slots was free");
+            })
+        };
+        releaser.join().unwrap();
+        other.join().unwrap();
+        let occupancy = bulkhead.occupancy();
+        assert!(occupancy.classes.iter().all(|c| c.held == 0), "{occupancy:?}");
+        assert_idle(&bulkhead, 2);
+    });
+}
+
+/// Two Sheddable calls race a limit lowered from 4 to 2 (Sheddable's
+/// threshold from 2 to 1): an attempt that starts once the lower limit is
+/// in force is judged by it, as the threshold comes from the same load of
+/// the word as the compare-exchange that admits.
+#[test]
+fn a_shed_check_racing_a_lowered_limit_admits_nobody_past_the_new_threshold() {
+    model_bounded(3, || {
+        let clock = ManualClock::new();
+        let bulkhead = bulkhead(4, Duration::ZERO, &clock);
+        let lowered = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+        let admitted = Arc::new(AtomicUsize::new(0));
+        let sheddable: Vec<_> = (0..2)
+            .map(|_| {
+                let (bulkhead, lowered) = (bulkhead.clone(), Arc::clone(&lowered));
+                let admitted = Arc::clone(&admitted);
+                thread::spawn(move || {
+                    let after = lowered.load(SeqCst);
+                    let permit =
+                        priority::with(Priority::Sheddable, || bulkhead.try_enter_owned()).ok()?;
+                    let inside = admitted.fetch_add(1, SeqCst) + 1;
+                    if after {
+                        assert_eq!(inside, 1, "admitted past the lowered threshold");
+                    }
+                    Some(permit)
+                })
+            })
+            .collect();
+        bulkhead.set_max_concurrent(2).unwrap();
+        lowered.store(true, SeqCst);
+        let permits: Vec<_> = sheddable.into_iter().map(|t| t.join().unwrap()).collect();
+        let held = permits.iter().flatten().count();
+        let occupancy = bulkhead.occupancy();
+        let class = occupancy.classes[Priority::Sheddable.index()];
+        assert_eq!((class.held, class.threshold), (held as u32, 1));
+        // What the lowered limit left: past the threshold, never more.
+        assert_eq!(class.beyond_share, (held as u32).saturating_sub(1));
+        drop(permits);
+        assert_idle(&bulkhead, 2);
+    });
+}
+
+/// On a pool (budget 4, 1 reserved: 3 unreserved, Sheddable's share of
+/// them 1), a Sheddable borrower races the release of the reserved slot
+/// a Critical call held: it gets the reserved slot or borrows one, and the
+/// pool's invariant and Sheddable's share of it hold throughout.
+#[test]
+fn a_pooled_sheddable_borrower_racing_a_critical_release_keeps_the_pool_invariant() {
+    model_bounded(3, || {
+        let (clock, pool) = (ManualClock::new(), SharedPool::new(4));
+        let bulkhead = pooled(&pool, &clock, 1, 4);
+        let inside = Inside::new([1, 0], 4);
+        let critical = priority::with(Priority::Critical, || bulkhead.try_enter_owned()).unwrap();
+        let releaser = thread::spawn(move || drop(critical));
+        let borrow = {
+            let (bulkhead, inside, pool) = (bulkhead.clone(), Arc::clone(&inside), pool.clone());
+            move || {
+                let permit = priority::with(Priority::Sheddable, || bulkhead.try_enter());
+                if let Ok(_permit) = permit {
+                    assert!(pool.borrowed() <= 1, "past Sheddable's share of the pool");
+                    inside.run(0);
+                }
+            }
+        };
+        let borrower = thread::spawn(borrow.clone());
+        borrow();
+        releaser.join().unwrap();
+        borrower.join().unwrap();
+        let occupancy = bulkhead.occupancy();
+        assert!(occupancy.classes.iter().all(|c| c.held == 0), "{occupancy:?}");
+        assert_pool_idle(&pool, &[&bulkhead]);
+    });
+}
