@@ -27,6 +27,9 @@
 /// [`Registry::bulkhead`]: crate::Registry::bulkhead
 /// [`BulkheadHandle`]: crate::BulkheadHandle
 /// [`BulkheadSnapshot`]: crate::BulkheadSnapshot
+/// [`Priority`]: crate::Priority
+/// [`priority::scope`]: crate::priority::scope
+/// [`priority::with`]: crate::priority::with
 #[doc = include_str!("../docs/bulkhead.md")]
 pub mod bulkhead {}
 

@@ -24,7 +24,7 @@
 //! // A call without a class still gets one of the two free slots.
 //! assert!(bulkhead.try_enter().is_ok());
 //! # drop(held);
-//! # Ok::<(), bulkhead_core::ConfigError>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
 //! # Implementation details
