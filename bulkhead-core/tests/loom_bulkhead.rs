@@ -1185,7 +1185,10 @@ fn a_classed_permit_released_by_another_thread_decrements_its_class_once() {
         releaser.join().unwrap();
         other.join().unwrap();
         let occupancy = bulkhead.occupancy();
-        assert!(occupancy.classes.iter().all(|c| c.held == 0), "{occupancy:?}");
+        assert!(
+            occupancy.classes.iter().all(|c| c.held == 0),
+            "{occupancy:?}"
+        );
         assert_idle(&bulkhead, 2);
     });
 }
@@ -1258,7 +1261,10 @@ fn a_pooled_sheddable_borrower_racing_a_critical_release_keeps_the_pool_invarian
         releaser.join().unwrap();
         borrower.join().unwrap();
         let occupancy = bulkhead.occupancy();
-        assert!(occupancy.classes.iter().all(|c| c.held == 0), "{occupancy:?}");
+        assert!(
+            occupancy.classes.iter().all(|c| c.held == 0),
+            "{occupancy:?}"
+        );
         assert_pool_idle(&pool, &[&bulkhead]);
     });
 }

@@ -95,7 +95,12 @@ impl Shared {
     /// inlined into its holder, then saves no registers for the sample's
     /// work when it gives back an untimed slot.
     #[inline(never)]
-    pub(super) fn release_timed(&self, started: u64, outcome: CallOutcome, class: Option<Priority>) {
+    pub(super) fn release_timed(
+        &self,
+        started: u64,
+        outcome: CallOutcome,
+        class: Option<Priority>,
+    ) {
         let now = self.timeline.recent();
         if let Some(class) = class {
             self.semaphore.classes.release(class);

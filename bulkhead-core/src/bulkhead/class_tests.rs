@@ -111,9 +111,14 @@ fn a_sheddable_call_is_refused_above_half_the_limit() {
         assert_eq!(bulkhead.waiting_calls(), 0);
         assert_eq!(sheds(&mut events), [(Sheddable, 2, 4)], "{way:?}");
         let sheddable = class(&bulkhead, Sheddable);
-        assert_eq!((sheddable.held, sheddable.shed, sheddable.threshold), (2, 1, 2));
+        assert_eq!(
+            (sheddable.held, sheddable.shed, sheddable.threshold),
+            (2, 1, 2)
+        );
         // Untagged calls still get the two slots left.
-        let more: Vec<_> = (0..2).map(|_| call(&bulkhead, None, way).unwrap()).collect();
+        let more: Vec<_> = (0..2)
+            .map(|_| call(&bulkhead, None, way).unwrap())
+            .collect();
         assert_eq!(class(&bulkhead, Normal).held, 2);
         drop((held, more));
         let after = bulkhead.occupancy();
@@ -128,9 +133,14 @@ fn an_untagged_call_is_refused_only_when_full() {
     for way in [Way::TryEnter, Way::Async] {
         let (bulkhead, mut events) = bulkhead(4, "sheddable=0.25, normal=1, high=1");
         let sheddable = call(&bulkhead, Some(Sheddable), way).unwrap();
-        let held: Vec<_> = (0..3).map(|_| call(&bulkhead, None, way).unwrap()).collect();
+        let held: Vec<_> = (0..3)
+            .map(|_| call(&bulkhead, None, way).unwrap())
+            .collect();
         assert!(bulkhead.try_enter().is_err(), "full");
-        assert!(sheds(&mut events).is_empty(), "a full bulkhead is no shedding");
+        assert!(
+            sheds(&mut events).is_empty(),
+            "a full bulkhead is no shedding"
+        );
         // Normal given by a scope is the same: the whole limit.
         drop(sheddable);
         let normal = call(&bulkhead, Some(Normal), way).unwrap();
@@ -143,7 +153,9 @@ fn an_untagged_call_is_refused_only_when_full() {
 fn a_critical_call_takes_the_last_slot() {
     for way in WAYS {
         let (bulkhead, mut events) = bulkhead(4, "sheddable=0.25, normal=0.5, high=0.75");
-        let normal: Vec<_> = (0..2).map(|_| call(&bulkhead, None, way).unwrap()).collect();
+        let normal: Vec<_> = (0..2)
+            .map(|_| call(&bulkhead, None, way).unwrap())
+            .collect();
         // Untagged calls are Normal: half the limit, and refused at once.
         assert!(call(&bulkhead, None, way).is_none(), "{way:?}");
         assert!(call(&bulkhead, Some(Sheddable), way).is_none());
@@ -205,11 +217,20 @@ fn a_lowered_limit_counts_what_a_class_holds_beyond_its_share() {
         .collect();
     let sheddable = class(&bulkhead, Sheddable);
     assert_eq!((sheddable.threshold, sheddable.beyond_share), (4, 0));
-    assert!(bulkhead.occupancy().classes.iter().all(|c| c.beyond_share == 0));
+    assert!(
+        bulkhead
+            .occupancy()
+            .classes
+            .iter()
+            .all(|c| c.beyond_share == 0)
+    );
     bulkhead.set_max_concurrent(4).unwrap();
     let sheddable = class(&bulkhead, Sheddable);
     assert_eq!((sheddable.threshold, sheddable.held), (2, 4));
-    assert_eq!(sheddable.beyond_share, 2, "min(held, in flight - threshold)");
+    assert_eq!(
+        sheddable.beyond_share, 2,
+        "min(held, in flight - threshold)"
+    );
     assert_eq!(class(&bulkhead, Critical).beyond_share, 0);
     let mut held = held;
     held.truncate(2);
@@ -291,9 +312,14 @@ fn thresholds_follow_the_adaptive_limit_in_force() {
     // A cap lowers the limit in force: the thresholds follow at once.
     bulkhead.set_limit_cap(Some(4));
     assert_eq!((threshold(Sheddable), threshold(Normal)), (2, 3));
-    assert!(with(Normal, || bulkhead.try_enter()).is_err(), "5 in flight >= 3");
+    assert!(
+        with(Normal, || bulkhead.try_enter()).is_err(),
+        "5 in flight >= 3"
+    );
     drop(held);
-    let two: Vec<_> = (0..2).map(|_| with(Sheddable, || bulkhead.try_enter()).unwrap()).collect();
+    let two: Vec<_> = (0..2)
+        .map(|_| with(Sheddable, || bulkhead.try_enter()).unwrap())
+        .collect();
     assert!(with(Sheddable, || bulkhead.try_enter()).is_err());
     let normal = with(Normal, || bulkhead.try_enter()).unwrap();
     assert!(with(Normal, || bulkhead.try_enter()).is_err());
@@ -310,7 +336,10 @@ fn new_shares_and_a_new_default_class_take_effect_at_once() {
     let held: Vec<_> = (0..2).map(|_| bulkhead.try_enter().unwrap()).collect();
     bulkhead.set_priorities(ShedAt::DEFAULT, Some(Sheddable));
     assert_eq!(bulkhead.config().priority_set(), Some(Sheddable));
-    assert!(bulkhead.try_enter().is_err(), "its own calls are Sheddable now");
+    assert!(
+        bulkhead.try_enter().is_err(),
+        "its own calls are Sheddable now"
+    );
     assert_eq!(sheds(&mut events), [(Sheddable, 2, 4)]);
     // Untagged calls held before count for the new default class.
     assert_eq!(class(&bulkhead, Sheddable).held, 2);
@@ -319,7 +348,10 @@ fn new_shares_and_a_new_default_class_take_effect_at_once() {
     assert!(bulkhead.try_enter().is_err());
     bulkhead.set_priorities(ShedAt::DEFAULT, None);
     let fourth = bulkhead.try_enter().unwrap();
-    assert_eq!(bulkhead.config().to_string(), "max_concurrent = 4, max_wait = 10s, enabled = true");
+    assert_eq!(
+        bulkhead.config().to_string(),
+        "max_concurrent = 4, max_wait = 10s, enabled = true"
+    );
     drop((held, third, fourth));
     assert_eq!(bulkhead.concurrent_calls(), 0);
     assert!(bulkhead.occupancy().classes.iter().all(|c| c.held == 0));

@@ -102,7 +102,9 @@ impl<'a> Enter<'a> {
             }
             let wake = Wake::Task(cx.waker().clone());
             let key = match shared.semaphore.enqueue(Kind::Task, wake, deadline, None) {
-                Enqueued::Done(acquired) => return self.outcome(shared.semaphore.tag_waited(acquired)),
+                Enqueued::Done(acquired) => {
+                    return self.outcome(shared.semaphore.tag_waited(acquired));
+                }
                 Enqueued::Queued(key) => key,
             };
             self.state = State::Queued { key, sleep };

@@ -48,13 +48,13 @@ use std::hash::{BuildHasher, BuildHasherDefault, DefaultHasher};
 use std::sync::{Arc, Weak};
 use std::time::Instant;
 
+use crate::Priority;
 use crate::clock::{Timeline, wake_all};
 use crate::config::ConfigError;
 use crate::context::PolicyContext;
 use crate::events::{BulkheadEvent, BulkheadEventKind, Event};
 use crate::intern::intern;
 use crate::loom::{Mutex, lock};
-use crate::Priority;
 use crate::rejection::BulkheadFull;
 use adaptive::{AdaptiveSnapshot, CallOutcome, Limiter, Room};
 use live::Limits;

@@ -125,7 +125,8 @@ impl<'a> Held<'a> {
             None => Holding::Nothing,
             Some(shared) if self.word == Self::UNTIMED => Holding::Slot(shared),
             Some(shared) => {
-                let class = Priority::from_index(((self.word & Self::TAG) >> Self::TAG_SHIFT) as usize);
+                let class =
+                    Priority::from_index(((self.word & Self::TAG) >> Self::TAG_SHIFT) as usize);
                 let outcome = match self.word & Self::OUTCOME {
                     0 => CallOutcome::Success,
                     1 => CallOutcome::Error,

@@ -64,9 +64,9 @@ use std::sync::{Arc, Weak};
 use std::time::Instant;
 
 use crate::clock::Wake;
-use crate::{Priority, ShedAt};
 use crate::loom::atomic::{AtomicU64, Ordering::*};
 use crate::loom::{Mutex, MutexGuard, lock};
+use crate::{Priority, ShedAt};
 
 const WAITERS: u64 = 1;
 const ONE: u64 = 1 << 2;

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use bulkhead_core::{
-    ClassOccupancy, AdaptiveSnapshot, Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadEvent, ConfigError,
-    Traffic,
+    AdaptiveSnapshot, Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadEvent,
+    ClassOccupancy, ConfigError, Traffic,
 };
 
 use super::{Managed, Policy, inherent_methods, policy_methods};

@@ -21,7 +21,10 @@ fn toml_and_environment_variables_give_a_bulkhead_its_classes() {
              [bulkhead.instances.search]\npriority = \"sheddable\"",
         )
         .unwrap()
-        .config_vars("APP_", [("APP_BULKHEAD__INSTANCES__PAY__PRIORITY", "Critical")])
+        .config_vars(
+            "APP_",
+            [("APP_BULKHEAD__INSTANCES__PAY__PRIORITY", "Critical")],
+        )
         .unwrap()
         .build();
     guarded(&registry, "search");
@@ -37,7 +40,10 @@ fn toml_and_environment_variables_give_a_bulkhead_its_classes() {
     assert!(search.bulkhead().try_enter().is_err());
     let snapshot = search.snapshot();
     let sheddable = snapshot.classes[Priority::Sheddable.index()];
-    assert_eq!((sheddable.held, sheddable.threshold, sheddable.shed), (1, 1, 1));
+    assert_eq!(
+        (sheddable.held, sheddable.threshold, sheddable.shed),
+        (1, 1, 1)
+    );
     assert_eq!(snapshot.classes.map(|c| c.threshold), [1, 3, 4, 4]);
     drop(held);
 }
@@ -55,10 +61,19 @@ fn a_reload_puts_new_shares_and_a_new_class_in_force_on_a_live_bulkhead() {
         .unwrap();
     let third = priority::with(Priority::Sheddable, || bulkhead.try_enter()).unwrap();
     registry
-        .reload_toml("[bulkhead.instances.live]\npriority = \"sheddable\"\nshed_at = \"sheddable=0.5\"")
+        .reload_toml(
+            "[bulkhead.instances.live]\npriority = \"sheddable\"\nshed_at = \"sheddable=0.5\"",
+        )
         .unwrap();
-    assert!(bulkhead.try_enter().is_err(), "its own calls are Sheddable now");
-    assert_eq!(handle.snapshot().classes[0].beyond_share, 1, "one past the new share");
+    assert!(
+        bulkhead.try_enter().is_err(),
+        "its own calls are Sheddable now"
+    );
+    assert_eq!(
+        handle.snapshot().classes[0].beyond_share,
+        1,
+        "one past the new share"
+    );
     registry.reload_toml("").unwrap();
     let fourth = bulkhead.try_enter().unwrap();
     assert_eq!(bulkhead.config().priority_set(), None);
@@ -105,5 +120,8 @@ fn bad_classes_and_shares_give_their_codes_naming_the_full_key() {
     let err = registry
         .reload_toml("[bulkhead.instances.db]\npriority = \"critcal\"")
         .unwrap_err();
-    assert!(err.to_string().contains("did you mean \"critical\""), "{err}");
+    assert!(
+        err.to_string().contains("did you mean \"critical\""),
+        "{err}"
+    );
 }

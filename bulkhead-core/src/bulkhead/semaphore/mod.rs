@@ -492,7 +492,11 @@ impl Semaphore {
     pub(super) fn acquire_as(&self, class: Priority, shed_at: ShedAt, mut state: u64) -> Acquired {
         loop {
             let slot = link_of(state);
-            let limit = if slot == 0 { max(state) } else { self.ceiling() };
+            let limit = if slot == 0 {
+                max(state)
+            } else {
+                self.ceiling()
+            };
             if let Some(refused) = self.refusal(class, shed_at, in_flight(state), limit) {
                 return refused;
             }
