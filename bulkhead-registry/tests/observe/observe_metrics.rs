@@ -149,6 +149,51 @@ fn a_full_bulkhead_counts_rejections_and_samples_in_flight() -> Result<(), Regis
 }
 
 #[test]
+fn shed_calls_count_by_class_and_each_class_is_sampled() -> Result<(), RegistryError> {
+    use bulkhead_core::{Priority, priority};
+
+    let exported = Exported::new(false);
+    let pipeline = Pipeline::builder(&exported.registry, "search")
+        .bulkhead(|b| b.max_concurrent(4))
+        .build()?;
+    let handle = exported.registry.bulkhead("search")?;
+    let sheddable = |n| -> Vec<_> {
+        (0..n)
+            .map(|_| priority::with(Priority::Sheddable, || handle.bulkhead().try_enter()))
+            .collect()
+    };
+    let held = (sheddable(2), handle.bulkhead().try_enter());
+    for _ in 0..2 {
+        let shed = priority::with(Priority::Sheddable, || call(&pipeline));
+        assert!(matches!(
+            shed,
+            Err(CallError::Rejected(Rejection::BulkheadFull(_)))
+        ));
+    }
+    exported.handled(2);
+    exported.sample();
+    let metrics = exported.read();
+    let held_by =
+        |class: &str| metrics[&format!("bulkhead_held{{instance=search,priority={class}}}")];
+    assert_eq!((held_by("sheddable"), held_by("normal")), (2.0, 1.0));
+    assert_eq!((held_by("high"), held_by("critical")), (0.0, 0.0));
+    assert_eq!(
+        metrics["bulkhead_shed_total{instance=search,priority=sheddable}"],
+        2.0
+    );
+    assert_eq!(
+        metrics["bulkhead_shed_total{instance=search,priority=normal}"],
+        0.0
+    );
+    assert_eq!(
+        metrics["bulkhead_rejections_total{instance=search}"], 2.0,
+        "shed calls are rejections too"
+    );
+    drop(held);
+    Ok(())
+}
+
+#[test]
 fn waiting_callers_are_sampled() -> Result<(), RegistryError> {
     let exported = Exported::new(false);
     let pipeline = Pipeline::builder(&exported.registry, "reports")
