@@ -79,6 +79,7 @@ pub mod adaptive {
         Room, Sampling, SamplingBuilder, Vegas, VegasBuilder,
     };
 }
+pub use bulkhead_keys::QueueDiscipline;
 pub use bulkhead_keys::{ConfigError, check_limit, check_range, parse_bool, parse_duration};
 pub use chaos::{Chaos, ChaosConfig, ChaosConfigBuilder, ChaosFault, ChaosLatency, Injection};
 pub use circuit_breaker::{

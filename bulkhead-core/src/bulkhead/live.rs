@@ -214,6 +214,17 @@ impl Bulkhead {
     pub fn set_barging(&self, barging: u32) {
         self.shared.semaphore.set_barging(barging);
     }
+
+    /// How many waiters the `codel` queue discipline refused, per class
+    /// (Sheddable, Normal, High, Critical), since the bulkhead was made.
+    /// Each is also a rejection (`BulkheadFull`, published as `Rejected`
+    /// with `waited: true`).
+    ///
+    /// For the snapshots to read; not a stable interface yet.
+    #[doc(hidden)]
+    pub fn refused_by_queue(&self) -> [u64; 4] {
+        self.shared.semaphore.refused_by_queue()
+    }
 }
 
 impl Shared {

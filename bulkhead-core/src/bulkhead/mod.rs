@@ -195,6 +195,7 @@ impl Bulkhead {
                 Semaphore::pooled(limit, Arc::clone(&pool.pool), Arc::clone(context.clock()))
             }
         };
+        semaphore.set_discipline(config.discipline());
         Bulkhead {
             shared: Arc::new(Shared {
                 semaphore,

@@ -10,8 +10,11 @@
 //! A hand-off serves the highest class with a waiter among those the caller
 //! says may take the slot (its *eligible* mask), then, within the class,
 //! tasks and threads in turn while both wait, then the oldest of the list
-//! chosen (the first come, first served discipline; see
-//! [`Discipline`] for the others).
+//! chosen under `fifo`. Under `lifo` (adaptive LIFO), the newest of the
+//! list chosen instead while its oldest has waited longer than the target.
+//! Under `codel`, the oldest, but while the queue is overloaded, waiters
+//! that have waited longer than twice the target are refused on the way
+//! (see `codel.rs`): they are woken to leave empty-handed, and counted.
 //!
 //! Each waiter carries its deadline, so that a hand-off passes over a waiter
 //! whose deadline has already passed instead of giving it a slot it may no
@@ -33,11 +36,15 @@
 //! wakes it after unlocking (a waker's drop may run arbitrary code,
 //! including releasing a slot of this very bulkhead).
 
+mod codel;
 mod lists;
 
 use std::time::Instant;
 
+use self::codel::Codel;
+pub(crate) use self::codel::Discipline;
 use self::lists::{List, Lists};
+use crate::QueueDiscipline;
 use crate::clock::Wake;
 
 const NIL: u32 = u32::MAX;
@@ -84,7 +91,6 @@ pub(crate) enum Status {
     /// Refused by a hand-off under the `codel` discipline (it had waited
     /// too long in a queue that stayed overloaded): it holds no slot, is
     /// out of its list, and was woken to leave empty-handed.
-    #[allow(dead_code, reason = "refused by the codel discipline, next")]
     Refused,
     /// Not a live waiter (never was, or already removed).
     Gone,
@@ -233,6 +239,12 @@ pub(crate) struct WaitQueue {
     /// The highest ticket any waiter of this queue has had: a waiter
     /// queued off a pool takes the next one.
     last_ticket: u64,
+    /// How the waiters of one class are ordered.
+    discipline: Discipline,
+    /// CoDel's state, under `codel`.
+    codel: Codel,
+    /// Waiters refused by `codel`, per class.
+    refused: [u64; CLASSES],
 }
 
 impl WaitQueue {
@@ -247,7 +259,25 @@ impl WaitQueue {
             offered: NIL,
             barging: DEFAULT_BARGING,
             last_ticket: 0,
+            discipline: Discipline::FIFO,
+            codel: Codel::NEW,
+            refused: [0; CLASSES],
         }
+    }
+
+    /// Sets how the waiters of one class are ordered (from then on: the
+    /// waiters queued stay, ordered by the new discipline). A change starts
+    /// CoDel's state afresh.
+    pub(crate) fn set_discipline(&mut self, discipline: Discipline) {
+        if discipline != self.discipline {
+            self.discipline = discipline;
+            self.codel = Codel::NEW;
+        }
+    }
+
+    /// How many waiters `codel` refused, per class, lowest class first.
+    pub(crate) fn refused(&self) -> [u64; CLASSES] {
+        self.refused
     }
 
     /// Sets how many offers in a row a waiting thread may lose to
@@ -397,10 +427,13 @@ impl WaitQueue {
 
     /// Hands a slot to the next waiter of a class in `eligible` whose
     /// deadline is still ahead at `now` (`None`: the time is unknown,
-    /// nobody counts as expired): the highest class first, then, within
-    /// it, the next task or thread, alternating while both kinds wait,
-    /// oldest first. Waiters found expired on the way are passed over
-    /// (marked [`Status::Expired`], left for their own timers to wake).
+    /// nobody counts as expired, and every discipline serves the oldest):
+    /// the highest class first, then, within it, the next task or thread,
+    /// alternating while both kinds wait, then the oldest or the newest of
+    /// that list as the discipline says. Waiters found expired on the way
+    /// are passed over (marked [`Status::Expired`], left for their own
+    /// timers to wake); waiters `codel` refuses on the way are marked
+    /// [`Status::Refused`] and returned in [`Served::refused`], to wake.
     ///
     /// The slot is granted outright ([`Status::Granted`]); see
     /// [`serve_next`](Self::serve_next) for a hand-off that may be offered.
@@ -445,12 +478,19 @@ impl WaitQueue {
                 return served;
             };
             self.unlink(index);
-            let expired = self.is_expired(index, now);
-            let node = &mut self.nodes[index as usize];
-            if expired {
-                node.status = Status::Expired;
+            if self.is_expired(index, now) {
+                self.nodes[index as usize].status = Status::Expired;
                 continue;
             }
+            if self.codel_refuses(index, now) {
+                let node = &mut self.nodes[index as usize];
+                node.status = Status::Refused;
+                self.refused[node.class as usize] += 1;
+                // Its deadline has not passed: nothing else wakes it.
+                served.refused.extend(node.wake.take());
+                continue;
+            }
+            let node = &mut self.nodes[index as usize];
             node.from_back = from_back;
             let offer = may_offer
                 && node.kind == Kind::Thread
@@ -480,7 +520,14 @@ impl WaitQueue {
     fn choose(&mut self, now: Option<Instant>, eligible: u8) -> Option<(u32, bool)> {
         let (kind, class, turn) = self.choose_list(eligible)?;
         let list = self.list(kind, class);
-        let (index, from_back) = (list.head, false);
+        let (index, from_back) = match (self.discipline.queue, now) {
+            (QueueDiscipline::Lifo, Some(now))
+                if self.sojourn(list.head, now) > Some(self.discipline.target) =>
+            {
+                (list.tail, true)
+            }
+            _ => (list.head, false),
+        };
         if let Some(threads_next) = turn
             && !self.is_expired(index, now)
         {
@@ -547,6 +594,26 @@ impl WaitQueue {
     /// consider first among every class, if any waits.
     pub(crate) fn next_ticket(&self) -> Option<u64> {
         self.next_order(ALL_CLASSES).map(|order| order.ticket)
+    }
+
+    /// How long a waiter has waited at `now`, if it is known when it
+    /// arrived.
+    fn sojourn(&self, index: u32, now: Instant) -> Option<std::time::Duration> {
+        let since = self.nodes[index as usize].since?;
+        Some(now.saturating_duration_since(since))
+    }
+
+    /// Under `codel`, feeds the sojourn of the waiter a hand-off at `now`
+    /// considers to CoDel's state; whether that waiter is refused.
+    fn codel_refuses(&mut self, index: u32, now: Option<Instant>) -> bool {
+        if self.discipline.queue != QueueDiscipline::Codel {
+            return false;
+        }
+        let Some((now, sojourn)) = now.and_then(|now| Some((now, self.sojourn(index, now)?)))
+        else {
+            return false;
+        };
+        self.codel.refuses(now, sojourn, self.discipline)
     }
 
     fn is_expired(&self, index: u32, now: Option<Instant>) -> bool {

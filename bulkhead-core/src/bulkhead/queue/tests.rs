@@ -375,3 +375,284 @@ fn a_move_into_a_pool_tickets_every_class_in_arrival_order() {
         }
     );
 }
+
+const MS: Duration = Duration::from_millis(1);
+
+fn disciplined(queue: QueueDiscipline) -> WaitQueue {
+    let mut q = WaitQueue::new();
+    q.set_discipline(Discipline {
+        queue,
+        target: 5 * MS,
+        interval: 100 * MS,
+    });
+    q
+}
+
+/// A waiter of `kind` and class Normal that arrived at `since`.
+fn arrived(q: &mut WaitQueue, kind: Kind, since: Instant) -> WaiterKey {
+    q.push(Arrival::normal(kind, None, Some(since)), wake())
+}
+
+/// Grants the next slot at `now`; which of `keys` got it.
+fn granted_at(q: &mut WaitQueue, now: Instant, keys: &[WaiterKey]) -> Option<usize> {
+    let served = q.grant_next(Some(now), ALL_CLASSES);
+    assert!(served.refused.is_empty(), "nobody is refused here");
+    served.granted?;
+    let index = keys
+        .iter()
+        .position(|key| q.status(*key) == Status::Granted);
+    if let Some(index) = index {
+        let _ = q.remove(keys[index]);
+    }
+    index
+}
+
+#[test]
+fn lifo_serves_the_oldest_until_it_has_waited_longer_than_the_target() {
+    let start = Instant::now();
+    let mut q = disciplined(QueueDiscipline::Lifo);
+    let keys: Vec<_> = (0..4)
+        .map(|i| arrived(&mut q, Kind::Task, start + i * MS))
+        .collect();
+    // The oldest has waited exactly the target: still first come, first
+    // served.
+    assert_eq!(granted_at(&mut q, start + 5 * MS, &keys), Some(0));
+    // The oldest now (keys[1]) has waited exactly 5 ms: the same.
+    assert_eq!(granted_at(&mut q, start + 6 * MS, &keys), Some(1));
+    // One nanosecond more and the newest goes first.
+    let past = start + 7 * MS + Duration::from_nanos(1);
+    assert_eq!(granted_at(&mut q, past, &keys), Some(3));
+    assert_eq!(granted_at(&mut q, past, &keys), Some(2));
+    assert!(q.is_empty());
+}
+
+#[test]
+fn lifo_without_a_reading_of_the_clock_serves_the_oldest() {
+    let start = Instant::now();
+    let mut q = disciplined(QueueDiscipline::Lifo);
+    let old = arrived(&mut q, Kind::Task, start);
+    let _new = arrived(&mut q, Kind::Task, start + MS);
+    assert!(q.grant_next(None, ALL_CLASSES).is_granted());
+    assert_eq!(q.status(old), Status::Granted);
+    // A waiter whose arrival is unknown counts as just arrived.
+    let mut q = disciplined(QueueDiscipline::Lifo);
+    let unknown = q.push(Arrival::normal(Kind::Task, None, None), wake());
+    let _new = arrived(&mut q, Kind::Task, start);
+    assert!(
+        q.grant_next(Some(start + MS * 60), ALL_CLASSES)
+            .is_granted()
+    );
+    assert_eq!(q.status(unknown), Status::Granted);
+}
+
+#[test]
+fn lifo_keeps_the_class_order_and_serves_the_newest_within_a_class() {
+    let start = Instant::now();
+    let mut q = disciplined(QueueDiscipline::Lifo);
+    let old_high = push_class_at(&mut q, 2, start);
+    let new_high = push_class_at(&mut q, 2, start + MS);
+    let newest_low = push_class_at(&mut q, 0, start + 2 * MS);
+    let keys = [old_high, new_high, newest_low];
+    let late = start + 20 * MS;
+    assert_eq!(granted_at(&mut q, late, &keys), Some(1));
+    assert_eq!(granted_at(&mut q, late, &keys), Some(0));
+    assert_eq!(granted_at(&mut q, late, &keys), Some(2));
+}
+
+fn push_class_at(q: &mut WaitQueue, class: u8, since: Instant) -> WaiterKey {
+    let arrival = Arrival {
+        kind: Kind::Task,
+        class,
+        deadline: None,
+        since: Some(since),
+    };
+    q.push(arrival, wake())
+}
+
+#[test]
+fn lifo_a_newcomer_taking_an_offer_puts_the_waiter_back_at_the_newest_end() {
+    let start = Instant::now();
+    let mut q = disciplined(QueueDiscipline::Lifo);
+    let old = arrived(&mut q, Kind::Thread, start);
+    let new = arrived(&mut q, Kind::Thread, start + MS);
+    let late = Some(start + 20 * MS);
+    assert!(q.serve_next(late, ALL_CLASSES).is_granted());
+    assert_eq!(q.status(new), Status::Offered);
+    assert!(q.take_offer(late, NORMAL));
+    // Back where it came from: the newest again, served again.
+    assert!(q.serve_next(late, ALL_CLASSES).is_granted());
+    assert_eq!(q.status(new), Status::Offered);
+    assert_eq!(q.status(old), Status::Queued);
+}
+
+#[test]
+fn lifo_a_cancelled_newest_waiter_leaves_the_next_newest_to_be_served() {
+    let start = Instant::now();
+    let mut q = disciplined(QueueDiscipline::Lifo);
+    let keys: Vec<_> = (0..3)
+        .map(|i| arrived(&mut q, Kind::Task, start + i * MS))
+        .collect();
+    let (status, wake) = q.remove(keys[2]);
+    assert_eq!(status, Status::Queued);
+    assert!(wake.is_some());
+    assert_eq!(granted_at(&mut q, start + 30 * MS, &keys), Some(1));
+    assert_eq!(q.len(), 1);
+}
+
+/// A codel hand-off at `start + at`: the keys granted and refused.
+fn codel_at(
+    q: &mut WaitQueue,
+    start: Instant,
+    at: Duration,
+    keys: &[WaiterKey],
+) -> (Option<usize>, Vec<usize>) {
+    let served = q.grant_next(Some(start + at), ALL_CLASSES);
+    let mut refused: Vec<usize> = keys
+        .iter()
+        .enumerate()
+        .filter(|(_, key)| q.status(**key) == Status::Refused)
+        .map(|(i, _)| i)
+        .collect();
+    assert_eq!(served.refused.len(), refused.len(), "one wake per refusal");
+    let granted = keys
+        .iter()
+        .position(|key| q.status(*key) == Status::Granted);
+    for index in refused.iter().copied().chain(granted) {
+        let (_, wake) = q.remove(keys[index]);
+        assert!(wake.is_none(), "the wake left with the hand-off");
+    }
+    refused.sort_unstable();
+    (granted, refused)
+}
+
+#[test]
+fn codel_refuses_only_once_an_interval_stood_above_the_target() {
+    let start = Instant::now();
+    let mut q = disciplined(QueueDiscipline::Codel);
+    let mut keys: Vec<_> = (0..6).map(|_| arrived(&mut q, Kind::Task, start)).collect();
+    // The first hand-off opens an interval (to 110 ms): served.
+    assert_eq!(codel_at(&mut q, start, 10 * MS, &keys), (Some(0), vec![]));
+    assert!(!q.codel.is_overloaded());
+    // Within it, nobody is refused however long they waited.
+    assert_eq!(codel_at(&mut q, start, 109 * MS, &keys), (Some(1), vec![]));
+    // At its end, its shortest wait (10 ms) was above the target: the
+    // queue is overloaded, but the hand-off that opens the next interval
+    // (to 210 ms) serves.
+    assert_eq!(codel_at(&mut q, start, 110 * MS, &keys), (Some(2), vec![]));
+    assert!(q.codel.is_overloaded());
+    // Then waiters past twice the target are refused, until one that has
+    // not waited that long is found.
+    keys.push(arrived(&mut q, Kind::Task, start + 118 * MS));
+    assert_eq!(
+        codel_at(&mut q, start, 120 * MS, &keys),
+        (Some(6), vec![3, 4, 5])
+    );
+    assert_eq!(q.refused(), [0, 3, 0, 0]);
+    assert!(q.is_empty());
+    // The interval's shortest wait was 2 ms: at its end the queue is no
+    // longer overloaded, and an old waiter is served again.
+    keys.push(arrived(&mut q, Kind::Task, start + 150 * MS));
+    keys.push(arrived(&mut q, Kind::Task, start + 150 * MS));
+    assert_eq!(codel_at(&mut q, start, 210 * MS, &keys), (Some(7), vec![]));
+    assert!(!q.codel.is_overloaded());
+    assert_eq!(codel_at(&mut q, start, 211 * MS, &keys), (Some(8), vec![]));
+}
+
+#[test]
+fn codel_refuses_a_waiter_only_past_twice_the_target() {
+    let start = Instant::now();
+    let mut q = disciplined(QueueDiscipline::Codel);
+    let first: Vec<_> = (0..2).map(|_| arrived(&mut q, Kind::Task, start)).collect();
+    assert_eq!(codel_at(&mut q, start, 10 * MS, &first), (Some(0), vec![]));
+    assert_eq!(codel_at(&mut q, start, 110 * MS, &first), (Some(1), vec![]));
+    assert!(q.codel.is_overloaded());
+    // Exactly twice the target: served; a nanosecond more: refused.
+    let at = 120 * MS;
+    let exactly = arrived(&mut q, Kind::Task, start + at - 10 * MS);
+    let keys = [exactly];
+    assert_eq!(codel_at(&mut q, start, at, &keys), (Some(0), vec![]));
+    let past = arrived(
+        &mut q,
+        Kind::Task,
+        start + at - 10 * MS - Duration::from_nanos(1),
+    );
+    let keys = [past];
+    assert_eq!(codel_at(&mut q, start, at, &keys), (None, vec![0]));
+    assert_eq!(q.refused(), [0, 1, 0, 0]);
+}
+
+#[test]
+fn codel_refuses_nobody_without_a_reading_of_the_clock() {
+    let start = Instant::now();
+    let mut q = disciplined(QueueDiscipline::Codel);
+    let keys: Vec<_> = (0..3)
+        .map(|_| arrived(&mut q, Kind::Thread, start))
+        .collect();
+    assert_eq!(codel_at(&mut q, start, 10 * MS, &keys), (Some(0), vec![]));
+    assert_eq!(codel_at(&mut q, start, 110 * MS, &keys), (Some(1), vec![]));
+    assert!(q.codel.is_overloaded());
+    assert!(q.grant_next(None, ALL_CLASSES).is_granted());
+    assert_eq!(q.status(keys[2]), Status::Granted);
+}
+
+#[test]
+fn codel_passes_over_an_expired_waiter_without_counting_it() {
+    let start = Instant::now();
+    let mut q = disciplined(QueueDiscipline::Codel);
+    let keys: Vec<_> = (0..2).map(|_| arrived(&mut q, Kind::Task, start)).collect();
+    assert_eq!(codel_at(&mut q, start, 10 * MS, &keys), (Some(0), vec![]));
+    assert_eq!(codel_at(&mut q, start, 110 * MS, &keys), (Some(1), vec![]));
+    let deadline = Some(start + 115 * MS);
+    let expired = q.push(Arrival::normal(Kind::Task, deadline, Some(start)), wake());
+    assert!(
+        !q.grant_next(Some(start + 120 * MS), ALL_CLASSES)
+            .is_granted()
+    );
+    assert_eq!(q.status(expired), Status::Expired);
+    assert_eq!(q.refused(), [0; CLASSES]);
+}
+
+#[test]
+fn a_refused_waiter_leaves_with_its_status_and_without_its_waker() {
+    let start = Instant::now();
+    let mut q = disciplined(QueueDiscipline::Codel);
+    let keys: Vec<_> = (0..3)
+        .map(|_| arrived(&mut q, Kind::Thread, start))
+        .collect();
+    assert_eq!(codel_at(&mut q, start, 10 * MS, &keys), (Some(0), vec![]));
+    assert_eq!(codel_at(&mut q, start, 110 * MS, &keys), (Some(1), vec![]));
+    let served = q.serve_next(Some(start + 120 * MS), ALL_CLASSES);
+    assert!(!served.is_granted());
+    let mut wakes = Vec::new();
+    assert!(!served.into_wakes(&mut wakes));
+    assert_eq!(wakes.len(), 1, "the refused waiter is to be woken");
+    assert_eq!(q.remove(keys[2]).0, Status::Refused);
+    assert_eq!(q.status(keys[2]), Status::Gone);
+}
+
+#[test]
+fn a_new_discipline_starts_codel_afresh() {
+    let start = Instant::now();
+    let mut q = disciplined(QueueDiscipline::Codel);
+    let keys: Vec<_> = (0..3).map(|_| arrived(&mut q, Kind::Task, start)).collect();
+    assert_eq!(codel_at(&mut q, start, 10 * MS, &keys), (Some(0), vec![]));
+    assert_eq!(codel_at(&mut q, start, 110 * MS, &keys), (Some(1), vec![]));
+    assert!(q.codel.is_overloaded());
+    q.set_discipline(Discipline {
+        queue: QueueDiscipline::Codel,
+        target: 6 * MS,
+        interval: 100 * MS,
+    });
+    assert!(!q.codel.is_overloaded());
+    assert_eq!(codel_at(&mut q, start, 120 * MS, &keys), (Some(2), vec![]));
+}
+
+#[test]
+fn fifo_reads_no_arrival_time() {
+    let start = Instant::now();
+    let mut q = WaitQueue::new();
+    let keys: Vec<_> = (0..2)
+        .map(|i| arrived(&mut q, Kind::Task, start + i * MS))
+        .collect();
+    assert_eq!(granted_at(&mut q, start + 60 * MS, &keys), Some(0));
+}

@@ -4,7 +4,7 @@
 
 use super::borrow::Claim;
 use super::*;
-use crate::bulkhead::queue::{Arrival, NORMAL};
+use crate::bulkhead::queue::{Arrival, CLASSES, Discipline, NORMAL};
 
 /// The link in force and its pool's lock, if on a pool.
 pub(super) type Locked<'a> = Option<(&'a PoolLink, MutexGuard<'a, Inner>)>;
@@ -292,6 +292,18 @@ impl Semaphore {
         if matches!(status, Status::Granted | Status::Offered) {
             self.release(clock);
         }
+    }
+
+    /// Sets how the waiters of one class are ordered (the `queue`,
+    /// `queue_target` and `queue_interval` keys).
+    pub(crate) fn set_discipline(&self, discipline: Discipline) {
+        lock(&self.queue).set_discipline(discipline);
+    }
+
+    /// How many waiters the `codel` discipline refused, per class (lowest
+    /// first).
+    pub(crate) fn refused_by_queue(&self) -> [u64; CLASSES] {
+        lock(&self.queue).refused()
     }
 
     /// Blocks the calling thread until it gets a slot or `deadline` passes on
