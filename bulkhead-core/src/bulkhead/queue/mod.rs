@@ -623,5 +623,7 @@ impl WaitQueue {
     }
 }
 
+#[cfg(all(test, loom))]
+mod loom_tests;
 #[cfg(all(test, not(loom)))]
 mod tests;
