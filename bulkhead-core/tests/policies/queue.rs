@@ -15,25 +15,29 @@ use std::time::Duration;
 
 use bulkhead_core::{
     Bulkhead, BulkheadConfig, BulkheadEventKind, BulkheadFull, BulkheadPermit, Enter, Event,
-    EventBus, ManualClock, PolicyContext, QueueDiscipline,
+    EventBus, ManualClock, PolicyContext, QueueDiscipline, SharedPool,
 };
 
 const MS: Duration = Duration::from_millis(1);
 
 fn bulkhead(clock: &ManualClock, queue: QueueDiscipline, events: Option<&EventBus>) -> Bulkhead {
-    let config = BulkheadConfig::builder()
+    let config = config(queue);
+    let mut context = PolicyContext::new(Arc::new(clock.clone()));
+    if let Some(events) = events {
+        context = context.with_events(events.clone());
+    }
+    Bulkhead::with_context("queue", config, context)
+}
+
+fn config(queue: QueueDiscipline) -> BulkheadConfig {
+    BulkheadConfig::builder()
         .max_concurrent(1)
         .max_wait(Duration::from_secs(3600))
         .queue(queue)
         .queue_target(5 * MS)
         .queue_interval(100 * MS)
         .build()
-        .unwrap();
-    let mut context = PolicyContext::new(Arc::new(clock.clone()));
-    if let Some(events) = events {
-        context = context.with_events(events.clone());
-    }
-    Bulkhead::with_context("queue", config, context)
+        .unwrap()
 }
 
 /// Counts its wake-ups.
@@ -316,4 +320,37 @@ fn codel_refuses_a_blocked_thread_that_waited_past_twice_the_target() {
     });
     assert_eq!(codel.refused_by_queue(), [0, 1, 0, 0]);
     assert_eq!((codel.concurrent_calls(), codel.waiting_calls()), (0, 0));
+}
+
+#[test]
+fn on_a_pool_the_disciplines_hold_for_the_slots_it_serves() {
+    let clock = ManualClock::new();
+    let pool = SharedPool::new(1);
+    let context = PolicyContext::new(Arc::new(clock.clone()));
+    let codel = Bulkhead::with_pool("pooled", config(QueueDiscipline::Codel), context, &pool);
+    let held = overloaded(&clock, &codel);
+    let mut old = Task::queued(&codel);
+    clock.advance(20 * MS);
+    let mut fresh = Task::queued(&codel);
+    clock.advance(MS);
+    drop(held);
+    assert!(old.poll().unwrap().is_err(), "refused on the pool too");
+    let permit = fresh.poll().unwrap().expect("served");
+    assert_eq!(codel.refused_by_queue(), [0, 1, 0, 0]);
+    drop(permit);
+    assert_eq!((codel.concurrent_calls(), pool.borrowed()), (0, 0));
+
+    let lifo = Bulkhead::with_pool(
+        "pooled-lifo",
+        config(QueueDiscipline::Lifo),
+        PolicyContext::new(Arc::new(clock.clone())),
+        &SharedPool::new(1),
+    );
+    let held = lifo.try_enter().unwrap();
+    let mut tasks = vec![Task::queued(&lifo)];
+    clock.advance(MS);
+    tasks.push(Task::queued(&lifo));
+    clock.advance(10 * MS);
+    drop(held);
+    assert_eq!(served(&mut tasks).0, 1, "the newest first");
 }

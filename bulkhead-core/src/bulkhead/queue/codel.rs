@@ -82,7 +82,7 @@ impl Codel {
     }
 
     /// Whether the last interval that ended left the queue overloaded.
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(super) fn is_overloaded(&self) -> bool {
         self.overloaded
     }

@@ -66,7 +66,9 @@ impl WaitQueue {
     }
 
     fn linked(&mut self, index: u32) {
-        self.classes_waiting |= 1 << self.nodes[index as usize].class;
+        let class = self.nodes[index as usize].class;
+        self.classes_waiting |= 1 << class;
+        self.waiting[class as usize] += 1;
         self.queued += 1;
     }
 
@@ -83,7 +85,8 @@ impl WaitQueue {
             NIL => self.list_of(index).tail = prev,
             next => self.nodes[next as usize].prev = prev,
         }
-        if self.list(Kind::Task, class).is_empty() && self.list(Kind::Thread, class).is_empty() {
+        self.waiting[class as usize] -= 1;
+        if self.waiting[class as usize] == 0 {
             self.classes_waiting &= !(1 << class);
         }
         self.queued -= 1;

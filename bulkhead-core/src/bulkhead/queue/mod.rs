@@ -231,6 +231,8 @@ pub(crate) struct WaitQueue {
     /// slot goes to a thread.
     threads_next: [bool; CLASSES],
     queued: u32,
+    /// Queued waiters per class.
+    waiting: [u32; CLASSES],
     /// The waiter whose slot a newcomer may take, if any ([`Status::Offered`]).
     offered: u32,
     /// How many offers in a row a waiter may lose to newcomers; 0 grants
@@ -256,6 +258,7 @@ impl WaitQueue {
             classes_waiting: 0,
             threads_next: [false; CLASSES],
             queued: 0,
+            waiting: [0; CLASSES],
             offered: NIL,
             barging: DEFAULT_BARGING,
             last_ticket: 0,
@@ -295,27 +298,17 @@ impl WaitQueue {
         self.queued == 0
     }
 
-    #[allow(dead_code, reason = "for the class-aware hand-offs (P3) to call")]
     /// Whether a waiter of a class in `eligible` is queued (a slot that
     /// only other classes wait for is free for newcomers).
+    #[allow(dead_code, reason = "for the class-aware hand-offs (P3) to call")]
     pub(crate) fn has_eligible(&self, eligible: u8) -> bool {
         self.classes_waiting & eligible != 0
     }
 
-    #[allow(dead_code, reason = "for the snapshot per class to call")]
     /// Queued waiters per class, lowest class first.
+    #[allow(dead_code, reason = "for the snapshot per class to call")]
     pub(crate) fn waiting_per_class(&self) -> [u32; CLASSES] {
-        let mut waiting = [0; CLASSES];
-        for (class, count) in waiting.iter_mut().enumerate() {
-            for kind in [Kind::Task, Kind::Thread] {
-                let mut index = self.lists[kind as usize][class].head;
-                while index != NIL {
-                    *count += 1;
-                    index = self.nodes[index as usize].next;
-                }
-            }
-        }
-        waiting
+        self.waiting
     }
 
     /// Appends a waiter that gives up at its deadline to the end of its

@@ -27,7 +27,7 @@ impl Semaphore {
     /// Takes a slot that came free, or queues the caller until `deadline`
     /// (`None`: no deadline), as a caller of class [`NORMAL`] that started
     /// waiting at `now` (see [`enqueue_as`](Self::enqueue_as)).
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn enqueue(
         &self,
         kind: Kind,
