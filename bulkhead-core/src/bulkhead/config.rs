@@ -95,15 +95,6 @@ impl BulkheadConfig {
         self.reserved.unwrap_or(self.max_concurrent)
     }
 
-    /// The queue's discipline and its times, as the queue takes them.
-    pub(crate) fn discipline(&self) -> super::queue::Discipline {
-        super::queue::Discipline {
-            queue: self.queue,
-            target: self.queue_target,
-            interval: self.queue_interval,
-        }
-    }
-
     /// Whether `reserved` was given (else it follows `max_concurrent`).
     pub fn reserved_set(&self) -> Option<u32> {
         self.reserved
@@ -131,6 +122,15 @@ impl BulkheadConfig {
         self.queue
             .check_target("queue_target", self.queue_target, self.queue_interval)
             .map_err(|e| e.prefixed(key_prefix))
+    }
+
+    /// The queue's discipline and its times, as the queue takes them.
+    pub(crate) fn discipline(&self) -> super::queue::Discipline {
+        super::queue::Discipline {
+            queue: self.queue,
+            target: self.queue_target,
+            interval: self.queue_interval,
+        }
     }
 
     /// The same configuration, counted against `resource`'s budget

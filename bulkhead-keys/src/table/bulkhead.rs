@@ -1,5 +1,4 @@
-//! The bulkhead's keys, and the rules between them (ATR-015, ATR-016,
-//! ATR-019).
+//! The bulkhead's keys, and the rules between them (ATR-015, ATR-016).
 
 use crate::{ConfigError, KeyValue, QueueDiscipline};
 
