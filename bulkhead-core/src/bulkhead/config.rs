@@ -133,6 +133,15 @@ impl BulkheadConfig {
         }
     }
 
+    /// The same configuration with the queue's discipline and its times
+    /// as a live bulkhead runs them ([`Bulkhead::set_queue`](super::Bulkhead::set_queue)).
+    pub(crate) fn with_live_queue(mut self, discipline: super::queue::Discipline) -> Self {
+        self.queue = discipline.queue;
+        self.queue_target = discipline.target;
+        self.queue_interval = discipline.interval;
+        self
+    }
+
     /// The same configuration, counted against `resource`'s budget
     /// instead (as a registry's reload moves a live bulkhead's
     /// bookkeeping).

@@ -233,6 +233,7 @@ impl Bulkhead {
         self.shared
             .config
             .with_live_limits(limits.configured, limits.reserved)
+            .with_live_queue(self.shared.semaphore.discipline())
     }
 
     /// Takes a free slot, or fails at once with [`BulkheadFull`] whatever

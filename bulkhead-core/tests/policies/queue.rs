@@ -354,3 +354,29 @@ fn on_a_pool_the_disciplines_hold_for_the_slots_it_serves() {
     drop(held);
     assert_eq!(served(&mut tasks).0, 1, "the newest first");
 }
+
+#[test]
+fn a_new_discipline_orders_the_waiters_already_queued() {
+    let clock = ManualClock::new();
+    let bulkhead = bulkhead(&clock, QueueDiscipline::Fifo, None);
+    let held = bulkhead.try_enter().unwrap();
+    let mut tasks = vec![Task::queued(&bulkhead)];
+    clock.advance(MS);
+    tasks.push(Task::queued(&bulkhead));
+    clock.advance(10 * MS);
+    let err = bulkhead
+        .set_queue(QueueDiscipline::Lifo, 5 * MS, 5 * MS)
+        .unwrap_err();
+    assert_eq!(err.code(), "ATR-019");
+    assert_eq!(
+        bulkhead.config().queue(),
+        QueueDiscipline::Fifo,
+        "unchanged"
+    );
+    bulkhead
+        .set_queue(QueueDiscipline::Lifo, 5 * MS, 100 * MS)
+        .unwrap();
+    assert_eq!(bulkhead.config().queue(), QueueDiscipline::Lifo);
+    drop(held);
+    assert_eq!(served(&mut tasks).0, 1, "the newest first now");
+}

@@ -278,6 +278,11 @@ impl WaitQueue {
         }
     }
 
+    /// How the waiters of one class are ordered.
+    pub(crate) fn discipline(&self) -> Discipline {
+        self.discipline
+    }
+
     /// How many waiters `codel` refused, per class, lowest class first.
     pub(crate) fn refused(&self) -> [u64; CLASSES] {
         self.refused

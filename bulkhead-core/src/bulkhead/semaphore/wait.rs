@@ -300,6 +300,11 @@ impl Semaphore {
         lock(&self.queue).set_discipline(discipline);
     }
 
+    /// How the waiters of one class are ordered now.
+    pub(crate) fn discipline(&self) -> Discipline {
+        lock(&self.queue).discipline()
+    }
+
     /// How many waiters the `codel` discipline refused, per class (lowest
     /// first).
     pub(crate) fn refused_by_queue(&self) -> [u64; CLASSES] {
