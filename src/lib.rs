@@ -114,6 +114,7 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(bulkhead_docsrs, feature(doc_cfg))]
 
+pub use bulkhead_core::QueueDiscipline;
 pub use bulkhead_core::{
     Adaptive, Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, CallError,
     CallOutcome, Enter, EnterError, ManualClock, Occupancy, OwnedBulkheadPermit, Priority,

@@ -80,6 +80,7 @@ pub mod adaptive {
         Room, Sampling, SamplingBuilder, Vegas, VegasBuilder,
     };
 }
+pub use bulkhead_keys::QueueDiscipline;
 pub use bulkhead_keys::{
     ConfigError, Priority, ShedAt, check_limit, check_range, parse_bool, parse_duration,
 };

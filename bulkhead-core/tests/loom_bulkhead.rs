@@ -1268,3 +1268,137 @@ fn a_pooled_sheddable_borrower_racing_a_critical_release_keeps_the_pool_invarian
         assert_pool_idle(&pool, &[&bulkhead]);
     });
 }
+
+// ------------------------------------------- classes and disciplines (queue)
+
+/// A bulkhead of one slot whose waiters are served by `queue` (target 5 ms,
+/// interval 100 ms).
+fn disciplined(
+    clock: &ManualClock,
+    queue: bulkhead_core::QueueDiscipline,
+    max_wait: Duration,
+) -> Bulkhead {
+    let config = BulkheadConfig::builder()
+        .max_concurrent(1)
+        .max_wait(max_wait)
+        .queue(queue)
+        .queue_target(Duration::from_millis(5))
+        .queue_interval(Duration::from_millis(100))
+        .build()
+        .unwrap();
+    Bulkhead::with_context("loom", config, PolicyContext::new(Arc::new(clock.clone())))
+}
+
+/// Design 2.5, model 4. Two tasks queued at 0 and 1 ms; the clock moves
+/// to 10 ms (the oldest has waited past the 5 ms target); a release races
+/// the newest task's cancellation. While the newest waits, the slot is
+/// never the oldest's; once the newest has it or gives up, the slot ends
+/// with the oldest: never lost, never duplicated. Every run sees both
+/// orders (a std flag outside the model records them).
+#[test]
+fn lifo_serves_the_newest_once_the_oldest_waited_past_the_target() {
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    static NEWEST_SERVED: AtomicBool = AtomicBool::new(false);
+    static NEWEST_GAVE_UP_FIRST: AtomicBool = AtomicBool::new(false);
+    model_bounded(3, || {
+        let clock = ManualClock::new();
+        let lifo = disciplined(
+            &clock,
+            bulkhead_core::QueueDiscipline::Lifo,
+            Duration::from_secs(3600),
+        );
+        let held = lifo.try_enter_owned().unwrap();
+        let mut oldest = lifo.enter_async();
+        assert!(poll_noop(&mut oldest).is_pending());
+        clock.advance(Duration::from_millis(1));
+        let mut newest = lifo.enter_async();
+        assert!(poll_noop(&mut newest).is_pending());
+        clock.advance(Duration::from_millis(9));
+        let releaser = thread::spawn(move || drop(held));
+        // The newest has not given up yet: a slot released now is its own.
+        assert!(
+            poll_noop(&mut oldest).is_pending(),
+            "served before the newest"
+        );
+        match poll_noop(&mut newest) {
+            Poll::Ready(permit) => {
+                assert!(permit.is_ok(), "no deadline: only a slot ends the wait");
+                NEWEST_SERVED.store(true, Relaxed);
+            }
+            Poll::Pending => NEWEST_GAVE_UP_FIRST.store(true, Relaxed),
+        }
+        drop(newest);
+        releaser.join().unwrap();
+        assert!(
+            matches!(poll_noop(&mut oldest), Poll::Ready(Ok(_))),
+            "the slot reached the oldest"
+        );
+        drop(oldest);
+        assert_eq!(lifo.refused_by_queue(), [0; 4]);
+        assert_idle(&lifo, 1);
+    });
+    assert!(NEWEST_SERVED.load(Relaxed) && NEWEST_GAVE_UP_FIRST.load(Relaxed));
+}
+
+/// Design 2.5, model 5. A codel bulkhead overloaded (two hand-offs an
+/// interval apart, each after a 10 ms wait, target 5 ms), `max_wait` 15
+/// ms; a task queued at 110 ms; at 122 ms (a wait of 12 ms, past twice the
+/// target) a release races the clock's move to 125 ms (the task's
+/// deadline) and the task's own poll. The task is refused by the hand-off
+/// (counted) or expires (not counted), once: it ends rejected, and the
+/// released slot is free. Every run sees both (a std flag outside the
+/// model records them).
+#[test]
+fn a_codel_refusal_racing_its_own_deadline_is_one_refusal() {
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    static REFUSED: AtomicBool = AtomicBool::new(false);
+    static EXPIRED: AtomicBool = AtomicBool::new(false);
+    model_bounded(3, || {
+        let ms = Duration::from_millis;
+        let clock = ManualClock::new();
+        let codel = disciplined(&clock, bulkhead_core::QueueDiscipline::Codel, ms(15));
+        // Into overload, one thread: the first hand-off opens an interval,
+        // the one at its end finds its shortest wait (10 ms) above 5 ms.
+        let held = codel.try_enter_owned().unwrap();
+        let mut first = codel.enter_async();
+        assert!(poll_noop(&mut first).is_pending());
+        clock.advance(ms(10));
+        drop(held);
+        let Poll::Ready(Ok(first)) = poll_noop(&mut first) else {
+            panic!("the first waiter is served");
+        };
+        clock.advance(ms(90));
+        let mut second = codel.enter_async();
+        assert!(poll_noop(&mut second).is_pending());
+        clock.advance(ms(10));
+        drop(first);
+        let Poll::Ready(Ok(second)) = poll_noop(&mut second) else {
+            panic!("the second waiter is served: an interval's first is never refused");
+        };
+        drop(second);
+        let held = codel.try_enter_owned().unwrap();
+        let mut late = codel.enter_async();
+        assert!(poll_noop(&mut late).is_pending());
+        clock.advance(ms(12));
+        let releaser = thread::spawn(move || drop(held));
+        clock.advance(ms(3));
+        let early = poll_noop(&mut late);
+        releaser.join().unwrap();
+        let outcome = match early {
+            Poll::Ready(outcome) => outcome,
+            Poll::Pending => match poll_noop(&mut late) {
+                Poll::Ready(outcome) => outcome,
+                Poll::Pending => panic!("past its deadline, refused or not, it is done"),
+            },
+        };
+        assert!(outcome.is_err(), "never handed a slot");
+        drop(late);
+        match codel.refused_by_queue() {
+            [0, 1, 0, 0] => REFUSED.store(true, Relaxed),
+            [0, 0, 0, 0] => EXPIRED.store(true, Relaxed),
+            refused => panic!("counted more than once: {refused:?}"),
+        }
+        assert_idle(&codel, 1);
+    });
+    assert!(REFUSED.load(Relaxed) && EXPIRED.load(Relaxed));
+}

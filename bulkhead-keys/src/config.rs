@@ -122,6 +122,22 @@ pub enum ConfigError {
         /// The accepted values, comma-separated.
         choices: String,
     },
+    /// A bulkhead's `queue_target` zero, or not below its
+    /// `queue_interval`, while its `queue` is `lifo` or `codel` (ATR-019):
+    /// such a queue would never (or always) count as standing.
+    #[error(
+        "ATR-019: {key} ({target:?}) must be above zero and below queue_interval ({interval:?}) with queue = {queue:?}"
+    )]
+    QueueTargetOutOfRange {
+        /// The key out of place (`queue_target`).
+        key: String,
+        /// The discipline, `lifo` or `codel`.
+        queue: String,
+        /// `queue_target`.
+        target: Duration,
+        /// `queue_interval`.
+        interval: Duration,
+    },
     /// An adaptive bulkhead's limits out of order: `min_concurrent` <=
     /// `initial_concurrent` <= `max_concurrent` does not hold (ATR-015).
     /// `key` is the one out of place; a limit not given is `..`.
@@ -217,6 +233,7 @@ macro_rules! key_of {
             | ConfigError::UnknownRejectionKind { key, .. }
             | ConfigError::DuplicateRejectionKind { key, .. }
             | ConfigError::InvalidChoice { key, .. }
+            | ConfigError::QueueTargetOutOfRange { key, .. }
             | ConfigError::LimitsOutOfOrder { key, .. }
             | ConfigError::ReservedAboveLimit { key, .. }
             | ConfigError::UnknownPriority { key, .. }
@@ -241,6 +258,7 @@ impl ConfigError {
             ConfigError::UnknownRejectionKind { .. }
             | ConfigError::DuplicateRejectionKind { .. } => "ATR-009",
             ConfigError::InvalidChoice { .. } => "ATR-010",
+            ConfigError::QueueTargetOutOfRange { .. } => "ATR-019",
             ConfigError::LimitsOutOfOrder { .. } => "ATR-015",
             ConfigError::ReservedAboveLimit { .. } => "ATR-016",
             ConfigError::UnknownPriority { .. } | ConfigError::InvalidShedAt { .. } => "ATR-017",

@@ -171,8 +171,10 @@ impl PolicyKind {
     /// configuration) against each other, beyond each key's own range
     /// (each value alone already checked): the bulkhead's
     /// `min_concurrent` <= `initial_concurrent` <= `max_concurrent` among
-    /// those written (ATR-015), and its `reserved` <= `max_concurrent`
-    /// (ATR-016). The error names the key out of place.
+    /// those written (ATR-015), its `reserved` <= `max_concurrent`
+    /// (ATR-016), and, with `queue` `lifo` or `codel`, its `queue_target`
+    /// above zero and below the `queue_interval` written (ATR-019). The
+    /// error names the key out of place.
     ///
     /// # Errors
     ///
@@ -181,6 +183,7 @@ impl PolicyKind {
     /// # Examples
     ///
     /// ```
+    /// use std::time::Duration;
     /// use bulkhead_keys::{KeyValue, PolicyKind};
     ///
     /// let written = [
@@ -198,6 +201,15 @@ impl PolicyKind {
     /// let pairs: Vec<_> = written.iter().map(|(k, v)| (*k, v)).collect();
     /// let err = PolicyKind::Bulkhead.check_together(&pairs).unwrap_err();
     /// assert_eq!((err.code(), err.key()), ("ATR-016", "reserved"));
+    ///
+    /// let written = [
+    ///     ("queue", KeyValue::Text("codel".to_owned())),
+    ///     ("queue_target", KeyValue::Duration(Duration::from_millis(100))),
+    ///     ("queue_interval", KeyValue::Duration(Duration::from_millis(100))),
+    /// ];
+    /// let pairs: Vec<_> = written.iter().map(|(k, v)| (*k, v)).collect();
+    /// let err = PolicyKind::Bulkhead.check_together(&pairs).unwrap_err();
+    /// assert_eq!((err.code(), err.key()), ("ATR-019", "queue_target"));
     /// ```
     pub fn check_together(self, values: &[(&str, &KeyValue)]) -> Result<(), ConfigError> {
         match self {

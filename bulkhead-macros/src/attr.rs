@@ -216,8 +216,9 @@ fn from_items(kind: PolicyKind, items: &[NestedMeta]) -> darling::Result<Keys> {
 }
 
 /// The rules between keys written together (a bulkhead's `min_concurrent`
-/// <= `initial_concurrent` <= `max_concurrent`, and `reserved` <=
-/// `max_concurrent`), from `PolicyKind::check_together`,
+/// <= `initial_concurrent` <= `max_concurrent`, `reserved` <=
+/// `max_concurrent`, and a `lifo` or `codel` queue's `queue_target` above
+/// zero and below `queue_interval`), from `PolicyKind::check_together`,
 /// for the values written: its error is spanned on the value of the key it
 /// names.
 fn check_together(
@@ -229,6 +230,12 @@ fn check_together(
         .iter()
         .filter_map(|(at, value)| match value.value {
             Read::Integer(n) => Some((table[*at].name(), KeyValue::Integer(n), value.span)),
+            Read::Duration(d) => Some((table[*at].name(), KeyValue::Duration(d), value.span)),
+            Read::Choice(_, choice) => Some((
+                table[*at].name(),
+                KeyValue::Text(choice.to_owned()),
+                value.span,
+            )),
             _ => None,
         })
         .collect();

@@ -23,6 +23,7 @@ mod reject;
 mod via;
 mod wrapper;
 
+pub use bulkhead_core::QueueDiscipline;
 pub use bulkhead_core::{
     Adaptive, Bulkhead, BulkheadConfig, BulkheadPermit, ChaosConfig, ChaosFault, ChaosLatency,
     CircuitBreakerConfig, Classifier, ErrorPredicate, FallbackConfig, HedgeConfig, HedgeDelay,

@@ -19,6 +19,12 @@ pub(crate) fn declare_written(
                 .config("default")
                 .max_concurrent(25u32)
                 .max_wait(::bulkhead::__private_0_1_0::Duration::new(0u64, 0u32))
+                .queue(::bulkhead::__private_0_1_0::QueueDiscipline::Fifo)
+                .queue_target(::bulkhead::__private_0_1_0::Duration::new(0u64, 5000000u32))
+                .queue_interval(::bulkhead::__private_0_1_0::Duration::new(
+                    0u64,
+                    100000000u32,
+                ))
                 .enabled(true)
                 .resource("policy_names")
                 .adaptive(::bulkhead::__private_0_1_0::Adaptive::Off)
@@ -193,6 +199,9 @@ pub(crate) trait PolicyNames: Send + Sync {
         config = "default",
         max_concurrent = 25,
         max_wait = "0",
+        queue = "fifo",
+        queue_target = "5ms",
+        queue_interval = "100ms",
         enabled = true,
         resource = "policy_names",
         adaptive = "off",
@@ -387,6 +396,17 @@ pub(crate) fn check_defaults(registry: &::bulkhead::Registry, prefix: &str) {
         config.max_wait(),
         default.max_wait(),
         "{prefix}.bulkhead: max_wait"
+    );
+    assert_eq!(config.queue(), default.queue(), "{prefix}.bulkhead: queue");
+    assert_eq!(
+        config.queue_target(),
+        default.queue_target(),
+        "{prefix}.bulkhead: queue_target"
+    );
+    assert_eq!(
+        config.queue_interval(),
+        default.queue_interval(),
+        "{prefix}.bulkhead: queue_interval"
     );
     assert_eq!(
         config.enabled(),

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::adaptive::{Adaptive, Aimd, Gradient2, Sampling, Vegas};
 use super::semaphore::MAX_CONCURRENT;
+use crate::QueueDiscipline;
 use crate::config::{ConfigError, key_of};
 use crate::intern::intern;
 use crate::keys::{KeyValue, PolicyKind, ValueKind};
@@ -57,7 +58,8 @@ bulkhead_keys::__bulkhead_keys!(crate::config::policy_config! {
     errors: "ATR-003 if a limit is out of range, ATR-008 if `reserved` is; \
         from `build` and `build_on`, also ATR-015 unless `min_concurrent` <= \
         `initial_concurrent` <= `max_concurrent`, ATR-016 if `reserved` is above \
-        `max_concurrent`.";
+        `max_concurrent`; ATR-019 if `queue` is `lifo` or `codel` and \
+        `queue_target` is zero or not below `queue_interval`.";
     checked_by: check_limits;
 });
 
@@ -112,13 +114,14 @@ impl BulkheadConfig {
     }
 
     /// Checks that `min_concurrent` <= `initial_concurrent` <=
-    /// `max_concurrent`, and `reserved` <= `max_concurrent`, naming the key
-    /// out of place after `key_prefix`.
+    /// `max_concurrent`, and `reserved` <= `max_concurrent`, and that a
+    /// `lifo` or `codel` queue has `0 < queue_target < queue_interval`,
+    /// naming the key out of place after `key_prefix`.
     ///
     /// # Errors
     ///
     /// ATR-015 if the limits are out of order, ATR-016 if `reserved` is
-    /// above `max_concurrent`.
+    /// above `max_concurrent`, ATR-019 if `queue_target` is out of range.
     pub fn check_limits(&self, key_prefix: &str) -> Result<(), ConfigError> {
         check_together(
             [
@@ -128,7 +131,28 @@ impl BulkheadConfig {
                 ("reserved", self.reserved),
             ],
             key_prefix,
-        )
+        )?;
+        self.queue
+            .check_target("queue_target", self.queue_target, self.queue_interval)
+            .map_err(|e| e.prefixed(key_prefix))
+    }
+
+    /// The queue's discipline and its times, as the queue takes them.
+    pub(crate) fn discipline(&self) -> super::queue::Discipline {
+        super::queue::Discipline {
+            queue: self.queue,
+            target: self.queue_target,
+            interval: self.queue_interval,
+        }
+    }
+
+    /// The same configuration with the queue's discipline and its times
+    /// as a live bulkhead runs them ([`Bulkhead::set_queue`](super::Bulkhead::set_queue)).
+    pub(crate) fn with_live_queue(mut self, discipline: super::queue::Discipline) -> Self {
+        self.queue = discipline.queue;
+        self.queue_target = discipline.target;
+        self.queue_interval = discipline.interval;
+        self
     }
 
     /// The same configuration, counted against `resource`'s budget
@@ -191,15 +215,16 @@ impl BulkheadConfig {
 impl BulkheadConfigBuilder {
     /// Checks the values set here against each other, as an attribute's
     /// are: `min_concurrent` <= `initial_concurrent` <= `max_concurrent`
-    /// among those set (ATR-015) and `reserved` <= `max_concurrent` if both
-    /// are (ATR-016), naming the key out of place after `key_prefix`. A
+    /// among those set (ATR-015), `reserved` <= `max_concurrent` if both
+    /// are (ATR-016), and a `lifo` or `codel` queue's `queue_target` above
+    /// zero and below its `queue_interval` among those set (ATR-019), naming the key out of place after `key_prefix`. A
     /// value not set here is left to the layers below (so it is no error
     /// that one of them could fix); check a resolved configuration with
     /// [`BulkheadConfig::check_limits`].
     ///
     /// # Errors
     ///
-    /// ATR-015 or ATR-016, as above.
+    /// ATR-015, ATR-016 or ATR-019, as above.
     ///
     /// # Examples
     ///
@@ -224,7 +249,26 @@ impl BulkheadConfigBuilder {
                 ("reserved", self.reserved),
             ],
             key_prefix,
-        )
+        )?;
+        let queue = [
+            (
+                "queue",
+                self.queue.map(|q| KeyValue::Text(q.name().to_owned())),
+            ),
+            ("queue_target", self.queue_target.map(KeyValue::Duration)),
+            (
+                "queue_interval",
+                self.queue_interval.map(KeyValue::Duration),
+            ),
+        ];
+        let written: Vec<(&str, KeyValue)> = queue
+            .into_iter()
+            .filter_map(|(key, value)| value.map(|v| (key, v)))
+            .collect();
+        let pairs: Vec<(&str, &KeyValue)> = written.iter().map(|(k, v)| (*k, v)).collect();
+        PolicyKind::Bulkhead
+            .check_together(&pairs)
+            .map_err(|e| e.prefixed(key_prefix))
     }
 }
 
@@ -240,6 +284,12 @@ fn check_together(limits: [(&str, Option<u32>); 4], key_prefix: &str) -> Result<
     PolicyKind::Bulkhead
         .check_together(&pairs)
         .map_err(|e| e.prefixed(key_prefix))
+}
+
+impl crate::config::Choice for QueueDiscipline {
+    fn parse(key: &str, text: &str) -> Result<Self, ConfigError> {
+        QueueDiscipline::parse(key, text)
+    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use super::permit::BulkheadPermit;
-use super::queue::{Kind, WaiterKey};
+use super::queue::{Arrival, Kind, WaiterKey};
 use super::semaphore::{Acquired, Enqueued};
 use super::{Bulkhead, Shared};
 use crate::clock::{Sleep, Wake};
@@ -94,14 +94,16 @@ impl<'a> Enter<'a> {
             // The sleep is made before queueing too: if a clock panics here,
             // no waiter is left in the queue without anyone to withdraw it.
             let clock = shared.context.clock();
-            let deadline = clock.now().checked_add(shared.config.max_wait());
+            let now = clock.now();
+            let deadline = now.checked_add(shared.config.max_wait());
             let sleep = deadline.map(|deadline| clock.sleep_until(deadline));
             // A class that may not use the whole limit does not wait.
             if let Some(shed) = shared.semaphore.refuse_waiting() {
                 return self.outcome(shed);
             }
             let wake = Wake::Task(cx.waker().clone());
-            let key = match shared.semaphore.enqueue(Kind::Task, wake, deadline, None) {
+            let arrival = Arrival::normal(Kind::Task, deadline, Some(now));
+            let key = match shared.semaphore.enqueue_as(arrival, wake, None) {
                 Enqueued::Done(acquired) => {
                     return self.outcome(shared.semaphore.tag_waited(acquired));
                 }

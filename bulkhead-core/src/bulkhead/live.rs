@@ -214,6 +214,57 @@ impl Bulkhead {
     pub fn set_barging(&self, barging: u32) {
         self.shared.semaphore.set_barging(barging);
     }
+
+    /// Changes how the waiters are served (the keys `queue`,
+    /// `queue_target` and `queue_interval`), from the next hand-off on:
+    /// the callers already waiting stay, ordered by the new discipline. A
+    /// registry's reload calls it.
+    ///
+    /// # Errors
+    ///
+    /// ATR-019 if `queue` is `lifo` or `codel` and `target` is zero or not
+    /// below `interval`; nothing changes then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_core::{Bulkhead, BulkheadConfig, QueueDiscipline};
+    ///
+    /// let bulkhead = Bulkhead::new("search", BulkheadConfig::default());
+    /// let ms = Duration::from_millis;
+    /// bulkhead.set_queue(QueueDiscipline::Lifo, ms(10), ms(100))?;
+    /// assert_eq!(bulkhead.config().queue(), QueueDiscipline::Lifo);
+    /// let err = bulkhead.set_queue(QueueDiscipline::Codel, ms(100), ms(100)).unwrap_err();
+    /// assert_eq!(err.code(), "ATR-019");
+    /// assert_eq!(bulkhead.config().queue_target(), ms(10));
+    /// # Ok::<(), bulkhead_core::ConfigError>(())
+    /// ```
+    pub fn set_queue(
+        &self,
+        queue: crate::QueueDiscipline,
+        target: std::time::Duration,
+        interval: std::time::Duration,
+    ) -> Result<(), ConfigError> {
+        queue.check_target("queue_target", target, interval)?;
+        self.shared.semaphore.set_discipline(queue::Discipline {
+            queue,
+            target,
+            interval,
+        });
+        Ok(())
+    }
+
+    /// How many waiters the `codel` queue discipline refused, per class
+    /// (Sheddable, Normal, High, Critical), since the bulkhead was made.
+    /// Each is also a rejection (`BulkheadFull`, published as `Rejected`
+    /// with `waited: true`).
+    ///
+    /// For the snapshots to read; not a stable interface yet.
+    #[doc(hidden)]
+    pub fn refused_by_queue(&self) -> [u64; 4] {
+        self.shared.semaphore.refused_by_queue()
+    }
 }
 
 impl Shared {

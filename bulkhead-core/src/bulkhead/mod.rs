@@ -201,6 +201,7 @@ impl Bulkhead {
             }
         };
         semaphore.set_classes(config.shed_at(), config.priority_set());
+        semaphore.set_discipline(config.discipline());
         Bulkhead {
             shared: Arc::new(Shared {
                 semaphore,
@@ -240,6 +241,7 @@ impl Bulkhead {
             .config
             .with_live_limits(limits.configured, limits.reserved)
             .with_live_classes(shed_at, priority)
+            .with_live_queue(self.shared.semaphore.discipline())
     }
 
     /// Takes a free slot, or fails at once with [`BulkheadFull`] whatever

@@ -243,9 +243,11 @@ fn a_configs_values_name_every_key_configuration_sets_and_show_what_it_was_set_t
         .build()
         .unwrap()
         .values();
-    assert_eq!(bulkhead[1], ("max_wait", "250ms".to_owned()));
-    assert_eq!(bulkhead[3], ("resource", "none".to_owned()));
-    assert_eq!(bulkhead[7], ("reserved", "2".to_owned()));
+    let value = |name: &str| bulkhead.iter().find(|(key, _)| *key == name).unwrap();
+    assert_eq!(value("max_wait"), &("max_wait", "250ms".to_owned()));
+    assert_eq!(value("resource"), &("resource", "none".to_owned()));
+    assert_eq!(value("reserved"), &("reserved", "2".to_owned()));
+    assert_eq!(value("queue"), &("queue", "fifo".to_owned()));
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! The policies on their own, without a registry: bounded barging of the
 //! bulkhead (`barging`), several bulkheads on one pool under load
-//! (`pool_stress`), what a composed circuit breaker records
+//! (`pool_stress`), the queue disciplines on a manual clock (`queue`), what a composed circuit breaker records
 //! (`breaker_classification`), what the outer policies make of injected
 //! faults and latency (`chaos`), the rate limiter under contention
 //! (`rate_limiter_races`), and policies on recent readings of the clock
@@ -13,5 +13,6 @@ mod barging;
 mod breaker_classification;
 mod chaos;
 mod pool_stress;
+mod queue;
 mod rate_limiter_races;
 mod recent_readings;

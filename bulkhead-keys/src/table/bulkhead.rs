@@ -2,7 +2,7 @@
 //! ATR-018, the order of `shed_at`'s fractions, is its value's own rule:
 //! see `ShedAt`).
 
-use crate::{ConfigError, KeyValue};
+use crate::{ConfigError, KeyValue, QueueDiscipline};
 
 /// The largest limit a bulkhead takes, 2^30 - 1 (what its slot word
 /// holds).
@@ -24,6 +24,31 @@ macro_rules! __bulkhead_keys {
         max_wait: Duration = Duration::ZERO
             => Duration { positive: false }, "\"0\"",
             "how long a caller may wait for a slot; zero rejects at once";
+        /// The order waiters of one class are served in (see
+        /// [`QueueDiscipline`]): `fifo`, the default, oldest first; `lifo`
+        /// newest first once the oldest has waited past `queue_target`;
+        /// `codel` refuses long waiters once the queue has stood above
+        /// `queue_target` for a `queue_interval`. Nothing without
+        /// `max_wait`, as nobody waits.
+        @shown_if(queue)
+        queue: QueueDiscipline = QueueDiscipline::Fifo
+            => Choice { ty: "QueueDiscipline", choices: &["fifo", "lifo", "codel"] },
+            "\"fifo\"",
+            "the order waiters of one class are served in: `fifo` oldest first; `lifo` newest first once the oldest has waited past `queue_target`; `codel` refuses waiters past twice `queue_target` once the queue has stood above it for a `queue_interval`";
+        /// With `queue` `lifo` or `codel`: the wait a queue may hold
+        /// without counting as standing (default 5 ms; above zero and
+        /// below `queue_interval`).
+        @shown_if(queue | queue_target)
+        queue_target: Duration = QueueDiscipline::DEFAULT_TARGET
+            => Duration { positive: false }, "\"5ms\"",
+            "with `queue` `lifo` or `codel`: the wait a queue may hold without counting as standing (ATR-019 unless above zero and below `queue_interval`)";
+        /// With `queue` `codel`: how long the shortest wait must stay above
+        /// `queue_target` before the queue counts as overloaded (default
+        /// 100 ms).
+        @shown_if(queue | queue_interval)
+        queue_interval: Duration = QueueDiscipline::DEFAULT_INTERVAL
+            => Duration { positive: false }, "\"100ms\"",
+            "with `queue` `codel`: how long the shortest wait must stay above `queue_target` before waiters are refused";
         /// Whether the bulkhead limits anything (the default); a disabled
         /// one lets every call through and counts nothing.
         enabled: bool = true
@@ -99,8 +124,11 @@ crate::__bulkhead_keys!(crate::rows::key_table! { pub(crate) const KEYS });
 /// configuration) that depend on each other, for those given:
 /// `min_concurrent` <= `initial_concurrent` <= `max_concurrent` (ATR-015,
 /// naming the key out of place), and `reserved` <= `max_concurrent`
-/// (ATR-016, about `reserved`).
+/// (ATR-016, about `reserved`); and, when `queue` is given as `lifo` or
+/// `codel`, `queue_target` above zero and below `queue_interval` among
+/// those given (ATR-019, about `queue_target`).
 pub(crate) fn check_together(values: &[(&str, &KeyValue)]) -> Result<(), ConfigError> {
+    check_queue(values)?;
     let integer = |name: &str| {
         values.iter().find_map(|(key, value)| match value {
             KeyValue::Integer(n) if *key == name => Some(*n),
@@ -145,4 +173,37 @@ fn check_order(
         return Err(out_of_order("initial_concurrent"));
     }
     Ok(())
+}
+
+/// ATR-019 among the values given: a `queue` of `lifo` or `codel` with a
+/// zero `queue_target`, or with one not below the `queue_interval` given.
+/// Without `queue`, or without the interval, a layer below decides.
+fn check_queue(values: &[(&str, &KeyValue)]) -> Result<(), ConfigError> {
+    let find = |name: &str| {
+        values
+            .iter()
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| *value)
+    };
+    let duration = |name: &str| match find(name) {
+        Some(KeyValue::Duration(d)) => Some(*d),
+        _ => None,
+    };
+    let queue = match find("queue") {
+        Some(KeyValue::Text(name)) => QueueDiscipline::parse("queue", name).ok(),
+        _ => None,
+    };
+    match (queue, duration("queue_target")) {
+        // Without the interval, only a zero target is certain to be out of
+        // range (a layer below may give a longer interval).
+        (Some(queue), Some(target)) => match duration("queue_interval") {
+            Some(interval) => queue.check_target("queue_target", target, interval),
+            None if target.is_zero() => {
+                let interval = QueueDiscipline::DEFAULT_INTERVAL;
+                queue.check_target("queue_target", target, interval)
+            }
+            None => Ok(()),
+        },
+        _ => Ok(()),
+    }
 }

@@ -86,6 +86,12 @@ impl Managed for Bulkhead {
         if old.shed_at() != new.shed_at() || old.priority_set() != new.priority_set() {
             self.set_priorities(new.shed_at(), new.priority_set());
         }
+        if (old.queue(), old.queue_target(), old.queue_interval())
+            != (new.queue(), new.queue_target(), new.queue_interval())
+        {
+            // Checked as a configuration when it was resolved.
+            let _ = self.set_queue(new.queue(), new.queue_target(), new.queue_interval());
+        }
         // The rest is fixed when the bulkhead is made. A new resource is
         // followed by the registry after the reload (`sync_rooms` moves the
         // bulkhead to its pool; its budget and room follow it).

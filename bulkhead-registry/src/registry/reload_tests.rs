@@ -95,11 +95,20 @@ fn reloads<P: Managed>(key: &'static str, value: &str) {
     let installed = P::values(&declare::<P>(registry, &format!("{kind}-new")).config());
     let (from, to) = (value_of(&before, key), value_of(&installed, key));
     assert_ne!(from, to, "{kind}.{key} = {value}: not installed");
-    // Only a bulkhead's limit, reservation and classes, and every key of a
-    // chaos policy, change live.
+    // Only a bulkhead's limit, reservation, classes and queue keys, and
+    // every key of a chaos policy, change live.
     let live = kind == PolicyKind::Chaos
         || kind == PolicyKind::Bulkhead
-            && matches!(key, "max_concurrent" | "reserved" | "priority" | "shed_at");
+            && matches!(
+                key,
+                "max_concurrent"
+                    | "reserved"
+                    | "priority"
+                    | "shed_at"
+                    | "queue"
+                    | "queue_target"
+                    | "queue_interval"
+            );
     let now = value_of(&P::values(&store.get(&id).unwrap().config()), key);
     assert_eq!(&now, if live { &to } else { &from }, "{kind}.{key} now");
 

@@ -187,6 +187,108 @@ fn every_policy_reads_its_own_keys() {
     );
 }
 
+#[test]
+fn the_queue_keys_come_from_toml_and_environment_variables() {
+    use bulkhead_core::QueueDiscipline;
+    let registry = Registry::builder()
+        .config_toml(
+            "[bulkhead.configs.default]\nqueue = \"codel\"\nqueue_target = \"10ms\"\n\
+             [bulkhead.instances.newest]\nqueue = \"lifo\"\n",
+        )
+        .unwrap()
+        .config_vars(
+            "APP_",
+            [
+                ("APP_BULKHEAD__INSTANCES__TUNED__QUEUE_INTERVAL", "1s"),
+                ("APP_BULKHEAD__INSTANCES__TUNED__QUEUE_TARGET", "20ms"),
+            ],
+        )
+        .unwrap()
+        .build();
+    let config = |id: &str| {
+        registry
+            .bulkhead_policy(id, "test", &spec())
+            .unwrap()
+            .config()
+    };
+    let codel = config("plain");
+    assert_eq!(
+        (codel.queue(), codel.queue_target(), codel.queue_interval()),
+        (
+            QueueDiscipline::Codel,
+            Duration::from_millis(10),
+            Duration::from_millis(100)
+        )
+    );
+    assert_eq!(config("newest").queue(), QueueDiscipline::Lifo);
+    let tuned = config("tuned");
+    assert_eq!(
+        (tuned.queue(), tuned.queue_target(), tuned.queue_interval()),
+        (
+            QueueDiscipline::Codel,
+            Duration::from_millis(20),
+            Duration::from_secs(1)
+        )
+    );
+    // The code's value is laid over the named configuration's.
+    let fifo = registry
+        .bulkhead_policy("coded", "test", &spec().queue(QueueDiscipline::Fifo))
+        .unwrap()
+        .config();
+    assert_eq!(fifo.queue(), QueueDiscipline::Fifo);
+}
+
+#[test]
+fn a_queue_target_out_of_range_is_atr_019_naming_the_full_key() {
+    // An instance's overrides, written together: refused by `try_build`.
+    let err = Registry::builder()
+        .config_toml(
+            "[bulkhead.instances.a]\nqueue = \"lifo\"\nqueue_target = \"200ms\"\nqueue_interval = \"100ms\"",
+        )
+        .unwrap()
+        .try_build()
+        .unwrap_err();
+    assert_eq!(err.code(), "ATR-019", "{err}");
+    assert!(
+        err.to_string()
+            .contains("bulkhead.instances.a.queue_target"),
+        "{err}"
+    );
+    // A FIFO queue reads neither.
+    let registry = toml("[bulkhead.instances.b]\nqueue_target = \"1s\"\n");
+    assert!(registry.bulkhead_policy("b", "test", &spec()).is_ok());
+    // Across layers: the instance's target above the default interval,
+    // under a codel queue another layer gives, is refused on resolution.
+    let registry = toml(
+        "[bulkhead.configs.default]\nqueue = \"codel\"\n[bulkhead.instances.c]\nqueue_target = \"150ms\"\n",
+    );
+    let err = registry.bulkhead_policy("c", "test", &spec()).unwrap_err();
+    assert_eq!(err.code(), "ATR-019", "{err}");
+    assert!(err.to_string().contains("queue_target"), "{err}");
+    // From the environment, and from code: the same.
+    let registry = Registry::builder()
+        .config_vars(
+            "APP_",
+            [
+                ("APP_BULKHEAD__INSTANCES__D__QUEUE", "lifo"),
+                ("APP_BULKHEAD__INSTANCES__D__QUEUE_TARGET", "0"),
+            ],
+        )
+        .unwrap()
+        .build();
+    let err = registry.bulkhead_policy("d", "test", &spec()).unwrap_err();
+    assert_eq!(err.code(), "ATR-019", "{err}");
+    let err = spec()
+        .queue(bulkhead_core::QueueDiscipline::Codel)
+        .queue_target(Duration::from_secs(1))
+        .build()
+        .unwrap_err();
+    assert_eq!(err.code(), "ATR-019", "{err}");
+    // An unknown discipline is ATR-010, when it is read.
+    let err = toml_error("[bulkhead.configs.default]\nqueue = \"random\"");
+    assert_eq!(err.code(), "ATR-010", "{err}");
+}
+
 // ----------------------------------------------------------------- errors
 
 fn toml_error(text: &str) -> RegistryError {

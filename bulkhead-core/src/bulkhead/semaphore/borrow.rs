@@ -251,9 +251,11 @@ impl Semaphore {
             // what a release before its swap freed.
             let on = link_of(state) == slot && self.links.names(slot, link);
             if on && !queue.is_empty() && !is_full(state) {
-                if let Some(wake) = queue.grant_next(now) {
+                if queue
+                    .grant_next(now, ALL_CLASSES)
+                    .into_wakes(&mut deferred.wakes)
+                {
                     self.state.fetch_add(ONE, Acquire);
-                    deferred.wakes.push(wake);
                 }
                 self.queue_changed(&queue);
             }
@@ -304,9 +306,9 @@ impl Semaphore {
         deferred: &mut Deferred,
     ) -> Option<bool> {
         let mut queue = lock(&self.queue);
-        let granted = queue.grant_next(now).map(|wake| {
+        let served = queue.grant_next(now, ALL_CLASSES);
+        let granted = served.into_wakes(&mut deferred.wakes).then(|| {
             let before = self.state.fetch_add(ONE, AcqRel);
-            deferred.wakes.push(wake);
             !is_full(before)
         });
         self.queue_changed(&queue);

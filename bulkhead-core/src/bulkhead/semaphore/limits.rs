@@ -46,11 +46,10 @@ impl Semaphore {
         wakes: &mut Vec<Wake>,
     ) {
         while !queue.is_empty() && !is_full(self.state.load(Acquire)) {
-            let Some(wake) = queue.grant_next(now) else {
+            if !queue.grant_next(now, ALL_CLASSES).into_wakes(wakes) {
                 break;
-            };
+            }
             self.state.fetch_add(ONE, AcqRel);
-            wakes.push(wake);
         }
     }
 

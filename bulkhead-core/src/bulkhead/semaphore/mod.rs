@@ -190,7 +190,7 @@ use std::time::Instant;
 use super::classes::Classes;
 use super::links::{Links, PoolLink};
 use super::pool::{Deferred, Inner, Member, Pool};
-use super::queue::{Kind, Status, WaitQueue, WaiterKey};
+use super::queue::{ALL_CLASSES, Kind, Served, Status, WaitQueue, WaiterKey};
 use crate::clock::{Clock, Wake};
 use crate::loom::atomic::{AtomicU32, AtomicU64, Ordering::*, fence};
 use crate::loom::{Mutex, MutexGuard, OnceLock, lock, thread};
@@ -661,24 +661,22 @@ impl Semaphore {
         let (now, panicked) = read_catching(clock);
         let mut queue = lock(&self.queue);
         let state = self.state.load(Acquire);
-        let wake = if !queue.is_empty() && !is_full(state) {
+        let served = if !queue.is_empty() && !is_full(state) {
             // Newcomers cannot take the slot (WAITERS is set) and only we
             // hand slots out, under the lock: it is still free.
-            let wake = queue.serve_next(now);
-            if wake.is_some() {
+            let served = queue.serve_next(now, ALL_CLASSES);
+            if served.is_granted() {
                 self.state.fetch_add(ONE, Acquire);
             }
             // If every waiter had expired, the queue is now empty and this
             // clears WAITERS: the slot is free for newcomers again.
             self.queue_changed(&queue);
-            wake
+            served
         } else {
-            None
+            Served::default()
         };
         drop(queue);
-        if let Some(wake) = wake {
-            wake.wake();
-        }
+        served.wake();
         if let Some(panic) = panicked
             && !std::thread::panicking()
         {

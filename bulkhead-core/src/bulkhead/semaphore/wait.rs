@@ -4,6 +4,7 @@
 
 use super::borrow::Claim;
 use super::*;
+use crate::bulkhead::queue::{Arrival, CLASSES, Discipline, NORMAL};
 
 /// The link in force and its pool's lock, if on a pool.
 pub(super) type Locked<'a> = Option<(&'a PoolLink, MutexGuard<'a, Inner>)>;
@@ -24,11 +25,9 @@ impl Drop for CancelOnDrop<'_> {
 
 impl Semaphore {
     /// Takes a slot that came free, or queues the caller until `deadline`
-    /// (`None`: no deadline). A thread (`kind` [`Kind::Thread`]) that would
-    /// queue takes instead the slot offered to a waiting thread that has not
-    /// woken up to take it yet, if that waiter's deadline has not passed at
-    /// `now` (see [`WaitQueue::take_offer`]). A bulkhead on a pool does not
-    /// barge: its waiters are served in arrival order across the pool.
+    /// (`None`: no deadline), as a caller of class [`NORMAL`] that started
+    /// waiting at `now` (see [`enqueue_as`](Self::enqueue_as)).
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn enqueue(
         &self,
         kind: Kind,
@@ -36,12 +35,28 @@ impl Semaphore {
         deadline: Option<Instant>,
         now: Option<Instant>,
     ) -> Enqueued {
+        self.enqueue_as(Arrival::normal(kind, deadline, now), wake, now)
+    }
+
+    /// Takes a slot that came free, or queues the caller `arrival`
+    /// describes until its deadline. A thread ([`Kind::Thread`]) that would
+    /// queue takes instead the slot offered to a waiting thread of its class
+    /// or below that has not woken up to take it yet, if that waiter's
+    /// deadline has not passed at `now` (see [`WaitQueue::take_offer`]). A
+    /// bulkhead on a pool does not barge: its waiters are served in arrival
+    /// order across the pool.
+    pub(crate) fn enqueue_as(
+        &self,
+        arrival: Arrival,
+        wake: Wake,
+        now: Option<Instant>,
+    ) -> Enqueued {
         let mut wake = wake;
         loop {
             let slot = link_of(self.state.load(Acquire));
             let tried = match self.link(slot) {
-                Some(link) => self.enqueue_pooled(link, slot, kind, wake, deadline, now),
-                None => self.enqueue_alone(kind, wake, deadline, now),
+                Some(link) => self.enqueue_pooled(link, slot, arrival, wake, now),
+                None => self.enqueue_alone(arrival, wake, now),
             };
             match tried {
                 Ok(enqueued) => return enqueued,
@@ -55,9 +70,8 @@ impl Semaphore {
     /// the bulkhead is on one now.
     pub(super) fn enqueue_alone(
         &self,
-        kind: Kind,
+        arrival: Arrival,
         wake: Wake,
-        deadline: Option<Instant>,
         now: Option<Instant>,
     ) -> Result<Enqueued, Wake> {
         let mut queue = lock(&self.queue);
@@ -70,7 +84,7 @@ impl Semaphore {
                 return Ok(Enqueued::Done(Acquired::Uncounted));
             }
             let queue_up = is_closed(state);
-            if queue_up && kind == Kind::Thread && queue.take_offer(now) {
+            if queue_up && arrival.kind == Kind::Thread && queue.take_offer(now, arrival.class) {
                 // The slot stays counted in flight, now ours; its waiter
                 // is queued again, so WAITERS must be set (the offer may
                 // have emptied the queue and cleared it).
@@ -92,7 +106,7 @@ impl Semaphore {
                 Err(actual) => state = actual,
             }
         }
-        let key = queue.push(kind, wake, deadline);
+        let key = queue.push(arrival, wake);
         self.queue_changed(&queue);
         Ok(Enqueued::Queued(key))
     }
@@ -107,9 +121,8 @@ impl Semaphore {
         &self,
         link: &PoolLink,
         slot: usize,
-        kind: Kind,
+        arrival: Arrival,
         wake: Wake,
-        deadline: Option<Instant>,
         now: Option<Instant>,
     ) -> Result<Enqueued, Wake> {
         let now = now.or_else(|| self.now());
@@ -175,7 +188,7 @@ impl Semaphore {
                 }
             }
             let ticket = inner.ticket();
-            let key = queue.push_ticketed(kind, wake, deadline, ticket);
+            let key = queue.push_ticketed(arrival, wake, ticket);
             self.queue_changed(&queue);
             break Enqueued::Queued(key);
         };
@@ -246,7 +259,7 @@ impl Semaphore {
                 let (_, wake) = queue.remove(key);
                 (Some(Acquired::Slot), wake)
             }
-            Status::Expired => {
+            Status::Expired | Status::Refused => {
                 let (_, wake) = queue.remove(key);
                 (Some(Acquired::Full), wake)
             }
@@ -281,17 +294,53 @@ impl Semaphore {
         }
     }
 
+    /// Sets how the waiters of one class are ordered (the `queue`,
+    /// `queue_target` and `queue_interval` keys).
+    pub(crate) fn set_discipline(&self, discipline: Discipline) {
+        lock(&self.queue).set_discipline(discipline);
+    }
+
+    /// How the waiters of one class are ordered now.
+    pub(crate) fn discipline(&self) -> Discipline {
+        lock(&self.queue).discipline()
+    }
+
+    /// How many waiters the `codel` discipline refused, per class (lowest
+    /// first).
+    pub(crate) fn refused_by_queue(&self) -> [u64; CLASSES] {
+        lock(&self.queue).refused()
+    }
+
     /// Blocks the calling thread until it gets a slot or `deadline` passes on
     /// `clock` (`None`: no deadline); `now` is the clock's time as it starts
-    /// waiting.
+    /// waiting. A caller of class [`NORMAL`]; see
+    /// [`acquire_blocking_as`](Self::acquire_blocking_as).
     pub(crate) fn acquire_blocking(
         &self,
         clock: &Arc<dyn Clock>,
         now: Instant,
         deadline: Option<Instant>,
     ) -> Acquired {
+        self.acquire_blocking_as(clock, NORMAL, now, deadline)
+    }
+
+    /// [`acquire_blocking`](Self::acquire_blocking) for a caller of `class`
+    /// (0 to 3, 3 the highest).
+    pub(crate) fn acquire_blocking_as(
+        &self,
+        clock: &Arc<dyn Clock>,
+        class: u8,
+        now: Instant,
+        deadline: Option<Instant>,
+    ) -> Acquired {
         let wake = Wake::Thread(thread::current());
-        let key = match self.enqueue(Kind::Thread, wake, deadline, Some(now)) {
+        let arrival = Arrival {
+            kind: Kind::Thread,
+            class,
+            deadline,
+            since: Some(now),
+        };
+        let key = match self.enqueue_as(arrival, wake, Some(now)) {
             Enqueued::Done(acquired) => return acquired,
             Enqueued::Queued(key) => key,
         };
