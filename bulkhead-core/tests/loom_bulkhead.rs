@@ -1269,6 +1269,52 @@ fn a_pooled_sheddable_borrower_racing_a_critical_release_keeps_the_pool_invarian
     });
 }
 
+/// A Normal waiter whose share was lowered (1 of 2) cannot take the slot
+/// a release frees with one call left in flight; a Critical newcomer
+/// racing that release gets it, by the release's hand-off or under the
+/// lock as a slot no waiter may take (P3): never left idle.
+#[test]
+fn a_slot_no_waiter_may_take_is_free_for_a_critical_newcomer() {
+    model_bounded(2, || {
+        let clock = ManualClock::new();
+        let bulkhead = bulkhead(2, Duration::from_secs(3600), &clock);
+        let (first, second) = (
+            bulkhead.try_enter_owned().unwrap(),
+            bulkhead.try_enter_owned().unwrap(),
+        );
+        let mut normal = Box::pin(bulkhead.enter_async());
+        assert!(poll_noop(&mut normal).is_pending());
+        bulkhead.set_priorities(bulkhead_core::ShedAt::new(0.5, 0.5, 1.0).unwrap(), None);
+        let releaser = thread::spawn(move || drop(first));
+        let critical = {
+            let bulkhead = bulkhead.clone();
+            thread::spawn(move || {
+                let mut entering =
+                    Box::pin(priority::scope(Priority::Critical, bulkhead.enter_async()));
+                loop {
+                    match poll_noop(&mut entering) {
+                        Poll::Ready(permit) => break permit.map(|p| p.holds_slot()),
+                        Poll::Pending => thread::yield_now(),
+                    }
+                }
+            })
+        };
+        releaser.join().unwrap();
+        assert_eq!(
+            critical.join().unwrap(),
+            Ok(true),
+            "the critical call got the slot"
+        );
+        assert!(
+            poll_noop(&mut normal).is_pending(),
+            "normal stays under its share"
+        );
+        assert_eq!(bulkhead.concurrent_calls(), 1);
+        drop((normal, second));
+        assert_idle(&bulkhead, 2);
+    });
+}
+
 // ------------------------------------------- classes and disciplines (queue)
 
 /// A bulkhead of one slot whose waiters are served by `queue` (target 5 ms,

@@ -203,7 +203,9 @@ impl Shared {
         let clock = self.context.clock();
         let now = clock.now();
         let deadline = now.checked_add(self.config.max_wait());
-        self.semaphore.acquire_blocking(clock, now, deadline)
+        let class = self.semaphore.waiting_class();
+        self.semaphore
+            .acquire_blocking_as(clock, class, now, deadline)
     }
 
     #[cold]
@@ -224,7 +226,10 @@ impl Shared {
         if let Some(shed) = self.semaphore.refuse_waiting() {
             return self.permit_or_reject(shed, false).map_err(EnterError::Full);
         }
-        let acquired = self.semaphore.acquire_blocking(clock, now, deadline);
+        let class = self.semaphore.waiting_class();
+        let acquired = self
+            .semaphore
+            .acquire_blocking_as(clock, class, now, deadline);
         match self.semaphore.tag_waited(acquired) {
             Acquired::Full if outer_first => {
                 if let Some(traffic) = &self.traffic {

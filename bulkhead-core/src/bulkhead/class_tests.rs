@@ -441,3 +441,105 @@ fn the_snapshot_counts_every_call_in_a_class() {
     let sum: u32 = occupancy.classes.iter().map(|c| c.held).sum();
     assert_eq!(sum, occupancy.concurrent_calls);
 }
+
+#[test]
+fn a_critical_waiter_is_served_before_an_older_normal_one() {
+    let (bulkhead, _events) = bulkhead(1, "");
+    let held = bulkhead.try_enter().unwrap();
+    let mut normal = std::pin::pin!(bulkhead.enter_async());
+    assert!(poll(normal.as_mut()).is_pending());
+    let mut critical = std::pin::pin!(scope(Critical, bulkhead.enter_async()));
+    assert!(poll(critical.as_mut()).is_pending());
+    let mut high = std::pin::pin!(scope(High, bulkhead.enter_async()));
+    assert!(poll(high.as_mut()).is_pending());
+    assert_eq!(bulkhead.waiting_calls(), 3);
+    drop(held);
+    let Poll::Ready(Ok(first)) = poll(critical.as_mut()) else {
+        panic!("the critical waiter is served first");
+    };
+    assert!(poll(normal.as_mut()).is_pending() && poll(high.as_mut()).is_pending());
+    assert_eq!(class(&bulkhead, Critical).held, 1);
+    drop(first);
+    let Poll::Ready(Ok(second)) = poll(high.as_mut()) else {
+        panic!("then the high one");
+    };
+    drop(second);
+    let Poll::Ready(Ok(third)) = poll(normal.as_mut()) else {
+        panic!("then the normal one");
+    };
+    assert_eq!(class(&bulkhead, Normal).held, 1);
+    drop(third);
+    assert!(bulkhead.occupancy().classes.iter().all(|c| c.held == 0));
+}
+
+#[test]
+fn blocked_threads_are_served_by_class_then_arrival() {
+    use std::sync::Mutex;
+    use std::sync::mpsc;
+
+    let (bulkhead, _events) = bulkhead(1, "");
+    let held = bulkhead.try_enter().unwrap();
+    let served = Arc::new(Mutex::new(Vec::new()));
+    let mut releases = Vec::new();
+    let mut threads = Vec::new();
+    for (i, class) in [Normal, Critical, Normal, High].into_iter().enumerate() {
+        let (mine, served) = (bulkhead.clone(), Arc::clone(&served));
+        let (release, released) = mpsc::channel::<()>();
+        releases.push(release);
+        threads.push(std::thread::spawn(move || {
+            let permit = with(class, || mine.enter()).unwrap();
+            served.lock().unwrap().push((class, i));
+            let _ = released.recv();
+            drop(permit);
+        }));
+        while bulkhead.waiting_calls() < i as u32 + 1 {
+            std::thread::yield_now();
+        }
+    }
+    drop(held);
+    let mut order = Vec::new();
+    for _ in 0..4 {
+        let next = loop {
+            let served = served.lock().unwrap();
+            if served.len() > order.len() {
+                break served[order.len()];
+            }
+            drop(served);
+            std::thread::yield_now();
+        };
+        order.push(next);
+        releases[next.1].send(()).unwrap();
+    }
+    threads.into_iter().for_each(|t| t.join().unwrap());
+    assert_eq!(
+        order,
+        [(Critical, 1), (High, 3), (Normal, 0), (Normal, 2)],
+        "by class, then arrival"
+    );
+}
+
+#[test]
+fn a_waiter_whose_share_was_lowered_is_not_handed_a_slot_above_its_threshold() {
+    let (bulkhead, _events) = bulkhead(2, "");
+    let held = [bulkhead.try_enter().unwrap(), bulkhead.try_enter().unwrap()];
+    let mut normal = std::pin::pin!(bulkhead.enter_async());
+    assert!(poll(normal.as_mut()).is_pending());
+    // Normal may now take half the limit: one call in flight is its share.
+    bulkhead.set_priorities(ShedAt::new(0.5, 0.5, 1.0).unwrap(), None);
+    let [first, second] = held;
+    drop(first);
+    assert!(
+        poll(normal.as_mut()).is_pending(),
+        "1 in flight >= Normal's 1"
+    );
+    // A critical newcomer waiting is eligible for the slot left free.
+    let mut critical = std::pin::pin!(scope(Critical, bulkhead.enter_async()));
+    let Poll::Ready(Ok(critical)) = poll(critical.as_mut()) else {
+        panic!("critical takes the free slot");
+    };
+    drop((second, critical));
+    let Poll::Ready(Ok(normal)) = poll(normal.as_mut()) else {
+        panic!("back under its threshold, the normal waiter is served");
+    };
+    drop(normal);
+}

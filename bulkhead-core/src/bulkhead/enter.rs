@@ -102,7 +102,10 @@ impl<'a> Enter<'a> {
                 return self.outcome(shed);
             }
             let wake = Wake::Task(cx.waker().clone());
-            let arrival = Arrival::normal(Kind::Task, deadline, Some(now));
+            let arrival = Arrival {
+                class: shared.semaphore.waiting_class(),
+                ..Arrival::normal(Kind::Task, deadline, Some(now))
+            };
             let key = match shared.semaphore.enqueue_as(arrival, wake, None) {
                 Enqueued::Done(acquired) => {
                     return self.outcome(shared.semaphore.tag_waited(acquired));

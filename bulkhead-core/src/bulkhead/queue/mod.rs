@@ -588,12 +588,6 @@ impl WaitQueue {
         })
     }
 
-    /// The ticket of the waiter [`grant_next`](Self::grant_next) would
-    /// consider first among every class, if any waits.
-    pub(crate) fn next_ticket(&self) -> Option<u64> {
-        self.next_order(ALL_CLASSES).map(|order| order.ticket)
-    }
-
     /// How long a waiter has waited at `now`, if it is known when it
     /// arrived.
     fn sojourn(&self, index: u32, now: Instant) -> Option<std::time::Duration> {

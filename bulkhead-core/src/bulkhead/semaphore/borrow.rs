@@ -252,7 +252,7 @@ impl Semaphore {
             let on = link_of(state) == slot && self.links.names(slot, link);
             if on && !queue.is_empty() && !is_full(state) {
                 if queue
-                    .grant_next(now, ALL_CLASSES)
+                    .grant_next(now, self.eligible(state))
                     .into_wakes(&mut deferred.wakes)
                 {
                     self.state.fetch_add(ONE, Acquire);
@@ -279,7 +279,8 @@ impl Semaphore {
         if self.in_flight() >= self.ceiling() {
             return None;
         }
-        queue.next_ticket()
+        let eligible = self.eligible(self.state.load(Acquire));
+        queue.next_order(eligible).map(|order| order.ticket)
     }
 
     /// Counts `slots` more owed to the pool in force (see `links.rs`):
@@ -306,7 +307,7 @@ impl Semaphore {
         deferred: &mut Deferred,
     ) -> Option<bool> {
         let mut queue = lock(&self.queue);
-        let served = queue.grant_next(now, ALL_CLASSES);
+        let served = queue.grant_next(now, self.eligible(self.state.load(Acquire)));
         let granted = served.into_wakes(&mut deferred.wakes).then(|| {
             let before = self.state.fetch_add(ONE, AcqRel);
             !is_full(before)

@@ -45,8 +45,15 @@ impl Semaphore {
         now: Option<Instant>,
         wakes: &mut Vec<Wake>,
     ) {
-        while !queue.is_empty() && !is_full(self.state.load(Acquire)) {
-            if !queue.grant_next(now, ALL_CLASSES).into_wakes(wakes) {
+        loop {
+            let state = self.state.load(Acquire);
+            if queue.is_empty() || is_full(state) {
+                break;
+            }
+            if !queue
+                .grant_next(now, self.eligible(state))
+                .into_wakes(wakes)
+            {
                 break;
             }
             self.state.fetch_add(ONE, AcqRel);

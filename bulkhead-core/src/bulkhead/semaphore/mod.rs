@@ -56,10 +56,16 @@
 //! higher class would have been admitted whenever a lower one was). A
 //! call at or above its threshold, below the whole limit, is *shed*:
 //! refused at once, without waiting (`Acquired::Shed`). A class that may
-//! use the whole limit meets a full bulkhead as an untagged call does,
-//! and may wait; so the queue holds only calls whose threshold is the
-//! limit, and a hand-off under the limit never admits anyone past their
-//! threshold. On a pool the threshold is of the ceiling (the limit in
+//! use the whole limit meets a full bulkhead as an untagged call does, and
+//! may wait, queued in its class's lists (waiters are served by class, then
+//! by arrival). Every hand-off (a release, a raised limit or share, a pool
+//! slot) passes the queue the classes P1 admits at that instant (the
+//! *eligible* mask, `Semaphore::eligible`), so no waiter is handed a slot
+//! past its threshold (P2) even when a reload lowered its share while it
+//! waited. A slot free under the limit that no queued waiter may take is a
+//! newcomer's whose class may, under the lock (`enqueue_alone`, P3): a
+//! hand-off would have given it to an eligible waiter, so it takes nothing
+//! a waiter is owed. On a pool the threshold is of the ceiling (the limit in
 //! force), and a borrower of class `c` also borrows only while fewer than
 //! `max(1, floor(cap * share))` pool slots are lent.
 //!
@@ -190,7 +196,7 @@ use std::time::Instant;
 use super::classes::Classes;
 use super::links::{Links, PoolLink};
 use super::pool::{Deferred, Inner, Member, Pool};
-use super::queue::{ALL_CLASSES, Kind, Served, Status, WaitQueue, WaiterKey};
+use super::queue::{Kind, Served, Status, WaitQueue, WaiterKey};
 use crate::clock::{Clock, Wake};
 use crate::loom::atomic::{AtomicU32, AtomicU64, Ordering::*, fence};
 use crate::loom::{Mutex, MutexGuard, OnceLock, lock, thread};
@@ -566,11 +572,36 @@ impl Semaphore {
         }
     }
 
+    /// The class a caller about to wait queues as (0 = Sheddable to 3 =
+    /// Critical), from its thread's byte and the bulkhead's default.
+    #[cold]
+    pub(crate) fn waiting_class(&self) -> u8 {
+        self.class_now().0.index() as u8
+    }
+
+    /// The classes a slot may go to with the word `state` (read under the
+    /// queue's lock): a bit (`1 << class`) per class whose threshold of the
+    /// limit in force (on a pool, the ceiling) is above the calls in
+    /// flight (P1, for hand-offs). Every queued class but after a reload
+    /// lowered its share may use the whole limit (see "Classes"), so this
+    /// is every class whenever a slot is free under the limit.
+    pub(super) fn eligible(&self, state: u64) -> u8 {
+        let limit = match link_of(state) {
+            0 => max(state),
+            _ => self.ceiling(),
+        };
+        let (shed_at, _) = self.classes.settings();
+        Priority::ALL
+            .into_iter()
+            .filter(|class| in_flight(state) < shed_at.threshold(*class, limit))
+            .fold(0, |mask, class| mask | 1 << class.index())
+    }
+
     /// Puts new shares and a new default class in force: calls nobody gave
     /// a class detour while their class may not use the whole limit.
     pub(crate) fn set_classes(&self, shed_at: ShedAt, default: Option<Priority>) {
         // Under the queue's lock: two changes apply in order.
-        let _queue = lock(&self.queue);
+        let mut queue = lock(&self.queue);
         self.classes.set(shed_at, default);
         if self.disabled {
             return;
@@ -580,6 +611,16 @@ impl Semaphore {
         } else {
             self.state.fetch_and(!DETOUR, AcqRel);
         }
+        // A raised share hands free slots to the waiters it now admits
+        // (off a pool; on one, hand-offs take the pool's lock first, and
+        // the next release serves them).
+        let mut wakes = Vec::new();
+        if link_of(self.state.load(Acquire)) == 0 {
+            self.grant_free(&mut queue, None, &mut wakes);
+            self.queue_changed(&queue);
+        }
+        drop(queue);
+        crate::clock::wake_all(wakes);
     }
 
     /// Gives back a slot a call of `class` held through the classed path.
@@ -664,7 +705,7 @@ impl Semaphore {
         let served = if !queue.is_empty() && !is_full(state) {
             // Newcomers cannot take the slot (WAITERS is set) and only we
             // hand slots out, under the lock: it is still free.
-            let served = queue.serve_next(now, ALL_CLASSES);
+            let served = queue.serve_next(now, self.eligible(state));
             if served.is_granted() {
                 self.state.fetch_add(ONE, Acquire);
             }

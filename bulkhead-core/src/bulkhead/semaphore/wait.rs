@@ -4,7 +4,7 @@
 
 use super::borrow::Claim;
 use super::*;
-use crate::bulkhead::queue::{Arrival, CLASSES, Discipline, NORMAL};
+use crate::bulkhead::queue::{Arrival, CLASSES, Discipline};
 
 /// The link in force and its pool's lock, if on a pool.
 pub(super) type Locked<'a> = Option<(&'a PoolLink, MutexGuard<'a, Inner>)>;
@@ -25,7 +25,7 @@ impl Drop for CancelOnDrop<'_> {
 
 impl Semaphore {
     /// Takes a slot that came free, or queues the caller until `deadline`
-    /// (`None`: no deadline), as a caller of class [`NORMAL`] that started
+    /// (`None`: no deadline), as a caller of class `NORMAL` (1) that started
     /// waiting at `now` (see [`enqueue_as`](Self::enqueue_as)).
     #[cfg(all(test, not(loom)))]
     pub(crate) fn enqueue(
@@ -92,16 +92,23 @@ impl Semaphore {
                 self.waiting.store(queue.len(), Relaxed);
                 return Ok(Enqueued::Done(Acquired::Slot));
             }
-            if queue_up && state & WAITERS != 0 {
+            // A slot free under the limit that no queued waiter may take
+            // (each one's class at its threshold, after its share was
+            // lowered) is a newcomer's whose class may take it (P3).
+            let stranded = queue_up && state & WAITERS != 0 && !is_full(state) && {
+                let eligible = self.eligible(state);
+                eligible & (1 << arrival.class) != 0 && !queue.has_eligible(eligible)
+            };
+            if queue_up && state & WAITERS != 0 && !stranded {
                 break;
             }
-            let next = if queue_up {
+            let next = if queue_up && !stranded {
                 state | WAITERS
             } else {
                 state + ONE
             };
             match self.state.compare_exchange(state, next, AcqRel, Acquire) {
-                Ok(_) if queue_up => break,
+                Ok(_) if queue_up && !stranded => break,
                 Ok(_) => return Ok(Enqueued::Done(Acquired::Slot)),
                 Err(actual) => state = actual,
             }
@@ -312,20 +319,8 @@ impl Semaphore {
     }
 
     /// Blocks the calling thread until it gets a slot or `deadline` passes on
-    /// `clock` (`None`: no deadline); `now` is the clock's time as it starts
-    /// waiting. A caller of class [`NORMAL`]; see
-    /// [`acquire_blocking_as`](Self::acquire_blocking_as).
-    pub(crate) fn acquire_blocking(
-        &self,
-        clock: &Arc<dyn Clock>,
-        now: Instant,
-        deadline: Option<Instant>,
-    ) -> Acquired {
-        self.acquire_blocking_as(clock, NORMAL, now, deadline)
-    }
-
-    /// [`acquire_blocking`](Self::acquire_blocking) for a caller of `class`
-    /// (0 to 3, 3 the highest).
+    /// `clock` (`None`: no deadline), as a caller of `class` (0 to 3, 3 the
+    /// highest); `now` is the clock's time as it starts waiting.
     pub(crate) fn acquire_blocking_as(
         &self,
         clock: &Arc<dyn Clock>,
