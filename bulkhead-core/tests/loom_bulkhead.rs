@@ -1311,6 +1311,7 @@ fn a_slot_no_waiter_may_take_is_free_for_a_critical_newcomer() {
         );
         assert_eq!(bulkhead.concurrent_calls(), 1);
         drop((normal, second));
+        bulkhead.set_priorities(bulkhead_core::ShedAt::DEFAULT, None);
         assert_idle(&bulkhead, 2);
     });
 }

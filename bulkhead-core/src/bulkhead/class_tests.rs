@@ -543,3 +543,41 @@ fn a_waiter_whose_share_was_lowered_is_not_handed_a_slot_above_its_threshold() {
     };
     drop(normal);
 }
+
+#[test]
+fn pool_waiters_are_served_by_class_then_ticket() {
+    // A pool of 2, all reserved by `full`; `a` and `b` borrow (nothing
+    // reserved, ceiling 2) and wait.
+    let pool = SharedPool::new(2);
+    let context = || PolicyContext::new(Arc::new(ManualClock::new()));
+    let on = |id: &str, reserved: u32| {
+        let config = BulkheadConfig::builder()
+            .max_concurrent(2)
+            .reserved(reserved)
+            .max_wait(Duration::from_secs(10))
+            .build()
+            .unwrap();
+        Bulkhead::with_pool(id, config, context(), &pool)
+    };
+    let (full, a, b) = (on("full", 2), on("a", 0), on("b", 0));
+    let held = [full.try_enter().unwrap(), full.try_enter().unwrap()];
+    let mut older = std::pin::pin!(a.enter_async());
+    assert!(poll(older.as_mut()).is_pending());
+    let mut critical = std::pin::pin!(scope(Critical, b.enter_async()));
+    assert!(poll(critical.as_mut()).is_pending());
+    // `full` lowers its reservation: its slots go to the pool as they
+    // come back.
+    full.set_reserved(Some(0)).unwrap();
+    let [first, second] = held;
+    drop(first);
+    let Poll::Ready(Ok(first)) = poll(critical.as_mut()) else {
+        panic!("the critical waiter on b is served before a's older one");
+    };
+    assert!(poll(older.as_mut()).is_pending());
+    drop(second);
+    let Poll::Ready(Ok(second)) = poll(older.as_mut()) else {
+        panic!("then a's");
+    };
+    drop((first, second));
+    assert_eq!(pool.borrowed(), 0);
+}

@@ -315,7 +315,7 @@ impl Member for Shared {
         self.semaphore.set_word_limit(to, now, deferred)
     }
 
-    fn next_borrower(&self) -> Option<u64> {
+    fn next_borrower(&self) -> Option<super::queue::Order> {
         self.semaphore.next_borrower()
     }
 

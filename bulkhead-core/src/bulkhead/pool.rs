@@ -51,9 +51,11 @@
 //! Each waiter carries a ticket from the pool's counter, in arrival order
 //! across the resource. A pool slot that comes free goes first to a
 //! reservation that is waiting for room (a raised `reserved`, a bulkhead
-//! that joined a full pool), then to the waiter with the lowest ticket
-//! among the bulkheads below their ceiling. A slot released below a
-//! bulkhead's reservation is its own and goes to its own waiters first.
+//! that joined a full pool), then to the waiter of the highest class with
+//! the lowest ticket among the bulkheads below their ceiling (each
+//! offering its first waiter its class's share admits). A slot released
+//! below a bulkhead's reservation is its own and goes to its own waiters
+//! first, by class too.
 //!
 //! ## Memory ordering
 //!
@@ -63,6 +65,7 @@
 use std::sync::{Arc, Weak};
 use std::time::Instant;
 
+use super::queue::Order;
 use crate::clock::Wake;
 use crate::loom::atomic::{AtomicU64, Ordering::*};
 use crate::loom::{Mutex, MutexGuard, lock};
@@ -102,9 +105,10 @@ pub(crate) trait Member: Send + Sync {
     /// raised limit to the bulkhead's own waiters (into `deferred`).
     /// Returns the calls in flight at the change.
     fn set_reserved_in_force(&self, to: u32, now: Option<Instant>, deferred: &mut Deferred) -> u32;
-    /// The ticket of the waiter a pool slot would go to, if the bulkhead
-    /// has one and is below its ceiling.
-    fn next_borrower(&self) -> Option<u64>;
+    /// The place (class, then ticket) of the waiter a pool slot would go
+    /// to, if the bulkhead has one its class's share admits and is below
+    /// its ceiling: the pool serves the smallest, the highest class first.
+    fn next_borrower(&self) -> Option<Order>;
     /// Gives a pool slot, just taken, to the next waiter whose deadline
     /// `now` has not reached. `None` if there was none; else whether the
     /// waiter got a reserved slot after all (the pool slot is then the
@@ -565,11 +569,11 @@ impl Pool {
                 .iter()
                 .filter_map(|entry| {
                     let member = entry.member.upgrade()?;
-                    let ticket = member.next_borrower();
+                    let order = member.next_borrower();
                     deferred.members.push(Arc::clone(&member));
-                    Some((ticket?, member))
+                    Some((order?, member))
                 })
-                .min_by_key(|(ticket, _)| *ticket);
+                .min_by_key(|(order, _)| *order);
             let Some((_, member)) = next else {
                 break;
             };

@@ -271,16 +271,17 @@ impl Semaphore {
         }
     }
 
-    /// The ticket of the waiter a pool slot would go to, if one waits and
-    /// the ceiling allows one more call.
-    pub(crate) fn next_borrower(&self) -> Option<u64> {
+    /// The place (class, then ticket) of the waiter a pool slot would go
+    /// to, if one its class's share admits waits and the ceiling allows
+    /// one more call.
+    pub(crate) fn next_borrower(&self) -> Option<Order> {
         self.current()?;
         let queue = lock(&self.queue);
         if self.in_flight() >= self.ceiling() {
             return None;
         }
         let eligible = self.eligible(self.state.load(Acquire));
-        queue.next_order(eligible).map(|order| order.ticket)
+        queue.next_order(eligible)
     }
 
     /// Counts `slots` more owed to the pool in force (see `links.rs`):

@@ -196,7 +196,7 @@ use std::time::Instant;
 use super::classes::Classes;
 use super::links::{Links, PoolLink};
 use super::pool::{Deferred, Inner, Member, Pool};
-use super::queue::{Kind, Served, Status, WaitQueue, WaiterKey};
+use super::queue::{Kind, Order, Served, Status, WaitQueue, WaiterKey};
 use crate::clock::{Clock, Wake};
 use crate::loom::atomic::{AtomicU32, AtomicU64, Ordering::*, fence};
 use crate::loom::{Mutex, MutexGuard, OnceLock, lock, thread};
