@@ -581,3 +581,34 @@ fn pool_waiters_are_served_by_class_then_ticket() {
     drop((first, second));
     assert_eq!(pool.borrowed(), 0);
 }
+
+#[test]
+fn a_sheddable_call_at_a_full_bulkhead_is_refused_as_any_call_and_never_waits() {
+    let config = BulkheadConfig::builder().max_concurrent(2);
+    let (quick, mut events) = built(config);
+    let held = [quick.try_enter().unwrap(), quick.try_enter().unwrap()];
+    assert!(with(Sheddable, || quick.try_enter()).is_err());
+    let kinds: Vec<_> = events
+        .drain()
+        .filter_map(|event| match event {
+            Event::Bulkhead(event) => Some(event.kind),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        matches!(
+            kinds[..],
+            [BulkheadEventKind::Rejected { waited: false, .. }]
+        ),
+        "full, not shed: {kinds:?}"
+    );
+    assert_eq!(class(&quick, Sheddable).shed, 0);
+    drop(held);
+    // With a wait, it is refused at once too: its share is below the limit.
+    let (waiting, mut events) = bulkhead(2, "");
+    let held = [waiting.try_enter().unwrap(), waiting.try_enter().unwrap()];
+    assert!(with(Sheddable, || waiting.enter()).is_err());
+    assert_eq!(sheds(&mut events), [(Sheddable, 1, 2)]);
+    assert_eq!(waiting.waiting_calls(), 0);
+    drop(held);
+}

@@ -527,8 +527,8 @@ impl Semaphore {
     }
 
     /// Whether `class` is refused with `in_flight` calls in flight under
-    /// `limit`: `Shed` at or above its threshold below the whole limit
-    /// (counted), `Full` at or above a threshold that is the limit.
+    /// `limit`: `Full` with the limit reached (as any call), `Shed`
+    /// (counted) at or above its threshold below it.
     fn refusal(
         &self,
         class: Priority,
@@ -539,7 +539,7 @@ impl Semaphore {
         if in_flight < shed_at.threshold(class, limit) {
             return None;
         }
-        if shed_at.is_whole(class) {
+        if in_flight >= limit || shed_at.is_whole(class) {
             return Some(Acquired::Full);
         }
         self.classes.shed(class);
