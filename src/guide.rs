@@ -3,7 +3,7 @@
 //! attribute's page (its keys, errors and examples) is the attribute's own
 //! documentation.
 //!
-//! - [`bulkhead`]: how a bulkhead behaves, the rules B1 to B12 and B14;
+//! - [`bulkhead`]: how a bulkhead behaves, the rules B1 to B14;
 //! - [`adaptive`]: limits that an algorithm moves (AIMD, Vegas,
 //!   Gradient2), and what they were measured to do;
 //! - [`composition`]: the fixed order of the policies and what follows from

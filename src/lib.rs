@@ -101,7 +101,7 @@
 //!
 //! # Guides
 //!
-//! - [`guide::bulkhead`]: how a bulkhead behaves, the rules B1 to B12;
+//! - [`guide::bulkhead`]: how a bulkhead behaves, the rules B1 to B14;
 //! - [`guide::composition`]: the fixed order of the policies and what
 //!   follows from it;
 //! - [`guide::configuration`]: keys, sources, precedence and reloads;
