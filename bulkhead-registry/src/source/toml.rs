@@ -20,6 +20,7 @@ use super::setting::{Setting, Target};
 use super::value::Value;
 use crate::error::{ConfigSourceError, RegistryError};
 use crate::source::suggest;
+use bulkhead_core::keys::{PolicyKind, ValueKind};
 
 /// Every setting in `text`; `source` names it in messages.
 pub(crate) fn from_toml(text: &str, source: &str) -> Result<Vec<Setting>, ConfigSourceError> {
@@ -68,7 +69,7 @@ pub(crate) fn from_toml(text: &str, source: &str) -> Result<Vec<Setting>, Config
                         policy: kind,
                         target: target(name.clone()),
                         key: key.clone(),
-                        value: convert(value).ok_or_else(|| {
+                        value: convert_for(kind, key, value).ok_or_else(|| {
                             malformed(format!("{full_key} has a value of an unsupported type"))
                         })?,
                         full_key,
@@ -111,6 +112,27 @@ fn parse_error(error: &toml::de::Error, text: &str) -> String {
             format!("TOML parse error at line {line}, column {column}: {message}")
         }
         None => format!("TOML parse error: {message}"),
+    }
+}
+
+/// [`convert`], and for a key whose value is fractions per class
+/// (`shed_at`), an inline table of them, `{ sheddable = 0.5, normal = 0.8 }`,
+/// read as the text `"sheddable=0.5, normal=0.8"`.
+fn convert_for(kind: PolicyKind, key: &str, value: &toml::Value) -> Option<Value> {
+    match value {
+        toml::Value::Table(table)
+            if kind
+                .key(key)
+                .is_some_and(|key| key.kind() == ValueKind::ShedAt) =>
+        {
+            let entries = table.iter().map(|(class, fraction)| match fraction {
+                toml::Value::Float(x) => Some(format!("{class}={x}")),
+                toml::Value::Integer(n) => Some(format!("{class}={n}")),
+                _ => None,
+            });
+            Some(Value::Text(entries.collect::<Option<Vec<_>>>()?.join(", ")))
+        }
+        value => convert(value),
     }
 }
 

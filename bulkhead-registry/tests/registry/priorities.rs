@@ -49,6 +49,25 @@ fn toml_and_environment_variables_give_a_bulkhead_its_classes() {
 }
 
 #[test]
+fn toml_writes_shares_as_an_inline_table_too() {
+    let registry = Registry::builder()
+        .config_toml("[bulkhead.instances.db]\nshed_at = { sheddable = 0.25, high = 1 }")
+        .unwrap()
+        .build();
+    guarded(&registry, "db");
+    let config = registry.bulkhead("db").unwrap().bulkhead().config();
+    assert_eq!(config.shed_at(), ShedAt::new(0.25, 1.0, 1.0).unwrap());
+    let err = registry
+        .reload_toml("[bulkhead.instances.db]\nshed_at = { normal = 0.4 }")
+        .unwrap_err();
+    assert_eq!(err.code(), "ATR-018", "{err}");
+    let err = registry
+        .reload_toml("[bulkhead.instances.db]\nshed_at = { normal = \"most\" }")
+        .unwrap_err();
+    assert_eq!(err.code(), "CFG-002", "{err}");
+}
+
+#[test]
 fn a_reload_puts_new_shares_and_a_new_class_in_force_on_a_live_bulkhead() {
     let registry = Registry::builder().clock(ManualClock::new()).build();
     guarded(&registry, "live");
