@@ -16,9 +16,10 @@ use bulkhead_core::keys::{BASE_CONFIG, PolicyKind, ValueKind};
 use bulkhead_registry::{Pipeline, Registry, RegistryError};
 use proptest::prelude::*;
 
-const CODES: [&str; 16] = [
-    "ATR-001", "ATR-003", "ATR-006", "ATR-008", "ATR-009", "ATR-010", "ATR-015", "CFG-001",
-    "CFG-002", "CFG-003", "REG-004", "REG-008", "REG-009", "REG-010", "REG-011", "REG-013",
+const CODES: [&str; 19] = [
+    "ATR-001", "ATR-003", "ATR-006", "ATR-008", "ATR-009", "ATR-010", "ATR-015", "ATR-017",
+    "ATR-018", "ATR-019", "CFG-001", "CFG-002", "CFG-003", "REG-004", "REG-008", "REG-009",
+    "REG-010", "REG-011", "REG-013",
 ];
 
 fn coded(error: &RegistryError) -> bool {
