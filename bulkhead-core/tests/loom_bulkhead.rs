@@ -1336,12 +1336,12 @@ fn disciplined(
     Bulkhead::with_context("loom", config, PolicyContext::new(Arc::new(clock.clone())))
 }
 
-/// Design 2.5, model 4. Two tasks queued at 0 and 1 ms; the clock moves
-/// to 10 ms (the oldest has waited past the 5 ms target); a release races
-/// the newest task's cancellation. While the newest waits, the slot is
-/// never the oldest's; once the newest has it or gives up, the slot ends
-/// with the oldest: never lost, never duplicated. Every run sees both
-/// orders (a std flag outside the model records them).
+/// Adaptive LIFO racing a cancellation. Two tasks queued at 0 and 1 ms;
+/// the clock moves to 10 ms (the oldest has waited past the 5 ms target);
+/// a release races the newest task's cancellation. While the newest
+/// waits, the slot is never the oldest's; once the newest has it or gives
+/// up, the slot ends with the oldest: never lost, never duplicated. Every
+/// run sees both orders (a std flag outside the model records them).
 #[test]
 fn lifo_serves_the_newest_once_the_oldest_waited_past_the_target() {
     use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -1387,14 +1387,14 @@ fn lifo_serves_the_newest_once_the_oldest_waited_past_the_target() {
     assert!(NEWEST_SERVED.load(Relaxed) && NEWEST_GAVE_UP_FIRST.load(Relaxed));
 }
 
-/// Design 2.5, model 5. A codel bulkhead overloaded (two hand-offs an
-/// interval apart, each after a 10 ms wait, target 5 ms), `max_wait` 15
-/// ms; a task queued at 110 ms; at 122 ms (a wait of 12 ms, past twice the
-/// target) a release races the clock's move to 125 ms (the task's
-/// deadline) and the task's own poll. The task is refused by the hand-off
-/// (counted) or expires (not counted), once: it ends rejected, and the
-/// released slot is free. Every run sees both (a std flag outside the
-/// model records them).
+/// A codel refusal racing the waiter's own deadline. A codel bulkhead
+/// overloaded (two hand-offs an interval apart, each after a 10 ms wait,
+/// target 5 ms), `max_wait` 15 ms; a task queued at 110 ms; at 122 ms (a
+/// wait of 12 ms, past twice the target) a release races the clock's move
+/// to 125 ms (the task's deadline) and the task's own poll. The task is
+/// refused by the hand-off (counted) or expires (not counted), once: it
+/// ends rejected, and the released slot is free. Every run sees both (a
+/// std flag outside the model records them).
 #[test]
 fn a_codel_refusal_racing_its_own_deadline_is_one_refusal() {
     use std::sync::atomic::{AtomicBool, Ordering::Relaxed};

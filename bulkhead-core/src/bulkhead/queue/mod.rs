@@ -305,7 +305,7 @@ impl WaitQueue {
 
     /// Whether a waiter of a class in `eligible` is queued (a slot that
     /// only other classes wait for is free for newcomers).
-    #[allow(dead_code, reason = "for the class-aware hand-offs (P3) to call")]
+    #[allow(dead_code, reason = "for the class-aware hand-offs to call")]
     pub(crate) fn has_eligible(&self, eligible: u8) -> bool {
         self.classes_waiting & eligible != 0
     }
