@@ -612,3 +612,46 @@ fn a_sheddable_call_at_a_full_bulkhead_is_refused_as_any_call_and_never_waits() 
     assert_eq!(waiting.waiting_calls(), 0);
     drop(held);
 }
+
+#[test]
+fn thresholds_follow_the_limit_an_adaptive_algorithm_moves() {
+    use crate::CallOutcome;
+
+    let clock = ManualClock::new();
+    let config = BulkheadConfig::builder()
+        .max_concurrent(100)
+        .min_concurrent(1)
+        .initial_concurrent(8)
+        .adaptive(Adaptive::Aimd)
+        .build()
+        .unwrap();
+    let context = PolicyContext::new(Arc::new(clock.clone()));
+    let bulkhead = Bulkhead::with_context("adaptive", config, context);
+    let mut limits = Vec::new();
+    let mut held = Vec::new();
+    // Every call holds its slot 300 ms until a timeout drops it: the
+    // algorithm lowers the limit, window after window.
+    for _ in 0..40 {
+        clock.advance(Duration::from_millis(300));
+        for mut permit in std::mem::take(&mut held) {
+            crate::OwnedBulkheadPermit::set_outcome(&mut permit, CallOutcome::Dropped);
+        }
+        let limit = bulkhead.occupancy().max_concurrent;
+        let threshold = class_threshold(&bulkhead, Sheddable);
+        assert_eq!(threshold, (limit / 2).max(1), "half of the limit in force");
+        // Sheddable takes its share exactly, the rest is for the others.
+        while let Ok(permit) = with(Sheddable, || bulkhead.try_enter_owned()) {
+            held.push(permit);
+        }
+        assert_eq!(held.len() as u32, threshold.min(limit));
+        while let Ok(permit) = bulkhead.try_enter_owned() {
+            held.push(permit);
+        }
+        assert_eq!(held.len() as u32, limit);
+        limits.push(limit);
+    }
+    assert!(
+        limits.first() > limits.last(),
+        "the limit moved: {limits:?}"
+    );
+}
