@@ -126,7 +126,12 @@
 //! free: the waiter it was offered to is queued again, `WAITERS` set). A slot freed while `WAITERS` is set stays free
 //! only until that pass: no newcomer can take it, and a waiter that gives up
 //! in between clears `WAITERS` when the queue empties, which frees the slot
-//! for newcomers again.
+//! for newcomers again. With classes, the pass hands the slot to the
+//! highest waiter the classes' shares admit; a newcomer takes a free slot
+//! under the mutex while `WAITERS` is set only if no queued waiter may take
+//! it (see "Classes"), which that pass would have left free: no slot a
+//! waiter is owed is taken, and none is left idle while a newcomer of a
+//! class that may take it queues.
 //!
 //! ## On a pool
 //!
