@@ -35,6 +35,7 @@ mod clock;
 mod compose;
 mod config;
 mod context;
+pub mod deadline;
 mod events;
 mod fallback;
 mod hedge;
