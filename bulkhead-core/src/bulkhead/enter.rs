@@ -10,7 +10,7 @@ use super::queue::{Kind, WaiterKey};
 use super::semaphore::{Acquired, Enqueued};
 use super::{Bulkhead, Shared};
 use crate::clock::{Sleep, Wake};
-use crate::rejection::BulkheadFull;
+use crate::rejection::{BulkheadFull, DeadlineExceeded, Rejection};
 
 /// Waits, without blocking a thread, for a slot in a bulkhead; returned by
 /// [`Bulkhead::enter_async`].
@@ -22,6 +22,12 @@ use crate::rejection::BulkheadFull;
 /// to [`BulkheadFull`]: a slot released once its deadline has passed is never
 /// handed to it (it goes to the next waiter, or to newcomers), while a slot
 /// handed over before the deadline stays its own even if it is polled later.
+///
+/// Polled under a deadline ([`deadline::scope`](crate::deadline::scope)),
+/// it waits no later than that deadline either, and resolves to
+/// [`BulkheadFull`] if it passes first, as for `max_wait` (the error type
+/// does not change; a call through a pipeline gets `DeadlineExceeded`
+/// instead).
 ///
 /// # Cancel safety
 ///
@@ -36,12 +42,20 @@ pub struct Enter<'a> {
 
 enum State {
     Start,
+    /// `Start`, for a call through `Policies`: a wait its deadline cuts
+    /// ends in `Cut`, neither counted nor published as a rejection.
+    StartInCall,
     Queued {
         key: WaiterKey,
         /// `None` when the deadline is too far away to represent.
         sleep: Option<Sleep>,
+        /// Whether the wait ends at the call's deadline, for a call
+        /// through `Policies` (`StartInCall`).
+        cut: bool,
     },
     Done,
+    /// The call's deadline ended the wait (`StartInCall` only).
+    Cut,
 }
 
 impl<'a> Enter<'a> {
@@ -67,7 +81,7 @@ impl<'a> Future for Enter<'a> {
     #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
-        if let State::Start = this.state {
+        if let State::Start | State::StartInCall = this.state {
             let shared = this.shared;
             let acquired = shared.semaphore.try_acquire();
             if acquired != Acquired::Full || !shared.waits {
@@ -88,22 +102,34 @@ impl<'a> Enter<'a> {
         cx: &mut Context<'_>,
     ) -> Poll<Result<BulkheadPermit<'a>, BulkheadFull>> {
         let shared = self.shared;
-        if let State::Start = self.state {
+        if let State::Start | State::StartInCall = self.state {
             // The deadline is fixed before queueing: whoever sees this caller
             // waiting may move a manual clock and know that it counts.
             // The sleep is made before queueing too: if a clock panics here,
             // no waiter is left in the queue without anyone to withdraw it.
             let clock = shared.context.clock();
-            let deadline = clock.now().checked_add(shared.config.max_wait());
+            let now = clock.now();
+            let own = now.checked_add(shared.config.max_wait());
+            // The call's deadline, if it comes first.
+            let (deadline, cut) = match crate::deadline::current() {
+                Some(scope) if own.is_none_or(|own| scope < own) => {
+                    (Some(scope), matches!(self.state, State::StartInCall))
+                }
+                _ => (own, false),
+            };
+            if cut && deadline.is_some_and(|deadline| deadline <= now) {
+                // No time left: refused before queueing.
+                return self.cut();
+            }
             let sleep = deadline.map(|deadline| clock.sleep_until(deadline));
             let wake = Wake::Task(cx.waker().clone());
             let key = match shared.semaphore.enqueue(Kind::Task, wake, deadline, None) {
                 Enqueued::Done(acquired) => return self.outcome(acquired),
                 Enqueued::Queued(key) => key,
             };
-            self.state = State::Queued { key, sleep };
+            self.state = State::Queued { key, sleep, cut };
         }
-        let State::Queued { key, sleep } = &mut self.state else {
+        let State::Queued { key, sleep, cut } = &mut self.state else {
             // Polled after completion: stay pending, like a fused future.
             return Poll::Pending;
         };
@@ -111,8 +137,57 @@ impl<'a> Enter<'a> {
             .as_mut()
             .is_some_and(|s| Pin::new(s).poll(cx).is_ready());
         match shared.semaphore.poll_waiter(*key, expired, Some(cx)) {
+            Some(Acquired::Full) if *cut => {
+                if let Some(traffic) = &shared.traffic {
+                    traffic.abandoned();
+                }
+                self.cut()
+            }
             Some(acquired) => self.outcome(acquired),
             None => Poll::Pending,
+        }
+    }
+
+    /// Ends a wait the call's deadline cut: `Cut`, and an error nobody
+    /// counted or published, which [`EnterInCall`] turns into
+    /// `DeadlineExceeded`.
+    #[cold]
+    fn cut(&mut self) -> Poll<Result<BulkheadPermit<'a>, BulkheadFull>> {
+        self.state = State::Cut;
+        Poll::Ready(Err(BulkheadFull::new(self.shared.instance)))
+    }
+}
+
+/// [`Enter`] for a call through `Policies`: a wait the call's deadline
+/// ([`crate::deadline`]) cuts ends with `DeadlineExceeded` (the bulkhead's
+/// instance, no rejection counted or published), any other refusal with
+/// `BulkheadFull`.
+pub(crate) struct EnterInCall<'a>(Enter<'a>);
+
+impl Bulkhead {
+    /// [`enter_async`](Self::enter_async) for a call through `Policies`.
+    #[inline]
+    pub(crate) fn enter_in_call(&self) -> EnterInCall<'_> {
+        EnterInCall(Enter {
+            shared: &self.shared,
+            state: State::StartInCall,
+        })
+    }
+}
+
+impl<'a> Future for EnterInCall<'a> {
+    type Output = Result<BulkheadPermit<'a>, Rejection>;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let enter = &mut self.0;
+        match Pin::new(&mut *enter).poll(cx) {
+            Poll::Ready(Ok(permit)) => Poll::Ready(Ok(permit)),
+            Poll::Ready(Err(full)) => Poll::Ready(Err(match enter.state {
+                State::Cut => DeadlineExceeded::new(full.instance()).into(),
+                _ => full.into(),
+            })),
+            Poll::Pending => Poll::Pending,
         }
     }
 }
@@ -137,7 +212,8 @@ fn cancel(shared: &Shared, key: WaiterKey) {
 impl fmt::Debug for Enter<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match self.state {
-            State::Start => "start",
+            State::Start | State::StartInCall => "start",
+            State::Cut => "cut",
             State::Queued { .. } => "queued",
             State::Done => "done",
         };
