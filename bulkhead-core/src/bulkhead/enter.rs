@@ -40,21 +40,17 @@ pub struct Enter<'a> {
     state: State,
 }
 
+// One variant holds data, the others none: the state takes no more room
+// than that variant (its tag lives in the sleep's).
 enum State {
     Start,
-    /// `Start`, for a call through `Policies`: a wait its deadline cuts
-    /// ends in `Cut`, neither counted nor published as a rejection.
-    StartInCall,
     Queued {
         key: WaiterKey,
         /// `None` when the deadline is too far away to represent.
         sleep: Option<Sleep>,
-        /// Whether the wait ends at the call's deadline, for a call
-        /// through `Policies` (`StartInCall`).
-        cut: bool,
     },
     Done,
-    /// The call's deadline ended the wait (`StartInCall` only).
+    /// The call's deadline ended the wait ([`EnterInCall`] only).
     Cut,
 }
 
@@ -80,8 +76,21 @@ impl<'a> Future for Enter<'a> {
     /// inlined into the caller; queueing and waiting are not.
     #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = &mut *self;
-        if let State::Start | State::StartInCall = this.state {
+        self.poll_in(cx, false)
+    }
+}
+
+impl<'a> Enter<'a> {
+    /// [`poll`](Future::poll), for a call through `Policies` if `in_call`
+    /// (see [`EnterInCall`]).
+    #[inline]
+    fn poll_in(
+        &mut self,
+        cx: &mut Context<'_>,
+        in_call: bool,
+    ) -> Poll<Result<BulkheadPermit<'a>, BulkheadFull>> {
+        let this = self;
+        if let State::Start = this.state {
             let shared = this.shared;
             let acquired = shared.semaphore.try_acquire();
             if acquired != Acquired::Full || !shared.waits {
@@ -91,18 +100,21 @@ impl<'a> Future for Enter<'a> {
                 return Poll::Ready(shared.permit_or_reject(acquired, false));
             }
         }
-        this.poll_slow(cx)
+        this.poll_slow(cx, in_call)
     }
-}
 
-impl<'a> Enter<'a> {
+    /// Queueing and waiting. Under a deadline
+    /// ([`deadline::scope`](crate::deadline::scope)) that comes before
+    /// `max_wait`, the wait ends there: `Full` as for `max_wait`, or, for a
+    /// call through `Policies` (`in_call`), `Cut`.
     #[inline(never)]
     fn poll_slow(
         &mut self,
         cx: &mut Context<'_>,
+        in_call: bool,
     ) -> Poll<Result<BulkheadPermit<'a>, BulkheadFull>> {
         let shared = self.shared;
-        if let State::Start | State::StartInCall = self.state {
+        if let State::Start = self.state {
             // The deadline is fixed before queueing: whoever sees this caller
             // waiting may move a manual clock and know that it counts.
             // The sleep is made before queueing too: if a clock panics here,
@@ -112,9 +124,7 @@ impl<'a> Enter<'a> {
             let own = now.checked_add(shared.config.max_wait());
             // The call's deadline, if it comes first.
             let (deadline, cut) = match crate::deadline::current() {
-                Some(scope) if own.is_none_or(|own| scope < own) => {
-                    (Some(scope), matches!(self.state, State::StartInCall))
-                }
+                Some(scope) if own.is_none_or(|own| scope < own) => (Some(scope), in_call),
                 _ => (own, false),
             };
             if cut && deadline.is_some_and(|deadline| deadline <= now) {
@@ -127,9 +137,9 @@ impl<'a> Enter<'a> {
                 Enqueued::Done(acquired) => return self.outcome(acquired),
                 Enqueued::Queued(key) => key,
             };
-            self.state = State::Queued { key, sleep, cut };
+            self.state = State::Queued { key, sleep };
         }
-        let State::Queued { key, sleep, cut } = &mut self.state else {
+        let State::Queued { key, sleep } = &mut self.state else {
             // Polled after completion: stay pending, like a fused future.
             return Poll::Pending;
         };
@@ -137,7 +147,9 @@ impl<'a> Enter<'a> {
             .as_mut()
             .is_some_and(|s| Pin::new(s).poll(cx).is_ready());
         match shared.semaphore.poll_waiter(*key, expired, Some(cx)) {
-            Some(Acquired::Full) if *cut => {
+            // Whether the call's deadline rather than `max_wait` ended the
+            // wait: the deadline (the same within a scope) has passed.
+            Some(Acquired::Full) if in_call && deadline_passed(shared) => {
                 if let Some(traffic) = &shared.traffic {
                     traffic.abandoned();
                 }
@@ -158,6 +170,11 @@ impl<'a> Enter<'a> {
     }
 }
 
+/// Whether the call's deadline, if any, has passed on the bulkhead's clock.
+fn deadline_passed(shared: &Shared) -> bool {
+    crate::deadline::current().is_some_and(|deadline| deadline <= shared.context.clock().now())
+}
+
 /// [`Enter`] for a call through `Policies`: a wait the call's deadline
 /// ([`crate::deadline`]) cuts ends with `DeadlineExceeded` (the bulkhead's
 /// instance, no rejection counted or published), any other refusal with
@@ -168,10 +185,7 @@ impl Bulkhead {
     /// [`enter_async`](Self::enter_async) for a call through `Policies`.
     #[inline]
     pub(crate) fn enter_in_call(&self) -> EnterInCall<'_> {
-        EnterInCall(Enter {
-            shared: &self.shared,
-            state: State::StartInCall,
-        })
+        EnterInCall(Enter::new(self))
     }
 }
 
@@ -181,7 +195,7 @@ impl<'a> Future for EnterInCall<'a> {
     #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let enter = &mut self.0;
-        match Pin::new(&mut *enter).poll(cx) {
+        match enter.poll_in(cx, true) {
             Poll::Ready(Ok(permit)) => Poll::Ready(Ok(permit)),
             Poll::Ready(Err(full)) => Poll::Ready(Err(match enter.state {
                 State::Cut => DeadlineExceeded::new(full.instance()).into(),
@@ -212,7 +226,7 @@ fn cancel(shared: &Shared, key: WaiterKey) {
 impl fmt::Debug for Enter<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match self.state {
-            State::Start | State::StartInCall => "start",
+            State::Start => "start",
             State::Cut => "cut",
             State::Queued { .. } => "queued",
             State::Done => "done",

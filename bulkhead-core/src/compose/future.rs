@@ -79,94 +79,98 @@ macro_rules! attempt {
     ($policies:expr, $classify:expr, $call:expr, $hedge:expr) => {{
         let policies: &Policies = $policies;
         let deadline = crate::deadline::current();
-        let permit = match deadline.map(|deadline| policies.in_time(deadline)) {
-            Some(Err(late)) => Err(late),
-            _ => match &policies.circuit_breaker {
+        if deadline.is_some_and(|deadline| !policies.in_time(deadline)) {
+            Err(policies.late().into())
+        } else {
+            let permit = match &policies.circuit_breaker {
                 None => Ok(None),
                 // The permit alone (two words) crosses the awaits: see
-                // `Ticket` for why its layout matters here.
-                Some(breaker) => breaker.try_acquire().map(Some).map_err(Rejection::from),
-            },
-        };
-        match permit {
-            Err(refused) => Err(refused.into()),
-            Ok(permit) => {
-                let started = match &permit {
-                    Some(permit) if permit.tracks_slow_calls() => {
-                        Some(policies.read(&policies.clock))
-                    }
-                    _ => None,
-                };
-                // One clock reading serves the breaker, the rate limiter
-                // and the timeout's deadline (unless the rate limiter makes
-                // us wait).
-                let mut moment = started.filter(|_| policies.shares_clock);
-                let limited = match &policies.rate_limiter {
-                    Some(limiter) => {
-                        let at =
-                            *moment.get_or_insert_with(|| policies.read(&policies.limiter_clock));
-                        match limiter.acquire_async_on(since(at, policies.limiter_origin), deadline)
-                        {
-                            Ok(None) => Ok(()),
-                            Ok(Some(reserved)) => {
-                                moment = None;
-                                reserved.await.map_err(Rejection::from)
-                            }
-                            Err(refused) => Err(refused),
+                // `Ticket` for why its layout matters here (and keep the
+                // error beside it small: the whole result's room is kept).
+                Some(breaker) => breaker.try_acquire().map(Some),
+            };
+            match permit {
+                Err(open) => Err(Rejection::from(open).into()),
+                Ok(permit) => {
+                    let started = match &permit {
+                        Some(permit) if permit.tracks_slow_calls() => {
+                            Some(policies.read(&policies.clock))
                         }
-                    }
-                    None => Ok(()),
-                };
-                let moment = moment.filter(|_| policies.shares_clock);
-                // With whether the call's deadline cut the call as it ran
-                // (the timeout's `DeadlineExceeded`), which the breaker
-                // records, unlike one that refused it before it ran.
-                let (result, cut) = match limited {
-                    Err(rejection) => (Err(rejection.into()), false),
-                    Ok(()) => match &policies.timeout {
-                        // Without a timeout the bulkhead and the call are
-                        // awaited here rather than in `guarded`: the output
-                        // of a nested state machine's out-of-line poll is
-                        // copied out of it, and that copy stalls on store
-                        // forwarding.
-                        None => (
-                            match &policies.bulkhead {
-                                None => chaotic!(policies, ($call)()),
-                                Some(bulkhead) => match bulkhead.enter_in_call().await {
-                                    Ok(permit) => held!(permit, chaotic!(policies, ($call)())),
-                                    Err(refused) => Err(refused.into()),
-                                },
-                            },
-                            false,
-                        ),
-                        Some(timeout) => {
-                            let start =
-                                moment.unwrap_or_else(|| policies.read(&policies.timeout_clock));
-                            match timeout
-                                .run_from_recent(
-                                    start,
-                                    &policies.timeout_clock,
-                                    policies.guarded($call),
-                                )
-                                .await
+                        _ => None,
+                    };
+                    // One clock reading serves the breaker, the rate limiter
+                    // and the timeout's deadline (unless the rate limiter makes
+                    // us wait).
+                    let mut moment = started.filter(|_| policies.shares_clock);
+                    let limited = match &policies.rate_limiter {
+                        Some(limiter) => {
+                            let at = *moment
+                                .get_or_insert_with(|| policies.read(&policies.limiter_clock));
+                            match limiter
+                                .acquire_async_on(since(at, policies.limiter_origin), deadline)
                             {
-                                Ok(result) => (result, false),
-                                Err(ended) => (Err(ended.into()), true),
+                                Ok(None) => Ok(()),
+                                Ok(Some(reserved)) => {
+                                    moment = None;
+                                    reserved.await.map_err(Rejection::from)
+                                }
+                                Err(refused) => Err(refused),
                             }
                         }
-                    },
-                };
-                match (permit, &policies.circuit_breaker) {
-                    (Some(permit), Some(breaker)) => {
-                        let ended = started.map(|_| policies.read(&policies.clock));
-                        let took = started.zip(ended).map(|(started, ended)| {
-                            Duration::from_nanos(ended.saturating_sub(started))
-                        });
-                        let at = (ended.filter(|_| policies.shares_clock))
-                            .map(|at| since(at, policies.breaker_origin));
-                        policies.recorded(breaker, permit, result, $classify, took, at, $hedge, cut)
+                        None => Ok(()),
+                    };
+                    let moment = moment.filter(|_| policies.shares_clock);
+                    // With whether the call's deadline cut the call as it ran
+                    // (the timeout's `DeadlineExceeded`), which the breaker
+                    // records, unlike one that refused it before it ran.
+                    let (result, cut) = match limited {
+                        Err(rejection) => (Err(rejection.into()), false),
+                        Ok(()) => match &policies.timeout {
+                            // Without a timeout the bulkhead and the call are
+                            // awaited here rather than in `guarded`: the output
+                            // of a nested state machine's out-of-line poll is
+                            // copied out of it, and that copy stalls on store
+                            // forwarding.
+                            None => (
+                                match &policies.bulkhead {
+                                    None => chaotic!(policies, ($call)()),
+                                    Some(bulkhead) => match bulkhead.enter_in_call().await {
+                                        Ok(permit) => held!(permit, chaotic!(policies, ($call)())),
+                                        Err(refused) => Err(refused.into()),
+                                    },
+                                },
+                                false,
+                            ),
+                            Some(timeout) => {
+                                let start = moment
+                                    .unwrap_or_else(|| policies.read(&policies.timeout_clock));
+                                match timeout
+                                    .run_from_recent(
+                                        start,
+                                        &policies.timeout_clock,
+                                        policies.guarded($call),
+                                    )
+                                    .await
+                                {
+                                    Ok(result) => (result, false),
+                                    Err(ended) => (Err(ended.into()), true),
+                                }
+                            }
+                        },
+                    };
+                    match (permit, &policies.circuit_breaker) {
+                        (Some(permit), Some(breaker)) => {
+                            let ended = started.map(|_| policies.read(&policies.clock));
+                            let took = started.zip(ended).map(|(started, ended)| {
+                                Duration::from_nanos(ended.saturating_sub(started))
+                            });
+                            let at = (ended.filter(|_| policies.shares_clock))
+                                .map(|at| since(at, policies.breaker_origin));
+                            policies
+                                .recorded(breaker, permit, result, $classify, took, at, $hedge, cut)
+                        }
+                        _ => result,
                     }
-                    _ => result,
                 }
             }
         }

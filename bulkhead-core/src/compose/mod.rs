@@ -302,18 +302,21 @@ impl Policies {
     }
 
     /// Whether an attempt may start under the call's `deadline` (on the
-    /// composition's clock): `DeadlineExceeded` if it would start with
-    /// `min_attempt_time` or less left. Out of line: only a call under a
-    /// deadline comes here.
+    /// composition's clock): not if it would start with `min_attempt_time`
+    /// or less left ([`late`](Self::late)). Out of line: only a call under
+    /// a deadline comes here.
+    #[inline(never)]
+    fn in_time(&self, deadline: Instant) -> bool {
+        let now = self.clock.clock().now();
+        deadline.saturating_duration_since(now) > self.min_attempt_time()
+    }
+
+    /// The refusal of an attempt its deadline leaves no time for:
+    /// `DeadlineExceeded`, naming the retry, else the outermost policy.
     #[cold]
     #[inline(never)]
-    fn in_time(&self, deadline: Instant) -> Result<(), Rejection> {
-        let now = self.clock.clock().now();
-        let left = deadline.saturating_duration_since(now);
-        if left > self.min_attempt_time() {
-            return Ok(());
-        }
-        Err(DeadlineExceeded::new(self.outermost()).into())
+    fn late(&self) -> Rejection {
+        DeadlineExceeded::new(self.outermost()).into()
     }
 
     /// The instance that refuses a call its deadline leaves no time for:
@@ -489,6 +492,8 @@ pub type ErrorPredicate<'a, E> = &'a (dyn Fn(&E) -> bool + Send + Sync);
 pub struct Classifier<'a, E> {
     retry_if: Option<ErrorPredicate<'a, E>>,
     record_if: Option<ErrorPredicate<'a, E>>,
+    /// A function pointer, not a reference to a closure: the classifier
+    /// lives in a composed call's future, 8 bytes more rather than 16.
     retry_after: Option<fn(&E) -> Option<Duration>>,
 }
 
@@ -560,6 +565,19 @@ impl<'a, E> Classifier<'a, E> {
     /// As [`pushback`](Self::pushback), with `retry_after` saying when an
     /// error may be tried again: for an error type that does not implement
     /// [`Pushback`](crate::Pushback) (one of another crate's).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_core::Classifier;
+    ///
+    /// fn after(error: &std::io::Error) -> Option<Duration> {
+    ///     (error.kind() == std::io::ErrorKind::WouldBlock).then(|| Duration::from_millis(50))
+    /// }
+    /// let classify = Classifier::new().retry_after_with(after);
+    /// # let _ = classify;
+    /// ```
     #[must_use]
     pub const fn retry_after_with(mut self, retry_after: fn(&E) -> Option<Duration>) -> Self {
         self.retry_after = Some(retry_after);

@@ -107,8 +107,8 @@ impl Policies {
     where
         F: FnMut() -> Result<T, E>,
     {
-        if let Some(deadline) = deadline {
-            self.in_time(deadline)?;
+        if deadline.is_some_and(|deadline| !self.in_time(deadline)) {
+            return Err(self.late().into());
         }
         let Some(breaker) = &self.circuit_breaker else {
             return self.limited(call, &mut None, deadline);

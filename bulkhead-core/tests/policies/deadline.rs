@@ -161,9 +161,7 @@ fn a_call_with_no_time_left_is_refused_before_it_runs_naming_the_retry() {
     assert_eq!(breaker.metrics().buffered_calls, 0, "nothing recorded");
 
     let async_result = deadline::with(now, || {
-        let mut future = pin!(policies.call_async(classify(), || async {
-            Ok::<_, ()>(1)
-        }));
+        let mut future = pin!(policies.call_async(classify(), || async { Ok::<_, ()>(1) }));
         poll(future.as_mut())
     });
     match async_result {
@@ -212,9 +210,7 @@ fn the_retry_gives_up_rather_than_sleep_past_the_deadline_sync() {
     // Each attempt takes 300 ms (the call moves the clock), the retry waits
     // nothing: the second attempt ends at 600 ms, past a 500 ms deadline,
     // and no third is made.
-    let retry = RetryConfig::builder()
-        .max_attempts(5)
-        .wait(Duration::ZERO);
+    let retry = RetryConfig::builder().max_attempts(5).wait(Duration::ZERO);
     let policies = world.policies().with_retry(world.retry(retry));
     let attempts = Cell::new(0);
     let result = deadline::with(world.in_(500 * MS), || {
@@ -296,7 +292,11 @@ fn the_rate_limiter_does_not_reserve_a_permit_past_the_deadline() {
     });
     assert_eq!(refused(&result), exceeded("d.limiter"));
     assert_eq!(limiter.available_permits(), 0, "nothing reserved");
-    assert_eq!(breaker.metrics().buffered_calls, 1, "the refusal not recorded");
+    assert_eq!(
+        breaker.metrics().buffered_calls,
+        1,
+        "the refusal not recorded"
+    );
     let kinds = retry_events(&mut events);
     assert_eq!(
         kinds,
@@ -351,7 +351,10 @@ fn the_slot_wait_ends_at_the_deadline_sync() {
     let result = caller.join().unwrap();
     assert_eq!(refused(&result), exceeded("d.bulkhead"));
     assert_eq!(breaker.metrics().buffered_calls, 0, "refused before it ran");
-    assert!(!any_policy_rejection(&mut events), "not the bulkhead's refusal");
+    assert!(
+        !any_policy_rejection(&mut events),
+        "not the bulkhead's refusal"
+    );
     drop(held);
 }
 
@@ -416,7 +419,10 @@ fn enter_and_enter_async_used_directly_end_their_wait_at_the_deadline_as_full() 
         std::thread::yield_now();
     }
     world.clock.advance(Duration::from_secs(1));
-    assert!(sync.join().unwrap().is_err(), "enter waited past the deadline");
+    assert!(
+        sync.join().unwrap().is_err(),
+        "enter waited past the deadline"
+    );
     let rejections = events
         .drain()
         .filter(|event| {
@@ -439,7 +445,10 @@ fn enter_and_enter_async_used_directly_end_their_wait_at_the_deadline_as_full() 
 fn the_earlier_of_the_timeout_and_the_deadline_ends_an_async_call() {
     for (deadline_after, expected) in [
         (300 * MS, exceeded("d.timeout")),
-        (Duration::from_secs(5), (RejectionKind::Timeout, "d.timeout")),
+        (
+            Duration::from_secs(5),
+            (RejectionKind::Timeout, "d.timeout"),
+        ),
     ] {
         let (world, mut events) = World::new();
         let breaker = world.breaker();
@@ -452,7 +461,9 @@ fn the_earlier_of_the_timeout_and_the_deadline_ends_an_async_call() {
             policies.call_async(classify(), || std::future::pending::<Result<(), ()>>())
         ));
         assert!(poll(call.as_mut()).is_pending());
-        world.clock.advance(deadline_after.min(Duration::from_secs(1)));
+        world
+            .clock
+            .advance(deadline_after.min(Duration::from_secs(1)));
         let Poll::Ready(result) = poll(call.as_mut()) else {
             panic!("not cut after {deadline_after:?}");
         };
@@ -462,7 +473,11 @@ fn the_earlier_of_the_timeout_and_the_deadline_ends_an_async_call() {
         let timed_out = events
             .drain()
             .any(|event| matches!(event, Event::Timeout(_)));
-        assert_eq!(timed_out, expected.0 == RejectionKind::Timeout, "TimedOut only for the timeout's own");
+        assert_eq!(
+            timed_out,
+            expected.0 == RejectionKind::Timeout,
+            "TimedOut only for the timeout's own"
+        );
     }
 }
 
@@ -495,7 +510,11 @@ fn no_hedge_starts_with_min_attempt_time_or_less_left() {
         assert!(poll(call.as_mut()).is_pending());
         world.clock.advance(100 * MS);
         assert!(poll(call.as_mut()).is_pending());
-        assert_eq!(attempts.get(), if hedged { 2 } else { 1 }, "{deadline_after:?}");
+        assert_eq!(
+            attempts.get(),
+            if hedged { 2 } else { 1 },
+            "{deadline_after:?}"
+        );
         let started = events
             .drain()
             .any(|event| matches!(event, Event::Hedge(e) if matches!(e.kind, HedgeEventKind::Started { .. })));
@@ -516,7 +535,11 @@ fn nested_scopes_keep_the_earlier_deadline_for_the_policies_too() {
             policies.call(classify(), || Ok::<_, ()>(1))
         })
     });
-    assert_eq!(refused(&result), exceeded("d.retry"), "the outer 5 ms binds");
+    assert_eq!(
+        refused(&result),
+        exceeded("d.retry"),
+        "the outer 5 ms binds"
+    );
     assert_eq!(deadline::current(), None);
 }
 
@@ -526,7 +549,8 @@ fn a_panic_inside_a_scope_restores_the_deadline_before() {
     let outer = world.in_(Duration::from_secs(1));
     deadline::with(outer, || {
         let inner = world.in_(MS);
-        let caught = std::panic::catch_unwind(|| deadline::with(inner, || panic!("inside the scope")));
+        let caught =
+            std::panic::catch_unwind(|| deadline::with(inner, || panic!("inside the scope")));
         assert!(caught.is_err());
         assert_eq!(deadline::current(), Some(outer));
     });

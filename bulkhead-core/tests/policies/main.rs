@@ -15,5 +15,6 @@ mod breaker_classification;
 mod chaos;
 mod deadline;
 mod pool_stress;
+mod pushback;
 mod rate_limiter_races;
 mod recent_readings;
