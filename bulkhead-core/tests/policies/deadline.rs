@@ -458,7 +458,7 @@ fn the_earlier_of_the_timeout_and_the_deadline_ends_an_async_call() {
             .with_timeout(world.timeout(Duration::from_secs(1)));
         let mut call = pin!(deadline::scope(
             world.in_(deadline_after),
-            policies.call_async(classify(), || std::future::pending::<Result<(), ()>>())
+            policies.call_async(classify(), std::future::pending::<Result<(), ()>>)
         ));
         assert!(poll(call.as_mut()).is_pending());
         world
