@@ -129,6 +129,7 @@ pub mod chaos;
 pub mod circuit_breaker;
 pub mod clock;
 pub mod config;
+pub mod deadline;
 pub mod events;
 pub mod fallback;
 #[cfg(feature = "redis")]

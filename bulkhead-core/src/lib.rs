@@ -35,6 +35,7 @@ mod clock;
 mod compose;
 mod config;
 mod context;
+pub mod deadline;
 mod events;
 mod fallback;
 mod hedge;
@@ -95,16 +96,18 @@ pub use context::PolicyContext;
 pub use events::{
     BulkheadEvent, BulkheadEventKind, ChaosEvent, ChaosEventKind, CircuitBreakerEvent,
     CircuitBreakerEventKind, CircuitState, Event, EventBus, EventStream, EventVisitor,
-    FallbackEvent, FallbackEventKind, FleetShareChanged, FleetShareReason, HedgeEvent,
-    HedgeEventKind, RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind,
+    FallbackEvent, FallbackEventKind, FleetShareChanged, FleetShareReason, GiveUpReason,
+    HedgeEvent, HedgeEventKind, RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind,
     TimeoutEvent, TimeoutEventKind,
 };
 pub use fallback::{Fallback, FallbackConfig, FallbackConfigBuilder};
 pub use hedge::{Hedge, HedgeConfig, HedgeConfigBuilder, HedgeDelay, Hedged};
 pub use rate_limiter::{AcquirePermit, RateLimiter, RateLimiterConfig, RateLimiterConfigBuilder};
 pub use rejection::{
-    BulkheadFull, CallError, CallTimeout, CircuitOpen, InjectedFault, RateLimited, Rejection,
-    RejectionKind, RejectionKinds,
+    BulkheadFull, CallError, CallTimeout, CircuitOpen, DeadlineExceeded, InjectedFault,
+    RateLimited, Rejection, RejectionKind, RejectionKinds,
 };
-pub use retry::{AttemptFailure, BudgetState, Retry, RetryConfig, RetryConfigBuilder, RetryState};
+pub use retry::{
+    AttemptFailure, BudgetState, Pushback, Retry, RetryConfig, RetryConfigBuilder, RetryState,
+};
 pub use timeout::{Timeout, TimeoutConfig, TimeoutConfigBuilder, TimeoutFuture};

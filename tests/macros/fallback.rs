@@ -131,7 +131,10 @@ fn without_on_any_rejection_is_answered_but_not_the_methods_errors() {
         Err(ServiceError::Backend(_))
     ));
     let config = registry.fallback("thumbs-any").unwrap().config();
-    assert_eq!(config.on().iter().count(), 5);
+    assert_eq!(
+        config.on().iter().count(),
+        bulkhead::RejectionKind::ALL.len()
+    );
     assert!(!config.on_error());
 }
 

@@ -198,11 +198,19 @@ impl Shared {
         });
     }
 
+    /// Waits for a slot up to `max_wait`, or up to the call's deadline
+    /// ([`crate::deadline`]) if that comes first: either way a wait that
+    /// ends without a slot is `Full` (a `BulkheadFull` to the caller of
+    /// [`Bulkhead::enter`], whose error type stays what it was).
     #[cold]
     pub(super) fn acquire_blocking(&self) -> Acquired {
         let clock = self.context.clock();
         let now = clock.now();
-        let deadline = now.checked_add(self.config.max_wait());
+        let own = now.checked_add(self.config.max_wait());
+        let deadline = match crate::deadline::current() {
+            Some(scope) if own.is_none_or(|own| scope < own) => Some(scope),
+            _ => own,
+        };
         let class = self.semaphore.waiting_class();
         self.semaphore
             .acquire_blocking_as(clock, class, now, deadline)
@@ -231,7 +239,9 @@ impl Shared {
             .semaphore
             .acquire_blocking_as(clock, class, now, deadline);
         match self.semaphore.tag_waited(acquired) {
-            Acquired::Full if outer_first => {
+            // The outer deadline ended the wait (not a refusal by the
+            // queue's discipline before it).
+            Acquired::Full if outer_first && deadline.is_some_and(|d| clock.now() >= d) => {
                 if let Some(traffic) = &self.traffic {
                     traffic.abandoned();
                 }
