@@ -116,8 +116,8 @@
 
 pub use bulkhead_core::{
     Adaptive, Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, CallError,
-    CallOutcome, Enter, EnterError, ManualClock, Occupancy, OwnedBulkheadPermit, Rejection,
-    RejectionKind,
+    CallOutcome, Enter, EnterError, ManualClock, Occupancy, OwnedBulkheadPermit, Priority,
+    Rejection, RejectionKind, ShedAt,
 };
 pub use bulkhead_registry::{
     BulkheadHandle, BulkheadSnapshot, Pipeline, Registry, RegistryBuilder, RegistryError,
@@ -137,6 +137,7 @@ pub mod fleet;
 pub mod guide;
 pub mod hedge;
 pub mod pipeline;
+pub mod priority;
 pub mod rate_limiter;
 pub mod registry;
 pub mod rejection;

@@ -101,6 +101,8 @@ fn written(kind: PolicyKind, key: &Key) -> String {
         ValueKind::Delay => "\"50ms\"".to_owned(),
         ValueKind::Latency => "\"100ms..200ms\"".to_owned(),
         ValueKind::Seed => "1".to_owned(),
+        ValueKind::Priority => "\"critical\"".to_owned(),
+        ValueKind::ShedAt => "\"sheddable=0.25\"".to_owned(),
     }
 }
 
@@ -143,6 +145,10 @@ fn other(key: &Key, written: &str) -> String {
             }
         }
         ValueKind::Seed => (written.parse::<u64>().unwrap().wrapping_add(1)).to_string(),
+        ValueKind::Priority if written == "\"critical\"" => "\"high\"".to_owned(),
+        ValueKind::Priority => "\"critical\"".to_owned(),
+        ValueKind::ShedAt if written == "\"sheddable=0.25\"" => "\"normal=0.75\"".to_owned(),
+        ValueKind::ShedAt => "\"sheddable=0.25\"".to_owned(),
         ValueKind::Bool => (written != "true").to_string(),
         ValueKind::Choice { choices, .. } => {
             let at = choices.iter().position(|c| written == format!("\"{c}\""));
@@ -229,6 +235,14 @@ fn setting(key: &Key, written: &str) -> Option<String> {
             }
         }
         ValueKind::Seed => format!("{}u64", written.parse::<u64>().unwrap()),
+        ValueKind::Priority => {
+            let class = bulkhead_core::Priority::parse(key.name(), unquoted(written)).unwrap();
+            format!("{PRIVATE}::Priority::{}", variant(class.name()))
+        }
+        ValueKind::ShedAt => {
+            let shed_at = bulkhead_core::ShedAt::parse(key.name(), unquoted(written)).unwrap();
+            format!("{PRIVATE}::ShedAt::from_bits({}u64)", shed_at.to_bits())
+        }
         ValueKind::Bool => written.to_owned(),
         ValueKind::Choice { ty, .. } => {
             format!("{PRIVATE}::{ty}::{}", variant(unquoted(written)))

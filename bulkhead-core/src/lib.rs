@@ -42,6 +42,7 @@ mod hedge;
 mod intern;
 pub mod keys;
 mod loom;
+pub mod priority;
 #[cfg(loom)]
 #[doc(hidden)]
 pub use loom::explore_remaps;
@@ -80,7 +81,9 @@ pub mod adaptive {
         Room, Sampling, SamplingBuilder, Vegas, VegasBuilder,
     };
 }
-pub use bulkhead_keys::{ConfigError, check_limit, check_range, parse_bool, parse_duration};
+pub use bulkhead_keys::{
+    ConfigError, Priority, ShedAt, check_limit, check_range, parse_bool, parse_duration,
+};
 pub use chaos::{Chaos, ChaosConfig, ChaosConfigBuilder, ChaosFault, ChaosLatency, Injection};
 pub use circuit_breaker::{
     BreakerOutcome, BreakerPermit, CircuitBreaker, CircuitBreakerConfig,

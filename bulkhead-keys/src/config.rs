@@ -151,6 +151,44 @@ pub enum ConfigError {
         /// The limit.
         max_concurrent: u32,
     },
+    /// A name that is no priority class, as a bulkhead's `priority` or in
+    /// its `shed_at` (ATR-017), with the class meant if one is close.
+    #[error("ATR-017: {key} names {value:?}, which is no priority class; {hint}expected {expected}")]
+    UnknownPriority {
+        /// The key the value was given for.
+        key: String,
+        /// The name as given.
+        value: String,
+        /// `did you mean "critical"? ` if a class is close, else empty.
+        hint: String,
+        /// The classes accepted, comma-separated.
+        expected: String,
+    },
+    /// A bulkhead's `shed_at` that does not parse, or with a fraction not
+    /// above 0 and at most 1 (ATR-017).
+    #[error(
+        "ATR-017: invalid shed_at {value:?} for {key}: {reason}; expected fractions of the limit per class below critical, such as \"sheddable=0.5, normal=0.8, high=0.9\""
+    )]
+    InvalidShedAt {
+        /// The key the value was given for.
+        key: String,
+        /// The value as given.
+        value: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A bulkhead's `shed_at` whose fractions decrease with the class
+    /// (ATR-018): a higher class would be refused while a lower one is
+    /// admitted. Classes not named keep their defaults (`sheddable=0.5`).
+    #[error(
+        "ATR-018: {key} ({value}) must not decrease with the class: sheddable <= normal <= high must hold (a class not named keeps its default, sheddable=0.5, normal=1, high=1)"
+    )]
+    ShedAtNotMonotone {
+        /// The key the value was given for.
+        key: String,
+        /// The fractions, as given or as they stood.
+        value: String,
+    },
     /// A key a config builder's `set_key` does not have, or a value not
     /// of the kind its key takes (CFG-001).
     #[error("CFG-001: {key} is not a key of this policy that takes {value}")]
@@ -179,6 +217,9 @@ macro_rules! key_of {
             | ConfigError::InvalidChoice { key, .. }
             | ConfigError::LimitsOutOfOrder { key, .. }
             | ConfigError::ReservedAboveLimit { key, .. }
+            | ConfigError::UnknownPriority { key, .. }
+            | ConfigError::InvalidShedAt { key, .. }
+            | ConfigError::ShedAtNotMonotone { key, .. }
             | ConfigError::NoSuchKey { key, .. } => key,
         }
     };
@@ -200,6 +241,8 @@ impl ConfigError {
             ConfigError::InvalidChoice { .. } => "ATR-010",
             ConfigError::LimitsOutOfOrder { .. } => "ATR-015",
             ConfigError::ReservedAboveLimit { .. } => "ATR-016",
+            ConfigError::UnknownPriority { .. } | ConfigError::InvalidShedAt { .. } => "ATR-017",
+            ConfigError::ShedAtNotMonotone { .. } => "ATR-018",
             ConfigError::NoSuchKey { .. } => "CFG-001",
         }
     }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::delay::HedgeDelay;
 use crate::latency::ChaosLatency;
+use crate::priority::{Priority, ShedAt};
 use crate::rejection::RejectionKinds;
 
 /// The kind of a key's value: how it is written (in an attribute, a TOML
@@ -77,6 +78,13 @@ pub enum ValueKind {
     Latency,
     /// A seed: a whole number from 0 to 2^64 - 1 (ATR-008).
     Seed,
+    /// A priority class: `"sheddable"`, `"normal"`, `"high"` or
+    /// `"critical"` (ATR-017).
+    Priority,
+    /// Fractions of a bulkhead's limit per class below `critical`, such
+    /// as `"sheddable=0.5, normal=0.8"` (ATR-017; ATR-018 if they decrease
+    /// with the class).
+    ShedAt,
 }
 
 impl ValueKind {
@@ -95,6 +103,7 @@ impl ValueKind {
             ValueKind::Choice { .. } => "ATR-010",
             ValueKind::Predicate => "ATR-011",
             ValueKind::Method => "ATR-013",
+            ValueKind::Priority | ValueKind::ShedAt => "ATR-017",
         }
     }
 }
@@ -129,6 +138,12 @@ impl fmt::Display for ValueKind {
             ValueKind::Delay => f.write_str("duration, or a percentile of the latency (`\"p90\"`)"),
             ValueKind::Latency => f.write_str("duration, or a range of them (`\"100ms..500ms\"`)"),
             ValueKind::Seed => f.write_str("integer from 0 to 2^64 - 1"),
+            ValueKind::Priority => {
+                f.write_str("`\"sheddable\"`, `\"normal\"`, `\"high\"` or `\"critical\"`")
+            }
+            ValueKind::ShedAt => f.write_str(
+                "fractions of the limit per class below critical (`\"sheddable=0.5, normal=0.8\"`)",
+            ),
         }
     }
 }
@@ -255,6 +270,10 @@ pub enum KeyValue {
     Latency(ChaosLatency),
     /// For a [`ValueKind::Seed`] key.
     Seed(u64),
+    /// For a [`ValueKind::Priority`] key.
+    Priority(Priority),
+    /// For a [`ValueKind::ShedAt`] key.
+    ShedAt(ShedAt),
 }
 
 impl fmt::Display for KeyValue {
@@ -269,6 +288,8 @@ impl fmt::Display for KeyValue {
             KeyValue::Delay(delay) => write!(f, "{delay}"),
             KeyValue::Latency(latency) => write!(f, "{latency}"),
             KeyValue::Seed(seed) => write!(f, "{seed}"),
+            KeyValue::Priority(class) => write!(f, "{:?}", class.name()),
+            KeyValue::ShedAt(shed_at) => write!(f, "{:?}", shed_at.to_string()),
         }
     }
 }

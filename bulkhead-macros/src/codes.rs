@@ -20,6 +20,8 @@
 //! | ATR-014 | `#[hedge]` on a method or function whose attempts cannot run at the same time: a sync one (its thread runs one attempt at a time), or one taking `&mut self` (which one attempt at a time can borrow); spanned on the sync signature, or on `&mut self` |
 //! | ATR-015 | a bulkhead's limits written out of order: `min_concurrent` <= `initial_concurrent` <= `max_concurrent` does not hold among those the attribute writes (`PolicyKind::check_together`), spanned on the key out of place |
 //! | ATR-016 | a bulkhead's `reserved` above its `max_concurrent`, both written in the attribute (`PolicyKind::check_together`), spanned on `reserved` |
+//! | ATR-017 | a bulkhead's `priority` names no class (with the class meant if one is close), or its `shed_at` names no class below `critical` or gives a fraction not above 0 and at most 1, or is not a string |
+//! | ATR-018 | a bulkhead's `shed_at` whose fractions decrease with the class (`sheddable <= normal <= high` must hold, a class not named keeping its default) |
 
 /// A duration that does not parse.
 pub(crate) const DURATION: &str = "ATR-001";
@@ -47,6 +49,8 @@ pub(crate) const PREDICATE: &str = "ATR-011";
 pub(crate) const FALLBACK: &str = "ATR-013";
 /// A `#[hedge]` whose attempts cannot run at the same time.
 pub(crate) const HEDGE: &str = "ATR-014";
+/// A priority class, or a bulkhead's `shed_at`, that is none.
+pub(crate) const PRIORITY: &str = "ATR-017";
 
 /// The errors of one expansion, all reported at once.
 ///

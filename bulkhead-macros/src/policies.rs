@@ -398,7 +398,7 @@ mod tests {
         assert_eq!(
             bulkhead(quote!(colour = "red")).unwrap_err(),
             [
-                "ATR-002: unknown key `colour` in #[bulkhead]; expected one of `adaptive`, `config`, `enabled`, `initial_concurrent`, `max_concurrent`, `max_wait`, `min_concurrent`, `name`, `reserved`, `resource`"
+                "ATR-002: unknown key `colour` in #[bulkhead]; expected one of `adaptive`, `config`, `enabled`, `initial_concurrent`, `max_concurrent`, `max_wait`, `min_concurrent`, `name`, `priority`, `reserved`, `resource`, `shed_at`"
             ]
         );
     }

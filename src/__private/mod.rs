@@ -26,8 +26,8 @@ mod wrapper;
 pub use bulkhead_core::{
     Adaptive, Bulkhead, BulkheadConfig, BulkheadPermit, ChaosConfig, ChaosFault, ChaosLatency,
     CircuitBreakerConfig, Classifier, ErrorPredicate, FallbackConfig, HedgeConfig, HedgeDelay,
-    Policies, RateLimiterConfig, Rejection, RejectionKind, RetryConfig, SlidingWindow,
-    TimeoutConfig,
+    Policies, Priority, RateLimiterConfig, Rejection, RejectionKind, RetryConfig, ShedAt,
+    SlidingWindow, TimeoutConfig,
 };
 pub use bulkhead_registry::{Declarations, PolicySpecs, Registry, RegistryError};
 pub use std::any::type_name;

@@ -24,7 +24,11 @@ pub(crate) fn declare_written(
                 .adaptive(::bulkhead::__private_0_1_0::Adaptive::Off)
                 .min_concurrent(1u32)
                 .initial_concurrent(20u32)
-                .reserved(1u32),
+                .reserved(1u32)
+                .priority(::bulkhead::__private_0_1_0::Priority::Critical)
+                .shed_at(::bulkhead::__private_0_1_0::ShedAt::from_bits(
+                    1099512676352500000u64,
+                )),
         ),
     )?;
     let _retry = declarations.policies(
@@ -194,7 +198,9 @@ pub(crate) trait PolicyNames: Send + Sync {
         adaptive = "off",
         min_concurrent = 1,
         initial_concurrent = 20,
-        reserved = 1
+        reserved = 1,
+        priority = "critical",
+        shed_at = "sheddable=0.5, normal=1, high=1"
     )]
     async fn bulkhead(&self) -> Result<(), Error>;
 
@@ -401,6 +407,11 @@ pub(crate) fn check_defaults(registry: &::bulkhead::Registry, prefix: &str) {
         config.initial_concurrent(),
         default.initial_concurrent(),
         "{prefix}.bulkhead: initial_concurrent"
+    );
+    assert_eq!(
+        config.shed_at(),
+        default.shed_at(),
+        "{prefix}.bulkhead: shed_at"
     );
     let config = registry.retry(&format!("{prefix}.retry")).unwrap().config();
     let default = ::bulkhead::__private_0_1_0::RetryConfig::default();

@@ -9,6 +9,7 @@ use super::semaphore::MAX_CONCURRENT;
 use crate::config::{ConfigError, key_of};
 use crate::intern::intern;
 use crate::keys::{KeyValue, PolicyKind, ValueKind};
+use crate::{Priority, ShedAt};
 
 bulkhead_keys::__bulkhead_keys!(crate::config::policy_config! {
     kind: Bulkhead;
@@ -91,6 +92,18 @@ impl BulkheadConfig {
     /// reserved. Without a resource it has no effect.
     pub fn reserved(&self) -> u32 {
         self.reserved.unwrap_or(self.max_concurrent)
+    }
+
+    /// The class of the calls no scope gave one (see the key `priority`):
+    /// as set, else [`Priority::Normal`].
+    pub fn priority(&self) -> Priority {
+        self.priority.unwrap_or_default()
+    }
+
+    /// Whether `priority` was given: a class given beats a tower layer's,
+    /// which beats `Normal`.
+    pub fn priority_set(&self) -> Option<Priority> {
+        self.priority
     }
 
     /// Whether `reserved` was given (else it follows `max_concurrent`).

@@ -6,7 +6,8 @@ use std::fmt;
 use std::time::Duration;
 
 use bulkhead_keys::{
-    ChaosLatency, ConfigError, HedgeDelay, Key, KeyValue, PolicyKind, RejectionKinds, ValueKind,
+    ChaosLatency, ConfigError, HedgeDelay, Key, KeyValue, PolicyKind, Priority, RejectionKinds,
+    ShedAt, ValueKind,
     check_limit, check_positive, check_range,
 };
 
@@ -138,6 +139,29 @@ impl Read for ChaosLatency {
     }
 }
 
+/// A class by its name (as an attribute passes it through a source's
+/// text) or as read.
+impl Read for Priority {
+    fn read(key: &str, value: KeyValue) -> Result<Self, ConfigError> {
+        match value {
+            KeyValue::Priority(class) => Ok(class),
+            KeyValue::Text(text) => Priority::parse(key, &text),
+            value => Err(no_such_key(key, &value)),
+        }
+    }
+}
+
+/// Fractions as written (`"sheddable=0.5"`) or as read.
+impl Read for ShedAt {
+    fn read(key: &str, value: KeyValue) -> Result<Self, ConfigError> {
+        match value {
+            KeyValue::ShedAt(shed_at) => Ok(shed_at),
+            KeyValue::Text(text) => ShedAt::parse(key, &text),
+            value => Err(no_such_key(key, &value)),
+        }
+    }
+}
+
 impl Read for HedgeDelay {
     fn read(key: &str, value: KeyValue) -> Result<Self, ConfigError> {
         match value {
@@ -248,7 +272,7 @@ macro_rules! every_value {
     )*};
 }
 
-every_value!(bool, u64, RejectionKinds);
+every_value!(bool, u64, RejectionKinds, Priority, ShedAt);
 
 impl<T: Choice> Check<T> for T {
     fn check(&self, _: &Key) -> Result<T, ConfigError> {
@@ -294,8 +318,16 @@ written_as_displayed!(
     &str,
     RejectionKinds,
     HedgeDelay,
-    ChaosLatency
+    ChaosLatency,
+    Priority
 );
+
+/// Quoted, as its commas are part of it: `"sheddable=0.5, normal=1, high=1"`.
+impl Written for ShedAt {
+    fn write(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "\"{self}\"")
+    }
+}
 
 impl<T: Choice> Written for T {
     fn write(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -58,6 +58,8 @@ fn accepted(kind: ValueKind) -> Option<KeyValue> {
             Duration::from_millis(2),
         )),
         ValueKind::Seed => KeyValue::Seed(u64::MAX),
+        ValueKind::Priority => KeyValue::Priority(crate::Priority::Critical),
+        ValueKind::ShedAt => KeyValue::ShedAt(crate::ShedAt::new(0.25, 0.5, 0.75).unwrap()),
         ValueKind::Predicate | ValueKind::Method => return None,
     })
 }
@@ -83,6 +85,10 @@ fn documented(key: &Key) -> KeyValue {
             KeyValue::Latency(crate::ChaosLatency::parse(key.name(), unquoted).unwrap())
         }
         ValueKind::Seed => KeyValue::Seed(text.parse().unwrap()),
+        ValueKind::Priority => {
+            KeyValue::Priority(crate::Priority::parse(key.name(), unquoted).unwrap())
+        }
+        ValueKind::ShedAt => KeyValue::ShedAt(crate::ShedAt::parse(key.name(), unquoted).unwrap()),
         ValueKind::RejectionKinds => KeyValue::RejectionKinds(
             text.trim_matches(['[', ']'])
                 .split(',')

@@ -1,4 +1,6 @@
-//! The bulkhead's keys, and the rules between them (ATR-015, ATR-016).
+//! The bulkhead's keys, and the rules between them (ATR-015, ATR-016;
+//! ATR-018, the order of `shed_at`'s fractions, is its value's own rule:
+//! see `ShedAt`).
 
 use crate::{ConfigError, KeyValue};
 
@@ -71,6 +73,23 @@ macro_rules! __bulkhead_keys {
         reserved: Option<u32> = None
             => Count { min: 0, max: MAX_CONCURRENT }, "",
             "on a resource: the slots of its budget kept for this bulkhead alone, by default all of `max_concurrent`; above them, up to `max_concurrent`, it borrows the slots nobody reserved (ATR-016 if above `max_concurrent`)";
+        /// The class of the calls through this bulkhead that no scope
+        /// gave one (`bulkhead::priority::scope` and `with` beat it; it
+        /// beats a tower layer's). Without it, such calls are
+        /// [`Priority::Normal`], or the tower layer's class.
+        @set(some Priority)
+        @getter(own)
+        @shown_if(priority)
+        priority: Option<Priority> = None
+            => Priority, "",
+            "the class of the calls no `priority::scope` gave one: `sheddable`, `normal`, `high` or `critical` (ATR-017 otherwise); without it, `normal` or a tower layer's class";
+        /// Per class below `Critical`, the fraction of the limit above
+        /// which calls of that class are refused (shed): see [`ShedAt`].
+        /// Default `sheddable=0.5, normal=1, high=1`.
+        @shown_if(shed_at)
+        shed_at: ShedAt = ShedAt::DEFAULT
+            => ShedAt, "\"sheddable=0.5, normal=1, high=1\"",
+            "per class below `critical`, the fraction of the limit above which its calls are refused, as in \"sheddable=0.5, normal=0.8, high=0.9\" (ATR-017 for an unknown class or a fraction outside (0, 1], ATR-018 unless sheddable <= normal <= high)";
     } };
 }
 

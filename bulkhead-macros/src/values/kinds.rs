@@ -257,6 +257,32 @@ pub(super) fn latency(key: &str, expr: &Expr) -> Result<ChaosLatency, String> {
     }
 }
 
+/// A priority class, in a string: `"critical"` (ATR-017, with the class
+/// meant if one is close).
+pub(super) fn priority(key: &str, expr: &Expr) -> Result<Priority, String> {
+    match literal(expr) {
+        Some(Lit::Str(s)) => Priority::parse(key, &s.value()).map_err(|error| error.to_string()),
+        _ => Err(format!(
+            "{}: {key} must be a priority class in a string, such as \"critical\", got {}",
+            codes::PRIORITY,
+            as_written(expr)
+        )),
+    }
+}
+
+/// A bulkhead's `shed_at`, in a string: `"sheddable=0.5, normal=0.8"`
+/// (ATR-017, ATR-018 if its fractions decrease with the class).
+pub(super) fn shed_at(key: &str, expr: &Expr) -> Result<ShedAt, String> {
+    match literal(expr) {
+        Some(Lit::Str(s)) => ShedAt::parse(key, &s.value()).map_err(|error| error.to_string()),
+        _ => Err(format!(
+            "{}: {key} must be fractions of the limit per class in a string, such as \"sheddable=0.5, normal=0.8\", got {}",
+            codes::PRIORITY,
+            as_written(expr)
+        )),
+    }
+}
+
 /// A seed: an integer from 0 to 2^64 - 1 (ATR-008).
 pub(super) fn seed(key: &Key, expr: &Expr) -> Result<u64, String> {
     let (code, name) = (codes::NUMBER, key.name());

@@ -20,6 +20,8 @@
 //! | `Delay` | a duration string as for `Duration`, or a percentile such as `"p90"` |
 //! | `Latency` | a duration string as for `Duration`, or a range such as `"100ms..500ms"` |
 //! | `Seed` | an integer from 0 to 2^64 - 1, without a type suffix |
+//! | `Priority` | a class in a string: `"sheddable"`, `"normal"`, `"high"` or `"critical"` |
+//! | `ShedAt` | fractions per class in a string, such as `"sheddable=0.5, normal=0.8"` |
 //!
 //! Each kind's code is the table's (`ValueKind::code`); a duration of zero
 //! where it must be positive is ATR-008.
@@ -30,7 +32,7 @@ use kinds::*;
 
 use std::time::Duration;
 
-use bulkhead_keys::{ChaosLatency, ConfigError, HedgeDelay, RejectionKind};
+use bulkhead_keys::{ChaosLatency, ConfigError, HedgeDelay, Priority, RejectionKind, ShedAt};
 use bulkhead_keys::{Float, Key, Range, ValueKind, did_you_mean};
 use darling::ast::MetaNameValueInvalidExpr;
 use proc_macro2::{Literal, Span, TokenStream};
@@ -68,6 +70,10 @@ pub(crate) enum Read {
     Latency(ChaosLatency),
     /// A `Seed`.
     Seed(u64),
+    /// A `Priority`.
+    Priority(Priority),
+    /// A `ShedAt`.
+    ShedAt(ShedAt),
 }
 
 /// A value with the span of the tokens it was written as.
@@ -148,6 +154,8 @@ pub(crate) fn example(key: &Key) -> String {
         ValueKind::Delay => format!("{name} = \"50ms\""),
         ValueKind::Latency => format!("{name} = \"100ms..500ms\""),
         ValueKind::Seed => format!("{name} = 42"),
+        ValueKind::Priority => format!("{name} = \"critical\""),
+        ValueKind::ShedAt => format!("{name} = \"sheddable=0.5, normal=0.8\""),
     }
 }
 
@@ -197,6 +205,8 @@ pub(crate) fn from_expr(key: &Key, expr: &Expr) -> Result<Read, String> {
         ValueKind::Delay => delay(name, expr).map(Read::Delay),
         ValueKind::Latency => latency(name, expr).map(Read::Latency),
         ValueKind::Seed => seed(key, expr).map(Read::Seed),
+        ValueKind::Priority => priority(name, expr).map(Read::Priority),
+        ValueKind::ShedAt => shed_at(name, expr).map(Read::ShedAt),
     }
 }
 
@@ -241,6 +251,14 @@ impl Read {
                 }
             }
             Read::Seed(seed) => Literal::u64_suffixed(*seed).into_token_stream(),
+            Read::Priority(class) => {
+                let variant = Ident::new(&variant(class.name()), Span::call_site());
+                quote!(::bulkhead::__private::Priority::#variant)
+            }
+            Read::ShedAt(shed_at) => {
+                let bits = Literal::u64_suffixed(shed_at.to_bits());
+                quote!(::bulkhead::__private::ShedAt::from_bits(#bits))
+            }
             Read::Bool(b) => b.into_token_stream(),
             Read::Choice(ty, choice) => {
                 let ty = Ident::new(ty, Span::call_site());

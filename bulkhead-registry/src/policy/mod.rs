@@ -426,6 +426,8 @@ mod tests {
             ValueKind::Choice { choices, .. } => Value::Text(choices[0].to_owned()),
             ValueKind::RejectionKinds => Value::Text("Timeout, BulkheadFull".to_owned()),
             ValueKind::Name => Value::Text("db".to_owned()),
+            ValueKind::Priority => Value::Text("critical".to_owned()),
+            ValueKind::ShedAt => Value::Text("sheddable=0.25, normal=0.9".to_owned()),
             ValueKind::Predicate | ValueKind::Method => {
                 unreachable!("configuration takes no predicate and no method")
             }

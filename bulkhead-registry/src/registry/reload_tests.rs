@@ -35,6 +35,8 @@ fn other_value(key: &Key) -> Option<String> {
         ValueKind::Delay => format!("\"{}\"", other("p90", "p50")),
         ValueKind::Latency => format!("\"{}\"", other("100ms..200ms", "3s")),
         ValueKind::Seed => other("7", "8"),
+        ValueKind::Priority => format!("\"{}\"", other("critical", "sheddable")),
+        ValueKind::ShedAt => format!("\"{}\"", other("sheddable=0.25", "normal=0.75")),
         ValueKind::Bool => other("true", "false"),
         ValueKind::Choice { choices, .. } => {
             format!("\"{}\"", choices.iter().find(|c| **c != default)?)

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use bulkhead_core::keys::{Key, KeyValue, ValueKind};
 use bulkhead_core::{
-    ChaosLatency, ConfigError, HedgeDelay, RejectionKind, parse_bool, parse_duration,
+    ChaosLatency, ConfigError, HedgeDelay, Priority, RejectionKind, ShedAt, parse_bool,
+    parse_duration,
 };
 
 /// A value from TOML (typed) or the environment (always text).
@@ -67,6 +68,9 @@ impl Value {
                 _ => KeyValue::Duration(self.duration(full_key)?),
             },
             ValueKind::Seed => KeyValue::Seed(self.seed(full_key)?),
+            ValueKind::Priority => KeyValue::Priority(Priority::parse(full_key, &self.as_text())?),
+            // Text alone: `"sheddable=0.5, normal=0.8"`.
+            ValueKind::ShedAt => KeyValue::ShedAt(ShedAt::parse(full_key, &self.as_text())?),
             ValueKind::Bool => KeyValue::Bool(self.boolean(full_key)?),
             ValueKind::Choice { choices, .. } => {
                 KeyValue::Text(self.choice(full_key, choices)?.to_owned())

@@ -1,0 +1,19 @@
+// `priority` is one of "sheddable", "normal", "high", "critical" (ATR-017).
+use bulkhead::{Rejection, resilient};
+
+#[derive(Debug)]
+pub struct Error;
+
+impl From<Rejection> for Error {
+    fn from(_: Rejection) -> Self {
+        Error
+    }
+}
+
+#[resilient]
+pub trait Search {
+    #[bulkhead(max_concurrent = 20, priority = "urgent")]
+    fn search(&self, query: &str) -> Result<Vec<u8>, Error>;
+}
+
+fn main() {}
