@@ -260,6 +260,8 @@ async fn user(
         let status = match rejection.kind() {
             // The directory failed: a dependency's failure.
             RejectionKind::Injected => StatusCode::BAD_GATEWAY,
+            // The caller's deadline (`bulkhead::deadline`) left no time.
+            RejectionKind::DeadlineExceeded => StatusCode::GATEWAY_TIMEOUT,
             _ => StatusCode::SERVICE_UNAVAILABLE,
         };
         (status, rejection.to_string())
@@ -337,7 +339,7 @@ async fn place_order() -> &'static str {
 }
 
 /// `GET /reports/{id}`: an injected fault is a 500 (the backend failed),
-/// any other rejection a 503.
+/// a call its deadline left no time a 504, any other rejection a 503.
 async fn report(
     State(state): State<AppState>,
     Path(id): Path<String>,
@@ -349,6 +351,7 @@ async fn report(
         .map_err(|ReportError(rejection)| {
             let status = match rejection.kind() {
                 RejectionKind::Injected => StatusCode::INTERNAL_SERVER_ERROR,
+                RejectionKind::DeadlineExceeded => StatusCode::GATEWAY_TIMEOUT,
                 _ => StatusCode::SERVICE_UNAVAILABLE,
             };
             (status, rejection.to_string())

@@ -2,7 +2,9 @@
 //! variants, and [`RejectionKinds`], a set of kinds.
 //!
 //! `Rejection::BulkheadFull(BulkheadFull)`, `Rejection::CircuitOpen(CircuitOpen)`,
-//! `Rejection::Timeout(CallTimeout)` and `Rejection::RateLimited(RateLimited)`:
+//! `Rejection::Timeout(CallTimeout)`, `Rejection::RateLimited(RateLimited)`,
+//! `Rejection::Injected(InjectedFault)` and
+//! `Rejection::DeadlineExceeded(DeadlineExceeded)`:
 //! each payload names the refusing instance ([`BulkheadFull::instance`], ...).
 //! Most code matches on [`Rejection`] or on its [`kind`](crate::Rejection::kind)
 //! and never names them; [`Bulkhead::try_enter`] returns a [`BulkheadFull`]
@@ -32,5 +34,6 @@
 //! [`Bulkhead::try_enter`]: crate::Bulkhead::try_enter
 
 pub use bulkhead_core::{
-    BulkheadFull, CallTimeout, CircuitOpen, InjectedFault, RateLimited, RejectionKinds,
+    BulkheadFull, CallTimeout, CircuitOpen, DeadlineExceeded, InjectedFault, RateLimited,
+    RejectionKinds,
 };

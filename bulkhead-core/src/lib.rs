@@ -103,8 +103,8 @@ pub use fallback::{Fallback, FallbackConfig, FallbackConfigBuilder};
 pub use hedge::{Hedge, HedgeConfig, HedgeConfigBuilder, HedgeDelay, Hedged};
 pub use rate_limiter::{AcquirePermit, RateLimiter, RateLimiterConfig, RateLimiterConfigBuilder};
 pub use rejection::{
-    BulkheadFull, CallError, CallTimeout, CircuitOpen, InjectedFault, RateLimited, Rejection,
-    RejectionKind, RejectionKinds,
+    BulkheadFull, CallError, CallTimeout, CircuitOpen, DeadlineExceeded, InjectedFault,
+    RateLimited, Rejection, RejectionKind, RejectionKinds,
 };
 pub use retry::{AttemptFailure, BudgetState, Retry, RetryConfig, RetryConfigBuilder, RetryState};
 pub use timeout::{Timeout, TimeoutConfig, TimeoutConfigBuilder, TimeoutFuture};

@@ -69,6 +69,17 @@ rejection_kind!(
     InjectedFault,
     "chaos {:?} injected a fault"
 );
+rejection_kind!(
+    /// No time was left before the call's deadline (set by
+    /// [`deadline::scope`](crate::deadline::scope) or
+    /// [`deadline::with`](crate::deadline::with)): the call could not start
+    /// before it (its instance: the policy that found no time left), or it
+    /// ran and the deadline cut it (its instance: the timeout's).
+    ///
+    /// Never retried, whatever `abort_on` says: no time is left.
+    DeadlineExceeded,
+    "no time left before the call's deadline in {:?}"
+);
 
 /// A call that a policy refused to run (or, for a timeout, stopped waiting for).
 ///
@@ -104,6 +115,9 @@ pub enum Rejection {
     /// A chaos policy injected a fault.
     #[error(transparent)]
     Injected(#[from] InjectedFault),
+    /// The call's deadline left no time.
+    #[error(transparent)]
+    DeadlineExceeded(#[from] DeadlineExceeded),
 }
 
 impl Rejection {
@@ -115,6 +129,7 @@ impl Rejection {
             Rejection::Timeout(r) => r.instance(),
             Rejection::RateLimited(r) => r.instance(),
             Rejection::Injected(r) => r.instance(),
+            Rejection::DeadlineExceeded(r) => r.instance(),
         }
     }
 
@@ -126,6 +141,7 @@ impl Rejection {
             Rejection::Timeout(_) => RejectionKind::Timeout,
             Rejection::RateLimited(_) => RejectionKind::RateLimited,
             Rejection::Injected(_) => RejectionKind::Injected,
+            Rejection::DeadlineExceeded(_) => RejectionKind::DeadlineExceeded,
         }
     }
 }

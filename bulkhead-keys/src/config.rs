@@ -94,7 +94,7 @@ pub enum ConfigError {
     /// A name in an `abort_on` or `ignore_on` list that is not a rejection
     /// kind (ATR-009).
     #[error(
-        "ATR-009: {key} lists {value:?}, which is not a rejection kind; expected BulkheadFull, CircuitOpen, Timeout, RateLimited or Injected"
+        "ATR-009: {key} lists {value:?}, which is not a rejection kind; expected BulkheadFull, CircuitOpen, Timeout, RateLimited, Injected or DeadlineExceeded"
     )]
     UnknownRejectionKind {
         /// The key the value was given for.

@@ -20,16 +20,21 @@ pub enum RejectionKind {
     RateLimited,
     /// A fault a chaos policy injected (`Rejection::Injected`).
     Injected,
+    /// No time left before the call's deadline
+    /// (`Rejection::DeadlineExceeded`): never retried, whatever `abort_on`
+    /// says.
+    DeadlineExceeded,
 }
 
 impl RejectionKind {
     /// Every kind, in declaration order.
-    pub const ALL: [RejectionKind; 5] = [
+    pub const ALL: [RejectionKind; 6] = [
         RejectionKind::BulkheadFull,
         RejectionKind::CircuitOpen,
         RejectionKind::Timeout,
         RejectionKind::RateLimited,
         RejectionKind::Injected,
+        RejectionKind::DeadlineExceeded,
     ];
 
     /// The kind's name as written in `abort_on` / `ignore_on` lists.
@@ -40,6 +45,7 @@ impl RejectionKind {
             RejectionKind::Timeout => "Timeout",
             RejectionKind::RateLimited => "RateLimited",
             RejectionKind::Injected => "Injected",
+            RejectionKind::DeadlineExceeded => "DeadlineExceeded",
         }
     }
 
@@ -115,7 +121,8 @@ impl RejectionKinds {
         .with(RejectionKind::CircuitOpen)
         .with(RejectionKind::Timeout)
         .with(RejectionKind::RateLimited)
-        .with(RejectionKind::Injected);
+        .with(RejectionKind::Injected)
+        .with(RejectionKind::DeadlineExceeded);
 
     /// This set and `kind`.
     #[must_use]

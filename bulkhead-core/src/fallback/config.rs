@@ -55,7 +55,7 @@ mod tests {
         assert!(!config.on_error());
         assert_eq!(
             config.to_string(),
-            "on = [BulkheadFull, CircuitOpen, Timeout, RateLimited, Injected], on_error = false"
+            "on = [BulkheadFull, CircuitOpen, Timeout, RateLimited, Injected, DeadlineExceeded], on_error = false"
         );
     }
 

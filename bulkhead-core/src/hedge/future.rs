@@ -104,9 +104,13 @@ where
 fn refused<T, E>(result: &Result<T, CallError<E>>) -> Option<RejectionKind> {
     match result {
         Err(CallError::Rejected(rejection)) => match rejection {
-            Rejection::BulkheadFull(_) | Rejection::CircuitOpen(_) | Rejection::RateLimited(_) => {
-                Some(rejection.kind())
-            }
+            // A deadline that left a hedge no time: the attempts already
+            // running go on (a timeout, if any, cuts them at the same
+            // deadline).
+            Rejection::BulkheadFull(_)
+            | Rejection::CircuitOpen(_)
+            | Rejection::RateLimited(_)
+            | Rejection::DeadlineExceeded(_) => Some(rejection.kind()),
             // An injected fault stands for the dependency failing: the
             // hedge ran.
             Rejection::Timeout(_) | Rejection::Injected(_) => None,

@@ -115,7 +115,8 @@ impl<'a> RetryState<'a> {
     /// next one, or `None` to give up and return this failure.
     ///
     /// Gives up when the failure is not retryable (an error `retry_if`
-    /// refused, or a rejection listed in `abort_on`), publishing `Aborted`,
+    /// refused, a rejection listed in `abort_on`, or a
+    /// `DeadlineExceeded`, whatever `abort_on` says), publishing `Aborted`,
     /// when this was the last of `max_attempts`, publishing `Exhausted`, or
     /// when the instance's retry budget has no room for another attempt,
     /// publishing `BudgetExhausted`. Otherwise takes one retry from the
@@ -127,6 +128,8 @@ impl<'a> RetryState<'a> {
         let rejection = failure.rejection();
         let retryable = match failure {
             AttemptFailure::Error { retryable } => retryable,
+            // No time is left before the call's deadline: never retried.
+            AttemptFailure::Rejected(RejectionKind::DeadlineExceeded) => false,
             AttemptFailure::Rejected(kind) => !shared.config.abort_on().contains(kind),
         };
         if !retryable {
@@ -331,11 +334,30 @@ mod tests {
     }
 
     #[test]
-    fn every_rejection_kind_is_retried_by_default() {
+    fn every_rejection_kind_but_deadline_exceeded_is_retried_by_default() {
         let (retry, _events, _clock) = retry(RetryConfig::default());
         for kind in RejectionKind::ALL {
-            assert!(retry.start().on_failure(kind.into()).is_some(), "{kind}");
+            let retried = retry.start().on_failure(kind.into()).is_some();
+            assert_eq!(retried, kind != RejectionKind::DeadlineExceeded, "{kind}");
         }
+    }
+
+    #[test]
+    fn deadline_exceeded_is_never_retried_whatever_abort_on_says() {
+        let config = RetryConfig::builder().abort_on([]).build().unwrap();
+        let (retry, mut events, _clock) = retry(config);
+        let mut state = retry.start();
+        assert_eq!(
+            state.on_failure(RejectionKind::DeadlineExceeded.into()),
+            None
+        );
+        assert_eq!(
+            kinds(&mut events),
+            [RetryEventKind::Aborted {
+                attempts: 1,
+                rejection: Some(RejectionKind::DeadlineExceeded),
+            }]
+        );
     }
 
     #[test]

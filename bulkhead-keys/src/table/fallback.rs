@@ -11,7 +11,7 @@ macro_rules! __fallback_keys {
         /// default; a builder's list replaces the base's); an empty list
         /// leaves only the method's own errors, if `on_error`.
         on: RejectionKinds = RejectionKinds::ALL
-            => RejectionKinds, "[BulkheadFull, CircuitOpen, Timeout, RateLimited, Injected]",
+            => RejectionKinds, "[BulkheadFull, CircuitOpen, Timeout, RateLimited, Injected, DeadlineExceeded]",
             "the rejections that make the fallback answer";
         /// Whether the method's own errors make the fallback answer too
         /// (`false` by default).

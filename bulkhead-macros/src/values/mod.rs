@@ -557,7 +557,7 @@ mod tests {
         );
         assert_eq!(
             kind("abort_on", &parse_quote!(BulkheadFul)),
-            Err("ATR-009: abort_on lists `BulkheadFul`, which is not a rejection kind; did you mean `BulkheadFull`? expected BulkheadFull, CircuitOpen, Timeout, RateLimited or Injected".into())
+            Err("ATR-009: abort_on lists `BulkheadFul`, which is not a rejection kind; did you mean `BulkheadFull`? expected BulkheadFull, CircuitOpen, Timeout, RateLimited, Injected or DeadlineExceeded".into())
         );
         for path in [
             parse_quote!(Foo::Timeout),
@@ -582,7 +582,7 @@ mod tests {
         );
         assert_eq!(
             kind("ignore_on", &parse_quote!(Slow)),
-            Err("ATR-009: ignore_on lists `Slow`, which is not a rejection kind; expected BulkheadFull, CircuitOpen, Timeout, RateLimited or Injected".into())
+            Err("ATR-009: ignore_on lists `Slow`, which is not a rejection kind; expected BulkheadFull, CircuitOpen, Timeout, RateLimited, Injected or DeadlineExceeded".into())
         );
     }
 
