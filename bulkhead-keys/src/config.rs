@@ -153,7 +153,9 @@ pub enum ConfigError {
     },
     /// A name that is no priority class, as a bulkhead's `priority` or in
     /// its `shed_at` (ATR-017), with the class meant if one is close.
-    #[error("ATR-017: {key} names {value:?}, which is no priority class; {hint}expected {expected}")]
+    #[error(
+        "ATR-017: {key} names {value:?}, which is no priority class; {hint}expected {expected}"
+    )]
     UnknownPriority {
         /// The key the value was given for.
         key: String,

@@ -199,7 +199,11 @@ impl ShedAt {
             .filter(|e| !e.is_empty())
         {
             let Some((name, number)) = entry.split_once(['=', ':']) else {
-                return Err(invalid(key, value, &format!("{entry:?} is not `class=fraction`")));
+                return Err(invalid(
+                    key,
+                    value,
+                    &format!("{entry:?} is not `class=fraction`"),
+                ));
             };
             let name = name.trim().trim_matches('"');
             let Some(index) = names.iter().position(|n| n.eq_ignore_ascii_case(name)) else {
@@ -344,7 +348,10 @@ mod tests {
         for class in Priority::ALL {
             assert_eq!(Priority::parse("priority", class.name()), Ok(class));
             let upper = class.name().to_uppercase();
-            assert_eq!(Priority::parse("priority", &format!(" {upper} ")), Ok(class));
+            assert_eq!(
+                Priority::parse("priority", &format!(" {upper} ")),
+                Ok(class)
+            );
             assert_eq!(Priority::from_index(class.index()), Some(class));
         }
         assert_eq!(Priority::from_index(4), None);
@@ -357,7 +364,10 @@ mod tests {
              expected sheddable, normal, high, critical"
         );
         let error = Priority::parse("priority", "hihg").unwrap_err();
-        assert!(error.to_string().contains("did you mean \"high\"? "), "{error}");
+        assert!(
+            error.to_string().contains("did you mean \"high\"? "),
+            "{error}"
+        );
     }
 
     #[test]
@@ -400,7 +410,10 @@ mod tests {
         assert_eq!(code("sheddable=0.9, normal=0.8"), "ATR-018");
         assert_eq!(code("high=0.5, normal=0.6"), "ATR-018");
         let error = ShedAt::parse("shed_at", "sheddable=0.5, nromal=0.9").unwrap_err();
-        assert!(error.to_string().contains("did you mean \"normal\""), "{error}");
+        assert!(
+            error.to_string().contains("did you mean \"normal\""),
+            "{error}"
+        );
         assert_eq!(ShedAt::new(0.5, 0.4, 1.0).unwrap_err().code(), "ATR-018");
         assert_eq!(ShedAt::new(0.0, 0.4, 1.0).unwrap_err().code(), "ATR-017");
     }

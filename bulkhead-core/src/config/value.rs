@@ -7,8 +7,7 @@ use std::time::Duration;
 
 use bulkhead_keys::{
     ChaosLatency, ConfigError, HedgeDelay, Key, KeyValue, PolicyKind, Priority, RejectionKinds,
-    ShedAt, ValueKind,
-    check_limit, check_positive, check_range,
+    ShedAt, ValueKind, check_limit, check_positive, check_range,
 };
 
 use crate::intern::intern;

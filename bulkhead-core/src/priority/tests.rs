@@ -57,7 +57,11 @@ fn a_scope_sets_its_class_for_each_poll_only() {
     assert_eq!(poll_once(future.as_mut()), Poll::Pending);
     assert_eq!(current(), None, "restored between polls");
     let seen = with(Priority::Sheddable, || poll_once(future.as_mut()));
-    assert_eq!(seen, Poll::Ready(Some(Priority::Critical)), "the inner scope wins");
+    assert_eq!(
+        seen,
+        Poll::Ready(Some(Priority::Critical)),
+        "the inner scope wins"
+    );
 }
 
 #[test]

@@ -1,0 +1,118 @@
+//! The errors of a [`PushbackService`](super::PushbackService):
+//! [`PushbackError`] and [`PushedBack`], the response that asked to wait.
+
+use std::error::Error;
+use std::fmt;
+use std::time::Duration;
+
+/// A response that asked the client to wait before trying again (`429` or
+/// `503` with `Retry-After`, or `grpc-retry-pushback-ms`), and how long.
+///
+/// `Send` when the body is, `Sync` when the body is.
+pub struct PushedBack<B> {
+    pub(super) retry_after: Duration,
+    pub(super) response: http::Response<B>,
+}
+
+impl<B> PushedBack<B> {
+    /// How long the response asked to wait; [`Duration::MAX`] when it
+    /// asked not to try again.
+    pub fn retry_after(&self) -> Duration {
+        self.retry_after
+    }
+
+    /// The response.
+    pub fn response(&self) -> &http::Response<B> {
+        &self.response
+    }
+
+    /// The response, for a caller who gives up and passes it on.
+    pub fn into_response(self) -> http::Response<B> {
+        self.response
+    }
+}
+
+impl<B> fmt::Debug for PushedBack<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PushedBack")
+            .field("retry_after", &self.retry_after)
+            .field("status", &self.response.status())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<B> fmt::Display for PushedBack<B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.retry_after == Duration::MAX {
+            write!(
+                f,
+                "the server answered {} and asked not to retry",
+                self.response.status()
+            )
+        } else {
+            write!(
+                f,
+                "the server answered {} and asked to wait {:?}",
+                self.response.status(),
+                self.retry_after
+            )
+        }
+    }
+}
+
+impl<B> Error for PushedBack<B> {}
+
+/// The error of a [`PushbackService`](super::PushbackService): the response
+/// asked to wait, or the inner service failed.
+pub enum PushbackError<B, E> {
+    /// The response asked the client to wait.
+    PushedBack(PushedBack<B>),
+    /// The inner service failed.
+    Inner(E),
+}
+
+impl<B, E> PushbackError<B, E> {
+    /// How long the response asked to wait; `None` for the inner
+    /// service's own error.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            PushbackError::PushedBack(pushed) => Some(pushed.retry_after),
+            PushbackError::Inner(_) => None,
+        }
+    }
+
+    /// The inner service's error, if it failed.
+    pub fn into_inner(self) -> Option<E> {
+        match self {
+            PushbackError::PushedBack(_) => None,
+            PushbackError::Inner(error) => Some(error),
+        }
+    }
+}
+
+impl<B, E: fmt::Debug> fmt::Debug for PushbackError<B, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PushbackError::PushedBack(pushed) => f.debug_tuple("PushedBack").field(pushed).finish(),
+            PushbackError::Inner(error) => f.debug_tuple("Inner").field(error).finish(),
+        }
+    }
+}
+
+impl<B, E: fmt::Display> fmt::Display for PushbackError<B, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PushbackError::PushedBack(pushed) => pushed.fmt(f),
+            PushbackError::Inner(error) => error.fmt(f),
+        }
+    }
+}
+
+impl<B, E: Error + 'static> Error for PushbackError<B, E> {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match self {
+            PushbackError::PushedBack(_) => None,
+            PushbackError::Inner(error) => error.source(),
+        }
+    }
+}
