@@ -19,7 +19,8 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bulkhead::tower::{
-    DeadlineLayer, PipelineLayer, PropagateDeadlineLayer, ServiceError, Unavailable, grpc_timeout,
+    DeadlineLayer, PipelineLayer, PropagateDeadlineLayer, PushbackError, PushbackLayer,
+    ServiceError, Unavailable, grpc_timeout,
 };
 use bulkhead::{Pipeline, Registry, RejectionKind, deadline};
 use tokio::net::TcpListener;
@@ -384,4 +385,48 @@ async fn our_client_layer_refuses_a_call_with_no_time_left() {
         .unwrap_err();
     assert_eq!(refused.code(), Code::DeadlineExceeded, "{refused:?}");
     assert_eq!(b_calls.load(SeqCst), 0, "B was never called");
+}
+
+#[tokio::test]
+async fn grpc_retry_pushback_ms_in_a_trailers_only_answer_is_pushed_back() {
+    let registry = Registry::new();
+    let busy = Node::new(|request: Request<Ping>| async move {
+        let mut status = Status::unavailable("busy");
+        let pushback = match request.get_ref().n {
+            1 => "200",
+            _ => "-1", // do not retry
+        };
+        status
+            .metadata_mut()
+            .insert("grpc-retry-pushback-ms", pushback.parse().unwrap());
+        Err(status)
+    });
+    let b = serve(DeadlineLayer::new(registry.clock().clone()), busy).await;
+    let mut client = client(&b, PushbackLayer::new());
+
+    // tonic keeps the layer's error as the source of an `UNKNOWN` status.
+    let pushed_back = |status: &Status| {
+        let error = std::error::Error::source(status)?;
+        let error = error.downcast_ref::<PushbackError<Body, tonic::transport::Error>>()?;
+        if let PushbackError::PushedBack(pushed) = error {
+            assert_eq!(
+                pushed.headers()["grpc-status"],
+                "14",
+                "UNAVAILABLE, trailers-only"
+            );
+        }
+        error.retry_after()
+    };
+    let refused = ping(&mut client, Request::new(Ping { n: 1 }))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        pushed_back(&refused),
+        Some(Duration::from_millis(200)),
+        "{refused:?}"
+    );
+    let refused = ping(&mut client, Request::new(Ping { n: 2 }))
+        .await
+        .unwrap_err();
+    assert_eq!(pushed_back(&refused), Some(Duration::MAX), "{refused:?}");
 }

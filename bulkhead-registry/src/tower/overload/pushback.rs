@@ -134,10 +134,10 @@ where
             Poll::Ready(Ok(response)) => response,
         };
         Poll::Ready(match asked_wait(&response) {
-            Some(retry_after) => Err(PushbackError::PushedBack(PushedBack {
+            Some(retry_after) => Err(PushbackError::PushedBack(PushedBack::new(
                 retry_after,
                 response,
-            })),
+            ))),
             None => Ok(response),
         })
     }

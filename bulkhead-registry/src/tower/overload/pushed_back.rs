@@ -3,32 +3,55 @@
 
 use std::error::Error;
 use std::fmt;
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 /// A response that asked the client to wait before trying again (`429` or
 /// `503` with `Retry-After`, or `grpc-retry-pushback-ms`), and how long.
 ///
-/// `Send` when the body is, `Sync` when the body is.
+/// `Send` and `Sync` when the body is `Send` (tonic's body is not `Sync`;
+/// tower stacks box their errors as `Send + Sync`): the body is kept where
+/// only [`into_response`](PushedBack::into_response) reaches it.
 pub struct PushedBack<B> {
-    pub(super) retry_after: Duration,
-    pub(super) response: http::Response<B>,
+    retry_after: Duration,
+    parts: http::response::Parts,
+    body: Mutex<B>,
 }
 
 impl<B> PushedBack<B> {
+    pub(super) fn new(retry_after: Duration, response: http::Response<B>) -> Self {
+        let (parts, body) = response.into_parts();
+        PushedBack {
+            retry_after,
+            parts,
+            body: Mutex::new(body),
+        }
+    }
+
     /// How long the response asked to wait; [`Duration::MAX`] when it
     /// asked not to try again.
     pub fn retry_after(&self) -> Duration {
         self.retry_after
     }
 
-    /// The response.
-    pub fn response(&self) -> &http::Response<B> {
-        &self.response
+    /// The response's status.
+    pub fn status(&self) -> http::StatusCode {
+        self.parts.status
+    }
+
+    /// The response's headers.
+    pub fn headers(&self) -> &http::HeaderMap {
+        &self.parts.headers
     }
 
     /// The response, for a caller who gives up and passes it on.
     pub fn into_response(self) -> http::Response<B> {
-        self.response
+        // Nothing locks the body before this: it cannot be poisoned.
+        let body = self
+            .body
+            .into_inner()
+            .unwrap_or_else(PoisonError::into_inner);
+        http::Response::from_parts(self.parts, body)
     }
 }
 
@@ -36,24 +59,20 @@ impl<B> fmt::Debug for PushedBack<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PushedBack")
             .field("retry_after", &self.retry_after)
-            .field("status", &self.response.status())
+            .field("status", &self.parts.status)
             .finish_non_exhaustive()
     }
 }
 
 impl<B> fmt::Display for PushedBack<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let status = self.parts.status;
         if self.retry_after == Duration::MAX {
-            write!(
-                f,
-                "the server answered {} and asked not to retry",
-                self.response.status()
-            )
+            write!(f, "the server answered {status} and asked not to retry")
         } else {
             write!(
                 f,
-                "the server answered {} and asked to wait {:?}",
-                self.response.status(),
+                "the server answered {status} and asked to wait {:?}",
                 self.retry_after
             )
         }

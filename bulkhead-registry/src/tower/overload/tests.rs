@@ -273,8 +273,9 @@ async fn pushed(response: Response<&'static str>) -> Option<Duration> {
             None
         }
         Err(PushbackError::PushedBack(pushed)) => {
-            assert_eq!(*pushed.response().body(), "body");
-            Some(pushed.retry_after())
+            let wait = pushed.retry_after();
+            assert_eq!(*pushed.into_response().body(), "body");
+            Some(wait)
         }
         Err(PushbackError::Inner(never)) => match never {},
     }
@@ -351,4 +352,6 @@ fn bounds() {
     send_sync::<PushbackService<()>>();
     send_sync::<PushbackFuture<Ready<()>>>();
     send_sync::<PushbackError<String, std::io::Error>>();
+    // A body that is not `Sync` (tonic's) still makes a `Sync` error.
+    send_sync::<PushedBack<std::cell::Cell<u8>>>();
 }
