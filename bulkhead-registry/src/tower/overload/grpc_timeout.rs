@@ -1,4 +1,4 @@
-//! The `grpc-timeout` header: [`parse`] and [`format`] (gRPC over HTTP/2,
+//! The `grpc-timeout` header: [`parse()`] and [`format()`] (gRPC over HTTP/2,
 //! `Timeout → "grpc-timeout" TimeoutValue TimeoutUnit`: at most 8 ASCII
 //! digits, then `H` hours, `M` minutes, `S` seconds, `m` milliseconds, `u`
 //! microseconds or `n` nanoseconds).

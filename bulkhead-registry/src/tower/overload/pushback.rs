@@ -21,7 +21,7 @@ const GRPC_RETRY_PUSHBACK_MS: HeaderName = HeaderName::from_static("grpc-retry-p
 /// Service Unavailable` with a `Retry-After` header (delta-seconds, or an
 /// HTTP-date, measured from the system time: a date past is zero), or any
 /// response whose headers carry `grpc-retry-pushback-ms` (a gRPC
-/// trailers-only response carries it there). A `grpc-retry-pushback-ms`
+/// trailers-only response carries it there; read first when both are). A `grpc-retry-pushback-ms`
 /// that is not a non-negative integer means "do not retry": the wait is
 /// [`Duration::MAX`], which a retry with a `max_wait_interval` refuses.
 ///
