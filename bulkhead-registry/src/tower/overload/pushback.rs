@@ -21,14 +21,16 @@ const GRPC_RETRY_PUSHBACK_MS: HeaderName = HeaderName::from_static("grpc-retry-p
 /// Service Unavailable` with a `Retry-After` header (delta-seconds, or an
 /// HTTP-date, measured from the system time: a date past is zero), or any
 /// response whose headers carry `grpc-retry-pushback-ms` (a gRPC
-/// trailers-only response carries it there; read first when both are). A `grpc-retry-pushback-ms`
-/// that is not a non-negative integer means "do not retry": the wait is
-/// [`Duration::MAX`], which a retry with a `max_wait_interval` refuses.
+/// trailers-only response carries it there; it is read first when both
+/// are). A `grpc-retry-pushback-ms` that is not a non-negative integer
+/// means "do not retry": the wait is [`Duration::MAX`], which a retry with
+/// a `max_wait_interval` refuses.
 ///
-/// Put it below a [`PipelineLayer`](super::super::PipelineLayer) with a
-/// retry, which then waits at least that long before trying again. Without
-/// a retry, the caller only sees such a response as an error that holds
-/// it ([`PushedBack::into_response`]). Other responses pass unchanged.
+/// The wait, [`PushbackError::retry_after`], is for the retry above it:
+/// put the layer between the client's transport and the retrying layer.
+/// Without a retry, the caller only sees such a response as an error that
+/// holds it ([`PushedBack::into_response`]). Other responses pass
+/// unchanged.
 ///
 /// # Examples
 ///
