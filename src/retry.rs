@@ -36,5 +36,5 @@
 //! [`PipelineBuilder::retry`]: crate::pipeline::PipelineBuilder::retry
 //! [`Registry::retry`]: crate::Registry::retry
 
-pub use bulkhead_core::{BudgetState, Retry, RetryConfig, RetryConfigBuilder};
+pub use bulkhead_core::{BudgetState, Pushback, Retry, RetryConfig, RetryConfigBuilder};
 pub use bulkhead_registry::{RetryHandle, RetrySnapshot};

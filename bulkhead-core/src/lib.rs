@@ -95,8 +95,8 @@ pub use context::PolicyContext;
 pub use events::{
     BulkheadEvent, BulkheadEventKind, ChaosEvent, ChaosEventKind, CircuitBreakerEvent,
     CircuitBreakerEventKind, CircuitState, Event, EventBus, EventStream, EventVisitor,
-    FallbackEvent, FallbackEventKind, FleetShareChanged, FleetShareReason, HedgeEvent,
-    HedgeEventKind, RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind,
+    FallbackEvent, FallbackEventKind, FleetShareChanged, FleetShareReason, GiveUpReason,
+    HedgeEvent, HedgeEventKind, RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind,
     TimeoutEvent, TimeoutEventKind,
 };
 pub use fallback::{Fallback, FallbackConfig, FallbackConfigBuilder};
@@ -106,5 +106,7 @@ pub use rejection::{
     BulkheadFull, CallError, CallTimeout, CircuitOpen, DeadlineExceeded, InjectedFault,
     RateLimited, Rejection, RejectionKind, RejectionKinds,
 };
-pub use retry::{AttemptFailure, BudgetState, Retry, RetryConfig, RetryConfigBuilder, RetryState};
+pub use retry::{
+    AttemptFailure, BudgetState, Pushback, Retry, RetryConfig, RetryConfigBuilder, RetryState,
+};
 pub use timeout::{Timeout, TimeoutConfig, TimeoutConfigBuilder, TimeoutFuture};

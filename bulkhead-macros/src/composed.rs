@@ -69,7 +69,10 @@ impl Frame {
         let setup = quote_spanned! {span=>
             #checked
             #[allow(unused_imports)]
-            use ::bulkhead::__private::{JudgeFits as _, JudgeMisfits as _, ViaOther as _, ViaResult as _};
+            use ::bulkhead::__private::{
+                JudgeFits as _, JudgeMisfits as _, NoPushback as _, PushbackOf as _, ViaOther as _,
+                ViaResult as _,
+            };
             let #via = ::bulkhead::__private::Via::<#value>::NEW;
         };
         let classify = classifier_of(policies, &via, &classifier);
@@ -434,11 +437,13 @@ pub(crate) fn again(arg: &Ident, ty: &Type, named: Named) -> TokenStream {
     quote_spanned!(first=> ::bulkhead::__private::#again(&#arg))
 }
 
-/// `let #classifier = (&#via).classifier()..;`, with the functions the
-/// policies' keys name (`retry_if`, `record_if`), in the order of the
-/// composition, each bound to a local first and passed to the classifier's
-/// method of the key's name; a function that is not a `fn(&E) -> bool` is
-/// reported over its path (ATR-011).
+/// `let #classifier = (&#via).pushback((&#via).classifier()..);`, with the
+/// functions the policies' keys name (`retry_if`, `record_if`), in the
+/// order of the composition, each bound to a local first and passed to the
+/// classifier's method of the key's name; a function that is not a
+/// `fn(&E) -> bool` is reported over its path (ATR-011). `pushback` makes
+/// the classifier read `E`'s `Pushback::retry_after` when the method's
+/// error type implements it (`__private::PushbackOf`).
 fn classifier_of(policies: &PolicySet, via: &Ident, classifier: &Ident) -> TokenStream {
     let span = Span::mixed_site();
     let mut bindings = TokenStream::new();
@@ -457,7 +462,7 @@ fn classifier_of(policies: &PolicySet, via: &Ident, classifier: &Ident) -> Token
     }
     quote_spanned! {span=>
         #bindings
-        let #classifier = (&#via).classifier() #calls;
+        let #classifier = (&#via).pushback((&#via).classifier() #calls);
     }
 }
 

@@ -57,8 +57,8 @@ pub use reject::{
     rejecter_policies, rejecter_rate_limiter, rejecter_retry, rejecter_timeout,
 };
 pub use via::{
-    ErrorPredicateFn, Judge, JudgeFits, JudgeMisfits, Unjudged, Unusable, Via, ViaOther, ViaResult,
-    falls_back,
+    ErrorPredicateFn, Judge, JudgeFits, JudgeMisfits, NoPushback, PushbackOf, Unjudged, Unusable,
+    Via, ViaOther, ViaResult, falls_back,
 };
 pub use wrapper::{
     AttemptsHeldNotSend, AttemptsHeldSend, CallAtOnce, CallInFutureIfSend, Defer, HeldByFallback,

@@ -1,13 +1,14 @@
 //! A call through `Policies` (a method or function with more than a
 //! bulkhead): [`Via`] adapts the method's result type to what the policies
 //! take and give, [`ErrorPredicateFn`] checks `retry_if` / `record_if`,
+//! [`PushbackOf`] lets the retry read an error that implements `Pushback`,
 //! and [`falls_back`] asks the method's fallback.
 
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 
-use bulkhead_core::{CallError, Classifier, ErrorPredicate, Policies};
+use bulkhead_core::{CallError, Classifier, ErrorPredicate, Policies, Pushback};
 
 /// Whether the fallback of `policies` answers instead of `outcome` (the
 /// wrapper then returns the delegate's fallback method, with the
@@ -108,6 +109,41 @@ impl<T, E> ViaResult<T, E> for Via<Result<T, E>> {
             Err(CallError::Inner(error)) => Err(error),
             Err(CallError::Rejected(rejection)) => reject.rejected(rejection),
         }
+    }
+}
+
+/// Whether the method's error type `E` says when to try again: generated
+/// code calls `(&via).pushback(classifier)` with [`PushbackOf`] and
+/// [`NoPushback`] in scope, where `E` is the method's own (concrete) error
+/// type. Method resolution picks [`PushbackOf`] (on `Via<Result<T, E>>`,
+/// found without autoref) when `E: Pushback`, whose classifier then reads
+/// [`Pushback::retry_after`]; otherwise it falls back to [`NoPushback`]
+/// (on `&Via<R>`, found with autoref), which leaves the classifier as it
+/// is. No specialization: the choice is the method lookup's, made where
+/// the error type is known.
+pub trait PushbackOf<'a, E> {
+    /// `classifier`, reading the errors' [`Pushback::retry_after`].
+    fn pushback(&self, classifier: Classifier<'a, E>) -> Classifier<'a, E>;
+}
+
+impl<'a, T, E: Pushback> PushbackOf<'a, E> for Via<Result<T, E>> {
+    #[inline(always)]
+    fn pushback(&self, classifier: Classifier<'a, E>) -> Classifier<'a, E> {
+        classifier.pushback()
+    }
+}
+
+/// See [`PushbackOf`]: an error type that does not implement `Pushback`
+/// (or a method whose result is not a `Result`).
+pub trait NoPushback<'a, E> {
+    /// `classifier`, unchanged.
+    fn pushback(&self, classifier: Classifier<'a, E>) -> Classifier<'a, E>;
+}
+
+impl<'a, R, E> NoPushback<'a, E> for &Via<R> {
+    #[inline(always)]
+    fn pushback(&self, classifier: Classifier<'a, E>) -> Classifier<'a, E> {
+        classifier
     }
 }
 

@@ -45,6 +45,7 @@ pub(crate) fn declare_written(
                 .max_wait_interval(::bulkhead::__private_0_1_0::Duration::new(1u64, 0u32))
                 .jitter(0f64)
                 .abort_on([])
+                .min_attempt_time(::bulkhead::__private_0_1_0::Duration::new(0u64, 0u32))
                 .budget_ratio(1f64)
                 .budget_min_per_second(10u32)
                 .budget_window(::bulkhead::__private_0_1_0::Duration::new(10u64, 0u32)),
@@ -105,6 +106,7 @@ pub(crate) fn declare_written(
                     ::bulkhead::__private_0_1_0::RejectionKind::Timeout,
                     ::bulkhead::__private_0_1_0::RejectionKind::RateLimited,
                     ::bulkhead::__private_0_1_0::RejectionKind::Injected,
+                    ::bulkhead::__private_0_1_0::RejectionKind::DeadlineExceeded,
                 ])
                 .on_error(false),
         ),
@@ -204,7 +206,7 @@ pub(crate) trait PolicyNames: Send + Sync {
     )]
     async fn bulkhead(&self) -> Result<(), Error>;
 
-    #[retry(name = "attribute.retry", config = "default", max_attempts = 3, wait = "500ms", backoff_multiplier = 1, max_wait_interval = "1s", jitter = 0, retry_if = is_failure, abort_on = [], budget_ratio = 1.0, budget_min_per_second = 10, budget_window = "10s")]
+    #[retry(name = "attribute.retry", config = "default", max_attempts = 3, wait = "500ms", backoff_multiplier = 1, max_wait_interval = "1s", jitter = 0, retry_if = is_failure, abort_on = [], min_attempt_time = "0", budget_ratio = 1.0, budget_min_per_second = 10, budget_window = "10s")]
     async fn retry(&self) -> Result<(), Error>;
 
     #[circuit_breaker(name = "attribute.circuit_breaker", config = "default", failure_rate_threshold = 50, sliding_window = "count", sliding_window_size = 100, minimum_calls = 100, wait_in_open = "60s", permitted_calls_in_half_open = 10, slow_call_threshold = "60s", slow_call_rate_threshold = 100, record_if = is_failure, ignore_on = [])]
@@ -230,7 +232,7 @@ pub(crate) trait PolicyNames: Send + Sync {
     )]
     async fn hedge(&self) -> Result<(), Error>;
 
-    #[fallback(name = "attribute.fallback", config = "default", method = "answer", on = [BulkheadFull, CircuitOpen, Timeout, RateLimited, Injected], on_error = false)]
+    #[fallback(name = "attribute.fallback", config = "default", method = "answer", on = [BulkheadFull, CircuitOpen, Timeout, RateLimited, Injected, DeadlineExceeded], on_error = false)]
     async fn fallback(&self) -> Result<(), Error>;
 
     #[chaos(
@@ -431,6 +433,11 @@ pub(crate) fn check_defaults(registry: &::bulkhead::Registry, prefix: &str) {
         config.abort_on(),
         default.abort_on(),
         "{prefix}.retry: abort_on"
+    );
+    assert_eq!(
+        config.min_attempt_time(),
+        default.min_attempt_time(),
+        "{prefix}.retry: min_attempt_time"
     );
     assert_eq!(
         config.budget_min_per_second(),

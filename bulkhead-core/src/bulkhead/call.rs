@@ -146,11 +146,19 @@ impl Shared {
         });
     }
 
+    /// Waits for a slot up to `max_wait`, or up to the call's deadline
+    /// ([`crate::deadline`]) if that comes first: either way a wait that
+    /// ends without a slot is `Full` (a `BulkheadFull` to the caller of
+    /// [`Bulkhead::enter`], whose error type stays what it was).
     #[cold]
     pub(super) fn acquire_blocking(&self) -> Acquired {
         let clock = self.context.clock();
         let now = clock.now();
-        let deadline = now.checked_add(self.config.max_wait());
+        let own = now.checked_add(self.config.max_wait());
+        let deadline = match crate::deadline::current() {
+            Some(scope) if own.is_none_or(|own| scope < own) => Some(scope),
+            _ => own,
+        };
         self.semaphore.acquire_blocking(clock, now, deadline)
     }
 

@@ -10,7 +10,7 @@ use super::queue::{Kind, WaiterKey};
 use super::semaphore::{Acquired, Enqueued};
 use super::{Bulkhead, Shared};
 use crate::clock::{Sleep, Wake};
-use crate::rejection::BulkheadFull;
+use crate::rejection::{BulkheadFull, DeadlineExceeded, Rejection};
 
 /// Waits, without blocking a thread, for a slot in a bulkhead; returned by
 /// [`Bulkhead::enter_async`].
@@ -23,6 +23,12 @@ use crate::rejection::BulkheadFull;
 /// handed to it (it goes to the next waiter, or to newcomers), while a slot
 /// handed over before the deadline stays its own even if it is polled later.
 ///
+/// Polled under a deadline ([`deadline::scope`](crate::deadline::scope)),
+/// it waits no later than that deadline either, and resolves to
+/// [`BulkheadFull`] if it passes first, as for `max_wait` (the error type
+/// does not change; a call through a pipeline gets `DeadlineExceeded`
+/// instead).
+///
 /// # Cancel safety
 ///
 /// Dropping it while queued leaves the queue at once. If a slot was handed to
@@ -34,6 +40,8 @@ pub struct Enter<'a> {
     state: State,
 }
 
+// One variant holds data, the others none: the state takes no more room
+// than that variant (its tag lives in the sleep's).
 enum State {
     Start,
     Queued {
@@ -42,6 +50,8 @@ enum State {
         sleep: Option<Sleep>,
     },
     Done,
+    /// The call's deadline ended the wait ([`EnterInCall`] only).
+    Cut,
 }
 
 impl<'a> Enter<'a> {
@@ -66,7 +76,20 @@ impl<'a> Future for Enter<'a> {
     /// inlined into the caller; queueing and waiting are not.
     #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = &mut *self;
+        self.poll_in(cx, false)
+    }
+}
+
+impl<'a> Enter<'a> {
+    /// [`poll`](Future::poll), for a call through `Policies` if `in_call`
+    /// (see [`EnterInCall`]).
+    #[inline]
+    fn poll_in(
+        &mut self,
+        cx: &mut Context<'_>,
+        in_call: bool,
+    ) -> Poll<Result<BulkheadPermit<'a>, BulkheadFull>> {
+        let this = self;
         if let State::Start = this.state {
             let shared = this.shared;
             let acquired = shared.semaphore.try_acquire();
@@ -77,15 +100,18 @@ impl<'a> Future for Enter<'a> {
                 return Poll::Ready(shared.permit_or_reject(acquired, false));
             }
         }
-        this.poll_slow(cx)
+        this.poll_slow(cx, in_call)
     }
-}
 
-impl<'a> Enter<'a> {
+    /// Queueing and waiting. Under a deadline
+    /// ([`deadline::scope`](crate::deadline::scope)) that comes before
+    /// `max_wait`, the wait ends there: `Full` as for `max_wait`, or, for a
+    /// call through `Policies` (`in_call`), `Cut`.
     #[inline(never)]
     fn poll_slow(
         &mut self,
         cx: &mut Context<'_>,
+        in_call: bool,
     ) -> Poll<Result<BulkheadPermit<'a>, BulkheadFull>> {
         let shared = self.shared;
         if let State::Start = self.state {
@@ -94,7 +120,17 @@ impl<'a> Enter<'a> {
             // The sleep is made before queueing too: if a clock panics here,
             // no waiter is left in the queue without anyone to withdraw it.
             let clock = shared.context.clock();
-            let deadline = clock.now().checked_add(shared.config.max_wait());
+            let now = clock.now();
+            let own = now.checked_add(shared.config.max_wait());
+            // The call's deadline, if it comes first.
+            let (deadline, cut) = match crate::deadline::current() {
+                Some(scope) if own.is_none_or(|own| scope < own) => (Some(scope), in_call),
+                _ => (own, false),
+            };
+            if cut && deadline.is_some_and(|deadline| deadline <= now) {
+                // No time left: refused before queueing.
+                return self.cut();
+            }
             let sleep = deadline.map(|deadline| clock.sleep_until(deadline));
             let wake = Wake::Task(cx.waker().clone());
             let key = match shared.semaphore.enqueue(Kind::Task, wake, deadline, None) {
@@ -111,8 +147,61 @@ impl<'a> Enter<'a> {
             .as_mut()
             .is_some_and(|s| Pin::new(s).poll(cx).is_ready());
         match shared.semaphore.poll_waiter(*key, expired, Some(cx)) {
+            // Whether the call's deadline rather than `max_wait` ended the
+            // wait: the deadline (the same within a scope) has passed.
+            Some(Acquired::Full) if in_call && deadline_passed(shared) => {
+                if let Some(traffic) = &shared.traffic {
+                    traffic.abandoned();
+                }
+                self.cut()
+            }
             Some(acquired) => self.outcome(acquired),
             None => Poll::Pending,
+        }
+    }
+
+    /// Ends a wait the call's deadline cut: `Cut`, and an error nobody
+    /// counted or published, which [`EnterInCall`] turns into
+    /// `DeadlineExceeded`.
+    #[cold]
+    fn cut(&mut self) -> Poll<Result<BulkheadPermit<'a>, BulkheadFull>> {
+        self.state = State::Cut;
+        Poll::Ready(Err(BulkheadFull::new(self.shared.instance)))
+    }
+}
+
+/// Whether the call's deadline, if any, has passed on the bulkhead's clock.
+fn deadline_passed(shared: &Shared) -> bool {
+    crate::deadline::current().is_some_and(|deadline| deadline <= shared.context.clock().now())
+}
+
+/// [`Enter`] for a call through `Policies`: a wait the call's deadline
+/// ([`crate::deadline`]) cuts ends with `DeadlineExceeded` (the bulkhead's
+/// instance, no rejection counted or published), any other refusal with
+/// `BulkheadFull`.
+pub(crate) struct EnterInCall<'a>(Enter<'a>);
+
+impl Bulkhead {
+    /// [`enter_async`](Self::enter_async) for a call through `Policies`.
+    #[inline]
+    pub(crate) fn enter_in_call(&self) -> EnterInCall<'_> {
+        EnterInCall(Enter::new(self))
+    }
+}
+
+impl<'a> Future for EnterInCall<'a> {
+    type Output = Result<BulkheadPermit<'a>, Rejection>;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let enter = &mut self.0;
+        match enter.poll_in(cx, true) {
+            Poll::Ready(Ok(permit)) => Poll::Ready(Ok(permit)),
+            Poll::Ready(Err(full)) => Poll::Ready(Err(match enter.state {
+                State::Cut => DeadlineExceeded::new(full.instance()).into(),
+                _ => full.into(),
+            })),
+            Poll::Pending => Poll::Pending,
         }
     }
 }
@@ -138,6 +227,7 @@ impl fmt::Debug for Enter<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match self.state {
             State::Start => "start",
+            State::Cut => "cut",
             State::Queued { .. } => "queued",
             State::Done => "done",
         };

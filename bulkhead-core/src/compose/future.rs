@@ -15,7 +15,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use super::one_task::OneTask;
-use super::{Classifier, Policies, failure};
+use super::{Classifier, Policies, failure, retry_after};
 use crate::bulkhead::adaptive::CallOutcome;
 use crate::chaos::Chaos;
 use crate::clock::since;
@@ -68,87 +68,109 @@ macro_rules! chaotic {
 /// context. `$hedge` says whether it is a hedge, whose refusal by the
 /// bulkhead or the rate limiter the breaker does not record (see
 /// [`Policies::recorded`]).
+///
+/// The call's deadline ([`crate::deadline`]) is read once, at the start
+/// (one thread-local load; without one, every check of it is a branch not
+/// taken), and not kept across an await: the attempt does not start with
+/// `min_attempt_time` or less left, the rate limiter does not wait past it,
+/// and the timeout and the bulkhead's wait, which read it again out of line
+/// only when they have to wait, end there (`DeadlineExceeded`).
 macro_rules! attempt {
     ($policies:expr, $classify:expr, $call:expr, $hedge:expr) => {{
         let policies: &Policies = $policies;
-        let permit = match &policies.circuit_breaker {
-            None => Ok(None),
-            // The permit alone (two words) crosses the awaits: see
-            // `Ticket` for why its layout matters here.
-            Some(breaker) => breaker.try_acquire().map(Some),
-        };
-        match permit {
-            Err(open) => Err(Rejection::from(open).into()),
-            Ok(permit) => {
-                let started = match &permit {
-                    Some(permit) if permit.tracks_slow_calls() => {
-                        Some(policies.read(&policies.clock))
-                    }
-                    _ => None,
-                };
-                // One clock reading serves the breaker, the rate limiter
-                // and the timeout's deadline (unless the rate limiter makes
-                // us wait).
-                let mut moment = started.filter(|_| policies.shares_clock);
-                let limited = match &policies.rate_limiter {
-                    Some(limiter) => {
-                        let at =
-                            *moment.get_or_insert_with(|| policies.read(&policies.limiter_clock));
-                        match limiter.acquire_async_on(since(at, policies.limiter_origin)) {
-                            Ok(None) => Ok(()),
-                            Ok(Some(reserved)) => {
-                                moment = None;
-                                reserved.await.map_err(Rejection::from)
-                            }
-                            Err(limited) => Err(Rejection::from(limited)),
+        let deadline = crate::deadline::current();
+        if deadline.is_some_and(|deadline| !policies.in_time(deadline)) {
+            Err(policies.late().into())
+        } else {
+            let permit = match &policies.circuit_breaker {
+                None => Ok(None),
+                // The permit alone (two words) crosses the awaits: see
+                // `Ticket` for why its layout matters here (and keep the
+                // error beside it small: the whole result's room is kept).
+                Some(breaker) => breaker.try_acquire().map(Some),
+            };
+            match permit {
+                Err(open) => Err(Rejection::from(open).into()),
+                Ok(permit) => {
+                    let started = match &permit {
+                        Some(permit) if permit.tracks_slow_calls() => {
+                            Some(policies.read(&policies.clock))
                         }
-                    }
-                    None => Ok(()),
-                };
-                let moment = moment.filter(|_| policies.shares_clock);
-                let result = match limited {
-                    Err(rejection) => Err(rejection.into()),
-                    Ok(()) => match &policies.timeout {
-                        // Without a timeout the bulkhead and the call are
-                        // awaited here rather than in `guarded`: the output
-                        // of a nested state machine's out-of-line poll is
-                        // copied out of it, and that copy stalls on store
-                        // forwarding.
-                        None => match &policies.bulkhead {
-                            None => chaotic!(policies, ($call)()),
-                            Some(bulkhead) => match bulkhead.enter_async().await {
-                                Ok(permit) => held!(permit, chaotic!(policies, ($call)())),
-                                Err(full) => Err(Rejection::from(full).into()),
-                            },
-                        },
-                        Some(timeout) => {
-                            let start =
-                                moment.unwrap_or_else(|| policies.read(&policies.timeout_clock));
-                            match timeout
-                                .run_from_recent(
-                                    start,
-                                    &policies.timeout_clock,
-                                    policies.guarded($call),
-                                )
-                                .await
+                        _ => None,
+                    };
+                    // One clock reading serves the breaker, the rate limiter
+                    // and the timeout's deadline (unless the rate limiter makes
+                    // us wait).
+                    let mut moment = started.filter(|_| policies.shares_clock);
+                    let limited = match &policies.rate_limiter {
+                        Some(limiter) => {
+                            let at = *moment
+                                .get_or_insert_with(|| policies.read(&policies.limiter_clock));
+                            match limiter
+                                .acquire_async_on(since(at, policies.limiter_origin), deadline)
                             {
-                                Ok(result) => result,
-                                Err(timed_out) => Err(Rejection::from(timed_out).into()),
+                                Ok(None) => Ok(()),
+                                Ok(Some(reserved)) => {
+                                    moment = None;
+                                    reserved.await.map_err(Rejection::from)
+                                }
+                                Err(refused) => Err(refused),
                             }
                         }
-                    },
-                };
-                match (permit, &policies.circuit_breaker) {
-                    (Some(permit), Some(breaker)) => {
-                        let ended = started.map(|_| policies.read(&policies.clock));
-                        let took = started.zip(ended).map(|(started, ended)| {
-                            Duration::from_nanos(ended.saturating_sub(started))
-                        });
-                        let at = (ended.filter(|_| policies.shares_clock))
-                            .map(|at| since(at, policies.breaker_origin));
-                        policies.recorded(breaker, permit, result, $classify, took, at, $hedge)
+                        None => Ok(()),
+                    };
+                    let moment = moment.filter(|_| policies.shares_clock);
+                    // With whether the call's deadline cut the call as it ran
+                    // (the timeout's `DeadlineExceeded`), which the breaker
+                    // records, unlike one that refused it before it ran.
+                    let (result, cut) = match limited {
+                        Err(rejection) => (Err(rejection.into()), false),
+                        Ok(()) => match &policies.timeout {
+                            // Without a timeout the bulkhead and the call are
+                            // awaited here rather than in `guarded`: the output
+                            // of a nested state machine's out-of-line poll is
+                            // copied out of it, and that copy stalls on store
+                            // forwarding.
+                            None => (
+                                match &policies.bulkhead {
+                                    None => chaotic!(policies, ($call)()),
+                                    Some(bulkhead) => match bulkhead.enter_in_call().await {
+                                        Ok(permit) => held!(permit, chaotic!(policies, ($call)())),
+                                        Err(refused) => Err(refused.into()),
+                                    },
+                                },
+                                false,
+                            ),
+                            Some(timeout) => {
+                                let start = moment
+                                    .unwrap_or_else(|| policies.read(&policies.timeout_clock));
+                                match timeout
+                                    .run_from_recent(
+                                        start,
+                                        &policies.timeout_clock,
+                                        policies.guarded($call),
+                                    )
+                                    .await
+                                {
+                                    Ok(result) => (result, false),
+                                    Err(ended) => (Err(ended.into()), true),
+                                }
+                            }
+                        },
+                    };
+                    match (permit, &policies.circuit_breaker) {
+                        (Some(permit), Some(breaker)) => {
+                            let ended = started.map(|_| policies.read(&policies.clock));
+                            let took = started.zip(ended).map(|(started, ended)| {
+                                Duration::from_nanos(ended.saturating_sub(started))
+                            });
+                            let at = (ended.filter(|_| policies.shares_clock))
+                                .map(|at| since(at, policies.breaker_origin));
+                            policies
+                                .recorded(breaker, permit, result, $classify, took, at, $hedge, cut)
+                        }
+                        _ => result,
                     }
-                    _ => result,
                 }
             }
         }
@@ -292,7 +314,12 @@ impl Policies {
                 }
                 None
             }
-            Some(failure) => state.on_failure(failure),
+            // Only a failure reads the deadline again (the attempt's
+            // reading was not kept across its awaits).
+            Some(failure) => {
+                let asked = retry_after(result, classify);
+                state.on_failure_within(failure, asked, crate::deadline::current())
+            }
         }
     }
 
@@ -305,7 +332,7 @@ impl Policies {
     {
         match &self.bulkhead {
             Some(bulkhead) => {
-                let permit = bulkhead.enter_async().await.map_err(Rejection::from)?;
+                let permit = bulkhead.enter_in_call().await?;
                 held!(permit, chaotic!(self, call()))
             }
             None => chaotic!(self, call()),

@@ -1,13 +1,13 @@
 //! Calls on the caller's thread: waits block it.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use super::{Classifier, Policies, failure};
+use super::{Classifier, Policies, failure, retry_after};
 use crate::bulkhead::EnterError;
 use crate::bulkhead::adaptive::CallOutcome;
 use crate::chaos::Chaos;
 use crate::clock::since;
-use crate::rejection::{CallError, CallTimeout, Rejection};
+use crate::rejection::{CallError, CallTimeout, DeadlineExceeded, Rejection};
 use crate::timeout::Timeout;
 
 impl Policies {
@@ -20,6 +20,12 @@ impl Policies {
     /// The wait for a rate-limiter permit is outside the timeout (the fixed
     /// order): the deadline counts from when the permit was granted. A
     /// hedge does not apply: the thread runs one attempt at a time.
+    ///
+    /// Under a deadline ([`deadline::with`](crate::deadline::with)), an
+    /// attempt does not start with the retry's `min_attempt_time` or less
+    /// left (the first is refused with `Rejection::DeadlineExceeded`, a
+    /// retry is not made), and the waits for a rate-limiter permit and a
+    /// bulkhead slot end at the deadline (`DeadlineExceeded` too).
     ///
     /// # Errors
     ///
@@ -34,16 +40,19 @@ impl Policies {
     where
         F: FnMut() -> Result<T, E>,
     {
+        // The call's deadline, read once: without one (`None`), every
+        // check below is a branch not taken.
+        let deadline = crate::deadline::current();
         if let Some(retry) = &self.retry {
             retry.first_attempt();
         }
-        let result = self.attempt(classify, &mut call);
+        let result = self.attempt(classify, &mut call, deadline);
         match &self.retry {
             // The first attempt succeeded, or there is no retry: nothing to
             // record, no retry state to keep.
             None => result,
             Some(_) if result.is_ok() => result,
-            Some(retry) => self.retry_after_first(retry, classify, call, result),
+            Some(retry) => self.retry_after_first(retry, classify, call, result, deadline),
         }
     }
 
@@ -56,6 +65,7 @@ impl Policies {
         classify: &Classifier<'_, E>,
         mut call: F,
         first: Result<T, CallError<E>>,
+        deadline: Option<Instant>,
     ) -> Result<T, CallError<E>>
     where
         F: FnMut() -> Result<T, E>,
@@ -67,11 +77,12 @@ impl Policies {
                 state.on_success();
                 return result;
             };
-            match state.on_failure(failure) {
+            let asked = retry_after(&result, classify);
+            match state.on_failure_within(failure, asked, deadline) {
                 Some(delay) => retry.sleep(delay),
                 None => return result,
             }
-            result = self.attempt(classify, &mut call);
+            result = self.attempt(classify, &mut call, deadline);
         }
     }
 
@@ -91,31 +102,43 @@ impl Policies {
         &self,
         classify: &Classifier<'_, E>,
         call: &mut F,
+        deadline: Option<Instant>,
     ) -> Result<T, CallError<E>>
     where
         F: FnMut() -> Result<T, E>,
     {
+        if deadline.is_some_and(|deadline| !self.in_time(deadline)) {
+            return Err(self.late().into());
+        }
         let Some(breaker) = &self.circuit_breaker else {
-            return self.limited(call, &mut None);
+            return self.limited(call, &mut None, deadline);
         };
         let permit = breaker.try_acquire().map_err(Rejection::from)?;
         let started = permit.tracks_slow_calls().then(|| self.read(&self.clock));
         let mut moment = started;
-        let result = self.limited(call, &mut moment);
+        let result = self.limited(call, &mut moment, deadline);
         let ended = started.map(|_| moment.unwrap_or_else(|| self.read(&self.clock)));
         let took = started
             .zip(ended)
             .map(|(started, ended)| Duration::from_nanos(ended.saturating_sub(started)));
         // The end also gives a time window its second, on the same clock.
         let at = (ended.filter(|_| self.shares_clock)).map(|at| since(at, self.breaker_origin));
-        self.recorded(breaker, permit, result, classify, took, at, false)
+        // A sync call is not cut while it runs: a `DeadlineExceeded` here
+        // refused it before it ran.
+        self.recorded(breaker, permit, result, classify, took, at, false, false)
     }
 
     /// The rate limiter around the rest. `moment` holds the time the
     /// caller has just read, if any, and afterwards the time the call ended
-    /// if that was read (else `None`).
+    /// if that was read (else `None`). Under a `deadline`, a permit whose
+    /// period starts at or after it is not waited for.
     #[inline(always)]
-    fn limited<T, E, F>(&self, call: &mut F, moment: &mut Option<u64>) -> Result<T, CallError<E>>
+    fn limited<T, E, F>(
+        &self,
+        call: &mut F,
+        moment: &mut Option<u64>,
+        deadline: Option<Instant>,
+    ) -> Result<T, CallError<E>>
     where
         F: FnMut() -> Result<T, E>,
     {
@@ -124,21 +147,21 @@ impl Policies {
         }
         if let Some(limiter) = &self.rate_limiter {
             let at = *moment.get_or_insert_with(|| self.read(&self.limiter_clock));
-            match limiter.acquire_on(since(at, self.limiter_origin)) {
+            match limiter.acquire_on(since(at, self.limiter_origin), deadline) {
                 // The reading still serves (it is recent).
                 Ok(false) => {}
                 // Time moved on while we waited.
                 Ok(true) => *moment = None,
-                Err(limited) => {
+                Err(refused) => {
                     *moment = None;
-                    return Err(Rejection::from(limited).into());
+                    return Err(refused.into());
                 }
             }
             if !self.shares_clock {
                 *moment = None;
             }
         }
-        self.timed(call, moment)
+        self.timed(call, moment, deadline)
     }
 
     /// The timeout and the bulkhead around the call (and the chaos policy
@@ -149,13 +172,20 @@ impl Policies {
     /// A sync call is not pre-empted, so its deadline matters only if it
     /// waits for a slot: that wait reads the clock's precise `now` and
     /// counts its deadline from there. Otherwise the start and end readings
-    /// (recent ones) only tell whether the call overran.
+    /// (recent ones) only tell whether the call overran. The wait for a
+    /// slot ends at the call's `deadline` too if that comes first: with
+    /// `DeadlineExceeded` then (the bulkhead's instance).
     ///
     /// Always inlined too: out of line, its result came back in memory
     /// and, behind a breaker, was copied on by a load wider than the stores
     /// that wrote it, which stalls on store forwarding.
     #[inline(always)]
-    fn timed<T, E, F>(&self, call: &mut F, moment: &mut Option<u64>) -> Result<T, CallError<E>>
+    fn timed<T, E, F>(
+        &self,
+        call: &mut F,
+        moment: &mut Option<u64>,
+        deadline: Option<Instant>,
+    ) -> Result<T, CallError<E>>
     where
         F: FnMut() -> Result<T, E>,
     {
@@ -163,17 +193,29 @@ impl Policies {
         let start = moment.take();
         let started = (self.timeout.as_ref())
             .map(|_| start.unwrap_or_else(|| self.read(&self.timeout_clock)));
-        // The deadline of a wait for a slot, if the call waited.
+        // The timeout's deadline of a wait for a slot, if the call waited.
         let mut waited = None;
+        // Whether the call's deadline ended that wait, rather than the
+        // timeout's.
+        let mut cut = false;
         let mut permit = match &self.bulkhead {
             None => None,
             Some(bulkhead) => match bulkhead.enter_until_with(|| {
                 waited = self.timeout.as_ref().and_then(Timeout::deadline);
-                waited
+                match deadline {
+                    Some(deadline) if waited.is_none_or(|waited| deadline <= waited) => {
+                        cut = true;
+                        Some(deadline)
+                    }
+                    _ => waited,
+                }
             }) {
                 Ok(permit) => Some(permit),
                 Err(EnterError::Full(full)) => return Err(Rejection::from(full).into()),
-                // Only a timeout sets a deadline.
+                Err(EnterError::DeadlineReached) if cut => {
+                    return Err(Rejection::from(DeadlineExceeded::new(bulkhead.instance())).into());
+                }
+                // Otherwise only a timeout sets a deadline.
                 Err(EnterError::DeadlineReached) => {
                     let timed_out = match &self.timeout {
                         Some(timeout) => timeout.timed_out(),

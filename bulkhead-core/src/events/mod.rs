@@ -213,6 +213,31 @@ pub enum RetryEventKind {
         /// The rejection that failed the last one, or `None` for an error.
         rejection: Option<RejectionKind>,
     },
+    /// An attempt failed and would have been retried, but the retry would
+    /// have come too late: the call ended with this failure (no retry
+    /// budget was taken for it).
+    GaveUp {
+        /// Attempts made.
+        attempts: u32,
+        /// The rejection that failed the last one, or `None` for an error.
+        rejection: Option<RejectionKind>,
+        /// Why the retry would have come too late.
+        reason: GiveUpReason,
+    },
+}
+
+/// Why a retry gave up on a call it would otherwise have retried
+/// ([`RetryEventKind::GaveUp`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum GiveUpReason {
+    /// The next attempt would have started with `min_attempt_time` or less
+    /// left before the call's deadline (`bulkhead::deadline`).
+    Deadline,
+    /// The error asked for a wait longer than `max_wait_interval` before
+    /// the next attempt (`bulkhead::retry::Pushback`): the wait it asked
+    /// for.
+    Pushback(Duration),
 }
 
 /// The state of a circuit breaker.

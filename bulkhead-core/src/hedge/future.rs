@@ -238,16 +238,24 @@ where
             }
             // The next hedge is due `delay` after the previous one (the
             // first attempt for the first hedge).
-            let (started, since) = (self.started, self.since);
-            let sleep = self.sleep.get_or_insert_with(|| {
+            if self.sleep.is_none() {
                 let due = delay
-                    .checked_mul(started + 1)
-                    .and_then(|after| since.checked_add(after));
-                match due {
+                    .checked_mul(self.started + 1)
+                    .and_then(|after| self.since.checked_add(after));
+                if !in_time(due, retry) {
+                    // The call's deadline leaves no time for a hedge due
+                    // then, nor for any later one: none is made.
+                    self.delay = None;
+                    return Poll::Pending;
+                }
+                self.sleep = Some(match due {
                     Some(due) => shared.context.clock().sleep_until(due),
                     None => Sleep::new(std::future::pending()),
-                }
-            });
+                });
+            }
+            let Some(sleep) = self.sleep.as_mut() else {
+                return Poll::Pending;
+            };
             if Pin::new(sleep).poll(cx).is_pending() {
                 return Poll::Pending;
             }
@@ -262,6 +270,20 @@ where
             self.hedges.push((hedge, Box::pin(attempt())));
         }
     }
+}
+
+/// Whether a hedge due at `due` (`None`: never) would start with more than
+/// the retry's `min_attempt_time` left before the call's deadline
+/// ([`crate::deadline`], read here, out of line, as a timer is set); always
+/// without a deadline.
+#[inline(never)]
+fn in_time(due: Option<Instant>, retry: Option<&Retry>) -> bool {
+    let Some(deadline) = crate::deadline::current() else {
+        return true;
+    };
+    let min = retry.map_or(Duration::ZERO, |retry| retry.config().min_attempt_time());
+    due.and_then(|due| due.checked_add(min))
+        .is_some_and(|starts| starts < deadline)
 }
 
 impl<M, A: Future, F> fmt::Debug for Hedged<'_, M, A, F> {

@@ -97,7 +97,8 @@ impl Future for AcquirePermit<'_> {
                     this.state = State::Done;
                     return Poll::Ready(Ok(()));
                 }
-                Outcome::Refused => {
+                // Without a deadline, `PastDeadline` does not happen.
+                Outcome::Refused | Outcome::PastDeadline => {
                     this.state = State::Done;
                     return Poll::Ready(Err(shared.reject()));
                 }

@@ -45,7 +45,7 @@ use crate::context::{PolicyContext, policy_getters};
 use crate::events::{Event, RateLimiterEvent, RateLimiterEventKind};
 use crate::intern::intern;
 use crate::loom::atomic::{AtomicU32, Ordering};
-use crate::rejection::RateLimited;
+use crate::rejection::{DeadlineExceeded, RateLimited, Rejection};
 use state::{PermitState, Reserved};
 
 /// A rate limiter: at most `limit_for_period` permits per `refresh_period`.
@@ -106,6 +106,9 @@ enum Outcome {
     /// A permit of a later period, which starts at this instant.
     Reserved(Instant),
     Refused,
+    /// A permit within `max_wait`, but not before the caller's deadline;
+    /// nothing was reserved.
+    PastDeadline,
 }
 
 impl RateLimiter {
@@ -151,7 +154,9 @@ impl RateLimiter {
         // With no wait allowed, nothing is ever reserved.
         match self.shared.reserve(0) {
             Outcome::Granted => Ok(()),
-            Outcome::Reserved(_) | Outcome::Refused => Err(self.shared.reject()),
+            Outcome::Reserved(_) | Outcome::Refused | Outcome::PastDeadline => {
+                Err(self.shared.reject())
+            }
         }
     }
 
@@ -176,28 +181,40 @@ impl RateLimiter {
 
     /// [`acquire`](Self::acquire) on the caller's recent reading of the
     /// clock, `elapsed` nanoseconds after the first period began (the
-    /// composition shares its readings between policies). `Ok(true)` if
-    /// the caller waited for a reserved permit: its reading is then stale.
+    /// composition shares its readings between policies), for a call with
+    /// `deadline`, if any: a permit whose period starts at or after it is
+    /// not waited for (`DeadlineExceeded`, nothing reserved, nothing
+    /// published). `Ok(true)` if the caller waited for a reserved permit:
+    /// its reading is then stale.
     #[inline]
-    pub(crate) fn acquire_on(&self, elapsed: u64) -> Result<bool, RateLimited> {
+    pub(crate) fn acquire_on(
+        &self,
+        elapsed: u64,
+        deadline: Option<Instant>,
+    ) -> Result<bool, Rejection> {
         let shared = &*self.shared;
-        shared.granted(shared.reserve_on(shared.max_wait, elapsed))
+        match shared.reserve_on(shared.max_wait, elapsed, deadline) {
+            Outcome::PastDeadline => Err(shared.past_deadline()),
+            outcome => shared.granted(outcome).map_err(Rejection::from),
+        }
     }
 
     /// [`acquire_async`](Self::acquire_async) for a caller that is being
     /// polled: the permit is taken (`Ok(None)`), refused, or reserved at
-    /// once, on a reading as for `acquire_on`; only a reserved permit leaves
-    /// a future to await (a future kept across an await is copied into the
-    /// caller's state machine).
+    /// once, on a reading and under a deadline as for `acquire_on`; only a
+    /// reserved permit leaves a future to await (a future kept across an
+    /// await is copied into the caller's state machine).
     #[inline(always)]
     pub(crate) fn acquire_async_on(
         &self,
         elapsed: u64,
-    ) -> Result<Option<AcquirePermit<'_>>, RateLimited> {
+        deadline: Option<Instant>,
+    ) -> Result<Option<AcquirePermit<'_>>, Rejection> {
         let shared = &*self.shared;
-        match shared.reserve_on(shared.max_wait, elapsed) {
+        match shared.reserve_on(shared.max_wait, elapsed, deadline) {
             Outcome::Granted => Ok(None),
-            Outcome::Refused => Err(shared.reject()),
+            Outcome::Refused => Err(shared.reject().into()),
+            Outcome::PastDeadline => Err(shared.past_deadline()),
             Outcome::Reserved(at) => Ok(Some(AcquirePermit::waiting(shared, at))),
         }
     }
@@ -253,25 +270,27 @@ impl Shared {
     /// that may lag*), else on a precise one.
     #[inline]
     fn reserve(&self, max_wait: u64) -> Outcome {
-        self.reserve_on(max_wait, self.elapsed(self.context.clock().recent()))
+        self.reserve_on(max_wait, self.elapsed(self.context.clock().recent()), None)
     }
 
     /// [`reserve`](Self::reserve) on a recent reading taken `elapsed`
-    /// nanoseconds after the first period began.
+    /// nanoseconds after the first period began, for a caller with
+    /// `deadline` if any (a call's, read by the composition).
     #[inline(always)]
-    fn reserve_on(&self, max_wait: u64, elapsed: u64) -> Outcome {
+    fn reserve_on(&self, max_wait: u64, elapsed: u64, deadline: Option<Instant>) -> Outcome {
         if self.permits.try_take_at(elapsed, self.margin) {
             return Outcome::Granted;
         }
-        self.reserve_fresh(max_wait)
+        self.reserve_fresh(max_wait, deadline)
     }
 
     /// [`reserve`](Self::reserve) on a precise reading of the clock, taken
     /// after the permits' word is loaded.
     #[inline(never)]
-    fn reserve_fresh(&self, max_wait: u64) -> Outcome {
+    fn reserve_fresh(&self, max_wait: u64, deadline: Option<Instant>) -> Outcome {
         let mut now = None;
-        let reserved = self.permits.reserve(max_wait, || {
+        let deadline = deadline.map_or(u64::MAX, |deadline| self.elapsed(deadline));
+        let reserved = self.permits.reserve_before(max_wait, deadline, || {
             let at = *now.insert(self.now());
             self.elapsed(at)
         });
@@ -286,7 +305,16 @@ impl Shared {
                 None => Outcome::Granted,
             },
             Reserved::Refused => Outcome::Refused,
+            Reserved::PastDeadline => Outcome::PastDeadline,
         }
+    }
+
+    /// A call whose deadline comes before the next permit: refused, as
+    /// `DeadlineExceeded`, without an event (the limiter had a permit for
+    /// it within `max_wait`).
+    #[cold]
+    fn past_deadline(&self) -> Rejection {
+        DeadlineExceeded::new(self.instance).into()
     }
 
     /// What a caller that must have a permit (it may wait) makes of
@@ -299,7 +327,8 @@ impl Shared {
                 self.wait_blocking(at);
                 Ok(true)
             }
-            Outcome::Refused => Err(self.reject()),
+            // Only a caller with a deadline meets one (`acquire_on`).
+            Outcome::Refused | Outcome::PastDeadline => Err(self.reject()),
         }
     }
 

@@ -129,6 +129,9 @@ pub(super) enum Reserved {
     Later { wait: u64 },
     /// No permit within the allowed wait; nothing was reserved.
     Refused,
+    /// A permit within the allowed wait, but of a cycle that starts at or
+    /// after the caller's deadline; nothing was reserved.
+    PastDeadline,
 }
 
 #[derive(Debug)]
@@ -171,8 +174,22 @@ impl PermitState {
     /// `elapsed` reads the clock, in nanoseconds since the first cycle began;
     /// it is called after each load of the word, so each attempt decides on a
     /// time no earlier than the one the loaded value was computed at.
+    #[cfg(any(test, loom))]
+    pub(super) fn reserve(&self, max_wait: u64, elapsed: impl FnMut() -> u64) -> Reserved {
+        self.reserve_before(max_wait, u64::MAX, elapsed)
+    }
+
+    /// [`reserve`](Self::reserve) for a caller with a deadline, `deadline`
+    /// nanoseconds after the first cycle began (`u64::MAX` for none): a
+    /// permit of a cycle that starts at or after it is not reserved
+    /// ([`Reserved::PastDeadline`]).
     #[inline]
-    pub(super) fn reserve(&self, max_wait: u64, mut elapsed: impl FnMut() -> u64) -> Reserved {
+    pub(super) fn reserve_before(
+        &self,
+        max_wait: u64,
+        deadline: u64,
+        mut elapsed: impl FnMut() -> u64,
+    ) -> Reserved {
         let max_wait = max_wait.min(self.max_wait);
         let mut next = self.next.load(Ordering::Acquire);
         loop {
@@ -191,6 +208,9 @@ impl PermitState {
                 let wait = start - u128::from(now);
                 if wait > u128::from(max_wait) {
                     return Reserved::Refused;
+                }
+                if start >= u128::from(deadline) {
+                    return Reserved::PastDeadline;
                 }
                 Reserved::Later { wait: wait as u64 }
             };
@@ -275,6 +295,23 @@ mod tests {
 
     fn take(state: &PermitState, at: u64, max_wait: u64) -> Reserved {
         state.reserve(max_wait, || at)
+    }
+
+    #[test]
+    fn a_permit_of_a_cycle_starting_at_the_deadline_is_not_reserved() {
+        let state = state(1, 100, 1000);
+        assert_eq!(take(&state, 0, u64::MAX), Reserved::Now);
+        // The next permit's cycle opens at 100 ms: a deadline there (or
+        // before) leaves no time for it, and nothing is reserved.
+        let before = |deadline| state.reserve_before(u64::MAX, deadline, || 10 * MS);
+        assert_eq!(before(100 * MS), Reserved::PastDeadline);
+        assert_eq!(before(50 * MS), Reserved::PastDeadline);
+        assert_eq!(before(100 * MS + 1), Reserved::Later { wait: 90 * MS });
+        // That reservation took the 100 ms cycle's permit, not the refusals.
+        assert_eq!(
+            take(&state, 10 * MS, u64::MAX),
+            Reserved::Later { wait: 190 * MS }
+        );
     }
 
     #[test]

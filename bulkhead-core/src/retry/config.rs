@@ -65,6 +65,9 @@ impl RetryConfig {
     pub const DEFAULT_BUDGET_MIN_PER_SECOND: u32 = 10;
     /// The default window of a retry budget: 10 s.
     pub const DEFAULT_BUDGET_WINDOW: Duration = Duration::from_secs(10);
+    /// The default least time an attempt needs before the call's deadline:
+    /// zero (an attempt starts while any time is left).
+    pub const DEFAULT_MIN_ATTEMPT_TIME: Duration = Duration::ZERO;
 }
 
 #[cfg(test)]
@@ -86,6 +89,22 @@ mod tests {
             config.to_string(),
             "max_attempts = 3, wait = 500ms, backoff_multiplier = 1, max_wait_interval = none, \
              jitter = 0, abort_on = []"
+        );
+    }
+
+    #[test]
+    fn min_attempt_time_is_zero_by_default_and_shown_only_when_set() {
+        assert_eq!(RetryConfig::default().min_attempt_time(), Duration::ZERO);
+        let config = RetryConfig::builder()
+            .min_attempt_time(Duration::from_millis(20))
+            .build()
+            .unwrap();
+        assert_eq!(config.min_attempt_time(), Duration::from_millis(20));
+        assert!(
+            config
+                .to_string()
+                .ends_with("abort_on = [], min_attempt_time = 20ms"),
+            "{config}"
         );
     }
 

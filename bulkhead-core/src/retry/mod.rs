@@ -14,11 +14,13 @@
 mod backoff;
 mod budget;
 mod config;
+mod pushback;
 mod random;
 mod state;
 
 pub use budget::BudgetState;
 pub use config::{RetryConfig, RetryConfigBuilder};
+pub use pushback::Pushback;
 pub use state::{AttemptFailure, RetryState};
 
 use std::fmt;

@@ -2,10 +2,10 @@
 //! attempt's outcome, decides whether and when to try again.
 
 use std::fmt;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{Shared, backoff, random};
-use crate::events::{Event, RetryEvent, RetryEventKind};
+use crate::events::{Event, GiveUpReason, RetryEvent, RetryEventKind};
 use crate::rejection::{Rejection, RejectionKind};
 
 /// Why an attempt failed, as a [`RetryState`] needs to know it.
@@ -122,7 +122,56 @@ impl<'a> RetryState<'a> {
     /// publishing `BudgetExhausted`. Otherwise takes one retry from the
     /// budget (if there is one), publishes `Retrying` and moves on to the
     /// next attempt.
+    ///
+    /// It is [`on_failure_within`](Self::on_failure_within) with no wait
+    /// asked for and no deadline.
     pub fn on_failure(&mut self, failure: AttemptFailure) -> Option<Duration> {
+        self.on_failure_within(failure, None, None)
+    }
+
+    /// [`on_failure`](Self::on_failure) for a failure that asked for a wait
+    /// (`retry_after`, a [`Pushback`](super::Pushback) hint) and a call
+    /// with a deadline (`deadline`, on the policy's clock), in this order:
+    ///
+    /// 1. the delay is the backoff's (jitter and `max_wait_interval`
+    ///    included), or `retry_after` if longer; a `retry_after` longer
+    ///    than `max_wait_interval` gives up: `GaveUp` with
+    ///    [`GiveUpReason::Pushback`];
+    /// 2. a retry that would start with `min_attempt_time` or less left
+    ///    before `deadline` (the clock's time now plus the delay) gives up:
+    ///    `GaveUp` with [`GiveUpReason::Deadline`];
+    /// 3. only then is a retry taken from the budget, so that a retry given
+    ///    up costs no budget.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use bulkhead_core::{AttemptFailure, Clock, Retry, RetryConfig, SystemClock};
+    ///
+    /// let retry = Retry::new("api", RetryConfig::builder()
+    ///     .wait(Duration::from_millis(10))
+    ///     .max_wait_interval(Duration::from_secs(1))
+    ///     .build()?);
+    /// let error = AttemptFailure::Error { retryable: true };
+    ///
+    /// // The server asked for 200 ms: waited instead of 10.
+    /// let asked = Some(Duration::from_millis(200));
+    /// assert_eq!(retry.start().on_failure_within(error, asked, None), asked);
+    /// // 5 s is past max_wait_interval: given up.
+    /// let too_long = Some(Duration::from_secs(5));
+    /// assert_eq!(retry.start().on_failure_within(error, too_long, None), None);
+    /// // 1 ms left before the deadline: no time for a retry.
+    /// let deadline = SystemClock.now() + Duration::from_millis(1);
+    /// assert_eq!(retry.start().on_failure_within(error, None, Some(deadline)), None);
+    /// # Ok::<(), bulkhead_core::ConfigError>(())
+    /// ```
+    pub fn on_failure_within(
+        &mut self,
+        failure: AttemptFailure,
+        retry_after: Option<Duration>,
+        deadline: Option<Instant>,
+    ) -> Option<Duration> {
         let shared = self.shared;
         let attempts = self.attempt;
         let rejection = failure.rejection();
@@ -146,6 +195,15 @@ impl<'a> RetryState<'a> {
             });
             return None;
         }
+        let unit = if shared.config.jitter() == 0.0 {
+            0.0
+        } else {
+            random::unit()
+        };
+        let mut delay = backoff::delay(&shared.config, attempts, unit);
+        if retry_after.is_some() || deadline.is_some() {
+            delay = self.bounded(delay, retry_after, deadline, rejection)?;
+        }
         if let Some(budget) = &shared.budget
             && !budget.withdraw()
         {
@@ -155,18 +213,54 @@ impl<'a> RetryState<'a> {
             });
             return None;
         }
-        let unit = if shared.config.jitter() == 0.0 {
-            0.0
-        } else {
-            random::unit()
-        };
-        let delay = backoff::delay(&shared.config, attempts, unit);
         self.publish(RetryEventKind::Retrying {
             attempt: attempts,
             delay,
             rejection,
         });
         self.attempt += 1;
+        Some(delay)
+    }
+
+    /// The backoff's `delay` stretched to `retry_after`, or `None` (having
+    /// published `GaveUp`) if that wait is too long or the retry would come
+    /// too late for `deadline`.
+    #[cold]
+    #[inline(never)]
+    fn bounded(
+        &self,
+        delay: Duration,
+        retry_after: Option<Duration>,
+        deadline: Option<Instant>,
+        rejection: Option<RejectionKind>,
+    ) -> Option<Duration> {
+        let config = &self.shared.config;
+        let give_up = |reason| {
+            self.publish(RetryEventKind::GaveUp {
+                attempts: self.attempt,
+                rejection,
+                reason,
+            });
+            None
+        };
+        let delay = match retry_after {
+            Some(asked) if config.max_wait_interval().is_some_and(|cap| asked > cap) => {
+                return give_up(GiveUpReason::Pushback(asked));
+            }
+            Some(asked) => delay.max(asked),
+            None => delay,
+        };
+        if let Some(deadline) = deadline {
+            let now = self.shared.context.clock().now();
+            // The next attempt starts at `now + delay`, and needs more than
+            // `min_attempt_time` left then.
+            let starts = now
+                .checked_add(delay)
+                .and_then(|at| at.checked_add(config.min_attempt_time()));
+            if starts.is_none_or(|starts| starts >= deadline) {
+                return give_up(GiveUpReason::Deadline);
+            }
+        }
         Some(delay)
     }
 

@@ -7,7 +7,7 @@ use std::task::{Context, Poll};
 
 use super::{Deadline, Shared};
 use crate::clock::Sleep;
-use crate::rejection::CallTimeout;
+use crate::rejection::{CallTimeout, DeadlineExceeded, Rejection};
 
 pin_project_lite::pin_project! {
     /// A future that runs a call until it completes or its deadline passes;
@@ -71,7 +71,46 @@ impl<F: Future> Future for TimeoutFuture<'_, F> {
         // learns of the timeout.
         this.call.set(None);
         *this.sleep = None;
-        Poll::Ready(Err(this.shared.timed_out()))
+        Poll::Ready(Err(match this.deadline {
+            // The call's deadline, not the timeout's: nothing to publish
+            // (`Within` makes it a `DeadlineExceeded`).
+            Deadline::Scope(_) => CallTimeout::new(this.shared.instance),
+            _ => this.shared.timed_out(),
+        }))
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A [`TimeoutFuture`] of a call through `Policies`, which also ends
+    /// the call at its deadline ([`crate::deadline`]) if that comes first:
+    /// with `Rejection::DeadlineExceeded` (the timeout's instance) then,
+    /// else with `Rejection::Timeout`.
+    pub(crate) struct Within<'a, F> {
+        #[pin]
+        inner: TimeoutFuture<'a, F>,
+    }
+}
+
+impl<'a, F: Future> Within<'a, F> {
+    pub(super) fn new(inner: TimeoutFuture<'a, F>) -> Self {
+        Within { inner }
+    }
+}
+
+impl<F: Future> Future for Within<'_, F> {
+    type Output = Result<F::Output, Rejection>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut inner = self.project().inner;
+        match inner.as_mut().poll(cx) {
+            Poll::Ready(Ok(output)) => Poll::Ready(Ok(output)),
+            Poll::Ready(Err(timed_out)) => Poll::Ready(Err(match inner.deadline {
+                Deadline::Scope(_) => DeadlineExceeded::new(timed_out.instance()).into(),
+                _ => timed_out.into(),
+            })),
+            Poll::Pending => Poll::Pending,
+        }
     }
 }
 
@@ -86,9 +125,15 @@ fn deadline_passed(
     cx: &mut Context<'_>,
 ) -> bool {
     if let Deadline::Recent { start, timeline } = *deadline {
-        *deadline = Deadline::At(shared.settle(start, timeline));
+        let own = shared.settle(start, timeline);
+        // Polled inside the call's scope, if it has one: its deadline binds
+        // if it comes first (or with the timeout's).
+        *deadline = match crate::deadline::current() {
+            Some(scope) if own.is_none_or(|own| scope <= own) => Deadline::Scope(scope),
+            _ => Deadline::At(own),
+        };
     }
-    let Deadline::At(Some(at)) = *deadline else {
+    let (Deadline::At(Some(at)) | Deadline::Scope(at)) = *deadline else {
         return false;
     };
     let sleep = sleep.get_or_insert_with(|| shared.context.clock().sleep_until(at));

@@ -45,6 +45,7 @@ mod future;
 
 pub use config::{TimeoutConfig, TimeoutConfigBuilder};
 pub use future::TimeoutFuture;
+pub(crate) use future::Within;
 
 use std::fmt;
 use std::future::Future;
@@ -104,8 +105,14 @@ enum Deadline<'a> {
     /// At this instant, or never.
     At(Option<Instant>),
     /// `duration` after `start`, a recent reading on `timeline`, to be
-    /// settled ([`Shared::settle`]) when it is first needed.
+    /// settled ([`Shared::settle`]) when it is first needed, or the call's
+    /// deadline ([`crate::deadline`]) in force then if that comes first
+    /// (a call through `Policies`).
     Recent { start: u64, timeline: &'a Timeline },
+    /// At the call's deadline, which came before the timeout's own: the
+    /// call ends with `DeadlineExceeded`, and the timeout publishes
+    /// nothing.
+    Scope(Instant),
 }
 
 impl Timeout {
@@ -188,15 +195,21 @@ impl Timeout {
     /// Runs `future` against the deadline of a call that started at
     /// `start`, a [`recent`](Clock::recent) reading of the clock on
     /// `timeline` (see the module's *Precision*): the deadline is settled if
-    /// the call is still pending after its first poll.
+    /// the call is still pending after its first poll, then to the call's
+    /// deadline ([`crate::deadline`]) in force if that comes first: the
+    /// future then ends with `DeadlineExceeded` (see [`Within`]).
     #[inline]
     pub(crate) fn run_from_recent<'a, F: Future>(
         &'a self,
         start: u64,
         timeline: &'a Timeline,
         future: F,
-    ) -> TimeoutFuture<'a, F> {
-        TimeoutFuture::new(&self.shared, Deadline::Recent { start, timeline }, future)
+    ) -> Within<'a, F> {
+        Within::new(TimeoutFuture::new(
+            &self.shared,
+            Deadline::Recent { start, timeline },
+            future,
+        ))
     }
 
     /// The rejection of a sync call whose wait for a bulkhead slot was cut

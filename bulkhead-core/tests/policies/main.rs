@@ -3,8 +3,9 @@
 //! (`pool_stress`), what a composed circuit breaker records
 //! (`breaker_classification`), what the outer policies make of injected
 //! faults and latency (`chaos`), the rate limiter under contention
-//! (`rate_limiter_races`), and policies on recent readings of the clock
-//! (`recent_readings`).
+//! (`rate_limiter_races`), policies on recent readings of the clock
+//! (`recent_readings`), a call's deadline through every policy
+//! (`deadline`) and errors that say when to try again (`pushback`).
 //!
 //! The loom model of the slot accounting is a binary of its own,
 //! `loom_bulkhead.rs`, built only under `--cfg loom`.
@@ -12,6 +13,8 @@
 mod barging;
 mod breaker_classification;
 mod chaos;
+mod deadline;
 mod pool_stress;
+mod pushback;
 mod rate_limiter_races;
 mod recent_readings;

@@ -64,6 +64,16 @@ macro_rules! __retry_keys {
         abort_on: RejectionKinds = RejectionKinds::EMPTY
             => RejectionKinds, "[]",
             "the rejection kinds that end a call at once instead of being retried";
+        /// The least time an attempt needs: under a deadline
+        /// (`bulkhead::deadline`), an attempt does not start with this
+        /// much time left or less (zero by default: an attempt starts
+        /// while any time is left). The first attempt is then refused with
+        /// `DeadlineExceeded`; a retry is not made (the call ends with its
+        /// last failure, publishing `GaveUp`); a hedge is not started.
+        @shown_if(min_attempt_time)
+        min_attempt_time: Duration = Self::DEFAULT_MIN_ATTEMPT_TIME
+            => Duration { positive: false }, "\"0\"",
+            "under a deadline, no attempt starts with this much time left or less";
         /// The retry budget's ratio, if the instance has a budget: over
         /// `budget_window`, its retries and hedges stay within
         /// `budget_ratio` times its first attempts plus

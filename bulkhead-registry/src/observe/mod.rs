@@ -68,6 +68,7 @@
 //! | `retry` | `exhausted` | DEBUG | `attempts`, `cause` |
 //! | `retry` | `aborted` | DEBUG | `attempts`, `cause` |
 //! | `retry` | `budget_exhausted` | DEBUG | `attempts`, `cause` (of the failure the budget left unretried) |
+//! | `retry` | `gave_up` | DEBUG | `attempts`, `cause`, `reason` (`Deadline`, or `Pushback` with the wait asked for) |
 //! | `circuit_breaker` | `state_transition` | WARN to `open` or `forced_open`, else INFO | `from`, `to` |
 //! | `circuit_breaker` | `rejected` | DEBUG | `state` |
 //! | `timeout` | `timed_out` | DEBUG | `timeout` |
@@ -118,7 +119,7 @@
 //! | `bulkhead_adaptive_errors_total` | counter | count | `instance` | sample, only for adaptive bulkheads | calls that returned an error (counted, not a congestion signal by default) |
 //! | `bulkhead_adaptive_drops_total` | counter | count | `instance` | sample, only for adaptive bulkheads | calls dropped before they ended (timed out, cancelled) |
 //! | `bulkhead_retries_total` | counter | count | `instance`, `cause` | event | failed attempts followed by another; `cause` as in the tracing fields |
-//! | `bulkhead_retry_calls_total` | counter | count | `instance`, `outcome` | event | calls that ended after a failed attempt: `outcome` is `succeeded_after_retry`, `exhausted`, `aborted` or `budget_exhausted` |
+//! | `bulkhead_retry_calls_total` | counter | count | `instance`, `outcome` | event | calls that ended after a failed attempt: `outcome` is `succeeded_after_retry`, `exhausted`, `aborted`, `budget_exhausted` or `gave_up` |
 //! | `bulkhead_retry_budget_available` | gauge | count | `instance` | sample, only for a retry with a budget | retries and hedges the budget allows now |
 //! | `bulkhead_circuit_breaker_state` | gauge | count | `instance`, `state` | sample, and transitions | 1 for the current state, 0 for the four others |
 //! | `bulkhead_circuit_breaker_transitions_total` | counter | count | `instance`, `from`, `to` | event | state transitions |

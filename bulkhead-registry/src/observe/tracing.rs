@@ -142,6 +142,13 @@ impl EventVisitor for Tracer {
                 rejection,
             } => emit!(DEBUG, event, Retry, "budget_exhausted";
                 attempts, cause = cause(rejection), "attempt failed, retry budget exhausted"),
+            RetryEventKind::GaveUp {
+                attempts,
+                rejection,
+                reason,
+            } => emit!(DEBUG, event, Retry, "gave_up";
+                attempts, cause = cause(rejection), ?reason,
+                "attempt failed, a retry would come too late"),
             kind => emit!(DEBUG, event, Retry, "other"; detail = ?kind, "retry event"),
         }
     }

@@ -6,13 +6,13 @@ use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
 
-use bulkhead_core::{CallError, Classifier, Policies};
+use bulkhead_core::{CallError, Classifier, Policies, Pushback};
 
 use crate::error::RegistryError;
 use crate::policy::Managed;
 use crate::registry::Registry;
 use crate::specs::PolicySpecs;
-use predicate::Predicate;
+use predicate::{Predicate, RetryAfter};
 
 /// A set of policies around calls made through it, built with
 /// [`Pipeline::builder`].
@@ -79,6 +79,7 @@ pub struct Pipeline {
     policies: Policies,
     retry_if: Option<Predicate>,
     record_if: Option<Predicate>,
+    pushback: Option<RetryAfter>,
 }
 
 impl Pipeline {
@@ -90,6 +91,7 @@ impl Pipeline {
             specs: PolicySpecs::new(id.as_str()).declared_by(format!("pipeline {id:?}")),
             retry_if: None,
             record_if: None,
+            pushback: None,
         }
     }
 
@@ -127,6 +129,10 @@ impl Pipeline {
         let retry_if = |error: &E| Predicate::test(self.retry_if.as_ref(), error);
         let record_if = |error: &E| Predicate::test(self.record_if.as_ref(), error);
         let classify = Classifier::new().retry_if(&retry_if).record_if(&record_if);
+        let classify = match self.pushback.as_ref().and_then(RetryAfter::of_type) {
+            Some(retry_after) => classify.retry_after_with(retry_after),
+            None => classify,
+        };
         self.policies.call(&classify, call)
     }
 
@@ -150,6 +156,10 @@ impl Pipeline {
         let retry_if = |error: &E| Predicate::test(self.retry_if.as_ref(), error);
         let record_if = |error: &E| Predicate::test(self.record_if.as_ref(), error);
         let classify = Classifier::new().retry_if(&retry_if).record_if(&record_if);
+        let classify = match self.pushback.as_ref().and_then(RetryAfter::of_type) {
+            Some(retry_after) => classify.retry_after_with(retry_after),
+            None => classify,
+        };
         // `call` is lent, not moved: moving the caller's closure into the
         // policies' future copies its captures, just written one by one, by
         // wider loads that stall on store forwarding (BENCHMARKS.md).
@@ -200,6 +210,7 @@ pub struct PipelineBuilder<'r> {
     specs: PolicySpecs,
     retry_if: Option<Predicate>,
     record_if: Option<Predicate>,
+    pushback: Option<RetryAfter>,
 }
 
 impl PipelineBuilder<'_> {
@@ -232,6 +243,50 @@ impl PipelineBuilder<'_> {
         self
     }
 
+    /// Reads when errors of type `E` say the call may be tried again
+    /// ([`Pushback::retry_after`]): the retry then waits at least that long
+    /// before the next attempt, and gives up (`GaveUp`, no budget taken)
+    /// when that is longer than its `max_wait_interval`. Calls whose error
+    /// type is not `E` keep the retry's own backoff. (A method with policy
+    /// attributes reads it without being asked, when its error type
+    /// implements `Pushback`.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use bulkhead_core::{CallError, Pushback};
+    /// use bulkhead_registry::{Pipeline, Registry};
+    ///
+    /// #[derive(Debug, PartialEq)]
+    /// struct Throttled(Duration);
+    /// impl Pushback for Throttled {
+    ///     fn retry_after(&self) -> Option<Duration> {
+    ///         Some(self.0)
+    ///     }
+    /// }
+    ///
+    /// let registry = Registry::new();
+    /// let api = Pipeline::builder(&registry, "api")
+    ///     .retry(|r| r.max_attempts(3).wait(Duration::ZERO).max_wait_interval(Duration::from_secs(1)))
+    ///     .pushback::<Throttled>()
+    ///     .build()?;
+    /// let mut attempts = 0;
+    /// let result = api.execute(|| {
+    ///     attempts += 1;
+    ///     Err::<(), _>(Throttled(Duration::from_secs(30)))
+    /// });
+    /// assert_eq!(result, Err(CallError::Inner(Throttled(Duration::from_secs(30)))));
+    /// assert_eq!(attempts, 1); // 30 s is past max_wait_interval: given up
+    /// # Ok::<(), bulkhead_registry::RegistryError>(())
+    /// ```
+    ///
+    /// [`Pushback::retry_after`]: bulkhead_core::Pushback::retry_after
+    pub fn pushback<E: Pushback + 'static>(mut self) -> Self {
+        self.pushback = Some(RetryAfter::of::<E>());
+        self
+    }
+
     /// Resolves every policy in the registry, all or nothing.
     ///
     /// # Errors
@@ -249,6 +304,7 @@ impl PipelineBuilder<'_> {
             policies,
             retry_if: self.retry_if,
             record_if: self.record_if,
+            pushback: self.pushback,
         })
     }
 }

@@ -29,6 +29,7 @@ impl Policy for Retry {
             max_wait_interval: config.max_wait_interval(),
             jitter: config.jitter(),
             abort_on: config.abort_on(),
+            min_attempt_time: config.min_attempt_time(),
             budget_ratio: config.budget_ratio(),
             budget_min_per_second: config.budget_min_per_second(),
             budget_window: config.budget_window(),
@@ -72,6 +73,9 @@ pub struct RetrySnapshot {
     pub jitter: f64,
     /// Rejection kinds that are not retried.
     pub abort_on: RejectionKinds,
+    /// Under a deadline, no attempt starts with this much time left or
+    /// less.
+    pub min_attempt_time: Duration,
     /// The retry budget's ratio, if the instance has a budget.
     pub budget_ratio: Option<f64>,
     /// The retries per second of the window a budget allows whatever the

@@ -1004,3 +1004,34 @@ fn a_reservation_is_checked_against_the_limit_of_every_layer_laid() {
     let err = registry.bulkhead_policy("b", "test", &spec()).unwrap_err();
     assert_eq!(err.code(), "ATR-016", "{err}");
 }
+
+#[test]
+fn min_attempt_time_comes_from_toml_and_the_environment_and_is_checked() {
+    let registry = Registry::builder()
+        .config_toml("[retry.instances.quick]\nmin_attempt_time = \"50ms\"")
+        .unwrap()
+        .config_vars(
+            "APP_",
+            [("APP_RETRY__INSTANCES__SLOW__MIN_ATTEMPT_TIME", "2s")],
+        )
+        .unwrap()
+        .build();
+    let min = |id: &str| {
+        let pipeline = Pipeline::builder(&registry, id)
+            .retry(|r| r)
+            .build()
+            .unwrap();
+        pipeline
+            .policies()
+            .retry()
+            .unwrap()
+            .config()
+            .min_attempt_time()
+    };
+    assert_eq!(min("quick"), Duration::from_millis(50));
+    assert_eq!(min("slow"), Duration::from_secs(2));
+    assert_eq!(min("other"), Duration::ZERO, "the default");
+    let err = toml_error("[retry.configs.default]\nmin_attempt_time = \"soon\"");
+    assert_eq!(err.code(), "ATR-001");
+    assert!(err.to_string().contains("min_attempt_time"), "{err}");
+}

@@ -47,6 +47,7 @@ impl EventVisitor for Counter {
             RetryEventKind::Exhausted { .. } => "exhausted",
             RetryEventKind::Aborted { .. } => "aborted",
             RetryEventKind::BudgetExhausted { .. } => "budget_exhausted",
+            RetryEventKind::GaveUp { .. } => "gave_up",
             _ => return,
         };
         counter!(RETRY_CALLS, "instance" => instance, "outcome" => outcome).increment(1);

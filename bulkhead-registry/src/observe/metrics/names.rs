@@ -44,7 +44,7 @@ metrics! {
     RETRIES = "bulkhead_retries_total", true, Count,
         "Failed attempts followed by another, by cause.";
     RETRY_CALLS = "bulkhead_retry_calls_total", true, Count,
-        "Calls that succeeded after retrying, exhausted their attempts or retry budget, or were aborted.";
+        "Calls that succeeded after retrying, exhausted their attempts or retry budget, were aborted, or gave up (a deadline or a pushback).";
     RETRY_BUDGET = "bulkhead_retry_budget_available", false, Count,
         "Retries and hedges the retry budget allows now.";
     BREAKER_STATE = "bulkhead_circuit_breaker_state", false, Count,
