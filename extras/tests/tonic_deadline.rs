@@ -321,7 +321,7 @@ fn answer(
 }
 
 #[tokio::test]
-#[ignore = "needs the slot wait cut at the call's deadline (WP5, ov-deadline): run with --ignored once merged"]
+
 async fn a_request_that_cannot_start_in_time_is_refused_with_deadline_exceeded() {
     let registry = Registry::new();
     let pipeline = Pipeline::builder(&registry, "b")

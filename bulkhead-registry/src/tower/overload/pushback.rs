@@ -26,11 +26,14 @@ const GRPC_RETRY_PUSHBACK_MS: HeaderName = HeaderName::from_static("grpc-retry-p
 /// means "do not retry": the wait is [`Duration::MAX`], which a retry with
 /// a `max_wait_interval` refuses.
 ///
-/// The wait, [`PushbackError::retry_after`], is for the retry above it:
-/// put the layer between the client's transport and the retrying layer.
-/// Without a retry, the caller only sees such a response as an error that
-/// holds it ([`PushedBack::into_response`]). Other responses pass
-/// unchanged.
+/// The wait is for a retry above it: [`PushbackError`] implements
+/// [`Pushback`](bulkhead_core::Pushback), so a
+/// [`PipelineLayer`](super::super::PipelineLayer) whose pipeline was built
+/// with [`pushback::<PushbackError<B, E>>()`](crate::pipeline::PipelineBuilder::pushback)
+/// waits at least that long before its next attempt (and gives up when it
+/// is longer than the retry's `max_wait_interval`). Without a retry, the
+/// caller only sees such a response as an error that holds it
+/// ([`PushedBack::into_response`]). Other responses pass unchanged.
 ///
 /// # Examples
 ///

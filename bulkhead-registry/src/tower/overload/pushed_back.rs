@@ -6,6 +6,8 @@ use std::fmt;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
+use bulkhead_core::Pushback;
+
 /// A response that asked the client to wait before trying again (`429` or
 /// `503` with `Retry-After`, or `grpc-retry-pushback-ms`), and how long.
 ///
@@ -81,6 +83,13 @@ impl<B> fmt::Display for PushedBack<B> {
 
 impl<B> Error for PushedBack<B> {}
 
+/// A retry waits [`PushedBack::retry_after`] before trying again.
+impl<B> Pushback for PushedBack<B> {
+    fn retry_after(&self) -> Option<Duration> {
+        Some(self.retry_after)
+    }
+}
+
 /// The error of a [`PushbackService`](super::PushbackService): the response
 /// asked to wait, or the inner service failed.
 pub enum PushbackError<B, E> {
@@ -106,6 +115,15 @@ impl<B, E> PushbackError<B, E> {
             PushbackError::PushedBack(_) => None,
             PushbackError::Inner(error) => Some(error),
         }
+    }
+}
+
+/// A retry waits what the response asked; the inner service's own error
+/// asks nothing (the retry's backoff applies). Give the error type to
+/// `PipelineBuilder::pushback` for a pipeline to read it.
+impl<B, E> Pushback for PushbackError<B, E> {
+    fn retry_after(&self) -> Option<Duration> {
+        PushbackError::retry_after(self)
     }
 }
 
