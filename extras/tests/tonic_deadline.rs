@@ -18,11 +18,12 @@ use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+use bulkhead::retry::Pushback;
 use bulkhead::tower::{
     DeadlineLayer, PipelineLayer, PropagateDeadlineLayer, PushbackError, PushbackLayer,
-    ServiceError, Unavailable, grpc_timeout,
+    PushbackService, ServiceError, Unavailable, grpc_timeout,
 };
-use bulkhead::{Pipeline, Registry, RejectionKind, deadline};
+use bulkhead::{ManualClock, Pipeline, Registry, RejectionKind, deadline};
 use tokio::net::TcpListener;
 use tonic::body::Body;
 use tonic::client::{Grpc, GrpcService};
@@ -32,9 +33,9 @@ use tonic::transport::server::TcpIncoming;
 use tonic::transport::{Channel, Server};
 use tonic::{Code, Request, Response, Status};
 use tonic_prost::ProstCodec;
-use tower::Layer;
 use tower::ServiceBuilder;
 use tower::layer::util::Identity;
+use tower::{Layer, Service};
 
 /// The request.
 #[derive(Clone, PartialEq, prost::Message)]
@@ -429,4 +430,102 @@ async fn grpc_retry_pushback_ms_in_a_trailers_only_answer_is_pushed_back() {
         .await
         .unwrap_err();
     assert_eq!(pushed_back(&refused), Some(Duration::MAX), "{refused:?}");
+}
+
+/// B refused the call; `retry_after` is what its answer asked, read by
+/// the `PushbackLayer` under the tonic client.
+#[derive(Debug)]
+struct Refused {
+    retry_after: Option<Duration>,
+    #[allow(dead_code)] // read by Debug, when a test fails
+    status: Status,
+}
+
+impl Pushback for Refused {
+    fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
+    }
+}
+
+/// The call to B as a service of its own, for a pipeline that retries it
+/// (a `Ping` can be sent again; an HTTP body cannot).
+#[derive(Clone)]
+struct PingB(Grpc<PushbackService<Channel>>);
+
+impl tower::Service<Ping> for PingB {
+    type Response = Report;
+    type Error = Refused;
+    type Future = BoxFuture<Result<Report, Refused>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Refused>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Ping) -> Self::Future {
+        let mut grpc = self.0.clone();
+        Box::pin(async move {
+            ping(&mut grpc, Request::new(request))
+                .await
+                .map_err(|status| {
+                    // tonic keeps the layer's error as the status's source.
+                    let pushed = std::error::Error::source(&status).and_then(|error| {
+                        error.downcast_ref::<PushbackError<Body, tonic::transport::Error>>()
+                    });
+                    Refused {
+                        retry_after: pushed.and_then(Pushback::retry_after),
+                        status,
+                    }
+                })
+        })
+    }
+}
+
+#[tokio::test]
+async fn grpc_retry_pushback_ms_makes_our_retry_wait() {
+    // B refuses its first call, asking for 200 ms, and answers the next.
+    let first = Arc::new(AtomicUsize::new(0));
+    let b = Node::new(move |_| {
+        let nth = first.fetch_add(1, SeqCst);
+        async move {
+            if nth > 0 {
+                return Ok(Report::default());
+            }
+            let mut status = Status::unavailable("busy");
+            let wait = "200".parse().unwrap();
+            status.metadata_mut().insert("grpc-retry-pushback-ms", wait);
+            Err(status)
+        }
+    });
+    let b_seen = b.calls.clone();
+    let registry = Registry::new();
+    let b = serve(DeadlineLayer::new(registry.clock().clone()), b).await;
+
+    // A's retry runs on a manual clock: the test says when time passes.
+    let clock = ManualClock::new();
+    let a_registry = Registry::builder().clock(clock.clone()).build();
+    let pipeline = Pipeline::builder(&a_registry, "to_b")
+        .retry(|r| r.max_attempts(2).wait(Duration::ZERO))
+        .pushback::<Refused>()
+        .build()
+        .unwrap();
+    let mut to_b = PipelineLayer::with_replay(pipeline, Ping::clone)
+        .layer(PingB(client(&b, PushbackLayer::new())));
+    let call = tokio::spawn(to_b.call(Ping { n: 1 }));
+
+    // The first attempt was refused and the retry sleeps on the clock.
+    while clock.sleepers() == 0 {
+        assert!(!call.is_finished(), "{:?}", call.await);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(b_seen.load(SeqCst), 1);
+    clock.advance(Duration::from_millis(199));
+    assert_eq!(
+        clock.sleepers(),
+        1,
+        "the retry waits the 200 ms B asked for"
+    );
+    assert_eq!(b_seen.load(SeqCst), 1);
+    clock.advance(Duration::from_millis(1));
+    assert!(call.await.unwrap().is_ok());
+    assert_eq!(b_seen.load(SeqCst), 2);
 }

@@ -341,6 +341,19 @@ async fn grpc_pushback_is_read_from_any_answer_and_garbage_means_do_not_retry() 
 }
 
 #[test]
+fn the_errors_tell_a_retry_how_long_to_wait() {
+    use bulkhead_core::Pushback;
+
+    let pushed = PushedBack::new(Duration::from_secs(2), Response::new(()));
+    assert_eq!(Pushback::retry_after(&pushed), Some(Duration::from_secs(2)));
+    let error = PushbackError::<(), &str>::PushedBack(pushed);
+    assert_eq!(Pushback::retry_after(&error), Some(Duration::from_secs(2)));
+    let error = PushbackError::<(), &str>::Inner("connection refused");
+    assert_eq!(Pushback::retry_after(&error), None);
+    assert_eq!(error.to_string(), "connection refused");
+}
+
+#[test]
 fn bounds() {
     fn send_sync<T: Send + Sync>() {}
     send_sync::<DeadlineService<()>>();
