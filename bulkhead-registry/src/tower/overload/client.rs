@@ -29,8 +29,8 @@ pub const PROPAGATE_DEADLINE: &str = "propagate_deadline";
 /// the handler below a [`DeadlineLayer`](super::DeadlineLayer), or inside
 /// a [`deadline::scope`](bulkhead_core::deadline::scope)'s future (not as
 /// the argument of one: that call runs before the scope). Without a
-/// deadline in force the request goes as it is. With no time
-/// left it is not sent: the response future is ready at once with
+/// deadline in force the request goes as it is. With no time left it is
+/// not sent: the response future is ready at once with
 /// [`ServiceError::Unavailable`], whose rejection is
 /// `Rejection::DeadlineExceeded` (instance [`PROPAGATE_DEADLINE`]), so
 /// that the caller answers as for any deadline its policies found passed

@@ -18,9 +18,11 @@ use super::DeadlineHeader;
 /// told another [`DeadlineHeader`]) under
 /// [`deadline::scope`](bulkhead_core::deadline::scope): the inner
 /// service's `call` and every poll of its response future, so that every
-/// policy below (a [`BulkheadLayer`](super::super::BulkheadLayer)'s wait
-/// for a slot, a pipeline's retries and timeouts) and every call the
-/// handler makes sees the time left.
+/// policy below and every call the handler makes sees the time left: a
+/// [`PipelineLayer`](super::super::PipelineLayer) cuts its waits to it and
+/// refuses with `Rejection::DeadlineExceeded` a request it cannot start in
+/// time; a [`BulkheadLayer`](super::super::BulkheadLayer) cuts its wait for
+/// a slot to it (its refusal stays `BulkheadFull`).
 ///
 /// The deadline is `clock.now()` plus the time the header gives (no more
 /// than [`max`](DeadlineLayer::max)), on the clock the policies measure

@@ -9,12 +9,16 @@ use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 
-use bulkhead_core::{Clock, ManualClock, Priority, RejectionKind, deadline, priority};
+use bulkhead_core::{
+    Clock, ManualClock, OwnedBulkheadPermit, Priority, RejectionKind, deadline, priority,
+};
 use http::{HeaderName, HeaderValue, Request, Response};
 use tower_layer::Layer;
 use tower_service::Service;
 
+use super::super::{BulkheadLayer, PipelineLayer};
 use super::*;
+use crate::{Pipeline, Registry};
 
 /// Answers with what `f` makes of the request, called in `call`; counts
 /// its calls.
@@ -146,6 +150,67 @@ async fn an_earlier_deadline_around_the_server_still_holds() {
     let by = clock.now() + Duration::from_millis(10);
     let call = deadline::with(outer, || service.call(asked));
     assert_eq!(call.await, Ok(Some(by)));
+}
+
+/// A registry on a manual clock with a bulkhead `slots` of one slot, held,
+/// and a `max_wait` of ten minutes; the pipeline `slots` that runs it.
+fn one_slot_held() -> (ManualClock, Registry, Pipeline, OwnedBulkheadPermit) {
+    let clock = ManualClock::new();
+    let registry = Registry::builder().clock(clock.clone()).build();
+    let slots = Pipeline::builder(&registry, "slots")
+        .bulkhead(|b| b.max_concurrent(1).max_wait(Duration::from_secs(600)))
+        .build()
+        .unwrap();
+    let held = slots
+        .policies()
+        .bulkhead()
+        .unwrap()
+        .try_enter_owned()
+        .unwrap();
+    (clock, registry, slots, held)
+}
+
+#[tokio::test]
+async fn a_pipeline_below_refuses_with_deadline_exceeded_when_the_deadline_passes() {
+    let (clock, registry, slots, _held) = one_slot_held();
+    let mut service = DeadlineLayer::new(registry.clock().clone())
+        .layer(PipelineLayer::new(slots).unwrap().layer(handler(|_| ())));
+    let waiting = tokio::spawn(service.call(request(&[("grpc-timeout", "2S")])));
+    while clock.sleepers() == 0 {
+        tokio::task::yield_now().await;
+    }
+    clock.advance(Duration::from_secs(2));
+    let refused = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("refused at the deadline, not after max_wait")
+        .unwrap()
+        .unwrap_err();
+    let kind = refused.unavailable().unwrap().rejection().kind();
+    assert_eq!(kind, RejectionKind::DeadlineExceeded);
+}
+
+#[tokio::test]
+async fn a_bulkhead_layer_below_stops_waiting_when_the_deadline_passes() {
+    let (clock, registry, slots, _held) = one_slot_held();
+    let bulkhead = slots.policies().bulkhead().unwrap().clone();
+    let mut service = DeadlineLayer::new(registry.clock().clone())
+        .layer(BulkheadLayer::new(bulkhead).layer(handler(|_| ())));
+    let waiting = tokio::spawn(service.call(request(&[("grpc-timeout", "2S")])));
+    while clock.sleepers() == 0 {
+        tokio::task::yield_now().await;
+    }
+    clock.advance(Duration::from_secs(2));
+    let refused = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .expect("refused at the deadline, not after max_wait")
+        .unwrap()
+        .unwrap_err();
+    let kind = refused.unavailable().unwrap().rejection().kind();
+    assert_eq!(
+        kind,
+        RejectionKind::BulkheadFull,
+        "its own refusal, at the deadline"
+    );
 }
 
 #[tokio::test]
