@@ -207,5 +207,14 @@ pub use replay::{Replay, ReplayWith, SendOnce};
 pub use retry_after::{DEFAULT_RETRY_AFTER, MAX_RETRY_AFTER};
 pub use service::{BulkheadService, PipelineService};
 
+// Deadlines, classes and pushback over HTTP and gRPC (issue 30).
+mod overload;
+pub use overload::{
+    DeadlineFuture, DeadlineHeader, DeadlineLayer, DeadlineService, PROPAGATE_DEADLINE,
+    PriorityFuture, PriorityLayer, PriorityService, PropagateDeadline, PropagateDeadlineLayer,
+    PropagateFuture, PushbackError, PushbackFuture, PushbackLayer, PushbackService, PushedBack,
+    grpc_timeout,
+};
+
 #[cfg(test)]
 mod tests;

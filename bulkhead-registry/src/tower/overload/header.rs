@@ -1,0 +1,141 @@
+//! [`DeadlineHeader`]: which header carries a request's deadline, and how
+//! the layers read and write it.
+
+use std::time::Duration;
+
+use http::{HeaderMap, HeaderName, HeaderValue};
+
+use super::grpc_timeout;
+
+/// The name of gRPC's deadline header.
+static GRPC_TIMEOUT: HeaderName = HeaderName::from_static("grpc-timeout");
+
+/// The header that carries a request's deadline, as the time left: gRPC's
+/// `grpc-timeout` (the default), or a header holding a count of
+/// milliseconds, such as Envoy's `x-envoy-expected-rq-timeout-ms`.
+///
+/// # Examples
+///
+/// ```
+/// use bulkhead_registry::tower::DeadlineHeader;
+/// use http::HeaderName;
+///
+/// assert_eq!(DeadlineHeader::default().name(), "grpc-timeout");
+/// let envoy = DeadlineHeader::Millis(HeaderName::from_static("x-envoy-expected-rq-timeout-ms"));
+/// assert_eq!(envoy.name(), "x-envoy-expected-rq-timeout-ms");
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DeadlineHeader {
+    /// `grpc-timeout`: 1 to 8 digits and a unit (see
+    /// [`grpc_timeout`](super::grpc_timeout)).
+    #[default]
+    Grpc,
+    /// A header of this name holding whole milliseconds (ASCII digits).
+    Millis(HeaderName),
+}
+
+impl DeadlineHeader {
+    /// The header's name.
+    pub fn name(&self) -> &HeaderName {
+        match self {
+            DeadlineHeader::Grpc => &GRPC_TIMEOUT,
+            DeadlineHeader::Millis(name) => name,
+        }
+    }
+
+    /// The time left that `headers` give, `None` without the header or
+    /// when its value is not one this header holds (then ignored).
+    pub(super) fn read(&self, headers: &HeaderMap) -> Option<Duration> {
+        let value = headers.get(self.name())?;
+        match self {
+            DeadlineHeader::Grpc => grpc_timeout::parse(value),
+            DeadlineHeader::Millis(_) => parse_millis(value),
+        }
+    }
+
+    /// Writes `left` into `headers`, unless they already hold a time no
+    /// longer than it (a value this header cannot hold is replaced).
+    pub(super) fn write(&self, headers: &mut HeaderMap, left: Duration) {
+        if self.read(headers).is_some_and(|there| there <= left) {
+            return;
+        }
+        let value = match self {
+            DeadlineHeader::Grpc => grpc_timeout::format(left),
+            DeadlineHeader::Millis(_) => format_millis(left),
+        };
+        headers.insert(self.name().clone(), value);
+    }
+}
+
+/// Whole milliseconds: ASCII digits only, no sign, no space.
+fn parse_millis(value: &HeaderValue) -> Option<Duration> {
+    let bytes = value.as_bytes();
+    if bytes.is_empty() || !bytes.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    // Digits only: fails only beyond u64, which is no deadline worth keeping.
+    value.to_str().ok()?.parse().ok().map(Duration::from_millis)
+}
+
+/// Whole milliseconds rounded down, at least 1 (0 would read as "no
+/// timeout" to some proxies).
+fn format_millis(left: Duration) -> HeaderValue {
+    let millis = u64::try_from(left.as_millis()).unwrap_or(u64::MAX).max(1);
+    HeaderValue::from(millis)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn envoy() -> DeadlineHeader {
+        DeadlineHeader::Millis(HeaderName::from_static("x-envoy-expected-rq-timeout-ms"))
+    }
+
+    fn headers(name: &'static str, value: &'static str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(name, HeaderValue::from_static(value));
+        headers
+    }
+
+    #[test]
+    fn each_header_reads_its_own_name_and_format() {
+        let grpc = headers("grpc-timeout", "250m");
+        assert_eq!(
+            DeadlineHeader::Grpc.read(&grpc),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(envoy().read(&grpc), None);
+        let millis = headers("x-envoy-expected-rq-timeout-ms", "1500");
+        assert_eq!(envoy().read(&millis), Some(Duration::from_millis(1500)));
+        assert_eq!(DeadlineHeader::Grpc.read(&millis), None);
+        for bad in ["", "-5", "+5", "1.5", "15ms", " 15"] {
+            let bad = headers("x-envoy-expected-rq-timeout-ms", bad);
+            assert_eq!(envoy().read(&bad), None);
+        }
+    }
+
+    #[test]
+    fn writing_never_raises_a_smaller_time_already_there() {
+        for header in [DeadlineHeader::Grpc, envoy()] {
+            let mut headers = HeaderMap::new();
+            header.write(&mut headers, Duration::from_millis(800));
+            assert_eq!(header.read(&headers), Some(Duration::from_millis(800)));
+            header.write(&mut headers, Duration::from_secs(5));
+            assert_eq!(header.read(&headers), Some(Duration::from_millis(800)));
+            header.write(&mut headers, Duration::from_millis(300));
+            assert_eq!(header.read(&headers), Some(Duration::from_millis(300)));
+            headers.insert(header.name().clone(), HeaderValue::from_static("soon"));
+            header.write(&mut headers, Duration::from_millis(200));
+            assert_eq!(header.read(&headers), Some(Duration::from_millis(200)));
+        }
+    }
+
+    #[test]
+    fn milliseconds_round_down_to_at_least_one() {
+        assert_eq!(format_millis(Duration::from_micros(2_999)), "2");
+        assert_eq!(format_millis(Duration::from_micros(10)), "1");
+        assert_eq!(format_millis(Duration::MAX), u64::MAX.to_string().as_str());
+    }
+}
