@@ -118,6 +118,7 @@ struct Measure {
     sheddable_goodput_spike: f64,
     idle_spike: f64,
     wakeups: u64,
+    idle_wakeups: u64,
 }
 
 impl Measure {
@@ -149,6 +150,7 @@ impl Measure {
             sheddable_goodput_spike: goodput(from, to),
             idle_spike: outcome.idle((seconds / 3) as usize, (2 * seconds / 3) as usize),
             wakeups: outcome.wakeups,
+            idle_wakeups: outcome.idle_wakeups,
         }
     }
 
@@ -176,7 +178,7 @@ pub(crate) fn run(quick: bool, out: &mut String, hash: &mut DefaultHasher) -> Ve
     );
     let _ = writeln!(
         out,
-        "| arm | Critical admitted | Critical p50 | Critical p99 | Sheddable goodput | Sheddable goodput in spike | idle capacity in spike | wake-ups |"
+        "| arm | Critical admitted | Critical p50 | Critical p99 | Sheddable goodput | Sheddable goodput in spike | idle capacity in spike | wake-ups (for nothing) |"
     );
     let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
     let mut verdicts = Verdicts {
@@ -191,7 +193,7 @@ pub(crate) fn run(quick: bool, out: &mut String, hash: &mut DefaultHasher) -> Ve
                 let m = Measure::of(&callers, &outcome, seconds);
                 let _ = writeln!(
                     out,
-                    "| {} | {:.2} % | {:.2} B | {:.2} B | {:.1} % | {:.1} % | {:.1} % | {} |",
+                    "| {} | {:.2} % | {:.2} B | {:.2} B | {:.1} % | {:.1} % | {:.1} % | {} ({}) |",
                     arm.label,
                     100.0 * m.critical_admitted,
                     m.p50,
@@ -199,7 +201,8 @@ pub(crate) fn run(quick: bool, out: &mut String, hash: &mut DefaultHasher) -> Ve
                     100.0 * m.sheddable_goodput,
                     100.0 * m.sheddable_goodput_spike,
                     100.0 * m.idle_spike,
-                    m.wakeups
+                    m.wakeups,
+                    m.idle_wakeups
                 );
                 verdicts.add(&arm, Ok(m.checks()));
             }

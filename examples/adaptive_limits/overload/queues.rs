@@ -113,6 +113,7 @@ struct Measure {
     started_late: usize,
     answered_late: usize,
     wakeups: u64,
+    idle_wakeups: u64,
 }
 
 impl Measure {
@@ -138,6 +139,7 @@ impl Measure {
                 .filter(|(c, f)| f.done.is_some_and(|d| d > c.at + patience))
                 .count(),
             wakeups: outcome.wakeups,
+            idle_wakeups: outcome.idle_wakeups,
         }
     }
 
@@ -164,7 +166,7 @@ pub(crate) fn run(quick: bool, out: &mut String, hash: &mut DefaultHasher) -> Ve
     );
     let _ = writeln!(
         out,
-        "| arm | goodput | p50 | p99 | admitted | refused | gave up waiting | started after deadline | answered after deadline | wake-ups |"
+        "| arm | goodput | p50 | p99 | admitted | refused | gave up waiting | started after deadline | answered after deadline | wake-ups (for nothing) |"
     );
     let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|");
     let mut verdicts = Verdicts {
@@ -184,7 +186,7 @@ pub(crate) fn run(quick: bool, out: &mut String, hash: &mut DefaultHasher) -> Ve
                 };
                 let _ = writeln!(
                     out,
-                    "| {label} | {:.1} % | {:.2} B | {:.2} B | {:.1} % | {:.1} % | {:.1} % | {} | {} | {} |",
+                    "| {label} | {:.1} % | {:.2} B | {:.2} B | {:.1} % | {:.1} % | {:.1} % | {} | {} | {} ({}) |",
                     100.0 * m.goodput,
                     m.p50,
                     m.p99,
@@ -193,7 +195,8 @@ pub(crate) fn run(quick: bool, out: &mut String, hash: &mut DefaultHasher) -> Ve
                     100.0 * m.gave_up,
                     m.started_late,
                     m.answered_late,
-                    m.wakeups
+                    m.wakeups,
+                    m.idle_wakeups
                 );
                 verdicts.add(&arm, Ok(m.checks()));
             }

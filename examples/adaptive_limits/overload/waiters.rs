@@ -23,7 +23,7 @@
 //! Deterministic: fixed seeds, one thread, the clock moved only here.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, BinaryHeap, HashMap};
+use std::collections::{BTreeMap, BinaryHeap};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -176,7 +176,7 @@ impl Outcome {
             return f64::NAN;
         }
         let busy: f64 = self.busy[from..to].iter().sum();
-        1.0 - busy / (model().c * (to - from) as f64)
+        (1.0 - busy / (model().c * (to - from) as f64)).max(0.0)
     }
 }
 
@@ -211,7 +211,7 @@ struct Run<'a, 'c> {
     now: u64,
     virtual_time: f64,
     in_service: BinaryHeap<Reverse<(u64, usize)>>,
-    permits: HashMap<usize, BulkheadPermit<'a>>,
+    permits: BTreeMap<usize, BulkheadPermit<'a>>,
     waiting: BTreeMap<usize, (Entering<'a>, Waker)>,
     timers: BinaryHeap<Reverse<(u64, Timer, usize)>>,
     woken: Arc<Mutex<Vec<usize>>>,
@@ -229,7 +229,7 @@ pub(crate) fn run(lanes: &Lanes, door: &Door<'_>, callers: &[Caller], end: u64) 
         now: 0,
         virtual_time: 0.0,
         in_service: BinaryHeap::new(),
-        permits: HashMap::new(),
+        permits: BTreeMap::new(),
         waiting: BTreeMap::new(),
         timers: BinaryHeap::new(),
         woken: Arc::new(Mutex::new(Vec::new())),
