@@ -11,11 +11,13 @@
 //!   (`bulkhead::priority::scope`), the default `shed_at` (Sheddable 0.5);
 //! - (c) two bulkheads sized by hand: Critical 0.7 C, Sheddable 0.3 C.
 //!
-//! Reported: the share of Critical callers admitted, the p50 and p99 of
-//! admitted Critical calls (arrival to answer), Sheddable goodput (answers
-//! within the caller's patience, as a share of the capacity `C / B`) over
-//! the run and in the spike, and the capacity left idle in the spike.
-//! Targets (arm b): Critical admitted ≥ 99.9 %, Critical p99 ≤ 1.2 B.
+//! Reported, over the run and in the spike (callers arriving in it): the
+//! share of Critical callers admitted, the p50 and p99 of admitted
+//! Critical calls (arrival to answer), Sheddable goodput (answers within
+//! the caller's patience, as a share of the capacity `C / B`); and the
+//! capacity left idle in the spike. Targets (arm b): Critical admitted ≥
+//! 99.9 %, Critical p99 ≤ 1.2 B, each over the run and in the spike (the
+//! calm two thirds must not hide what the spike does).
 
 use std::collections::hash_map::DefaultHasher;
 use std::fmt::Write;
@@ -37,7 +39,10 @@ const PATIENCE_B: f64 = 2.0;
 const CRITICAL_SHARE: f64 = 0.7;
 const SHEDDABLE_SHARE: f64 = 0.3;
 
-const TARGETS: [&str; 2] = ["Critical admitted ≥ 99.9 %", "Critical p99 ≤ 1.2 B"];
+const TARGETS: [&str; 2] = [
+    "Critical admitted ≥ 99.9 % (run / spike)",
+    "Critical p99 ≤ 1.2 B (run / spike)",
+];
 
 fn arms() -> Vec<Arm> {
     let c = model().c;
@@ -109,11 +114,38 @@ fn callers(seconds: u64) -> Vec<Caller> {
     merge(vec![critical, sheddable])
 }
 
-/// What one arm did.
-struct Measure {
-    critical_admitted: f64,
+/// The Critical callers of a stretch: the share admitted, the p50 and p99
+/// of the admitted (in `B`).
+struct Critical {
+    admitted: f64,
     p50: f64,
     p99: f64,
+}
+
+impl Critical {
+    /// Of the Critical callers arriving from `from` to `to` (ns).
+    fn of(callers: &[Caller], outcome: &Outcome, from: u64, to: u64) -> Critical {
+        let critical = || {
+            callers
+                .iter()
+                .zip(&outcome.fates)
+                .filter(|(c, _)| c.class == Class::Critical && (from..to).contains(&c.at))
+        };
+        let arrived = critical().count();
+        let admitted = critical().filter(|(_, f)| f.started.is_some()).count();
+        let (p50, p99) = quantiles(critical().filter_map(|(c, f)| f.done.map(|d| d - c.at)));
+        Critical {
+            admitted: admitted as f64 / arrived.max(1) as f64,
+            p50,
+            p99,
+        }
+    }
+}
+
+/// What one arm did, over the run and in the spike.
+struct Measure {
+    critical: Critical,
+    critical_spike: Critical,
     sheddable_goodput: f64,
     sheddable_goodput_spike: f64,
     idle_spike: f64,
@@ -126,14 +158,11 @@ impl Measure {
         let patience = base(PATIENCE_B);
         let end = seconds * 1_000_000_000;
         let (from, to) = (end / 3, 2 * end / 3);
-        let fates = || callers.iter().zip(&outcome.fates);
-        let critical = || fates().filter(|(c, _)| c.class == Class::Critical);
-        let arrived = critical().count();
-        let admitted = critical().filter(|(_, f)| f.started.is_some()).count();
-        let (p50, p99) = quantiles(critical().filter_map(|(c, f)| f.done.map(|d| d - c.at)));
         // Answers within patience, per second, against `C / B`.
         let goodput = |from: u64, to: u64| {
-            let answered = fates()
+            let answered = callers
+                .iter()
+                .zip(&outcome.fates)
                 .filter(|(c, f)| {
                     c.class == Class::Sheddable
                         && f.done
@@ -143,9 +172,8 @@ impl Measure {
             answered as f64 / ((to - from) as f64 / 1e9) / (model().c / model().b)
         };
         Measure {
-            critical_admitted: admitted as f64 / arrived.max(1) as f64,
-            p50,
-            p99,
+            critical: Critical::of(callers, outcome, 0, end),
+            critical_spike: Critical::of(callers, outcome, from, to),
             sheddable_goodput: goodput(0, end),
             sheddable_goodput_spike: goodput(from, to),
             idle_spike: outcome.idle((seconds / 3) as usize, (2 * seconds / 3) as usize),
@@ -154,13 +182,22 @@ impl Measure {
         }
     }
 
+    /// Each target over the run and in the spike: both must hold.
     fn checks(&self) -> Vec<Check> {
+        let (run, spike) = (&self.critical, &self.critical_spike);
         vec![
             Check::new(
-                self.critical_admitted >= 0.999,
-                format!("{:.2} %", 100.0 * self.critical_admitted),
+                run.admitted >= 0.999 && spike.admitted >= 0.999,
+                format!(
+                    "{:.2} % / {:.2} %",
+                    100.0 * run.admitted,
+                    100.0 * spike.admitted
+                ),
             ),
-            Check::new(self.p99 <= 1.2, format!("{:.2} B", self.p99)),
+            Check::new(
+                run.p99 <= 1.2 && spike.p99 <= 1.2,
+                format!("{:.2} B / {:.2} B", run.p99, spike.p99),
+            ),
         ]
     }
 }
@@ -178,9 +215,9 @@ pub(crate) fn run(quick: bool, out: &mut String, hash: &mut DefaultHasher) -> Ve
     );
     let _ = writeln!(
         out,
-        "| arm | Critical admitted | Critical p50 | Critical p99 | Sheddable goodput | Sheddable goodput in spike | idle capacity in spike | wake-ups (for nothing) |"
+        "| arm | Critical admitted (run / spike) | Critical p50 (run / spike) | Critical p99 (run / spike) | Sheddable goodput (run / spike) | idle capacity in spike | wake-ups (for nothing) |"
     );
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
     let mut verdicts = Verdicts {
         scenario: NAME,
         targets: &TARGETS,
@@ -193,11 +230,14 @@ pub(crate) fn run(quick: bool, out: &mut String, hash: &mut DefaultHasher) -> Ve
                 let m = Measure::of(&callers, &outcome, seconds);
                 let _ = writeln!(
                     out,
-                    "| {} | {:.2} % | {:.2} B | {:.2} B | {:.1} % | {:.1} % | {:.1} % | {} ({}) |",
+                    "| {} | {:.2} % / {:.2} % | {:.2} B / {:.2} B | {:.2} B / {:.2} B | {:.1} % / {:.1} % | {:.1} % | {} ({}) |",
                     arm.label,
-                    100.0 * m.critical_admitted,
-                    m.p50,
-                    m.p99,
+                    100.0 * m.critical.admitted,
+                    100.0 * m.critical_spike.admitted,
+                    m.critical.p50,
+                    m.critical_spike.p50,
+                    m.critical.p99,
+                    m.critical_spike.p99,
                     100.0 * m.sheddable_goodput,
                     100.0 * m.sheddable_goodput_spike,
                     100.0 * m.idle_spike,
@@ -207,7 +247,7 @@ pub(crate) fn run(quick: bool, out: &mut String, hash: &mut DefaultHasher) -> Ve
                 verdicts.add(&arm, Ok(m.checks()));
             }
             Err(why) => {
-                let _ = writeln!(out, "| {} | {why} |||||||", arm.label);
+                let _ = writeln!(out, "| {} | {why} ||||||", arm.label);
                 verdicts.add(&arm, Err(&why));
             }
         }
