@@ -23,7 +23,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::fmt::Write;
 
 use super::waiters::{Caller, Class, Outcome, merge, poisson};
-use super::{Arm, Check, Needs, Verdicts, base, digest, quantiles, toml};
+use super::{Arm, Check, Needs, Setting, Verdicts, base, quantiles, toml};
 use crate::model;
 
 pub(crate) const NAME: &str = "sheddable-spike";
@@ -38,6 +38,15 @@ const PATIENCE_B: f64 = 2.0;
 /// The shares of `C` of arm c's bulkheads.
 const CRITICAL_SHARE: f64 = 0.7;
 const SHEDDABLE_SHARE: f64 = 0.3;
+
+const COLUMNS: [&str; 6] = [
+    "Critical admitted (run / spike)",
+    "Critical p50 (run / spike)",
+    "Critical p99 (run / spike)",
+    "Sheddable goodput (run / spike)",
+    "idle capacity in spike",
+    "wake-ups (for nothing)",
+];
 
 const TARGETS: [&str; 2] = [
     "Critical admitted ≥ 99.9 % (run / spike)",
@@ -205,7 +214,6 @@ impl Measure {
 pub(crate) fn run(quick: bool, out: &mut String, hash: &mut DefaultHasher) -> Verdicts {
     let seconds = seconds(quick);
     let callers = callers(seconds);
-    let end = seconds * 1_000_000_000;
     let _ = writeln!(
         out,
         "{NAME}: Critical at {CRITICAL} C/B throughout, Sheddable at {SHEDDABLE} C/B then {SPIKE} C/B from {} s to {} s ({seconds} s, {} callers); max_wait {MAX_WAIT_B} B, callers give up after {PATIENCE_B} B\n",
@@ -213,45 +221,34 @@ pub(crate) fn run(quick: bool, out: &mut String, hash: &mut DefaultHasher) -> Ve
         2 * seconds / 3,
         callers.len()
     );
-    let _ = writeln!(
-        out,
-        "| arm | Critical admitted (run / spike) | Critical p50 (run / spike) | Critical p99 (run / spike) | Sheddable goodput (run / spike) | idle capacity in spike | wake-ups (for nothing) |"
-    );
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|");
-    let mut verdicts = Verdicts {
-        scenario: NAME,
+    let setting = Setting {
+        name: NAME,
+        columns: &COLUMNS,
         targets: &TARGETS,
-        arms: Vec::new(),
+        callers: &callers,
+        max_wait: base(MAX_WAIT_B),
+        patience: base(PATIENCE_B),
+        end: seconds * 1_000_000_000,
     };
-    for arm in arms() {
-        match arm.run(&callers, base(MAX_WAIT_B), base(PATIENCE_B), end) {
-            Ok(outcome) => {
-                digest(&outcome, hash);
-                let m = Measure::of(&callers, &outcome, seconds);
-                let _ = writeln!(
-                    out,
-                    "| {} | {:.2} % / {:.2} % | {:.2} B / {:.2} B | {:.2} B / {:.2} B | {:.1} % / {:.1} % | {:.1} % | {} ({}) |",
-                    arm.label,
-                    100.0 * m.critical.admitted,
-                    100.0 * m.critical_spike.admitted,
-                    m.critical.p50,
-                    m.critical_spike.p50,
-                    m.critical.p99,
-                    m.critical_spike.p99,
-                    100.0 * m.sheddable_goodput,
-                    100.0 * m.sheddable_goodput_spike,
-                    100.0 * m.idle_spike,
-                    m.wakeups,
-                    m.idle_wakeups
-                );
-                verdicts.add(&arm, Ok(m.checks()));
-            }
-            Err(why) => {
-                let _ = writeln!(out, "| {} | {why} ||||||", arm.label);
-                verdicts.add(&arm, Err(&why));
-            }
-        }
-    }
-    let _ = writeln!(out);
-    verdicts
+    setting.run(&arms(), out, hash, |outcome| {
+        let m = Measure::of(&callers, outcome, seconds);
+        let (run, spike) = (&m.critical, &m.critical_spike);
+        let cells = vec![
+            format!(
+                "{:.2} % / {:.2} %",
+                100.0 * run.admitted,
+                100.0 * spike.admitted
+            ),
+            format!("{:.2} B / {:.2} B", run.p50, spike.p50),
+            format!("{:.2} B / {:.2} B", run.p99, spike.p99),
+            format!(
+                "{:.1} % / {:.1} %",
+                100.0 * m.sheddable_goodput,
+                100.0 * m.sheddable_goodput_spike
+            ),
+            format!("{:.1} %", 100.0 * m.idle_spike),
+            format!("{} ({})", m.wakeups, m.idle_wakeups),
+        ];
+        (cells, m.checks())
+    })
 }

@@ -224,21 +224,74 @@ impl Check {
     }
 }
 
-/// A scenario's arms, run: a row of its table each, and its checks.
-pub(crate) struct Verdicts {
-    pub(crate) scenario: &'static str,
+/// What every arm of a scenario faces, and what its table shows.
+pub(crate) struct Setting<'c> {
+    pub(crate) name: &'static str,
+    /// The table's columns after the arm's.
+    pub(crate) columns: &'static [&'static str],
     pub(crate) targets: &'static [&'static str],
-    /// Per arm: its label, whether targeted, its checks.
-    pub(crate) arms: Vec<(&'static str, bool, Vec<Check>)>,
+    pub(crate) callers: &'c [Caller],
+    /// The longest wait in a bulkhead and a caller's patience, in ns.
+    pub(crate) max_wait: u64,
+    pub(crate) patience: u64,
+    /// The run's end, in ns.
+    pub(crate) end: u64,
 }
 
-impl Verdicts {
-    /// Adds an arm's checks, or `n/a` for every target if it did not run.
-    pub(crate) fn add(&mut self, arm: &Arm, checks: Result<Vec<Check>, &str>) {
-        let checks =
-            checks.unwrap_or_else(|why| self.targets.iter().map(|_| Check::not_run(why)).collect());
-        self.arms.push((arm.label, arm.targeted, checks));
+impl Setting<'_> {
+    /// Runs each of `arms` on the callers: a row of the table each (the
+    /// cells `measure` gives, or why it did not run), every fate into
+    /// `hash`; its checks.
+    pub(crate) fn run(
+        &self,
+        arms: &[Arm],
+        out: &mut String,
+        hash: &mut DefaultHasher,
+        measure: impl Fn(&Outcome) -> (Vec<String>, Vec<Check>),
+    ) -> Verdicts {
+        let _ = writeln!(out, "| arm | {} |", self.columns.join(" | "));
+        let _ = writeln!(out, "|---|{}", "---|".repeat(self.columns.len()));
+        let mut verdicts = Verdicts {
+            scenario: self.name,
+            targets: self.targets,
+            arms: Vec::new(),
+        };
+        for arm in arms {
+            // An arm that runs without the deadline it will have says so.
+            let label = if arm.deadline && !arm.deadlined() && arm.missing().is_none() {
+                format!("{} (no deadline scope yet)", arm.label)
+            } else {
+                arm.label.to_owned()
+            };
+            let checks = match arm.run(self.callers, self.max_wait, self.patience, self.end) {
+                Ok(outcome) => {
+                    digest(&outcome, hash);
+                    let (cells, checks) = measure(&outcome);
+                    let _ = writeln!(out, "| {label} | {} |", cells.join(" | "));
+                    checks
+                }
+                Err(why) => {
+                    let _ = writeln!(
+                        out,
+                        "| {label} | {why} |{}",
+                        "|".repeat(self.columns.len() - 1)
+                    );
+                    self.targets.iter().map(|_| Check::not_run(&why)).collect()
+                }
+            };
+            verdicts.arms.push((label, arm.targeted, checks));
+        }
+        let _ = writeln!(out);
+        verdicts
     }
+}
+
+/// A scenario's arms, run: their checks.
+pub(crate) struct Verdicts {
+    scenario: &'static str,
+    targets: &'static [&'static str],
+    /// Per arm: its label, whether targeted, its checks.
+    arms: Vec<(String, bool, Vec<Check>)>,
 }
 
 /// The scenarios `only` names (all for the group), run: their tables, then
@@ -266,7 +319,7 @@ pub(crate) fn run(only: &[&str], quick: bool) -> (String, u64) {
 }
 
 /// Every fate of `outcome` into `digest`.
-pub(crate) fn digest(outcome: &Outcome, digest: &mut DefaultHasher) {
+fn digest(outcome: &Outcome, digest: &mut DefaultHasher) {
     outcome.fates.hash(digest);
     for busy in &outcome.busy {
         busy.to_bits().hash(digest);
@@ -296,7 +349,7 @@ fn print_targets(verdicts: &[Verdicts], out: &mut String) {
                 .arms
                 .iter()
                 .filter(|(_, targeted, _)| *targeted)
-                .map(|(label, _, checks)| (*label, &checks[i]))
+                .map(|(label, _, checks)| (label.as_str(), &checks[i]))
                 .collect();
             let run: Vec<bool> = arms
                 .iter()

@@ -25,7 +25,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::fmt::Write;
 
 use super::waiters::{Caller, Class, Outcome, poisson};
-use super::{Arm, Check, Needs, Verdicts, base, digest, quantiles, toml};
+use super::{Arm, Check, Needs, Setting, Verdicts, base, quantiles, toml};
 use crate::model;
 
 pub(crate) const NAME: &str = "overload-1.5x";
@@ -38,6 +38,18 @@ const PATIENCE_B: f64 = 2.0;
 /// `queue_target` and `queue_interval` of `lifo` and `codel` (in `B`).
 const QUEUE_TARGET_B: f64 = 0.05;
 const QUEUE_INTERVAL_B: f64 = 1.0;
+
+const COLUMNS: [&str; 9] = [
+    "goodput",
+    "p50",
+    "p99",
+    "admitted",
+    "refused",
+    "gave up waiting",
+    "started after deadline",
+    "answered after deadline",
+    "wake-ups (for nothing)",
+];
 
 const TARGETS: [&str; 3] = [
     "goodput ≥ 95 % of capacity",
@@ -164,48 +176,28 @@ pub(crate) fn run(quick: bool, out: &mut String, hash: &mut DefaultHasher) -> Ve
         "{NAME}: callers at {LOAD} C/B ({seconds} s, {} callers); max_wait {MAX_WAIT_B} B, callers give up after {PATIENCE_B} B (their deadline); lifo and codel: queue_target {QUEUE_TARGET_B} B, queue_interval {QUEUE_INTERVAL_B} B\n",
         callers.len()
     );
-    let _ = writeln!(
-        out,
-        "| arm | goodput | p50 | p99 | admitted | refused | gave up waiting | started after deadline | answered after deadline | wake-ups (for nothing) |"
-    );
-    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|---|");
-    let mut verdicts = Verdicts {
-        scenario: NAME,
+    let setting = Setting {
+        name: NAME,
+        columns: &COLUMNS,
         targets: &TARGETS,
-        arms: Vec::new(),
+        callers: &callers,
+        max_wait: base(MAX_WAIT_B),
+        patience: base(PATIENCE_B),
+        end,
     };
-    for arm in arms() {
-        match arm.run(&callers, base(MAX_WAIT_B), base(PATIENCE_B), end) {
-            Ok(outcome) => {
-                digest(&outcome, hash);
-                let m = Measure::of(&callers, &outcome, seconds);
-                let label = if arm.deadline && !arm.deadlined() {
-                    format!("{} (no deadline scope yet)", arm.label)
-                } else {
-                    arm.label.to_owned()
-                };
-                let _ = writeln!(
-                    out,
-                    "| {label} | {:.1} % | {:.2} B | {:.2} B | {:.1} % | {:.1} % | {:.1} % | {} | {} | {} ({}) |",
-                    100.0 * m.goodput,
-                    m.p50,
-                    m.p99,
-                    100.0 * m.admitted,
-                    100.0 * m.refused,
-                    100.0 * m.gave_up,
-                    m.started_late,
-                    m.answered_late,
-                    m.wakeups,
-                    m.idle_wakeups
-                );
-                verdicts.add(&arm, Ok(m.checks()));
-            }
-            Err(why) => {
-                let _ = writeln!(out, "| {} | {why} |||||||||", arm.label);
-                verdicts.add(&arm, Err(&why));
-            }
-        }
-    }
-    let _ = writeln!(out);
-    verdicts
+    setting.run(&arms(), out, hash, |outcome| {
+        let m = Measure::of(&callers, outcome, seconds);
+        let cells = vec![
+            format!("{:.1} %", 100.0 * m.goodput),
+            format!("{:.2} B", m.p50),
+            format!("{:.2} B", m.p99),
+            format!("{:.1} %", 100.0 * m.admitted),
+            format!("{:.1} %", 100.0 * m.refused),
+            format!("{:.1} %", 100.0 * m.gave_up),
+            m.started_late.to_string(),
+            m.answered_late.to_string(),
+            format!("{} ({})", m.wakeups, m.idle_wakeups),
+        ];
+        (cells, m.checks())
+    })
 }
