@@ -14,10 +14,9 @@
 //! `--quick` runs 30 simulated seconds instead of 300.
 //!
 //! An arm needing what the library does not have yet is reported
-//! `n/a: needs ...`. Enabling one is the flag of its feature below set to
-//! `true` and, for per-call scopes, the one line of [`classed`] or
-//! [`deadlined`] that wraps the future: the arms already carry their keys
-//! (`queue`, `queue_target`, `queue_interval`) in their TOML.
+//! `n/a: needs ...`. Enabling one is one edit below: [`CLASSED`] or
+//! [`DEADLINED`] set to the scope their docs show, or [`QUEUES`] set to
+//! `true` (the arms already carry their keys in their TOML).
 
 mod classes;
 mod queues;
@@ -28,17 +27,39 @@ use std::fmt::Write;
 use std::hash::{Hash, Hasher};
 use std::time::Instant;
 
-use waiters::{Caller, Class, Door, Entering, Lanes, Outcome, Wrap};
+use waiters::{Caller, Class, Door, Lanes, Outcome, Scope};
 
 use crate::model;
 use crate::report::{percentile, sorted};
 
-/// `bulkhead::priority::{scope, with}` and key `shed_at` exist.
-const PRIORITIES: bool = false;
-/// Keys `queue`, `queue_target`, `queue_interval` exist.
+/// Each call in its class's scope (arm b of `sheddable-spike`), once the
+/// library has `bulkhead::priority` (and key `shed_at`): then
+///
+/// ```ignore
+/// const CLASSED: Option<Scope<Class>> = Some(|class, entering| {
+///     let class = match class {
+///         Class::Critical => bulkhead::Priority::Critical,
+///         Class::Normal => bulkhead::Priority::Normal,
+///         Class::Sheddable => bulkhead::Priority::Sheddable,
+///     };
+///     Box::pin(bulkhead::priority::scope(class, entering))
+/// });
+/// ```
+const CLASSED: Option<Scope<Class>> = None;
+
+/// Each call in its deadline's scope (the `+ deadline` arms of
+/// `overload-1.5x`), once the library has `bulkhead::deadline` (read by
+/// the slot wait): then
+///
+/// ```ignore
+/// const DEADLINED: Option<Scope<Instant>> =
+///     Some(|deadline, entering| Box::pin(bulkhead::deadline::scope(deadline, entering)));
+/// ```
+const DEADLINED: Option<Scope<Instant>> = None;
+
+/// Keys `queue`, `queue_target` and `queue_interval` exist (the arms
+/// `lifo` and `codel` carry them in their TOML).
 const QUEUES: bool = false;
-/// `bulkhead::deadline::{scope, with}` exist (and the slot wait reads them).
-const DEADLINES: bool = false;
 
 /// What an arm needs of issue 30.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -51,9 +72,9 @@ pub(crate) enum Needs {
 impl Needs {
     fn available(self) -> bool {
         match self {
-            Needs::Priorities => PRIORITIES,
+            Needs::Priorities => CLASSED.is_some(),
             Needs::Queues => QUEUES,
-            Needs::Deadlines => DEADLINES,
+            Needs::Deadlines => DEADLINED.is_some(),
         }
     }
 
@@ -64,29 +85,6 @@ impl Needs {
             Needs::Deadlines => "deadlines",
         }
     }
-}
-
-/// A caller's future inside its class's scope (arm b of `sheddable-spike`).
-fn classed(class: Class, entering: Entering<'_>) -> Entering<'_> {
-    // With priorities (PRIORITIES = true):
-    // use bulkhead::Priority;
-    // let priority = match class {
-    //     Class::Critical => Priority::Critical,
-    //     Class::Normal => Priority::Normal,
-    //     Class::Sheddable => Priority::Sheddable,
-    // };
-    // return Box::pin(bulkhead::priority::scope(priority, entering));
-    let _ = class;
-    entering
-}
-
-/// A caller's future inside its deadline's scope (its arrival plus its
-/// patience, on the lanes' clock).
-fn deadlined(deadline: Instant, entering: Entering<'_>) -> Entering<'_> {
-    // With deadlines (DEADLINES = true):
-    // return Box::pin(bulkhead::deadline::scope(deadline, entering));
-    let _ = deadline;
-    entering
 }
 
 /// The names `--only` knows: the group and each scenario.
@@ -116,12 +114,6 @@ pub(crate) struct Arm {
     pub(crate) targeted: bool,
 }
 
-/// Forces a closure's signature to be higher-ranked over the future's
-/// lifetime.
-fn wrap<F: for<'a> Fn(Class, Instant, Entering<'a>) -> Entering<'a>>(f: F) -> F {
-    f
-}
-
 impl Arm {
     /// What it needs that the library does not have, if anything.
     fn missing(&self) -> Option<String> {
@@ -136,11 +128,12 @@ impl Arm {
 
     /// Whether its calls run under their deadline.
     fn deadlined(&self) -> bool {
-        self.deadline && DEADLINES
+        self.deadline && DEADLINED.is_some()
     }
 
     /// Runs `callers` until `end` (ns), waiting at most `max_wait` in its
-    /// bulkheads, each caller giving up after `patience` (ns).
+    /// bulkheads, each caller giving up after `patience` (ns); or says
+    /// what it needs.
     fn run(
         &self,
         callers: &[Caller],
@@ -151,25 +144,14 @@ impl Arm {
         if let Some(missing) = self.missing() {
             return Err(missing);
         }
-        let lanes = Lanes::new(&self.toml, self.ids).map_err(|e| format!("n/a: {e}"))?;
-        let (class_scope, deadline_scope) = (self.classed, self.deadlined());
-        let scopes = wrap(move |class, deadline, entering| {
-            let entering = if class_scope {
-                classed(class, entering)
-            } else {
-                entering
-            };
-            if deadline_scope {
-                deadlined(deadline, entering)
-            } else {
-                entering
-            }
-        });
+        let lanes = Lanes::new(&self.toml, self.ids)
+            .unwrap_or_else(|e| panic!("{}: its bulkheads: {e}", self.label));
         let door = Door {
             lane: self.lane,
             max_wait,
             patience,
-            wrap: &scopes as &Wrap,
+            class: CLASSED.filter(|_| self.classed),
+            deadline: DEADLINED.filter(|_| self.deadline),
         };
         Ok(waiters::run(&lanes, &door, callers, end))
     }

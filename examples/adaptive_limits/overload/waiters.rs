@@ -127,18 +127,20 @@ impl Lanes {
 
 /// How an arm's callers enter: the lane of each class, when the library's
 /// own timers need the clock moved (each waiter's `max_wait` after its
-/// arrival), and what wraps each caller's future (its class and deadline
-/// scopes; the caller's deadline is its arrival plus its patience, on the
+/// arrival), each caller's patience, and the scopes its future is polled
+/// in: its class's, its deadline's (its arrival plus its patience, on the
 /// lanes' clock).
-pub(crate) struct Door<'w> {
+pub(crate) struct Door {
     pub(crate) lane: fn(Class) -> usize,
     pub(crate) max_wait: u64,
     pub(crate) patience: u64,
-    pub(crate) wrap: &'w Wrap,
+    pub(crate) class: Option<Scope<Class>>,
+    pub(crate) deadline: Option<Scope<Instant>>,
 }
 
-/// What wraps a caller's entering future: given its class and deadline.
-pub(crate) type Wrap = dyn for<'a> Fn(Class, Instant, Entering<'a>) -> Entering<'a>;
+/// How a caller's future is put in a scope: its class's, or its
+/// deadline's.
+pub(crate) type Scope<T> = for<'a> fn(T, Entering<'a>) -> Entering<'a>;
 
 /// What became of one caller (times in ns).
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq, Hash)]
@@ -206,7 +208,7 @@ enum Timer {
 
 struct Run<'a, 'c> {
     lanes: &'a Lanes,
-    door: &'c Door<'c>,
+    door: &'c Door,
     callers: &'c [Caller],
     now: u64,
     virtual_time: f64,
@@ -220,7 +222,7 @@ struct Run<'a, 'c> {
 
 /// Runs `callers` (in order of arrival) through `door` into `lanes` until
 /// `end` (ns).
-pub(crate) fn run(lanes: &Lanes, door: &Door<'_>, callers: &[Caller], end: u64) -> Outcome {
+pub(crate) fn run(lanes: &Lanes, door: &Door, callers: &[Caller], end: u64) -> Outcome {
     let seconds = end.div_ceil(1_000_000_000) as usize;
     let mut run = Run {
         lanes,
@@ -311,8 +313,15 @@ impl<'a> Run<'a, '_> {
         let caller = self.callers[id];
         let bulkhead = self.lanes.bulkhead((self.door.lane)(caller.class));
         let entering: Entering<'a> = Box::pin(async move { bulkhead.enter_async().await.ok() });
+        let entering = match self.door.class {
+            Some(scope) => scope(caller.class, entering),
+            None => entering,
+        };
         let deadline = self.lanes.clock.now() + Duration::from_nanos(self.door.patience);
-        let mut entering = (self.door.wrap)(caller.class, deadline, entering);
+        let mut entering = match self.door.deadline {
+            Some(scope) => scope(deadline, entering),
+            None => entering,
+        };
         let waker = Waker::from(Arc::new(Flag {
             id,
             woken: Arc::clone(&self.woken),
@@ -393,16 +402,13 @@ mod tests {
         }
     }
 
-    fn as_is<'a>(_: Class, _: Instant, entering: Entering<'a>) -> Entering<'a> {
-        entering
-    }
-
-    fn door(max_wait_ms: u64, patience_ms: u64) -> Door<'static> {
+    fn door(max_wait_ms: u64, patience_ms: u64) -> Door {
         Door {
             lane: |_| 0,
             max_wait: max_wait_ms * 1_000_000,
             patience: patience_ms * 1_000_000,
-            wrap: &as_is,
+            class: None,
+            deadline: None,
         }
     }
 
