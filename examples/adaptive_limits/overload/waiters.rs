@@ -449,4 +449,46 @@ mod tests {
         assert_eq!(out.fates[1].started, Some(100 * MS));
         assert!(out.fates[2].gave_up && !out.fates[1].gave_up);
     }
+
+    std::thread_local! {
+        /// What the scopes of the test below saw.
+        static SEEN: std::cell::RefCell<Vec<(Class, Option<Instant>)>> =
+            const { std::cell::RefCell::new(Vec::new()) };
+    }
+
+    #[test]
+    fn the_scopes_wrap_every_caller_s_future_with_its_class_and_deadline() {
+        let lanes = lanes(1, 1000);
+        let callers = [
+            Caller {
+                class: Class::Critical,
+                ..caller(0, 100)
+            },
+            Caller {
+                class: Class::Sheddable,
+                ..caller(10, 100)
+            },
+        ];
+        let door = Door {
+            class: Some(|class, entering| {
+                SEEN.with_borrow_mut(|seen| seen.push((class, None)));
+                entering
+            }),
+            deadline: Some(|deadline, entering| {
+                SEEN.with_borrow_mut(|seen| {
+                    seen.last_mut().expect("classed first").1 = Some(deadline)
+                });
+                entering
+            }),
+            ..door(1000, 30)
+        };
+        let start = lanes.clock.now();
+        let out = run(&lanes, &door, &callers, 1000 * MS);
+        let ms = |n| Some(start + Duration::from_millis(n));
+        assert_eq!(
+            SEEN.take(),
+            [(Class::Critical, ms(30)), (Class::Sheddable, ms(40))]
+        );
+        assert!(out.fates[1].gave_up);
+    }
 }
