@@ -68,6 +68,11 @@
 //! writes `docs/adaptive_limits.svg`: the limit and the latency over time,
 //! one row per limiter and one column per scenario.
 //!
+//! Overload (issue 30; `--only overload`, or by name: `sheddable-spike`,
+//! `overload-1.5x`; run only when named): real bulkheads under waiting
+//! callers, priority classes and queue disciplines side by side
+//! (`overload/mod.rs`).
+//!
 //! `--loopback` checks the simulation against real time and real sockets
 //! (issue 29, item 5; `loopback/mod.rs` says how): `lognormal-0.5` and
 //! `slow3x` (or `--only`), 60 s each (`--seconds`), at C = 20.
@@ -76,6 +81,7 @@ mod chaos;
 mod cold;
 mod limiters;
 mod loopback;
+mod overload;
 mod plot;
 mod real;
 mod report;
@@ -211,6 +217,9 @@ fn main() {
     let only: Vec<&str> = word(&args, "--only")
         .map(|s| s.split(',').collect())
         .unwrap_or_default();
+    // Overload (issue 30; `overload/`): run only when named.
+    let (overload, only): (Vec<&str>, Vec<&str>) =
+        only.into_iter().partition(|n| overload::named(n));
     // Only real dependencies named, and no capacity: the issue's three.
     let real_only = !only.is_empty()
         && only.iter().all(|name| {
@@ -249,6 +258,12 @@ fn main() {
                 (alpha, numbers.next().unwrap_or(2.0 * alpha))
             }),
         });
+        if !overload.is_empty() {
+            print!("{}", overload::run(&overload, quick).0);
+            if only.is_empty() {
+                continue;
+            }
+        }
         let out = if capacities.len() > 1 {
             out.join(format!("C{c}"))
         } else {
