@@ -45,7 +45,14 @@ use crate::report::{percentile, sorted};
 ///     Box::pin(bulkhead::priority::scope(class, entering))
 /// });
 /// ```
-const CLASSED: Option<Scope<Class>> = None;
+const CLASSED: Option<Scope<Class>> = Some(|class, entering| {
+    let class = match class {
+        Class::Critical => bulkhead::Priority::Critical,
+        Class::Normal => bulkhead::Priority::Normal,
+        Class::Sheddable => bulkhead::Priority::Sheddable,
+    };
+    Box::pin(bulkhead::priority::scope(class, entering))
+});
 
 /// Each call in its deadline's scope (the `+ deadline` arms of
 /// `overload-1.5x`), once the library has `bulkhead::deadline` (read by
@@ -55,11 +62,12 @@ const CLASSED: Option<Scope<Class>> = None;
 /// const DEADLINED: Option<Scope<Instant>> =
 ///     Some(|deadline, entering| Box::pin(bulkhead::deadline::scope(deadline, entering)));
 /// ```
-const DEADLINED: Option<Scope<Instant>> = None;
+const DEADLINED: Option<Scope<Instant>> =
+    Some(|deadline, entering| Box::pin(bulkhead::deadline::scope(deadline, entering)));
 
 /// Keys `queue`, `queue_target` and `queue_interval` exist (the arms
 /// `lifo` and `codel` carry them in their TOML).
-const QUEUES: bool = false;
+const QUEUES: bool = true;
 
 /// What an arm needs of issue 30.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
