@@ -186,6 +186,30 @@
 //! [`PipelineLayer::with_replay`] ([`PipelineLayer::new`] refuses it with
 //! [`RetryNeedsReplay`], REG-012). It allocates one box per request.
 //!
+//! # Deadlines, classes and pushback
+//!
+//! Four layers carry SPEC section 11 over HTTP and gRPC:
+//!
+//! - [`DeadlineLayer`] (server side) reads the caller's deadline from
+//!   `grpc-timeout` (or a millisecond header it is given, with
+//!   [`DeadlineHeader`]), capped by `.max(..)`, and runs the inner service's
+//!   `call` and every poll of its future under `bulkhead::deadline::scope`:
+//!   every wait below it is cut to the time left, and a request that cannot
+//!   start in time is refused with `DeadlineExceeded`.
+//! - [`PriorityLayer`] gives a request its class from a `Priority` in its
+//!   extensions or from a header (`critical`, `high`, `normal`,
+//!   `sheddable`); an attribute's or a scope's class beats it.
+//! - [`PropagateDeadlineLayer`] (client side) writes the time left into the
+//!   outgoing request (rounded down, never raising a shorter value already
+//!   there) and refuses a request with no time left before it is sent.
+//! - [`PushbackLayer`] (client side) turns a `429`/`503` with `Retry-After`,
+//!   or any response with `grpc-retry-pushback-ms`, into a [`PushedBack`]
+//!   error that implements `bulkhead::retry::Pushback`, so a retry above it
+//!   waits at least that long or gives up past its `max_wait_interval`.
+//!
+//! `extras/tests/tonic_deadline.rs` runs them between a real tonic client
+//! and server over loopback.
+//!
 //! [tower]: https://docs.rs/tower
 //! [`Bulkhead`]: bulkhead_core::Bulkhead
 //! [`Bulkhead::try_enter`]: bulkhead_core::Bulkhead::try_enter

@@ -36,7 +36,7 @@ use std::hint::black_box;
 use std::pin::pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bulkhead::clock::RecentTime;
 use bulkhead::{Adaptive, Bulkhead, BulkheadConfig, Pipeline, Registry, Rejection, resilient};
@@ -543,6 +543,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let roomy = Bulkhead::new("user-roomy", config(ROOMY as u32)?);
     let full = Bulkhead::new("user-full", config(1)?);
     let _held_slot = full.try_enter()?;
+    // Issue 30: two slots, one held: a Sheddable call (share 0.5, 1 slot)
+    // is shed while a Normal one would be admitted.
+    let shedding = Bulkhead::new("user-shedding", config(2)?);
+    let _held_shedding = shedding.try_enter()?;
 
     // Issue 29: bulkheads built as the adaptive guide shows, through a
     // `Pipeline` on the registry, one plain and one per algorithm with
@@ -626,6 +630,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "try_enter_rejected",
             "`Bulkhead::try_enter()` rejected",
             |n| try_enter(n, &full),
+        ),
+        Case::new(
+            "try_enter_critical",
+            "issue 30: `try_enter()` + drop inside `priority::with(Critical)`",
+            |n| bulkhead::priority::with(bulkhead::Priority::Critical, || try_enter(n, &roomy)),
+        ),
+        Case::new(
+            "try_enter_sheddable",
+            "issue 30: `try_enter()` + drop inside `priority::with(Sheddable)`, below its share",
+            |n| bulkhead::priority::with(bulkhead::Priority::Sheddable, || try_enter(n, &roomy)),
+        ),
+        Case::new(
+            "try_enter_shed",
+            "issue 30: `try_enter()` shed: Sheddable on a bulkhead past its share",
+            |n| bulkhead::priority::with(bulkhead::Priority::Sheddable, || try_enter(n, &shedding)),
+        ),
+        Case::new(
+            "composed_deadline",
+            "issue 30: `composed` inside `deadline::with(now + 1 h)`",
+            |n| {
+                let far = Instant::now() + Duration::from_secs(3600);
+                bulkhead::deadline::with(far, || composed(n, &chaotic))
+            },
         ),
         Case::new(
             "enter_async",
