@@ -143,9 +143,35 @@ impl<'a> Held<'a> {
         }
     }
 
-    /// Gives the slot back.
+    /// Gives the slot back. An untagged slot (timed or not) is released
+    /// inline, as before classes existed; a slot of the classed path goes
+    /// out of line ([`release_tagged`](Self::release_tagged)), so that the
+    /// untagged release stays small enough to be inlined into its holder.
     #[inline]
     fn release(self) {
+        let Some(shared) = self.shared else {
+            return;
+        };
+        if self.word == Self::UNTIMED {
+            shared.semaphore.release(shared.context.clock());
+            return;
+        }
+        if self.word & Self::TAG == Self::TAG && self.word & Self::OUTCOME != Self::OUTCOME {
+            let outcome = match self.word & Self::OUTCOME {
+                0 => CallOutcome::Success,
+                1 => CallOutcome::Error,
+                _ => CallOutcome::Dropped,
+            };
+            shared.release_timed(self.word >> Self::STAMP_SHIFT, outcome, None);
+            return;
+        }
+        self.release_tagged();
+    }
+
+    /// [`release`](Self::release) of a slot admitted through the classed
+    /// path (timed or not).
+    #[inline(never)]
+    fn release_tagged(self) {
         match self.holding() {
             Holding::Nothing => {}
             Holding::Slot(shared) => {
