@@ -272,6 +272,14 @@ impl Bulkhead {
     /// pool. While async callers wait too, released
     /// slots alternate between the two kinds (B7). A `max_wait` too large
     /// to add to the clock's time means waiting without a deadline.
+    /// Waiters are served by class first, then as the bulkhead's `queue`
+    /// says (rules B13 and B14); a call whose class may not use the whole
+    /// limit is refused at once rather than waiting.
+    ///
+    /// Inside a `bulkhead::deadline` scope the wait ends at the scope's
+    /// deadline if that comes before `max_wait`'s; the error stays
+    /// [`BulkheadFull`] (through `Policies` and generated wrappers it is
+    /// `Rejection::DeadlineExceeded`).
     ///
     /// This blocks the calling thread: from async code, use
     /// [`enter_async`](Self::enter_async).
