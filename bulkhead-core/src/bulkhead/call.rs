@@ -211,10 +211,7 @@ impl Shared {
         let clock = self.context.clock();
         let now = clock.now();
         let own = now.checked_add(self.config.max_wait());
-        let deadline = match crate::deadline::current() {
-            Some(scope) if own.is_none_or(|own| scope < own) => Some(scope),
-            _ => own,
-        };
+        let deadline = crate::deadline::first_before(own).or(own);
         let class = self.semaphore.waiting_class();
         self.semaphore
             .acquire_blocking_as(clock, class, now, deadline)

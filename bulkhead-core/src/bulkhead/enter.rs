@@ -123,9 +123,9 @@ impl<'a> Enter<'a> {
             let now = clock.now();
             let own = now.checked_add(shared.config.max_wait());
             // The call's deadline, if it comes first.
-            let (deadline, cut) = match crate::deadline::current() {
-                Some(scope) if own.is_none_or(|own| scope < own) => (Some(scope), in_call),
-                _ => (own, false),
+            let (deadline, cut) = match crate::deadline::first_before(own) {
+                Some(scope) => (Some(scope), in_call),
+                None => (own, false),
             };
             if cut && deadline.is_some_and(|deadline| deadline <= now) {
                 // No time left: refused before queueing.

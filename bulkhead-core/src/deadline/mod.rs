@@ -137,6 +137,14 @@ pub fn current() -> Option<Instant> {
     DEADLINE.with(Cell::get)
 }
 
+/// The deadline in force if it comes strictly before `own` (a wait's own
+/// end, `None`: no end): the one place a wait decides whether the call's
+/// deadline or its own bound ends it.
+#[inline]
+pub(crate) fn first_before(own: Option<Instant>) -> Option<Instant> {
+    current().filter(|scope| own.is_none_or(|own| *scope < own))
+}
+
 /// The time left before the deadline in force, on `clock` (the registry's,
 /// on which the deadline was set); zero once it has passed, `None` without
 /// a deadline.
