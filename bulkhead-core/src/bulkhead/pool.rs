@@ -227,28 +227,22 @@ impl Pool {
     /// Takes a pool slot if one is free and nobody waits. Lock-free.
     #[inline]
     pub(crate) fn try_take(&self) -> bool {
-        let mut word = self.state.load(Relaxed);
-        while word & WAITERS == 0 && room(word) > 0 {
-            match self
-                .state
-                .compare_exchange_weak(word, word + ONE, Acquire, Relaxed)
-            {
-                Ok(_) => return true,
-                Err(actual) => word = actual,
-            }
-        }
-        false
+        self.try_take_if(|_| true)
     }
 
     /// [`try_take`](Self::try_take) for a borrower of `class`: only while
     /// fewer than `max(1, floor(cap * share))` slots are lent, its class's
     /// share of the cap, read in the same load as what is lent.
     pub(crate) fn try_take_for(&self, shed_at: ShedAt, class: Priority) -> bool {
+        self.try_take_if(|word| borrowed(word) < shed_at.threshold(class, cap(word)))
+    }
+
+    /// Takes a pool slot if one is free, nobody waits and `admits` the
+    /// word the slot would be taken from. Lock-free.
+    #[inline]
+    fn try_take_if(&self, admits: impl Fn(u64) -> bool) -> bool {
         let mut word = self.state.load(Relaxed);
-        while word & WAITERS == 0
-            && room(word) > 0
-            && borrowed(word) < shed_at.threshold(class, cap(word))
-        {
+        while word & WAITERS == 0 && room(word) > 0 && admits(word) {
             match self
                 .state
                 .compare_exchange_weak(word, word + ONE, Acquire, Relaxed)
@@ -262,25 +256,23 @@ impl Pool {
 
     /// [`take_locked`](Self::take_locked) within the share of `class`, as
     /// [`try_take_for`](Self::try_take_for).
-    pub(crate) fn take_locked_for(&self, _inner: &Inner, shed_at: ShedAt, class: Priority) -> bool {
-        let mut word = self.state.load(Acquire);
-        while room(word) > 0 && borrowed(word) < shed_at.threshold(class, cap(word)) {
-            match self
-                .state
-                .compare_exchange(word, word + ONE, AcqRel, Acquire)
-            {
-                Ok(_) => return true,
-                Err(actual) => word = actual,
-            }
-        }
-        false
+    pub(crate) fn take_locked_for(&self, inner: &Inner, shed_at: ShedAt, class: Priority) -> bool {
+        self.take_locked_if(inner, |word| {
+            borrowed(word) < shed_at.threshold(class, cap(word))
+        })
     }
 
     /// Takes a pool slot if one is free, waiters or not (under the lock,
     /// once the waiters a slot could serve were served).
-    pub(crate) fn take_locked(&self, _inner: &Inner) -> bool {
+    pub(crate) fn take_locked(&self, inner: &Inner) -> bool {
+        self.take_locked_if(inner, |_| true)
+    }
+
+    /// Takes a pool slot if one is free and `admits` the word it would be
+    /// taken from, waiters or not (under the lock).
+    fn take_locked_if(&self, _inner: &Inner, admits: impl Fn(u64) -> bool) -> bool {
         let mut word = self.state.load(Acquire);
-        while room(word) > 0 {
+        while room(word) > 0 && admits(word) {
             match self
                 .state
                 .compare_exchange(word, word + ONE, AcqRel, Acquire)
