@@ -23,7 +23,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::fmt::Write;
 
 use super::waiters::{Caller, Class, Outcome, merge, poisson};
-use super::{Arm, Check, Needs, Setting, Verdicts, base, quantiles, toml};
+use super::{Arm, Check, Setting, Verdicts, base, quantiles, toml};
 use crate::model;
 
 pub(crate) const NAME: &str = "sheddable-spike";
@@ -71,7 +71,6 @@ fn arms() -> Vec<Arm> {
     vec![
         Arm {
             label: "(a) today: one bulkhead at C, no classes",
-            needs: &[],
             toml: one.clone(),
             ids: &["dependency"],
             lane: |_| 0,
@@ -81,7 +80,6 @@ fn arms() -> Vec<Arm> {
         },
         Arm {
             label: "(b) one bulkhead at C, per-call classes",
-            needs: &[Needs::Priorities],
             toml: one,
             ids: &["dependency"],
             lane: |_| 0,
@@ -91,7 +89,6 @@ fn arms() -> Vec<Arm> {
         },
         Arm {
             label: "(c) two bulkheads: Critical 0.7 C, Sheddable 0.3 C",
-            needs: &[],
             toml: two,
             ids: &["critical", "sheddable"],
             lane: |class| usize::from(class != Class::Critical),

@@ -12,11 +12,6 @@
 //!
 //! Run only when named: `--only overload` (both), or either by name;
 //! `--quick` runs 30 simulated seconds instead of 300.
-//!
-//! An arm needing what the library does not have yet is reported
-//! `n/a: needs ...`. Enabling one is one edit below: [`CLASSED`] or
-//! [`DEADLINED`] set to the scope their docs show, or [`QUEUES`] set to
-//! `true` (the arms already carry their keys in their TOML).
 
 mod classes;
 mod queues;
@@ -32,68 +27,19 @@ use waiters::{Caller, Class, Door, Lanes, Outcome, Scope};
 use crate::model;
 use crate::report::{percentile, sorted};
 
-/// Each call in its class's scope (arm b of `sheddable-spike`), once the
-/// library has `bulkhead::priority` (and key `shed_at`): then
-///
-/// ```ignore
-/// const CLASSED: Option<Scope<Class>> = Some(|class, entering| {
-///     let class = match class {
-///         Class::Critical => bulkhead::Priority::Critical,
-///         Class::Normal => bulkhead::Priority::Normal,
-///         Class::Sheddable => bulkhead::Priority::Sheddable,
-///     };
-///     Box::pin(bulkhead::priority::scope(class, entering))
-/// });
-/// ```
-const CLASSED: Option<Scope<Class>> = Some(|class, entering| {
+/// A call in its class's scope (`bulkhead::priority::scope`).
+const CLASSED: Scope<Class> = |class, entering| {
     let class = match class {
         Class::Critical => bulkhead::Priority::Critical,
         Class::Normal => bulkhead::Priority::Normal,
         Class::Sheddable => bulkhead::Priority::Sheddable,
     };
     Box::pin(bulkhead::priority::scope(class, entering))
-});
+};
 
-/// Each call in its deadline's scope (the `+ deadline` arms of
-/// `overload-1.5x`), once the library has `bulkhead::deadline` (read by
-/// the slot wait): then
-///
-/// ```ignore
-/// const DEADLINED: Option<Scope<Instant>> =
-///     Some(|deadline, entering| Box::pin(bulkhead::deadline::scope(deadline, entering)));
-/// ```
-const DEADLINED: Option<Scope<Instant>> =
-    Some(|deadline, entering| Box::pin(bulkhead::deadline::scope(deadline, entering)));
-
-/// Keys `queue`, `queue_target` and `queue_interval` exist (the arms
-/// `lifo` and `codel` carry them in their TOML).
-const QUEUES: bool = true;
-
-/// What an arm needs of issue 30.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Needs {
-    Priorities,
-    Queues,
-    Deadlines,
-}
-
-impl Needs {
-    fn available(self) -> bool {
-        match self {
-            Needs::Priorities => CLASSED.is_some(),
-            Needs::Queues => QUEUES,
-            Needs::Deadlines => DEADLINED.is_some(),
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Needs::Priorities => "priorities",
-            Needs::Queues => "queue disciplines",
-            Needs::Deadlines => "deadlines",
-        }
-    }
-}
+/// A call in its deadline's scope (`bulkhead::deadline::scope`).
+const DEADLINED: Scope<Instant> =
+    |deadline, entering| Box::pin(bulkhead::deadline::scope(deadline, entering));
 
 /// The names `--only` knows: the group and each scenario.
 pub(crate) const GROUP: &str = "overload";
@@ -108,60 +54,31 @@ pub(crate) fn named(name: &str) -> bool {
 /// which lane each class takes, what scopes each call gets.
 pub(crate) struct Arm {
     pub(crate) label: &'static str,
-    /// What it needs of issue 30 to run at all.
-    pub(crate) needs: &'static [Needs],
     pub(crate) toml: String,
     pub(crate) ids: &'static [&'static str],
     pub(crate) lane: fn(Class) -> usize,
     /// Each call in its class's scope.
     pub(crate) classed: bool,
-    /// Each call in its deadline's scope, where the library has deadlines
-    /// (an arm that does not need them runs without them until then).
+    /// Each call in its deadline's scope.
     pub(crate) deadline: bool,
     /// Whether the issue sets its targets for this arm.
     pub(crate) targeted: bool,
 }
 
 impl Arm {
-    /// What it needs that the library does not have, if anything.
-    fn missing(&self) -> Option<String> {
-        let missing: Vec<&str> = self
-            .needs
-            .iter()
-            .filter(|n| !n.available())
-            .map(|n| n.name())
-            .collect();
-        (!missing.is_empty()).then(|| format!("n/a: needs {}", missing.join(", ")))
-    }
-
-    /// Whether its calls run under their deadline.
-    fn deadlined(&self) -> bool {
-        self.deadline && DEADLINED.is_some()
-    }
-
     /// Runs `callers` until `end` (ns), waiting at most `max_wait` in its
-    /// bulkheads, each caller giving up after `patience` (ns); or says
-    /// what it needs.
-    fn run(
-        &self,
-        callers: &[Caller],
-        max_wait: u64,
-        patience: u64,
-        end: u64,
-    ) -> Result<Outcome, String> {
-        if let Some(missing) = self.missing() {
-            return Err(missing);
-        }
+    /// bulkheads, each caller giving up after `patience` (ns).
+    fn run(&self, callers: &[Caller], max_wait: u64, patience: u64, end: u64) -> Outcome {
         let lanes = Lanes::new(&self.toml, self.ids)
             .unwrap_or_else(|e| panic!("{}: its bulkheads: {e}", self.label));
         let door = Door {
             lane: self.lane,
             max_wait,
             patience,
-            class: CLASSED.filter(|_| self.classed),
-            deadline: DEADLINED.filter(|_| self.deadline),
+            class: self.classed.then_some(CLASSED),
+            deadline: self.deadline.then_some(DEADLINED),
         };
-        Ok(waiters::run(&lanes, &door, callers, end))
+        waiters::run(&lanes, &door, callers, end)
     }
 }
 
@@ -184,33 +101,20 @@ pub(crate) fn quantiles(latencies: impl Iterator<Item = u64>) -> (f64, f64) {
     (percentile(&sorted, 0.5), percentile(&sorted, 0.99))
 }
 
-/// One target of one arm: PASS or FAIL with the value, or `n/a` with why.
+/// One target of one arm: PASS or FAIL with the value.
 pub(crate) struct Check {
-    pass: Result<bool, String>,
+    pass: bool,
     value: String,
 }
 
 impl Check {
     pub(crate) fn new(pass: bool, value: String) -> Check {
-        Check {
-            pass: Ok(pass),
-            value,
-        }
-    }
-
-    fn not_run(why: &str) -> Check {
-        Check {
-            pass: Err(why.to_owned()),
-            value: String::new(),
-        }
+        Check { pass, value }
     }
 
     fn cell(&self) -> String {
-        match &self.pass {
-            Ok(true) => format!("PASS {}", self.value),
-            Ok(false) => format!("FAIL {}", self.value),
-            Err(why) => why.clone(),
-        }
+        let verdict = if self.pass { "PASS" } else { "FAIL" };
+        format!("{verdict} {}", self.value)
     }
 }
 
@@ -230,7 +134,7 @@ pub(crate) struct Setting<'c> {
 
 impl Setting<'_> {
     /// Runs each of `arms` on the callers: a row of the table each (the
-    /// cells `measure` gives, or why it did not run), every fate into
+    /// cells `measure` gives), every fate into
     /// `hash`; its checks.
     pub(crate) fn run(
         &self,
@@ -247,28 +151,11 @@ impl Setting<'_> {
             arms: Vec::new(),
         };
         for arm in arms {
-            // An arm that runs without the deadline it will have says so.
-            let label = if arm.deadline && !arm.deadlined() && arm.missing().is_none() {
-                format!("{} (no deadline scope yet)", arm.label)
-            } else {
-                arm.label.to_owned()
-            };
-            let checks = match arm.run(self.callers, self.max_wait, self.patience, self.end) {
-                Ok(outcome) => {
-                    digest(&outcome, hash);
-                    let (cells, checks) = measure(&outcome);
-                    let _ = writeln!(out, "| {label} | {} |", cells.join(" | "));
-                    checks
-                }
-                Err(why) => {
-                    let _ = writeln!(
-                        out,
-                        "| {label} | {why} |{}",
-                        "|".repeat(self.columns.len() - 1)
-                    );
-                    self.targets.iter().map(|_| Check::not_run(&why)).collect()
-                }
-            };
+            let label = arm.label.to_owned();
+            let outcome = arm.run(self.callers, self.max_wait, self.patience, self.end);
+            digest(&outcome, hash);
+            let (cells, checks) = measure(&outcome);
+            let _ = writeln!(out, "| {label} | {} |", cells.join(" | "));
             verdicts.arms.push((label, arm.targeted, checks));
         }
         let _ = writeln!(out);
@@ -332,40 +219,28 @@ fn print_targets(verdicts: &[Verdicts], out: &mut String) {
         }
         let _ = writeln!(out);
     }
-    let (mut passed, mut checked, mut open) = (0, 0, 0);
+    let (mut passed, mut checked) = (0, 0);
     for v in verdicts {
         for (i, target) in v.targets.iter().enumerate() {
-            let arms: Vec<(&str, &Check)> = v
+            let run: Vec<bool> = v
                 .arms
                 .iter()
                 .filter(|(_, targeted, _)| *targeted)
-                .map(|(label, _, checks)| (label.as_str(), &checks[i]))
-                .collect();
-            let run: Vec<bool> = arms
-                .iter()
-                .filter_map(|(_, c)| c.pass.as_ref().ok().copied())
+                .map(|(_, _, checks)| checks[i].pass)
                 .collect();
             let pass = run.iter().filter(|p| **p).count();
             passed += pass;
             checked += run.len();
-            open += arms.len() - run.len();
-            let verdict = if run.is_empty() {
-                "n/a "
-            } else if pass == run.len() {
-                "PASS"
-            } else {
-                "FAIL"
-            };
+            let verdict = if pass == run.len() { "PASS" } else { "FAIL" };
             let _ = writeln!(
                 out,
-                "{verdict} {}: {target}: {pass} of {} run, {} not run",
+                "{verdict} {}: {target}: {pass} of {} arms",
                 v.scenario,
-                run.len(),
-                arms.len() - run.len()
+                run.len()
             );
         }
     }
-    let _ = writeln!(out, "{passed} of {checked} checks pass, {open} not run yet");
+    let _ = writeln!(out, "{passed} of {checked} checks pass");
 }
 
 #[cfg(test)]

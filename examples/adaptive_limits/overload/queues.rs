@@ -25,7 +25,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::fmt::Write;
 
 use super::waiters::{Caller, Class, Outcome, poisson};
-use super::{Arm, Check, Needs, Setting, Verdicts, base, quantiles, toml};
+use super::{Arm, Check, Setting, Verdicts, base, quantiles, toml};
 use crate::model;
 
 pub(crate) const NAME: &str = "overload-1.5x";
@@ -72,9 +72,8 @@ fn arms() -> Vec<Arm> {
             ),
         )
     };
-    let arm = |label, needs, toml, deadline, targeted| Arm {
+    let arm = |label, toml, deadline, targeted| Arm {
         label,
-        needs,
         toml,
         ids: &["dependency"],
         lane: |_| 0,
@@ -84,28 +83,10 @@ fn arms() -> Vec<Arm> {
     };
     let fifo = toml("dependency", c, max_wait, "");
     vec![
-        arm("today: fifo, max_wait 2 B", &[], fifo.clone(), false, false),
-        arm(
-            "fifo + deadline 2 B",
-            &[Needs::Deadlines],
-            fifo,
-            true,
-            false,
-        ),
-        arm(
-            "lifo + deadline 2 B",
-            &[Needs::Queues],
-            discipline("lifo"),
-            true,
-            true,
-        ),
-        arm(
-            "codel + deadline 2 B",
-            &[Needs::Queues],
-            discipline("codel"),
-            true,
-            true,
-        ),
+        arm("today: fifo, max_wait 2 B", fifo.clone(), false, false),
+        arm("fifo + deadline 2 B", fifo, true, false),
+        arm("lifo + deadline 2 B", discipline("lifo"), true, true),
+        arm("codel + deadline 2 B", discipline("codel"), true, true),
     ]
 }
 
