@@ -95,18 +95,21 @@ struct Restore(u8);
 
 impl Restore {
     fn set(new: u8) -> Restore {
-        let old = raw();
-        if new & STRENGTH >= old & STRENGTH {
-            BYTE.with(|b| b.set(new));
-        }
-        Restore(old)
+        Restore(BYTE.with(|b| {
+            let old = b.get();
+            if new & STRENGTH >= old & STRENGTH {
+                b.set(new);
+            }
+            old
+        }))
     }
 }
 
 impl Drop for Restore {
     fn drop(&mut self) {
-        let old = self.0;
-        BYTE.with(|b| b.set(old));
+        // `try_with`: a scope dropped while the thread's locals are being
+        // destroyed has nothing left to restore (and must not panic).
+        let _ = BYTE.try_with(|b| b.set(self.0));
     }
 }
 
