@@ -41,6 +41,12 @@ mod fallback;
 mod hedge;
 mod intern;
 pub mod keys;
+// A keyed bulkhead's permits point at their key's node, which a sweep
+// frees once idle: the crate's second `unsafe`, each block with its
+// SAFETY comment, modelled by loom (`keyed::loom_tests`) and run under
+// Miri (`keyed::tests`).
+#[allow(unsafe_code)]
+mod keyed;
 mod loom;
 pub mod priority;
 #[cfg(loom)]
@@ -97,11 +103,12 @@ pub use events::{
     BulkheadEvent, BulkheadEventKind, ChaosEvent, ChaosEventKind, CircuitBreakerEvent,
     CircuitBreakerEventKind, CircuitState, Event, EventBus, EventStream, EventVisitor,
     FallbackEvent, FallbackEventKind, FleetShareChanged, FleetShareReason, GiveUpReason,
-    HedgeEvent, HedgeEventKind, RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind,
-    TimeoutEvent, TimeoutEventKind,
+    HedgeEvent, HedgeEventKind, KeyRefusal, RateLimiterEvent, RateLimiterEventKind, RetryEvent,
+    RetryEventKind, TimeoutEvent, TimeoutEventKind,
 };
 pub use fallback::{Fallback, FallbackConfig, FallbackConfigBuilder};
 pub use hedge::{Hedge, HedgeConfig, HedgeConfigBuilder, HedgeDelay, Hedged};
+pub use keyed::{KeyLimits, KeyOccupancy, KeyedBulkhead, KeyedEnter, KeyedSnapshot};
 pub use rate_limiter::{AcquirePermit, RateLimiter, RateLimiterConfig, RateLimiterConfigBuilder};
 pub use rejection::{
     BulkheadFull, CallError, CallTimeout, CircuitOpen, DeadlineExceeded, InjectedFault,

@@ -3,7 +3,7 @@
 //! checker (the shape of tokio's `src/loom/mod.rs`).
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::{Mutex, MutexGuard, atomic};
+pub(crate) use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, atomic};
 #[cfg(not(loom))]
 pub(crate) use std::thread;
 
@@ -11,7 +11,7 @@ pub(crate) use std::thread;
 pub(crate) use std::sync::OnceLock;
 
 #[cfg(loom)]
-pub(crate) use loom::sync::{Mutex, MutexGuard, atomic};
+pub(crate) use loom::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, atomic};
 
 /// `std::sync::OnceLock`'s `get` and `set` on loom's mutex, so that the
 /// model sees the slot's synchronisation. The value is leaked (models are
@@ -149,6 +149,22 @@ pub(crate) fn exploring_remaps() -> bool {
 /// one failure into many.
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     match mutex.lock() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+/// [`lock`] for reading a `RwLock`.
+pub(crate) fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    match lock.read() {
+        Ok(guard) => guard,
+        Err(poisoned) => poisoned.into_inner(),
+    }
+}
+
+/// [`lock`] for writing a `RwLock`.
+pub(crate) fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    match lock.write() {
         Ok(guard) => guard,
         Err(poisoned) => poisoned.into_inner(),
     }

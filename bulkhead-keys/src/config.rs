@@ -122,6 +122,17 @@ pub enum ConfigError {
         /// The accepted values, comma-separated.
         choices: String,
     },
+    /// A keyed bulkhead's per-key limits that cannot hold together
+    /// (ATR-020): a key's `reserved` above its `per_key`, the reservations
+    /// of all keys above `max_concurrent`, or more keys with limits of
+    /// their own than `max_keys`.
+    #[error("ATR-020: {key}: {reason}")]
+    KeyedLimits {
+        /// The key out of place, such as `keys."tenant-42".reserved`.
+        key: String,
+        /// What does not hold.
+        reason: String,
+    },
     /// A bulkhead's `queue_target` zero, or not below its
     /// `queue_interval`, while its `queue` is `lifo` or `codel` (ATR-019):
     /// such a queue would never (or always) count as standing.
@@ -239,6 +250,7 @@ macro_rules! key_of {
             | ConfigError::UnknownPriority { key, .. }
             | ConfigError::InvalidShedAt { key, .. }
             | ConfigError::ShedAtNotMonotone { key, .. }
+            | ConfigError::KeyedLimits { key, .. }
             | ConfigError::NoSuchKey { key, .. } => key,
         }
     };
@@ -259,6 +271,7 @@ impl ConfigError {
             | ConfigError::DuplicateRejectionKind { .. } => "ATR-009",
             ConfigError::InvalidChoice { .. } => "ATR-010",
             ConfigError::QueueTargetOutOfRange { .. } => "ATR-019",
+            ConfigError::KeyedLimits { .. } => "ATR-020",
             ConfigError::LimitsOutOfOrder { .. } => "ATR-015",
             ConfigError::ReservedAboveLimit { .. } => "ATR-016",
             ConfigError::UnknownPriority { .. } | ConfigError::InvalidShedAt { .. } => "ATR-017",

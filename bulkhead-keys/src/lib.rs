@@ -54,6 +54,7 @@ pub use priority::{Priority, ShedAt};
 pub use queue::QueueDiscipline;
 pub use rejection::{RejectionKind, RejectionKinds};
 pub use suggest::did_you_mean;
+pub use table::bulkhead::MAX_PER_KEY;
 pub use value::{Bound, Float, KeyValue, Range, ValueKind};
 
 #[cfg(test)]

@@ -191,6 +191,21 @@ impl BulkheadConfig {
         Ok((*self).with_live_limits(max, self.reserved))
     }
 
+    /// The same configuration with a keyed bulkhead's live values.
+    pub(crate) fn with_keyed(
+        mut self,
+        per_key: u32,
+        max_keys: u32,
+        idle_evict: std::time::Duration,
+        max_wait: std::time::Duration,
+    ) -> Self {
+        self.per_key = per_key;
+        self.max_keys = max_keys;
+        self.idle_evict = idle_evict;
+        self.max_wait = max_wait;
+        self
+    }
+
     /// The same configuration with the limit (an adaptive bulkhead's
     /// ceiling) `max` and the reservation `reserved` a live bulkhead runs
     /// with (`set_max_concurrent`, `set_reserved`), the floor, the start and

@@ -115,6 +115,9 @@ struct Shared {
     /// results out of order. An adaptive bulkhead's controller, whose lock
     /// is taken first, sets it too.
     limits: Mutex<Limits>,
+    /// A keyed bulkhead's keys and slots, which this bulkhead anchors:
+    /// its permits point at a key's slot and give it back here.
+    keyed: Option<Arc<dyn crate::keyed::Anchor>>,
 }
 
 impl Bulkhead {
@@ -220,8 +223,46 @@ impl Bulkhead {
                 }),
                 config,
                 context,
+                keyed: None,
             }),
         }
+    }
+
+    /// The anchor of a keyed bulkhead: its id, configuration and context,
+    /// and the keyed state its permits give their slots back to.
+    pub(crate) fn keyed_anchor(
+        instance: &str,
+        config: BulkheadConfig,
+        context: PolicyContext,
+        keyed: Arc<dyn crate::keyed::Anchor>,
+    ) -> Self {
+        let mut bulkhead = Bulkhead::build(instance, config, context, None);
+        if let Some(shared) = Arc::get_mut(&mut bulkhead.shared) {
+            shared.keyed = Some(keyed);
+        }
+        bulkhead
+    }
+
+    /// The permit of a slot of a keyed bulkhead's key (this bulkhead its
+    /// anchor), or of nothing for a disabled one.
+    pub(crate) fn keyed_permit(
+        &self,
+        slot: Option<std::ptr::NonNull<crate::keyed::KeySlot>>,
+    ) -> BulkheadPermit<'_> {
+        BulkheadPermit::new(match slot {
+            Some(slot) => Held::keyed(&self.shared, slot),
+            None => Held::NOTHING,
+        })
+    }
+
+    /// `permit` as an owned permit.
+    pub(crate) fn owned(&self, permit: BulkheadPermit<'_>) -> OwnedBulkheadPermit {
+        OwnedBulkheadPermit::new(self, permit)
+    }
+
+    /// The context: its clock and event bus.
+    pub(crate) fn context(&self) -> &PolicyContext {
+        &self.shared.context
     }
 
     /// The instance id.

@@ -5,6 +5,8 @@ use std::fmt;
 use super::adaptive::CallOutcome;
 use super::{Bulkhead, Shared};
 use crate::Priority;
+use crate::keyed::KeySlot;
+use std::ptr::NonNull;
 
 /// A slot in a bulkhead, given back when dropped (also when the holder
 /// panics and unwinds).
@@ -54,6 +56,8 @@ pub(super) enum Holding<'a> {
     /// that tracks sizing or adapts its limit, how the call ended, and the
     /// class it was admitted as, if through the classed path.
     Timed(&'a Shared, u64, CallOutcome, Option<Priority>),
+    /// A slot of a keyed bulkhead's key (the shared state its anchor's).
+    Keyed(&'a Shared, NonNull<KeySlot>),
 }
 
 impl<'a> Held<'a> {
@@ -86,6 +90,16 @@ impl<'a> Held<'a> {
         Held {
             shared: Some(shared),
             word: Self::UNTIMED & !Self::TAG | Self::tag(Some(class)),
+        }
+    }
+
+    /// A slot of a keyed bulkhead's key: the key's slot's address as the
+    /// stamp, no class and no outcome (an address is never all ones).
+    #[inline]
+    pub(super) fn keyed(shared: &'a Shared, slot: NonNull<KeySlot>) -> Self {
+        Held {
+            shared: Some(shared),
+            word: (slot.as_ptr() as usize as u64) << Self::STAMP_SHIFT | Self::TAG | Self::OUTCOME,
         }
     }
 
@@ -134,7 +148,14 @@ impl<'a> Held<'a> {
                     _ => {
                         return match class {
                             Some(class) => Holding::Classed(shared, class),
-                            None => Holding::Slot(shared),
+                            None => match NonNull::new(
+                                (self.word >> Self::STAMP_SHIFT) as usize as *mut KeySlot,
+                            ) {
+                                Some(slot) if self.word != Self::UNTIMED => {
+                                    Holding::Keyed(shared, slot)
+                                }
+                                _ => Holding::Slot(shared),
+                            },
                         };
                     }
                 };
@@ -184,6 +205,11 @@ impl<'a> Held<'a> {
             }
             Holding::Timed(shared, started, outcome, class) => {
                 shared.release_timed(started, outcome, class);
+            }
+            Holding::Keyed(shared, slot) => {
+                if let Some(keyed) = &shared.keyed {
+                    keyed.release(slot);
+                }
             }
         }
     }

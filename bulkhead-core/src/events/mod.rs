@@ -402,6 +402,17 @@ pub enum BulkheadEventKind {
         /// The limit at the time.
         max_concurrent: u32,
     },
+    /// A call of a keyed bulkhead was refused (its error is a full
+    /// bulkhead's).
+    KeyRejected {
+        /// What was full.
+        reason: KeyRefusal,
+        /// The limit that was reached: the key's `per_key`, the global
+        /// `max_concurrent`, or `max_keys`.
+        limit: u32,
+        /// Whether the call had waited before it was refused.
+        waited: bool,
+    },
     /// The limit in force was changed at run time (by a handle, a
     /// configuration reload, or a fleet resource's share).
     LimitChanged {
@@ -410,6 +421,32 @@ pub enum BulkheadEventKind {
         /// The limit after.
         to: u32,
     },
+}
+
+/// Why a keyed bulkhead refused a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum KeyRefusal {
+    /// The call's key held its `per_key` slots (or others of its key were
+    /// waiting first).
+    KeyFull,
+    /// All keys together held `max_concurrent` (or calls of other keys
+    /// were waiting first).
+    GlobalFull,
+    /// The key was new and `max_keys` keys were live (REG-017).
+    TooManyKeys,
+}
+
+impl KeyRefusal {
+    /// The reason's name, as in metrics labels: `key_full`,
+    /// `global_full`, `too_many_keys`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            KeyRefusal::KeyFull => "key_full",
+            KeyRefusal::GlobalFull => "global_full",
+            KeyRefusal::TooManyKeys => "too_many_keys",
+        }
+    }
 }
 
 /// The slots this process may use on a resource whose budget a fleet of

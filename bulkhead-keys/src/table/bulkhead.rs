@@ -8,6 +8,10 @@ use crate::{ConfigError, KeyValue, QueueDiscipline};
 /// holds).
 pub(crate) const MAX_CONCURRENT: u32 = (1 << 30) - 1;
 
+/// The largest limit per key of a keyed bulkhead, 2^24 - 1 (what a key's
+/// word holds).
+pub const MAX_PER_KEY: u32 = (1 << 24) - 1;
+
 /// The bulkhead's rows: see [`rows`](crate::rows).
 #[doc(hidden)]
 #[macro_export]
@@ -115,6 +119,28 @@ macro_rules! __bulkhead_keys {
         shed_at: ShedAt = ShedAt::DEFAULT
             => ShedAt, "\"sheddable=0.5, normal=1, high=1\"",
             "per class below `critical`, the fraction of the limit above which its calls are refused, as in \"sheddable=0.5, normal=0.8, high=0.9\" (ATR-017 for an unknown class or a fraction outside (0, 1], ATR-018 unless sheddable <= normal <= high)";
+        /// A keyed bulkhead's limit per key (1 to 2^24 - 1; default 1):
+        /// how many calls of one key may hold a slot at once, under the
+        /// global `max_concurrent`. Nothing on a bulkhead without keys.
+        @shown_if(per_key)
+        per_key: u32 = 1
+            => Limit { max: MAX_PER_KEY }, "1",
+            "keyed bulkhead: how many calls of one key may hold a slot at once, under `max_concurrent` for all keys together";
+        /// A keyed bulkhead's most live keys (1 to 2^32 - 1; default
+        /// 100,000): a call with a new key past it is refused until idle
+        /// keys are evicted. Nothing on a bulkhead without keys.
+        @shown_if(max_keys)
+        max_keys: u32 = 100_000
+            => Limit { max: u32::MAX }, "100000",
+            "keyed bulkhead: the most keys it keeps at once; a call with a new key past it is refused (REG-017 in its event) until idle keys are evicted";
+        /// How long a key of a keyed bulkhead stays without calls before
+        /// it is evicted (default 60 s; evicted between once and 1.75
+        /// times this after its last call ended). Nothing on a bulkhead
+        /// without keys.
+        @shown_if(idle_evict)
+        idle_evict: Duration = Duration::from_secs(60)
+            => Duration { positive: false }, "\"60s\"",
+            "keyed bulkhead: how long a key stays without calls before it is evicted and costs no memory";
     } };
 }
 

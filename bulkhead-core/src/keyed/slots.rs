@@ -1,0 +1,535 @@
+//! The slots of a keyed bulkhead, whatever its keys' type: the global
+//! count under `max_concurrent`, the waiters, and who gets a slot that
+//! comes free (max-min fair among the keys that wait).
+//!
+//! The accounting. Each key holds `held` slots of its limit per key; a key
+//! with a reservation `reserved` has it counted in the global `used` from
+//! the start, and takes a global slot only for the calls beyond it. So at
+//! every instant
+//!
+//! ```text
+//! used >= sum over keys of max(held, reserved)   (unreserved: reserved = 0)
+//! used <= max_concurrent                          (but for reservations
+//!                                                  accepted at build)
+//! ```
+//!
+//! A call takes a global slot first and then its key's (giving the global
+//! one back if the key's word moved); a release gives its key's back
+//! first and then the global one: `used` may only run ahead of the sum,
+//! never behind it. Whether a call takes (or a release gives back) a
+//! global slot is read from the key's word as the compare-exchange (the
+//! `fetch_sub`) that counted it saw it, so the two always agree.
+//!
+//! Waiting. Anyone waiting sets [`WAITING`] in `used`: new calls then take
+//! the lock rather than a free slot (no barging), except within a key's
+//! reservation, which is always theirs at once; a key with waiters of its
+//! own sends its new calls to the lock too (first come first served within
+//! a key). A release that finds [`WAITING`] (or waiters on its key) hands
+//! the slot on under the lock ([`dispatch`](Slots::dispatch)). Waiters and
+//! releasers meet on one atomic each (`used`, the key's word), so either
+//! the releaser sees the waiter or the waiter's own dispatch sees the
+//! slot.
+
+use std::collections::{HashMap, VecDeque};
+use std::ptr::NonNull;
+
+use super::node::{HELD, KeySlot, WAITER, WAITERS};
+use crate::clock::Wake;
+use crate::loom::atomic::{AtomicU32, AtomicU64, Ordering::*};
+use crate::loom::{Mutex, lock};
+
+/// In `used`: somebody waits.
+const WAITING: u64 = 1 << 63;
+
+/// Why a call got no slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// Its key holds its limit per key.
+    KeyFull,
+    /// The bulkhead holds `max_concurrent`.
+    GlobalFull,
+    /// The key is new and the bulkhead holds `max_keys` keys.
+    TooManyKeys,
+}
+
+/// What a fast attempt found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Take {
+    Taken,
+    Refused(Refusal),
+    /// Others wait: the attempt goes to the lock.
+    Queue,
+}
+
+/// What the slow path did for a call.
+#[derive(Debug)]
+pub(crate) enum Admit {
+    Taken,
+    Refused(Refusal),
+    /// Queued as this waiter; see [`Slots::granted`] and [`Slots::cancel`].
+    Queued(u64),
+}
+
+/// A key's slot, as the waiting structures keep it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct SlotRef(NonNull<KeySlot>);
+
+// SAFETY: a `SlotRef` is only dereferenced while its key has waiters
+// (counted in its word) or held slots: a sweep frees a node only when its
+// word shows neither, under its shard's write lock, and every waiter and
+// slot is counted before the shard's read lock that found the node is let
+// go. `KeySlot` itself is atomics only.
+unsafe impl Send for SlotRef {}
+// SAFETY: as for `Send`: shared access goes through atomics.
+unsafe impl Sync for SlotRef {}
+
+impl SlotRef {
+    pub(crate) fn new(slot: &KeySlot) -> Self {
+        SlotRef(NonNull::from(slot))
+    }
+
+    pub(crate) fn from_ptr(slot: NonNull<KeySlot>) -> Self {
+        SlotRef(slot)
+    }
+
+    pub(crate) fn as_ptr(self) -> NonNull<KeySlot> {
+        self.0
+    }
+
+    /// # Safety
+    ///
+    /// The key must have waiters or held slots (see the `Send` impl).
+    pub(crate) unsafe fn get<'a>(self) -> &'a KeySlot {
+        // SAFETY: the caller's promise: the node is not freed meanwhile.
+        unsafe { self.0.as_ref() }
+    }
+}
+
+#[derive(Debug, Default)]
+struct KeyQueue {
+    waiters: VecDeque<u64>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    slot: SlotRef,
+    wake: Option<Wake>,
+    granted: bool,
+}
+
+#[derive(Debug, Default)]
+struct Waiting {
+    keys: HashMap<SlotRef, KeyQueue>,
+    entries: HashMap<u64, Entry>,
+    next: u64,
+    /// Waiters not yet given a slot.
+    queued: usize,
+}
+
+/// The slots of a keyed bulkhead.
+#[derive(Debug)]
+pub(crate) struct Slots {
+    /// The global count (see the module's docs) and [`WAITING`].
+    used: AtomicU64,
+    /// `max_concurrent`.
+    cap: AtomicU32,
+    /// The limit per key of the keys without one of their own.
+    per_key: AtomicU32,
+    /// The sweep epoch new calls stamp on their key.
+    pub(super) epoch: AtomicU32,
+    waiting: Mutex<Waiting>,
+}
+
+impl Slots {
+    pub(crate) fn new(cap: u32, per_key: u32, reserved: u64) -> Self {
+        Slots {
+            used: AtomicU64::new(reserved),
+            cap: AtomicU32::new(cap),
+            per_key: AtomicU32::new(per_key),
+            epoch: AtomicU32::new(0),
+            waiting: Mutex::new(Waiting::default()),
+        }
+    }
+
+    pub(crate) fn cap(&self) -> u32 {
+        self.cap.load(Relaxed)
+    }
+
+    pub(crate) fn per_key(&self) -> u32 {
+        self.per_key.load(Relaxed)
+    }
+
+    /// The global count: reservations and the calls beyond them.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn used(&self) -> u32 {
+        (self.used.load(SeqCst) & !WAITING) as u32
+    }
+
+    /// How many calls wait.
+    pub(crate) fn waiting(&self) -> usize {
+        lock(&self.waiting).queued
+    }
+
+    /// What keeps waiter `slot` waiting now: its key's limit, or the
+    /// global one.
+    ///
+    /// # Safety
+    ///
+    /// The waiter is still queued (its key counts it).
+    pub(crate) unsafe fn blocked_by(&self, slot: SlotRef) -> Refusal {
+        // SAFETY: the caller's promise: the key counts a waiter.
+        let slot = unsafe { slot.get() };
+        let (per_key, _) = slot.limits(self.per_key.load(Relaxed));
+        if slot.word.load(Relaxed) & HELD >= per_key {
+            Refusal::KeyFull
+        } else {
+            Refusal::GlobalFull
+        }
+    }
+
+    /// Takes a global slot if one is free (and nobody waits, unless
+    /// `barge`).
+    #[inline]
+    fn take_global(&self, barge: bool) -> bool {
+        let cap = u64::from(self.cap.load(Relaxed));
+        let mut used = self.used.load(Relaxed);
+        loop {
+            if (!barge && used & WAITING != 0) || used & !WAITING >= cap {
+                return false;
+            }
+            match self
+                .used
+                .compare_exchange_weak(used, used + 1, SeqCst, Relaxed)
+            {
+                Ok(_) => return true,
+                Err(now) => used = now,
+            }
+        }
+    }
+
+    /// Gives a global slot back; false (nothing done) if somebody waits.
+    #[inline]
+    fn give_global(&self) -> bool {
+        let mut used = self.used.load(Relaxed);
+        loop {
+            if used & WAITING != 0 {
+                return false;
+            }
+            match self
+                .used
+                .compare_exchange_weak(used, used - 1, SeqCst, Relaxed)
+            {
+                Ok(_) => return true,
+                Err(now) => used = now,
+            }
+        }
+    }
+
+    /// One try at a slot of `slot`'s key, without the lock.
+    #[inline]
+    pub(crate) fn try_take(&self, slot: &KeySlot) -> Take {
+        let (per_key, reserved) = slot.limits(self.per_key.load(Relaxed));
+        let epoch = self.epoch.load(Relaxed) as u16;
+        let mut word = slot.word.load(Relaxed);
+        loop {
+            if word & WAITERS != 0 {
+                return Take::Queue;
+            }
+            let held = word & HELD;
+            if held >= per_key {
+                return Take::Refused(Refusal::KeyFull);
+            }
+            let global = held >= reserved;
+            if global && !self.take_global(false) {
+                return if self.used.load(Relaxed) & WAITING != 0 {
+                    Take::Queue
+                } else {
+                    Take::Refused(Refusal::GlobalFull)
+                };
+            }
+            let next = super::node::with_epoch(word + 1, epoch);
+            match slot.word.compare_exchange_weak(word, next, SeqCst, Relaxed) {
+                Ok(_) => return Take::Taken,
+                Err(now) => {
+                    if global {
+                        self.give_back_global();
+                    }
+                    word = now;
+                }
+            }
+        }
+    }
+
+    /// Gives back a global slot taken for nothing.
+    fn give_back_global(&self) {
+        if !self.give_global() {
+            let mut wakes = Vec::new();
+            {
+                let mut waiting = lock(&self.waiting);
+                self.used.fetch_sub(1, SeqCst);
+                self.dispatch(&mut waiting, &mut wakes);
+            }
+            crate::clock::wake_all(wakes);
+        }
+    }
+
+    /// Gives back a slot of `slot`'s key, handing it on to a waiter.
+    ///
+    /// # Safety
+    ///
+    /// `slot` holds a slot this call gives back (so its node is alive).
+    pub(crate) unsafe fn release(&self, slot: SlotRef) {
+        // SAFETY: the caller holds one of the key's slots.
+        let key = unsafe { slot.get() };
+        // Read before the slot is given back: the node may be freed then.
+        let (_, reserved) = key.limits(0);
+        let before = key.word.fetch_sub(1, SeqCst);
+        // `key` is not touched below unless it has waiters (alive then).
+        let global = before & HELD > reserved;
+        if before & WAITERS == 0 && (!global || self.give_global()) {
+            return;
+        }
+        let mut wakes = Vec::new();
+        {
+            let mut waiting = lock(&self.waiting);
+            if global {
+                self.used.fetch_sub(1, SeqCst);
+            }
+            self.dispatch(&mut waiting, &mut wakes);
+        }
+        crate::clock::wake_all(wakes);
+    }
+
+    /// The slow path of a call whose [`try_take`](Self::try_take) did not
+    /// take a slot; under its shard's read lock (its node alive). With
+    /// `wake`, a call that gets no slot now is queued, woken by it.
+    pub(crate) fn admit(&self, slot: &KeySlot, wake: Option<Wake>) -> Admit {
+        let mut wakes = Vec::new();
+        let admit = {
+            let mut waiting = lock(&self.waiting);
+            // Serve those who wait first (normally nobody can be).
+            self.dispatch(&mut waiting, &mut wakes);
+            match self.take_locked(slot) {
+                Ok(()) => Admit::Taken,
+                Err(refusal) => match wake {
+                    None => Admit::Refused(refusal),
+                    Some(wake) => Admit::Queued(self.enqueue(&mut waiting, slot, wake, &mut wakes)),
+                },
+            }
+        };
+        crate::clock::wake_all(wakes);
+        admit
+    }
+
+    /// Under the lock, after a dispatch: a slot for a call of `slot`'s key
+    /// if its key has no waiters and it can take one.
+    fn take_locked(&self, slot: &KeySlot) -> Result<(), Refusal> {
+        let (per_key, reserved) = slot.limits(self.per_key.load(Relaxed));
+        let epoch = self.epoch.load(Relaxed) as u16;
+        let mut word = slot.word.load(SeqCst);
+        loop {
+            if word & WAITERS != 0 {
+                return Err(Refusal::KeyFull);
+            }
+            let held = word & HELD;
+            if held >= per_key {
+                return Err(Refusal::KeyFull);
+            }
+            // After the dispatch nobody waiting can use a free global slot
+            // (it would have been given it), so taking one is fair.
+            let global = held >= reserved;
+            if global && !self.take_global(true) {
+                return Err(Refusal::GlobalFull);
+            }
+            let next = super::node::with_epoch(word + 1, epoch);
+            match slot.word.compare_exchange(word, next, SeqCst, SeqCst) {
+                Ok(_) => return Ok(()),
+                Err(now) => {
+                    if global {
+                        self.used.fetch_sub(1, SeqCst);
+                    }
+                    word = now;
+                }
+            }
+        }
+    }
+
+    fn enqueue(
+        &self,
+        waiting: &mut Waiting,
+        slot: &KeySlot,
+        wake: Wake,
+        wakes: &mut Vec<Wake>,
+    ) -> u64 {
+        let seq = waiting.next;
+        waiting.next += 1;
+        let slot = SlotRef::new(slot);
+        self.used.fetch_or(WAITING, SeqCst);
+        // SAFETY: the caller holds the shard's read lock (see `admit`).
+        unsafe { slot.get() }.word.fetch_add(WAITER, SeqCst);
+        waiting.keys.entry(slot).or_default().waiters.push_back(seq);
+        waiting.entries.insert(
+            seq,
+            Entry {
+                slot,
+                wake: Some(wake),
+                granted: false,
+            },
+        );
+        waiting.queued += 1;
+        // A slot given back between the refusal and WAITING goes to the
+        // waiters now (perhaps to this one: its wake is then spurious).
+        self.dispatch(waiting, wakes);
+        seq
+    }
+
+    /// Gives free slots to waiters while any can take one: first the keys
+    /// within their reservation, then, max-min fair, the key holding the
+    /// fewest slots (the oldest waiter among equals).
+    fn dispatch(&self, waiting: &mut Waiting, wakes: &mut Vec<Wake>) {
+        while waiting.queued > 0 {
+            let default = self.per_key.load(Relaxed);
+            let mut best: Option<((bool, u64, u64), SlotRef)> = None;
+            for (slot_ref, queue) in &waiting.keys {
+                // SAFETY: the key has waiters.
+                let slot = unsafe { slot_ref.get() };
+                let (per_key, reserved) = slot.limits(default);
+                let held = slot.word.load(SeqCst) & HELD;
+                if held >= per_key {
+                    continue;
+                }
+                let head = queue.waiters.front().copied().unwrap_or(u64::MAX);
+                let rank = (held >= reserved, held, head);
+                if best.as_ref().is_none_or(|(b, _)| rank < *b) {
+                    best = Some((rank, *slot_ref));
+                }
+            }
+            let Some(((_, _, _), slot_ref)) = best else {
+                break;
+            };
+            if !self.grant(waiting, slot_ref, wakes) {
+                break;
+            }
+        }
+        if waiting.queued == 0 {
+            self.used.fetch_and(!WAITING, SeqCst);
+        }
+    }
+
+    /// Gives the oldest waiter of `slot_ref`'s key a slot; false if the
+    /// global count has none free for it.
+    fn grant(&self, waiting: &mut Waiting, slot_ref: SlotRef, wakes: &mut Vec<Wake>) -> bool {
+        // SAFETY: the key has waiters.
+        let slot = unsafe { slot_ref.get() };
+        let (per_key, reserved) = slot.limits(self.per_key.load(Relaxed));
+        let epoch = self.epoch.load(Relaxed) as u16;
+        let mut word = slot.word.load(SeqCst);
+        loop {
+            // Only releases move the word meanwhile (new calls see its
+            // waiters and come to the lock): `held` only falls.
+            let held = word & HELD;
+            if held >= per_key {
+                return true;
+            }
+            let global = held >= reserved;
+            if global && !self.take_global(true) {
+                return false;
+            }
+            let next = super::node::with_epoch(word + 1 - WAITER, epoch);
+            match slot.word.compare_exchange(word, next, SeqCst, SeqCst) {
+                Ok(_) => break,
+                Err(now) => {
+                    if global {
+                        self.used.fetch_sub(1, SeqCst);
+                    }
+                    word = now;
+                }
+            }
+        }
+        let queue = waiting.keys.get_mut(&slot_ref).expect("a key with waiters");
+        let seq = queue.waiters.pop_front().expect("a key with waiters");
+        if queue.waiters.is_empty() {
+            waiting.keys.remove(&slot_ref);
+        }
+        waiting.queued -= 1;
+        if let Some(entry) = waiting.entries.get_mut(&seq) {
+            entry.granted = true;
+            wakes.extend(entry.wake.take());
+        }
+        true
+    }
+
+    /// Whether waiter `seq` was given its slot (then forgotten: the caller
+    /// holds the slot); else its waker is replaced by `wake`, if given.
+    pub(crate) fn granted(&self, seq: u64, wake: Option<&std::task::Context<'_>>) -> bool {
+        let replaced;
+        {
+            let mut waiting = lock(&self.waiting);
+            let Some(entry) = waiting.entries.get_mut(&seq) else {
+                return false;
+            };
+            if entry.granted {
+                waiting.entries.remove(&seq);
+                return true;
+            }
+            replaced = match (wake, &mut entry.wake) {
+                (Some(cx), Some(stored)) => stored.update(cx),
+                (Some(cx), stored @ None) => {
+                    *stored = Some(Wake::Task(cx.waker().clone()));
+                    None
+                }
+                (None, _) => None,
+            };
+        }
+        drop(replaced);
+        false
+    }
+
+    /// Waiter `seq` gives up. True if it had been given a slot meanwhile:
+    /// the caller then holds it (to use, or give back).
+    pub(crate) fn cancel(&self, seq: u64) -> bool {
+        let mut waiting = lock(&self.waiting);
+        let Some(entry) = waiting.entries.remove(&seq) else {
+            return false;
+        };
+        if entry.granted {
+            return true;
+        }
+        let slot_ref = entry.slot;
+        if let Some(queue) = waiting.keys.get_mut(&slot_ref) {
+            queue.waiters.retain(|&s| s != seq);
+            if queue.waiters.is_empty() {
+                waiting.keys.remove(&slot_ref);
+            }
+        }
+        waiting.queued -= 1;
+        // SAFETY: the key still counts this waiter.
+        unsafe { slot_ref.get() }.word.fetch_sub(WAITER, SeqCst);
+        if waiting.queued == 0 {
+            self.used.fetch_and(!WAITING, SeqCst);
+        }
+        false
+    }
+
+    /// Changes `max_concurrent`; a raise goes to the waiters at once.
+    pub(crate) fn set_cap(&self, cap: u32) {
+        self.cap.store(cap, SeqCst);
+        self.redispatch();
+    }
+
+    /// Changes the limit of the keys without one of their own.
+    pub(crate) fn set_per_key(&self, per_key: u32) {
+        self.per_key.store(per_key, SeqCst);
+        self.redispatch();
+    }
+
+    /// Serves the waiters after a limit rose.
+    pub(crate) fn redispatch(&self) {
+        let mut wakes = Vec::new();
+        {
+            let mut waiting = lock(&self.waiting);
+            self.dispatch(&mut waiting, &mut wakes);
+        }
+        crate::clock::wake_all(wakes);
+    }
+}

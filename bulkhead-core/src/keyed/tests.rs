@@ -1,0 +1,649 @@
+//! The keyed bulkhead's rules, one by one, on a `ManualClock` where time
+//! matters.
+
+use std::future::Future;
+use std::hash::{Hash, Hasher};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use super::*;
+use crate::{EventBus, ManualClock};
+
+fn config(max: u32, per_key: u32) -> BulkheadConfig {
+    BulkheadConfig::builder()
+        .max_concurrent(max)
+        .per_key(per_key)
+        .build()
+        .unwrap()
+}
+
+fn on(clock: &ManualClock, config: BulkheadConfig) -> KeyedBulkhead<String> {
+    KeyedBulkhead::with_context("keyed", config, PolicyContext::new(Arc::new(clock.clone())))
+}
+
+fn waiting(max: u32, per_key: u32, clock: &ManualClock) -> KeyedBulkhead<String> {
+    let config = BulkheadConfig::builder()
+        .max_concurrent(max)
+        .per_key(per_key)
+        .max_wait(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    on(clock, config)
+}
+
+fn poll<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
+    Pin::new(future).poll(&mut Context::from_waker(Waker::noop()))
+}
+
+#[test]
+fn a_key_gets_per_key_and_all_keys_max_concurrent() {
+    let keyed: KeyedBulkhead<String> = KeyedBulkhead::new("k", config(3, 2));
+    let a1 = keyed.try_enter("a").unwrap();
+    let a2 = keyed.try_enter("a").unwrap();
+    assert!(keyed.try_enter("a").is_err());
+    assert_eq!(keyed.in_flight("a"), 2);
+    let b1 = keyed.try_enter("b").unwrap();
+    let err = keyed.try_enter("c").unwrap_err();
+    assert_eq!(err.instance(), "k");
+    assert_eq!(keyed.concurrent_calls(), 3);
+    drop(a1);
+    let c1 = keyed.try_enter("c").unwrap();
+    drop((a2, b1, c1));
+    assert_eq!(keyed.concurrent_calls(), 0);
+    assert_eq!(keyed.inner.slots.used(), 0);
+}
+
+#[test]
+fn reserved_slots_are_free_at_once_whatever_other_keys_hold() {
+    let clock = ManualClock::new();
+    let keyed = KeyedBulkhead::with_keys(
+        "k",
+        config(4, 4),
+        PolicyContext::new(Arc::new(clock)),
+        [("vip".to_owned(), KeyLimits::new(3).reserved(2))],
+    )
+    .unwrap();
+    // The others share the 2 slots nobody reserved.
+    let others: Vec<_> = ["a", "b"]
+        .iter()
+        .map(|k| keyed.try_enter(*k).unwrap())
+        .collect();
+    assert!(keyed.try_enter("c").is_err(), "2 are reserved");
+    let v1 = keyed.try_enter("vip").unwrap();
+    let v2 = keyed.try_enter("vip").unwrap();
+    assert!(
+        keyed.try_enter("vip").is_err(),
+        "beyond its reservation it borrows: none left"
+    );
+    drop(others);
+    let v3 = keyed.try_enter("vip").unwrap();
+    assert!(keyed.try_enter("vip").is_err(), "its own per_key is 3");
+    // vip holds 3 (2 reserved + 1 borrowed): 1 left for the others.
+    let a = keyed.try_enter("a").unwrap();
+    assert!(keyed.try_enter("b").is_err());
+    drop((v1, v2, v3, a));
+    assert_eq!(keyed.inner.slots.used(), 2, "the reservation stays counted");
+    assert!(keyed.is_live("vip"));
+    assert_eq!(keyed.limits_of("vip"), KeyLimits::new(3).reserved(2));
+    assert_eq!(keyed.limits_of("nobody"), KeyLimits::new(4));
+}
+
+#[test]
+fn bad_key_limits_are_refused_with_codes() {
+    let context = PolicyContext::default;
+    let err = |keys: Vec<(String, KeyLimits)>, max_keys: u32| {
+        let config = BulkheadConfig::builder()
+            .max_concurrent(4)
+            .max_keys(max_keys)
+            .build()
+            .unwrap();
+        KeyedBulkhead::with_keys("k", config, context(), keys).unwrap_err()
+    };
+    let e = err(vec![("a".into(), KeyLimits::new(2).reserved(3))], 10);
+    assert_eq!(e.code(), "ATR-020");
+    assert!(e.to_string().contains("above the key's per_key"), "{e}");
+    let e = err(
+        vec![
+            ("a".into(), KeyLimits::new(3).reserved(3)),
+            ("b".into(), KeyLimits::new(3).reserved(2)),
+        ],
+        10,
+    );
+    assert!(
+        e.to_string()
+            .contains("add up to 5, above max_concurrent (4)"),
+        "{e}"
+    );
+    let e = err(vec![("a".into(), KeyLimits::new(0))], 10);
+    assert_eq!(e.code(), "ATR-003");
+    let e = err(vec![("a".into(), KeyLimits::new(1 << 24))], 10);
+    assert_eq!(e.code(), "ATR-003");
+    let e = err(
+        vec![
+            ("a".into(), KeyLimits::new(1)),
+            ("b".into(), KeyLimits::new(1)),
+        ],
+        1,
+    );
+    assert!(e.to_string().contains("above max_keys (1)"), "{e}");
+    let e = err(
+        vec![
+            ("a".into(), KeyLimits::new(1)),
+            ("a".into(), KeyLimits::new(2)),
+        ],
+        10,
+    );
+    assert!(e.to_string().contains("listed twice"), "{e}");
+}
+
+#[test]
+fn a_freed_global_slot_goes_to_the_waiting_key_holding_the_fewest() {
+    let clock = ManualClock::new();
+    let keyed = waiting(2, 2, &clock);
+    let a1 = keyed.try_enter("a").unwrap();
+    let a2 = keyed.try_enter("a").unwrap();
+    // a waits first, b after: max-min fair serves b (holding 0) first.
+    let mut a3 = Box::pin(keyed.enter_async("a"));
+    assert!(poll(&mut a3).is_pending());
+    let mut b1 = Box::pin(keyed.enter_async("b"));
+    assert!(poll(&mut b1).is_pending());
+    assert_eq!(keyed.waiting_calls(), 2);
+    // A new call of c does not barge past the waiters.
+    assert!(keyed.try_enter("c").is_err());
+    drop(a1);
+    assert!(poll(&mut a3).is_pending(), "a holds 1, b holds 0: b first");
+    let Poll::Ready(Ok(b1)) = poll(&mut b1) else {
+        panic!("b was not served")
+    };
+    drop(a2);
+    let Poll::Ready(Ok(a3)) = poll(&mut a3) else {
+        panic!("a was not served next")
+    };
+    assert_eq!((keyed.in_flight("a"), keyed.in_flight("b")), (1, 1));
+    assert_eq!(keyed.waiting_calls(), 0);
+    drop((a3, b1));
+    assert_eq!(keyed.inner.slots.used(), 0);
+}
+
+#[test]
+fn a_key_at_its_limit_waits_for_its_own_release_and_others_pass() {
+    let clock = ManualClock::new();
+    let keyed = waiting(4, 1, &clock);
+    let a1 = keyed.try_enter("a").unwrap();
+    let mut a2 = Box::pin(keyed.enter_async("a"));
+    assert!(poll(&mut a2).is_pending());
+    // b is not held up by a's waiter: the global limit has room.
+    let b1 = keyed.try_enter("b").unwrap();
+    drop(a1);
+    assert!(matches!(poll(&mut a2), Poll::Ready(Ok(_))));
+    drop(b1);
+}
+
+#[test]
+fn a_waiter_gives_up_at_max_wait_and_a_dropped_one_passes_its_slot_on() {
+    let clock = ManualClock::new();
+    let keyed = waiting(1, 1, &clock);
+    let held = keyed.try_enter("a").unwrap();
+    let mut b = Box::pin(keyed.enter_async("b"));
+    assert!(poll(&mut b).is_pending());
+    clock.advance(Duration::from_secs(10));
+    assert!(matches!(poll(&mut b), Poll::Ready(Err(_))));
+    assert_eq!(keyed.waiting_calls(), 0);
+    assert_eq!(keyed.rejected_calls(), 1);
+    // Handed a slot, then dropped: the slot goes on to the next waiter.
+    let mut c = Box::pin(keyed.enter_async("c"));
+    let mut d = Box::pin(keyed.enter_async("d"));
+    assert!(poll(&mut c).is_pending());
+    assert!(poll(&mut d).is_pending());
+    drop(held);
+    drop(c);
+    assert!(matches!(poll(&mut d), Poll::Ready(Ok(_))));
+    drop(d);
+    assert_eq!(keyed.inner.slots.used(), 0);
+    assert_eq!(keyed.waiting_calls(), 0);
+}
+
+#[test]
+fn a_blocked_thread_is_served_and_one_that_waits_too_long_is_refused() {
+    let clock = ManualClock::new();
+    let keyed = waiting(1, 1, &clock);
+    let held = keyed.try_enter("a").unwrap();
+    std::thread::scope(|s| {
+        let waiter = s.spawn(|| keyed.enter("b").map(drop).is_ok());
+        while keyed.waiting_calls() == 0 {
+            std::thread::yield_now();
+        }
+        drop(held);
+        assert!(waiter.join().unwrap());
+    });
+    let held = keyed.try_enter("a").unwrap();
+    std::thread::scope(|s| {
+        let waiter = s.spawn(|| keyed.enter("b").map(drop).is_ok());
+        while keyed.waiting_calls() == 0 || clock.sleepers() == 0 {
+            std::thread::yield_now();
+        }
+        clock.advance(Duration::from_secs(11));
+        assert!(!waiter.join().unwrap());
+    });
+    drop(held);
+    assert_eq!(keyed.inner.slots.used(), 0);
+}
+
+#[test]
+fn idle_keys_are_evicted_and_busy_ones_kept() {
+    let clock = ManualClock::new();
+    let config = BulkheadConfig::builder()
+        .max_concurrent(10)
+        .idle_evict(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let keyed = on(&clock, config);
+    drop(keyed.try_enter("idle").unwrap());
+    let busy = keyed.try_enter("busy").unwrap();
+    assert_eq!(keyed.keys(), 2);
+    // Nothing is evicted before idle_evict has passed.
+    for _ in 0..4 {
+        clock.advance(Duration::from_secs(15));
+        keyed.evict_idle();
+        assert!(keyed.is_live("idle") || clock.elapsed() >= Duration::from_secs(60));
+    }
+    clock.advance(Duration::from_secs(15));
+    keyed.evict_idle();
+    clock.advance(Duration::from_secs(15));
+    keyed.evict_idle();
+    assert!(!keyed.is_live("idle"), "idle for 90 s with idle_evict 60 s");
+    assert!(
+        keyed.is_live("busy"),
+        "a key holding a slot is never evicted"
+    );
+    // Busy for long, then released: idle from then on, not from its call.
+    drop(busy);
+    clock.advance(Duration::from_secs(15));
+    assert_eq!(keyed.evict_idle(), 0);
+    assert!(keyed.is_live("busy"));
+    for _ in 0..6 {
+        clock.advance(Duration::from_secs(15));
+        keyed.evict_idle();
+    }
+    assert_eq!(keyed.keys(), 0);
+    // A key comes back as new.
+    drop(keyed.try_enter("idle").unwrap());
+    assert_eq!(keyed.keys(), 1);
+}
+
+#[test]
+fn a_key_is_never_evicted_before_idle_evict_after_its_last_call() {
+    let clock = ManualClock::new();
+    let config = BulkheadConfig::builder()
+        .max_concurrent(10)
+        .idle_evict(Duration::from_secs(4))
+        .build()
+        .unwrap();
+    let keyed = on(&clock, config);
+    // Calls at uneven times, sweeps every second: each key lives at least
+    // 4 s after its last call, and is gone within 6 s.
+    let mut last_call = std::collections::HashMap::new();
+    for step in 0..200u64 {
+        let key = format!("k{}", (step * 7) % 5);
+        if step % 3 == 0 {
+            drop(keyed.try_enter(&key).unwrap());
+            last_call.insert(key, clock.elapsed());
+        }
+        clock.advance(Duration::from_millis(300 + (step % 4) * 200));
+        keyed.evict_idle();
+        for (key, at) in &last_call {
+            let idle = clock.elapsed() - *at;
+            if idle < Duration::from_secs(4) {
+                assert!(keyed.is_live(key.as_str()), "{key} evicted after {idle:?}");
+            }
+            if idle > Duration::from_secs(7) {
+                assert!(!keyed.is_live(key.as_str()), "{key} kept after {idle:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn max_keys_refuses_new_keys_until_idle_ones_are_evicted() {
+    let clock = ManualClock::new();
+    let bus = EventBus::new(64);
+    let mut events = bus.subscribe();
+    let config = BulkheadConfig::builder()
+        .max_concurrent(10)
+        .max_keys(2)
+        .idle_evict(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let keyed: KeyedBulkhead<String> = KeyedBulkhead::with_context(
+        "k",
+        config,
+        PolicyContext::new(Arc::new(clock.clone())).with_events(bus),
+    );
+    drop(keyed.try_enter("a").unwrap());
+    drop(keyed.try_enter("b").unwrap());
+    assert!(keyed.try_enter("c").is_err());
+    assert_eq!(keyed.refused_keys(), 1);
+    assert!(keyed.try_enter("a").is_ok(), "live keys are still served");
+    let event = events.try_recv().unwrap();
+    assert!(matches!(
+        event,
+        Event::Bulkhead(BulkheadEvent {
+            kind: BulkheadEventKind::KeyRejected {
+                reason: KeyRefusal::TooManyKeys,
+                limit: 2,
+                waited: false
+            },
+            ..
+        })
+    ));
+    // Once a and b are idle long enough, the refused call sweeps them.
+    clock.advance(Duration::from_millis(300));
+    keyed.evict_idle();
+    clock.advance(Duration::from_secs(2));
+    assert!(keyed.try_enter("c").is_ok());
+    assert_eq!(keyed.keys(), 1);
+}
+
+/// A key whose hash changes with every call: each call makes a new key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Inconsistent(u32);
+
+static SALT: AtomicU64 = AtomicU64::new(0);
+
+impl Hash for Inconsistent {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+        SALT.fetch_add(1, Ordering::Relaxed).hash(state);
+    }
+}
+
+#[test]
+fn keys_that_do_not_hash_consistently_cost_keys_not_memory() {
+    let config = BulkheadConfig::builder()
+        .max_concurrent(100)
+        .per_key(1)
+        .max_keys(16)
+        .build()
+        .unwrap();
+    let keyed: KeyedBulkhead<Inconsistent> = KeyedBulkhead::new("k", config);
+    let mut admitted = 0;
+    for _ in 0..1000 {
+        if let Ok(permit) = keyed.try_enter(&Inconsistent(7)) {
+            admitted += 1;
+            drop(permit);
+        }
+    }
+    // Each call may land in a new node: max_keys bounds them, nothing
+    // panics, and every slot comes back.
+    assert!(keyed.keys() <= 16);
+    assert!(admitted >= 16);
+    assert_eq!(keyed.concurrent_calls(), 0);
+    assert_eq!(keyed.inner.slots.used(), 0);
+}
+
+#[test]
+fn empty_and_huge_keys_are_keys_like_any_other() {
+    let keyed: KeyedBulkhead<String> = KeyedBulkhead::new("k", config(4, 1));
+    let huge = "x".repeat(1 << 20);
+    let e = keyed.try_enter("").unwrap();
+    let h = keyed.try_enter(huge.as_str()).unwrap();
+    assert!(keyed.try_enter("").is_err());
+    assert!(keyed.try_enter(huge.as_str()).is_err());
+    assert_eq!(keyed.in_flight(""), 1);
+    drop((e, h));
+    let keyed: KeyedBulkhead<Vec<u8>> = KeyedBulkhead::new("bytes", config(4, 1));
+    let p = keyed.try_enter(&[1u8, 2][..]).unwrap();
+    assert!(keyed.try_enter(&vec![1u8, 2]).is_err());
+    drop(p);
+}
+
+#[test]
+fn owned_permits_outlive_the_handle_and_release_into_it() {
+    let keyed: KeyedBulkhead<u64> = KeyedBulkhead::new("k", config(2, 1));
+    let permit = keyed.try_enter_owned(&7).unwrap();
+    let clone = keyed.clone();
+    drop(keyed);
+    assert!(clone.try_enter(&7).is_err());
+    drop(clone);
+    // The last handle is gone; the permit still points at live state.
+    drop(permit);
+}
+
+#[test]
+fn a_disabled_keyed_bulkhead_admits_everything() {
+    let config = BulkheadConfig::builder()
+        .max_concurrent(1)
+        .enabled(false)
+        .build()
+        .unwrap();
+    let keyed: KeyedBulkhead<u64> = KeyedBulkhead::new("k", config);
+    let permits: Vec<_> = (0..10).map(|_| keyed.try_enter(&1).unwrap()).collect();
+    assert!(permits.iter().all(|p| !p.holds_slot()));
+    assert_eq!(keyed.keys(), 0);
+}
+
+#[test]
+fn limits_change_live_and_a_raise_serves_waiters() {
+    let clock = ManualClock::new();
+    let keyed = waiting(1, 1, &clock);
+    let a = keyed.try_enter("a").unwrap();
+    let mut b = Box::pin(keyed.enter_async("b"));
+    assert!(poll(&mut b).is_pending());
+    keyed.set_max_concurrent(2).unwrap();
+    assert!(matches!(poll(&mut b), Poll::Ready(Ok(_))));
+    let mut a2 = Box::pin(keyed.enter_async("a"));
+    assert!(poll(&mut a2).is_pending(), "a holds its per_key");
+    keyed.set_max_concurrent(3).unwrap();
+    assert!(poll(&mut a2).is_pending(), "still its per_key");
+    keyed.set_per_key(2).unwrap();
+    assert!(matches!(poll(&mut a2), Poll::Ready(Ok(_))));
+    assert_eq!(keyed.set_per_key(0).unwrap_err().code(), "ATR-003");
+    drop(a);
+    assert_eq!(keyed.config().per_key(), 2);
+    assert_eq!(keyed.config().max_concurrent(), 3);
+}
+
+#[test]
+fn a_lowered_limit_admits_nobody_until_below_it() {
+    let keyed: KeyedBulkhead<u64> = KeyedBulkhead::new("k", config(3, 3));
+    let held: Vec<_> = (0..3).map(|_| keyed.try_enter(&1).unwrap()).collect();
+    keyed.set_max_concurrent(1).unwrap();
+    let mut held = held;
+    held.pop();
+    assert!(keyed.try_enter(&2).is_err());
+    held.pop();
+    assert!(keyed.try_enter(&2).is_err(), "1 in flight at a limit of 1");
+    held.pop();
+    assert!(keyed.try_enter(&2).is_ok());
+}
+
+#[test]
+fn the_snapshot_shows_totals_and_the_heaviest_keys() {
+    let clock = ManualClock::new();
+    let keyed = waiting(10, 3, &clock);
+    let mut held = Vec::new();
+    for (key, n) in [("a", 3), ("b", 1), ("c", 2), ("d", 1)] {
+        for _ in 0..n {
+            held.push(keyed.try_enter(key).unwrap());
+        }
+    }
+    let mut a4 = Box::pin(keyed.enter_async("a"));
+    assert!(poll(&mut a4).is_pending());
+    let snapshot = keyed.snapshot(2);
+    assert_eq!(snapshot.in_flight, 7);
+    assert_eq!(snapshot.waiting, 1);
+    assert_eq!(snapshot.keys, 4);
+    assert_eq!(snapshot.busy_keys, 4);
+    let top: Vec<_> = snapshot
+        .top
+        .iter()
+        .map(|k| (k.key.as_str(), k.in_flight, k.waiting))
+        .collect();
+    assert_eq!(top, [("a", 3, 1), ("c", 2, 0)]);
+    drop(a4);
+    drop(held);
+    assert_eq!(keyed.snapshot(5).top, []);
+}
+
+#[test]
+fn many_threads_and_keys_never_exceed_either_limit_while_keys_are_evicted() {
+    use std::collections::HashMap;
+    use std::sync::Mutex as StdMutex;
+    const MAX: u32 = 12;
+    const PER_KEY: u32 = 3;
+    let config = BulkheadConfig::builder()
+        .max_concurrent(MAX)
+        .per_key(PER_KEY)
+        .max_wait(Duration::from_millis(2))
+        .idle_evict(Duration::ZERO)
+        .build()
+        .unwrap();
+    let keyed: KeyedBulkhead<u64> = KeyedBulkhead::with_keys(
+        "stress",
+        config,
+        PolicyContext::default(),
+        [(0, KeyLimits::new(4).reserved(2))],
+    )
+    .unwrap();
+    let total = AtomicU64::new(0);
+    let per_key: StdMutex<HashMap<u64, u32>> = StdMutex::new(HashMap::new());
+    let reserved_refused = AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for t in 0..16u64 {
+            let (keyed, total, per_key) = (&keyed, &total, &per_key);
+            let reserved_refused = &reserved_refused;
+            s.spawn(move || {
+                for i in 0..2000u64 {
+                    let key = (t * 31 + i * 17) % 40;
+                    let permit = if i % 3 == 0 {
+                        keyed.enter(&key)
+                    } else {
+                        keyed.try_enter(&key)
+                    };
+                    let Ok(permit) = permit else {
+                        continue;
+                    };
+                    let now = total.fetch_add(1, Ordering::SeqCst) + 1;
+                    assert!(now <= u64::from(MAX), "{now} in flight");
+                    {
+                        let mut map = per_key.lock().unwrap();
+                        let n = map.entry(key).or_default();
+                        *n += 1;
+                        let limit = if key == 0 { 4 } else { PER_KEY };
+                        assert!(*n <= limit, "key {key}: {n} in flight");
+                    }
+                    if i % 7 == 0 {
+                        std::thread::yield_now();
+                    }
+                    per_key.lock().unwrap().entry(key).and_modify(|n| *n -= 1);
+                    total.fetch_sub(1, Ordering::SeqCst);
+                    drop(permit);
+                }
+                // The reserved key's 2 are free at once to whoever asks
+                // while it holds fewer: count the refusals below them.
+                if t == 0 {
+                    for _ in 0..200 {
+                        let before = keyed.in_flight(&0);
+                        match keyed.try_enter(&0) {
+                            Ok(p) => drop(p),
+                            Err(_) if before < 2 && keyed.in_flight(&0) < 2 => {
+                                reserved_refused.fetch_add(1, Ordering::Relaxed);
+                            }
+                            Err(_) => {}
+                        }
+                    }
+                }
+            });
+        }
+        s.spawn(|| {
+            for _ in 0..500 {
+                keyed.evict_idle();
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        });
+    });
+    assert_eq!(keyed.concurrent_calls(), 0);
+    assert_eq!(keyed.waiting_calls(), 0);
+    assert_eq!(
+        keyed.inner.slots.used(),
+        2,
+        "only the reservation is counted"
+    );
+    // Reservation refusals can only come from racing a sibling of key 0
+    // between the two reads; with one thread on it at the end, none.
+    assert_eq!(reserved_refused.load(Ordering::Relaxed), 0);
+    std::thread::sleep(Duration::from_millis(5));
+    keyed.evict_idle();
+    std::thread::sleep(Duration::from_millis(5));
+    keyed.evict_idle();
+    assert_eq!(keyed.keys(), 1, "all evicted but the pinned key");
+    // Capacity intact: MAX - 2 for others, 2 reserved.
+    let others: Vec<_> = (100..100 + u64::from(MAX) - 2)
+        .map(|k| keyed.try_enter(&k).unwrap())
+        .collect();
+    assert!(keyed.try_enter(&999).is_err());
+    let vip: Vec<_> = (0..2).map(|_| keyed.try_enter(&0).unwrap()).collect();
+    drop((others, vip));
+}
+
+#[test]
+fn many_tasks_waiting_get_served_and_cancel_cleanly() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_time()
+        .build()
+        .unwrap();
+    let config = BulkheadConfig::builder()
+        .max_concurrent(6)
+        .per_key(2)
+        .max_wait(Duration::from_millis(50))
+        .build()
+        .unwrap();
+    let keyed: KeyedBulkhead<u64> = KeyedBulkhead::new("tasks", config);
+    let inside = Arc::new(AtomicU64::new(0));
+    rt.block_on(async {
+        let mut tasks = Vec::new();
+        for t in 0..64u64 {
+            let (keyed, inside) = (keyed.clone(), Arc::clone(&inside));
+            tasks.push(tokio::spawn(async move {
+                let mut served = 0;
+                for i in 0..50u64 {
+                    let key = (t + i) % 8;
+                    let enter = keyed.enter_async(&key);
+                    // Some give up early: their future is dropped queued.
+                    let permit = if i % 5 == 0 {
+                        match tokio::time::timeout(Duration::from_micros(50), enter).await {
+                            Ok(p) => p,
+                            Err(_) => continue,
+                        }
+                    } else {
+                        enter.await
+                    };
+                    if let Ok(_permit) = permit {
+                        let now = inside.fetch_add(1, Ordering::SeqCst) + 1;
+                        assert!(now <= 6);
+                        tokio::task::yield_now().await;
+                        inside.fetch_sub(1, Ordering::SeqCst);
+                        served += 1;
+                    }
+                }
+                served
+            }));
+        }
+        let mut served = 0;
+        for task in tasks {
+            served += task.await.unwrap();
+        }
+        assert!(served > 0);
+    });
+    assert_eq!(keyed.concurrent_calls(), 0);
+    assert_eq!(keyed.waiting_calls(), 0);
+    assert_eq!(keyed.inner.slots.used(), 0);
+    let all: Vec<_> = (0..3)
+        .flat_map(|k| [keyed.try_enter(&k), keyed.try_enter(&k)])
+        .collect();
+    assert!(all.iter().all(Result::is_ok), "capacity lost");
+}

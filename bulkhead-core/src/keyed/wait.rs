@@ -1,0 +1,141 @@
+//! The future of an async caller entering a keyed bulkhead.
+
+use std::borrow::Borrow;
+use std::fmt;
+use std::future::Future;
+use std::hash::Hash;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use super::slots::SlotRef;
+use super::{KeyedBulkhead, Waited};
+use crate::bulkhead::BulkheadPermit;
+use crate::clock::{Sleep, Wake};
+use crate::rejection::BulkheadFull;
+
+/// Waits, without blocking a thread, for a slot of a key of a
+/// [`KeyedBulkhead`]; returned by [`KeyedBulkhead::enter_async`].
+///
+/// The first poll takes a free slot if there is one. Otherwise, with
+/// `max_wait` zero (or a deadline scope already passed), it resolves to
+/// [`BulkheadFull`]; else it queues: a waiter gets a slot when its key has
+/// room and, if the key needs one beyond its reservation, a global slot
+/// is free, the key holding the fewest slots first, and within a key the
+/// oldest waiter first. It resolves to [`BulkheadFull`] once `max_wait`
+/// (or the deadline in force at the first poll) has passed on the
+/// bulkhead's clock without a slot.
+///
+/// # Cancel safety
+///
+/// Dropping it while queued leaves the queue at once; a slot handed to it
+/// meanwhile is passed on to the next waiter (or freed).
+#[must_use = "futures do nothing unless polled"]
+pub struct KeyedEnter<'a, K, Q: ?Sized> {
+    keyed: &'a KeyedBulkhead<K>,
+    key: &'a Q,
+    state: State,
+}
+
+enum State {
+    Start,
+    Queued {
+        seq: u64,
+        slot: SlotRef,
+        sleep: Sleep,
+    },
+    Done,
+}
+
+impl<'a, K, Q: ?Sized> KeyedEnter<'a, K, Q> {
+    pub(super) fn new(keyed: &'a KeyedBulkhead<K>, key: &'a Q) -> Self {
+        KeyedEnter {
+            keyed,
+            key,
+            state: State::Start,
+        }
+    }
+}
+
+impl<'a, K, Q> Future for KeyedEnter<'a, K, Q>
+where
+    K: Hash + Eq + Send + Sync + 'static + Borrow<Q>,
+    Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+{
+    type Output = Result<BulkheadPermit<'a>, BulkheadFull>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        let keyed = this.keyed;
+        match &mut this.state {
+            State::Done => panic!("KeyedEnter polled after completion"),
+            State::Start => {
+                if !keyed.anchor().is_enabled() {
+                    this.state = State::Done;
+                    return Poll::Ready(Ok(keyed.anchor().keyed_permit(None)));
+                }
+                let until = keyed.wait_until();
+                let wake = until.map(|_| Wake::Task(cx.waker().clone()));
+                match keyed.take(this.key, wake) {
+                    Ok(slot) => {
+                        this.state = State::Done;
+                        Poll::Ready(Ok(keyed.anchor().keyed_permit(Some(slot))))
+                    }
+                    Err(Waited::Refused(refusal)) => {
+                        this.state = State::Done;
+                        Poll::Ready(Err(keyed.reject(refusal, false)))
+                    }
+                    Err(Waited::Queued(seq, slot)) => {
+                        let until = until.unwrap_or_else(|| keyed.anchor().context().clock().now());
+                        let sleep = keyed.anchor().context().clock().sleep_until(until);
+                        this.state = State::Queued { seq, slot, sleep };
+                        // Granted during its own enqueue, or not: poll on.
+                        self.poll(cx)
+                    }
+                }
+            }
+            State::Queued { seq, slot, sleep } => {
+                let (seq, slot) = (*seq, *slot);
+                let slots = &keyed.inner.slots;
+                if slots.granted(seq, Some(cx)) {
+                    this.state = State::Done;
+                    return Poll::Ready(Ok(keyed.anchor().keyed_permit(Some(slot.as_ptr()))));
+                }
+                if Pin::new(sleep).poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+                this.state = State::Done;
+                // SAFETY: still queued until the cancel below.
+                let blocked_by = unsafe { slots.blocked_by(slot) };
+                if slots.cancel(seq) {
+                    return Poll::Ready(Ok(keyed.anchor().keyed_permit(Some(slot.as_ptr()))));
+                }
+                Poll::Ready(Err(keyed.reject(blocked_by, true)))
+            }
+        }
+    }
+}
+
+impl<K, Q: ?Sized> Drop for KeyedEnter<'_, K, Q> {
+    fn drop(&mut self) {
+        if let State::Queued { seq, slot, .. } = self.state
+            && self.keyed.inner.slots.cancel(seq)
+        {
+            // SAFETY: the slot was handed to this waiter: it holds it.
+            unsafe { self.keyed.inner.slots.release(slot) };
+        }
+    }
+}
+
+impl<K, Q: ?Sized> fmt::Debug for KeyedEnter<'_, K, Q> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match self.state {
+            State::Start => "start",
+            State::Queued { .. } => "queued",
+            State::Done => "done",
+        };
+        f.debug_struct("KeyedEnter")
+            .field("instance", &self.keyed.anchor().instance())
+            .field("state", &state)
+            .finish()
+    }
+}
