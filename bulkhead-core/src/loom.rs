@@ -169,3 +169,36 @@ pub(crate) fn write<T>(lock: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
         Err(poisoned) => poisoned.into_inner(),
     }
 }
+
+/// A read of a counter that read-modify-writes change: a load, but a
+/// read-modify-write under loom, whose 0.7 trips an internal assertion
+/// (`rt/atomic.rs`, "this sometimes fails") on plain loads of such words in
+/// the keyed bulkhead's models. The models lose only stale reads, which
+/// cost a failed compare-exchange and a retry, or a count a moment old.
+pub(crate) trait Peek {
+    type Value;
+    fn peek(&self) -> Self::Value;
+}
+
+macro_rules! peek {
+    ($($atomic:ident => $value:ty),*) => {$(
+        impl Peek for atomic::$atomic {
+            type Value = $value;
+            #[inline(always)]
+            fn peek(&self) -> $value {
+                #[cfg(not(loom))]
+                return self.load(atomic::Ordering::Relaxed);
+                #[cfg(loom)]
+                return self.fetch_add(0, atomic::Ordering::SeqCst);
+            }
+        }
+    )*};
+}
+
+peek!(AtomicU64 => u64, AtomicUsize => usize, AtomicU32 => u32);
+
+/// [`Peek::peek`].
+#[inline(always)]
+pub(crate) fn peek<A: Peek>(atomic: &A) -> A::Value {
+    atomic.peek()
+}

@@ -16,6 +16,9 @@ use bulkhead_core::{Bulkhead, BulkheadConfig, CallOutcome, Clock, ManualClock, P
 use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use loom::thread;
 
+#[path = "loom_bulkhead/keyed.rs"]
+mod keyed;
+
 fn bulkhead(max: u32, max_wait: Duration, clock: &ManualClock) -> Bulkhead {
     let config = BulkheadConfig::builder()
         .max_concurrent(max)

@@ -14,6 +14,7 @@
 
 mod node;
 mod slots;
+#[cfg(not(loom))]
 mod sweep;
 mod table;
 mod wait;
@@ -37,7 +38,7 @@ use crate::config::ConfigError;
 use crate::context::PolicyContext;
 use crate::events::{BulkheadEvent, BulkheadEventKind, Event, KeyRefusal};
 use crate::loom::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
-use crate::loom::{Mutex, lock};
+use crate::loom::{Mutex, lock, peek};
 use crate::rejection::BulkheadFull;
 use node::{HELD, Node, WAITERS};
 use slots::{Admit, Refusal, SlotRef, Slots, Take};
@@ -469,7 +470,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
     {
         self.inner
             .table
-            .find(key, |node| (node.slot.word.load(Relaxed) & HELD) as u32)
+            .find(key, |node| (peek(&node.slot.word) & HELD) as u32)
             .unwrap_or(0)
     }
 
@@ -493,7 +494,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
     pub fn concurrent_calls(&self) -> u32 {
         let mut sum = 0u32;
         self.inner.table.for_each(|node| {
-            sum = sum.saturating_add((node.slot.word.load(Relaxed) & HELD) as u32);
+            sum = sum.saturating_add((peek(&node.slot.word) & HELD) as u32);
         });
         sum
     }
@@ -674,7 +675,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
         let mut busy = 0usize;
         let mut heaviest: Vec<KeyOccupancy<K>> = Vec::new();
         self.inner.table.for_each(|node| {
-            let word = node.slot.word.load(Relaxed);
+            let word = peek(&node.slot.word);
             let held = (word & HELD) as u32;
             let waiting = ((word & WAITERS) >> 24) as u32;
             in_flight += u64::from(held);
@@ -859,6 +860,7 @@ fn nanos(duration: Duration) -> u64 {
     u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
+#[cfg(not(loom))]
 impl<K: Hash + Eq + Send + Sync> sweep::Sweep for Inner<K> {
     fn sweep_at(&self, now: Instant) {
         self.sweep_if_due(now);

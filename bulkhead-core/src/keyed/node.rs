@@ -2,6 +2,7 @@
 //! that a permit points at.
 
 use crate::loom::atomic::{AtomicU64, Ordering};
+use crate::loom::peek;
 
 /// The calls of the key holding a slot: bits 0 to 23.
 pub(super) const HELD: u64 = (1 << 24) - 1;
@@ -42,7 +43,7 @@ impl KeySlot {
     /// The key's limit (its own, else `default`) and its reservation.
     #[inline]
     pub(super) fn limits(&self, default: u32) -> (u64, u64) {
-        let limits = self.limits.load(Ordering::Relaxed);
+        let limits = peek(&self.limits);
         let own = limits & 0xffff_ffff;
         let per_key = if own == 0 { u64::from(default) } else { own };
         (per_key, limits >> 32)
@@ -50,12 +51,12 @@ impl KeySlot {
 
     /// Whether the key has limits of its own (it is then never evicted).
     pub(super) fn pinned(&self) -> bool {
-        self.limits.load(Ordering::Relaxed) != 0
+        peek(&self.limits) != 0
     }
 
     /// Changes the key's own limit per key (its reservation stays).
     pub(super) fn set_per_key(&self, per_key: u32) {
-        let reserved = self.limits.load(Ordering::Relaxed) & !0xffff_ffff;
+        let reserved = peek(&self.limits) & !0xffff_ffff;
         self.limits
             .store(reserved | u64::from(per_key), Ordering::Relaxed);
     }

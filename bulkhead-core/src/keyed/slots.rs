@@ -31,12 +31,13 @@
 //! slot.
 
 use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasherDefault, DefaultHasher};
 use std::ptr::NonNull;
 
 use super::node::{HELD, KeySlot, WAITER, WAITERS};
 use crate::clock::Wake;
 use crate::loom::atomic::{AtomicU32, AtomicU64, Ordering::*};
-use crate::loom::{Mutex, lock};
+use crate::loom::{Mutex, lock, peek};
 
 /// In `used`: somebody waits.
 const WAITING: u64 = 1 << 63;
@@ -117,10 +118,14 @@ struct Entry {
     granted: bool,
 }
 
+/// The waiting structures' hasher: fixed, so that a model repeats (their
+/// keys are addresses and sequence numbers, nobody's choice).
+type Fixed = BuildHasherDefault<DefaultHasher>;
+
 #[derive(Debug, Default)]
 struct Waiting {
-    keys: HashMap<SlotRef, KeyQueue>,
-    entries: HashMap<u64, Entry>,
+    keys: HashMap<SlotRef, KeyQueue, Fixed>,
+    entries: HashMap<u64, Entry, Fixed>,
     next: u64,
     /// Waiters not yet given a slot.
     queued: usize,
@@ -152,17 +157,17 @@ impl Slots {
     }
 
     pub(crate) fn cap(&self) -> u32 {
-        self.cap.load(Relaxed)
+        peek(&self.cap)
     }
 
     pub(crate) fn per_key(&self) -> u32 {
-        self.per_key.load(Relaxed)
+        peek(&self.per_key)
     }
 
     /// The global count: reservations and the calls beyond them.
-    #[cfg_attr(not(test), allow(dead_code))]
+    #[cfg_attr(any(not(test), loom), allow(dead_code))]
     pub(crate) fn used(&self) -> u32 {
-        (self.used.load(SeqCst) & !WAITING) as u32
+        (peek(&self.used) & !WAITING) as u32
     }
 
     /// How many calls wait.
@@ -179,8 +184,8 @@ impl Slots {
     pub(crate) unsafe fn blocked_by(&self, slot: SlotRef) -> Refusal {
         // SAFETY: the caller's promise: the key counts a waiter.
         let slot = unsafe { slot.get() };
-        let (per_key, _) = slot.limits(self.per_key.load(Relaxed));
-        if slot.word.load(Relaxed) & HELD >= per_key {
+        let (per_key, _) = slot.limits(peek(&self.per_key));
+        if peek(&slot.word) & HELD >= per_key {
             Refusal::KeyFull
         } else {
             Refusal::GlobalFull
@@ -191,16 +196,13 @@ impl Slots {
     /// `barge`).
     #[inline]
     fn take_global(&self, barge: bool) -> bool {
-        let cap = u64::from(self.cap.load(Relaxed));
-        let mut used = self.used.load(Relaxed);
+        let cap = u64::from(peek(&self.cap));
+        let mut used = peek(&self.used);
         loop {
             if (!barge && used & WAITING != 0) || used & !WAITING >= cap {
                 return false;
             }
-            match self
-                .used
-                .compare_exchange_weak(used, used + 1, SeqCst, Relaxed)
-            {
+            match self.used.compare_exchange(used, used + 1, SeqCst, Relaxed) {
                 Ok(_) => return true,
                 Err(now) => used = now,
             }
@@ -210,15 +212,12 @@ impl Slots {
     /// Gives a global slot back; false (nothing done) if somebody waits.
     #[inline]
     fn give_global(&self) -> bool {
-        let mut used = self.used.load(Relaxed);
+        let mut used = peek(&self.used);
         loop {
             if used & WAITING != 0 {
                 return false;
             }
-            match self
-                .used
-                .compare_exchange_weak(used, used - 1, SeqCst, Relaxed)
-            {
+            match self.used.compare_exchange(used, used - 1, SeqCst, Relaxed) {
                 Ok(_) => return true,
                 Err(now) => used = now,
             }
@@ -228,9 +227,9 @@ impl Slots {
     /// One try at a slot of `slot`'s key, without the lock.
     #[inline]
     pub(crate) fn try_take(&self, slot: &KeySlot) -> Take {
-        let (per_key, reserved) = slot.limits(self.per_key.load(Relaxed));
-        let epoch = self.epoch.load(Relaxed) as u16;
-        let mut word = slot.word.load(Relaxed);
+        let (per_key, reserved) = slot.limits(peek(&self.per_key));
+        let epoch = peek(&self.epoch) as u16;
+        let mut word = peek(&slot.word);
         loop {
             if word & WAITERS != 0 {
                 return Take::Queue;
@@ -241,14 +240,14 @@ impl Slots {
             }
             let global = held >= reserved;
             if global && !self.take_global(false) {
-                return if self.used.load(Relaxed) & WAITING != 0 {
+                return if peek(&self.used) & WAITING != 0 {
                     Take::Queue
                 } else {
                     Take::Refused(Refusal::GlobalFull)
                 };
             }
             let next = super::node::with_epoch(word + 1, epoch);
-            match slot.word.compare_exchange_weak(word, next, SeqCst, Relaxed) {
+            match slot.word.compare_exchange(word, next, SeqCst, Relaxed) {
                 Ok(_) => return Take::Taken,
                 Err(now) => {
                     if global {
@@ -324,9 +323,9 @@ impl Slots {
     /// Under the lock, after a dispatch: a slot for a call of `slot`'s key
     /// if its key has no waiters and it can take one.
     fn take_locked(&self, slot: &KeySlot) -> Result<(), Refusal> {
-        let (per_key, reserved) = slot.limits(self.per_key.load(Relaxed));
-        let epoch = self.epoch.load(Relaxed) as u16;
-        let mut word = slot.word.load(SeqCst);
+        let (per_key, reserved) = slot.limits(peek(&self.per_key));
+        let epoch = peek(&self.epoch) as u16;
+        let mut word = peek(&slot.word);
         loop {
             if word & WAITERS != 0 {
                 return Err(Refusal::KeyFull);
@@ -388,13 +387,13 @@ impl Slots {
     /// fewest slots (the oldest waiter among equals).
     fn dispatch(&self, waiting: &mut Waiting, wakes: &mut Vec<Wake>) {
         while waiting.queued > 0 {
-            let default = self.per_key.load(Relaxed);
+            let default = peek(&self.per_key);
             let mut best: Option<((bool, u64, u64), SlotRef)> = None;
             for (slot_ref, queue) in &waiting.keys {
                 // SAFETY: the key has waiters.
                 let slot = unsafe { slot_ref.get() };
                 let (per_key, reserved) = slot.limits(default);
-                let held = slot.word.load(SeqCst) & HELD;
+                let held = peek(&slot.word) & HELD;
                 if held >= per_key {
                     continue;
                 }
@@ -421,9 +420,9 @@ impl Slots {
     fn grant(&self, waiting: &mut Waiting, slot_ref: SlotRef, wakes: &mut Vec<Wake>) -> bool {
         // SAFETY: the key has waiters.
         let slot = unsafe { slot_ref.get() };
-        let (per_key, reserved) = slot.limits(self.per_key.load(Relaxed));
-        let epoch = self.epoch.load(Relaxed) as u16;
-        let mut word = slot.word.load(SeqCst);
+        let (per_key, reserved) = slot.limits(peek(&self.per_key));
+        let epoch = peek(&self.epoch) as u16;
+        let mut word = peek(&slot.word);
         loop {
             // Only releases move the word meanwhile (new calls see its
             // waiters and come to the lock): `held` only falls.

@@ -12,7 +12,7 @@ use hashbrown::HashTable;
 
 use super::node::{HELD, Node, WAITERS, epoch_of, with_epoch};
 use crate::loom::atomic::{AtomicUsize, Ordering::*};
-use crate::loom::{RwLock, read, write};
+use crate::loom::{RwLock, peek, read, write};
 
 /// A node the table owns (made by `Box::into_raw`, freed by a sweep or the
 /// table's drop).
@@ -31,6 +31,13 @@ unsafe impl<K: Send> Send for Owned<K> {}
 // SAFETY: as for `Send`: shared access to the node is `&Node<K>`.
 unsafe impl<K: Sync> Sync for Owned<K> {}
 
+/// The keys' hasher: foldhash, seeded per table (a fixed seed under loom,
+/// whose models must repeat).
+#[cfg(not(loom))]
+type Hasher = foldhash::fast::RandomState;
+#[cfg(loom)]
+type Hasher = foldhash::fast::FixedState;
+
 /// What a lookup finds.
 pub(crate) enum Found<R> {
     /// The key's node, and what the caller did with it under the lock.
@@ -44,7 +51,7 @@ pub(crate) struct Table<K> {
     /// The shard's bits of a hash (below the top seven, which hashbrown
     /// uses within a shard): `hash << 7 >> shift`.
     shift: u32,
-    hasher: foldhash::fast::RandomState,
+    hasher: Hasher,
     live: AtomicUsize,
 }
 
@@ -56,11 +63,11 @@ impl<K: Hash + Eq> Table<K> {
             .next_power_of_two()
             .clamp(4, 64);
         #[cfg(loom)]
-        let shards = 2;
+        let shards: usize = 2;
         Table {
             shards: (0..shards).map(|_| RwLock::new(HashTable::new())).collect(),
             shift: 64 - shards.trailing_zeros(),
-            hasher: foldhash::fast::RandomState::default(),
+            hasher: Hasher::default(),
             live: AtomicUsize::new(0),
         }
     }
@@ -101,7 +108,7 @@ impl<K: Hash + Eq> Table<K> {
         if let Some(owned) = table.find(hash, |owned| owned.node().key.borrow() == key) {
             return Found::Live(with(owned.node()));
         }
-        if self.live.load(Relaxed) >= max_keys {
+        if peek(&self.live) >= max_keys {
             return Found::Full;
         }
         let node = make();
@@ -163,7 +170,7 @@ impl<K: Hash + Eq> Table<K> {
             let mut table = write(shard);
             table.retain(|owned| {
                 let slot = &owned.node().slot;
-                let mut word = slot.word.load(SeqCst);
+                let mut word = peek(&slot.word);
                 loop {
                     if word & (HELD | WAITERS) != 0 {
                         // Busy: seen now (calls that end later start its
@@ -201,7 +208,7 @@ impl<K: Hash + Eq> Table<K> {
 
 impl<K> Table<K> {
     pub(crate) fn len(&self) -> usize {
-        self.live.load(Relaxed)
+        peek(&self.live)
     }
 }
 
@@ -226,7 +233,7 @@ impl<K> std::fmt::Debug for Table<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Table")
             .field("shards", &self.shards.len())
-            .field("live", &self.live.load(Relaxed))
+            .field("live", &peek(&self.live))
             .finish()
     }
 }

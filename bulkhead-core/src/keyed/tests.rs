@@ -207,6 +207,7 @@ fn a_waiter_gives_up_at_max_wait_and_a_dropped_one_passes_its_slot_on() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "threads, runtimes or large data: slow under Miri")]
 fn a_blocked_thread_is_served_and_one_that_waits_too_long_is_refused() {
     let clock = ManualClock::new();
     let keyed = waiting(1, 1, &clock);
@@ -275,6 +276,7 @@ fn idle_keys_are_evicted_and_busy_ones_kept() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "threads, runtimes or large data: slow under Miri")]
 fn a_key_is_never_evicted_before_idle_evict_after_its_last_call() {
     let clock = ManualClock::new();
     let config = BulkheadConfig::builder()
@@ -361,6 +363,7 @@ impl Hash for Inconsistent {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "threads, runtimes or large data: slow under Miri")]
 fn keys_that_do_not_hash_consistently_cost_keys_not_memory() {
     let config = BulkheadConfig::builder()
         .max_concurrent(100)
@@ -385,6 +388,7 @@ fn keys_that_do_not_hash_consistently_cost_keys_not_memory() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "threads, runtimes or large data: slow under Miri")]
 fn empty_and_huge_keys_are_keys_like_any_other() {
     let keyed: KeyedBulkhead<String> = KeyedBulkhead::new("k", config(4, 1));
     let huge = "x".repeat(1 << 20);
@@ -489,6 +493,7 @@ fn the_snapshot_shows_totals_and_the_heaviest_keys() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "threads, runtimes or large data: slow under Miri")]
 fn many_threads_and_keys_never_exceed_either_limit_while_keys_are_evicted() {
     use std::collections::HashMap;
     use std::sync::Mutex as StdMutex;
@@ -590,6 +595,7 @@ fn many_threads_and_keys_never_exceed_either_limit_while_keys_are_evicted() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "threads, runtimes or large data: slow under Miri")]
 fn many_tasks_waiting_get_served_and_cancel_cleanly() {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(4)
