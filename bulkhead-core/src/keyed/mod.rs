@@ -509,6 +509,11 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
         self.inner.slots.cap()
     }
 
+    /// How long a call may wait for a slot (zero: it never waits).
+    pub fn max_wait(&self) -> Duration {
+        Duration::from_nanos(peek(&self.inner.max_wait))
+    }
+
     /// The limit of a key without one of its own.
     pub fn per_key(&self) -> u32 {
         self.inner.slots.per_key()

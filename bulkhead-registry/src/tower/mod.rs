@@ -218,6 +218,7 @@
 
 mod error;
 mod future;
+mod keyed;
 mod layer;
 mod replay;
 mod retry_after;
@@ -226,6 +227,7 @@ mod wait;
 
 pub use error::{RetryNeedsReplay, ServiceError, Unavailable};
 pub use future::{PipelineFuture, ResponseFuture};
+pub use keyed::{KeyedBulkheadLayer, KeyedBulkheadService};
 pub use layer::{BulkheadLayer, PipelineLayer};
 pub use replay::{Replay, ReplayWith, SendOnce};
 pub use retry_after::{DEFAULT_RETRY_AFTER, MAX_RETRY_AFTER};
