@@ -99,7 +99,9 @@ impl<'a> Held<'a> {
     pub(super) fn keyed(shared: &'a Shared, slot: NonNull<KeySlot>) -> Self {
         Held {
             shared: Some(shared),
-            word: (slot.as_ptr() as usize as u64) << Self::STAMP_SHIFT | Self::TAG | Self::OUTCOME,
+            word: (slot.as_ptr().expose_provenance() as u64) << Self::STAMP_SHIFT
+                | Self::TAG
+                | Self::OUTCOME,
         }
     }
 
@@ -148,9 +150,11 @@ impl<'a> Held<'a> {
                     _ => {
                         return match class {
                             Some(class) => Holding::Classed(shared, class),
-                            None => match NonNull::new(
-                                (self.word >> Self::STAMP_SHIFT) as usize as *mut KeySlot,
-                            ) {
+                            None => match NonNull::new(std::ptr::with_exposed_provenance_mut::<
+                                KeySlot,
+                            >(
+                                (self.word >> Self::STAMP_SHIFT) as usize
+                            )) {
                                 Some(slot) if self.word != Self::UNTIMED => {
                                     Holding::Keyed(shared, slot)
                                 }

@@ -14,7 +14,9 @@
 
 mod node;
 mod slots;
-#[cfg(not(loom))]
+// No background thread under loom (outside the models) nor Miri (which
+// wants every thread joined).
+#[cfg(not(any(loom, miri)))]
 mod sweep;
 mod table;
 mod wait;
@@ -118,8 +120,6 @@ struct Inner<K> {
     sweeps: Mutex<Sweeps>,
     /// New keys refused at `max_keys`.
     refused_keys: AtomicU64,
-    /// Calls refused, and those refused after waiting.
-    rejected: AtomicU64,
 }
 
 impl<K> fmt::Debug for Inner<K> {
@@ -294,7 +294,6 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
                 last: Some(now),
             }),
             refused_keys: AtomicU64::new(0),
-            rejected: AtomicU64::new(0),
         });
         for (index, (key, limits)) in keys.into_iter().enumerate() {
             let node = Node {
@@ -314,7 +313,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
             context,
             Arc::clone(&inner) as Arc<dyn Anchor>,
         );
-        #[cfg(not(loom))]
+        #[cfg(not(any(loom, miri)))]
         sweep::register(
             Arc::downgrade(&inner) as std::sync::Weak<dyn sweep::Sweep>,
             anchor.context().clock(),
@@ -663,11 +662,6 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
         self.inner.refused_keys.load(Relaxed)
     }
 
-    /// Calls refused since the start (new keys past `max_keys` included).
-    pub fn rejected_calls(&self) -> u64 {
-        self.inner.rejected.load(Relaxed)
-    }
-
     /// What it holds now: totals, and the `top` keys holding the most
     /// slots (then the most waiters), most first. Reads every live key
     /// (one shard at a time under its read lock).
@@ -719,7 +713,6 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
             keys: self.inner.table.len(),
             busy_keys: busy,
             max_keys: self.inner.max_keys.load(Relaxed),
-            rejected: self.inner.rejected.load(Relaxed),
             refused_keys: self.inner.refused_keys.load(Relaxed),
             top: heaviest,
         }
@@ -811,25 +804,26 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
         }
     }
 
-    /// Counts and publishes a refusal; the error.
+    /// Publishes a refusal (to the listeners, if any: nothing is counted on
+    /// the call path, as for a plain bulkhead's quiet rejection; observers
+    /// count the events); the error.
     #[cold]
     pub(crate) fn reject(&self, refusal: Refusal, waited: bool) -> BulkheadFull {
-        self.inner.rejected.fetch_add(1, Relaxed);
-        let reason = match refusal {
-            Refusal::KeyFull => KeyRefusal::KeyFull,
-            Refusal::GlobalFull => KeyRefusal::GlobalFull,
-            Refusal::TooManyKeys => KeyRefusal::TooManyKeys,
-        };
-        let limit = match refusal {
-            Refusal::KeyFull => self.inner.slots.per_key(),
-            Refusal::GlobalFull => self.inner.slots.cap(),
-            Refusal::TooManyKeys => self.inner.max_keys.load(Relaxed) as u32,
-        };
-        self.publish(BulkheadEventKind::KeyRejected {
-            reason,
-            limit,
-            waited,
-        });
+        if self.anchor.context().has_listeners() {
+            let (reason, limit) = match refusal {
+                Refusal::KeyFull => (KeyRefusal::KeyFull, self.inner.slots.per_key()),
+                Refusal::GlobalFull => (KeyRefusal::GlobalFull, self.inner.slots.cap()),
+                Refusal::TooManyKeys => (
+                    KeyRefusal::TooManyKeys,
+                    u32::try_from(peek(&self.inner.max_keys)).unwrap_or(u32::MAX),
+                ),
+            };
+            self.publish(BulkheadEventKind::KeyRejected {
+                reason,
+                limit,
+                waited,
+            });
+        }
         BulkheadFull::new(self.anchor.instance())
     }
 
@@ -865,7 +859,7 @@ fn nanos(duration: Duration) -> u64 {
     u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
-#[cfg(not(loom))]
+#[cfg(not(any(loom, miri)))]
 impl<K: Hash + Eq + Send + Sync> sweep::Sweep for Inner<K> {
     fn sweep_at(&self, now: Instant) {
         self.sweep_if_due(now);
@@ -933,8 +927,6 @@ pub struct KeyedSnapshot<K> {
     pub busy_keys: usize,
     /// The most live keys.
     pub max_keys: usize,
-    /// Calls refused since the start.
-    pub rejected: u64,
     /// New keys refused at `max_keys` since the start.
     pub refused_keys: u64,
     /// The keys holding the most slots (then with the most waiters), most

@@ -192,7 +192,6 @@ fn a_waiter_gives_up_at_max_wait_and_a_dropped_one_passes_its_slot_on() {
     clock.advance(Duration::from_secs(10));
     assert!(matches!(poll(&mut b), Poll::Ready(Err(_))));
     assert_eq!(keyed.waiting_calls(), 0);
-    assert_eq!(keyed.rejected_calls(), 1);
     // Handed a slot, then dropped: the slot goes on to the next waiter.
     let mut c = Box::pin(keyed.enter_async("c"));
     let mut d = Box::pin(keyed.enter_async("d"));
