@@ -24,6 +24,13 @@ fn on(clock: &ManualClock, config: BulkheadConfig) -> KeyedBulkhead<String> {
     KeyedBulkhead::with_context("keyed", config, PolicyContext::new(Arc::new(clock.clone())))
 }
 
+/// A keyed bulkhead on a clock of its own (no ticker thread: Miri wants
+/// every thread joined).
+fn manual<K: Hash + Eq + Send + Sync + 'static>(config: BulkheadConfig) -> KeyedBulkhead<K> {
+    let context = PolicyContext::new(Arc::new(ManualClock::new()));
+    KeyedBulkhead::with_context("k", config, context)
+}
+
 fn waiting(max: u32, per_key: u32, clock: &ManualClock) -> KeyedBulkhead<String> {
     let config = BulkheadConfig::builder()
         .max_concurrent(max)
@@ -40,7 +47,7 @@ fn poll<F: Future + Unpin>(future: &mut F) -> Poll<F::Output> {
 
 #[test]
 fn a_key_gets_per_key_and_all_keys_max_concurrent() {
-    let keyed: KeyedBulkhead<String> = KeyedBulkhead::new("k", config(3, 2));
+    let keyed: KeyedBulkhead<String> = manual(config(3, 2));
     let a1 = keyed.try_enter("a").unwrap();
     let a2 = keyed.try_enter("a").unwrap();
     assert!(keyed.try_enter("a").is_err());
@@ -93,7 +100,7 @@ fn reserved_slots_are_free_at_once_whatever_other_keys_hold() {
 
 #[test]
 fn bad_key_limits_are_refused_with_codes() {
-    let context = PolicyContext::default;
+    let context = || PolicyContext::new(Arc::new(ManualClock::new()));
     let err = |keys: Vec<(String, KeyLimits)>, max_keys: u32| {
         let config = BulkheadConfig::builder()
             .max_concurrent(4)
@@ -370,7 +377,7 @@ fn keys_that_do_not_hash_consistently_cost_keys_not_memory() {
         .max_keys(16)
         .build()
         .unwrap();
-    let keyed: KeyedBulkhead<Inconsistent> = KeyedBulkhead::new("k", config);
+    let keyed: KeyedBulkhead<Inconsistent> = manual(config);
     let mut admitted = 0;
     for _ in 0..1000 {
         if let Ok(permit) = keyed.try_enter(&Inconsistent(7)) {
@@ -389,7 +396,7 @@ fn keys_that_do_not_hash_consistently_cost_keys_not_memory() {
 #[test]
 #[cfg_attr(miri, ignore = "threads, runtimes or large data: slow under Miri")]
 fn empty_and_huge_keys_are_keys_like_any_other() {
-    let keyed: KeyedBulkhead<String> = KeyedBulkhead::new("k", config(4, 1));
+    let keyed: KeyedBulkhead<String> = manual(config(4, 1));
     let huge = "x".repeat(1 << 20);
     let e = keyed.try_enter("").unwrap();
     let h = keyed.try_enter(huge.as_str()).unwrap();
@@ -397,7 +404,7 @@ fn empty_and_huge_keys_are_keys_like_any_other() {
     assert!(keyed.try_enter(huge.as_str()).is_err());
     assert_eq!(keyed.in_flight(""), 1);
     drop((e, h));
-    let keyed: KeyedBulkhead<Vec<u8>> = KeyedBulkhead::new("bytes", config(4, 1));
+    let keyed: KeyedBulkhead<Vec<u8>> = manual(config(4, 1));
     let p = keyed.try_enter(&[1u8, 2][..]).unwrap();
     assert!(keyed.try_enter(&vec![1u8, 2]).is_err());
     drop(p);
@@ -405,7 +412,7 @@ fn empty_and_huge_keys_are_keys_like_any_other() {
 
 #[test]
 fn owned_permits_outlive_the_handle_and_release_into_it() {
-    let keyed: KeyedBulkhead<u64> = KeyedBulkhead::new("k", config(2, 1));
+    let keyed: KeyedBulkhead<u64> = manual(config(2, 1));
     let permit = keyed.try_enter_owned(&7).unwrap();
     let clone = keyed.clone();
     drop(keyed);
@@ -422,7 +429,7 @@ fn a_disabled_keyed_bulkhead_admits_everything() {
         .enabled(false)
         .build()
         .unwrap();
-    let keyed: KeyedBulkhead<u64> = KeyedBulkhead::new("k", config);
+    let keyed: KeyedBulkhead<u64> = manual(config);
     let permits: Vec<_> = (0..10).map(|_| keyed.try_enter(&1).unwrap()).collect();
     assert!(permits.iter().all(|p| !p.holds_slot()));
     assert_eq!(keyed.keys(), 0);
@@ -451,7 +458,7 @@ fn limits_change_live_and_a_raise_serves_waiters() {
 
 #[test]
 fn a_lowered_limit_admits_nobody_until_below_it() {
-    let keyed: KeyedBulkhead<u64> = KeyedBulkhead::new("k", config(3, 3));
+    let keyed: KeyedBulkhead<u64> = manual(config(3, 3));
     let held: Vec<_> = (0..3).map(|_| keyed.try_enter(&1).unwrap()).collect();
     keyed.set_max_concurrent(1).unwrap();
     let mut held = held;
