@@ -15,7 +15,7 @@ use bulkhead_core::{
 use super::{BulkheadKey, KeyedBulkheadSnapshot, TopKey};
 use crate::error::{ConfigSourceError, Conflict, RegistryError};
 use crate::source::{KeySetting, KeySettings, max_per_key, quoted};
-use crate::store::{Change, KeyChange, Layers};
+use crate::store::{AllLayers, Change, KeyChange, Layers};
 
 /// The keyed bulkheads, by id, and the keys' limits the sources give.
 pub(crate) struct KeyedStore {
@@ -135,9 +135,10 @@ impl KeyedStore {
     /// a bad value.
     pub(crate) fn plan(
         &self,
-        layers: &Layers<Bulkhead>,
+        layers: &AllLayers,
         settings: &KeySettings,
     ) -> Result<Vec<(String, Box<dyn Any + Send>)>, RegistryError> {
+        let layers = layers.of::<Bulkhead>();
         let inner = self.lock();
         let mut plan = Vec::new();
         for (id, entry) in &inner.entries {

@@ -94,9 +94,7 @@ impl Registry {
         // The keyed bulkheads, resolved under the new layers before any is
         // installed: all or nothing with the others.
         let key_settings = crate::source::key_settings(&sources)?;
-        let keyed = self
-            .keyed_store()
-            .plan(layers.of::<bulkhead_core::Bulkhead>(), &key_settings)?;
+        let keyed = self.keyed_store().plan(&layers, &key_settings)?;
         let mut budgets = self
             .inner
             .budgets

@@ -11,6 +11,7 @@ use bulkhead_core::{
 
 use super::names::{
     BREAKER_STATE, BREAKER_TRANSITIONS, CHAOS_INJECTIONS, CHAOS_LATENCY, FALLBACKS, HEDGES,
+    KEYED_REJECTIONS,
     LIMIT_CHANGES, LIMITER_REJECTIONS, MAX_CONCURRENT, OVERRUNS, REJECTIONS, RETRIES, RETRY_CALLS,
     SHED, TIMEOUTS,
 };
@@ -31,6 +32,10 @@ impl EventVisitor for Counter {
             BulkheadEventKind::Shed { priority, .. } => {
                 counter!(REJECTIONS, "instance" => instance).increment(1);
                 counter!(SHED, "instance" => instance, "priority" => priority.name()).increment(1);
+            }
+            BulkheadEventKind::KeyRejected { reason, .. } => {
+                counter!(KEYED_REJECTIONS, "instance" => instance, "reason" => reason.name())
+                    .increment(1);
             }
             BulkheadEventKind::LimitChanged { to, .. } => {
                 counter!(LIMIT_CHANGES, "instance" => instance).increment(1);
