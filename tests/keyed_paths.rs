@@ -45,7 +45,10 @@ fn a_keyed_bulkhead_through_the_facades_names() -> Result<(), Box<dyn std::error
         )),
         other => panic!("{other:?}"),
     }
-    assert_eq!(bulkhead::events::KeyRefusal::TooManyKeys.name(), "too_many_keys");
+    assert_eq!(
+        bulkhead::events::KeyRefusal::TooManyKeys.name(),
+        "too_many_keys"
+    );
     drop(held);
     Ok(())
 }

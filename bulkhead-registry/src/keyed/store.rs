@@ -103,7 +103,7 @@ impl KeyedStore {
         let resolved = resolve(id, layers, &spec, &code_keys, inner.settings.get(id))?;
         let keyed = KeyedBulkhead::with_keys(
             id,
-            resolved.config.clone(),
+            resolved.config,
             context.clone(),
             resolved.limits.iter().cloned(),
         )
@@ -137,7 +137,7 @@ impl KeyedStore {
         &self,
         layers: &AllLayers,
         settings: &KeySettings,
-    ) -> Result<Vec<(String, Box<dyn Any + Send>)>, RegistryError> {
+    ) -> Result<Plan, RegistryError> {
         let layers = layers.of::<Bulkhead>();
         let inner = self.lock();
         let mut plan = Vec::new();
@@ -151,12 +151,7 @@ impl KeyedStore {
 
     /// Installs `settings` and applies `plan` (from [`plan`](Self::plan))
     /// to the live keyed bulkheads, adding what changed to `changes`.
-    pub(crate) fn install(
-        &self,
-        settings: KeySettings,
-        plan: Vec<(String, Box<dyn Any + Send>)>,
-        changes: &mut Vec<Change>,
-    ) {
+    pub(crate) fn install(&self, settings: KeySettings, plan: Plan, changes: &mut Vec<Change>) {
         let mut inner = self.lock();
         inner.settings = settings;
         for (id, next) in plan {
@@ -176,6 +171,10 @@ impl KeyedStore {
             .collect()
     }
 }
+
+/// What a reload would change: the keyed bulkheads that change, each
+/// with what it resolved to (of its own key type).
+pub(crate) type Plan = Vec<(String, Box<dyn Any + Send>)>;
 
 /// What a declaration in code gives: see [`KeyedStore::get_or_make`].
 pub(crate) struct Declared<'a, K> {

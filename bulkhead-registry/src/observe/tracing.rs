@@ -7,7 +7,7 @@ use ::tracing::{Dispatch, Level, dispatcher, event};
 use bulkhead_core::{
     BulkheadEvent, BulkheadEventKind, ChaosEvent, ChaosEventKind, CircuitBreakerEvent,
     CircuitBreakerEventKind, CircuitState, Event, EventVisitor, FallbackEvent, FallbackEventKind,
-    FleetShareChanged, FleetShareReason, HedgeEvent, KeyRefusal, HedgeEventKind, RateLimiterEvent,
+    FleetShareChanged, FleetShareReason, HedgeEvent, HedgeEventKind, KeyRefusal, RateLimiterEvent,
     RateLimiterEventKind, RetryEvent, RetryEventKind, TimeoutEvent, TimeoutEventKind,
 };
 

@@ -63,10 +63,7 @@ pub(crate) fn from_toml(text: &str, source: &str) -> Result<KeySettings, Registr
         let Ok(kind) = super::parse_policy(policy, policy) else {
             continue;
         };
-        let Some(instances) = sections
-            .get("instances")
-            .and_then(toml::Value::as_table)
-        else {
+        let Some(instances) = sections.get("instances").and_then(toml::Value::as_table) else {
             continue;
         };
         for (id, keys) in instances {
@@ -91,7 +88,10 @@ pub(crate) fn from_toml(text: &str, source: &str) -> Result<KeySettings, Registr
                 for (field, value) in fields {
                     let full_key = format!("{at}.{field}");
                     let n = value.as_integer().ok_or_else(|| {
-                        malformed(format!("{full_key} must be a whole number, not a {}", value.type_str()))
+                        malformed(format!(
+                            "{full_key} must be a whole number, not a {}",
+                            value.type_str()
+                        ))
                     })?;
                     match field.as_str() {
                         "per_key" => entry.per_key = Some(limit(&full_key, n, 1)?),
@@ -143,7 +143,11 @@ pub(crate) fn quoted(key: &str) -> String {
         && key
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
-    if bare { key.to_owned() } else { format!("{key:?}") }
+    if bare {
+        key.to_owned()
+    } else {
+        format!("{key:?}")
+    }
 }
 
 /// Lays `next` over `settings`, field by field.
@@ -180,11 +184,8 @@ mod tests {
             }
         );
         assert_eq!(settings["api"]["a b"].per_key, Some(2));
-        let err = from_toml(
-            "[bulkhead.instances.api.keys.\"t 1\"]\nper_kye = 1",
-            "TOML",
-        )
-        .unwrap_err();
+        let err =
+            from_toml("[bulkhead.instances.api.keys.\"t 1\"]\nper_kye = 1", "TOML").unwrap_err();
         assert_eq!(err.code(), "CFG-001");
         assert!(
             err.to_string()
@@ -193,7 +194,10 @@ mod tests {
         );
         let err = from_toml("[bulkhead.instances.api.keys.t]\nper_key = 0", "TOML").unwrap_err();
         assert_eq!(err.code(), "ATR-003");
-        assert!(err.to_string().contains("bulkhead.instances.api.keys.t.per_key"));
+        assert!(
+            err.to_string()
+                .contains("bulkhead.instances.api.keys.t.per_key")
+        );
         let err = from_toml("[bulkhead.instances.api.keys]\nt = 3", "TOML").unwrap_err();
         assert_eq!(err.code(), "CFG-002");
     }

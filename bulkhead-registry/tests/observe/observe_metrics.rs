@@ -591,10 +591,15 @@ fn a_keyed_bulkhead_labels_its_busiest_keys_only() -> Result<(), Box<dyn std::er
     );
     assert_eq!(metrics["bulkhead_keyed_in_flight{instance=api}"], 55.0);
     assert_eq!(metrics["bulkhead_keyed_keys{instance=api}"], 50.0);
-    assert_eq!(metrics["bulkhead_keyed_max_concurrent{instance=api}"], 100.0);
+    assert_eq!(
+        metrics["bulkhead_keyed_max_concurrent{instance=api}"],
+        100.0
+    );
     assert_eq!(metrics["bulkhead_keyed_waiting{instance=api}"], 0.0);
     assert!(
-        !metrics.keys().any(|name| name.starts_with("bulkhead_in_flight")),
+        !metrics
+            .keys()
+            .any(|name| name.starts_with("bulkhead_in_flight")),
         "not a plain bulkhead"
     );
 
@@ -605,14 +610,26 @@ fn a_keyed_bulkhead_labels_its_busiest_keys_only() -> Result<(), Box<dyn std::er
     }
     exported.sample();
     let metrics = exported.read();
-    assert_eq!(metrics["bulkhead_keyed_key_in_flight{instance=api,key=7}"], 0.0);
-    assert_eq!(metrics["bulkhead_keyed_key_in_flight{instance=api,key=3}"], 2.0);
-    assert_eq!(metrics["bulkhead_keyed_key_in_flight{instance=api,key=_other}"], 0.0);
+    assert_eq!(
+        metrics["bulkhead_keyed_key_in_flight{instance=api,key=7}"],
+        0.0
+    );
+    assert_eq!(
+        metrics["bulkhead_keyed_key_in_flight{instance=api,key=3}"],
+        2.0
+    );
+    assert_eq!(
+        metrics["bulkhead_keyed_key_in_flight{instance=api,key=_other}"],
+        0.0
+    );
     let series = metrics
         .keys()
         .filter(|name| name.starts_with("bulkhead_keyed_key_in_flight"))
         .count();
-    assert!(series <= 2 + 1 + 2, "top, _other, and those set to 0: {series}");
+    assert!(
+        series <= 2 + 1 + 2,
+        "top, _other, and those set to 0: {series}"
+    );
     drop(permits);
     Ok(())
 }
@@ -631,7 +648,11 @@ fn a_keyed_bulkheads_rejections_are_counted_by_reason() -> Result<(), Box<dyn st
         let name = format!("bulkhead_keyed_rejections_total{{instance=api,reason={reason}}}");
         assert_eq!(registered.get(&name), Some(&0.0), "{name} registered at 0");
     }
-    let held = [api.try_enter("a")?, api.try_enter("a")?, api.try_enter("b")?];
+    let held = [
+        api.try_enter("a")?,
+        api.try_enter("a")?,
+        api.try_enter("b")?,
+    ];
     assert!(api.try_enter("a").is_err());
     assert!(api.try_enter("a").is_err());
     assert!(api.try_enter("b").is_err());
@@ -642,7 +663,11 @@ fn a_keyed_bulkheads_rejections_are_counted_by_reason() -> Result<(), Box<dyn st
         metrics[&format!("bulkhead_keyed_rejections_total{{instance=api,reason={reason}}}")]
     };
     assert_eq!(
-        (count("key_full"), count("global_full"), count("too_many_keys")),
+        (
+            count("key_full"),
+            count("global_full"),
+            count("too_many_keys")
+        ),
         (2.0, 1.0, 1.0)
     );
     assert!(!metrics.contains_key("bulkhead_rejections_total{instance=api}"));

@@ -171,8 +171,8 @@ fn bulkhead_events_carry_instance_policy_kind_and_their_fields() -> Result<(), R
 }
 
 #[test]
-fn a_keyed_bulkheads_refusals_name_their_reason_and_reg_017() -> Result<(), Box<dyn std::error::Error>>
-{
+fn a_keyed_bulkheads_refusals_name_their_reason_and_reg_017()
+-> Result<(), Box<dyn std::error::Error>> {
     let registry = Registry::builder()
         .clock(ManualClock::new())
         .config_toml("[bulkhead.instances.api]\nmax_concurrent = 3\nper_key = 2\nmax_keys = 2")?
@@ -180,7 +180,11 @@ fn a_keyed_bulkheads_refusals_name_their_reason_and_reg_017() -> Result<(), Box<
     let collector = Collector::default();
     let _observer = collector.observe(&registry);
     let api = registry.keyed_bulkhead::<String>("api")?;
-    let held = [api.try_enter("a")?, api.try_enter("a")?, api.try_enter("b")?];
+    let held = [
+        api.try_enter("a")?,
+        api.try_enter("a")?,
+        api.try_enter("b")?,
+    ];
     assert!(api.try_enter("a").is_err(), "a holds its 2");
     assert!(api.try_enter("b").is_err(), "3 in flight in all");
     assert!(api.try_enter("c").is_err(), "2 keys live");
@@ -201,7 +205,10 @@ fn a_keyed_bulkheads_refusals_name_their_reason_and_reg_017() -> Result<(), Box<
     assert!(events.iter().all(|e| e.field("instance") == "api"
         && e.field("policy") == "bulkhead"
         && e.level == Level::DEBUG));
-    assert!(events[2].field("message").starts_with("REG-017"), "{events:?}");
+    assert!(
+        events[2].field("message").starts_with("REG-017"),
+        "{events:?}"
+    );
     assert!(!events[0].field("message").contains("REG-017"));
     drop(held);
     Ok(())

@@ -37,7 +37,8 @@ reserved = 1
 // ------------------------------------------------------------- configuration
 
 #[test]
-fn a_keyed_bulkhead_resolves_its_configuration_as_a_bulkhead_does() -> Result<(), Box<dyn std::error::Error>> {
+fn a_keyed_bulkhead_resolves_its_configuration_as_a_bulkhead_does()
+-> Result<(), Box<dyn std::error::Error>> {
     let registry = toml(API);
     let api = registry.keyed_bulkhead::<String>("api")?;
     let config = api.config();
@@ -81,8 +82,7 @@ fn keys_of_other_types_are_parsed_from_configuration() -> Result<(), Box<dyn std
 
 #[test]
 fn a_reservation_above_the_keys_limit_is_atr_020_with_its_full_key() {
-    let registry =
-        toml("[bulkhead.instances.api.keys.\"tenant 42\"]\nper_key = 4\nreserved = 5");
+    let registry = toml("[bulkhead.instances.api.keys.\"tenant 42\"]\nper_key = 4\nreserved = 5");
     let err = registry.keyed_bulkhead::<String>("api").unwrap_err();
     assert_eq!(err.code(), "ATR-020");
     assert!(
@@ -103,7 +103,9 @@ fn reservations_above_max_concurrent_are_atr_020() {
     assert_eq!(err.code(), "ATR-020");
     assert!(
         err.to_string().contains("bulkhead.instances.api.keys: ")
-            && err.to_string().contains("add up to 7, above max_concurrent (6)"),
+            && err
+                .to_string()
+                .contains("add up to 7, above max_concurrent (6)"),
         "{err}"
     );
 }
@@ -124,18 +126,27 @@ fn a_bad_key_section_is_refused_when_the_source_is_given() {
         .config_toml("[bulkhead.instances.api.keys.t]\nper_key = 0")
         .unwrap_err();
     assert_eq!(err.code(), "ATR-003");
-    assert!(err.to_string().contains("bulkhead.instances.api.keys.t.per_key"));
+    assert!(
+        err.to_string()
+            .contains("bulkhead.instances.api.keys.t.per_key")
+    );
     let err = Registry::builder()
         .config_toml("[bulkhead.instances.api.keys.t]\nreserved = \"5\"")
         .unwrap_err();
     assert_eq!(err.code(), "CFG-002");
-    assert!(err.to_string().contains("keys.t.reserved must be a whole number"));
+    assert!(
+        err.to_string()
+            .contains("keys.t.reserved must be a whole number")
+    );
     // An unknown key of the instance itself is still CFG-001.
     let err = Registry::builder()
         .config_toml("[bulkhead.instances.api]\nper_kee = 3")
         .unwrap_err();
     assert_eq!(err.code(), "CFG-001");
-    assert!(err.to_string().contains("did you mean \"per_key\"?"), "{err}");
+    assert!(
+        err.to_string().contains("did you mean \"per_key\"?"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -168,7 +179,8 @@ fn the_builder_lays_configuration_over_code() -> Result<(), Box<dyn std::error::
 }
 
 #[test]
-fn declaring_one_id_alike_shares_it_and_otherwise_is_reg_008() -> Result<(), Box<dyn std::error::Error>> {
+fn declaring_one_id_alike_shares_it_and_otherwise_is_reg_008()
+-> Result<(), Box<dyn std::error::Error>> {
     let registry = Registry::new();
     let declare = |per_key: u32| {
         registry
@@ -270,12 +282,24 @@ fn a_reload_changes_the_limits_live() -> Result<(), Box<dyn std::error::Error>> 
         .find(|c| c.instance == "api")
         .expect("api changed");
     assert_eq!(change.policy, "bulkhead");
-    for key in ["max_concurrent", "per_key", "max_keys", "idle_evict", "max_wait"] {
-        assert!(change.key(key).is_some_and(|k| k.applied), "{key}: {change:?}");
+    for key in [
+        "max_concurrent",
+        "per_key",
+        "max_keys",
+        "idle_evict",
+        "max_wait",
+    ] {
+        assert!(
+            change.key(key).is_some_and(|k| k.applied),
+            "{key}: {change:?}"
+        );
     }
     let keys = change.key("keys").expect("the keys' limits changed");
     assert!(keys.applied, "{keys:?}");
-    assert!(keys.to.contains("tenant-42: per_key 12, reserved 5"), "{keys:?}");
+    assert!(
+        keys.to.contains("tenant-42: per_key 12, reserved 5"),
+        "{keys:?}"
+    );
     drop(held);
     // Nothing changed: nothing to report.
     assert!(registry.reload()?.iter().all(|c| c.instance != "api"));
@@ -286,8 +310,8 @@ fn a_reload_changes_the_limits_live() -> Result<(), Box<dyn std::error::Error>> 
 fn a_changed_reservation_waits_for_a_new_instance() -> Result<(), Box<dyn std::error::Error>> {
     let registry = toml("[bulkhead.instances.api.keys.gold]\nper_key = 4\nreserved = 2");
     let api = registry.keyed_bulkhead::<String>("api")?;
-    let changes = registry
-        .reload_toml("[bulkhead.instances.api.keys.gold]\nper_key = 4\nreserved = 3")?;
+    let changes =
+        registry.reload_toml("[bulkhead.instances.api.keys.gold]\nper_key = 4\nreserved = 3")?;
     let change = changes.iter().find(|c| c.instance == "api").unwrap();
     assert!(!change.applied);
     let keys = change.key("keys").unwrap();
@@ -301,7 +325,8 @@ fn a_changed_reservation_waits_for_a_new_instance() -> Result<(), Box<dyn std::e
 }
 
 #[test]
-fn a_reload_whose_keys_do_not_hold_together_changes_nothing() -> Result<(), Box<dyn std::error::Error>> {
+fn a_reload_whose_keys_do_not_hold_together_changes_nothing()
+-> Result<(), Box<dyn std::error::Error>> {
     let registry = toml("[bulkhead.instances.api]\nmax_concurrent = 8");
     let api = registry.keyed_bulkhead::<String>("api")?;
     registry.bulkhead_policy("db", "test", &BulkheadConfig::builder())?;
@@ -313,8 +338,15 @@ fn a_reload_whose_keys_do_not_hold_together_changes_nothing() -> Result<(), Box<
         )
         .unwrap_err();
     assert_eq!(err.code(), "ATR-020");
-    assert!(err.to_string().contains("bulkhead.instances.api.keys.gold.reserved"));
-    assert_eq!(registry.bulkhead("db")?.max_concurrent(), 25, "all or nothing");
+    assert!(
+        err.to_string()
+            .contains("bulkhead.instances.api.keys.gold.reserved")
+    );
+    assert_eq!(
+        registry.bulkhead("db")?.max_concurrent(),
+        25,
+        "all or nothing"
+    );
     assert_eq!(api.max_concurrent(), 8);
     Ok(())
 }
@@ -342,7 +374,12 @@ fn the_snapshot_lists_the_busiest_keys_up_to_its_bound() -> Result<(), Box<dyn s
     assert_eq!(keyed.instance, "api");
     assert_eq!(keyed.key_type, "u32");
     assert_eq!(
-        (keyed.in_flight, keyed.keys, keyed.busy_keys, keyed.max_concurrent),
+        (
+            keyed.in_flight,
+            keyed.keys,
+            keyed.busy_keys,
+            keyed.max_concurrent
+        ),
         (7, 4, 4, 20)
     );
     let top: Vec<(&str, u32)> = keyed

@@ -14,8 +14,8 @@ use crate::observe::names::{CIRCUIT_STATES, circuit_state};
 use bulkhead_core::KeyRefusal;
 
 use crate::{
-    BulkheadSnapshot, KeyedBulkheadSnapshot, ChaosSnapshot, CircuitBreakerSnapshot, RateLimiterSnapshot, RetrySnapshot,
-    TimeoutSnapshot,
+    BulkheadSnapshot, ChaosSnapshot, CircuitBreakerSnapshot, KeyedBulkheadSnapshot,
+    RateLimiterSnapshot, RetrySnapshot, TimeoutSnapshot,
 };
 
 pub(super) fn bulkhead(bulkhead: &BulkheadSnapshot) {
@@ -73,7 +73,8 @@ pub(super) fn keyed(keyed: &KeyedBulkheadSnapshot, shown: &mut Vec<String>) {
         KeyRefusal::GlobalFull,
         KeyRefusal::TooManyKeys,
     ] {
-        let _ = counter!(KEYED_REJECTIONS, "instance" => instance.clone(), "reason" => reason.name());
+        let _ =
+            counter!(KEYED_REJECTIONS, "instance" => instance.clone(), "reason" => reason.name());
     }
     let mut top_in_flight = 0u32;
     let now: Vec<String> = keyed.top.iter().map(|top| top.key.clone()).collect();
