@@ -150,6 +150,27 @@ fn a_bad_key_section_is_refused_when_the_source_is_given() {
 }
 
 #[test]
+fn keys_are_not_read_from_environment_variables() {
+    let err = Registry::builder()
+        .config_vars(
+            "APP_",
+            [("APP_BULKHEAD__INSTANCES__API__KEYS__GOLD__PER_KEY", "3")],
+        )
+        .unwrap_err();
+    assert_eq!(err.code(), "CFG-002");
+    assert!(err.to_string().contains("TOML only"), "{err}");
+    // The instance's own keys are, as for any bulkhead.
+    let registry = Registry::builder()
+        .config_vars("APP_", [("APP_BULKHEAD__INSTANCES__API__PER_KEY", "3")])
+        .unwrap()
+        .build();
+    assert_eq!(
+        registry.keyed_bulkhead::<String>("api").unwrap().per_key(),
+        3
+    );
+}
+
+#[test]
 fn an_unknown_base_config_is_reg_004() {
     let registry = toml("[bulkhead.instances.api]\nbase_config = \"nope\"");
     let err = registry.keyed_bulkhead::<String>("api").unwrap_err();
