@@ -40,7 +40,7 @@ pub use bulkhead_core::{
     BulkheadEvent, BulkheadEventKind, ChaosEvent, ChaosEventKind, CircuitBreakerEvent,
     CircuitBreakerEventKind, Event, EventBus, EventStream, EventVisitor, FallbackEvent,
     FallbackEventKind, FleetShareChanged, FleetShareReason, GiveUpReason, HedgeEvent,
-    HedgeEventKind, RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind,
+    HedgeEventKind, KeyRefusal, RateLimiterEvent, RateLimiterEventKind, RetryEvent, RetryEventKind,
     TimeoutEvent, TimeoutEventKind,
 };
 pub use bulkhead_registry::{InstanceEvents, PolicyEvent};

@@ -85,7 +85,12 @@
 //! - [`Bulkhead`], the semaphore itself, shared by sync and async callers,
 //!   with its configuration ([`BulkheadConfig`]), permits, and the handle
 //!   and snapshot the registry gives of it ([`BulkheadHandle`],
-//!   [`BulkheadSnapshot`]).
+//!   [`BulkheadSnapshot`]);
+//! - [`KeyedBulkhead`], a limit per key (a tenant, a user) under one
+//!   global limit (`registry.keyed_bulkhead::<K>(id)`), with its keys'
+//!   own limits ([`KeyLimits`]), its snapshot ([`KeyedSnapshot`],
+//!   [`KeyOccupancy`]), its async wait ([`KeyedEnter`]) and why it refused
+//!   a call ([`KeyRefusal`]).
 //!
 //! The other policies, one module each: [`retry`](mod@retry),
 //! [`circuit_breaker`](mod@circuit_breaker), [`timeout`](mod@timeout),
@@ -119,6 +124,9 @@ pub use bulkhead_core::{
     Adaptive, Bulkhead, BulkheadConfig, BulkheadConfigBuilder, BulkheadPermit, CallError,
     CallOutcome, Enter, EnterError, ManualClock, Occupancy, OwnedBulkheadPermit, Priority,
     Rejection, RejectionKind, ShedAt,
+};
+pub use bulkhead_core::{
+    KeyLimits, KeyOccupancy, KeyRefusal, KeyedBulkhead, KeyedEnter, KeyedSnapshot,
 };
 pub use bulkhead_registry::{
     BulkheadHandle, BulkheadSnapshot, Pipeline, Registry, RegistryBuilder, RegistryError,

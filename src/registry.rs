@@ -4,7 +4,11 @@
 //! what is given in code for the set of policies of one call;
 //! [`Conflict`], the two sides of a REG-008; and [`Handle`], what each
 //! policy's handle is (`BulkheadHandle` is `Handle<Bulkhead>`), with
-//! [`Policy`], what a handle shows of its policy.
+//! [`Policy`], what a handle shows of its policy. For keyed bulkheads
+//! (`registry.keyed_bulkhead::<K>(id)`): [`BulkheadKey`], what a key type
+//! needs; [`KeyedBulkheadBuilder`], one declared with values in code; and
+//! [`KeyedBulkheadSnapshot`] with its [`TopKey`]s, in the registry's
+//! snapshot.
 //!
 //! [`Registry`](crate::Registry), its builder and its error are at the
 //! crate's root.
@@ -25,5 +29,6 @@
 //! ```
 
 pub use bulkhead_registry::{
-    Conflict, Declarations, Handle, Policy, PolicySpecs, RegistrySnapshot,
+    BulkheadKey, Conflict, Declarations, Handle, KeyedBulkheadBuilder, KeyedBulkheadSnapshot,
+    Policy, PolicySpecs, RegistrySnapshot, TopKey,
 };

@@ -1,4 +1,11 @@
 //! The coded errors of the registry.
+//!
+//! REG-017 is no [`RegistryError`]: it is the code of a keyed bulkhead's
+//! refusal of a new key while `max_keys` keys are live, carried by the
+//! `KeyRejected` events whose reason is
+//! [`KeyRefusal::TooManyKeys`](bulkhead_core::KeyRefusal::TooManyKeys), and
+//! by the `tracing` events and metric labels made of them (the call itself
+//! fails with `BulkheadFull`).
 
 use bulkhead_core::ConfigError;
 
@@ -116,6 +123,22 @@ pub enum RegistryError {
         /// The operating system's reason.
         message: String,
     },
+    /// One id asked for as two kinds of bulkhead (REG-018): a bulkhead and
+    /// a keyed bulkhead, or keyed bulkheads of two key types. A bulkhead id
+    /// names one instance, whose configuration `[bulkhead.instances.<id>]`
+    /// gives.
+    #[error(
+        "REG-018: bulkhead id {instance:?} is already {declared}; it cannot also be {requested}: use another id"
+    )]
+    KindConflict {
+        /// The id.
+        instance: String,
+        /// What it is: `a bulkhead`, or `a keyed bulkhead with keys of
+        /// type ...`.
+        declared: String,
+        /// What it was asked for as.
+        requested: String,
+    },
     /// A configuration source (TOML, a file, environment variables) cannot
     /// be read as configuration: CFG-001 to CFG-004, its code and message
     /// the [`ConfigSourceError`]'s.
@@ -137,6 +160,7 @@ impl RegistryError {
             RegistryError::FleetConfig { .. } => "REG-014",
             RegistryError::FleetConflict { .. } => "REG-015",
             RegistryError::FleetStart { .. } => "REG-016",
+            RegistryError::KindConflict { .. } => "REG-018",
             RegistryError::ConfigSource(error) => error.code(),
         }
     }

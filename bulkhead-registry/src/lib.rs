@@ -28,6 +28,7 @@ mod events;
 pub mod fleet;
 mod function;
 mod handle;
+mod keyed;
 #[cfg(any(feature = "metrics", feature = "tracing"))]
 #[cfg_attr(
     bulkhead_docsrs,
@@ -51,6 +52,7 @@ pub use events::{InstanceEvents, PolicyEvent};
 #[doc(hidden)]
 pub use function::{FnPolicy, FunctionPolicy, MethodPolicy};
 pub use handle::Handle;
+pub use keyed::{BulkheadKey, KeyedBulkheadBuilder, KeyedBulkheadSnapshot, TopKey};
 pub use pipeline::{Pipeline, PipelineBuilder};
 pub use policy::{
     BulkheadHandle, BulkheadSnapshot, ChaosHandle, ChaosSnapshot, CircuitBreakerHandle,

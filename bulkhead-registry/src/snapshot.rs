@@ -2,6 +2,7 @@
 //! Each policy's snapshot type is in its file of `policy/`.
 
 use crate::fleet::FleetSnapshot;
+use crate::keyed::KeyedBulkheadSnapshot;
 use crate::policy::{
     BulkheadSnapshot, ChaosSnapshot, CircuitBreakerSnapshot, FallbackSnapshot, HedgeSnapshot,
     RateLimiterSnapshot, RetrySnapshot, TimeoutSnapshot,
@@ -13,6 +14,7 @@ impl Registry {
     pub fn snapshot(&self) -> RegistrySnapshot {
         let mut snapshot = RegistrySnapshot {
             fleets: self.fleet_snapshots(),
+            keyed_bulkheads: self.keyed_store().snapshots(self.top_keys()),
             ..RegistrySnapshot::default()
         };
         for store in self.stores().all() {
@@ -35,6 +37,7 @@ pub struct RegistrySnapshot {
     pub(crate) fallbacks: Vec<FallbackSnapshot>,
     pub(crate) chaos: Vec<ChaosSnapshot>,
     pub(crate) fleets: Vec<FleetSnapshot>,
+    pub(crate) keyed_bulkheads: Vec<KeyedBulkheadSnapshot>,
 }
 
 impl RegistrySnapshot {

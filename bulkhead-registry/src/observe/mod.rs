@@ -62,6 +62,7 @@
 //! | `policy` | `kind` | level | other fields |
 //! |---|---|---|---|
 //! | `bulkhead` | `rejected` | DEBUG | `max_concurrent`, `waited` (whether the call waited before it was rejected) |
+//! | `bulkhead` | `key_rejected` | DEBUG | `reason` (`key_full`, `global_full`, `too_many_keys`: a new key past `max_keys`, whose message starts with REG-017), `limit` (the key's `per_key`, `max_concurrent` or `max_keys`), `waited` |
 //! | `bulkhead` | `limit_changed` | INFO | `from`, `to` |
 //! | `retry` | `retrying` | DEBUG | `attempt` (the one that failed, from 1), `delay` (before the next), `cause` |
 //! | `retry` | `succeeded` | DEBUG | `attempts` |
@@ -120,6 +121,12 @@
 //! | `bulkhead_adaptive_recent_latency_seconds` | gauge | seconds | `instance` | sample, only for adaptive bulkheads | the mean latency of the successful calls of its last window |
 //! | `bulkhead_adaptive_errors_total` | counter | count | `instance` | sample, only for adaptive bulkheads | calls that returned an error (counted, not a congestion signal by default) |
 //! | `bulkhead_adaptive_drops_total` | counter | count | `instance` | sample, only for adaptive bulkheads | calls dropped before they ended (timed out, cancelled) |
+//! | `bulkhead_keyed_in_flight` | gauge | count | `instance` | sample, only for keyed bulkheads | calls holding a slot, all keys together |
+//! | `bulkhead_keyed_waiting` | gauge | count | `instance` | sample, only for keyed bulkheads | calls waiting for a slot |
+//! | `bulkhead_keyed_max_concurrent` | gauge | count | `instance` | sample, only for keyed bulkheads | the limit of all keys together |
+//! | `bulkhead_keyed_keys` | gauge | count | `instance` | sample, only for keyed bulkheads | live keys |
+//! | `bulkhead_keyed_key_in_flight` | gauge | count | `instance`, `key` | sample, only for keyed bulkheads | calls holding a slot, for each of the keys holding the most (the registry's `snapshot_top_keys`, 10 by default) and the rest together as `key="_other"`; a key that leaves the top list is set to 0 |
+//! | `bulkhead_keyed_rejections_total` | counter | count | `instance`, `reason` | event | calls a keyed bulkhead rejected with `BulkheadFull`, by `reason`: `key_full`, `global_full` or `too_many_keys` (REG-017); not in `bulkhead_rejections_total` |
 //! | `bulkhead_retries_total` | counter | count | `instance`, `cause` | event | failed attempts followed by another; `cause` as in the tracing fields |
 //! | `bulkhead_retry_calls_total` | counter | count | `instance`, `outcome` | event | calls that ended after a failed attempt: `outcome` is `succeeded_after_retry`, `exhausted`, `aborted`, `budget_exhausted` or `gave_up` |
 //! | `bulkhead_retry_budget_available` | gauge | count | `instance` | sample, only for a retry with a budget | retries and hedges the budget allows now |

@@ -7,7 +7,7 @@ use ::tracing::{Dispatch, Level, dispatcher, event};
 use bulkhead_core::{
     BulkheadEvent, BulkheadEventKind, ChaosEvent, ChaosEventKind, CircuitBreakerEvent,
     CircuitBreakerEventKind, CircuitState, Event, EventVisitor, FallbackEvent, FallbackEventKind,
-    FleetShareChanged, FleetShareReason, HedgeEvent, HedgeEventKind, RateLimiterEvent,
+    FleetShareChanged, FleetShareReason, HedgeEvent, HedgeEventKind, KeyRefusal, RateLimiterEvent,
     RateLimiterEventKind, RetryEvent, RetryEventKind, TimeoutEvent, TimeoutEventKind,
 };
 
@@ -116,6 +116,20 @@ impl EventVisitor for Tracer {
             } => emit!(DEBUG, event, Bulkhead, "shed";
                 priority = priority.name(), threshold, max_concurrent,
                 "class past its share of the limit: call shed"),
+            BulkheadEventKind::KeyRejected {
+                reason: reason @ KeyRefusal::TooManyKeys,
+                limit,
+                waited,
+            } => emit!(DEBUG, event, Bulkhead, "key_rejected";
+                reason = reason.name(), limit, waited,
+                "REG-017: new key refused, max_keys keys are live: call rejected"),
+            BulkheadEventKind::KeyRejected {
+                reason,
+                limit,
+                waited,
+            } => emit!(DEBUG, event, Bulkhead, "key_rejected";
+                reason = reason.name(), limit, waited,
+                "keyed bulkhead full: call rejected"),
             BulkheadEventKind::LimitChanged { from, to } => {
                 emit!(INFO, event, Bulkhead, "limit_changed";
                     from, to, "bulkhead limit changed")

@@ -125,6 +125,13 @@ impl Managed for Bulkhead {
         spec: &BulkheadConfigBuilder,
     ) -> Result<Bulkhead, RegistryError> {
         let registry = declarations.registry();
+        if let Some(key_type) = registry.keyed_store().key_type(id) {
+            return Err(RegistryError::KindConflict {
+                instance: id.to_owned(),
+                declared: crate::keyed::keyed_of(key_type),
+                requested: "a bulkhead".to_owned(),
+            });
+        }
         let bulkheads = registry.stores().of::<Bulkhead>();
         let config = bulkheads.resolve(id, spec)?;
         // A bulkhead already declared (registered, or staged by an open

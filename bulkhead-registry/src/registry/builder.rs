@@ -46,6 +46,7 @@ pub struct RegistryBuilder {
     /// The sources, in the order given, with the settings they held.
     sources: Vec<Given>,
     track_sizing: bool,
+    top_keys: usize,
 }
 
 /// A source as it was given, and what it held then.
@@ -64,6 +65,7 @@ impl Default for RegistryBuilder {
             programmatic: AllLayers::default(),
             sources: Vec::new(),
             track_sizing: false,
+            top_keys: crate::keyed::DEFAULT_TOP_KEYS,
         }
     }
 }
@@ -82,6 +84,15 @@ impl RegistryBuilder {
     /// admitted call, and one addition per rejection.
     pub fn track_sizing(mut self, track: bool) -> Self {
         self.track_sizing = track;
+        self
+    }
+
+    /// How many keys of each keyed bulkhead a
+    /// [`snapshot`](Registry::snapshot) lists (those holding the most
+    /// slots; 10 by default), and so how many the metrics exporter labels
+    /// one by one.
+    pub fn snapshot_top_keys(mut self, top: usize) -> Self {
+        self.top_keys = top;
         self
     }
 
@@ -218,6 +229,8 @@ impl RegistryBuilder {
     fn source(mut self, source: Source) -> Result<Self, RegistryError> {
         let settings = source.settings()?;
         let resources = source.resource_settings()?;
+        // Keyed bulkheads' keys: read now so that a bad one names this source.
+        source.key_settings()?;
         // Checked against a scratch copy now, so that errors name this source.
         AllLayers::default().apply(&settings)?;
         self.sources.push(Given {
@@ -295,6 +308,9 @@ impl RegistryBuilder {
         // Each source was applied on its own when it was given; together
         // they cannot fail.
         let layers = self.layers().unwrap_or_else(|_| self.programmatic.clone());
+        let sources: Vec<Source> = self.sources.into_iter().map(|given| given.source).collect();
+        // Read when each source was given.
+        let keys = crate::source::key_settings(&sources).unwrap_or_default();
         Registry {
             inner: Arc::new(Inner {
                 context: PolicyContext::new(self.clock)
@@ -304,13 +320,15 @@ impl RegistryBuilder {
                 events,
                 stores: Stores::new(layers),
                 programmatic: self.programmatic,
-                sources: Mutex::new(self.sources.into_iter().map(|given| given.source).collect()),
+                sources: Mutex::new(sources),
                 declaring: Serial::default(),
                 next_batch: AtomicU64::new(0),
                 windows: Mutex::new(Windows::default()),
                 budgets: Mutex::new(Budgets::default()),
                 function_errors: Mutex::new(Vec::new()),
                 fleets: super::fleet::Fleets::default(),
+                keyed: crate::keyed::KeyedStore::new(keys),
+                top_keys: self.top_keys,
             }),
         }
     }

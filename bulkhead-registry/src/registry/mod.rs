@@ -89,6 +89,10 @@ struct Inner {
     function_errors: Mutex<Vec<RegistryError>>,
     /// The backends of the fleets that share resources' budgets.
     fleets: fleet::Fleets,
+    /// The keyed bulkheads, and their keys' limits from the sources.
+    keyed: crate::keyed::KeyedStore,
+    /// How many keys of each keyed bulkhead a snapshot lists.
+    top_keys: usize,
 }
 
 static GLOBAL: OnceLock<Registry> = OnceLock::new();
@@ -185,8 +189,23 @@ impl Registry {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn lock_declaring(&self) -> SerialGuard<'_> {
+    pub(crate) fn lock_declaring(&self) -> SerialGuard<'_> {
         self.inner.declaring.lock()
+    }
+
+    /// The context every policy of this registry is made with.
+    pub(crate) fn context(&self) -> &PolicyContext {
+        &self.inner.context
+    }
+
+    /// The keyed bulkheads.
+    pub(crate) fn keyed_store(&self) -> &crate::keyed::KeyedStore {
+        &self.inner.keyed
+    }
+
+    /// How many keys of each keyed bulkhead a snapshot lists.
+    pub(crate) fn top_keys(&self) -> usize {
+        self.inner.top_keys
     }
 }
 
@@ -197,6 +216,7 @@ impl fmt::Debug for Registry {
         for store in self.inner.stores.all() {
             debug.field(store.kind().plural(), &store.len());
         }
+        debug.field("keyed_bulkheads", &self.inner.keyed.len());
         debug.field("fleets", &self.inner.fleets);
         debug.finish_non_exhaustive()
     }

@@ -91,6 +91,10 @@ impl Registry {
         // yet must be valid too, not fail only when it is declared.
         layers.validate()?;
         let resources = crate::source::resources(&sources)?;
+        // The keyed bulkheads, resolved under the new layers before any is
+        // installed: all or nothing with the others.
+        let key_settings = crate::source::key_settings(&sources)?;
+        let keyed = self.keyed_store().plan(&layers, &key_settings)?;
         let mut budgets = self
             .inner
             .budgets
@@ -110,6 +114,8 @@ impl Registry {
             }
         };
         drop(budgets);
+        self.keyed_store()
+            .install(key_settings, keyed, &mut changes);
         self.declare_resources(&resources, &mut changes, false)?;
         *self.lock_sources() = sources;
         self.sync_rooms();

@@ -101,6 +101,13 @@ fn setting(variable: &str, rest: &str, value: &str) -> Result<Setting, ConfigSou
         message,
     };
     let parts: Vec<&str> = rest.split("__").collect();
+    if let [_, _, _, keys, _, _] = parts[..]
+        && keys.eq_ignore_ascii_case(super::keys::KEYS)
+    {
+        return Err(malformed(
+            "a keyed bulkhead's keys are read from TOML only ([bulkhead.instances.<id>.keys.\"<key>\"]): a variable's name cannot hold a key as written".to_owned(),
+        ));
+    }
     let [policy, section, name, key] = parts[..] else {
         return Err(malformed(
             "expected <POLICY>__<CONFIGS|INSTANCES>__<NAME>__<KEY> after the prefix".to_owned(),

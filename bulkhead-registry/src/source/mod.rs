@@ -7,6 +7,7 @@
 //! `base_config`, the named configuration they start from.
 
 mod env;
+mod keys;
 mod names;
 mod resources;
 mod setting;
@@ -14,6 +15,7 @@ mod toml;
 mod value;
 
 pub(crate) use env::from_env;
+pub(crate) use keys::{KeySetting, KeySettings, max_per_key, quoted};
 pub(crate) use names::{parse_policy, suggest};
 pub(crate) use resources::{ResourceSetting, ResourceSpec};
 pub(crate) use setting::{Setting, Target, env_name, normalize};
@@ -58,6 +60,20 @@ pub(crate) fn resource_specs<'a>(
     resources::specs(&settings)
 }
 
+/// The limits of single keys of keyed bulkheads `sources` give (TOML
+/// only: see `keys.rs`), a later source's fields over an earlier one's.
+///
+/// # Errors
+///
+/// The first error of any source.
+pub(crate) fn key_settings(sources: &[Source]) -> Result<KeySettings, RegistryError> {
+    let mut settings = KeySettings::new();
+    for source in sources {
+        keys::merge(&mut settings, source.key_settings()?);
+    }
+    Ok(settings)
+}
+
 /// A configuration source, as given to the registry builder; kept so that
 /// [`Registry::reload`](crate::Registry::reload) can read it again. Its
 /// `Debug` shows no text or value: they may hold a secret (a fleet's Redis
@@ -94,6 +110,13 @@ impl Source {
         self.read(toml::resources_from_toml, |prefix, vars| {
             env::resources_from_env(prefix, vars)
         })
+    }
+
+    /// The limits of single keys of keyed bulkheads the source gives
+    /// (`[bulkhead.instances.<id>.keys."<key>"]`; none from the
+    /// environment).
+    pub(crate) fn key_settings(&self) -> Result<KeySettings, RegistryError> {
+        self.read(keys::from_toml, |_, _| Ok(KeySettings::new()))
     }
 
     /// Whether the source is environment variables.

@@ -64,6 +64,10 @@ pub(crate) fn from_toml(text: &str, source: &str) -> Result<Vec<Setting>, Config
                     malformed(format!("{policy}.{section}.{name} must be a table of keys"))
                 })?;
                 for (key, value) in keys {
+                    // A keyed bulkhead's keys: read by `keys.rs`.
+                    if section == "instances" && super::keys::is_keys_table(kind, key, value) {
+                        continue;
+                    }
                     let full_key = format!("{policy}.{section}.{name}.{key}");
                     settings.push(Setting {
                         policy: kind,

@@ -79,6 +79,14 @@ impl fmt::Debug for AllLayers {
 }
 
 impl AllLayers {
+    /// The layers of `P`.
+    pub(crate) fn of<P: Managed>(&self) -> &Layers<P> {
+        let layers: &dyn Any = &*self.0[P::KIND as usize];
+        layers
+            .downcast_ref()
+            .expect("a kind's place holds its layers")
+    }
+
     /// The layers of `P`, to change them.
     pub(crate) fn of_mut<P: Managed>(&mut self) -> &mut Layers<P> {
         let layers: &mut dyn Any = &mut *self.0[P::KIND as usize];

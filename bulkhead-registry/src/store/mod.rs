@@ -75,6 +75,11 @@ impl<P: Managed> Store<P> {
         self.staged.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// `f` of the current layers.
+    pub(crate) fn with_layers<T>(&self, f: impl FnOnce(&Layers<P>) -> T) -> T {
+        f(&self.layers())
+    }
+
     /// The registered instance `id`.
     pub(crate) fn get(&self, id: &str) -> Result<P, RegistryError> {
         match self.instances.get(id) {

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use bulkhead_core::{CallError, ManualClock, Rejection};
 use bulkhead_registry::observe::{ObserverHandle, export_metrics_to};
-use bulkhead_registry::{Pipeline, Registry, RegistryError};
+use bulkhead_registry::{Pipeline, Registry, RegistryBuilder, RegistryError};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 
 const INTERVAL: Duration = Duration::from_secs(10);
@@ -22,11 +22,13 @@ struct Exported {
 
 impl Exported {
     fn new(track_sizing: bool) -> Self {
+        Exported::with(|builder| builder.track_sizing(track_sizing))
+    }
+
+    /// A registry `configure` makes of a builder on a manual clock.
+    fn with(configure: impl FnOnce(RegistryBuilder) -> RegistryBuilder) -> Self {
         let clock = ManualClock::new();
-        let registry = Registry::builder()
-            .clock(clock.clone())
-            .track_sizing(track_sizing)
-            .build();
+        let registry = configure(Registry::builder().clock(clock.clone())).build();
         let recorder = DebuggingRecorder::new();
         let snapshotter = recorder.snapshotter();
         let observer =
@@ -546,5 +548,129 @@ fn hedges_fallbacks_and_the_retry_budget_are_counted() -> Result<(), RegistryErr
         metrics["bulkhead_fallbacks_total{cause=BulkheadFull,instance=fallen-back}"],
         1.0
     );
+    Ok(())
+}
+
+#[test]
+fn a_keyed_bulkhead_labels_its_busiest_keys_only() -> Result<(), Box<dyn std::error::Error>> {
+    let exported = Exported::with(|builder| {
+        builder
+            .snapshot_top_keys(2)
+            .config_toml("[bulkhead.instances.api]\nmax_concurrent = 100\nper_key = 10")
+            .expect("valid TOML")
+    });
+    let api = exported.registry.keyed_bulkhead::<u32>("api")?;
+    // 50 keys, 1 to 4 calls each: one label per key would be 50 series.
+    let mut permits = Vec::new();
+    for key in 0..50u32 {
+        let calls = match key {
+            7 => 4,
+            9 => 3,
+            _ => 1,
+        };
+        for _ in 0..calls {
+            permits.push(api.try_enter(&key)?);
+        }
+    }
+    exported.sample();
+    let metrics = exported.read();
+    let keys: BTreeMap<&str, f64> = metrics
+        .iter()
+        .filter_map(|(name, value)| {
+            let labels = name.strip_prefix("bulkhead_keyed_key_in_flight{")?;
+            Some((labels.trim_end_matches('}'), *value))
+        })
+        .collect();
+    assert_eq!(
+        keys,
+        BTreeMap::from([
+            ("instance=api,key=7", 4.0),
+            ("instance=api,key=9", 3.0),
+            ("instance=api,key=_other", 48.0),
+        ])
+    );
+    assert_eq!(metrics["bulkhead_keyed_in_flight{instance=api}"], 55.0);
+    assert_eq!(metrics["bulkhead_keyed_keys{instance=api}"], 50.0);
+    assert_eq!(
+        metrics["bulkhead_keyed_max_concurrent{instance=api}"],
+        100.0
+    );
+    assert_eq!(metrics["bulkhead_keyed_waiting{instance=api}"], 0.0);
+    assert!(
+        !metrics
+            .keys()
+            .any(|name| name.starts_with("bulkhead_in_flight")),
+        "not a plain bulkhead"
+    );
+
+    // Key 7 goes quiet and leaves the top list: its series reads 0.
+    permits.retain(|_| false);
+    for _ in 0..2 {
+        permits.push(api.try_enter(&3)?);
+    }
+    exported.sample();
+    let metrics = exported.read();
+    assert_eq!(
+        metrics["bulkhead_keyed_key_in_flight{instance=api,key=7}"],
+        0.0
+    );
+    assert_eq!(
+        metrics["bulkhead_keyed_key_in_flight{instance=api,key=3}"],
+        2.0
+    );
+    assert_eq!(
+        metrics["bulkhead_keyed_key_in_flight{instance=api,key=_other}"],
+        0.0
+    );
+    let series = metrics
+        .keys()
+        .filter(|name| name.starts_with("bulkhead_keyed_key_in_flight"))
+        .count();
+    assert!(
+        series <= 2 + 1 + 2,
+        "top, _other, and those set to 0: {series}"
+    );
+    drop(permits);
+    Ok(())
+}
+
+#[test]
+fn a_keyed_bulkheads_rejections_are_counted_by_reason() -> Result<(), Box<dyn std::error::Error>> {
+    let exported = Exported::with(|builder| {
+        builder
+            .config_toml("[bulkhead.instances.api]\nmax_concurrent = 3\nper_key = 2\nmax_keys = 2")
+            .expect("valid TOML")
+    });
+    let api = exported.registry.keyed_bulkhead::<String>("api")?;
+    exported.sample();
+    let registered = exported.read();
+    for reason in ["key_full", "global_full", "too_many_keys"] {
+        let name = format!("bulkhead_keyed_rejections_total{{instance=api,reason={reason}}}");
+        assert_eq!(registered.get(&name), Some(&0.0), "{name} registered at 0");
+    }
+    let held = [
+        api.try_enter("a")?,
+        api.try_enter("a")?,
+        api.try_enter("b")?,
+    ];
+    assert!(api.try_enter("a").is_err());
+    assert!(api.try_enter("a").is_err());
+    assert!(api.try_enter("b").is_err());
+    assert!(api.try_enter("c").is_err());
+    exported.handled(4);
+    let metrics = exported.read();
+    let count = |reason: &str| {
+        metrics[&format!("bulkhead_keyed_rejections_total{{instance=api,reason={reason}}}")]
+    };
+    assert_eq!(
+        (
+            count("key_full"),
+            count("global_full"),
+            count("too_many_keys")
+        ),
+        (2.0, 1.0, 1.0)
+    );
+    assert!(!metrics.contains_key("bulkhead_rejections_total{instance=api}"));
+    drop(held);
     Ok(())
 }

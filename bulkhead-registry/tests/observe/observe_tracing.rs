@@ -171,6 +171,50 @@ fn bulkhead_events_carry_instance_policy_kind_and_their_fields() -> Result<(), R
 }
 
 #[test]
+fn a_keyed_bulkheads_refusals_name_their_reason_and_reg_017()
+-> Result<(), Box<dyn std::error::Error>> {
+    let registry = Registry::builder()
+        .clock(ManualClock::new())
+        .config_toml("[bulkhead.instances.api]\nmax_concurrent = 3\nper_key = 2\nmax_keys = 2")?
+        .build();
+    let collector = Collector::default();
+    let _observer = collector.observe(&registry);
+    let api = registry.keyed_bulkhead::<String>("api")?;
+    let held = [
+        api.try_enter("a")?,
+        api.try_enter("a")?,
+        api.try_enter("b")?,
+    ];
+    assert!(api.try_enter("a").is_err(), "a holds its 2");
+    assert!(api.try_enter("b").is_err(), "3 in flight in all");
+    assert!(api.try_enter("c").is_err(), "2 keys live");
+
+    let events = collector.wait_for(3);
+    let seen: Vec<(&str, &str, &str)> = events
+        .iter()
+        .map(|e| (e.field("kind"), e.field("reason"), e.field("limit")))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("key_rejected", "key_full", "2"),
+            ("key_rejected", "global_full", "3"),
+            ("key_rejected", "too_many_keys", "2"),
+        ]
+    );
+    assert!(events.iter().all(|e| e.field("instance") == "api"
+        && e.field("policy") == "bulkhead"
+        && e.level == Level::DEBUG));
+    assert!(
+        events[2].field("message").starts_with("REG-017"),
+        "{events:?}"
+    );
+    assert!(!events[0].field("message").contains("REG-017"));
+    drop(held);
+    Ok(())
+}
+
+#[test]
 fn retry_events_name_their_cause() -> Result<(), RegistryError> {
     let (registry, _clock) = manual_registry();
     let collector = Collector::default();

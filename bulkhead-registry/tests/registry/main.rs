@@ -4,7 +4,8 @@
 //! `fuzz_config`), resource budgets (`resources`), shared pools (`pools`),
 //! sizing from live traffic (`sizing`), sets of policies declared at once
 //! (`policy_specs`), chaos policies configured and reloaded live
-//! (`chaos`), and the files a new policy touches (`policy_files`).
+//! (`chaos`), keyed bulkheads (`keyed`), and the files a new policy
+//! touches (`policy_files`).
 //!
 //! No fleet kind is linked into this binary: the fleet keys of
 //! `[resources.<name>]` are unknown keys here (`fleet_seam` links one).
@@ -12,6 +13,7 @@
 mod chaos;
 mod config;
 mod fuzz_config;
+mod keyed;
 mod policy_files;
 mod policy_specs;
 mod pools;

@@ -36,6 +36,9 @@ fn own(kind: PolicyKind) -> &'static [&'static str] {
             "budget.rs",
             "fleet/mod.rs",
             "function/policy.rs",
+            // Keyed bulkheads: configured and resolved as bulkheads.
+            "keyed/mod.rs",
+            "keyed/store.rs",
             "observe/metrics/samples.rs",
             "registry/declare.rs",
             "registry/fleet.rs",

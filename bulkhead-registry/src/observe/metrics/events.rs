@@ -11,8 +11,8 @@ use bulkhead_core::{
 
 use super::names::{
     BREAKER_STATE, BREAKER_TRANSITIONS, CHAOS_INJECTIONS, CHAOS_LATENCY, FALLBACKS, HEDGES,
-    LIMIT_CHANGES, LIMITER_REJECTIONS, MAX_CONCURRENT, OVERRUNS, REJECTIONS, RETRIES, RETRY_CALLS,
-    SHED, TIMEOUTS,
+    KEYED_REJECTIONS, LIMIT_CHANGES, LIMITER_REJECTIONS, MAX_CONCURRENT, OVERRUNS, REJECTIONS,
+    RETRIES, RETRY_CALLS, SHED, TIMEOUTS,
 };
 use crate::observe::names::{cause, circuit_state};
 
@@ -31,6 +31,10 @@ impl EventVisitor for Counter {
             BulkheadEventKind::Shed { priority, .. } => {
                 counter!(REJECTIONS, "instance" => instance).increment(1);
                 counter!(SHED, "instance" => instance, "priority" => priority.name()).increment(1);
+            }
+            BulkheadEventKind::KeyRejected { reason, .. } => {
+                counter!(KEYED_REJECTIONS, "instance" => instance, "reason" => reason.name())
+                    .increment(1);
             }
             BulkheadEventKind::LimitChanged { to, .. } => {
                 counter!(LIMIT_CHANGES, "instance" => instance).increment(1);

@@ -4,6 +4,7 @@ mod events;
 mod names;
 mod samples;
 
+use std::collections::HashMap;
 use std::io;
 use std::time::Duration;
 
@@ -91,6 +92,7 @@ fn spawn(
     };
     let mut exporter = Exporter {
         registry: registry.clone(),
+        keys_shown: HashMap::new(),
     };
     observer::spawn(
         "bulkhead-metrics",
@@ -112,6 +114,8 @@ fn spawn(
 /// Turns events into counter increments and samples into gauges.
 struct Exporter {
     registry: Registry,
+    /// The keys each keyed bulkhead's sample labelled last.
+    keys_shown: HashMap<String, Vec<String>>,
 }
 
 impl Sink for Exporter {
@@ -142,6 +146,10 @@ impl Sink for Exporter {
                 // Their counters all come from events.
                 PolicyKind::Hedge | PolicyKind::Fallback => {}
             }
+        }
+        for keyed in snapshot.keyed_bulkheads() {
+            let shown = self.keys_shown.entry(keyed.instance.clone()).or_default();
+            samples::keyed(keyed, shown);
         }
         snapshot.fleets().iter().for_each(samples::fleet);
     }

@@ -44,6 +44,17 @@ metrics! {
         "Calls of an adaptive bulkhead that returned an error.";
     ADAPTIVE_DROPS = "bulkhead_adaptive_drops_total", true, Count,
         "Calls of an adaptive bulkhead dropped before they ended (timed out, cancelled).";
+    KEYED_IN_FLIGHT = "bulkhead_keyed_in_flight", false, Count,
+        "Calls holding a slot of the keyed bulkhead, all keys together.";
+    KEYED_WAITING = "bulkhead_keyed_waiting", false, Count,
+        "Calls waiting for a slot of the keyed bulkhead.";
+    KEYED_MAX_CONCURRENT = "bulkhead_keyed_max_concurrent", false, Count,
+        "The keyed bulkhead's limit of all keys together.";
+    KEYED_KEYS = "bulkhead_keyed_keys", false, Count, "The keyed bulkhead's live keys.";
+    KEYED_KEY_IN_FLIGHT = "bulkhead_keyed_key_in_flight", false, Count,
+        "Calls holding a slot of the keyed bulkhead, for its busiest keys, the others as key=_other.";
+    KEYED_REJECTIONS = "bulkhead_keyed_rejections_total", true, Count,
+        "Calls the keyed bulkhead rejected, by reason: key_full, global_full, too_many_keys.";
     RETRIES = "bulkhead_retries_total", true, Count,
         "Failed attempts followed by another, by cause.";
     RETRY_CALLS = "bulkhead_retry_calls_total", true, Count,

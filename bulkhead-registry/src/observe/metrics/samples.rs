@@ -11,9 +11,11 @@ use super::names::{
     LIMITER_WAITING, MAX_CONCURRENT, OVERRUNS, REJECTIONS, RETRY_BUDGET, SHED, TIMEOUTS, WAITING,
 };
 use crate::observe::names::{CIRCUIT_STATES, circuit_state};
+use bulkhead_core::KeyRefusal;
+
 use crate::{
-    BulkheadSnapshot, ChaosSnapshot, CircuitBreakerSnapshot, RateLimiterSnapshot, RetrySnapshot,
-    TimeoutSnapshot,
+    BulkheadSnapshot, ChaosSnapshot, CircuitBreakerSnapshot, KeyedBulkheadSnapshot,
+    RateLimiterSnapshot, RetrySnapshot, TimeoutSnapshot,
 };
 
 pub(super) fn bulkhead(bulkhead: &BulkheadSnapshot) {
@@ -46,6 +48,47 @@ pub(super) fn bulkhead(bulkhead: &BulkheadSnapshot) {
         counter!(ADAPTIVE_ERRORS, "instance" => instance.clone()).absolute(adaptive.errors);
         counter!(ADAPTIVE_DROPS, "instance" => instance.clone()).absolute(adaptive.drops);
     }
+}
+
+/// The label of the keys of a keyed bulkhead beyond its top list.
+pub(super) const OTHER_KEYS: &str = "_other";
+
+/// A keyed bulkhead's gauges; `shown` holds the keys labelled at its
+/// previous sample, set to 0 now if they left the top list, so that the
+/// series of a key that is no longer busy does not keep its last value.
+pub(super) fn keyed(keyed: &KeyedBulkheadSnapshot, shown: &mut Vec<String>) {
+    use super::names::{
+        KEYED_IN_FLIGHT, KEYED_KEY_IN_FLIGHT, KEYED_KEYS, KEYED_MAX_CONCURRENT, KEYED_REJECTIONS,
+        KEYED_WAITING,
+    };
+    let instance = &keyed.instance;
+    gauge!(KEYED_IN_FLIGHT, "instance" => instance.clone()).set(keyed.in_flight);
+    gauge!(KEYED_WAITING, "instance" => instance.clone()).set(keyed.waiting);
+    gauge!(KEYED_MAX_CONCURRENT, "instance" => instance.clone()).set(keyed.max_concurrent);
+    #[allow(clippy::cast_precision_loss)] // live keys are far below 2^53
+    let keys = keyed.keys as f64;
+    gauge!(KEYED_KEYS, "instance" => instance.clone()).set(keys);
+    for reason in [
+        KeyRefusal::KeyFull,
+        KeyRefusal::GlobalFull,
+        KeyRefusal::TooManyKeys,
+    ] {
+        let _ =
+            counter!(KEYED_REJECTIONS, "instance" => instance.clone(), "reason" => reason.name());
+    }
+    let mut top_in_flight = 0u32;
+    let now: Vec<String> = keyed.top.iter().map(|top| top.key.clone()).collect();
+    for top in &keyed.top {
+        top_in_flight = top_in_flight.saturating_add(top.in_flight);
+        gauge!(KEYED_KEY_IN_FLIGHT, "instance" => instance.clone(), "key" => top.key.clone())
+            .set(top.in_flight);
+    }
+    for gone in shown.iter().filter(|key| !now.contains(key)) {
+        gauge!(KEYED_KEY_IN_FLIGHT, "instance" => instance.clone(), "key" => gone.clone()).set(0);
+    }
+    let other = keyed.in_flight.saturating_sub(top_in_flight);
+    gauge!(KEYED_KEY_IN_FLIGHT, "instance" => instance.clone(), "key" => OTHER_KEYS).set(other);
+    *shown = now;
 }
 
 pub(super) fn circuit_breaker(breaker: &CircuitBreakerSnapshot) {
