@@ -337,8 +337,6 @@ pub struct KeyedBulkheadSnapshot {
     pub busy_keys: usize,
     /// The most live keys.
     pub max_keys: usize,
-    /// Calls refused since it was made.
-    pub rejected: u64,
     /// New keys refused at `max_keys` since it was made (REG-017).
     pub refused_keys: u64,
     /// The keys holding the most slots (then with the most waiters), most

@@ -295,7 +295,6 @@ impl<K: BulkheadKey> AnyKeyed for Entry<K> {
             keys: s.keys,
             busy_keys: s.busy_keys,
             max_keys: s.max_keys,
-            rejected: s.rejected,
             refused_keys: s.refused_keys,
             top: s
                 .top
