@@ -30,6 +30,9 @@
 /// [`Priority`]: crate::Priority
 /// [`priority::scope`]: crate::priority::scope
 /// [`priority::with`]: crate::priority::with
+/// [`KeyedBulkhead`]: crate::KeyedBulkhead
+/// [`KeyLimits`]: crate::KeyLimits
+/// [`BulkheadPermit`]: crate::BulkheadPermit
 #[doc = include_str!("../docs/bulkhead.md")]
 pub mod bulkhead {}
 
