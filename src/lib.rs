@@ -129,7 +129,8 @@ pub use bulkhead_core::{
     KeyLimits, KeyOccupancy, KeyRefusal, KeyedBulkhead, KeyedEnter, KeyedSnapshot,
 };
 pub use bulkhead_registry::{
-    BulkheadHandle, BulkheadSnapshot, Pipeline, Registry, RegistryBuilder, RegistryError,
+    BulkheadHandle, BulkheadSnapshot, KeyedPipeline, Pipeline, Registry, RegistryBuilder,
+    RegistryError,
 };
 
 pub mod adaptive;

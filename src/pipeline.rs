@@ -25,4 +25,4 @@
 //! ```
 
 pub use bulkhead_core::{Classifier, ErrorPredicate, Policies, PolicyContext};
-pub use bulkhead_registry::PipelineBuilder;
+pub use bulkhead_registry::{KeyedPipelineBuilder, PipelineBuilder};

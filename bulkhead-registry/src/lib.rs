@@ -53,7 +53,7 @@ pub use events::{InstanceEvents, PolicyEvent};
 pub use function::{FnPolicy, FunctionPolicy, MethodPolicy};
 pub use handle::Handle;
 pub use keyed::{BulkheadKey, KeyedBulkheadBuilder, KeyedBulkheadSnapshot, TopKey};
-pub use pipeline::{Pipeline, PipelineBuilder};
+pub use pipeline::{KeyedPipeline, KeyedPipelineBuilder, Pipeline, PipelineBuilder};
 pub use policy::{
     BulkheadHandle, BulkheadSnapshot, ChaosHandle, ChaosSnapshot, CircuitBreakerHandle,
     CircuitBreakerSnapshot, FallbackHandle, FallbackSnapshot, HedgeHandle, HedgeSnapshot, Policy,

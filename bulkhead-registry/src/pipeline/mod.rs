@@ -1,6 +1,9 @@
 //! Policies built in code instead of with attributes: [`Pipeline`].
 
+mod keyed;
 mod predicate;
+
+pub use keyed::{KeyedPipeline, KeyedPipelineBuilder};
 
 use std::fmt;
 use std::future::Future;

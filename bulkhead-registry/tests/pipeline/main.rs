@@ -4,6 +4,7 @@
 
 mod composition;
 mod hedging;
+mod keyed;
 mod retry_budget;
 #[path = "../support/mod.rs"]
 mod support;
