@@ -498,20 +498,52 @@ fn the_snapshot_shows_totals_and_the_heaviest_keys() {
     assert_eq!(keyed.snapshot(5).top, []);
 }
 
+/// What the stress test counts from outside the library: the calls of
+/// each key inside, and all of them.
+struct Inside {
+    total: AtomicU64,
+    per_key: Vec<AtomicU64>,
+}
+
+impl Inside {
+    fn new(keys: usize) -> Self {
+        Inside {
+            total: AtomicU64::new(0),
+            per_key: (0..keys).map(|_| AtomicU64::new(0)).collect(),
+        }
+    }
+
+    fn enter(&self, key: u64, limit: u64, max: u64) {
+        let total = self.total.fetch_add(1, Ordering::SeqCst) + 1;
+        assert!(total <= max, "{total} in flight at a limit of {max}");
+        let n = self.per_key[key as usize].fetch_add(1, Ordering::SeqCst) + 1;
+        assert!(
+            n <= limit,
+            "key {key}: {n} in flight at its limit of {limit}"
+        );
+    }
+
+    fn leave(&self, key: u64) {
+        self.per_key[key as usize].fetch_sub(1, Ordering::SeqCst);
+        self.total.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
 #[test]
 #[cfg_attr(miri, ignore = "threads, runtimes or large data: slow under Miri")]
-fn many_threads_and_keys_never_exceed_either_limit_while_keys_are_evicted() {
-    use std::collections::HashMap;
-    use std::sync::Mutex as StdMutex;
-    const MAX: u32 = 12;
-    const PER_KEY: u32 = 3;
+fn sixteen_threads_and_tasks_keep_both_limits_and_the_reservation_while_keys_are_evicted() {
+    const MAX: u64 = 12;
+    const PER_KEY: u64 = 3;
+    const KEYS: u64 = 40;
     let config = BulkheadConfig::builder()
-        .max_concurrent(MAX)
-        .per_key(PER_KEY)
+        .max_concurrent(MAX as u32)
+        .per_key(PER_KEY as u32)
         .max_wait(Duration::from_millis(2))
         .idle_evict(Duration::ZERO)
         .build()
         .unwrap();
+    // Key 0 has 2 slots reserved (and a limit of 4): its one caller, which
+    // never holds more than 2, must never be refused.
     let keyed: KeyedBulkhead<u64> = KeyedBulkhead::with_keys(
         "stress",
         config,
@@ -519,16 +551,20 @@ fn many_threads_and_keys_never_exceed_either_limit_while_keys_are_evicted() {
         [(0, KeyLimits::new(4).reserved(2))],
     )
     .unwrap();
-    let total = AtomicU64::new(0);
-    let per_key: StdMutex<HashMap<u64, u32>> = StdMutex::new(HashMap::new());
-    let reserved_refused = AtomicU64::new(0);
+    let inside = Arc::new(Inside::new(KEYS as usize));
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .unwrap();
     std::thread::scope(|s| {
+        // 16 threads, sync callers of keys 1..40, some waiting.
         for t in 0..16u64 {
-            let (keyed, total, per_key) = (&keyed, &total, &per_key);
-            let reserved_refused = &reserved_refused;
+            let (keyed, inside) = (&keyed, &inside);
             s.spawn(move || {
                 for i in 0..2000u64 {
-                    let key = (t * 31 + i * 17) % 40;
+                    let key = 1 + (t * 31 + i * 17) % (KEYS - 1);
                     let permit = if i % 3 == 0 {
                         keyed.enter(&key)
                     } else {
@@ -537,44 +573,76 @@ fn many_threads_and_keys_never_exceed_either_limit_while_keys_are_evicted() {
                     let Ok(permit) = permit else {
                         continue;
                     };
-                    let now = total.fetch_add(1, Ordering::SeqCst) + 1;
-                    assert!(now <= u64::from(MAX), "{now} in flight");
-                    {
-                        let mut map = per_key.lock().unwrap();
-                        let n = map.entry(key).or_default();
-                        *n += 1;
-                        let limit = if key == 0 { 4 } else { PER_KEY };
-                        assert!(*n <= limit, "key {key}: {n} in flight");
-                    }
+                    inside.enter(key, PER_KEY, MAX);
                     if i % 7 == 0 {
                         std::thread::yield_now();
                     }
-                    per_key.lock().unwrap().entry(key).and_modify(|n| *n -= 1);
-                    total.fetch_sub(1, Ordering::SeqCst);
+                    inside.leave(key);
                     drop(permit);
-                }
-                // The reserved key's 2 are free at once to whoever asks
-                // while it holds fewer: count the refusals below them.
-                if t == 0 {
-                    for _ in 0..200 {
-                        let before = keyed.in_flight(&0);
-                        match keyed.try_enter(&0) {
-                            Ok(p) => drop(p),
-                            Err(_) if before < 2 && keyed.in_flight(&0) < 2 => {
-                                reserved_refused.fetch_add(1, Ordering::Relaxed);
-                            }
-                            Err(_) => {}
-                        }
-                    }
                 }
             });
         }
+        // 32 tasks, async callers of the same keys, some given up early.
+        let tasks: Vec<_> = (0..32u64)
+            .map(|t| {
+                let (keyed, inside) = (keyed.clone(), Arc::clone(&inside));
+                rt.spawn(async move {
+                    for i in 0..300u64 {
+                        let key = 1 + (t * 13 + i * 7) % (KEYS - 1);
+                        let enter = keyed.enter_async(&key);
+                        let permit = if i % 5 == 0 {
+                            match tokio::time::timeout(Duration::from_micros(100), enter).await {
+                                Ok(permit) => permit,
+                                Err(_) => continue,
+                            }
+                        } else {
+                            enter.await
+                        };
+                        if let Ok(_permit) = permit {
+                            inside.enter(key, PER_KEY, MAX);
+                            tokio::task::yield_now().await;
+                            inside.leave(key);
+                        }
+                    }
+                })
+            })
+            .collect();
+        // The reserved key's caller.
+        let vip = {
+            let (keyed, inside, done) = (&keyed, &inside, &done);
+            s.spawn(move || {
+                let mut refused = 0;
+                while !done.load(Ordering::Relaxed) {
+                    let a = keyed.try_enter(&0);
+                    let b = keyed.try_enter(&0);
+                    refused += usize::from(a.is_err()) + usize::from(b.is_err());
+                    if a.is_ok() && b.is_ok() {
+                        inside.enter(0, 4, MAX);
+                        inside.enter(0, 4, MAX);
+                        inside.leave(0);
+                        inside.leave(0);
+                    }
+                }
+                refused
+            })
+        };
+        // Sweeps racing all of it.
         s.spawn(|| {
-            for _ in 0..500 {
+            while !done.load(Ordering::Relaxed) {
                 keyed.evict_idle();
                 std::thread::sleep(Duration::from_micros(200));
             }
         });
+        for task in tasks {
+            rt.block_on(task).unwrap();
+        }
+        // Let the threads finish before the vip and the sweeper stop.
+        while inside.total.load(Ordering::SeqCst) > 0 || keyed.waiting_calls() > 0 {
+            std::thread::yield_now();
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        done.store(true, Ordering::Relaxed);
+        assert_eq!(vip.join().unwrap(), 0, "the reserved key was refused");
     });
     assert_eq!(keyed.concurrent_calls(), 0);
     assert_eq!(keyed.waiting_calls(), 0);
@@ -583,16 +651,13 @@ fn many_threads_and_keys_never_exceed_either_limit_while_keys_are_evicted() {
         2,
         "only the reservation is counted"
     );
-    // Reservation refusals can only come from racing a sibling of key 0
-    // between the two reads; with one thread on it at the end, none.
-    assert_eq!(reserved_refused.load(Ordering::Relaxed), 0);
     std::thread::sleep(Duration::from_millis(5));
     keyed.evict_idle();
     std::thread::sleep(Duration::from_millis(5));
     keyed.evict_idle();
     assert_eq!(keyed.keys(), 1, "all evicted but the pinned key");
     // Capacity intact: MAX - 2 for others, 2 reserved.
-    let others: Vec<_> = (100..100 + u64::from(MAX) - 2)
+    let others: Vec<_> = (100..100 + MAX - 2)
         .map(|k| keyed.try_enter(&k).unwrap())
         .collect();
     assert!(keyed.try_enter(&999).is_err());
