@@ -147,6 +147,14 @@ impl<K: Send + Sync> Anchor for Inner<K> {
 /// the key does (the [`Borrow`] contract). Permits are the same
 /// [`BulkheadPermit`]s a [`Bulkhead`] gives.
 ///
+/// Bad keys cost keys, never correctness or unbounded memory: a key whose
+/// `Hash` disagrees with its `Eq` (or with its borrowed form's) may land in
+/// a new node at each call, each such node one of the `max_keys`, and the
+/// global limit still holds; the empty key and a huge one are keys like
+/// any other (a key's own memory is kept once, in its node, while it is
+/// live). A key with limits of its own that never gets a call stays live
+/// and keeps its reservation.
+///
 /// # Examples
 ///
 /// ```

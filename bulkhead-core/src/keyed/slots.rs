@@ -20,12 +20,15 @@
 //! global slot is read from the key's word as the compare-exchange (the
 //! `fetch_sub`) that counted it saw it, so the two always agree.
 //!
-//! Waiting. Anyone waiting sets [`WAITING`] in `used`: new calls then take
-//! the lock rather than a free slot (no barging), except within a key's
-//! reservation, which is always theirs at once; a key with waiters of its
-//! own sends its new calls to the lock too (first come first served within
-//! a key). A release that finds [`WAITING`] (or waiters on its key) hands
-//! the slot on under the lock ([`dispatch`](Slots::dispatch)). Waiters and
+//! Waiting. While a waiter could use a free global slot (its key has room)
+//! [`WAITING`] is set in `used`: new calls then take the lock rather than a
+//! free global slot (no barging), except within a key's reservation, which
+//! is always theirs at once; a key with waiters of its own sends its new
+//! calls to the lock too (first come first served within a key), whatever
+//! holds them back. A release that finds [`WAITING`] (or waiters on its
+//! key) hands the slot on under the lock ([`dispatch`](Slots::dispatch)),
+//! which also sets or clears [`WAITING`]: waiters held back by their own
+//! key's limit alone leave other keys' calls on the fast path. Waiters and
 //! releasers meet on one atomic each (`used`, the key's word), so either
 //! the releaser sees the waiter or the waiter's own dispatch sees the
 //! slot.
@@ -363,7 +366,6 @@ impl Slots {
         let seq = waiting.next;
         waiting.next += 1;
         let slot = SlotRef::new(slot);
-        self.used.fetch_or(WAITING, SeqCst);
         // SAFETY: the caller holds the shard's read lock (see `admit`).
         unsafe { slot.get() }.word.fetch_add(WAITER, SeqCst);
         waiting.keys.entry(slot).or_default().waiters.push_back(seq);
@@ -376,42 +378,57 @@ impl Slots {
             },
         );
         waiting.queued += 1;
-        // A slot given back between the refusal and WAITING goes to the
-        // waiters now (perhaps to this one: its wake is then spurious).
+        // A slot given back between the refusal and the count of this
+        // waiter (in its key's word, or WAITING the dispatch sets) goes to
+        // the waiters now (perhaps to this one: its wake is then spurious).
         self.dispatch(waiting, wakes);
         seq
     }
 
     /// Gives free slots to waiters while any can take one: first the keys
     /// within their reservation, then, max-min fair, the key holding the
-    /// fewest slots (the oldest waiter among equals).
+    /// fewest slots (the oldest waiter among equals). Then sets [`WAITING`]
+    /// if a waiter is left that a free global slot would serve (its key has
+    /// room), clears it if not: waiters held back by their own key's limit
+    /// only are served by their key's releases, which always come here, and
+    /// do not send other keys' calls to the lock.
     fn dispatch(&self, waiting: &mut Waiting, wakes: &mut Vec<Wake>) {
-        while waiting.queued > 0 {
-            let default = peek(&self.per_key);
-            let mut best: Option<((bool, u64, u64), SlotRef)> = None;
-            for (slot_ref, queue) in &waiting.keys {
-                // SAFETY: the key has waiters.
-                let slot = unsafe { slot_ref.get() };
-                let (per_key, reserved) = slot.limits(default);
-                let held = peek(&slot.word) & HELD;
-                if held >= per_key {
-                    continue;
+        loop {
+            let mut needs_global = false;
+            while waiting.queued > 0 {
+                let default = peek(&self.per_key);
+                let mut best: Option<((bool, u64, u64), SlotRef)> = None;
+                for (slot_ref, queue) in &waiting.keys {
+                    // SAFETY: the key has waiters.
+                    let slot = unsafe { slot_ref.get() };
+                    let (per_key, reserved) = slot.limits(default);
+                    let held = peek(&slot.word) & HELD;
+                    if held >= per_key {
+                        continue;
+                    }
+                    let head = queue.waiters.front().copied().unwrap_or(u64::MAX);
+                    let rank = (held >= reserved, held, head);
+                    if best.as_ref().is_none_or(|(b, _)| rank < *b) {
+                        best = Some((rank, *slot_ref));
+                    }
                 }
-                let head = queue.waiters.front().copied().unwrap_or(u64::MAX);
-                let rank = (held >= reserved, held, head);
-                if best.as_ref().is_none_or(|(b, _)| rank < *b) {
-                    best = Some((rank, *slot_ref));
+                let Some((_, slot_ref)) = best else {
+                    break;
+                };
+                if !self.grant(waiting, slot_ref, wakes) {
+                    needs_global = true;
+                    break;
                 }
             }
-            let Some(((_, _, _), slot_ref)) = best else {
-                break;
-            };
-            if !self.grant(waiting, slot_ref, wakes) {
-                break;
+            if !needs_global {
+                self.used.fetch_and(!WAITING, SeqCst);
+                return;
             }
-        }
-        if waiting.queued == 0 {
-            self.used.fetch_and(!WAITING, SeqCst);
+            // A global slot given back before WAITING was seen went back
+            // to the count: try once more now that releases will see it.
+            if self.used.fetch_or(WAITING, SeqCst) & WAITING != 0 {
+                return;
+            }
         }
     }
 
@@ -504,9 +521,11 @@ impl Slots {
         waiting.queued -= 1;
         // SAFETY: the key still counts this waiter.
         unsafe { slot_ref.get() }.word.fetch_sub(WAITER, SeqCst);
-        if waiting.queued == 0 {
-            self.used.fetch_and(!WAITING, SeqCst);
-        }
+        // Its leaving may leave nobody waiting for a global slot.
+        let mut wakes = Vec::new();
+        self.dispatch(&mut waiting, &mut wakes);
+        drop(waiting);
+        crate::clock::wake_all(wakes);
         false
     }
 

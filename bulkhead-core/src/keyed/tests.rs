@@ -724,3 +724,36 @@ fn many_tasks_waiting_get_served_and_cancel_cleanly() {
         .collect();
     assert!(all.iter().all(Result::is_ok), "capacity lost");
 }
+
+#[test]
+fn a_key_with_limits_that_never_comes_keeps_its_reservation_and_is_never_evicted() {
+    let clock = ManualClock::new();
+    let config = BulkheadConfig::builder()
+        .max_concurrent(3)
+        .per_key(3)
+        .idle_evict(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let keyed = KeyedBulkhead::with_keys(
+        "k",
+        config,
+        PolicyContext::new(Arc::new(clock.clone())),
+        [("ghost".to_owned(), KeyLimits::new(2).reserved(2))],
+    )
+    .unwrap();
+    // Live from the start, counted as a key, holding nothing.
+    assert_eq!(keyed.keys(), 1);
+    assert!(keyed.is_live("ghost"));
+    assert_eq!(keyed.in_flight("ghost"), 0);
+    // Its 2 reserved slots are kept for it: the others share 1.
+    let a = keyed.try_enter("a").unwrap();
+    assert!(keyed.try_enter("b").is_err());
+    for _ in 0..10 {
+        clock.advance(Duration::from_secs(1));
+        keyed.evict_idle();
+    }
+    assert!(keyed.is_live("ghost"), "a key with limits of its own stays");
+    assert!(!keyed.is_live("a") || keyed.in_flight("a") == 1);
+    drop(a);
+    assert_eq!(keyed.snapshot(3).reserved, 2);
+}

@@ -253,3 +253,40 @@ fn a_newcomer_racing_a_release_never_takes_the_slot_a_waiter_is_owed() {
         assert_idle(&keyed, 1);
     });
 }
+
+#[test]
+fn a_waiter_held_back_by_its_key_then_by_the_global_limit_is_served() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        // 3 slots, 1 per key: keys 0 and 1 hold one each, key 0's waiter is
+        // held back by its key alone (the flag stays clear, other keys'
+        // calls stay on the fast path).
+        let keyed = keyed(3, 1, Duration::from_secs(3600), &clock);
+        let a = keyed.try_enter_owned(&0).unwrap();
+        let b = keyed.try_enter_owned(&1).unwrap();
+        let key = 0;
+        let mut waiter = keyed.enter_async(&key);
+        assert!(poll_noop(&mut waiter).is_pending());
+        // A newcomer of key 2 takes the last global slot and gives it back,
+        // racing key 0's release: whichever order, the waiter is served.
+        let newcomer = {
+            let keyed = keyed.clone();
+            thread::spawn(move || {
+                let permit = keyed.try_enter(&2);
+                drop(permit);
+            })
+        };
+        let releaser = thread::spawn(move || drop(a));
+        newcomer.join().unwrap();
+        releaser.join().unwrap();
+        let served = poll_noop(&mut waiter);
+        assert!(
+            matches!(served, std::task::Poll::Ready(Ok(_))),
+            "the waiter was left behind"
+        );
+        drop(served);
+        drop(waiter);
+        drop(b);
+        assert_idle(&keyed, 3);
+    });
+}
