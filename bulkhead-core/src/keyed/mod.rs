@@ -117,6 +117,8 @@ struct Inner<K> {
     idle_evict: AtomicU64,
     /// `max_wait` in nanoseconds.
     max_wait: AtomicU64,
+    /// Whether it limits anything (a disabled one admits every call).
+    enabled: bool,
     sweeps: Mutex<Sweeps>,
     /// New keys refused at `max_keys`.
     refused_keys: AtomicU64,
@@ -296,6 +298,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
             max_keys: AtomicUsize::new(config.max_keys() as usize),
             idle_evict: AtomicU64::new(nanos(config.idle_evict())),
             max_wait: AtomicU64::new(nanos(config.max_wait().min(LONGEST_WAIT))),
+            enabled: config.enabled(),
             sweeps: Mutex::new(Sweeps {
                 seq: 0,
                 recent: std::collections::VecDeque::new(),
@@ -362,7 +365,42 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        if !self.anchor.is_enabled() {
+        // A live key, inlined: what it got comes back in one register (a
+        // slot's address, or why not), not as a result in memory.
+        let inner = &*self.inner;
+        if inner.enabled {
+            let slots = &inner.slots;
+            let fast = inner
+                .table
+                .find(key, |node| match slots.try_take(&node.slot) {
+                    Take::Taken => NonNull::from(&node.slot).as_ptr().expose_provenance(),
+                    Take::Refused(Refusal::KeyFull) => KEY_FULL,
+                    Take::Refused(Refusal::GlobalFull) => GLOBAL_FULL,
+                    Take::Refused(Refusal::TooManyKeys) | Take::Queue => SLOW,
+                })
+                .unwrap_or(SLOW);
+            match fast {
+                KEY_FULL => return Err(self.reject(Refusal::KeyFull, false)),
+                GLOBAL_FULL => return Err(self.reject(Refusal::GlobalFull, false)),
+                SLOW => {}
+                _ => {
+                    let slot = self.inner.slot_at(fast);
+                    return Ok(self.anchor.keyed_permit(Some(slot)));
+                }
+            }
+        }
+        self.try_enter_slow(key)
+    }
+
+    /// [`try_enter`](Self::try_enter) of a new key, a disabled bulkhead, or
+    /// a key whose call has to go to the lock.
+    #[inline(never)]
+    fn try_enter_slow<Q>(&self, key: &Q) -> Result<BulkheadPermit<'_>, BulkheadFull>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        if !self.inner.enabled {
             return Ok(self.anchor.keyed_permit(None));
         }
         match self.take(key, None) {
@@ -385,7 +423,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        if !self.anchor.is_enabled() {
+        if !self.inner.enabled {
             return Ok(self.anchor.keyed_permit(None));
         }
         let Some(until) = self.wait_until() else {
@@ -843,6 +881,12 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
     }
 }
 
+/// What the inlined fast path of `try_enter` got, when not a slot's
+/// address (a `KeySlot` is 8-aligned: no address is below 8).
+const KEY_FULL: usize = 1;
+const GLOBAL_FULL: usize = 2;
+const SLOW: usize = 3;
+
 /// A new key found `max_keys` keys live; the wake not used.
 struct Retry(Option<crate::clock::Wake>);
 
@@ -875,6 +919,18 @@ impl<K: Hash + Eq + Send + Sync> sweep::Sweep for Inner<K> {
 
     fn period(&self) -> Duration {
         self.period()
+    }
+}
+
+impl<K> Inner<K> {
+    /// The slot at the address the fast path found, with the provenance of
+    /// the node it came from (exposed when the address was taken).
+    #[inline]
+    fn slot_at(&self, addr: usize) -> NonNull<KeySlot> {
+        let ptr = std::ptr::with_exposed_provenance_mut::<KeySlot>(addr);
+        // An address the fast path returned: never null (all values below
+        // 8 are not addresses).
+        NonNull::new(ptr).unwrap_or(NonNull::dangling())
     }
 }
 

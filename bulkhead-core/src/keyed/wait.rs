@@ -69,7 +69,7 @@ where
         match &mut this.state {
             State::Done => panic!("KeyedEnter polled after completion"),
             State::Start => {
-                if !keyed.anchor().is_enabled() {
+                if !keyed.inner.enabled {
                     this.state = State::Done;
                     return Poll::Ready(Ok(keyed.anchor().keyed_permit(None)));
                 }
