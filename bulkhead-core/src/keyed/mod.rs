@@ -140,8 +140,16 @@ impl<K: Send + Sync> Anchor for Inner<K> {
     }
 }
 
-/// A bulkhead with a limit per key under one global limit: see the
-/// [module docs](self).
+/// A bulkhead with a limit per key under one global limit.
+///
+/// It admits a call of key `k` while `k` holds fewer than its `per_key`
+/// slots and all keys together hold fewer than `max_concurrent`. A key may
+/// have limits of its own ([`KeyLimits`]): its own `per_key`, and
+/// `reserved` slots counted against `max_concurrent` from the start, always
+/// free for it at once. When the global limit binds, a slot that comes free
+/// goes to a waiting call of the key holding the fewest slots (max-min
+/// fair), the oldest among equals. Keys idle for `idle_evict` are evicted
+/// by a sweep off the call path; at most `max_keys` are live at once.
 ///
 /// Cheap to clone; clones share the same keys and slots. Keys are any
 /// `Hash + Eq` value the caller owns; a call passes anything its key type
