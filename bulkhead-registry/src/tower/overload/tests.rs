@@ -78,6 +78,12 @@ async fn the_handler_runs_under_the_deadline_its_header_gives() {
         service.call(request(&[("grpc-timeout", "1.5S")])).await,
         Ok(None)
     );
+    // Sent twice (a proxy appended its own): the shorter holds.
+    let twice = request(&[("grpc-timeout", "10S"), ("grpc-timeout", "1500m")]);
+    assert_eq!(
+        service.call(twice).await,
+        Ok(Some(Duration::from_millis(1500)))
+    );
 }
 
 #[tokio::test]
