@@ -203,7 +203,8 @@
 //!   outgoing request (rounded down, never raising a shorter value already
 //!   there) and refuses a request with no time left before it is sent.
 //! - [`PushbackLayer`] (client side) turns a `429`/`503` with `Retry-After`,
-//!   or any response with `grpc-retry-pushback-ms`, into a [`PushedBack`]
+//!   or any response with `grpc-retry-pushback-ms` but a `grpc-status` of
+//!   0, into a [`PushedBack`]
 //!   error that implements `bulkhead::retry::Pushback`, so a retry above it
 //!   waits at least that long or gives up past its `max_wait_interval`.
 //!

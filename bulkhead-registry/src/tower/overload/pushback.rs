@@ -15,6 +15,9 @@ use super::{PushbackError, PushedBack};
 
 /// gRPC's pushback header (gRPC retry design, A6).
 const GRPC_RETRY_PUSHBACK_MS: HeaderName = HeaderName::from_static("grpc-retry-pushback-ms");
+/// gRPC's status header: a trailers-only answer carries it with the
+/// headers.
+const GRPC_STATUS: HeaderName = HeaderName::from_static("grpc-status");
 
 /// Turns a response that asks the client to wait into
 /// [`PushbackError::PushedBack`]: a `429 Too Many Requests` or a `503
@@ -22,9 +25,10 @@ const GRPC_RETRY_PUSHBACK_MS: HeaderName = HeaderName::from_static("grpc-retry-p
 /// HTTP-date, measured from the system time: a date past is zero), or any
 /// response whose headers carry `grpc-retry-pushback-ms` (a gRPC
 /// trailers-only response carries it there; it is read first when both
-/// are). A `grpc-retry-pushback-ms` that is not a non-negative integer
-/// means "do not retry": the wait is [`Duration::MAX`], which a retry with
-/// a `max_wait_interval` refuses.
+/// are) unless they say the call succeeded (`grpc-status: 0`: pushback
+/// qualifies a failure only). A `grpc-retry-pushback-ms` that is not a
+/// non-negative integer means "do not retry": the wait is
+/// [`Duration::MAX`], which a retry with a `max_wait_interval` refuses.
 ///
 /// The wait is for a retry above it: [`PushbackError`] implements
 /// [`Pushback`](bulkhead_core::Pushback), so a
@@ -157,7 +161,8 @@ impl<F> fmt::Debug for PushbackFuture<F> {
 /// How long `response` asks the client to wait, if it does.
 fn asked_wait<B>(response: &http::Response<B>) -> Option<Duration> {
     let headers = response.headers();
-    if let Some(value) = headers.get(GRPC_RETRY_PUSHBACK_MS) {
+    let succeeded = headers.get(GRPC_STATUS).is_some_and(|status| status == "0");
+    if let Some(value) = headers.get(GRPC_RETRY_PUSHBACK_MS).filter(|_| !succeeded) {
         // Anything but a non-negative integer: "do not retry" (A6).
         return Some(digits(value).map_or(Duration::MAX, Duration::from_millis));
     }

@@ -411,6 +411,17 @@ async fn grpc_pushback_is_read_from_any_answer_and_garbage_means_do_not_retry() 
     assert_eq!(pushed(both).await, Some(Duration::from_millis(40)));
 }
 
+#[tokio::test]
+async fn a_grpc_answer_that_succeeded_is_not_pushed_back() {
+    // Pushback only qualifies a failed call (A6): an OK trailers-only
+    // answer that carries it is still an answer.
+    let header = "grpc-retry-pushback-ms";
+    let ok = answer(200, &[("grpc-status", "0"), (header, "200")]);
+    assert_eq!(pushed(ok).await, None);
+    let unavailable = answer(200, &[("grpc-status", "14"), (header, "200")]);
+    assert_eq!(pushed(unavailable).await, Some(Duration::from_millis(200)));
+}
+
 #[test]
 fn the_errors_tell_a_retry_how_long_to_wait() {
     use bulkhead_core::Pushback;
