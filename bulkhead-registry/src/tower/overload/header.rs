@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use http::{HeaderMap, HeaderName, HeaderValue};
 
-use super::grpc_timeout;
+use super::{digits, grpc_timeout};
 
 /// The name of gRPC's deadline header.
 static GRPC_TIMEOUT: HeaderName = HeaderName::from_static("grpc-timeout");
@@ -70,14 +70,10 @@ impl DeadlineHeader {
     }
 }
 
-/// Whole milliseconds: ASCII digits only, no sign, no space.
+/// Whole milliseconds: ASCII digits only, no sign, no space (beyond
+/// `u64::MAX`, that many: a `max` still caps it).
 fn parse_millis(value: &HeaderValue) -> Option<Duration> {
-    let bytes = value.as_bytes();
-    if bytes.is_empty() || !bytes.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    // Digits only: fails only beyond u64, which is no deadline worth keeping.
-    value.to_str().ok()?.parse().ok().map(Duration::from_millis)
+    digits(value.as_bytes()).map(Duration::from_millis)
 }
 
 /// Whole milliseconds rounded down, at least 1 (0 would read as "no
@@ -116,6 +112,17 @@ mod tests {
             let bad = headers("x-envoy-expected-rq-timeout-ms", bad);
             assert_eq!(envoy().read(&bad), None);
         }
+        let mut wide = HeaderMap::new();
+        let value = HeaderValue::from_bytes("１５".as_bytes()).unwrap(); // not ASCII
+        wide.insert("x-envoy-expected-rq-timeout-ms", value.clone());
+        wide.insert("grpc-timeout", value);
+        assert_eq!(
+            (envoy().read(&wide), DeadlineHeader::Grpc.read(&wide)),
+            (None, None)
+        );
+        // Beyond u64: as long as can be (a `max` caps it), not ignored.
+        let huge = headers("x-envoy-expected-rq-timeout-ms", "99999999999999999999999");
+        assert_eq!(envoy().read(&huge), Some(Duration::from_millis(u64::MAX)));
     }
 
     #[test]

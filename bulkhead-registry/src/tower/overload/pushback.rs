@@ -7,11 +7,11 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 
-use http::{HeaderName, HeaderValue, StatusCode, header::RETRY_AFTER};
+use http::{HeaderName, StatusCode, header::RETRY_AFTER};
 use tower_layer::Layer;
 use tower_service::Service;
 
-use super::{PushbackError, PushedBack};
+use super::{PushbackError, PushedBack, digits};
 
 /// gRPC's pushback header (gRPC retry design, A6).
 const GRPC_RETRY_PUSHBACK_MS: HeaderName = HeaderName::from_static("grpc-retry-pushback-ms");
@@ -164,14 +164,14 @@ fn asked_wait<B>(response: &http::Response<B>) -> Option<Duration> {
     let succeeded = headers.get(GRPC_STATUS).is_some_and(|status| status == "0");
     if let Some(value) = headers.get(GRPC_RETRY_PUSHBACK_MS).filter(|_| !succeeded) {
         // Anything but a non-negative integer: "do not retry" (A6).
-        return Some(digits(value).map_or(Duration::MAX, Duration::from_millis));
+        return Some(digits(value.as_bytes()).map_or(Duration::MAX, Duration::from_millis));
     }
     let status = response.status();
     if status != StatusCode::TOO_MANY_REQUESTS && status != StatusCode::SERVICE_UNAVAILABLE {
         return None;
     }
     let value = headers.get(RETRY_AFTER)?;
-    if let Some(secs) = digits(value) {
+    if let Some(secs) = digits(value.as_bytes()) {
         return Some(Duration::from_secs(secs));
     }
     let date = httpdate::parse_http_date(value.to_str().ok()?).ok()?;
@@ -179,15 +179,4 @@ fn asked_wait<B>(response: &http::Response<B>) -> Option<Duration> {
         date.duration_since(SystemTime::now())
             .unwrap_or(Duration::ZERO),
     )
-}
-
-/// A non-negative integer in ASCII digits (saturating at `u64::MAX`).
-fn digits(value: &HeaderValue) -> Option<u64> {
-    let bytes = value.as_bytes();
-    if bytes.is_empty() || !bytes.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    Some(bytes.iter().fold(0_u64, |n, d| {
-        n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
-    }))
 }
