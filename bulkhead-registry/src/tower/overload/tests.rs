@@ -16,7 +16,7 @@ use http::{HeaderName, HeaderValue, Request, Response};
 use tower_layer::Layer;
 use tower_service::Service;
 
-use super::super::{BulkheadLayer, PipelineLayer};
+use super::super::{BulkheadLayer, PipelineLayer, ServiceError};
 use super::*;
 use crate::{Pipeline, Registry};
 
@@ -420,6 +420,37 @@ async fn a_grpc_answer_that_succeeded_is_not_pushed_back() {
     assert_eq!(pushed(ok).await, None);
     let unavailable = answer(200, &[("grpc-status", "14"), (header, "200")]);
     assert_eq!(pushed(unavailable).await, Some(Duration::from_millis(200)));
+}
+
+#[tokio::test]
+async fn a_retry_without_a_cap_gives_up_when_told_not_to_retry() {
+    // gRPC's negative pushback: "do not retry". A retry with no
+    // `max_wait_interval` took Duration::MAX as a wait, and slept forever.
+    let registry = Registry::builder().clock(ManualClock::new()).build();
+    let pipeline = Pipeline::builder(&registry, "upstream")
+        .retry(|r| r.max_attempts(3).wait(Duration::ZERO))
+        .pushback::<PushbackError<&'static str, Infallible>>()
+        .build()
+        .unwrap();
+    let inner = handler(|_| answer(503, &[("grpc-retry-pushback-ms", "-1")]));
+    let calls = Arc::clone(&inner.calls);
+    let mut service = PipelineLayer::with_replay(pipeline, |_: &Request<()>| Request::new(()))
+        .layer(PushbackLayer::new().layer(inner));
+    std::future::poll_fn(|cx| service.poll_ready(cx))
+        .await
+        .unwrap();
+    let mut call = std::pin::pin!(service.call(Request::new(())));
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    let answered = (0..100).find_map(|_| match call.as_mut().poll(&mut cx) {
+        Poll::Ready(answered) => Some(answered),
+        Poll::Pending => None,
+    });
+    let refused = answered.expect("given up at once, not asleep for ever");
+    let Err(ServiceError::Inner(PushbackError::PushedBack(pushed))) = refused else {
+        panic!("the answer that said not to retry: {refused:?}");
+    };
+    assert_eq!(pushed.retry_after(), Duration::MAX);
+    assert_eq!(calls.load(SeqCst), 1, "not tried again");
 }
 
 #[test]
