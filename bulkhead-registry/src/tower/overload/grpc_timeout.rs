@@ -24,7 +24,8 @@ const UNITS: [(u8, u64); 6] = [
 
 /// The time a `grpc-timeout` header gives, or `None` when it is not one
 /// (no digits, more than 8, an unknown unit, anything after the unit):
-/// servers ignore such a header, as gRPC's own do for an advisory deadline.
+/// the request then runs with no deadline of its own, as tonic's server
+/// does with such a header.
 ///
 /// Units are case-sensitive: `M` is minutes, `m` milliseconds.
 ///

@@ -28,7 +28,8 @@ const GRPC_STATUS: HeaderName = HeaderName::from_static("grpc-status");
 /// are) unless they say the call succeeded (`grpc-status: 0`: pushback
 /// qualifies a failure only). A `grpc-retry-pushback-ms` that is not a
 /// non-negative integer means "do not retry": the wait is
-/// [`Duration::MAX`], on which a retry gives up.
+/// [`Duration::MAX`], on which a retry gives up. Only headers are read: a
+/// pushback sent in trailers after a body is not seen.
 ///
 /// The wait is for a retry above it: [`PushbackError`] implements
 /// [`Pushback`](bulkhead_core::Pushback), so a
