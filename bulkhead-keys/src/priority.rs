@@ -182,8 +182,9 @@ impl ShedAt {
     }
 
     /// The fractions written as `"sheddable=0.5, normal=0.8"` (`:` may
-    /// stand for `=`, commas or spaces separate them), given for `key`;
-    /// a class not named keeps its default, an empty text is the default.
+    /// stand for `=`, commas or semicolons separate them, spaces around
+    /// each part are ignored), given for `key`; a class not named keeps its
+    /// default, an empty text is the default.
     ///
     /// # Errors
     ///
@@ -385,6 +386,9 @@ mod tests {
             ShedAt::parse("shed_at", "High: 0.9; Normal = 0.9"),
             ShedAt::new(0.5, 0.9, 0.9)
         );
+        // Spaces alone do not separate two fractions.
+        let error = ShedAt::parse("shed_at", "sheddable=0.5 normal=0.8").unwrap_err();
+        assert_eq!(error.code(), "ATR-017");
         assert_eq!(ShedAt::DEFAULT, ShedAt::new(0.5, 1.0, 1.0).unwrap());
         let bits = ShedAt::new(0.1, 0.7, 0.95).unwrap();
         assert_eq!(ShedAt::from_bits(bits.to_bits()), bits);

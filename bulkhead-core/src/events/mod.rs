@@ -236,8 +236,8 @@ pub enum GiveUpReason {
     /// left before the call's deadline (`bulkhead::deadline`).
     Deadline,
     /// The error asked for a wait longer than `max_wait_interval` before
-    /// the next attempt (`bulkhead::retry::Pushback`): the wait it asked
-    /// for.
+    /// the next attempt, or asked not to try again (`Duration::MAX`)
+    /// (`bulkhead::retry::Pushback`): the wait it asked for.
     Pushback(Duration),
 }
 

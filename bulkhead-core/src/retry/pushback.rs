@@ -9,8 +9,9 @@ use crate::rejection::CallError;
 ///
 /// A retry that sees it waits at least that long before the next attempt
 /// (the longer of it and its own backoff), and gives up at once, publishing
-/// `GaveUp`, when it asks for longer than the retry's `max_wait_interval`
-/// (no retry budget is taken then). Methods with policy attributes read it
+/// `GaveUp`, when it asks for longer than the retry's `max_wait_interval`,
+/// or for [`Duration::MAX`], which says "do not try again" (gRPC's negative
+/// `grpc-retry-pushback-ms`); no retry budget is taken then. Methods with policy attributes read it
 /// by themselves when their error type implements it; a
 /// [`Policies`](crate::Policies) call reads it through
 /// [`Classifier::pushback`](crate::Classifier::pushback).
@@ -42,8 +43,10 @@ use crate::rejection::CallError;
 /// assert_eq!(inner.retry_after(), Some(Duration::from_secs(2)));
 /// ```
 pub trait Pushback {
-    /// `Some(d)`: do not try again before `d` has passed; `None`: no
-    /// wish (the retry's own backoff applies).
+    /// `Some(d)`: do not try again before `d` has passed;
+    /// `Some(Duration::MAX)`: do not try again at all (the retry gives up,
+    /// with or without a `max_wait_interval`); `None`: no wish (the
+    /// retry's own backoff applies).
     fn retry_after(&self) -> Option<Duration>;
 }
 

@@ -135,7 +135,8 @@ impl<'a> RetryState<'a> {
     ///
     /// 1. the delay is the backoff's (jitter and `max_wait_interval`
     ///    included), or `retry_after` if longer; a `retry_after` longer
-    ///    than `max_wait_interval` gives up: `GaveUp` with
+    ///    than `max_wait_interval`, or of [`Duration::MAX`] ("do not try
+    ///    again") whatever the cap, gives up: `GaveUp` with
     ///    [`GiveUpReason::Pushback`];
     /// 2. a retry that would start with `min_attempt_time` or less left
     ///    before `deadline` (the clock's time now plus the delay) gives up:
@@ -244,7 +245,11 @@ impl<'a> RetryState<'a> {
             None
         };
         let delay = match retry_after {
-            Some(asked) if config.max_wait_interval().is_some_and(|cap| asked > cap) => {
+            // `Duration::MAX`: "do not try again", capped or not.
+            Some(asked)
+                if asked == Duration::MAX
+                    || config.max_wait_interval().is_some_and(|cap| asked > cap) =>
+            {
                 return give_up(GiveUpReason::Pushback(asked));
             }
             Some(asked) => delay.max(asked),

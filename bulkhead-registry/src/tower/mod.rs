@@ -194,8 +194,9 @@
 //!   `grpc-timeout` (or a millisecond header it is given, with
 //!   [`DeadlineHeader`]), capped by `.max(..)`, and runs the inner service's
 //!   `call` and every poll of its future under `bulkhead::deadline::scope`:
-//!   every wait below it is cut to the time left, and a request that cannot
-//!   start in time is refused with `DeadlineExceeded`.
+//!   every wait below it is cut to the time left, and a [`PipelineLayer`]
+//!   refuses a request that cannot start in time with `DeadlineExceeded` (a
+//!   [`BulkheadLayer`]'s refusal at the deadline stays `BulkheadFull`).
 //! - [`PriorityLayer`] gives a request its class from a `Priority` in its
 //!   extensions or from a header (`critical`, `high`, `normal`,
 //!   `sheddable`); an attribute's or a scope's class beats it.
@@ -203,9 +204,11 @@
 //!   outgoing request (rounded down, never raising a shorter value already
 //!   there) and refuses a request with no time left before it is sent.
 //! - [`PushbackLayer`] (client side) turns a `429`/`503` with `Retry-After`,
-//!   or any response with `grpc-retry-pushback-ms`, into a [`PushedBack`]
-//!   error that implements `bulkhead::retry::Pushback`, so a retry above it
-//!   waits at least that long or gives up past its `max_wait_interval`.
+//!   or any response with `grpc-retry-pushback-ms` but a `grpc-status` of
+//!   0, into a [`PushedBack`] error that implements
+//!   `bulkhead::retry::Pushback`, so a retry above it waits at least that
+//!   long, or gives up past its `max_wait_interval` or when told not to
+//!   retry.
 //!
 //! `extras/tests/tonic_deadline.rs` runs them between a real tonic client
 //! and server over loopback.

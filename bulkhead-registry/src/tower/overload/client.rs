@@ -22,8 +22,9 @@ pub const PROPAGATE_DEADLINE: &str = "propagate_deadline";
 /// Writes the time left before the deadline in force
 /// ([`deadline::remaining_on`](bulkhead_core::deadline::remaining_on) its
 /// clock) into each outgoing request: `grpc-timeout` unless told another
-/// [`DeadlineHeader`], rounded down, never raising a shorter time the
-/// request already carries.
+/// [`DeadlineHeader`], rounded down (a millisecond header says at least
+/// `1`: `0` reads as "no timeout" to some proxies), never raising a shorter
+/// time the request already carries.
 ///
 /// The time left is read in `call`, so call under the deadline: inside
 /// the handler below a [`DeadlineLayer`](super::DeadlineLayer), or inside

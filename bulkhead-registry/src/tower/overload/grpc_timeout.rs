@@ -24,7 +24,8 @@ const UNITS: [(u8, u64); 6] = [
 
 /// The time a `grpc-timeout` header gives, or `None` when it is not one
 /// (no digits, more than 8, an unknown unit, anything after the unit):
-/// servers ignore such a header, as gRPC's own do for an advisory deadline.
+/// the request then runs with no deadline of its own, as tonic's server
+/// does with such a header.
 ///
 /// Units are case-sensitive: `M` is minutes, `m` milliseconds.
 ///
@@ -42,14 +43,12 @@ const UNITS: [(u8, u64); 6] = [
 /// assert_eq!(parse("5s"), None); // seconds are `S`
 /// ```
 pub fn parse(value: &HeaderValue) -> Option<Duration> {
-    let (&unit, digits) = value.as_bytes().split_last()?;
-    if digits.is_empty() || digits.len() > MAX_DIGITS || !digits.iter().all(u8::is_ascii_digit) {
+    let (&unit, count) = value.as_bytes().split_last()?;
+    if count.len() > MAX_DIGITS {
         return None;
     }
     let nanos_per = UNITS.iter().find(|(u, _)| *u == unit)?.1;
-    let count = digits
-        .iter()
-        .fold(0_u64, |n, d| n * 10 + u64::from(d - b'0'));
+    let count = super::digits(count)?;
     // At most 99_999_999 hours: about 3.6e20 ns, beyond u64, hence u128.
     let nanos = u128::from(count) * u128::from(nanos_per);
     let secs = u64::try_from(nanos / 1_000_000_000).ok()?;

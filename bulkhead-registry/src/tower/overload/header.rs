@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use http::{HeaderMap, HeaderName, HeaderValue};
 
-use super::grpc_timeout;
+use super::{digits, grpc_timeout};
 
 /// The name of gRPC's deadline header.
 static GRPC_TIMEOUT: HeaderName = HeaderName::from_static("grpc-timeout");
@@ -44,18 +44,20 @@ impl DeadlineHeader {
         }
     }
 
-    /// The time left that `headers` give, `None` without the header or
-    /// when its value is not one this header holds (then ignored).
+    /// The time left that `headers` give: the shortest of the header's
+    /// values that it can hold (a value it cannot hold is ignored), `None`
+    /// without one.
     pub(super) fn read(&self, headers: &HeaderMap) -> Option<Duration> {
-        let value = headers.get(self.name())?;
-        match self {
-            DeadlineHeader::Grpc => grpc_timeout::parse(value),
-            DeadlineHeader::Millis(_) => parse_millis(value),
-        }
+        let parse = match self {
+            DeadlineHeader::Grpc => grpc_timeout::parse,
+            DeadlineHeader::Millis(_) => parse_millis,
+        };
+        headers.get_all(self.name()).iter().filter_map(parse).min()
     }
 
     /// Writes `left` into `headers`, unless they already hold a time no
-    /// longer than it (a value this header cannot hold is replaced).
+    /// longer than it; otherwise `left` replaces every value of the header
+    /// (all longer, or values it cannot hold).
     pub(super) fn write(&self, headers: &mut HeaderMap, left: Duration) {
         if self.read(headers).is_some_and(|there| there <= left) {
             return;
@@ -68,14 +70,10 @@ impl DeadlineHeader {
     }
 }
 
-/// Whole milliseconds: ASCII digits only, no sign, no space.
+/// Whole milliseconds: ASCII digits only, no sign, no space (beyond
+/// `u64::MAX`, that many: a `max` still caps it).
 fn parse_millis(value: &HeaderValue) -> Option<Duration> {
-    let bytes = value.as_bytes();
-    if bytes.is_empty() || !bytes.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    // Digits only: fails only beyond u64, which is no deadline worth keeping.
-    value.to_str().ok()?.parse().ok().map(Duration::from_millis)
+    digits(value.as_bytes()).map(Duration::from_millis)
 }
 
 /// Whole milliseconds rounded down, at least 1 (0 would read as "no
@@ -114,6 +112,17 @@ mod tests {
             let bad = headers("x-envoy-expected-rq-timeout-ms", bad);
             assert_eq!(envoy().read(&bad), None);
         }
+        let mut wide = HeaderMap::new();
+        let value = HeaderValue::from_bytes("１５".as_bytes()).unwrap(); // not ASCII
+        wide.insert("x-envoy-expected-rq-timeout-ms", value.clone());
+        wide.insert("grpc-timeout", value);
+        assert_eq!(
+            (envoy().read(&wide), DeadlineHeader::Grpc.read(&wide)),
+            (None, None)
+        );
+        // Beyond u64: as long as can be (a `max` caps it), not ignored.
+        let huge = headers("x-envoy-expected-rq-timeout-ms", "99999999999999999999999");
+        assert_eq!(envoy().read(&huge), Some(Duration::from_millis(u64::MAX)));
     }
 
     #[test]
@@ -129,6 +138,31 @@ mod tests {
             headers.insert(header.name().clone(), HeaderValue::from_static("soon"));
             header.write(&mut headers, Duration::from_millis(200));
             assert_eq!(header.read(&headers), Some(Duration::from_millis(200)));
+        }
+    }
+
+    #[test]
+    fn of_several_values_the_shortest_holds_and_is_never_raised() {
+        for (header, long, short, shorter) in [
+            (DeadlineHeader::Grpc, "5S", "100m", "50000000n"),
+            (envoy(), "5000", "100", "50"),
+        ] {
+            let name = header.name().clone();
+            let mut headers = HeaderMap::new();
+            for value in [long, "soon", short] {
+                headers.append(&name, HeaderValue::from_static(value));
+            }
+            assert_eq!(header.read(&headers), Some(Duration::from_millis(100)));
+            header.write(&mut headers, Duration::from_secs(1));
+            assert_eq!(header.read(&headers), Some(Duration::from_millis(100)));
+            assert_eq!(
+                headers.get_all(&name).iter().count(),
+                3,
+                "left as they were"
+            );
+            header.write(&mut headers, Duration::from_millis(50));
+            let values: Vec<_> = headers.get_all(&name).iter().collect();
+            assert_eq!(values, [shorter]);
         }
     }
 

@@ -7,14 +7,17 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 
-use http::{HeaderName, HeaderValue, StatusCode, header::RETRY_AFTER};
+use http::{HeaderName, StatusCode, header::RETRY_AFTER};
 use tower_layer::Layer;
 use tower_service::Service;
 
-use super::{PushbackError, PushedBack};
+use super::{PushbackError, PushedBack, digits};
 
 /// gRPC's pushback header (gRPC retry design, A6).
 const GRPC_RETRY_PUSHBACK_MS: HeaderName = HeaderName::from_static("grpc-retry-pushback-ms");
+/// gRPC's status header: a trailers-only answer carries it with the
+/// headers.
+const GRPC_STATUS: HeaderName = HeaderName::from_static("grpc-status");
 
 /// Turns a response that asks the client to wait into
 /// [`PushbackError::PushedBack`]: a `429 Too Many Requests` or a `503
@@ -22,9 +25,11 @@ const GRPC_RETRY_PUSHBACK_MS: HeaderName = HeaderName::from_static("grpc-retry-p
 /// HTTP-date, measured from the system time: a date past is zero), or any
 /// response whose headers carry `grpc-retry-pushback-ms` (a gRPC
 /// trailers-only response carries it there; it is read first when both
-/// are). A `grpc-retry-pushback-ms` that is not a non-negative integer
-/// means "do not retry": the wait is [`Duration::MAX`], which a retry with
-/// a `max_wait_interval` refuses.
+/// are) unless they say the call succeeded (`grpc-status: 0`: pushback
+/// qualifies a failure only). A `grpc-retry-pushback-ms` that is not a
+/// non-negative integer means "do not retry": the wait is
+/// [`Duration::MAX`], on which a retry gives up. Only headers are read: a
+/// pushback sent in trailers after a body is not seen.
 ///
 /// The wait is for a retry above it: [`PushbackError`] implements
 /// [`Pushback`](bulkhead_core::Pushback), so a
@@ -157,16 +162,17 @@ impl<F> fmt::Debug for PushbackFuture<F> {
 /// How long `response` asks the client to wait, if it does.
 fn asked_wait<B>(response: &http::Response<B>) -> Option<Duration> {
     let headers = response.headers();
-    if let Some(value) = headers.get(GRPC_RETRY_PUSHBACK_MS) {
+    let succeeded = headers.get(GRPC_STATUS).is_some_and(|status| status == "0");
+    if let Some(value) = headers.get(GRPC_RETRY_PUSHBACK_MS).filter(|_| !succeeded) {
         // Anything but a non-negative integer: "do not retry" (A6).
-        return Some(digits(value).map_or(Duration::MAX, Duration::from_millis));
+        return Some(digits(value.as_bytes()).map_or(Duration::MAX, Duration::from_millis));
     }
     let status = response.status();
     if status != StatusCode::TOO_MANY_REQUESTS && status != StatusCode::SERVICE_UNAVAILABLE {
         return None;
     }
     let value = headers.get(RETRY_AFTER)?;
-    if let Some(secs) = digits(value) {
+    if let Some(secs) = digits(value.as_bytes()) {
         return Some(Duration::from_secs(secs));
     }
     let date = httpdate::parse_http_date(value.to_str().ok()?).ok()?;
@@ -174,15 +180,4 @@ fn asked_wait<B>(response: &http::Response<B>) -> Option<Duration> {
         date.duration_since(SystemTime::now())
             .unwrap_or(Duration::ZERO),
     )
-}
-
-/// A non-negative integer in ASCII digits (saturating at `u64::MAX`).
-fn digits(value: &HeaderValue) -> Option<u64> {
-    let bytes = value.as_bytes();
-    if bytes.is_empty() || !bytes.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    Some(bytes.iter().fold(0_u64, |n, d| {
-        n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
-    }))
 }

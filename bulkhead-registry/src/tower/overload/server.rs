@@ -26,9 +26,10 @@ use super::DeadlineHeader;
 ///
 /// The deadline is `clock.now()` plus the time the header gives (no more
 /// than [`max`](DeadlineLayer::max)), on the clock the policies measure
-/// time on: the registry's. A request without the header, or with a value
-/// the header cannot hold, runs with no deadline of its own (a deadline in
-/// force where it is polled still holds).
+/// time on: the registry's. Of several values of the header, the shortest
+/// holds. A request without the header, or with no value the header can
+/// hold, runs with no deadline of its own (a deadline in force where it is
+/// polled still holds).
 ///
 /// # Examples
 ///

@@ -16,7 +16,7 @@ use http::{HeaderName, HeaderValue, Request, Response};
 use tower_layer::Layer;
 use tower_service::Service;
 
-use super::super::{BulkheadLayer, PipelineLayer};
+use super::super::{BulkheadLayer, PipelineLayer, ServiceError};
 use super::*;
 use crate::{Pipeline, Registry};
 
@@ -77,6 +77,12 @@ async fn the_handler_runs_under_the_deadline_its_header_gives() {
     assert_eq!(
         service.call(request(&[("grpc-timeout", "1.5S")])).await,
         Ok(None)
+    );
+    // Sent twice (a proxy appended its own): the shorter holds.
+    let twice = request(&[("grpc-timeout", "10S"), ("grpc-timeout", "1500m")]);
+    assert_eq!(
+        service.call(twice).await,
+        Ok(Some(Duration::from_millis(1500)))
     );
 }
 
@@ -403,6 +409,48 @@ async fn grpc_pushback_is_read_from_any_answer_and_garbage_means_do_not_retry() 
     // It wins over Retry-After.
     let both = answer(503, &[(header, "40"), ("retry-after", "9")]);
     assert_eq!(pushed(both).await, Some(Duration::from_millis(40)));
+}
+
+#[tokio::test]
+async fn a_grpc_answer_that_succeeded_is_not_pushed_back() {
+    // Pushback only qualifies a failed call (A6): an OK trailers-only
+    // answer that carries it is still an answer.
+    let header = "grpc-retry-pushback-ms";
+    let ok = answer(200, &[("grpc-status", "0"), (header, "200")]);
+    assert_eq!(pushed(ok).await, None);
+    let unavailable = answer(200, &[("grpc-status", "14"), (header, "200")]);
+    assert_eq!(pushed(unavailable).await, Some(Duration::from_millis(200)));
+}
+
+#[tokio::test]
+async fn a_retry_without_a_cap_gives_up_when_told_not_to_retry() {
+    // gRPC's negative pushback: "do not retry". A retry with no
+    // `max_wait_interval` took Duration::MAX as a wait, and slept forever.
+    let registry = Registry::builder().clock(ManualClock::new()).build();
+    let pipeline = Pipeline::builder(&registry, "upstream")
+        .retry(|r| r.max_attempts(3).wait(Duration::ZERO))
+        .pushback::<PushbackError<&'static str, Infallible>>()
+        .build()
+        .unwrap();
+    let inner = handler(|_| answer(503, &[("grpc-retry-pushback-ms", "-1")]));
+    let calls = Arc::clone(&inner.calls);
+    let mut service = PipelineLayer::with_replay(pipeline, |_: &Request<()>| Request::new(()))
+        .layer(PushbackLayer::new().layer(inner));
+    std::future::poll_fn(|cx| service.poll_ready(cx))
+        .await
+        .unwrap();
+    let mut call = std::pin::pin!(service.call(Request::new(())));
+    let mut cx = Context::from_waker(std::task::Waker::noop());
+    let answered = (0..100).find_map(|_| match call.as_mut().poll(&mut cx) {
+        Poll::Ready(answered) => Some(answered),
+        Poll::Pending => None,
+    });
+    let refused = answered.expect("given up at once, not asleep for ever");
+    let Err(ServiceError::Inner(PushbackError::PushedBack(pushed))) = refused else {
+        panic!("the answer that said not to retry: {refused:?}");
+    };
+    assert_eq!(pushed.retry_after(), Duration::MAX);
+    assert_eq!(calls.load(SeqCst), 1, "not tried again");
 }
 
 #[test]
