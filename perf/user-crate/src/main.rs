@@ -670,6 +670,54 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert!(
         keyed_u64_full.try_enter(&key_u64).is_err() && keyed_str_full.try_enter(key_str).is_err()
     );
+    // A keyed bulkhead where another key has a call waiting (its one slot
+    // held, a second call queued for up to an hour): the free path of
+    // every other key while anybody waits, as under a noisy tenant.
+    let keyed_waited: KeyedBulkhead<u64> = KeyedBulkhead::new(
+        "user-keyed-waited",
+        BulkheadConfig::builder()
+            .max_concurrent(ROOMY as u32)
+            .per_key(1)
+            .max_wait(Duration::from_secs(3600))
+            .build()?,
+    );
+    let noisy_key = 7_u64;
+    let _held_noisy = keyed_waited.try_enter(&noisy_key)?;
+    let mut queued = Box::pin(keyed_waited.enter_async(&noisy_key));
+    assert!(
+        queued
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()))
+            .is_pending(),
+        "the second call of the noisy key waits"
+    );
+    assert_eq!(keyed_waited.waiting_calls(), 1);
+    // The same with 1000 keys waiting (each at its one slot, one call
+    // queued): the dispatch under the wait lock visits every waiting key.
+    let keyed_waited_many: KeyedBulkhead<u64> = KeyedBulkhead::new(
+        "user-keyed-waited-many",
+        BulkheadConfig::builder()
+            .max_concurrent(ROOMY as u32)
+            .per_key(1)
+            .max_wait(Duration::from_secs(3600))
+            .build()?,
+    );
+    let waiting_keys: Vec<u64> = (1000..2000).collect();
+    let _held_many = waiting_keys
+        .iter()
+        .map(|key| keyed_waited_many.try_enter(key))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut queued_many: Vec<_> = waiting_keys
+        .iter()
+        .map(|key| Box::pin(keyed_waited_many.enter_async(key)))
+        .collect();
+    for queued in &mut queued_many {
+        let polled = queued
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()));
+        assert!(polled.is_pending(), "each waiting key's call waits");
+    }
+    assert_eq!(keyed_waited_many.waiting_calls(), 1000);
     let lookup_hasher = foldhash::fast::RandomState::default();
     let mut table_u64: hashbrown::HashTable<Box<(AtomicU64, u64)>> = hashbrown::HashTable::new();
     let mut table_str: hashbrown::HashTable<Box<(AtomicU64, String)>> = hashbrown::HashTable::new();
@@ -845,6 +893,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             |n| keyed_try_enter(n, &keyed_str, key_str),
         ),
         Case::new(
+            "keyed_try_enter_others_wait",
+            "issue 31: `KeyedBulkhead<u64>::try_enter(&key)` + drop, live key, another key's call waiting",
+            |n| keyed_try_enter(n, &keyed_waited, &key_u64),
+        ),
+        Case::new(
+            "keyed_try_enter_1000_wait",
+            "issue 31: `KeyedBulkhead<u64>::try_enter(&key)` + drop, live key, 1000 other keys' calls waiting",
+            |n| keyed_try_enter(n, &keyed_waited_many, &key_u64),
+        ),
+        Case::new(
             "keyed_try_enter_rejected",
             "issue 31: `KeyedBulkhead<u64>::try_enter(&key)` rejected, key at its per_key",
             |n| keyed_try_enter(n, &keyed_u64_full, &key_u64),
@@ -908,6 +966,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     assert_eq!(roomy.concurrent_calls(), 0, "every slot was given back");
+    assert_eq!(
+        keyed_waited.waiting_calls(),
+        1,
+        "the noisy key's call still waits"
+    );
+    assert_eq!(
+        keyed_waited.in_flight(&key_u64),
+        0,
+        "every keyed slot was given back"
+    );
     assert_eq!(counter.load(Ordering::Relaxed), 0);
     let ran = |name: &str| cases.iter().any(|case| case.name.starts_with(name));
     for (name, handle) in [
@@ -971,7 +1039,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::mem::size_of_val(&chaotic.composed_async(0)),
         std::mem::size_of_val(&chaotic.composed_chaos_async(0)),
     );
-    let ratios: [Ratio<'_>; 22] = [
+    let ratios: [Ratio<'_>; 24] = [
+        (
+            "issue 31: keyed free (u64), 1000 keys waiting / `try_enter()` + drop",
+            &[("keyed_try_enter_1000_wait", 1.0)],
+            "try_enter",
+            "-",
+        ),
+        (
+            "issue 31: keyed free (u64), another key waiting / `try_enter()` + drop",
+            &[("keyed_try_enter_others_wait", 1.0)],
+            "try_enter",
+            "-",
+        ),
         (
             "issue 31: keyed `try_enter(&u64)` + drop / `try_enter()` + drop",
             &[("keyed_try_enter", 1.0)],
