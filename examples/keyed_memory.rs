@@ -224,6 +224,13 @@ fn measure<K: Key>(n: u64) {
     unsafe { malloc_trim(0) };
     let trimmed = heap();
     assert_eq!(keyed.keys(), 0, "keys left after two sweeps");
+    // Back to the empty map: within a page of bookkeeping, not a byte per
+    // key (a leak of nodes or of a table would be megabytes).
+    assert!(
+        evicted.requested - empty.requested < 4096,
+        "{} bytes left after evicting every key",
+        evicted.requested - empty.requested
+    );
 
     let per = |bytes: isize| bytes as f64 / n as f64;
     let key_bytes = (std::mem::size_of::<K>() + K::own_heap()) as f64;
