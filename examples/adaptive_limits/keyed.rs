@@ -472,7 +472,7 @@ pub(crate) fn run_all(quick: bool) -> (String, u64) {
     }
     let _ = writeln!(
         out,
-        "\nTargets (issue 31; the quiet tenants, noisy one present)\n"
+        "\nTargets (issue 31; the quiet tenants, noisy one present; set for the keyed arms, the shared bulkhead checked beside them)\n"
     );
     let _ = writeln!(out, "| arm | {} |", TARGETS.join(" | "));
     let _ = writeln!(out, "|---|---|---|");
