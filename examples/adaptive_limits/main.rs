@@ -73,12 +73,17 @@
 //! callers, priority classes and queue disciplines side by side
 //! (`overload/mod.rs`).
 //!
+//! A noisy tenant (issue 31; `--only keyed`; run only when named): one
+//! tenant at 100x the others' rate, one shared bulkhead beside a keyed
+//! bulkhead (`keyed.rs`).
+//!
 //! `--loopback` checks the simulation against real time and real sockets
 //! (issue 29, item 5; `loopback/mod.rs` says how): `lognormal-0.5` and
 //! `slow3x` (or `--only`), 60 s each (`--seconds`), at C = 20.
 
 mod chaos;
 mod cold;
+mod keyed;
 mod limiters;
 mod loopback;
 mod overload;
@@ -220,6 +225,8 @@ fn main() {
     // Overload (issue 30; `overload/`): run only when named.
     let (overload, only): (Vec<&str>, Vec<&str>) =
         only.into_iter().partition(|n| overload::named(n));
+    // A noisy tenant (issue 31; `keyed.rs`): run only when named.
+    let (keyed, only): (Vec<&str>, Vec<&str>) = only.into_iter().partition(|n| *n == keyed::NAME);
     // Only real dependencies named, and no capacity: the issue's three.
     let real_only = !only.is_empty()
         && only.iter().all(|name| {
@@ -258,8 +265,13 @@ fn main() {
                 (alpha, numbers.next().unwrap_or(2.0 * alpha))
             }),
         });
-        if !overload.is_empty() {
-            print!("{}", overload::run(&overload, quick).0);
+        if !overload.is_empty() || !keyed.is_empty() {
+            if !overload.is_empty() {
+                print!("{}", overload::run(&overload, quick).0);
+            }
+            if !keyed.is_empty() {
+                print!("{}", keyed::run_all(quick).0);
+            }
             if only.is_empty() {
                 continue;
             }

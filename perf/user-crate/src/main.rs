@@ -10,6 +10,13 @@
 //! `Pipeline` as the adaptive guide shows, beside the same plain bulkhead
 //! alone, with the two recent clock readings an adaptive call takes, and
 //! with those and one locked read-modify-write (the target's bound).
+//! Issue 31's cost targets for a keyed bulkhead (`bulkhead_core::
+//! KeyedBulkhead`, which the facade does not re-export yet):
+//! `try_enter(&key)` + drop on a live `u64` key and on a `String` key by
+//! `&str` beside `try_enter()` + drop, the same rejected (the key at its
+//! `per_key`) beside `try_enter()` rejected, and one bare hash lookup of
+//! each key (foldhash's fast hasher, a hashbrown `HashTable` of boxed
+//! entries) to define the rejection's bound.
 //!
 //! Every case is a loop of `CALLS` calls in a function of its own
 //! (`#[inline(never)]`); the cases run interleaved, one loop each per
@@ -40,6 +47,7 @@ use std::time::{Duration, Instant};
 
 use bulkhead::clock::RecentTime;
 use bulkhead::{Adaptive, Bulkhead, BulkheadConfig, Pipeline, Registry, Rejection, resilient};
+use bulkhead_core::KeyedBulkhead;
 use tokio::sync::Semaphore;
 
 /// The caller's error: a rejection, kept.
@@ -345,6 +353,56 @@ fn try_enter(calls: u64, bulkhead: &Bulkhead) -> u64 {
     acc
 }
 
+/// Issue 31: `try_enter(&key)` + drop on a keyed bulkhead, the key live.
+#[inline(never)]
+fn keyed_try_enter<K, Q>(calls: u64, keyed: &KeyedBulkhead<K>, key: &Q) -> u64
+where
+    K: std::hash::Hash + Eq + Send + Sync + 'static + std::borrow::Borrow<Q>,
+    Q: std::hash::Hash + Eq + ToOwned<Owned = K> + ?Sized,
+{
+    let mut acc = 0_u64;
+    for _ in 0..calls {
+        acc = acc.wrapping_add(match black_box(keyed).try_enter(black_box(key)) {
+            Ok(permit) => {
+                drop(permit);
+                1
+            }
+            Err(_) => 2,
+        });
+    }
+    acc
+}
+
+/// Issue 31's "one hash lookup": a key hashed by foldhash's fast hasher
+/// and found in a hashbrown `HashTable` of boxed entries, as the keyed
+/// bulkhead's table holds them (one key in it), a load of the entry's
+/// first word kept.
+#[inline(never)]
+fn hash_lookup<K, Q>(
+    calls: u64,
+    table: &hashbrown::HashTable<Box<(AtomicU64, K)>>,
+    hasher: &foldhash::fast::RandomState,
+    key: &Q,
+) -> u64
+where
+    K: std::borrow::Borrow<Q>,
+    Q: std::hash::Hash + Eq + ?Sized,
+{
+    use std::hash::BuildHasher;
+    let mut acc = 0_u64;
+    for _ in 0..calls {
+        let key = black_box(key);
+        let hash = black_box(hasher).hash_one(key);
+        acc = acc.wrapping_add(
+            match black_box(table).find(hash, |entry| entry.1.borrow() == key) {
+                Some(entry) => entry.0.load(Ordering::Relaxed),
+                None => 2,
+            },
+        );
+    }
+    acc
+}
+
 /// What criterion's harness does with a result: moves it into a function
 /// that escapes its address (`benches/bulkhead.rs`'s `consume`).
 #[inline(always)]
@@ -587,6 +645,96 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let sample = AtomicU64::new(0);
     let rmw = AtomicU64::new(0);
 
+    // Issue 31: keyed bulkheads (from bulkhead-core: the facade does not
+    // re-export them yet), a live key each; `full` keys hold their one
+    // slot.
+    let keyed_config = |per_key| {
+        BulkheadConfig::builder()
+            .max_concurrent(ROOMY as u32)
+            .per_key(per_key)
+            .build()
+    };
+    let keyed_u64: KeyedBulkhead<u64> = KeyedBulkhead::new("user-keyed-u64", keyed_config(1000)?);
+    let keyed_str: KeyedBulkhead<String> =
+        KeyedBulkhead::new("user-keyed-str", keyed_config(1000)?);
+    let keyed_u64_full: KeyedBulkhead<u64> =
+        KeyedBulkhead::new("user-keyed-u64-full", keyed_config(1)?);
+    let keyed_str_full: KeyedBulkhead<String> =
+        KeyedBulkhead::new("user-keyed-str-full", keyed_config(1)?);
+    let (key_u64, key_str) = (42_u64, "tenant-42");
+    drop(keyed_u64.try_enter(&key_u64)?);
+    drop(keyed_str.try_enter(key_str)?);
+    let _held_u64 = keyed_u64_full.try_enter(&key_u64)?;
+    let _held_str = keyed_str_full.try_enter(key_str)?;
+    assert!(keyed_u64.is_live(&key_u64) && keyed_str.is_live(key_str));
+    assert!(
+        keyed_u64_full.try_enter(&key_u64).is_err() && keyed_str_full.try_enter(key_str).is_err()
+    );
+    // A keyed bulkhead where another key has a call waiting (its one slot
+    // held, a second call queued for up to an hour): the free path of
+    // every other key while anybody waits, as under a noisy tenant.
+    let keyed_waited: KeyedBulkhead<u64> = KeyedBulkhead::new(
+        "user-keyed-waited",
+        BulkheadConfig::builder()
+            .max_concurrent(ROOMY as u32)
+            .per_key(1)
+            .max_wait(Duration::from_secs(3600))
+            .build()?,
+    );
+    let noisy_key = 7_u64;
+    let _held_noisy = keyed_waited.try_enter(&noisy_key)?;
+    let mut queued = Box::pin(keyed_waited.enter_async(&noisy_key));
+    assert!(
+        queued
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()))
+            .is_pending(),
+        "the second call of the noisy key waits"
+    );
+    assert_eq!(keyed_waited.waiting_calls(), 1);
+    // The same with 1000 keys waiting (each at its one slot, one call
+    // queued): the dispatch under the wait lock visits every waiting key.
+    let keyed_waited_many: KeyedBulkhead<u64> = KeyedBulkhead::new(
+        "user-keyed-waited-many",
+        BulkheadConfig::builder()
+            .max_concurrent(ROOMY as u32)
+            .per_key(1)
+            .max_wait(Duration::from_secs(3600))
+            .build()?,
+    );
+    let waiting_keys: Vec<u64> = (1000..2000).collect();
+    let _held_many = waiting_keys
+        .iter()
+        .map(|key| keyed_waited_many.try_enter(key))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut queued_many: Vec<_> = waiting_keys
+        .iter()
+        .map(|key| Box::pin(keyed_waited_many.enter_async(key)))
+        .collect();
+    for queued in &mut queued_many {
+        let polled = queued
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()));
+        assert!(polled.is_pending(), "each waiting key's call waits");
+    }
+    assert_eq!(keyed_waited_many.waiting_calls(), 1000);
+    let lookup_hasher = foldhash::fast::RandomState::default();
+    let mut table_u64: hashbrown::HashTable<Box<(AtomicU64, u64)>> = hashbrown::HashTable::new();
+    let mut table_str: hashbrown::HashTable<Box<(AtomicU64, String)>> = hashbrown::HashTable::new();
+    {
+        use std::hash::BuildHasher;
+        table_u64.insert_unique(
+            lookup_hasher.hash_one(key_u64),
+            Box::new((AtomicU64::new(1), key_u64)),
+            |e| lookup_hasher.hash_one(e.1),
+        );
+        table_str.insert_unique(
+            lookup_hasher.hash_one(key_str),
+            Box::new((AtomicU64::new(1), key_str.to_owned())),
+            |e| lookup_hasher.hash_one(&e.1),
+        );
+    }
+
     let mut cases = vec![
         Case::new("direct", "the delegate called directly", |n| {
             direct(n, &Backend)
@@ -734,6 +882,46 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "issue 29 (d): `try_enter()` + drop, adaptive Gradient2",
             |n| try_enter(n, gradient2.bulkhead()),
         ),
+        Case::new(
+            "keyed_try_enter",
+            "issue 31: `KeyedBulkhead<u64>::try_enter(&key)` + drop, live key",
+            |n| keyed_try_enter(n, &keyed_u64, &key_u64),
+        ),
+        Case::new(
+            "keyed_try_enter_str",
+            "issue 31: `KeyedBulkhead<String>::try_enter(\"tenant-42\")` + drop, live key",
+            |n| keyed_try_enter(n, &keyed_str, key_str),
+        ),
+        Case::new(
+            "keyed_try_enter_others_wait",
+            "issue 31: `KeyedBulkhead<u64>::try_enter(&key)` + drop, live key, another key's call waiting",
+            |n| keyed_try_enter(n, &keyed_waited, &key_u64),
+        ),
+        Case::new(
+            "keyed_try_enter_1000_wait",
+            "issue 31: `KeyedBulkhead<u64>::try_enter(&key)` + drop, live key, 1000 other keys' calls waiting",
+            |n| keyed_try_enter(n, &keyed_waited_many, &key_u64),
+        ),
+        Case::new(
+            "keyed_try_enter_rejected",
+            "issue 31: `KeyedBulkhead<u64>::try_enter(&key)` rejected, key at its per_key",
+            |n| keyed_try_enter(n, &keyed_u64_full, &key_u64),
+        ),
+        Case::new(
+            "keyed_try_enter_rejected_str",
+            "issue 31: `KeyedBulkhead<String>::try_enter(\"tenant-42\")` rejected, key at its per_key",
+            |n| keyed_try_enter(n, &keyed_str_full, key_str),
+        ),
+        Case::new(
+            "hash_lookup",
+            "issue 31: one hash lookup, u64 (foldhash fast + hashbrown `HashTable::find`)",
+            |n| hash_lookup(n, &table_u64, &lookup_hasher, &key_u64),
+        ),
+        Case::new(
+            "hash_lookup_str",
+            "issue 31: one hash lookup, \"tenant-42\" as &str",
+            |n| hash_lookup(n, &table_str, &lookup_hasher, key_str),
+        ),
         Case::new("floor_rmw", "floor: one locked `fetch_add`", |n| {
             floor_rmw(n, &rmw)
         }),
@@ -778,6 +966,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     assert_eq!(roomy.concurrent_calls(), 0, "every slot was given back");
+    assert_eq!(
+        keyed_waited.waiting_calls(),
+        1,
+        "the noisy key's call still waits"
+    );
+    assert_eq!(
+        keyed_waited.in_flight(&key_u64),
+        0,
+        "every keyed slot was given back"
+    );
     assert_eq!(counter.load(Ordering::Relaxed), 0);
     let ran = |name: &str| cases.iter().any(|case| case.name.starts_with(name));
     for (name, handle) in [
@@ -818,8 +1016,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .iter()
             .try_fold(0.0, |sum, (name, sign)| Some(sum + sign * of(name)?))
     };
+    // Issue 31's bound for a keyed rejection: the plain rejection plus one
+    // hash lookup of the same key, two cases summed.
+    fn denominator_terms(denominator: &str) -> Vec<(&str, f64)> {
+        match denominator {
+            "plain_rejected_plus_lookup" => {
+                vec![("try_enter_rejected", 1.0), ("hash_lookup", 1.0)]
+            }
+            "plain_rejected_plus_lookup_str" => {
+                vec![("try_enter_rejected", 1.0), ("hash_lookup_str", 1.0)]
+            }
+            name => vec![(name, 1.0)],
+        }
+    }
     let ratio = |pick: Pick, numerator: &[(&str, f64)], denominator: &str| -> Option<f64> {
-        Some(sum(pick, numerator)? / sum(pick, &[(denominator, 1.0)])?)
+        Some(sum(pick, numerator)? / sum(pick, &denominator_terms(denominator))?)
     };
     // (label, numerator as signed cases, denominator case, target)
     type Ratio<'a> = (&'a str, &'a [(&'a str, f64)], &'a str, &'a str);
@@ -828,7 +1039,43 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::mem::size_of_val(&chaotic.composed_async(0)),
         std::mem::size_of_val(&chaotic.composed_chaos_async(0)),
     );
-    let ratios: [Ratio<'_>; 18] = [
+    let ratios: [Ratio<'_>; 24] = [
+        (
+            "issue 31: keyed free (u64), 1000 keys waiting / `try_enter()` + drop",
+            &[("keyed_try_enter_1000_wait", 1.0)],
+            "try_enter",
+            "-",
+        ),
+        (
+            "issue 31: keyed free (u64), another key waiting / `try_enter()` + drop",
+            &[("keyed_try_enter_others_wait", 1.0)],
+            "try_enter",
+            "-",
+        ),
+        (
+            "issue 31: keyed `try_enter(&u64)` + drop / `try_enter()` + drop",
+            &[("keyed_try_enter", 1.0)],
+            "try_enter",
+            "<= 2.0x",
+        ),
+        (
+            "issue 31: keyed `try_enter(&str)` + drop / `try_enter()` + drop",
+            &[("keyed_try_enter_str", 1.0)],
+            "try_enter",
+            "<= 2.0x",
+        ),
+        (
+            "issue 31: keyed rejected (u64) / (`try_enter()` rejected + one lookup)",
+            &[("keyed_try_enter_rejected", 1.0)],
+            "plain_rejected_plus_lookup",
+            "<= 1.0x",
+        ),
+        (
+            "issue 31: keyed rejected (&str) / (`try_enter()` rejected + one lookup)",
+            &[("keyed_try_enter_rejected_str", 1.0)],
+            "plain_rejected_plus_lookup_str",
+            "<= 1.0x",
+        ),
         (
             "async: (composed with chaos off - composed) / load-CAS-release floor",
             &[("composed_chaos_async", 1.0), ("composed_async", -1.0)],
@@ -948,7 +1195,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Issue 29's gaps in ns: what each step adds, and what an adaptive
     // call adds over the readings against what one locked addition adds.
-    let gaps: [(&str, &[(&str, f64)]); 10] = [
+    let gaps: [(&str, &[(&str, f64)]); 14] = [
+        (
+            "issue 31: keyed rejected (u64) - plain rejected",
+            &[
+                ("keyed_try_enter_rejected", 1.0),
+                ("try_enter_rejected", -1.0),
+            ],
+        ),
+        (
+            "issue 31: keyed rejected (&str) - plain rejected",
+            &[
+                ("keyed_try_enter_rejected_str", 1.0),
+                ("try_enter_rejected", -1.0),
+            ],
+        ),
+        (
+            "issue 31: keyed free (u64) - plain free",
+            &[("keyed_try_enter", 1.0), ("try_enter", -1.0)],
+        ),
+        (
+            "issue 31: keyed free (&str) - plain free",
+            &[("keyed_try_enter_str", 1.0), ("try_enter", -1.0)],
+        ),
         (
             "(b) - (a): two recent clock readings",
             &[("fixed_readings", 1.0), ("fixed_try_enter", -1.0)],
@@ -987,7 +1256,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             &[("gradient2_async", 1.0), ("fixed_async", -1.0)],
         ),
     ];
-    println!("\n| issue 29: ns added, best rounds | wall | CPU time |\n|---|---:|---:|");
+    println!("\n| issues 29 and 31: ns added, best rounds | wall | CPU time |\n|---|---:|---:|");
     for (label, terms) in gaps {
         let [wall, cpu] = clocks.map(|(_, pick)| sum(pick, terms));
         if let (Some(wall), Some(cpu)) = (wall, cpu) {
