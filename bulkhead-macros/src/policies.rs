@@ -139,6 +139,11 @@ impl PolicySet {
         self.get(PolicyKind::Fallback)?.keys.method()
     }
 
+    /// The `key = ..` of the bulkhead, if the set has a keyed bulkhead.
+    pub(crate) fn key(&self) -> Option<&crate::attr::KeyParam> {
+        self.get(PolicyKind::Bulkhead)?.keys.key()
+    }
+
     /// The bulkhead, if it is the only policy: the call then takes a slot
     /// itself, without the composition of `Policies`.
     pub(crate) fn bulkhead_alone(&self) -> Option<&Policy> {

@@ -1,0 +1,211 @@
+//! Keyed bulkheads from the attribute: `#[bulkhead(per_key = .., key =
+//! tenant)]` on sync and async methods of a `#[resilient]` trait, keyed by
+//! `&str`, `String` and `u64` arguments.
+
+use std::pin::pin;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::task::Poll;
+use std::thread;
+
+use bulkhead::{Registry, resilient};
+
+use crate::support::{AsyncHold, Hold, ServiceError, assert_full, manual, poll, wait_until};
+
+#[resilient]
+pub trait Tenants: Send + Sync {
+    #[bulkhead(name = "tenants-str", max_concurrent = 3, per_key = 1, key = tenant)]
+    fn by_str(&self, tenant: &str, hold: Hold) -> Result<String, ServiceError>;
+
+    #[bulkhead(name = "tenants-string", max_concurrent = 3, per_key = 1, key = tenant)]
+    fn by_string(&self, hold: Hold, tenant: String) -> Result<String, ServiceError>;
+
+    #[bulkhead(name = "tenants-u64", max_concurrent = 3, per_key = 1, key = tenant)]
+    async fn by_id(&self, tenant: u64, hold: AsyncHold) -> Result<u64, ServiceError>;
+
+    #[bulkhead(name = "tenants-async-str", max_concurrent = 3, per_key = 1, key = tenant)]
+    async fn by_str_async(&self, tenant: &str, hold: AsyncHold) -> Result<String, ServiceError>;
+}
+
+/// Counts the calls that reached it.
+#[derive(Default)]
+struct Backend {
+    runs: AtomicU32,
+}
+
+impl Backend {
+    fn run(&self) {
+        self.runs.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+fn runs(tenants: &ResilientTenants<Backend>) -> u32 {
+    tenants.delegate().runs.load(Ordering::SeqCst)
+}
+
+fn tenants(registry: &Registry) -> ResilientTenants<Backend> {
+    ResilientTenants::new(Backend::default(), registry).expect("the keyed bulkheads resolve")
+}
+
+impl Tenants for Backend {
+    fn by_str(&self, tenant: &str, hold: Hold) -> Result<String, ServiceError> {
+        self.run();
+        hold.wait();
+        Ok(tenant.to_owned())
+    }
+
+    fn by_string(&self, hold: Hold, tenant: String) -> Result<String, ServiceError> {
+        self.run();
+        hold.wait();
+        Ok(tenant)
+    }
+
+    async fn by_id(&self, tenant: u64, hold: AsyncHold) -> Result<u64, ServiceError> {
+        self.run();
+        hold.wait().await;
+        Ok(tenant)
+    }
+
+    async fn by_str_async(&self, tenant: &str, hold: AsyncHold) -> Result<String, ServiceError> {
+        self.run();
+        hold.wait().await;
+        Ok(tenant.to_owned())
+    }
+}
+
+#[test]
+fn a_tenant_at_its_per_key_is_refused_while_another_passes_with_a_str_key() {
+    let (_, registry) = manual();
+    let tenants = tenants(&registry);
+    let (hold, release) = Hold::until_released();
+    thread::scope(|s| {
+        let running = s.spawn(|| tenants.by_str("acme", hold));
+        wait_until("acme's call runs", || runs(&tenants) == 1);
+        assert_full(tenants.by_str("acme", Hold::none()), "tenants-str");
+        assert_eq!(runs(&tenants), 1, "a refused call does not run");
+        assert_eq!(tenants.by_str("globex", Hold::none()).unwrap(), "globex");
+        release.release();
+        assert_eq!(running.join().unwrap().unwrap(), "acme");
+    });
+    assert_eq!(
+        tenants.by_str("acme", Hold::none()).unwrap(),
+        "acme",
+        "the slot was given back"
+    );
+}
+
+#[test]
+fn a_string_key_is_entered_by_reference_and_moved_into_the_call() {
+    let (_, registry) = manual();
+    let tenants = tenants(&registry);
+    let (hold, release) = Hold::until_released();
+    thread::scope(|s| {
+        let running = s.spawn(|| tenants.by_string(hold, "acme".to_owned()));
+        wait_until("acme's call runs", || runs(&tenants) == 1);
+        assert_full(
+            tenants.by_string(Hold::none(), "acme".to_owned()),
+            "tenants-string",
+        );
+        assert_eq!(
+            tenants.by_string(Hold::none(), "globex".to_owned()).unwrap(),
+            "globex"
+        );
+        release.release();
+        assert_eq!(running.join().unwrap().unwrap(), "acme");
+    });
+}
+
+#[test]
+fn an_async_u64_key_holds_its_slot_until_the_future_completes() {
+    let (_, registry) = manual();
+    let tenants = tenants(&registry);
+    let (hold, release) = AsyncHold::until_released();
+    let mut first = pin!(tenants.by_id(7, hold));
+    assert!(poll(first.as_mut()).is_pending());
+    let mut again = pin!(tenants.by_id(7, AsyncHold::none()));
+    match poll(again.as_mut()) {
+        Poll::Ready(result) => assert_full(result, "tenants-u64"),
+        Poll::Pending => panic!("a full key refuses at once without max_wait"),
+    }
+    let mut other = pin!(tenants.by_id(8, AsyncHold::none()));
+    assert!(matches!(poll(other.as_mut()), Poll::Ready(Ok(8))));
+    assert_eq!(runs(&tenants), 2, "the refused call did not run");
+    release.send(()).unwrap();
+    assert!(matches!(poll(first.as_mut()), Poll::Ready(Ok(7))));
+    let mut after = pin!(tenants.by_id(7, AsyncHold::none()));
+    assert!(matches!(poll(after.as_mut()), Poll::Ready(Ok(7))));
+}
+
+#[test]
+fn an_async_str_key_is_refused_at_its_per_key() {
+    let (_, registry) = manual();
+    let tenants = tenants(&registry);
+    let (hold, release) = AsyncHold::until_released();
+    let tenant = String::from("acme");
+    let mut first = pin!(tenants.by_str_async(&tenant, hold));
+    assert!(poll(first.as_mut()).is_pending());
+    let mut again = pin!(tenants.by_str_async("acme", AsyncHold::none()));
+    match poll(again.as_mut()) {
+        Poll::Ready(result) => assert_full(result, "tenants-async-str"),
+        Poll::Pending => panic!("a full key refuses at once without max_wait"),
+    }
+    let mut other = pin!(tenants.by_str_async("globex", AsyncHold::none()));
+    assert!(matches!(poll(other.as_mut()), Poll::Ready(Ok(ref t)) if t == "globex"));
+    release.send(()).unwrap();
+    assert!(matches!(poll(first.as_mut()), Poll::Ready(Ok(ref t)) if t == "acme"));
+}
+
+#[test]
+fn the_global_limit_binds_all_tenants_together() {
+    let (_, registry) = manual();
+    let tenants = tenants(&registry);
+    let (a, release_a) = AsyncHold::until_released();
+    let (b, release_b) = AsyncHold::until_released();
+    let (c, release_c) = AsyncHold::until_released();
+    let mut a = pin!(tenants.by_id(1, a));
+    let mut b = pin!(tenants.by_id(2, b));
+    let mut c = pin!(tenants.by_id(3, c));
+    for call in [a.as_mut(), b.as_mut(), c.as_mut()] {
+        assert!(poll(call).is_pending());
+    }
+    let mut fourth = pin!(tenants.by_id(4, AsyncHold::none()));
+    match poll(fourth.as_mut()) {
+        Poll::Ready(result) => assert_full(result, "tenants-u64"),
+        Poll::Pending => panic!("max_concurrent = 3 calls hold a slot"),
+    }
+    for release in [release_a, release_b, release_c] {
+        release.send(()).unwrap();
+    }
+    for call in [a.as_mut(), b.as_mut(), c.as_mut()] {
+        assert!(poll(call).is_ready());
+    }
+}
+
+#[test]
+fn the_registry_configuration_of_the_id_is_laid_over_the_attribute() {
+    let registry = Registry::builder()
+        .config_toml(
+            r#"
+            [bulkhead.instances.tenants-str]
+            per_key = 2
+            "#,
+        )
+        .unwrap()
+        .build();
+    let tenants = tenants(&registry);
+    let (first, release_first) = Hold::until_released();
+    let (second, release_second) = Hold::until_released();
+    thread::scope(|s| {
+        let a = s.spawn(|| tenants.by_str("acme", first));
+        let b = s.spawn(|| tenants.by_str("acme", second));
+        wait_until("both calls of acme run", || runs(&tenants) == 2);
+        assert_full(tenants.by_str("acme", Hold::none()), "tenants-str");
+        release_first.release();
+        release_second.release();
+        a.join().unwrap().unwrap();
+        b.join().unwrap().unwrap();
+    });
+    assert!(
+        registry.bulkhead("tenants-str").is_err(),
+        "resolving the configuration registers no plain bulkhead"
+    );
+}
