@@ -127,17 +127,20 @@ pub(crate) fn declaration(policies: &PolicySet, site: Site<'_>) -> TokenStream {
             source,
             registry,
             keyed,
-        } => match policies.bulkhead_alone() {
-            Some(bulkhead) if keyed.is_some() => {
+        } => match (policies.bulkhead_alone(), keyed) {
+            (Some(bulkhead), Some(keyed)) => {
                 let (id, builder) = (id(bulkhead, source), builder(bulkhead));
-                let key_type = keyed.map(KeyArg::key_type);
-                quote!(::bulkhead::__private::keyed_bulkhead::<#key_type>(#registry, #id, #source, &#builder)?)
+                let key_type = keyed.key_type();
+                // The type checker's errors about the key (ATR-021) point
+                // at the parameter's type.
+                let made = quote_spanned!(keyed.span()=> ::bulkhead::__private::keyed_bulkhead::<#key_type>);
+                quote!(#made(#registry, #id, #source, &#builder)?)
             }
-            Some(bulkhead) => {
+            (Some(bulkhead), None) => {
                 let (id, builder) = (id(bulkhead, source), builder(bulkhead));
                 quote!(#declarations.bulkhead(#id, #source, &#builder)?)
             }
-            None => {
+            (None, _) => {
                 let specs = specs(policies, quote!(new(#source)));
                 quote!(#declarations.policies(&#specs)?)
             }

@@ -114,7 +114,7 @@ impl KeyArg {
     /// parameter's type so that the type checker's errors about it point
     /// there.
     pub(crate) fn key_type(&self) -> TokenStream {
-        let span = self.ty.span();
+        let span = self.span();
         match &self.borrowed {
             Some(q) => {
                 quote_spanned!(span=> <#q as ::bulkhead::__private::ToOwned>::Owned)
@@ -123,6 +123,15 @@ impl KeyArg {
                 let ty = &self.ty;
                 quote!(#ty)
             }
+        }
+    }
+
+    /// The span of the parameter's type: the type checker's errors about
+    /// the key point there.
+    pub(crate) fn span(&self) -> Span {
+        match &self.borrowed {
+            Some(q) => q.span(),
+            None => self.ty.span(),
         }
     }
 

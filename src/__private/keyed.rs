@@ -28,6 +28,19 @@ pub trait KeyType: Hash + Eq + Clone + Send + Sync + 'static {}
 #[diagnostic::do_not_recommend]
 impl<K: Hash + Eq + Clone + Send + Sync + 'static> KeyType for K {}
 
+/// What a call passes to enter a keyed bulkhead of keys `K`: `K` itself,
+/// or what `K` borrows as (`str` for `String`). Its message is
+/// [`KeyType`]'s, so that a key type that is neither is reported once, at
+/// the parameter's type.
+#[diagnostic::on_unimplemented(
+    message = "ATR-021: `{Self}` cannot key a keyed bulkhead: a key must be `Hash + Eq + Clone + Send + Sync + 'static`",
+    label = "the key of `#[bulkhead(key = ..)]`: it must be `Hash + Eq + Clone + Send + Sync + 'static`"
+)]
+pub trait KeyOf<K>: Hash + Eq + ToOwned<Owned = K> {}
+
+#[diagnostic::do_not_recommend]
+impl<K, Q: Hash + Eq + ToOwned<Owned = K> + ?Sized> KeyOf<K> for Q {}
+
 /// The keyed bulkhead `id` of the wrapper of the method `source`, its
 /// configuration `spec` (the attribute's values) laid under the
 /// registry's configuration of bulkhead `id` (`[bulkhead.instances.<id>]`,
@@ -79,7 +92,7 @@ pub fn enter_keyed<'b, K, Q, R>(
 ) -> Result<BulkheadPermit<'b>, R>
 where
     K: KeyType + Borrow<Q>,
-    Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    Q: KeyOf<K> + ?Sized,
 {
     keyed.enter(key).map_err(|full| reject.reject(full))
 }
@@ -97,7 +110,7 @@ pub async fn enter_keyed_async<'a, K, Q, R>(
 ) -> Result<BulkheadPermit<'a>, R>
 where
     K: KeyType + Borrow<Q>,
-    Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    Q: KeyOf<K> + ?Sized,
 {
     keyed
         .enter_async(key)

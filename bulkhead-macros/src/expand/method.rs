@@ -226,13 +226,21 @@ pub(super) fn guarded_keyed(
     let take = take_field(method, &bulkhead, field);
     let rejecter = rejecter(&reject, &method.ret, method.annotations.named());
     let argument = &params[keyed.position];
+    // The type checker's errors about the key (ATR-021) point at the
+    // parameter's type.
+    let key_type = keyed.key_type();
+    let (enter_keyed, enter_keyed_async) = (
+        quote_spanned!(keyed.span()=> ::bulkhead::__private::enter_keyed::<#key_type, _, _>),
+        quote_spanned!(keyed.span()=> ::bulkhead::__private::enter_keyed_async::<#key_type, _, _>),
+    );
+    let awaited = quote_spanned!(keyed.span()=> .await);
     if method.ret.flavor == Flavor::Sync {
         let passed = keyed.passed(argument);
         let made = call(own);
         return quote_spanned! {span=>
             #take
             #rejecter
-            match ::bulkhead::__private::enter_keyed(&#bulkhead, #passed, #reject) {
+            match #enter_keyed(&#bulkhead, #passed, #reject) {
                 ::bulkhead::__private::Ok(#permit) => {
                     let #output = #made;
                     #reject.release(#permit, &#output);
@@ -249,7 +257,7 @@ pub(super) fn guarded_keyed(
     let guard = |made: TokenStream| {
         quote_spanned! {span=>
             async move {
-                let #permit = match ::bulkhead::__private::enter_keyed_async(&#bulkhead, #passed, #reject).await {
+                let #permit = match #enter_keyed_async(&#bulkhead, #passed, #reject) #awaited {
                     ::bulkhead::__private::Ok(#permit) => #permit,
                     ::bulkhead::__private::Err(#rejected) => return #rejected,
                 };

@@ -1,0 +1,18 @@
+use bulkhead::Rejection;
+
+#[derive(Debug)]
+pub struct Error;
+
+impl From<Rejection> for Error {
+    fn from(_: Rejection) -> Self {
+        Error
+    }
+}
+
+#[bulkhead::bulkhead(per_key = 4, key = tenant)]
+pub fn call(tenant: &str) -> Result<(), Error> {
+    let _ = tenant;
+    Ok(())
+}
+
+fn main() {}
