@@ -290,12 +290,8 @@ fn check_together(
 /// of the method, not a setting.
 pub(crate) const KEY_KEY: &str = "key";
 
-/// The keys of the bulkhead's table that only a keyed bulkhead reads
-/// (ATR-022 without `key`).
-pub(crate) const KEYED_ONLY: &[&str] = &["per_key", "max_keys", "idle_evict"];
-
 /// The keys of the bulkhead's table that a keyed bulkhead does not
-/// support (ATR-023 with `key`): it has its own fairness instead of a
+/// support (ATR-022 with `key`): it has its own fairness instead of a
 /// queue discipline and priority classes, a fixed global limit, and no
 /// resource's budget.
 pub(crate) const NOT_KEYED: &[&str] = &[
@@ -347,26 +343,24 @@ fn key_param(kind: PolicyKind, item: &NestedMeta) -> darling::Result<KeyParam> {
     }
 }
 
-/// The keys written that need `key` (ATR-022, spanned on each) without
-/// it, and those a keyed bulkhead does not support (ATR-023, spanned on
-/// each) with it.
+/// The keys written that a keyed bulkhead does not support, with `key`
+/// (ATR-022, spanned on each). Its own keys (`per_key`, `max_keys`,
+/// `idle_evict`) are allowed without `key`, and do nothing there, as
+/// in configuration (a named configuration may give them to every
+/// bulkhead).
 fn check_keyed(
     table: &[&'static Key],
     read: &[(usize, Value<Read>)],
     key: Option<&KeyParam>,
 ) -> darling::Result<()> {
+    let Some(key) = key else {
+        return Ok(());
+    };
     let mut errors = darling::Error::accumulator();
     for (at, value) in read {
         let name = table[*at].name();
-        match key {
-            None if KEYED_ONLY.contains(&name) => errors.push(
-                darling::Error::custom(format!(
-                    "{}: {name} needs `key = <parameter>`: it is a limit of a keyed bulkhead, whose key is the value of the parameter named, as in #[bulkhead({name} = .., key = tenant)]",
-                    codes::KEYED_WITHOUT_KEY
-                ))
-                .with_span(&value.span),
-            ),
-            Some(key) if NOT_KEYED.contains(&name) => errors.push(
+        if NOT_KEYED.contains(&name) {
+            errors.push(
                 darling::Error::custom(format!(
                     "{}: {name} does not apply to a keyed bulkhead (`key = {}`): its calls share the global `max_concurrent` max-min fair among the keys, without {}; remove it, or `key` for a bulkhead without keys",
                     codes::NOT_KEYED,
@@ -374,14 +368,13 @@ fn check_keyed(
                     unsupported(name),
                 ))
                 .with_span(&value.span),
-            ),
-            _ => {}
+            );
         }
     }
     errors.finish()
 }
 
-/// What a keyed bulkhead does without, for ATR-023's message.
+/// What a keyed bulkhead does without, for ATR-022's message.
 fn unsupported(name: &str) -> &'static str {
     match name {
         "adaptive" | "min_concurrent" | "initial_concurrent" => "an adaptive limit",

@@ -34,7 +34,10 @@ pub(crate) fn declare_written(
                 .priority(::bulkhead::__private_0_1_0::Priority::Critical)
                 .shed_at(::bulkhead::__private_0_1_0::ShedAt::from_bits(
                     1099512676352500000u64,
-                )),
+                ))
+                .per_key(1u32)
+                .max_keys(100000u32)
+                .idle_evict(::bulkhead::__private_0_1_0::Duration::new(60u64, 0u32)),
         ),
     )?;
     let _retry = declarations.policies(
@@ -211,7 +214,10 @@ pub(crate) trait PolicyNames: Send + Sync {
         initial_concurrent = 20,
         reserved = 1,
         priority = "critical",
-        shed_at = "sheddable=0.5, normal=1, high=1"
+        shed_at = "sheddable=0.5, normal=1, high=1",
+        per_key = 1,
+        max_keys = 100000,
+        idle_evict = "60s"
     )]
     async fn bulkhead(&self) -> Result<(), Error>;
 
@@ -434,6 +440,21 @@ pub(crate) fn check_defaults(registry: &::bulkhead::Registry, prefix: &str) {
         config.shed_at(),
         default.shed_at(),
         "{prefix}.bulkhead: shed_at"
+    );
+    assert_eq!(
+        config.per_key(),
+        default.per_key(),
+        "{prefix}.bulkhead: per_key"
+    );
+    assert_eq!(
+        config.max_keys(),
+        default.max_keys(),
+        "{prefix}.bulkhead: max_keys"
+    );
+    assert_eq!(
+        config.idle_evict(),
+        default.idle_evict(),
+        "{prefix}.bulkhead: idle_evict"
     );
     let config = registry.retry(&format!("{prefix}.retry")).unwrap().config();
     let default = ::bulkhead::__private_0_1_0::RetryConfig::default();

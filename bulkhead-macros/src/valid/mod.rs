@@ -162,7 +162,7 @@ pub(crate) fn check_trait(model: &mut Trait, errors: &mut Errors) {
 
 /// The parameter the keyed bulkhead of a method or function with `sig`
 /// is keyed by, if its `#[bulkhead]` names one, or why it cannot be:
-/// ATR-021 for a `key` that names no parameter that can key it, ATR-023
+/// ATR-021 for a `key` that names no parameter that can key it, ATR-022
 /// for each other policy attribute (a keyed bulkhead runs alone, for now).
 fn keyed(
     sig: &Signature,
