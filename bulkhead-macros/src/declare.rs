@@ -163,7 +163,7 @@ fn specs(policies: &PolicySet, start: TokenStream) -> TokenStream {
 
 /// The config builder of `policy`: `__private::RetryConfig::builder()` and
 /// a setting for each key the attribute gives.
-fn builder(policy: &Policy) -> TokenStream {
+pub(crate) fn builder(policy: &Policy) -> TokenStream {
     let config_type = Ident::new(policy.kind.config_type(), Span::call_site());
     let settings = policy.keys.settings();
     quote!(::bulkhead::__private::#config_type::builder() #settings)

@@ -17,6 +17,8 @@ use crate::codes;
 pub(crate) struct KeyArg {
     /// Its place among the parameters other than `self`.
     pub(crate) position: usize,
+    /// Its name, as the signature binds it.
+    pub(crate) name: Ident,
     /// Its type as written.
     pub(crate) ty: Type,
     /// `Q` of a parameter `&Q`: the call passes the reference itself, the
@@ -55,13 +57,13 @@ impl KeyArg {
             if let Pat::Ident(pat) = &*typed.pat {
                 let unraw = pat.ident.to_string();
                 if pat.ident == *name || unraw.trim_start_matches("r#") == name.to_string() {
-                    found = Some((position, &*typed.ty));
+                    found = Some((position, &*typed.ty, pat.ident.clone()));
                 }
                 names.push(unraw);
             }
             position += 1;
         }
-        let Some((position, ty)) = found else {
+        let Some((position, ty, binding)) = found else {
             let hint = match bulkhead_keys::did_you_mean(
                 &name.to_string(),
                 names.iter().map(String::as_str),
@@ -105,6 +107,7 @@ impl KeyArg {
         }
         Ok(KeyArg {
             position,
+            name: binding,
             ty: ty.clone(),
             borrowed,
         })

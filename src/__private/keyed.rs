@@ -1,13 +1,15 @@
-//! A keyed bulkhead: what a method whose `#[bulkhead(.., key = tenant)]`
-//! names a parameter calls. Its wrapper's `new` gets the bulkhead from
-//! [`keyed_bulkhead`], the one place generated code reaches the registry
-//! for it; each call takes a slot of its argument's key with
-//! [`enter_keyed`] or [`enter_keyed_async`], a rejection being the
-//! method's result.
+//! A keyed bulkhead: what a method or function whose `#[bulkhead(..,
+//! key = tenant)]` names a parameter calls. A wrapper's `new` gets the
+//! bulkhead from [`keyed_bulkhead`], the one place generated code reaches
+//! the registry for it, and a function with a body through the `static`
+//! it keeps it in ([`KeyedFn`]), from [`Registry::global`]; each call
+//! takes a slot of its argument's key with [`enter_keyed`] or
+//! [`enter_keyed_async`], a rejection being its result.
 
 use std::borrow::Borrow;
 use std::hash::Hash;
-use std::sync::Arc;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
 
 use bulkhead_core::{BulkheadConfigBuilder, BulkheadPermit, KeyedBulkhead, PolicyContext};
 use bulkhead_registry::{Registry, RegistryError};
@@ -116,4 +118,57 @@ where
         .enter_async(key)
         .await
         .map_err(|full| reject.reject(full))
+}
+
+/// The keyed bulkhead of a function with a body, in a `static` the macro
+/// declares in it: made by its first call, from [`Registry::global`].
+pub struct KeyedFn<K> {
+    bulkhead: OnceLock<KeyedBulkhead<K>>,
+}
+
+impl<K> KeyedFn<K> {
+    /// No bulkhead yet.
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Self {
+        KeyedFn {
+            bulkhead: OnceLock::new(),
+        }
+    }
+}
+
+impl<K: KeyType> KeyedFn<K> {
+    /// The keyed bulkhead `id` of the function `source`, made from its
+    /// attribute's values `spec()` on the first call.
+    ///
+    /// If the global registry refuses it (a `config` it does not have, a
+    /// bulkhead `id` of another configuration), the function runs under
+    /// a keyed bulkhead of the attribute's values alone, as a function's
+    /// other policies do.
+    #[inline]
+    pub fn get(
+        &'static self,
+        id: &str,
+        source: &str,
+        spec: impl FnOnce() -> BulkheadConfigBuilder,
+    ) -> &'static KeyedBulkhead<K> {
+        self.bulkhead.get_or_init(|| {
+            let spec = spec();
+            let registry = Registry::global();
+            // TODO(keyed registry): keep the error for
+            // `Registry::function_policy_errors`, as `FunctionPolicy` does.
+            keyed_bulkhead(registry, id, source, &spec).unwrap_or_else(|_| {
+                let context = PolicyContext::new(Arc::clone(registry.clock()));
+                // An attribute's values were checked when it compiled.
+                KeyedBulkhead::with_context(id, spec.build().unwrap_or_default(), context)
+            })
+        })
+    }
+}
+
+impl<K> fmt::Debug for KeyedFn<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeyedFn")
+            .field("bulkhead", &self.bulkhead.get())
+            .finish()
+    }
 }

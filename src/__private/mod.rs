@@ -55,7 +55,7 @@ pub use attempt::{
 pub use bulkhead_core::{Lend, Lent};
 pub use enter::{EnterAsync, call_then_release, enter, enter_async, enter_at_once, enter_then};
 pub use function::{FnPolicy, MethodPolicy};
-pub use keyed::{KeyOf, KeyType, enter_keyed, enter_keyed_async, keyed_bulkhead};
+pub use keyed::{KeyOf, KeyType, KeyedFn, enter_keyed, enter_keyed_async, keyed_bulkhead};
 pub use reject::{
     CallResult, ErrorForBulkhead, ErrorForChaos, ErrorForCircuitBreaker, ErrorForFallback,
     ErrorForHedge, ErrorForPolicies, ErrorForRateLimiter, ErrorForRetry, ErrorForTimeout, Reject,

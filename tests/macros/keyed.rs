@@ -1,13 +1,14 @@
 //! Keyed bulkheads from the attribute: `#[bulkhead(per_key = .., key =
 //! tenant)]` on sync and async methods of a `#[resilient]` trait, keyed by
-//! `&str`, `String` and `u64` arguments.
+//! `&str`, `String` and `u64` arguments, and on free functions with a
+//! body.
 
 use std::pin::pin;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::task::Poll;
 use std::thread;
 
-use bulkhead::{Registry, resilient};
+use bulkhead::{Registry, bulkhead, resilient};
 
 use crate::support::{AsyncHold, Hold, ServiceError, assert_full, manual, poll, wait_until};
 
@@ -208,4 +209,78 @@ fn the_registry_configuration_of_the_id_is_laid_over_the_attribute() {
         registry.bulkhead("tenants-str").is_err(),
         "resolving the configuration registers no plain bulkhead"
     );
+}
+
+/// A free function's keyed bulkhead: made on its first call from
+/// `Registry::global()`, kept in the function.
+#[bulkhead(name = "keyed-fn-sync", max_concurrent = 4, per_key = 1, key = tenant)]
+fn render(tenant: &str, hold: Hold, runs: &AtomicU32) -> Result<String, ServiceError> {
+    runs.fetch_add(1, Ordering::SeqCst);
+    hold.wait();
+    Ok(format!("{tenant}!"))
+}
+
+#[bulkhead(name = "keyed-fn-async", max_concurrent = 4, per_key = 1, key = tenant)]
+async fn render_async(tenant: u64, hold: AsyncHold) -> Result<u64, ServiceError> {
+    hold.wait().await;
+    Ok(tenant)
+}
+
+#[bulkhead(name = "keyed-fn-future", max_concurrent = 4, per_key = 1, key = tenant)]
+fn render_future(
+    tenant: String,
+    hold: AsyncHold,
+) -> impl std::future::Future<Output = Result<String, ServiceError>> + Send {
+    async move {
+        hold.wait().await;
+        Ok(tenant)
+    }
+}
+
+#[test]
+fn a_free_function_refuses_a_tenant_at_its_per_key_and_lets_another_pass() {
+    let runs = AtomicU32::new(0);
+    let (hold, release) = Hold::until_released();
+    thread::scope(|s| {
+        let running = s.spawn(|| render("acme", hold, &runs));
+        wait_until("acme's call runs", || runs.load(Ordering::SeqCst) == 1);
+        assert_full(render("acme", Hold::none(), &runs), "keyed-fn-sync");
+        assert_eq!(runs.load(Ordering::SeqCst), 1, "a refused call does not run");
+        assert_eq!(render("globex", Hold::none(), &runs).unwrap(), "globex!");
+        release.release();
+        assert_eq!(running.join().unwrap().unwrap(), "acme!");
+    });
+    assert_eq!(render("acme", Hold::none(), &runs).unwrap(), "acme!");
+}
+
+#[test]
+fn an_async_function_holds_its_key_until_its_future_completes() {
+    let (hold, release) = AsyncHold::until_released();
+    let mut first = pin!(render_async(1, hold));
+    assert!(poll(first.as_mut()).is_pending());
+    let mut again = pin!(render_async(1, AsyncHold::none()));
+    match poll(again.as_mut()) {
+        Poll::Ready(result) => assert_full(result, "keyed-fn-async"),
+        Poll::Pending => panic!("a full key refuses at once without max_wait"),
+    }
+    let mut other = pin!(render_async(2, AsyncHold::none()));
+    assert!(matches!(poll(other.as_mut()), Poll::Ready(Ok(2))));
+    release.send(()).unwrap();
+    assert!(matches!(poll(first.as_mut()), Poll::Ready(Ok(1))));
+}
+
+#[test]
+fn a_function_returning_a_future_enters_its_key_in_the_future() {
+    let (hold, release) = AsyncHold::until_released();
+    let mut first = pin!(render_future("acme".to_owned(), hold));
+    assert!(poll(first.as_mut()).is_pending());
+    let mut again = pin!(render_future("acme".to_owned(), AsyncHold::none()));
+    match poll(again.as_mut()) {
+        Poll::Ready(result) => assert_full(result, "keyed-fn-future"),
+        Poll::Pending => panic!("a full key refuses at once without max_wait"),
+    }
+    let mut other = pin!(render_future("globex".to_owned(), AsyncHold::none()));
+    assert!(matches!(poll(other.as_mut()), Poll::Ready(Ok(ref t)) if t == "globex"));
+    release.send(()).unwrap();
+    assert!(matches!(poll(first.as_mut()), Poll::Ready(Ok(ref t)) if t == "acme"));
 }

@@ -9,6 +9,7 @@ mod method;
 mod wrappable;
 
 pub(crate) use function::check_fn;
+
 use method::*;
 use wrappable::*;
 
@@ -164,7 +165,7 @@ pub(crate) fn check_trait(model: &mut Trait, errors: &mut Errors) {
 /// is keyed by, if its `#[bulkhead]` names one, or why it cannot be:
 /// ATR-021 for a `key` that names no parameter that can key it, ATR-022
 /// for each other policy attribute (a keyed bulkhead runs alone, for now).
-fn keyed(
+pub(crate) fn keyed(
     sig: &Signature,
     generics: &syn::Generics,
     annotations: &crate::annotations::Annotations,

@@ -9,9 +9,9 @@ impl From<Rejection> for Error {
     }
 }
 
-#[bulkhead::bulkhead(per_key = 4, key = tenant)]
-pub fn call(tenant: &str) -> Result<(), Error> {
-    let _ = tenant;
+#[bulkhead::bulkhead(per_key = 4, key = user)]
+pub fn render(tenant: &str, width: u32) -> Result<(), Error> {
+    let _ = (tenant, width);
     Ok(())
 }
 
