@@ -268,7 +268,10 @@ mod tests {
             error(parse_quote!(fn f(&self)), "tenant"),
             "ATR-021: `key` names `tenant`, which is no parameter of `f`; `f` takes no parameter but `self`"
         );
-        assert!(error(parse_quote!(fn f(&self, a: u8)), "self").starts_with("ATR-021: `key` names `self`"));
+        assert!(
+            error(parse_quote!(fn f(&self, a: u8)), "self")
+                .starts_with("ATR-021: `key` names `self`")
+        );
         assert!(
             error(parse_quote!(fn f(&self, k: &mut String)), "k")
                 .starts_with("ATR-021: the key `k` is borrowed mutably")
@@ -276,9 +279,15 @@ mod tests {
         for (sig, why) in [
             (parse_quote!(fn f<T>(&self, k: T)), "the type parameter `T`"),
             (parse_quote!(fn f(&self, k: Self::Id)), "`Self`"),
-            (parse_quote!(fn f<'a>(&self, k: Id<'a>)), "the lifetime `'a`"),
+            (
+                parse_quote!(fn f<'a>(&self, k: Id<'a>)),
+                "the lifetime `'a`",
+            ),
             (parse_quote!(fn f(&self, k: impl Hash)), "`impl Trait`"),
-            (parse_quote!(fn f(&self, k: &[&str])), "a borrowed type inside it"),
+            (
+                parse_quote!(fn f(&self, k: &[&str])),
+                "a borrowed type inside it",
+            ),
         ] {
             let message = error(sig, "k");
             assert!(message.contains(why), "{message}");

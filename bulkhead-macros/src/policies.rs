@@ -488,7 +488,9 @@ mod tests {
         assert_eq!(bulkhead(quote!(key)).unwrap_err(), [written]);
         assert_eq!(
             bulkhead(quote!(key = a, key = b)).unwrap_err(),
-            ["ATR-002: duplicate key `key` in #[bulkhead]: a keyed bulkhead has one key, the value of one parameter"]
+            [
+                "ATR-002: duplicate key `key` in #[bulkhead]: a keyed bulkhead has one key, the value of one parameter"
+            ]
         );
         for kind in PolicyKind::ALL {
             if kind == PolicyKind::Bulkhead {
@@ -523,10 +525,18 @@ mod tests {
         ))
         .unwrap_err();
         assert_eq!(errors.len(), crate::attr::NOT_KEYED.len(), "{errors:?}");
-        assert!(errors.iter().all(|e| e.starts_with("ATR-022: ")), "{errors:?}");
         assert!(
-            bulkhead(quote!(key = tenant, max_concurrent = 8, max_wait = "1s", enabled = false))
-                .is_ok(),
+            errors.iter().all(|e| e.starts_with("ATR-022: ")),
+            "{errors:?}"
+        );
+        assert!(
+            bulkhead(quote!(
+                key = tenant,
+                max_concurrent = 8,
+                max_wait = "1s",
+                enabled = false
+            ))
+            .is_ok(),
             "a keyed bulkhead's global limit, wait and switch"
         );
     }

@@ -7,8 +7,8 @@
 //! [`enter_keyed_async`], a rejection being its result.
 
 use std::borrow::Borrow;
-use std::hash::Hash;
 use std::fmt;
+use std::hash::Hash;
 use std::sync::{Arc, OnceLock};
 
 use bulkhead_core::{BulkheadConfigBuilder, BulkheadPermit, KeyedBulkhead, PolicyContext};

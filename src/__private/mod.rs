@@ -27,6 +27,7 @@ mod reject;
 mod via;
 mod wrapper;
 
+pub use bulkhead_core::KeyedBulkhead;
 pub use bulkhead_core::QueueDiscipline;
 pub use bulkhead_core::{
     Adaptive, Bulkhead, BulkheadConfig, BulkheadPermit, ChaosConfig, ChaosFault, ChaosLatency,
@@ -35,7 +36,6 @@ pub use bulkhead_core::{
     SlidingWindow, TimeoutConfig,
 };
 pub use bulkhead_registry::{Declarations, PolicySpecs, Registry, RegistryError};
-pub use bulkhead_core::KeyedBulkhead;
 pub use std::any::type_name;
 pub use std::borrow::ToOwned;
 pub use std::boxed::Box;

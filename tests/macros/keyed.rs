@@ -107,7 +107,9 @@ fn a_string_key_is_entered_by_reference_and_moved_into_the_call() {
             "tenants-string",
         );
         assert_eq!(
-            tenants.by_string(Hold::none(), "globex".to_owned()).unwrap(),
+            tenants
+                .by_string(Hold::none(), "globex".to_owned())
+                .unwrap(),
             "globex"
         );
         release.release();
@@ -245,7 +247,11 @@ fn a_free_function_refuses_a_tenant_at_its_per_key_and_lets_another_pass() {
         let running = s.spawn(|| render("acme", hold, &runs));
         wait_until("acme's call runs", || runs.load(Ordering::SeqCst) == 1);
         assert_full(render("acme", Hold::none(), &runs), "keyed-fn-sync");
-        assert_eq!(runs.load(Ordering::SeqCst), 1, "a refused call does not run");
+        assert_eq!(
+            runs.load(Ordering::SeqCst),
+            1,
+            "a refused call does not run"
+        );
         assert_eq!(render("globex", Hold::none(), &runs).unwrap(), "globex!");
         release.release();
         assert_eq!(running.join().unwrap().unwrap(), "acme!");

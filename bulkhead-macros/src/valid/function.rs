@@ -23,7 +23,7 @@ pub(crate) fn check_fn(func: &Func, errors: &mut Errors) {
             errors.spanned(
                 &key.item,
                 format!(
-                    "{}: #[bulkhead] cannot wrap `{}` with a keyed bulkhead (`key = {}`) yet: a keyed bulkhead is supported on free functions and on the methods of a #[resilient] trait; put the method in one, or enter a `bulkhead::KeyedBulkhead` in the body",
+                    "{}: #[bulkhead] cannot wrap `{}` with a keyed bulkhead (`key = {}`) yet: a keyed bulkhead is supported on free functions and on the methods of a #[resilient] trait; put the method in one, or enter a `KeyedBulkhead` (of bulkhead-core) in the body",
                     codes::NOT_KEYED,
                     sig.ident,
                     key.ident,
