@@ -6,6 +6,7 @@
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, quote, quote_spanned};
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{FnArg, Generics, Ident, Pat, Signature, Type};
 
@@ -55,11 +56,10 @@ impl KeyArg {
                 continue;
             };
             if let Pat::Ident(pat) = &*typed.pat {
-                let unraw = pat.ident.to_string();
-                if pat.ident == *name || unraw.trim_start_matches("r#") == name.to_string() {
+                if pat.ident.unraw() == name.unraw() {
                     found = Some((position, &*typed.ty, pat.ident.clone()));
                 }
-                names.push(unraw);
+                names.push(pat.ident.unraw().to_string());
             }
             position += 1;
         }
