@@ -3,7 +3,8 @@
 //! `&str`, `String` and `u64` arguments, and on free functions with a
 //! body.
 
-use std::pin::pin;
+use std::future::Future;
+use std::pin::{Pin, pin};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::task::Poll;
 use std::thread;
@@ -25,6 +26,23 @@ pub trait Tenants: Send + Sync {
 
     #[bulkhead(name = "tenants-async-str", max_concurrent = 3, per_key = 1, key = tenant)]
     async fn by_str_async(&self, tenant: &str, hold: AsyncHold) -> Result<String, ServiceError>;
+
+    /// A `Send` future: the call is made in it if what it holds is `Send`.
+    #[bulkhead(name = "tenants-send", max_concurrent = 3, per_key = 1, key = tenant)]
+    fn by_id_send(
+        &self,
+        tenant: u64,
+        hold: AsyncHold,
+    ) -> impl Future<Output = Result<u64, ServiceError>> + Send;
+
+    /// A boxed `'static` future: made at once, with a handle of its own on
+    /// the bulkhead.
+    #[bulkhead(name = "tenants-boxed", max_concurrent = 3, per_key = 1, key = tenant)]
+    fn by_id_boxed(
+        &self,
+        tenant: u64,
+        hold: AsyncHold,
+    ) -> Pin<Box<dyn Future<Output = Result<u64, ServiceError>> + Send>>;
 }
 
 /// Counts the calls that reached it.
@@ -70,6 +88,29 @@ impl Tenants for Backend {
         self.run();
         hold.wait().await;
         Ok(tenant.to_owned())
+    }
+
+    fn by_id_send(
+        &self,
+        tenant: u64,
+        hold: AsyncHold,
+    ) -> impl Future<Output = Result<u64, ServiceError>> + Send {
+        self.run();
+        async move {
+            hold.wait().await;
+            Ok(tenant)
+        }
+    }
+
+    fn by_id_boxed(
+        &self,
+        tenant: u64,
+        hold: AsyncHold,
+    ) -> Pin<Box<dyn Future<Output = Result<u64, ServiceError>> + Send>> {
+        Box::pin(async move {
+            hold.wait().await;
+            Ok(tenant)
+        })
     }
 }
 
@@ -289,4 +330,70 @@ fn a_function_returning_a_future_enters_its_key_in_the_future() {
     assert!(matches!(poll(other.as_mut()), Poll::Ready(Ok(ref t)) if t == "globex"));
     release.send(()).unwrap();
     assert!(matches!(poll(first.as_mut()), Poll::Ready(Ok(ref t)) if t == "acme"));
+}
+
+#[test]
+fn futures_declared_send_or_boxed_enter_their_key_in_the_future() {
+    let (_, registry) = manual();
+    let tenants = tenants(&registry);
+    let (hold, release) = AsyncHold::until_released();
+    let mut first = pin!(tenants.by_id_send(7, hold));
+    assert_eq!(runs(&tenants), 0, "nothing runs before the first poll");
+    assert!(poll(first.as_mut()).is_pending());
+    assert_eq!(runs(&tenants), 1);
+    let mut again = pin!(tenants.by_id_send(7, AsyncHold::none()));
+    match poll(again.as_mut()) {
+        Poll::Ready(result) => assert_full(result, "tenants-send"),
+        Poll::Pending => panic!("a full key refuses at once without max_wait"),
+    }
+    assert_eq!(runs(&tenants), 1, "a refused call does not run");
+    let mut other = pin!(tenants.by_id_send(8, AsyncHold::none()));
+    assert!(matches!(poll(other.as_mut()), Poll::Ready(Ok(8))));
+    release.send(()).unwrap();
+    assert!(matches!(poll(first.as_mut()), Poll::Ready(Ok(7))));
+
+    let (hold, release) = AsyncHold::until_released();
+    let mut boxed = tenants.by_id_boxed(7, hold);
+    assert!(poll(boxed.as_mut()).is_pending());
+    let mut again = tenants.by_id_boxed(7, AsyncHold::none());
+    match poll(again.as_mut()) {
+        Poll::Ready(result) => assert_full(result, "tenants-boxed"),
+        Poll::Pending => panic!("a full key refuses at once without max_wait"),
+    }
+    let mut other = tenants.by_id_boxed(8, AsyncHold::none());
+    assert!(matches!(poll(other.as_mut()), Poll::Ready(Ok(8))));
+    release.send(()).unwrap();
+    assert!(matches!(poll(boxed.as_mut()), Poll::Ready(Ok(7))));
+}
+
+#[test]
+fn a_waiting_call_of_a_full_key_gets_the_slot_its_key_gives_back() {
+    let (_, registry) = manual();
+    let tenants = ResilientWaiting::new(WaitingBackend, &registry).unwrap();
+    let (hold, release) = AsyncHold::until_released();
+    let mut first = pin!(tenants.call(7, hold));
+    assert!(poll(first.as_mut()).is_pending());
+    let mut waiting = pin!(tenants.call(7, AsyncHold::none()));
+    assert!(
+        poll(waiting.as_mut()).is_pending(),
+        "it waits for its key's slot"
+    );
+    release.send(()).unwrap();
+    assert!(matches!(poll(first.as_mut()), Poll::Ready(Ok(7))));
+    assert!(matches!(poll(waiting.as_mut()), Poll::Ready(Ok(7))));
+}
+
+#[resilient]
+pub trait Waiting: Send + Sync {
+    #[bulkhead(max_concurrent = 3, per_key = 1, max_wait = "1h", key = tenant)]
+    async fn call(&self, tenant: u64, hold: AsyncHold) -> Result<u64, ServiceError>;
+}
+
+struct WaitingBackend;
+
+impl Waiting for WaitingBackend {
+    async fn call(&self, tenant: u64, hold: AsyncHold) -> Result<u64, ServiceError> {
+        hold.wait().await;
+        Ok(tenant)
+    }
 }
