@@ -19,8 +19,9 @@ use super::reject::Reject;
 /// The types a keyed bulkhead's key may have: what a call's argument is
 /// kept as (the parameter's type, or `Q::Owned` for a parameter `&Q`).
 ///
-/// Generated code names the key type only through it, so that a key that
-/// cannot be kept is reported with a code, at the parameter's type.
+/// Every item here bounds the key type by it, and generated code names the
+/// key type with the parameter's span, so that a key that cannot be kept
+/// is reported with ATR-021 at the parameter's type.
 #[diagnostic::on_unimplemented(
     message = "ATR-021: `{Self}` cannot key a keyed bulkhead: a key must be `Hash + Eq + Clone + Send + Sync + 'static`",
     label = "the key of `#[bulkhead(key = ..)]`: it must be `Hash + Eq + Clone + Send + Sync + 'static`"
@@ -32,8 +33,8 @@ impl<K: Hash + Eq + Clone + Send + Sync + 'static> KeyType for K {}
 
 /// What a call passes to enter a keyed bulkhead of keys `K`: `K` itself,
 /// or what `K` borrows as (`str` for `String`). Its message is
-/// [`KeyType`]'s, so that a key type that is neither is reported once, at
-/// the parameter's type.
+/// [`KeyType`]'s: a parameter `&Q` whose `Q` cannot key is reported with
+/// the same ATR-021.
 #[diagnostic::on_unimplemented(
     message = "ATR-021: `{Self}` cannot key a keyed bulkhead: a key must be `Hash + Eq + Clone + Send + Sync + 'static`",
     label = "the key of `#[bulkhead(key = ..)]`: it must be `Hash + Eq + Clone + Send + Sync + 'static`"
