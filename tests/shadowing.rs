@@ -58,6 +58,12 @@ fn attempt() {}
 fn call_async() {}
 fn concat() {}
 fn module_path() {}
+struct key;
+struct ToOwned;
+struct KeyedBulkhead;
+struct KeyedFn;
+fn enter_keyed() {}
+fn keyed_bulkhead() {}
 
 type Res<T> = ::std::result::Result<T, Error>;
 
@@ -133,6 +139,18 @@ trait Shadowed: ::std::marker::Send + ::std::marker::Sync {
     where
         Self: ::std::marker::Sized;
 
+    #[bulkhead(name = "shadowed-keyed", per_key = 1, key = tenant)]
+    fn keyed_call(&self, tenant: &str, value: u32) -> Res<u32>;
+
+    #[bulkhead(per_key = 1, key = tenant)]
+    async fn keyed_async(&mut self, tenant: u32, value: u32) -> Res<u32>;
+
+    #[bulkhead(per_key = 1, key = tenant)]
+    fn keyed_future(
+        &self,
+        tenant: u64,
+    ) -> impl ::std::future::Future<Output = Res<u32>> + ::std::marker::Send;
+
     fn plain(&self) -> u32;
 }
 
@@ -190,9 +208,31 @@ impl Shadowed for Backend {
     fn composed_once(self, value: u32) -> Res<u32> {
         ::std::result::Result::Ok(value + 30)
     }
+    fn keyed_call(&self, tenant: &str, value: u32) -> Res<u32> {
+        ::std::result::Result::Ok(value + tenant.len() as u32)
+    }
+    async fn keyed_async(&mut self, tenant: u32, value: u32) -> Res<u32> {
+        ::std::result::Result::Ok(value + tenant)
+    }
+    fn keyed_future(
+        &self,
+        tenant: u64,
+    ) -> impl ::std::future::Future<Output = Res<u32>> + ::std::marker::Send {
+        async move { ::std::result::Result::Ok(tenant as u32) }
+    }
     fn plain(&self) -> u32 {
         7
     }
+}
+
+#[::bulkhead::bulkhead(per_key = 1, key = tenant)]
+fn keyed_function(tenant: &str) -> Res<u32> {
+    ::std::result::Result::Ok(tenant.len() as u32)
+}
+
+#[::bulkhead::bulkhead(per_key = 1, key = tenant)]
+async fn keyed_async_function(tenant: u8) -> Res<u32> {
+    ::std::result::Result::Ok(u32::from(tenant))
 }
 
 #[::bulkhead::bulkhead(max_concurrent = 1)]
@@ -275,5 +315,10 @@ fn generated_code_ignores_the_users_core_std_and_prelude_names() {
         the_registry.bulkhead("shadowed").unwrap().max_concurrent(),
         1
     );
+    assert_eq!(shadowed.keyed_call("ab", 1).unwrap(), 3);
+    assert_eq!(runtime.block_on(shadowed.keyed_async(2, 1)).unwrap(), 3);
+    assert_eq!(runtime.block_on(shadowed.keyed_future(4)).unwrap(), 4);
+    assert_eq!(keyed_function("abc").unwrap(), 3);
+    assert_eq!(runtime.block_on(keyed_async_function(5)).unwrap(), 5);
     assert_eq!(shadowed.composed_once(1).unwrap(), 31);
 }

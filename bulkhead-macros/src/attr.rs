@@ -31,6 +31,17 @@ pub(crate) struct Keys {
     values: Vec<(&'static Key, Value<Read>)>,
     /// `crate = "..."`: the path of the facade (see `krate.rs`), if given.
     krate: Option<Value<Path>>,
+    /// `key = tenant` (a bulkhead's only): the parameter whose value keys
+    /// a keyed bulkhead, if given.
+    key: Option<KeyParam>,
+}
+
+/// `key = tenant` in `#[bulkhead(..)]`: the parameter named, as written
+/// (its span for errors about it), and the whole `key = tenant` item.
+#[derive(Debug, Clone)]
+pub(crate) struct KeyParam {
+    pub(crate) ident: Ident,
+    pub(crate) item: TokenStream,
 }
 
 impl Keys {
@@ -42,6 +53,11 @@ impl Keys {
     /// `crate = "..."`, if the attribute gives it.
     pub(crate) fn krate(&self) -> Option<&Value<Path>> {
         self.krate.as_ref()
+    }
+
+    /// `key = tenant`, if the attribute gives it: a keyed bulkhead.
+    pub(crate) fn key(&self) -> Option<&KeyParam> {
+        self.key.as_ref()
     }
 
     /// `.key(value)` for every key written that sets the policy's config
@@ -131,6 +147,7 @@ fn from_items(kind: PolicyKind, items: &[NestedMeta]) -> darling::Result<Keys> {
     let mut read: Vec<(usize, Value<Read>)> = Vec::new();
     let mut errors = darling::Error::accumulator();
     let mut krate: Option<Value<Path>> = None;
+    let mut key: Option<KeyParam> = None;
     for item in items {
         let path = match item {
             NestedMeta::Meta(meta) => meta.path(),
@@ -159,6 +176,20 @@ fn from_items(kind: PolicyKind, items: &[NestedMeta]) -> darling::Result<Keys> {
                 );
             } else if let Some(path) = errors.handle(crate_path(attribute, item)) {
                 krate = Some(path);
+            }
+            continue;
+        }
+        if written == KEY_KEY {
+            if key.is_some() {
+                errors.push(
+                    darling::Error::custom(format!(
+                        "{}: duplicate key `key` in #[{attribute}]: a keyed bulkhead has one key, the value of one parameter",
+                        codes::MALFORMED
+                    ))
+                    .with_span(item),
+                );
+            } else if let Some(param) = errors.handle(key_param(kind, item)) {
+                key = Some(param);
             }
             continue;
         }
@@ -191,8 +222,10 @@ fn from_items(kind: PolicyKind, items: &[NestedMeta]) -> darling::Result<Keys> {
     errors.finish()?;
     read.sort_by_key(|(at, _)| *at);
     check_together(kind, &table, &read)?;
+    check_keyed(&table, &read, key.as_ref())?;
     let mut keys = Keys {
         krate,
+        key,
         ..Keys::default()
     };
     for (at, value) in read {
@@ -252,6 +285,105 @@ fn check_together(
     }
 }
 
+/// The key of `#[bulkhead]` that names the parameter whose value keys a
+/// keyed bulkhead: not a row of the table, as its value names a parameter
+/// of the method, not a setting.
+pub(crate) const KEY_KEY: &str = "key";
+
+/// The keys of the bulkhead's table that a keyed bulkhead does not
+/// support (ATR-022 with `key`): it has its own fairness instead of a
+/// queue discipline and priority classes, a fixed global limit, and no
+/// resource's budget.
+pub(crate) const NOT_KEYED: &[&str] = &[
+    "adaptive",
+    "min_concurrent",
+    "initial_concurrent",
+    "resource",
+    "reserved",
+    "priority",
+    "shed_at",
+    "queue",
+    "queue_target",
+    "queue_interval",
+];
+
+/// `key = tenant`: a bare parameter name, on `#[bulkhead]` only (ATR-021).
+fn key_param(kind: PolicyKind, item: &NestedMeta) -> darling::Result<KeyParam> {
+    let attribute = symbol::policy(kind);
+    if kind != PolicyKind::Bulkhead {
+        return Err(darling::Error::custom(format!(
+            "{}: `key` is a key of #[bulkhead] alone, which names the parameter whose value keys a keyed bulkhead, as in #[bulkhead(per_key = 4, key = tenant)]; #[{attribute}] has no limit per key",
+            codes::KEY
+        ))
+        .with_span(item));
+    }
+    let refused = || {
+        darling::Error::custom(format!(
+            "{}: `key` names a parameter of the method, written bare, as in #[bulkhead(per_key = 4, key = tenant)]",
+            codes::KEY
+        ))
+        .with_span(item)
+    };
+    let NestedMeta::Meta(Meta::NameValue(nv)) = item else {
+        return Err(refused());
+    };
+    let expr = crate::tokens::ungroup(&nv.value);
+    let syn::Expr::Path(path) = expr else {
+        return Err(refused());
+    };
+    if path.qself.is_some() || !path.attrs.is_empty() {
+        return Err(refused());
+    }
+    match path.path.get_ident() {
+        Some(ident) => Ok(KeyParam {
+            ident: ident.clone(),
+            item: quote::ToTokens::to_token_stream(item),
+        }),
+        None => Err(refused()),
+    }
+}
+
+/// The keys written that a keyed bulkhead does not support, with `key`
+/// (ATR-022, spanned on each). Its own keys (`per_key`, `max_keys`,
+/// `idle_evict`) are allowed without `key`, and do nothing there, as
+/// in configuration (a named configuration may give them to every
+/// bulkhead).
+fn check_keyed(
+    table: &[&'static Key],
+    read: &[(usize, Value<Read>)],
+    key: Option<&KeyParam>,
+) -> darling::Result<()> {
+    let Some(key) = key else {
+        return Ok(());
+    };
+    let mut errors = darling::Error::accumulator();
+    for (at, value) in read {
+        let name = table[*at].name();
+        if NOT_KEYED.contains(&name) {
+            errors.push(
+                darling::Error::custom(format!(
+                    "{}: {name} does not apply to a keyed bulkhead (`key = {}`): its calls share the global `max_concurrent` max-min fair among the keys, without {}; remove it, or `key` for a bulkhead without keys",
+                    codes::NOT_KEYED,
+                    key.ident,
+                    unsupported(name),
+                ))
+                .with_span(&value.span),
+            );
+        }
+    }
+    errors.finish()
+}
+
+/// What a keyed bulkhead does without, for ATR-022's message.
+fn unsupported(name: &str) -> &'static str {
+    match name {
+        "adaptive" | "min_concurrent" | "initial_concurrent" => "an adaptive limit",
+        "resource" | "reserved" => "a resource's budget",
+        "priority" | "shed_at" => "priority classes",
+        _ => "a queue discipline",
+    }
+}
+
 /// The key that names the facade's path, as serde's `#[serde(crate =
 /// "...")]` does.
 pub(crate) const CRATE_KEY: &str = "crate";
@@ -285,7 +417,9 @@ pub(crate) fn crate_path(attribute: Symbol, item: &NestedMeta) -> darling::Resul
 /// differs from only in case, the closest key of `table`, the other
 /// attribute that takes it, or all of the table's keys.
 fn unknown(written: &str, table: &[&'static Key], attribute: Symbol) -> String {
-    let names = table.iter().map(|key| key.name());
+    // `key`, a bulkhead's key outside its table, is suggested too.
+    let keyed = (attribute == symbol::policy(PolicyKind::Bulkhead)).then_some(KEY_KEY);
+    let names = table.iter().map(|key| key.name()).chain(keyed);
     let lowered = written.to_lowercase();
     let same_but_case = names.clone().find(|name| *name == lowered);
     let elsewhere = || {

@@ -18,6 +18,7 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::{Ident, Signature};
 
 use crate::ids;
+use crate::keyed::KeyArg;
 use crate::policies::{Policy, PolicyAttribute, PolicySet};
 use crate::tokens::local;
 
@@ -37,7 +38,7 @@ pub(crate) fn batch(registry: &Ident, declarations: &Ident) -> (TokenStream, Tok
 /// a `static`: an expression of a `&` [`declared_type`].
 pub(crate) fn in_static(policies: &PolicySet, sig: &Signature) -> TokenStream {
     let span = Span::mixed_site();
-    let declared_type = declared_type(policies);
+    let declared_type = declared_type(policies, None);
     let policy_static = Ident::new(crate::symbol::POLICY_STATIC.as_str(), span);
     // `Self` and `module_path!()` keep the call-site span: they name the
     // user's type and module.
@@ -80,6 +81,10 @@ pub(crate) enum Site<'a> {
     Wrapper {
         declarations: &'a Ident,
         source: &'a TokenStream,
+        /// The registry `new` is given, which a keyed bulkhead is declared
+        /// to (`keyed`, its key).
+        registry: &'a Ident,
+        keyed: Option<&'a KeyArg>,
     },
     /// A free function, on its first call; `source` is its id.
     Function { source: TokenStream },
@@ -93,9 +98,13 @@ pub(crate) enum Site<'a> {
 }
 
 /// The type `policies` are declared as: `Bulkhead` for a bulkhead alone,
-/// which the call enters itself, `Policies` for anything more.
-pub(crate) fn declared_type(policies: &PolicySet) -> TokenStream {
-    if policies.bulkhead_alone().is_some() {
+/// which the call enters itself, `KeyedBulkhead<K>` for a keyed one
+/// (`keyed`, its key), `Policies` for anything more.
+pub(crate) fn declared_type(policies: &PolicySet, keyed: Option<&KeyArg>) -> TokenStream {
+    if let Some(keyed) = keyed {
+        let key_type = keyed.key_type();
+        quote!(::bulkhead::__private::KeyedBulkhead<#key_type>)
+    } else if policies.bulkhead_alone().is_some() {
         quote!(::bulkhead::__private::Bulkhead)
     } else {
         quote!(::bulkhead::__private::Policies)
@@ -116,12 +125,22 @@ pub(crate) fn declaration(policies: &PolicySet, site: Site<'_>) -> TokenStream {
         Site::Wrapper {
             declarations,
             source,
-        } => match policies.bulkhead_alone() {
-            Some(bulkhead) => {
+            registry,
+            keyed,
+        } => match (policies.bulkhead_alone(), keyed) {
+            (Some(bulkhead), Some(keyed)) => {
+                let (id, builder) = (id(bulkhead, source), builder(bulkhead));
+                let key_type = keyed.key_type();
+                // The type checker's errors about the key (ATR-021) point
+                // at the parameter's type.
+                let made = quote_spanned!(keyed.span()=> ::bulkhead::__private::keyed_bulkhead::<#key_type>);
+                quote!(#made(#registry, #id, #source, &#builder)?)
+            }
+            (Some(bulkhead), None) => {
                 let (id, builder) = (id(bulkhead, source), builder(bulkhead));
                 quote!(#declarations.bulkhead(#id, #source, &#builder)?)
             }
-            None => {
+            (None, _) => {
                 let specs = specs(policies, quote!(new(#source)));
                 quote!(#declarations.policies(&#specs)?)
             }
@@ -144,7 +163,7 @@ fn specs(policies: &PolicySet, start: TokenStream) -> TokenStream {
 
 /// The config builder of `policy`: `__private::RetryConfig::builder()` and
 /// a setting for each key the attribute gives.
-fn builder(policy: &Policy) -> TokenStream {
+pub(crate) fn builder(policy: &Policy) -> TokenStream {
     let config_type = Ident::new(policy.kind.config_type(), Span::call_site());
     let settings = policy.keys.settings();
     quote!(::bulkhead::__private::#config_type::builder() #settings)
@@ -194,13 +213,15 @@ mod tests {
     }
 
     fn wrapper(policies: &PolicySet) -> String {
-        let declarations = format_ident!("d");
+        let (declarations, registry) = (format_ident!("d"), format_ident!("r"));
         let source = quote!(ID);
         declaration(
             policies,
             Site::Wrapper {
                 declarations: &declarations,
                 source: &source,
+                registry: &registry,
+                keyed: None,
             },
         )
         .to_string()
@@ -210,7 +231,7 @@ mod tests {
     fn a_bulkhead_alone_is_declared_as_a_bulkhead() {
         let alone = set(&[(PolicyKind::Bulkhead, quote!(name = "n", max_concurrent = 2))]);
         assert_eq!(
-            declared_type(&alone).to_string(),
+            declared_type(&alone, None).to_string(),
             ":: bulkhead :: __private :: Bulkhead"
         );
         assert_eq!(
@@ -233,7 +254,7 @@ mod tests {
             (PolicyKind::Retry, quote!(name = "r")),
         ]);
         assert_eq!(
-            declared_type(&policies).to_string(),
+            declared_type(&policies, None).to_string(),
             ":: bulkhead :: __private :: Policies"
         );
         assert_eq!(

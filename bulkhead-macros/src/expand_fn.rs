@@ -13,8 +13,9 @@ use crate::attr::Written;
 use crate::call::{Parameter, enter, rejecter, rename_parameters};
 use crate::codes::{self, Errors};
 use crate::declare;
+use crate::keyed::KeyArg;
 use crate::krate::Krate;
-use crate::policies::{PolicyAttribute, PolicyKind, PolicySet};
+use crate::policies::{Policy, PolicyAttribute, PolicyKind, PolicySet};
 use crate::symbol::APPLIED;
 use crate::tokens::local;
 use crate::{composed, soft, valid};
@@ -146,6 +147,18 @@ fn wrap(func: &Func) -> TokenStream {
     // statements would be `unused_braces`.
     let stmts = &block.stmts;
     let policies = func.policies();
+    if let (Some(policy), Some(key)) = (policies.bulkhead_alone(), policies.key())
+        && let Ok(keyed) = KeyArg::find(sig, &syn::Generics::default(), key)
+    {
+        let body = keyed_body(func, policy, &keyed, stmts);
+        return quote! {
+            #outer
+            #vis #sig {
+                #(#inner)*
+                #body
+            }
+        };
+    }
     let stored = declare::in_static(policies, sig);
     if policies.bulkhead_alone().is_none() {
         let (sig, body) = composed_body(func, policies, &stored, stmts);
@@ -213,6 +226,103 @@ fn wrap(func: &Func) -> TokenStream {
         #vis #sig {
             #(#inner)*
             #body
+        }
+    }
+}
+
+/// The body of a free function with a keyed bulkhead alone, keyed by its
+/// parameter `keyed`: the bulkhead is made on the first call, from
+/// `Registry::global()`, and kept in a `static` (`__private::KeyedFn`);
+/// each call takes a slot of its argument's key, then runs the body as
+/// one attempt (as for a bulkhead alone), the slot held until it is done.
+/// The key a future enters with is kept apart from the arguments the
+/// body takes: a reference copied, a key taken by value cloned.
+fn keyed_body(func: &Func, policy: &Policy, keyed: &KeyArg, stmts: &[Stmt]) -> TokenStream {
+    let span = Span::mixed_site();
+    let sig = &func.item.sig;
+    let (bulkhead, reject, permit) = (local(""), local("reject"), local("permit"));
+    let (output, rejected, call, key) = (
+        local("output"),
+        local("rejected"),
+        local("call"),
+        local("key"),
+    );
+    let source = crate::ids::function(sig);
+    let id = match policy.keys.name() {
+        Some(name) => name.value.to_token_stream(),
+        None => source.clone(),
+    };
+    let config = declare::builder(policy);
+    let key_type = keyed.key_type();
+    let policy_static = Ident::new(crate::symbol::POLICY_STATIC.as_str(), span);
+    let stored = quote_spanned! {span=>
+        {
+            static #policy_static: ::bulkhead::__private::KeyedFn<#key_type> =
+                ::bulkhead::__private::KeyedFn::new();
+            #policy_static.get(#id, #source, || #config)
+        }
+    };
+    let rejecter = rejecter(&reject, &func.ret, func.annotations.named());
+    let value = composed::inferable(&func.ret.value);
+    let awaited = quote_spanned!(keyed.span()=> .await);
+    let (enter_keyed, enter_keyed_async) = (
+        quote_spanned!(keyed.span()=> ::bulkhead::__private::enter_keyed::<#key_type, _, _>),
+        quote_spanned!(keyed.span()=> ::bulkhead::__private::enter_keyed_async::<#key_type, _, _>),
+    );
+    let held_key = keyed.held(&keyed.name);
+    let enter_async = {
+        let passed = keyed.passed(&key);
+        quote_spanned! {span=>
+            #rejecter
+            let #permit = match #enter_keyed_async(#bulkhead, #passed, #reject) #awaited {
+                ::bulkhead::__private::Ok(#permit) => #permit,
+                ::bulkhead::__private::Err(#rejected) => return #rejected,
+            };
+        }
+    };
+    match func.ret.flavor {
+        Flavor::Sync => {
+            let passed = keyed.passed(&keyed.name);
+            quote_spanned! {span=>
+                let #bulkhead = #stored;
+                #rejecter
+                let #permit = match #enter_keyed(#bulkhead, #passed, #reject) {
+                    ::bulkhead::__private::Ok(#permit) => #permit,
+                    ::bulkhead::__private::Err(#rejected) => return #rejected,
+                };
+                let #output = ::bulkhead::__private::attempt::<#value>(|| { #(#stmts)* });
+                #reject.release(#permit, &#output);
+                #output
+            }
+        }
+        Flavor::AsyncFn => quote_spanned! {span=>
+            let #bulkhead = #stored;
+            let #key = #held_key;
+            #enter_async
+            let #output =
+                ::bulkhead::__private::attempt_async::<#value, _>(async move { #(#stmts)* }).await;
+            #reject.release(#permit, &#output);
+            #output
+        },
+        flavor @ (Flavor::ImplFuture | Flavor::BoxedFuture) => {
+            let future = boxed(
+                flavor,
+                quote_spanned! {span=>
+                    async move {
+                        #enter_async
+                        let #output = #call.await;
+                        #reject.release(#permit, &#output);
+                        #output
+                    }
+                },
+            );
+            quote_spanned! {span=>
+                let #bulkhead = #stored;
+                let #key = #held_key;
+                #[allow(clippy::redundant_closure_call)]
+                let #call = (move || { #(#stmts)* })();
+                #future
+            }
         }
     }
 }

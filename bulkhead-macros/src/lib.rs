@@ -38,6 +38,7 @@ mod declare;
 mod expand;
 mod expand_fn;
 mod ids;
+mod keyed;
 mod krate;
 mod order;
 mod outlives;

@@ -139,6 +139,11 @@ impl PolicySet {
         self.get(PolicyKind::Fallback)?.keys.method()
     }
 
+    /// The `key = ..` of the bulkhead, if the set has a keyed bulkhead.
+    pub(crate) fn key(&self) -> Option<&crate::attr::KeyParam> {
+        self.get(PolicyKind::Bulkhead)?.keys.key()
+    }
+
     /// The bulkhead, if it is the only policy: the call then takes a slot
     /// itself, without the composition of `Policies`.
     pub(crate) fn bulkhead_alone(&self) -> Option<&Policy> {
@@ -398,7 +403,7 @@ mod tests {
         assert_eq!(
             bulkhead(quote!(colour = "red")).unwrap_err(),
             [
-                "ATR-002: unknown key `colour` in #[bulkhead]; expected one of `adaptive`, `config`, `enabled`, `initial_concurrent`, `max_concurrent`, `max_wait`, `min_concurrent`, `name`, `priority`, `queue`, `queue_interval`, `queue_target`, `reserved`, `resource`, `shed_at`"
+                "ATR-002: unknown key `colour` in #[bulkhead]; expected one of `adaptive`, `config`, `enabled`, `idle_evict`, `initial_concurrent`, `key`, `max_concurrent`, `max_keys`, `max_wait`, `min_concurrent`, `name`, `per_key`, `priority`, `queue`, `queue_interval`, `queue_target`, `reserved`, `resource`, `shed_at`"
             ]
         );
     }
@@ -450,6 +455,89 @@ mod tests {
         assert_eq!(
             bulkhead(quote!(crate = "bh", crate = "bh")).unwrap_err(),
             ["ATR-002: duplicate key `crate` in #[bulkhead]"]
+        );
+    }
+
+    #[test]
+    fn a_keyed_bulkhead_names_its_key_parameter_and_sets_its_limits() {
+        let keys = bulkhead(quote!(
+            name = "api",
+            per_key = 4,
+            key = tenant,
+            max_keys = 1000,
+            idle_evict = "5m"
+        ))
+        .unwrap();
+        assert_eq!(keys.key().unwrap().ident, "tenant");
+        assert_eq!(
+            keys.settings().to_string(),
+            ". per_key (4u32) . max_keys (1000u32) . idle_evict (:: bulkhead :: __private :: Duration :: new (300u64 , 0u32))",
+            "`key` is no setting"
+        );
+        assert_eq!(
+            bulkhead(quote!(kye = tenant)).unwrap_err(),
+            ["ATR-002: unknown key `kye` in #[bulkhead]; did you mean `key`?"]
+        );
+    }
+
+    #[test]
+    fn a_key_that_is_no_bare_name_or_given_twice_or_on_another_policy_is_refused() {
+        let written = "ATR-021: `key` names a parameter of the method, written bare, as in #[bulkhead(per_key = 4, key = tenant)]";
+        assert_eq!(bulkhead(quote!(key = "tenant")).unwrap_err(), [written]);
+        assert_eq!(bulkhead(quote!(key = a::b)).unwrap_err(), [written]);
+        assert_eq!(bulkhead(quote!(key)).unwrap_err(), [written]);
+        assert_eq!(
+            bulkhead(quote!(key = a, key = b)).unwrap_err(),
+            [
+                "ATR-002: duplicate key `key` in #[bulkhead]: a keyed bulkhead has one key, the value of one parameter"
+            ]
+        );
+        for kind in PolicyKind::ALL {
+            if kind == PolicyKind::Bulkhead {
+                continue;
+            }
+            let errors = read(kind, quote!(key = tenant)).unwrap_err();
+            assert!(
+                errors[0].starts_with("ATR-021: `key` is a key of #[bulkhead] alone"),
+                "{errors:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn keyed_limits_without_a_key_do_nothing_and_a_key_refuses_what_it_does_not_support() {
+        assert!(
+            bulkhead(quote!(per_key = 2, max_keys = 10, idle_evict = "1s")).is_ok(),
+            "as in configuration, a bulkhead without keys has them and does nothing with them"
+        );
+        let errors = bulkhead(quote!(
+            key = tenant,
+            adaptive = "aimd",
+            min_concurrent = 1,
+            initial_concurrent = 2,
+            resource = "db",
+            reserved = 1,
+            priority = "high",
+            shed_at = "sheddable=0.5",
+            queue = "lifo",
+            queue_target = "1ms",
+            queue_interval = "10ms"
+        ))
+        .unwrap_err();
+        assert_eq!(errors.len(), crate::attr::NOT_KEYED.len(), "{errors:?}");
+        assert!(
+            errors.iter().all(|e| e.starts_with("ATR-022: ")),
+            "{errors:?}"
+        );
+        assert!(
+            bulkhead(quote!(
+                key = tenant,
+                max_concurrent = 8,
+                max_wait = "1s",
+                enabled = false
+            ))
+            .is_ok(),
+            "a keyed bulkhead's global limit, wait and switch"
         );
     }
 

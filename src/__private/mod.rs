@@ -9,6 +9,9 @@
 //! - `reject`: every wrapped method or function (a rejection as its
 //!   result);
 //! - `enter`: a method or function whose only policy is a bulkhead;
+//! - `keyed`: a method whose only policy is a keyed bulkhead
+//!   (`#[bulkhead(.., key = tenant)]`): where its wrapper's `new` gets it
+//!   and how a call enters it;
 //! - `via` and `attempt`: a method or function with more than a
 //!   bulkhead, whose call goes through `Policies` (and a method's
 //!   fallback).
@@ -19,10 +22,12 @@
 mod attempt;
 mod enter;
 mod function;
+mod keyed;
 mod reject;
 mod via;
 mod wrapper;
 
+pub use bulkhead_core::KeyedBulkhead;
 pub use bulkhead_core::QueueDiscipline;
 pub use bulkhead_core::{
     Adaptive, Bulkhead, BulkheadConfig, BulkheadPermit, ChaosConfig, ChaosFault, ChaosLatency,
@@ -32,6 +37,7 @@ pub use bulkhead_core::{
 };
 pub use bulkhead_registry::{Declarations, PolicySpecs, Registry, RegistryError};
 pub use std::any::type_name;
+pub use std::borrow::ToOwned;
 pub use std::boxed::Box;
 pub use std::clone::Clone;
 pub use std::fmt;
@@ -49,6 +55,7 @@ pub use attempt::{
 pub use bulkhead_core::{Lend, Lent};
 pub use enter::{EnterAsync, call_then_release, enter, enter_async, enter_at_once, enter_then};
 pub use function::{FnPolicy, MethodPolicy};
+pub use keyed::{KeyOf, KeyType, KeyedFn, enter_keyed, enter_keyed_async, keyed_bulkhead};
 pub use reject::{
     CallResult, ErrorForBulkhead, ErrorForChaos, ErrorForCircuitBreaker, ErrorForFallback,
     ErrorForHedge, ErrorForPolicies, ErrorForRateLimiter, ErrorForRetry, ErrorForTimeout, Reject,

@@ -23,6 +23,7 @@ mod functions;
 mod generated_specs;
 mod hedging;
 mod ids;
+mod keyed;
 mod policy_functions;
 mod policy_registry;
 mod registry_config;

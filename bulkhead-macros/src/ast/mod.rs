@@ -25,6 +25,7 @@ use syn::{
 use crate::annotations::Annotations;
 use crate::attr::Written;
 use crate::codes::{self, Errors};
+use crate::keyed::KeyArg;
 use crate::krate::Krate;
 use crate::outlives::Outlives;
 use crate::policies::{PolicyAttribute, PolicyKind, PolicySet};
@@ -67,6 +68,10 @@ pub(crate) struct Method {
     /// delegates, as one that cannot be wrapped does (reported), so that one
     /// mistake does not cascade into errors about the wrapper.
     pub(crate) wrapped: bool,
+    /// The parameter whose value keys its keyed bulkhead, if its
+    /// `#[bulkhead]` names one (`key = tenant`) and `valid::check_trait`
+    /// found it.
+    pub(crate) keyed: Option<KeyArg>,
 }
 
 /// How a method takes `self` (its receiver).
@@ -230,6 +235,7 @@ impl Method {
             sig: method.sig.clone(),
             annotations,
             wrapped: false,
+            keyed: None,
         }
     }
 

@@ -36,7 +36,13 @@ pub(super) fn method(method: &Method, d: &Ident, delegate: &TokenStream) -> Toke
             if policies.bulkhead_alone().is_some() {
                 inlined_whole = method.ret.flavor == Flavor::Sync;
                 let call = |receiver: &TokenStream| call_with(Some(receiver), &plain);
-                guarded(method, &field, own, &params, call)
+                match &method.keyed {
+                    Some(keyed) => {
+                        inlined_whole = false;
+                        guarded_keyed(method, keyed, &field, own, &params, call)
+                    }
+                    None => guarded(method, &field, own, &params, call),
+                }
             } else {
                 let call_with = |receiver: &TokenStream, arguments: &[TokenStream]| {
                     call_with(Some(receiver), arguments)
@@ -180,6 +186,114 @@ pub(super) fn guarded(
             let made = call(own);
             quote_spanned! {span=>
                 #take
+                #rejecter
+                let #future = #made;
+                #at_once
+            }
+        }
+    };
+    if method.ret.flavor == Flavor::BoxedFuture {
+        quote_spanned!(span=> ::bulkhead::__private::Box::pin({ #body }))
+    } else {
+        body
+    }
+}
+
+/// The body of a method with a keyed bulkhead alone, kept in `field`, keyed
+/// by the argument `keyed`: take a slot of the argument's key, call the
+/// delegate (`call` on a receiver, as for [`guarded`]), give the slot back
+/// with the call's outcome.
+///
+/// A sync call borrows its key to enter (`__private::enter_keyed`); the
+/// permit borrows the bulkhead only, so the argument then moves into the
+/// call. The future of an async one keeps what it enters with apart from
+/// the arguments it moves into the call: a reference key copied, a key
+/// taken by value cloned (the permit of `KeyedBulkhead::enter_async`
+/// borrows the key it was given).
+pub(super) fn guarded_keyed(
+    method: &Method,
+    keyed: &KeyArg,
+    field: &Ident,
+    own: &TokenStream,
+    params: &[Ident],
+    call: impl Fn(&TokenStream) -> TokenStream,
+) -> TokenStream {
+    let span = Span::mixed_site();
+    let bulkhead = local("");
+    let reject = local("reject");
+    let (permit, output, rejected) = (local("permit"), local("output"), local("rejected"));
+    let (future, delegate, key) = (local("call"), local("delegate"), local("key"));
+    let take = take_field(method, &bulkhead, field);
+    let rejecter = rejecter(&reject, &method.ret, method.annotations.named());
+    let argument = &params[keyed.position];
+    // The type checker's errors about the key (ATR-021) point at the
+    // parameter's type.
+    let key_type = keyed.key_type();
+    let (enter_keyed, enter_keyed_async) = (
+        quote_spanned!(keyed.span()=> ::bulkhead::__private::enter_keyed::<#key_type, _, _>),
+        quote_spanned!(keyed.span()=> ::bulkhead::__private::enter_keyed_async::<#key_type, _, _>),
+    );
+    let awaited = quote_spanned!(keyed.span()=> .await);
+    if method.ret.flavor == Flavor::Sync {
+        let passed = keyed.passed(argument);
+        let made = call(own);
+        return quote_spanned! {span=>
+            #take
+            #rejecter
+            match #enter_keyed(&#bulkhead, #passed, #reject) {
+                ::bulkhead::__private::Ok(#permit) => {
+                    let #output = #made;
+                    #reject.release(#permit, &#output);
+                    #output
+                }
+                ::bulkhead::__private::Err(#output) => #output,
+            }
+        };
+    }
+    let held_key = keyed.held(argument);
+    let passed = keyed.passed(&key);
+    // The future that takes a slot of the key, then runs `made`, the
+    // delegate's future.
+    let guard = |made: TokenStream| {
+        quote_spanned! {span=>
+            async move {
+                let #permit = match #enter_keyed_async(&#bulkhead, #passed, #reject) #awaited {
+                    ::bulkhead::__private::Ok(#permit) => #permit,
+                    ::bulkhead::__private::Err(#rejected) => return #rejected,
+                };
+                let #output = #made.await;
+                #reject.release(#permit, &#output);
+                #output
+            }
+        }
+    };
+    let held = quote_spanned!(span=> #delegate);
+    let hold = quote_spanned!(span=> let #delegate = #own; let #key = #held_key;);
+    let in_future = guard(call(&held));
+    let at_once = guard(future.to_token_stream());
+    let body = match CallTime::of(method) {
+        CallTime::InFuture => quote_spanned! {span=>
+            #take
+            #hold
+            #rejecter
+            #in_future
+        },
+        CallTime::InFutureIfSend => {
+            let pattern = quote_spanned!(span=> (#bulkhead, #held, #key, #(#params,)*));
+            let made = call(&held);
+            let pick = pick_call_time(span, &pattern, &in_future, &future, &made, &at_once);
+            quote_spanned! {span=>
+                #take
+                #hold
+                #rejecter
+                #pick
+            }
+        }
+        CallTime::AtOnce => {
+            let made = call(own);
+            quote_spanned! {span=>
+                #take
+                let #key = #held_key;
                 #rejecter
                 let #future = #made;
                 #at_once

@@ -28,6 +28,7 @@ use crate::attr;
 use crate::call::{CallTime, enter, pick_call_time, rejecter, rename_parameters, take_field};
 use crate::codes::{self, Errors};
 use crate::declare::{self, Site};
+use crate::keyed::KeyArg;
 use crate::krate::{Krate, Origin};
 use crate::policies::PolicySet;
 use crate::symbol::RESILIENT;
@@ -158,7 +159,7 @@ fn wrapper(model: &Trait) -> TokenStream {
         .collect();
     let types = wrapped
         .iter()
-        .map(|(_, policies)| declare::declared_type(policies));
+        .map(|(m, policies)| declare::declared_type(policies, m.keyed.as_ref()));
     let (delegate, registry) = (local("delegate"), local("registry"));
     let declarations = local("declarations");
     let (open, commit) = declare::batch(&registry, &declarations);
@@ -167,6 +168,8 @@ fn wrapper(model: &Trait) -> TokenStream {
         let site = Site::Wrapper {
             declarations: &declarations,
             source: &source,
+            registry: &registry,
+            keyed: m.keyed.as_ref(),
         };
         declare::declaration(policies, site)
     });

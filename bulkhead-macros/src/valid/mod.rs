@@ -9,6 +9,7 @@ mod method;
 mod wrappable;
 
 pub(crate) use function::check_fn;
+
 use method::*;
 use wrappable::*;
 
@@ -108,6 +109,7 @@ pub(crate) fn check_trait(model: &mut Trait, errors: &mut Errors) {
         .iter()
         .map(|method| cannot_fall_back(model, method))
         .collect();
+    let generics = model.item.generics.clone();
     for (method, fallback) in model.methods.iter_mut().zip(fallbacks) {
         if !method.is_annotated() {
             continue;
@@ -132,9 +134,11 @@ pub(crate) fn check_trait(model: &mut Trait, errors: &mut Errors) {
             method.ret.flavor,
             &method.self_arg,
         );
+        let keyed = keyed(&method.sig, &generics, &method.annotations);
         // A method that cannot be run under its policies (reported) only
         // delegates.
         method.wrapped = method.annotations.complete()
+            && keyed.is_ok()
             && again.is_none()
             && hedge.is_none()
             && fallback.is_none()
@@ -150,6 +154,49 @@ pub(crate) fn check_trait(model: &mut Trait, errors: &mut Errors) {
         }
         errors.extend(hedge);
         errors.extend(fallback);
+        match keyed {
+            Ok(keyed) => method.keyed = keyed,
+            Err(refused) => refused.into_iter().for_each(|error| errors.push(error)),
+        }
+    }
+}
+
+/// The parameter the keyed bulkhead of a method or function with `sig`
+/// is keyed by, if its `#[bulkhead]` names one, or why it cannot be:
+/// ATR-021 for a `key` that names no parameter that can key it, ATR-022
+/// for each other policy attribute (a keyed bulkhead runs alone, for now).
+pub(crate) fn keyed(
+    sig: &Signature,
+    generics: &syn::Generics,
+    annotations: &crate::annotations::Annotations,
+) -> Result<Option<crate::keyed::KeyArg>, Vec<syn::Error>> {
+    let Some(key) = annotations.policies().key() else {
+        return Ok(None);
+    };
+    let mut refused = Vec::new();
+    for (kind, tokens) in &annotations.written {
+        if *kind == PolicyKind::Bulkhead {
+            continue;
+        }
+        refused.push(syn::Error::new_spanned(
+            tokens,
+            format!(
+                "{}: #[{}] cannot wrap `{}` with its keyed bulkhead (`key = {}`) yet: a keyed bulkhead runs alone on a method for now; remove #[{}], or the `key` for a bulkhead without keys",
+                codes::NOT_KEYED,
+                kind.attribute(),
+                sig.ident,
+                key.ident,
+                kind.attribute(),
+            ),
+        ));
+    }
+    match crate::keyed::KeyArg::find(sig, generics, key) {
+        Ok(arg) if refused.is_empty() => Ok(Some(arg)),
+        Ok(_) => Err(refused),
+        Err(error) => {
+            refused.insert(0, error);
+            Err(refused)
+        }
     }
 }
 

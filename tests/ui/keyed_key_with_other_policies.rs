@@ -1,0 +1,20 @@
+use bulkhead::{Rejection, resilient};
+
+#[derive(Debug)]
+pub struct Error;
+
+impl From<Rejection> for Error {
+    fn from(_: Rejection) -> Self {
+        Error
+    }
+}
+
+#[resilient]
+pub trait Tenants {
+    #[retry(max_attempts = 2)]
+    #[bulkhead(per_key = 4, key = tenant)]
+    #[timeout(duration = "1s")]
+    fn call(&self, tenant: &str) -> Result<(), Error>;
+}
+
+fn main() {}
