@@ -12,7 +12,7 @@ use std::hash::Hash;
 use std::sync::{Arc, OnceLock};
 
 use bulkhead_core::{BulkheadConfigBuilder, BulkheadPermit, KeyedBulkhead, PolicyContext};
-use bulkhead_registry::{Registry, RegistryError};
+use bulkhead_registry::{BulkheadKey, Registry, RegistryError};
 
 use super::reject::Reject;
 
@@ -23,21 +23,21 @@ use super::reject::Reject;
 /// key type with the parameter's span, so that a key that cannot be kept
 /// is reported with ATR-021 at the parameter's type.
 #[diagnostic::on_unimplemented(
-    message = "ATR-021: `{Self}` cannot key a keyed bulkhead: a key must be `Hash + Eq + Clone + Send + Sync + 'static`",
-    label = "the key of `#[bulkhead(key = ..)]`: it must be `Hash + Eq + Clone + Send + Sync + 'static`"
+    message = "ATR-021: `{Self}` cannot key a keyed bulkhead: a key must be `Hash + Eq + Clone + FromStr + Display + Debug + Send + Sync + 'static`",
+    label = "the key of `#[bulkhead(key = ..)]`: it must be `Hash + Eq + Clone + FromStr + Display + Debug + Send + Sync + 'static` (configuration names keys, snapshots show them)"
 )]
-pub trait KeyType: Hash + Eq + Clone + Send + Sync + 'static {}
+pub trait KeyType: BulkheadKey {}
 
 #[diagnostic::do_not_recommend]
-impl<K: Hash + Eq + Clone + Send + Sync + 'static> KeyType for K {}
+impl<K: BulkheadKey> KeyType for K {}
 
 /// What a call passes to enter a keyed bulkhead of keys `K`: `K` itself,
 /// or what `K` borrows as (`str` for `String`). Its message is
 /// [`KeyType`]'s: a parameter `&Q` whose `Q` cannot key is reported with
 /// the same ATR-021.
 #[diagnostic::on_unimplemented(
-    message = "ATR-021: `{Self}` cannot key a keyed bulkhead: a key must be `Hash + Eq + Clone + Send + Sync + 'static`",
-    label = "the key of `#[bulkhead(key = ..)]`: it must be `Hash + Eq + Clone + Send + Sync + 'static`"
+    message = "ATR-021: `{Self}` cannot key a keyed bulkhead: a key must be `Hash + Eq + Clone + FromStr + Display + Debug + Send + Sync + 'static`",
+    label = "the key of `#[bulkhead(key = ..)]`: it must be `Hash + Eq + Clone + FromStr + Display + Debug + Send + Sync + 'static` (configuration names keys, snapshots show them)"
 )]
 pub trait KeyOf<K>: Hash + Eq + ToOwned<Owned = K> {}
 
@@ -46,37 +46,28 @@ impl<K, Q: Hash + Eq + ToOwned<Owned = K> + ?Sized> KeyOf<K> for Q {}
 
 /// The keyed bulkhead `id` of the wrapper of the method `source`, its
 /// configuration `spec` (the attribute's values) laid under the
-/// registry's configuration of bulkhead `id` (`[bulkhead.instances.<id>]`,
-/// a named `config`, the `default` one), as every policy's.
+/// registry's configuration of bulkhead `id` (`[bulkhead.instances.<id>]`
+/// with its `keys."<key>"`, a named `config`, the `default` one), as every
+/// policy's: the registry's keyed bulkhead `id`, shared by every wrapper
+/// that declares it alike, listed, reloaded and publishing its events.
 ///
 /// # Errors
 ///
-/// As [`Registry::bulkhead_policy`]: REG-004 for a `config` the registry
-/// does not have, REG-008 if a bulkhead `id` exists with another
-/// configuration, the ATR code of a configured value out of range.
-//
-// TODO(keyed registry): the registry's own keyed bulkheads replace all
-// of this at merge (`registry.keyed_bulkhead::<K>(id)` and its
-// declaration with configuration layers, REG codes for conflicts).
-// Until then the configuration is resolved by declaring a plain bulkhead
-// `id` in a batch that is dropped (so nothing is registered), and each
-// call of `new` builds a keyed bulkhead of its own on the registry's
-// clock: the registry neither shares it by id nor lists, reloads or
-// publishes the events of it.
+/// As [`Registry::keyed_bulkhead_builder`]: REG-004 for a `config` the
+/// registry does not have, REG-008 if keyed bulkhead `id` exists with
+/// another configuration, REG-018 if `id` is a plain bulkhead (or keyed by
+/// another type), the ATR code of a configured value out of range.
 pub fn keyed_bulkhead<K: KeyType>(
     registry: &Registry,
     id: &str,
     source: &str,
     spec: &BulkheadConfigBuilder,
 ) -> Result<KeyedBulkhead<K>, RegistryError> {
-    let config = {
-        let mut resolving = registry.declare();
-        let resolved = resolving.bulkhead(id, source, spec)?;
-        resolved.config()
-        // `resolving` is dropped without a commit: nothing is registered.
-    };
-    let context = PolicyContext::new(Arc::clone(registry.clock()));
-    Ok(KeyedBulkhead::with_context(id, config, context))
+    registry
+        .keyed_bulkhead_builder::<K>(id)
+        .configure(|_| spec.clone())
+        .source(source)
+        .build()
 }
 
 /// [`KeyedBulkhead::enter`] with the key `key` (blocking up to
@@ -155,8 +146,8 @@ impl<K: KeyType> KeyedFn<K> {
         self.bulkhead.get_or_init(|| {
             let spec = spec();
             let registry = Registry::global();
-            // TODO(keyed registry): keep the error for
-            // `Registry::function_policy_errors`, as `FunctionPolicy` does.
+            // Not kept for `Registry::function_policy_errors` (as a
+            // function's other policies' errors are): a known gap.
             keyed_bulkhead(registry, id, source, &spec).unwrap_or_else(|_| {
                 let context = PolicyContext::new(Arc::clone(registry.clock()));
                 // An attribute's values were checked when it compiled.
