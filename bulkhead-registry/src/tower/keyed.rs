@@ -14,6 +14,9 @@ use super::error::{ServiceError, Unavailable};
 use super::future::ResponseFuture;
 use super::retry_after::DEFAULT_RETRY_AFTER;
 use super::wait::Queued;
+use crate::error::RegistryError;
+use crate::keyed::BulkheadKey;
+use crate::registry::Registry;
 
 /// Runs every request of the services it wraps through a
 /// [`KeyedBulkhead`], under the key its extractor reads from the request
@@ -105,6 +108,25 @@ impl<K, F> KeyedBulkheadLayer<K, F> {
             key,
             retry_after: DEFAULT_RETRY_AFTER,
         }
+    }
+
+    /// A layer over the registry's keyed bulkhead `id` (made from its
+    /// configuration on first use: see
+    /// [`Registry::keyed_bulkhead`](crate::Registry::keyed_bulkhead)).
+    ///
+    /// # Errors
+    ///
+    /// As [`Registry::keyed_bulkhead`](crate::Registry::keyed_bulkhead):
+    /// REG-018 if `id` is a plain bulkhead or keyed by another type.
+    pub fn from_registry<Req>(registry: &Registry, id: &str, key: F) -> Result<Self, RegistryError>
+    where
+        K: BulkheadKey,
+        F: Fn(&Req) -> K,
+    {
+        Ok(KeyedBulkheadLayer::new(
+            registry.keyed_bulkhead::<K>(id)?,
+            key,
+        ))
     }
 
     /// Sets the `Retry-After` hint of refusals ([`DEFAULT_RETRY_AFTER`]
@@ -285,6 +307,36 @@ mod tests {
             .build()
             .unwrap();
         KeyedBulkhead::with_context("api", config, PolicyContext::new(Arc::new(clock.clone())))
+    }
+
+    #[test]
+    fn a_layer_over_the_registrys_keyed_bulkhead_shares_its_slots() {
+        let registry = crate::Registry::new();
+        let layer =
+            KeyedBulkheadLayer::from_registry(&registry, "api", |r: &(u32, &'static str)| {
+                u64::from(r.0)
+            })
+            .unwrap();
+        let mut service = layer.layer(Echo);
+        let keyed = registry.keyed_bulkhead::<u64>("api").unwrap();
+        let held: Vec<_> = (0..keyed.per_key())
+            .map(|_| keyed.try_enter(&1).unwrap())
+            .collect();
+        assert!(matches!(
+            poll(pin!(service.call((1, "a")))),
+            Poll::Ready(Err(ServiceError::Unavailable(_)))
+        ));
+        drop(held);
+        assert!(matches!(
+            poll(pin!(service.call((1, "b")))),
+            Poll::Ready(Ok("b"))
+        ));
+        // Another key type for the same id: REG-018.
+        let other =
+            KeyedBulkheadLayer::from_registry(&registry, "api", |r: &(u32, &'static str)| {
+                r.0.to_string()
+            });
+        assert_eq!(other.unwrap_err().code(), "REG-018");
     }
 
     #[test]
