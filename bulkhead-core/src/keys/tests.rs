@@ -149,7 +149,12 @@ fn builders_check_the_ranges_of_their_tables() {
     for kind in PolicyKind::ALL {
         for key in kind.keys() {
             let refused = match key.kind() {
-                ValueKind::Limit { max } => vec![KeyValue::Integer(0), KeyValue::Integer(max + 1)],
+                // A limit up to u32::MAX (`max_keys`) has no value above it.
+                ValueKind::Limit { max } => [Some(0), max.checked_add(1)]
+                    .into_iter()
+                    .flatten()
+                    .map(KeyValue::Integer)
+                    .collect(),
                 ValueKind::Count { min, max } => {
                     let refused: Vec<KeyValue> = [min.checked_sub(1), max.checked_add(1)]
                         .into_iter()
