@@ -635,6 +635,41 @@ fn a_keyed_bulkhead_labels_its_busiest_keys_only() -> Result<(), Box<dyn std::er
 }
 
 #[test]
+fn tenants_coming_and_going_never_grow_the_key_series_past_the_cap()
+-> Result<(), Box<dyn std::error::Error>> {
+    let exported = Exported::with(|builder| {
+        builder
+            .snapshot_top_keys(2)
+            .config_toml("[bulkhead.instances.api]\nmax_concurrent = 100\nper_key = 10")
+            .expect("valid TOML")
+    });
+    let api = exported.registry.keyed_bulkhead::<u32>("api")?;
+    // 300 tenants, two at a time the busiest: 300 labels without a cap.
+    for tenant in 0..300u32 {
+        let permits = [api.try_enter(&tenant)?, api.try_enter(&tenant)?];
+        exported.sample();
+        drop(permits);
+    }
+    let metrics = exported.read();
+    let labelled: Vec<&String> = metrics
+        .keys()
+        .filter(|name| name.starts_with("bulkhead_keyed_key_in_flight{"))
+        .filter(|name| !name.contains("key=_other"))
+        .collect();
+    assert_eq!(labelled.len(), 100, "at most 100 keys ever labelled");
+    // The last tenant is busy but past the cap: summed into _other.
+    let permits = [api.try_enter(&299)?, api.try_enter(&299)?];
+    exported.sample();
+    let metrics = exported.read();
+    assert_eq!(
+        metrics["bulkhead_keyed_key_in_flight{instance=api,key=_other}"],
+        2.0
+    );
+    drop(permits);
+    Ok(())
+}
+
+#[test]
 fn a_keyed_bulkheads_rejections_are_counted_by_reason() -> Result<(), Box<dyn std::error::Error>> {
     let exported = Exported::with(|builder| {
         builder

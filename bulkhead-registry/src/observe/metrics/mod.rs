@@ -115,7 +115,7 @@ fn spawn(
 struct Exporter {
     registry: Registry,
     /// The keys each keyed bulkhead's sample labelled last.
-    keys_shown: HashMap<String, Vec<String>>,
+    keys_shown: HashMap<String, samples::KeyLabels>,
 }
 
 impl Sink for Exporter {

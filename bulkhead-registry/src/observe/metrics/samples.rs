@@ -53,10 +53,25 @@ pub(super) fn bulkhead(bulkhead: &BulkheadSnapshot) {
 /// The label of the keys of a keyed bulkhead beyond its top list.
 pub(super) const OTHER_KEYS: &str = "_other";
 
-/// A keyed bulkhead's gauges; `shown` holds the keys labelled at its
-/// previous sample, set to 0 now if they left the top list, so that the
-/// series of a key that is no longer busy does not keep its last value.
-pub(super) fn keyed(keyed: &KeyedBulkheadSnapshot, shown: &mut Vec<String>) {
+/// The most distinct keys a keyed bulkhead's gauges ever label, over the
+/// process's life: a busy key first seen once this many were labelled is
+/// summed into [`OTHER_KEYS`], so that tenants coming and going never grow
+/// the number of series without bound.
+pub(super) const MAX_KEY_LABELS: usize = 100;
+
+/// The keys a keyed bulkhead's gauges label: those of its previous sample,
+/// and every one ever labelled (at most [`MAX_KEY_LABELS`]).
+#[derive(Debug, Default)]
+pub(super) struct KeyLabels {
+    shown: Vec<String>,
+    ever: std::collections::HashSet<String>,
+}
+
+/// A keyed bulkhead's gauges. A key that left the top list since the
+/// previous sample is set to 0, so that its series does not keep its last
+/// value; a busy key that would be a label past [`MAX_KEY_LABELS`] is
+/// counted in [`OTHER_KEYS`].
+pub(super) fn keyed(keyed: &KeyedBulkheadSnapshot, labels: &mut KeyLabels) {
     use super::names::{
         KEYED_IN_FLIGHT, KEYED_KEY_IN_FLIGHT, KEYED_KEYS, KEYED_MAX_CONCURRENT, KEYED_REJECTIONS,
         KEYED_WAITING,
@@ -76,19 +91,26 @@ pub(super) fn keyed(keyed: &KeyedBulkheadSnapshot, shown: &mut Vec<String>) {
         let _ =
             counter!(KEYED_REJECTIONS, "instance" => instance.clone(), "reason" => reason.name());
     }
-    let mut top_in_flight = 0u32;
-    let now: Vec<String> = keyed.top.iter().map(|top| top.key.clone()).collect();
+    let mut labelled_in_flight = 0u32;
+    let mut now: Vec<String> = Vec::with_capacity(keyed.top.len());
     for top in &keyed.top {
-        top_in_flight = top_in_flight.saturating_add(top.in_flight);
+        if !labels.ever.contains(&top.key) {
+            if labels.ever.len() >= MAX_KEY_LABELS {
+                continue;
+            }
+            labels.ever.insert(top.key.clone());
+        }
+        labelled_in_flight = labelled_in_flight.saturating_add(top.in_flight);
         gauge!(KEYED_KEY_IN_FLIGHT, "instance" => instance.clone(), "key" => top.key.clone())
             .set(top.in_flight);
+        now.push(top.key.clone());
     }
-    for gone in shown.iter().filter(|key| !now.contains(key)) {
+    for gone in labels.shown.iter().filter(|key| !now.contains(key)) {
         gauge!(KEYED_KEY_IN_FLIGHT, "instance" => instance.clone(), "key" => gone.clone()).set(0);
     }
-    let other = keyed.in_flight.saturating_sub(top_in_flight);
+    let other = keyed.in_flight.saturating_sub(labelled_in_flight);
     gauge!(KEYED_KEY_IN_FLIGHT, "instance" => instance.clone(), "key" => OTHER_KEYS).set(other);
-    *shown = now;
+    labels.shown = now;
 }
 
 pub(super) fn circuit_breaker(breaker: &CircuitBreakerSnapshot) {
