@@ -33,7 +33,7 @@
 //! the releaser sees the waiter or the waiter's own dispatch sees the
 //! slot.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, DefaultHasher};
 use std::ptr::NonNull;
 
@@ -75,7 +75,7 @@ pub(crate) enum Admit {
 }
 
 /// A key's slot, as the waiting structures keep it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct SlotRef(NonNull<KeySlot>);
 
 // SAFETY: a `SlotRef` is only dereferenced while its key has waiters
@@ -109,9 +109,16 @@ impl SlotRef {
     }
 }
 
+/// A waiting key's place in the hand-off order: first the keys within
+/// their reservation (false before true), then the fewest slots held, then
+/// the oldest waiter.
+type Rank = (bool, u64, u64);
+
 #[derive(Debug, Default)]
 struct KeyQueue {
     waiters: VecDeque<u64>,
+    /// Its entry in [`Waiting::eligible`], if its key has room.
+    rank: Option<Rank>,
 }
 
 #[derive(Debug)]
@@ -132,6 +139,59 @@ struct Waiting {
     next: u64,
     /// Waiters not yet given a slot.
     queued: usize,
+    /// The waiting keys with room under their own limit, in hand-off
+    /// order: a grant takes the first, in O(log n) rather than a scan.
+    /// A key's rank is read again whenever its `held` may have moved: when
+    /// it is granted a slot, when a waiter joins or leaves it, and when one
+    /// of its calls gives a slot back (a key with waiters always hands its
+    /// releases to the lock, naming itself); limits changed live re-read
+    /// every key. Between a release and its hand-off a rank may be stale,
+    /// never past that hand-off.
+    eligible: BTreeSet<(Rank, SlotRef)>,
+}
+
+impl Waiting {
+    /// Reads key `slot_ref`'s rank again (its `held`, its limits, its
+    /// oldest waiter), and forgets the key if it has no waiter left.
+    fn refresh(&mut self, slot_ref: SlotRef, default_per_key: u32) {
+        let Some(queue) = self.keys.get_mut(&slot_ref) else {
+            return;
+        };
+        if let Some(old) = queue.rank.take() {
+            self.eligible.remove(&(old, slot_ref));
+        }
+        let Some(&head) = queue.waiters.front() else {
+            self.keys.remove(&slot_ref);
+            return;
+        };
+        // SAFETY: the key has waiters (this queue's, counted in its word).
+        let slot = unsafe { slot_ref.get() };
+        let (per_key, reserved) = slot.limits(default_per_key);
+        let held = peek(&slot.word) & HELD;
+        if held < per_key {
+            let rank = (held >= reserved, held, head);
+            queue.rank = Some(rank);
+            self.eligible.insert((rank, slot_ref));
+        }
+    }
+
+    /// [`refresh`](Self::refresh) of every waiting key (limits changed).
+    fn refresh_all(&mut self, default_per_key: u32) {
+        let keys: Vec<SlotRef> = self.keys.keys().copied().collect();
+        for key in keys {
+            self.refresh(key, default_per_key);
+        }
+    }
+}
+
+/// What [`Slots::grant`] did.
+enum Grant {
+    /// Its oldest waiter got a slot.
+    Granted,
+    /// Its key has no room (a limit lowered meanwhile).
+    NoRoom,
+    /// It needs a global slot and none is free.
+    NoGlobal,
 }
 
 /// The slots of a keyed bulkhead.
@@ -297,7 +357,8 @@ impl Slots {
             if global {
                 self.used.fetch_sub(1, SeqCst);
             }
-            self.dispatch(&mut waiting, &mut wakes);
+            // Its key's rank moved (if it has waiters: else it is not read).
+            self.dispatch_after(&mut waiting, &mut wakes, Some(slot));
         }
         crate::clock::wake_all(wakes);
     }
@@ -369,6 +430,7 @@ impl Slots {
         // SAFETY: the caller holds the shard's read lock (see `admit`).
         unsafe { slot.get() }.word.fetch_add(WAITER, SeqCst);
         waiting.keys.entry(slot).or_default().waiters.push_back(seq);
+        waiting.refresh(slot, peek(&self.per_key));
         waiting.entries.insert(
             seq,
             Entry {
@@ -393,31 +455,30 @@ impl Slots {
     /// only are served by their key's releases, which always come here, and
     /// do not send other keys' calls to the lock.
     fn dispatch(&self, waiting: &mut Waiting, wakes: &mut Vec<Wake>) {
+        self.dispatch_after(waiting, wakes, None);
+    }
+
+    /// [`dispatch`](Self::dispatch) after a release of `changed`'s key,
+    /// whose rank it reads again first.
+    fn dispatch_after(
+        &self,
+        waiting: &mut Waiting,
+        wakes: &mut Vec<Wake>,
+        changed: Option<SlotRef>,
+    ) {
+        let default = peek(&self.per_key);
+        if let Some(changed) = changed {
+            waiting.refresh(changed, default);
+        }
         loop {
             let mut needs_global = false;
-            while waiting.queued > 0 {
-                let default = peek(&self.per_key);
-                let mut best: Option<((bool, u64, u64), SlotRef)> = None;
-                for (slot_ref, queue) in &waiting.keys {
-                    // SAFETY: the key has waiters.
-                    let slot = unsafe { slot_ref.get() };
-                    let (per_key, reserved) = slot.limits(default);
-                    let held = peek(&slot.word) & HELD;
-                    if held >= per_key {
-                        continue;
+            while let Some(&(_, slot_ref)) = waiting.eligible.first() {
+                match self.grant(waiting, slot_ref, wakes) {
+                    Grant::Granted | Grant::NoRoom => waiting.refresh(slot_ref, default),
+                    Grant::NoGlobal => {
+                        needs_global = true;
+                        break;
                     }
-                    let head = queue.waiters.front().copied().unwrap_or(u64::MAX);
-                    let rank = (held >= reserved, held, head);
-                    if best.as_ref().is_none_or(|(b, _)| rank < *b) {
-                        best = Some((rank, *slot_ref));
-                    }
-                }
-                let Some((_, slot_ref)) = best else {
-                    break;
-                };
-                if !self.grant(waiting, slot_ref, wakes) {
-                    needs_global = true;
-                    break;
                 }
             }
             if !needs_global {
@@ -434,7 +495,7 @@ impl Slots {
 
     /// Gives the oldest waiter of `slot_ref`'s key a slot; false if the
     /// global count has none free for it.
-    fn grant(&self, waiting: &mut Waiting, slot_ref: SlotRef, wakes: &mut Vec<Wake>) -> bool {
+    fn grant(&self, waiting: &mut Waiting, slot_ref: SlotRef, wakes: &mut Vec<Wake>) -> Grant {
         // SAFETY: the key has waiters.
         let slot = unsafe { slot_ref.get() };
         let (per_key, reserved) = slot.limits(peek(&self.per_key));
@@ -445,11 +506,11 @@ impl Slots {
             // waiters and come to the lock): `held` only falls.
             let held = word & HELD;
             if held >= per_key {
-                return true;
+                return Grant::NoRoom;
             }
             let global = held >= reserved;
             if global && !self.take_global(true) {
-                return false;
+                return Grant::NoGlobal;
             }
             let next = super::node::with_epoch(word + 1 - WAITER, epoch);
             match slot.word.compare_exchange(word, next, SeqCst, SeqCst) {
@@ -462,17 +523,20 @@ impl Slots {
                 }
             }
         }
-        let queue = waiting.keys.get_mut(&slot_ref).expect("a key with waiters");
-        let seq = queue.waiters.pop_front().expect("a key with waiters");
-        if queue.waiters.is_empty() {
-            waiting.keys.remove(&slot_ref);
+        // The key is in `eligible`, so in `keys` with a waiter (the caller
+        // reads its rank again, and forgets it if that was the last).
+        let seq = waiting
+            .keys
+            .get_mut(&slot_ref)
+            .and_then(|queue| queue.waiters.pop_front());
+        if let Some(seq) = seq {
+            waiting.queued -= 1;
+            if let Some(entry) = waiting.entries.get_mut(&seq) {
+                entry.granted = true;
+                wakes.extend(entry.wake.take());
+            }
         }
-        waiting.queued -= 1;
-        if let Some(entry) = waiting.entries.get_mut(&seq) {
-            entry.granted = true;
-            wakes.extend(entry.wake.take());
-        }
-        true
+        Grant::Granted
     }
 
     /// Whether waiter `seq` was given its slot (then forgotten: the caller
@@ -514,10 +578,9 @@ impl Slots {
         let slot_ref = entry.slot;
         if let Some(queue) = waiting.keys.get_mut(&slot_ref) {
             queue.waiters.retain(|&s| s != seq);
-            if queue.waiters.is_empty() {
-                waiting.keys.remove(&slot_ref);
-            }
         }
+        // Before its word stops counting this waiter: the key is alive.
+        waiting.refresh(slot_ref, peek(&self.per_key));
         waiting.queued -= 1;
         // SAFETY: the key still counts this waiter.
         unsafe { slot_ref.get() }.word.fetch_sub(WAITER, SeqCst);
@@ -541,11 +604,13 @@ impl Slots {
         self.redispatch();
     }
 
-    /// Serves the waiters after a limit rose.
+    /// Serves the waiters after a limit changed: every waiting key's rank
+    /// read again first.
     pub(crate) fn redispatch(&self) {
         let mut wakes = Vec::new();
         {
             let mut waiting = lock(&self.waiting);
+            waiting.refresh_all(peek(&self.per_key));
             self.dispatch(&mut waiting, &mut wakes);
         }
         crate::clock::wake_all(wakes);

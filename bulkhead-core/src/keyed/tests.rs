@@ -757,3 +757,48 @@ fn a_key_with_limits_that_never_comes_keeps_its_reservation_and_is_never_evicted
     drop(a);
     assert_eq!(keyed.snapshot(3).reserved, 2);
 }
+
+#[test]
+fn freed_slots_go_to_the_key_holding_the_fewest_then_the_oldest_waiter() {
+    let clock = ManualClock::new();
+    let keyed = waiting(4, 3, &clock);
+    let a = [keyed.try_enter("a").unwrap(), keyed.try_enter("a").unwrap()];
+    let c = keyed.try_enter("c").unwrap();
+    let d = keyed.try_enter("d").unwrap();
+    // Waiting in this order: a (holding 2), b (0), c (1).
+    let mut wa = Box::pin(keyed.enter_async("a"));
+    let mut wb = Box::pin(keyed.enter_async("b"));
+    let mut wc = Box::pin(keyed.enter_async("c"));
+    for w in [&mut wa, &mut wb, &mut wc] {
+        assert!(poll(w).is_pending());
+    }
+    drop(d);
+    let Poll::Ready(Ok(pb)) = poll(&mut wb) else {
+        panic!("b holds the fewest: it goes first");
+    };
+    let (pa, pc) = (poll(&mut wa), poll(&mut wc));
+    assert!(pa.is_pending() && pc.is_pending(), "{pa:?} {pc:?}");
+    // a 2, b 1, c 1: a freed slot of a's goes to... a holds 1 then, as b
+    // and c: the oldest waiter among the keys holding the fewest, a's.
+    let [a1, a2] = a;
+    drop(a1);
+    let Poll::Ready(Ok(pa)) = poll(&mut wa) else {
+        panic!("a waited first among equals");
+    };
+    assert!(poll(&mut wc).is_pending());
+    // The next slot goes to c, the one key left waiting.
+    drop(a2);
+    let Poll::Ready(Ok(pc)) = poll(&mut wc) else {
+        panic!("c holds fewer than a");
+    };
+    assert_eq!(keyed.waiting_calls(), 0);
+    assert_eq!(
+        (
+            keyed.in_flight("a"),
+            keyed.in_flight("b"),
+            keyed.in_flight("c")
+        ),
+        (1, 1, 2)
+    );
+    drop((pa, pb, pc, c));
+}
