@@ -126,7 +126,9 @@ impl Bulkhead {
     /// The instance id is interned: each distinct id is kept for the life of
     /// the process (so that rejections can name it without allocating).
     /// Ids are meant to name the dependencies of a program, a bounded set;
-    /// do not build one per request or per tenant.
+    /// do not build one per request or per tenant: for a limit per tenant
+    /// (per user, per shard) under one global limit, use a
+    /// [`KeyedBulkhead`](crate::KeyedBulkhead), whose keys come and go.
     pub fn new(instance: &str, config: BulkheadConfig) -> Self {
         Bulkhead::with_context(instance, config, PolicyContext::default())
     }
