@@ -33,7 +33,7 @@ fn a_keyed_bulkhead_through_the_facades_names() -> Result<(), Box<dyn std::error
     let top: &TopKey = &keyed.top[0];
     assert_eq!((top.key.as_str(), top.in_flight), ("tenant", 1));
 
-    let waiting: KeyedEnter<'_, String, str> = api.enter_async("gold");
+    let waiting: KeyedEnter<'_, '_, String, str> = api.enter_async("gold");
     drop(waiting);
     match events.try_recv() {
         Some(Event::Bulkhead(event)) => assert!(matches!(

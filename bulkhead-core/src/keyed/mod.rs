@@ -462,8 +462,9 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
     }
 
     /// Takes a slot of `key`, waiting without blocking up to `max_wait`
-    /// (and no later than a deadline scope's); see [`KeyedEnter`].
-    pub fn enter_async<'a, Q>(&'a self, key: &'a Q) -> KeyedEnter<'a, K, Q>
+    /// (and no later than a deadline scope's); see [`KeyedEnter`]. The
+    /// future borrows `key`; the permit it gives borrows the bulkhead only.
+    pub fn enter_async<'a, 'k, Q>(&'a self, key: &'k Q) -> KeyedEnter<'a, 'k, K, Q>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,

@@ -802,3 +802,21 @@ fn freed_slots_go_to_the_key_holding_the_fewest_then_the_oldest_waiter() {
     );
     drop((pa, pb, pc, c));
 }
+
+#[test]
+fn an_async_permit_outlives_the_key_it_was_taken_for() {
+    let clock = ManualClock::new();
+    let keyed = waiting(2, 1, &clock);
+    let permit = {
+        let key = String::from("tenant-7");
+        let mut enter = Box::pin(keyed.enter_async(key.as_str()));
+        let Poll::Ready(Ok(permit)) = poll(&mut enter) else {
+            panic!("a free slot");
+        };
+        permit
+        // `key` and the future end here; the permit stays.
+    };
+    assert_eq!(keyed.in_flight("tenant-7"), 1);
+    drop(permit);
+    assert_eq!(keyed.in_flight("tenant-7"), 0);
+}

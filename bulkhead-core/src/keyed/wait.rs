@@ -30,9 +30,11 @@ use crate::rejection::BulkheadFull;
 /// Dropping it while queued leaves the queue at once; a slot handed to it
 /// meanwhile is passed on to the next waiter (or freed).
 #[must_use = "futures do nothing unless polled"]
-pub struct KeyedEnter<'a, K, Q: ?Sized> {
+pub struct KeyedEnter<'a, 'k, K, Q: ?Sized> {
     keyed: &'a KeyedBulkhead<K>,
-    key: &'a Q,
+    /// Read at the first poll only: the permit borrows the bulkhead, not
+    /// the key.
+    key: &'k Q,
     state: State,
 }
 
@@ -46,8 +48,8 @@ enum State {
     Done,
 }
 
-impl<'a, K, Q: ?Sized> KeyedEnter<'a, K, Q> {
-    pub(super) fn new(keyed: &'a KeyedBulkhead<K>, key: &'a Q) -> Self {
+impl<'a, 'k, K, Q: ?Sized> KeyedEnter<'a, 'k, K, Q> {
+    pub(super) fn new(keyed: &'a KeyedBulkhead<K>, key: &'k Q) -> Self {
         KeyedEnter {
             keyed,
             key,
@@ -56,7 +58,7 @@ impl<'a, K, Q: ?Sized> KeyedEnter<'a, K, Q> {
     }
 }
 
-impl<'a, K, Q> Future for KeyedEnter<'a, K, Q>
+impl<'a, K, Q> Future for KeyedEnter<'a, '_, K, Q>
 where
     K: Hash + Eq + Send + Sync + 'static + Borrow<Q>,
     Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
@@ -115,7 +117,7 @@ where
     }
 }
 
-impl<K, Q: ?Sized> Drop for KeyedEnter<'_, K, Q> {
+impl<K, Q: ?Sized> Drop for KeyedEnter<'_, '_, K, Q> {
     fn drop(&mut self) {
         if let State::Queued { seq, slot, .. } = self.state
             && self.keyed.inner.slots.cancel(seq)
@@ -126,7 +128,7 @@ impl<K, Q: ?Sized> Drop for KeyedEnter<'_, K, Q> {
     }
 }
 
-impl<K, Q: ?Sized> fmt::Debug for KeyedEnter<'_, K, Q> {
+impl<K, Q: ?Sized> fmt::Debug for KeyedEnter<'_, '_, K, Q> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match self.state {
             State::Start => "start",
