@@ -375,8 +375,12 @@ impl Slots {
             match self.take_locked(slot) {
                 Ok(()) => Admit::Taken,
                 Err(refusal) => match wake {
-                    None => Admit::Refused(refusal),
-                    Some(wake) => Admit::Queued(self.enqueue(&mut waiting, slot, wake, &mut wakes)),
+                    // A key's word counts at most 2^24 - 1 waiters: one more
+                    // is refused rather than counted into the epoch's bits.
+                    Some(wake) if peek(&slot.word) & WAITERS != WAITERS => {
+                        Admit::Queued(self.enqueue(&mut waiting, slot, wake, &mut wakes))
+                    }
+                    _ => Admit::Refused(refusal),
                 },
             }
         };
