@@ -970,13 +970,14 @@ impl<K: Hash + Eq> Inner<K> {
             sweeps.recent.pop_front();
         }
         // A key stamped before the newest sweep at least `idle_evict` old
-        // was idle by that sweep's time (one busy then is stamped with it).
-        let threshold = match sweeps.recent.front() {
-            Some(&(threshold, at)) if old_enough(at) => threshold,
-            _ => return 0,
+        // was idle by that sweep's time (one busy then is stamped with it,
+        // so every sweep walks the keys, even one that can evict none).
+        let older_than = match sweeps.recent.front() {
+            Some(&(threshold, at)) if old_enough(at) => seq.wrapping_sub(threshold),
+            _ => u16::MAX,
         };
         drop(sweeps);
-        self.table.sweep(seq, seq.wrapping_sub(threshold))
+        self.table.sweep(seq, older_than)
     }
 }
 

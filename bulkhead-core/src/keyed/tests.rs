@@ -820,3 +820,35 @@ fn an_async_permit_outlives_the_key_it_was_taken_for() {
     drop(permit);
     assert_eq!(keyed.in_flight("tenant-7"), 0);
 }
+
+#[test]
+fn a_key_held_across_the_first_sweeps_is_idle_only_from_its_release() {
+    let clock = ManualClock::new();
+    let config = BulkheadConfig::builder()
+        .max_concurrent(10)
+        .idle_evict(Duration::from_secs(60))
+        .build()
+        .unwrap();
+    let keyed = on(&clock, config);
+    // Taken at 0, held while the first sweeps (15, 30, 45 s: none can
+    // evict yet) run, given back at 50 s.
+    let held = keyed.try_enter("long").unwrap();
+    for _ in 0..3 {
+        clock.advance(Duration::from_secs(15));
+        keyed.evict_idle();
+    }
+    clock.advance(Duration::from_secs(5));
+    drop(held);
+    // Idle since 50 s: kept through 105 s at least.
+    for _ in 0..3 {
+        clock.advance(Duration::from_secs(15));
+        keyed.evict_idle();
+        let idle = clock.elapsed() - Duration::from_secs(50);
+        assert!(keyed.is_live("long"), "evicted after {idle:?} idle");
+    }
+    for _ in 0..4 {
+        clock.advance(Duration::from_secs(15));
+        keyed.evict_idle();
+    }
+    assert!(!keyed.is_live("long"), "idle for 110 s");
+}
