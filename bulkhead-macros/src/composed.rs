@@ -34,6 +34,7 @@ use syn::{FnArg, Ident, Type};
 use crate::annotations::Named;
 use crate::ast::{Flavor, Method, Returns, SelfArg};
 use crate::call::{CallTime, pick_call_time, rejecter, take_field};
+use crate::keyed::KeyArg;
 use crate::policies::{PolicyKind, PolicySet};
 use crate::tokens::{local, mixed_ends};
 
@@ -56,12 +57,22 @@ pub(crate) struct Frame {
     /// `call_hedged` with a hedge, `call_async` without: a method without
     /// `#[hedge]` does not carry the larger future of hedged attempts.
     call_async: Ident,
+    /// What the call passes to enter its keyed bulkhead, if the policies
+    /// have one: each attempt then goes through `__private::call_keyed`
+    /// (and its async forms) instead of `Policies::call`.
+    key: Option<TokenStream>,
 }
 
 impl Frame {
     /// The frame of a call under `policies`, which the type checker's
-    /// messages call `named`, returning `ret`.
-    pub(crate) fn new(policies: &PolicySet, named: Named, ret: &Returns) -> Self {
+    /// messages call `named`, returning `ret`; `key` is what a call whose
+    /// bulkhead is keyed passes to enter it (a `&Q` or `&K`).
+    pub(crate) fn new(
+        policies: &PolicySet,
+        named: Named,
+        ret: &Returns,
+        key: Option<TokenStream>,
+    ) -> Self {
         let span = Span::mixed_site();
         let (reject, via, classifier) = (local("reject"), local("via"), local("classifier"));
         let checked = rejecter(&reject, ret, named);
@@ -75,11 +86,13 @@ impl Frame {
             };
             let #via = ::bulkhead::__private::Via::<#value>::NEW;
         };
-        let classify = classifier_of(policies, &via, &classifier);
-        let call_async = if policies.get(PolicyKind::Hedge).is_some() {
-            Ident::new("call_hedged", span)
-        } else {
-            Ident::new("call_async", span)
+        let classify = classifier_of(policies, &via, &classifier, key.is_some());
+        let hedged = policies.get(PolicyKind::Hedge).is_some();
+        let call_async = match (hedged, key.is_some()) {
+            (true, false) => Ident::new("call_hedged", span),
+            (false, false) => Ident::new("call_async", span),
+            (true, true) => Ident::new("call_keyed_hedged", span),
+            (false, true) => Ident::new("call_keyed_async", span),
         };
         Frame {
             setup,
@@ -88,6 +101,7 @@ impl Frame {
             via,
             classifier,
             call_async,
+            key,
         }
     }
 
@@ -112,10 +126,7 @@ impl Frame {
 
     /// `policies.call(&classifier, attempt)`, finished.
     pub(crate) fn call(&self, policies: &TokenStream, attempt: &TokenStream) -> TokenStream {
-        let classifier = &self.classifier;
-        self.finish(&quote_spanned! {Span::mixed_site()=>
-            ::bulkhead::__private::Policies::call(#policies, &#classifier, #attempt)
-        })
+        self.finish(&self.raw_call(policies, attempt))
     }
 
     /// `policies.call_async(&classifier, &mut attempt).await` (`call_hedged` with
@@ -136,6 +147,11 @@ impl Frame {
         let span = Span::mixed_site();
         let outcome = local("outcome");
         let finished = self.finish(&outcome.to_token_stream());
+        let policies = if self.key.is_some() {
+            quote_spanned!(span=> ::bulkhead::__private::KeyedPolicies::policies(#policies))
+        } else {
+            policies.clone()
+        };
         quote_spanned! {span=>
             let #outcome = #call;
             if ::bulkhead::__private::falls_back(#policies, &#outcome) {
@@ -145,11 +161,17 @@ impl Frame {
         }
     }
 
-    /// `Policies::call(policies, &classifier, attempt)`, unfinished.
+    /// `Policies::call(policies, &classifier, attempt)` (`call_keyed` with
+    /// the key for a keyed bulkhead), unfinished.
     fn raw_call(&self, policies: &TokenStream, attempt: &TokenStream) -> TokenStream {
         let classifier = &self.classifier;
-        quote_spanned! {Span::mixed_site()=>
-            ::bulkhead::__private::Policies::call(#policies, &#classifier, #attempt)
+        match &self.key {
+            Some(key) => quote_spanned! {Span::mixed_site()=>
+                ::bulkhead::__private::call_keyed(#policies, #key, &#classifier, #attempt)
+            },
+            None => quote_spanned! {Span::mixed_site()=>
+                ::bulkhead::__private::Policies::call(#policies, &#classifier, #attempt)
+            },
         }
     }
 
@@ -161,10 +183,18 @@ impl Frame {
     fn raw_call_async(&self, policies: &TokenStream, attempt: &TokenStream) -> TokenStream {
         let (classifier, call_async) = (&self.classifier, &self.call_async);
         let lent = local("attempt");
+        let call = match &self.key {
+            Some(key) => quote_spanned! {Span::mixed_site()=>
+                ::bulkhead::__private::#call_async(#policies, #key, &#classifier, &mut #lent)
+            },
+            None => quote_spanned! {Span::mixed_site()=>
+                ::bulkhead::__private::Policies::#call_async(#policies, &#classifier, &mut #lent)
+            },
+        };
         quote_spanned! {Span::mixed_site()=>
             {
                 let mut #lent = #attempt;
-                ::bulkhead::__private::Policies::#call_async(#policies, &#classifier, &mut #lent).await
+                #call.await
             }
         }
     }
@@ -175,9 +205,19 @@ impl Frame {
 /// the wrapper, `params` the wrapper's parameters, `call_with` the call of
 /// the delegate's method and `fallback_with` that of its fallback method
 /// (if `policies` have a fallback).
+///
+/// With a keyed bulkhead (`keyed`, its key), the field is a
+/// `__private::KeyedPolicies` and each attempt takes a slot of the
+/// argument's key innermost (`__private::call_keyed`). The key is the
+/// argument itself where the attempts are given clones of the arguments;
+/// otherwise the call keeps it apart from the arguments it moves into the
+/// attempt, as a call with a keyed bulkhead alone does (a reference key
+/// copied, a key taken by value cloned).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn body(
     method: &Method,
     policies: &PolicySet,
+    keyed: Option<&KeyArg>,
     field: &Ident,
     own: &TokenStream,
     params: &[Ident],
@@ -185,10 +225,24 @@ pub(crate) fn body(
     fallback_with: Option<&CallWith<'_>>,
 ) -> TokenStream {
     let span = Span::mixed_site();
-    let frame = Frame::new(policies, method.annotations.named(), &method.ret);
+    let calls_again = policies.calling_again().is_some();
+    let key = local("key");
+    // The key as the call keeps it (if not the argument itself), and as
+    // it passes it to enter the keyed bulkhead.
+    let (held_key, passed) = match keyed {
+        Some(keyed) if calls_again => (None, Some(keyed.passed(&params[keyed.position]))),
+        Some(keyed) => {
+            let held = keyed.held(&params[keyed.position]);
+            (
+                Some(quote_spanned!(span=> let #key = #held;)),
+                Some(keyed.passed(&key)),
+            )
+        }
+        None => (None, None),
+    };
+    let frame = Frame::new(policies, method.annotations.named(), &method.ret, passed);
     let setup = &frame.setup;
     let classify = &frame.classify;
-    let calls_again = policies.calling_again().is_some();
     let (policies, delegate) = (local("policies"), local("delegate"));
     let (once, call, lend, lent) = (local("once"), local("call"), local("lend"), local("lent"));
     let plain: Vec<TokenStream> = params.iter().map(ToTokens::to_token_stream).collect();
@@ -218,6 +272,7 @@ pub(crate) fn body(
         };
         let hold = (!calls_again).then(|| {
             quote_spanned! {span=>
+                #held_key
                 let mut #once = ::bulkhead::__private::Once::new((#own, #(#params,)*));
             }
         });
@@ -268,7 +323,7 @@ pub(crate) fn body(
         }
     };
     let run = |prepare: TokenStream, attempt: TokenStream| run_or(prepare, attempt, None);
-    let hold = quote_spanned!(span=> let #delegate = #own;);
+    let hold = quote_spanned!(span=> let #delegate = #own; #held_key);
     let in_future_once = || {
         let made = frame.split_future(&call_with(&delegate.to_token_stream(), &plain));
         run(
@@ -332,6 +387,7 @@ pub(crate) fn body(
                 quote_spanned! {span=>
                     #setup
                     #take
+                    #held_key
                     let #call = #made;
                     #at_once
                 }
@@ -340,7 +396,8 @@ pub(crate) fn body(
                 // Everything the future would hold, as one value whose type
                 // the type checker tests for `Send`; each closure takes it
                 // apart.
-                let pattern = quote_spanned!(span=> (#policies, #delegate, #(#params,)*));
+                let kept = held_key.as_ref().map(|_| quote_spanned!(span=> #key,));
+                let pattern = quote_spanned!(span=> (#policies, #delegate, #kept #(#params,)*));
                 let made = call_with(&delegate.to_token_stream(), &plain);
                 let in_future = in_future_once();
                 let pick = pick_call_time(span, &pattern, &in_future, &call, &made, &at_once);
@@ -444,7 +501,16 @@ pub(crate) fn again(arg: &Ident, ty: &Type, named: Named) -> TokenStream {
 /// `fn(&E) -> bool` is reported over its path (ATR-011). `pushback` makes
 /// the classifier read `E`'s `Pushback::retry_after` when the method's
 /// error type implements it (`__private::PushbackOf`).
-fn classifier_of(policies: &PolicySet, via: &Ident, classifier: &Ident) -> TokenStream {
+///
+/// With a keyed bulkhead (`keyed`), the functions go to a
+/// `__private::KeyedClassify` instead, from which `call_keyed` makes the
+/// classifier of its attempts (the error's `Pushback` is not read then).
+fn classifier_of(
+    policies: &PolicySet,
+    via: &Ident,
+    classifier: &Ident,
+    keyed: bool,
+) -> TokenStream {
     let span = Span::mixed_site();
     let mut bindings = TokenStream::new();
     let mut calls = TokenStream::new();
@@ -459,6 +525,12 @@ fn classifier_of(policies: &PolicySet, via: &Ident, classifier: &Ident) -> Token
         let fits = Ident::new("fits", last);
         let wrapped = quote_spanned!(first=> (&(&#via).judge(&#used)).#fits());
         calls.extend(quote_spanned!(span=> .#method(#wrapped)));
+    }
+    if keyed {
+        return quote_spanned! {span=>
+            #bindings
+            let #classifier = (&#via).keyed_classifier() #calls;
+        };
     }
     quote_spanned! {span=>
         #bindings

@@ -346,7 +346,7 @@ fn composed_body(
     stmts: &[Stmt],
 ) -> (Signature, TokenStream) {
     let span = Span::mixed_site();
-    let frame = composed::Frame::new(policies, func.annotations.named(), &func.ret);
+    let frame = composed::Frame::new(policies, func.annotations.named(), &func.ret, None);
     let calls_again = func.annotations.named_calling_again();
     let (policies, once, call) = (local("policies"), local("once"), local("call"));
     let (setup, classify) = (&frame.setup, &frame.classify);

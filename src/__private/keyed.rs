@@ -8,10 +8,14 @@
 
 use std::borrow::Borrow;
 use std::fmt;
+use std::future::Future;
 use std::hash::Hash;
 use std::sync::{Arc, OnceLock};
 
-use bulkhead_core::{BulkheadConfigBuilder, BulkheadPermit, KeyedBulkhead, PolicyContext};
+use bulkhead_core::{
+    BulkheadConfigBuilder, BulkheadPermit, CallError, Classifier, ErrorPredicate, KeyedBulkhead,
+    Policies, PolicyContext,
+};
 use bulkhead_registry::{BulkheadKey, Registry, RegistryError};
 
 use super::reject::Reject;
@@ -163,4 +167,246 @@ impl<K> fmt::Debug for KeyedFn<K> {
             .field("bulkhead", &self.bulkhead.get())
             .finish()
     }
+}
+
+/// The policies of a method whose keyed bulkhead composes with others
+/// (`#[retry]`, `#[circuit_breaker]`, ..): the other policies, built
+/// without a bulkhead, and the keyed bulkhead, which each attempt enters
+/// innermost for its argument's key ([`call_keyed`], [`call_keyed_async`],
+/// [`call_keyed_hedged`]), as `bulkhead_registry::KeyedPipeline` does.
+#[derive(Clone)]
+pub struct KeyedPolicies<K> {
+    policies: Policies,
+    keyed: KeyedBulkhead<K>,
+}
+
+impl<K> KeyedPolicies<K> {
+    /// The keyed bulkhead `keyed` under the other `policies`.
+    #[inline]
+    pub fn new(keyed: KeyedBulkhead<K>, policies: Policies) -> Self {
+        KeyedPolicies { policies, keyed }
+    }
+
+    /// The other policies (the fallback asks them).
+    #[inline]
+    pub fn policies(&self) -> &Policies {
+        &self.policies
+    }
+}
+
+impl<K> fmt::Debug for KeyedPolicies<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeyedPolicies")
+            .field("policies", &self.policies)
+            .field("keyed", &self.keyed)
+            .finish()
+    }
+}
+
+/// The method's `retry_if` and `record_if` over its own errors `E`, for a
+/// call whose keyed bulkhead composes with other policies: the classifier
+/// the policies are given is made from them inside the call (see
+/// [`KeyedPolicies`]), as it judges a keyed bulkhead's refusals too.
+///
+/// (The method's error's `Pushback` is not read through it: a known gap,
+/// as for `KeyedPipeline`.)
+pub struct KeyedClassify<'a, E> {
+    retry_if: Option<ErrorPredicate<'a, E>>,
+    record_if: Option<ErrorPredicate<'a, E>>,
+}
+
+impl<'a, E> KeyedClassify<'a, E> {
+    /// Every error of the call is retried and recorded as a failure.
+    #[inline(always)]
+    pub const fn new() -> Self {
+        KeyedClassify {
+            retry_if: None,
+            record_if: None,
+        }
+    }
+
+    /// Retries only the call's errors `predicate` accepts.
+    #[inline(always)]
+    #[must_use]
+    pub const fn retry_if(mut self, predicate: ErrorPredicate<'a, E>) -> Self {
+        self.retry_if = Some(predicate);
+        self
+    }
+
+    /// Records as failures only the call's errors `predicate` accepts.
+    #[inline(always)]
+    #[must_use]
+    pub const fn record_if(mut self, predicate: ErrorPredicate<'a, E>) -> Self {
+        self.record_if = Some(predicate);
+        self
+    }
+
+    /// Whether the retry tries again after `error`: the call's own errors
+    /// as `retry_if` says, a policy's refusal (the keyed bulkhead's) unless
+    /// the retry's `abort_on` lists its kind.
+    fn retries(&self, policies: &Policies, error: &CallError<E>) -> bool {
+        match error {
+            CallError::Inner(error) => self.retry_if.is_none_or(|p| p(error)),
+            CallError::Rejected(rejection) => !policies
+                .retry()
+                .is_some_and(|retry| retry.config().abort_on().contains(rejection.kind())),
+        }
+    }
+
+    /// Whether the breaker records `error` as a failure: the call's own
+    /// errors as `record_if` says, a policy's refusal unless the breaker's
+    /// `ignore_on` lists its kind.
+    fn records(&self, policies: &Policies, error: &CallError<E>) -> bool {
+        match error {
+            CallError::Inner(error) => self.record_if.is_none_or(|p| p(error)),
+            CallError::Rejected(rejection) => !policies
+                .circuit_breaker()
+                .is_some_and(|breaker| breaker.config().ignore_on().contains(rejection.kind())),
+        }
+    }
+}
+
+impl<E> Clone for KeyedClassify<'_, E> {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E> Copy for KeyedClassify<'_, E> {}
+
+impl<E> fmt::Debug for KeyedClassify<'_, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeyedClassify")
+            .field("retry_if", &self.retry_if.is_some())
+            .field("record_if", &self.record_if.is_some())
+            .finish()
+    }
+}
+
+/// A call under `policies` whose each attempt takes a slot of `key` in
+/// their keyed bulkhead (waiting up to its `max_wait`), innermost, and
+/// holds it while `attempt` runs: a refusal is the keyed bulkhead's
+/// `Rejection::BulkheadFull`, which the other policies see as a plain
+/// bulkhead's (retried unless `abort_on` lists it, recorded unless
+/// `ignore_on` does), and the call's result if the last attempt's.
+///
+/// # Errors
+///
+/// [`CallError::Rejected`] if a policy (the keyed bulkhead included)
+/// refused the last attempt, [`CallError::Inner`] if it ran and failed.
+#[inline]
+pub fn call_keyed<K, Q, T, E, F>(
+    policies: &KeyedPolicies<K>,
+    key: &Q,
+    classify: &KeyedClassify<'_, E>,
+    mut attempt: F,
+) -> Result<T, CallError<E>>
+where
+    K: KeyType + Borrow<Q>,
+    Q: KeyOf<K> + ?Sized,
+    F: FnMut() -> Result<T, E>,
+{
+    let (keyed, others) = (&policies.keyed, &policies.policies);
+    let attempt = || {
+        let permit = keyed
+            .enter(key)
+            .map_err(|full| CallError::Rejected(full.into()))?;
+        let result = attempt();
+        drop(permit);
+        result.map_err(CallError::Inner)
+    };
+    let retries = |error: &CallError<E>| classify.retries(others, error);
+    let records = |error: &CallError<E>| classify.records(others, error);
+    let classifier = Classifier::new().retry_if(&retries).record_if(&records);
+    flatten(others.call(&classifier, attempt))
+}
+
+/// As [`call_keyed`], without blocking a thread: each attempt's future
+/// (made by `attempt`) waits for a slot of `key` with
+/// `KeyedBulkhead::enter_async`, then runs holding it. One attempt at a
+/// time (see [`call_keyed_hedged`]).
+///
+/// # Errors
+///
+/// As for [`call_keyed`].
+pub async fn call_keyed_async<K, Q, T, E, F, Fut>(
+    policies: &KeyedPolicies<K>,
+    key: &Q,
+    classify: &KeyedClassify<'_, E>,
+    attempt: &mut F,
+) -> Result<T, CallError<E>>
+where
+    K: KeyType + Borrow<Q>,
+    Q: KeyOf<K> + ?Sized,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
+    let (keyed, others) = (&policies.keyed, &policies.policies);
+    let retries = |error: &CallError<E>| classify.retries(others, error);
+    let records = |error: &CallError<E>| classify.records(others, error);
+    let classifier = Classifier::new().retry_if(&retries).record_if(&records);
+    let result = others
+        .call_async(&classifier, || entered(keyed, key, attempt()))
+        .await;
+    flatten(result)
+}
+
+/// As [`call_keyed_async`], with the policies' hedge: each hedged attempt
+/// takes a slot of `key` on its own.
+///
+/// # Errors
+///
+/// As for [`call_keyed`].
+pub async fn call_keyed_hedged<K, Q, T, E, F, Fut>(
+    policies: &KeyedPolicies<K>,
+    key: &Q,
+    classify: &KeyedClassify<'_, E>,
+    attempt: &mut F,
+) -> Result<T, CallError<E>>
+where
+    K: KeyType + Borrow<Q>,
+    Q: KeyOf<K> + ?Sized,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
+    let (keyed, others) = (&policies.keyed, &policies.policies);
+    let retries = |error: &CallError<E>| classify.retries(others, error);
+    let records = |error: &CallError<E>| classify.records(others, error);
+    let classifier = Classifier::new().retry_if(&retries).record_if(&records);
+    let result = others
+        .call_hedged(&classifier, || entered(keyed, key, attempt()))
+        .await;
+    flatten(result)
+}
+
+/// `future`, an attempt, run holding a slot of `key`.
+async fn entered<K, Q, T, E>(
+    keyed: &KeyedBulkhead<K>,
+    key: &Q,
+    future: impl Future<Output = Result<T, E>>,
+) -> Result<T, CallError<E>>
+where
+    K: KeyType + Borrow<Q>,
+    Q: KeyOf<K> + ?Sized,
+{
+    let permit = keyed
+        .enter_async(key)
+        .await
+        .map_err(|full| CallError::Rejected(full.into()))?;
+    let result = future.await;
+    drop(permit);
+    result.map_err(CallError::Inner)
+}
+
+/// A refusal of the keyed bulkhead, inside the call, as the refusal of a
+/// policy.
+#[inline]
+fn flatten<T, E>(result: Result<T, CallError<CallError<E>>>) -> Result<T, CallError<E>> {
+    result.map_err(|error| match error {
+        CallError::Inner(CallError::Inner(error)) => CallError::Inner(error),
+        CallError::Inner(CallError::Rejected(rejection)) | CallError::Rejected(rejection) => {
+            CallError::Rejected(rejection)
+        }
+    })
 }

@@ -21,6 +21,7 @@ pub fn falls_back<T, E>(policies: &Policies, outcome: &Result<T, CallError<E>>) 
     }
 }
 
+use super::keyed::KeyedClassify;
 use super::reject::Reject;
 
 /// The result type `R` of a method whose call goes through [`Policies`](bulkhead_core::Policies),
@@ -62,6 +63,10 @@ pub trait ViaResult<T, E> {
     /// error until `retry_if` / `record_if` narrow it.
     fn classifier<'a>(&self) -> Classifier<'a, E>;
 
+    /// As [`classifier`](Self::classifier), for a method whose keyed
+    /// bulkhead composes with other policies.
+    fn keyed_classifier<'a>(&self) -> KeyedClassify<'a, E>;
+
     /// `predicate`, a `retry_if` / `record_if` function, to be judged
     /// against the method's errors `E` (see [`Judge`]).
     fn judge<'a, P>(&self, predicate: &'a P) -> Judge<'a, E, P>;
@@ -81,6 +86,11 @@ impl<T, E> ViaResult<T, E> for Via<Result<T, E>> {
     #[inline(always)]
     fn classifier<'a>(&self) -> Classifier<'a, E> {
         Classifier::new()
+    }
+
+    #[inline(always)]
+    fn keyed_classifier<'a>(&self) -> KeyedClassify<'a, E> {
+        KeyedClassify::new()
     }
 
     #[inline(always)]
@@ -157,6 +167,9 @@ pub trait ViaOther<R> {
     /// See [`ViaResult::classifier`].
     fn classifier<'a>(&self) -> Classifier<'a, Unusable>;
 
+    /// See [`ViaResult::keyed_classifier`].
+    fn keyed_classifier<'a>(&self) -> KeyedClassify<'a, Unusable>;
+
     /// See [`ViaResult::judge`].
     fn judge<P>(&self, predicate: &P) -> Unjudged;
 
@@ -176,6 +189,10 @@ pub trait ViaOther<R> {
 impl<R> ViaOther<R> for &Via<R> {
     fn classifier<'a>(&self) -> Classifier<'a, Unusable> {
         Classifier::new()
+    }
+
+    fn keyed_classifier<'a>(&self) -> KeyedClassify<'a, Unusable> {
+        KeyedClassify::new()
     }
 
     fn judge<P>(&self, _: &P) -> Unjudged {

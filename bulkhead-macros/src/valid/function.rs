@@ -29,7 +29,8 @@ pub(crate) fn check_fn(func: &Func, errors: &mut Errors) {
                     key.ident,
                 ),
             );
-        } else if let Err(refused) = keyed(sig, &syn::Generics::default(), &func.annotations) {
+        } else if let Err(refused) = keyed(sig, &syn::Generics::default(), &func.annotations, false)
+        {
             refused.into_iter().for_each(|error| errors.push(error));
         }
         return;
