@@ -57,21 +57,43 @@ pub(crate) struct Frame {
     /// `call_hedged` with a hedge, `call_async` without: a method without
     /// `#[hedge]` does not carry the larger future of hedged attempts.
     call_async: Ident,
-    /// What the call passes to enter its keyed bulkhead, if the policies
-    /// have one: each attempt then goes through `__private::call_keyed`
-    /// (and its async forms) instead of `Policies::call`.
-    key: Option<TokenStream>,
+    /// How the call enters its keyed bulkhead, if the policies have one:
+    /// each attempt then goes through `__private::call_keyed` (and its
+    /// async forms) instead of `Policies::call`.
+    key: Option<KeyedCall>,
+}
+
+/// How a call enters its keyed bulkhead.
+pub(crate) struct KeyedCall {
+    /// What it passes to enter it (a `&Q` or a `&K`).
+    pub(crate) passed: TokenStream,
+    /// `K`, the type of its keys, named in the call so that the type
+    /// checker's errors about the key (ATR-021) point at `span`, the
+    /// parameter's type.
+    pub(crate) key_type: TokenStream,
+    pub(crate) span: Span,
+}
+
+impl KeyedCall {
+    /// `::bulkhead::__private::<function>::<K, _, ..>`, with `inferred`
+    /// more types to infer.
+    fn path(&self, function: &Ident, inferred: usize) -> TokenStream {
+        let key_type = &self.key_type;
+        let function = Ident::new(&function.to_string(), self.span);
+        let inferred = (0..inferred).map(|_| quote_spanned!(self.span=> _));
+        quote_spanned!(self.span=> ::bulkhead::__private::#function::<#key_type, #(#inferred),*>)
+    }
 }
 
 impl Frame {
     /// The frame of a call under `policies`, which the type checker's
-    /// messages call `named`, returning `ret`; `key` is what a call whose
-    /// bulkhead is keyed passes to enter it (a `&Q` or `&K`).
+    /// messages call `named`, returning `ret`; `key` is how a call whose
+    /// bulkhead is keyed enters it.
     pub(crate) fn new(
         policies: &PolicySet,
         named: Named,
         ret: &Returns,
-        key: Option<TokenStream>,
+        key: Option<KeyedCall>,
     ) -> Self {
         let span = Span::mixed_site();
         let (reject, via, classifier) = (local("reject"), local("via"), local("classifier"));
@@ -166,9 +188,15 @@ impl Frame {
     fn raw_call(&self, policies: &TokenStream, attempt: &TokenStream) -> TokenStream {
         let classifier = &self.classifier;
         match &self.key {
-            Some(key) => quote_spanned! {Span::mixed_site()=>
-                ::bulkhead::__private::call_keyed(#policies, #key, &#classifier, #attempt)
-            },
+            Some(key) => {
+                let (call, passed) = (
+                    key.path(&Ident::new("call_keyed", key.span), 4),
+                    &key.passed,
+                );
+                quote_spanned! {Span::mixed_site()=>
+                    #call(#policies, #passed, &#classifier, #attempt)
+                }
+            }
             None => quote_spanned! {Span::mixed_site()=>
                 ::bulkhead::__private::Policies::call(#policies, &#classifier, #attempt)
             },
@@ -184,9 +212,12 @@ impl Frame {
         let (classifier, call_async) = (&self.classifier, &self.call_async);
         let lent = local("attempt");
         let call = match &self.key {
-            Some(key) => quote_spanned! {Span::mixed_site()=>
-                ::bulkhead::__private::#call_async(#policies, #key, &#classifier, &mut #lent)
-            },
+            Some(key) => {
+                let (call, passed) = (key.path(call_async, 5), &key.passed);
+                quote_spanned! {Span::mixed_site()=>
+                    #call(#policies, #passed, &#classifier, &mut #lent)
+                }
+            }
             None => quote_spanned! {Span::mixed_site()=>
                 ::bulkhead::__private::Policies::#call_async(#policies, &#classifier, &mut #lent)
             },
@@ -240,7 +271,17 @@ pub(crate) fn body(
         }
         None => (None, None),
     };
-    let frame = Frame::new(policies, method.annotations.named(), &method.ret, passed);
+    let keyed_call = keyed.zip(passed).map(|(keyed, passed)| KeyedCall {
+        passed,
+        key_type: keyed.key_type(),
+        span: keyed.span(),
+    });
+    let frame = Frame::new(
+        policies,
+        method.annotations.named(),
+        &method.ret,
+        keyed_call,
+    );
     let setup = &frame.setup;
     let classify = &frame.classify;
     let (policies, delegate) = (local("policies"), local("delegate"));
