@@ -266,6 +266,12 @@ impl<'a, E> KeyedClassify<'a, E> {
     }
 }
 
+impl<E> Default for KeyedClassify<'_, E> {
+    fn default() -> Self {
+        KeyedClassify::new()
+    }
+}
+
 impl<E> Clone for KeyedClassify<'_, E> {
     #[inline(always)]
     fn clone(&self) -> Self {
