@@ -67,6 +67,10 @@ pub(crate) struct Frame {
 pub(crate) struct KeyedCall {
     /// What it passes to enter it (a `&Q` or a `&K`).
     pub(crate) passed: TokenStream,
+    /// The keyed bulkhead (a `&KeyedBulkhead<K>`) if the policies the
+    /// call is given are the others alone (a function's), `None` if they
+    /// are a `__private::KeyedPolicies` that holds it (a wrapper's).
+    pub(crate) bulkhead: Option<TokenStream>,
     /// `K`, the type of its keys, named in the call so that the type
     /// checker's errors about the key (ATR-021) point at `span`, the
     /// parameter's type.
@@ -75,13 +79,35 @@ pub(crate) struct KeyedCall {
 }
 
 impl KeyedCall {
-    /// `::bulkhead::__private::<function>::<K, _, ..>`, with `inferred`
-    /// more types to infer.
-    fn path(&self, function: &Ident, inferred: usize) -> TokenStream {
+    /// `::bulkhead::__private::<function>::<K, _, ..>(policies, keyed,
+    /// key, rest)`, with `inferred` more types to infer: the other policies
+    /// and the keyed bulkhead from `policies`, the key, then `rest`.
+    fn call(
+        &self,
+        function: &str,
+        inferred: usize,
+        policies: &TokenStream,
+        rest: TokenStream,
+    ) -> TokenStream {
         let key_type = &self.key_type;
-        let function = Ident::new(&function.to_string(), self.span);
+        let function = Ident::new(function, self.span);
         let inferred = (0..inferred).map(|_| quote_spanned!(self.span=> _));
-        quote_spanned!(self.span=> ::bulkhead::__private::#function::<#key_type, #(#inferred),*>)
+        let path = quote_spanned! {self.span=>
+            ::bulkhead::__private::#function::<#key_type, #(#inferred),*>
+        };
+        let passed = &self.passed;
+        let span = Span::mixed_site();
+        match &self.bulkhead {
+            Some(bulkhead) => quote_spanned!(span=> #path(#policies, #bulkhead, #passed, #rest)),
+            None => quote_spanned! {span=>
+                #path(
+                    ::bulkhead::__private::KeyedPolicies::policies(#policies),
+                    ::bulkhead::__private::KeyedPolicies::keyed(#policies),
+                    #passed,
+                    #rest
+                )
+            },
+        }
     }
 }
 
@@ -188,15 +214,12 @@ impl Frame {
     fn raw_call(&self, policies: &TokenStream, attempt: &TokenStream) -> TokenStream {
         let classifier = &self.classifier;
         match &self.key {
-            Some(key) => {
-                let (call, passed) = (
-                    key.path(&Ident::new("call_keyed", key.span), 4),
-                    &key.passed,
-                );
-                quote_spanned! {Span::mixed_site()=>
-                    #call(#policies, #passed, &#classifier, #attempt)
-                }
-            }
+            Some(key) => key.call(
+                "call_keyed",
+                4,
+                policies,
+                quote_spanned!(Span::mixed_site()=> &#classifier, #attempt),
+            ),
             None => quote_spanned! {Span::mixed_site()=>
                 ::bulkhead::__private::Policies::call(#policies, &#classifier, #attempt)
             },
@@ -212,12 +235,12 @@ impl Frame {
         let (classifier, call_async) = (&self.classifier, &self.call_async);
         let lent = local("attempt");
         let call = match &self.key {
-            Some(key) => {
-                let (call, passed) = (key.path(call_async, 5), &key.passed);
-                quote_spanned! {Span::mixed_site()=>
-                    #call(#policies, #passed, &#classifier, &mut #lent)
-                }
-            }
+            Some(key) => key.call(
+                &call_async.to_string(),
+                5,
+                policies,
+                quote_spanned!(Span::mixed_site()=> &#classifier, &mut #lent),
+            ),
             None => quote_spanned! {Span::mixed_site()=>
                 ::bulkhead::__private::Policies::#call_async(#policies, &#classifier, &mut #lent)
             },
@@ -273,6 +296,7 @@ pub(crate) fn body(
     };
     let keyed_call = keyed.zip(passed).map(|(keyed, passed)| KeyedCall {
         passed,
+        bulkhead: None,
         key_type: keyed.key_type(),
         span: keyed.span(),
     });

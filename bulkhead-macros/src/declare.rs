@@ -157,10 +157,7 @@ pub(crate) fn declaration(policies: &PolicySet, site: Site<'_>) -> TokenStream {
                 let (id, builder) = (id(bulkhead, source), builder(bulkhead));
                 let key_type = keyed.key_type();
                 let made = quote_spanned!(keyed.span()=> ::bulkhead::__private::keyed_bulkhead::<#key_type>);
-                let others = policies
-                    .iter()
-                    .filter(|policy| policy.kind != PolicyKind::Bulkhead);
-                let specs = specs_of(others, quote!(new(#source)));
+                let specs = specs(policies, quote!(new(#source)));
                 quote! {
                     ::bulkhead::__private::KeyedPolicies::new(
                         #made(#registry, #id, #source, &#builder)?,
@@ -181,16 +178,19 @@ pub(crate) fn declaration(policies: &PolicySet, site: Site<'_>) -> TokenStream {
 /// `PolicySpecs::#start` and `.retry(name, builder)` for each policy, in
 /// the order of the composition: a method of `PolicySpecs` per attribute,
 /// named after it.
+///
+/// A keyed bulkhead is not one of them: it is the registry's keyed
+/// bulkhead, made apart (`__private::keyed_bulkhead`, `KeyedFn`), which
+/// each attempt enters under the others (`__private::call_keyed`).
 fn specs(policies: &PolicySet, start: TokenStream) -> TokenStream {
-    specs_of(policies.iter(), start)
-}
-
-/// [`specs`] of the policies `policies` gives.
-fn specs_of<'a>(policies: impl Iterator<Item = &'a Policy>, start: TokenStream) -> TokenStream {
-    let each = policies.map(|policy| {
-        let (method, name, builder) = (method(policy), name(policy), builder(policy));
-        quote!(.#method(#name, #builder))
-    });
+    let keyed = policies.key().is_some();
+    let each = policies
+        .iter()
+        .filter(|policy| !(keyed && policy.kind == PolicyKind::Bulkhead))
+        .map(|policy| {
+            let (method, name, builder) = (method(policy), name(policy), builder(policy));
+            quote!(.#method(#name, #builder))
+        });
     quote!(::bulkhead::__private::PolicySpecs::#start #(#each)*)
 }
 

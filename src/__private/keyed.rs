@@ -169,11 +169,13 @@ impl<K> fmt::Debug for KeyedFn<K> {
     }
 }
 
-/// The policies of a method whose keyed bulkhead composes with others
-/// (`#[retry]`, `#[circuit_breaker]`, ..): the other policies, built
-/// without a bulkhead, and the keyed bulkhead, which each attempt enters
-/// innermost for its argument's key ([`call_keyed`], [`call_keyed_async`],
-/// [`call_keyed_hedged`]), as `bulkhead_registry::KeyedPipeline` does.
+/// The policies of a wrapper's method whose keyed bulkhead composes with
+/// others (`#[retry]`, `#[circuit_breaker]`, ..), in one field: the other
+/// policies, built without a bulkhead, and the keyed bulkhead, which each
+/// attempt enters innermost for its argument's key ([`call_keyed`],
+/// [`call_keyed_async`], [`call_keyed_hedged`]), as
+/// `bulkhead_registry::KeyedPipeline` does. (A function with a body keeps
+/// them in two `static`s.)
 #[derive(Clone)]
 pub struct KeyedPolicies<K> {
     policies: Policies,
@@ -191,6 +193,12 @@ impl<K> KeyedPolicies<K> {
     #[inline]
     pub fn policies(&self) -> &Policies {
         &self.policies
+    }
+
+    /// The keyed bulkhead.
+    #[inline]
+    pub fn keyed(&self) -> &KeyedBulkhead<K> {
+        &self.keyed
     }
 }
 
@@ -291,7 +299,7 @@ impl<E> fmt::Debug for KeyedClassify<'_, E> {
 }
 
 /// A call under `policies` whose each attempt takes a slot of `key` in
-/// their keyed bulkhead (waiting up to its `max_wait`), innermost, and
+/// `keyed` (waiting up to its `max_wait`), innermost, and
 /// holds it while `attempt` runs: a refusal is the keyed bulkhead's
 /// `Rejection::BulkheadFull`, which the other policies see as a plain
 /// bulkhead's (retried unless `abort_on` lists it, recorded unless
@@ -303,7 +311,8 @@ impl<E> fmt::Debug for KeyedClassify<'_, E> {
 /// refused the last attempt, [`CallError::Inner`] if it ran and failed.
 #[inline]
 pub fn call_keyed<K, Q, T, E, F>(
-    policies: &KeyedPolicies<K>,
+    policies: &Policies,
+    keyed: &KeyedBulkhead<K>,
     key: &Q,
     classify: &KeyedClassify<'_, E>,
     mut attempt: F,
@@ -313,7 +322,7 @@ where
     Q: KeyOf<K> + ?Sized,
     F: FnMut() -> Result<T, E>,
 {
-    let (keyed, others) = (&policies.keyed, &policies.policies);
+    let others = policies;
     let attempt = || {
         let permit = keyed
             .enter(key)
@@ -337,7 +346,8 @@ where
 ///
 /// As for [`call_keyed`].
 pub async fn call_keyed_async<K, Q, T, E, F, Fut>(
-    policies: &KeyedPolicies<K>,
+    policies: &Policies,
+    keyed: &KeyedBulkhead<K>,
     key: &Q,
     classify: &KeyedClassify<'_, E>,
     attempt: &mut F,
@@ -348,7 +358,7 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
 {
-    let (keyed, others) = (&policies.keyed, &policies.policies);
+    let others = policies;
     let retries = |error: &CallError<E>| classify.retries(others, error);
     let records = |error: &CallError<E>| classify.records(others, error);
     let classifier = Classifier::new().retry_if(&retries).record_if(&records);
@@ -365,7 +375,8 @@ where
 ///
 /// As for [`call_keyed`].
 pub async fn call_keyed_hedged<K, Q, T, E, F, Fut>(
-    policies: &KeyedPolicies<K>,
+    policies: &Policies,
+    keyed: &KeyedBulkhead<K>,
     key: &Q,
     classify: &KeyedClassify<'_, E>,
     attempt: &mut F,
@@ -376,7 +387,7 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
 {
-    let (keyed, others) = (&policies.keyed, &policies.policies);
+    let others = policies;
     let retries = |error: &CallError<E>| classify.retries(others, error);
     let records = |error: &CallError<E>| classify.records(others, error);
     let classifier = Classifier::new().retry_if(&retries).record_if(&records);
