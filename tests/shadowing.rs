@@ -267,6 +267,18 @@ async fn keyed_async_function(tenant: u8) -> Res<u32> {
     ::std::result::Result::Ok(u32::from(tenant))
 }
 
+#[::bulkhead::retry(max_attempts = 2, wait = "0", retry_if = transient)]
+#[::bulkhead::bulkhead(per_key = 1, key = tenant)]
+fn keyed_retried_function(tenant: &str, value: u32) -> Res<u32> {
+    ::std::result::Result::Ok(tenant.len() as u32 + value)
+}
+
+#[::bulkhead::timeout(duration = "1s")]
+#[::bulkhead::bulkhead(per_key = 1, key = tenant)]
+async fn keyed_timed_function(tenant: u64, value: u32) -> Res<u32> {
+    ::std::result::Result::Ok(tenant as u32 + value)
+}
+
 #[::bulkhead::bulkhead(max_concurrent = 1)]
 fn free_function(value: u32) -> Res<u32> {
     ::std::result::Result::Ok(value * 2)
@@ -360,5 +372,7 @@ fn generated_code_ignores_the_users_core_std_and_prelude_names() {
         3
     );
     assert_eq!(runtime.block_on(shadowed.keyed_timed_future(4)).unwrap(), 4);
+    assert_eq!(keyed_retried_function("ab", 1).unwrap(), 3);
+    assert_eq!(runtime.block_on(keyed_timed_function(2, 1)).unwrap(), 3);
     assert_eq!(shadowed.composed_once(1).unwrap(), 31);
 }

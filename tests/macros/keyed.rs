@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::task::Poll;
 use std::thread;
 
-use bulkhead::{Registry, bulkhead, resilient};
+use bulkhead::{Registry, bulkhead, resilient, retry, timeout};
 
 use crate::support::{AsyncHold, Hold, ServiceError, assert_full, manual, poll, wait_until};
 
@@ -560,6 +560,15 @@ fn composed(registry: &Registry) -> ResilientKeyedComposed<Inner> {
     wrapper
 }
 
+/// The id of the retry of the method whose keyed bulkhead is `id`.
+fn id_of(id: &str) -> String {
+    let method = match id {
+        "keyed-retried" => "retried(&str)",
+        _ => "aborted(&str)",
+    };
+    format!("macros::keyed::KeyedComposed#{method}")
+}
+
 fn calls(wrapper: &ResilientKeyedComposed<Inner>) -> usize {
     wrapper.delegate().calls.load(Ordering::SeqCst)
 }
@@ -568,15 +577,18 @@ fn seen(wrapper: &ResilientKeyedComposed<Inner>) -> Vec<u32> {
     std::mem::take(&mut *wrapper.delegate().seen.lock().unwrap())
 }
 
-/// The `Retrying` events published since `events` subscribed.
-fn retries(events: &mut bulkhead::events::EventStream) -> usize {
+/// The `Retrying` events of the retry `id` published since `events`
+/// subscribed.
+fn retries(events: &mut bulkhead::events::EventStream, id: &str) -> usize {
     use bulkhead::events::{Event, RetryEvent, RetryEventKind};
     let mut retried = 0;
     while let Some(event) = events.try_recv() {
         if let Event::Retry(RetryEvent {
+            instance,
             kind: RetryEventKind::Retrying { .. },
             ..
         }) = event
+            && instance == id
         {
             retried += 1;
         }
@@ -597,7 +609,7 @@ fn a_retry_retries_a_key_refusal_unless_abort_on_lists_it() {
             _ => wrapper.aborted(tenant),
         };
         assert_full(call("acme"), id);
-        assert_eq!(retries(&mut events), retried, "{id}");
+        assert_eq!(retries(&mut events, &id_of(id)), retried, "{id}");
         assert_eq!(calls(&wrapper), 0, "a refused attempt does not run");
         assert_eq!(call("globex").unwrap(), "globex", "another key passes");
         drop(held);
@@ -747,4 +759,98 @@ fn a_hedged_call_enters_its_key_for_each_attempt() {
     }
     drop((a, b));
     assert_eq!(keyed.in_flight(&7), 0);
+}
+
+/// A free function's keyed bulkhead under its other policies: its own
+/// `static`, from `Registry::global()`, entered by each attempt.
+#[retry(name = "keyed-fn-retried", max_attempts = 3, wait = "0")]
+#[bulkhead(name = "keyed-fn-retried", max_concurrent = 4, per_key = 1, key = tenant)]
+fn retried_render(tenant: &str, seen: &std::sync::Mutex<Vec<u32>>) -> Result<String, ServiceError> {
+    let keyed = Registry::global()
+        .keyed_bulkhead::<String>("keyed-fn-retried")
+        .unwrap();
+    seen.lock().unwrap().push(keyed.in_flight(tenant));
+    Ok(format!("{tenant}!"))
+}
+
+#[timeout(duration = "1h")]
+#[bulkhead(name = "keyed-fn-timed", per_key = 1, key = tenant)]
+async fn timed_render(
+    tenant: String,
+    seen: &std::sync::Mutex<Vec<u32>>,
+) -> Result<String, ServiceError> {
+    let keyed = Registry::global()
+        .keyed_bulkhead::<String>("keyed-fn-timed")
+        .unwrap();
+    seen.lock().unwrap().push(keyed.in_flight(&tenant));
+    Ok(tenant)
+}
+
+#[timeout(duration = "1h")]
+#[bulkhead(name = "keyed-fn-timed-future", per_key = 1, key = tenant)]
+fn timed_future(tenant: u64) -> impl Future<Output = Result<u64, ServiceError>> + Send {
+    async move { Ok(tenant) }
+}
+
+#[test]
+fn a_free_function_retries_a_key_refusal_and_holds_the_slot_in_each_attempt() {
+    let seen = std::sync::Mutex::new(Vec::new());
+    assert_eq!(retried_render("acme", &seen).unwrap(), "acme!");
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [1],
+        "the body ran holding its key's slot"
+    );
+    let keyed = Registry::global()
+        .keyed_bulkhead::<String>("keyed-fn-retried")
+        .unwrap();
+    let mut events = Registry::global().subscribe();
+    let held = keyed.try_enter("acme").unwrap();
+    assert_full(retried_render("acme", &seen), "keyed-fn-retried");
+    assert_eq!(
+        retries(&mut events, "keyed-fn-retried"),
+        2,
+        "the refusals were retried"
+    );
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        1,
+        "a refused attempt does not run"
+    );
+    assert_eq!(retried_render("globex", &seen).unwrap(), "globex!");
+    drop(held);
+    assert_eq!(keyed.in_flight("acme"), 0);
+}
+
+#[test]
+fn a_free_async_function_keeps_its_key_apart_from_the_arguments() {
+    let seen = std::sync::Mutex::new(Vec::new());
+    let mut first = pin!(timed_render("acme".to_owned(), &seen));
+    assert!(matches!(poll(first.as_mut()), Poll::Ready(Ok(ref t)) if t == "acme"));
+    assert_eq!(*seen.lock().unwrap(), [1]);
+    let keyed = Registry::global()
+        .keyed_bulkhead::<String>("keyed-fn-timed")
+        .unwrap();
+    let held = keyed.try_enter("acme").unwrap();
+    let mut refused = pin!(timed_render("acme".to_owned(), &seen));
+    match poll(refused.as_mut()) {
+        Poll::Ready(result) => assert_full(result, "keyed-fn-timed"),
+        Poll::Pending => panic!("a full key refuses at once without max_wait"),
+    }
+    drop(held);
+
+    let mut first = pin!(timed_future(7));
+    assert!(matches!(poll(first.as_mut()), Poll::Ready(Ok(7))));
+    let keyed = Registry::global()
+        .keyed_bulkhead::<u64>("keyed-fn-timed-future")
+        .unwrap();
+    let held = keyed.try_enter(&7).unwrap();
+    let mut refused = pin!(timed_future(7));
+    match poll(refused.as_mut()) {
+        Poll::Ready(result) => assert_full(result, "keyed-fn-timed-future"),
+        Poll::Pending => panic!("a full key refuses at once without max_wait"),
+    }
+    let mut other = pin!(timed_future(8));
+    assert!(matches!(poll(other.as_mut()), Poll::Ready(Ok(8))));
+    drop(held);
 }

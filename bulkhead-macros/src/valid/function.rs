@@ -29,11 +29,15 @@ pub(crate) fn check_fn(func: &Func, errors: &mut Errors) {
                     key.ident,
                 ),
             );
-        } else if let Err(refused) = keyed(sig, &syn::Generics::default(), &func.annotations, false)
-        {
-            refused.into_iter().for_each(|error| errors.push(error));
+            return;
         }
-        return;
+        if let Err(refused) = keyed(sig, &syn::Generics::default(), &func.annotations) {
+            errors.push(refused);
+            return;
+        }
+        if policies.bulkhead_alone().is_some() {
+            return;
+        }
     }
     if let Some(attribute) = func.annotations.tokens_of(PolicyKind::Fallback) {
         errors.push(syn::Error::new_spanned(
