@@ -69,6 +69,7 @@ struct KeyedClassify;
 fn call_keyed() {}
 fn call_keyed_async() {}
 fn call_keyed_hedged() {}
+struct KeyedMethod;
 
 type Res<T> = ::std::result::Result<T, Error>;
 
@@ -306,6 +307,17 @@ impl Backend {
         ::std::result::Result::Ok(value + 6)
     }
 
+    #[::bulkhead::bulkhead(per_key = 1, key = tenant)]
+    fn keyed_method(&self, tenant: &str) -> Res<u32> {
+        ::std::result::Result::Ok(tenant.len() as u32)
+    }
+
+    #[::bulkhead::retry(max_attempts = 2, wait = "0")]
+    #[::bulkhead::bulkhead(per_key = 1, key = tenant)]
+    async fn keyed_retried_method(&self, tenant: u32) -> Res<u32> {
+        ::std::result::Result::Ok(tenant + 1)
+    }
+
     #[::bulkhead::circuit_breaker(record_if = transient)]
     async fn async_method(&self, value: u32) -> Res<u32> {
         ::std::result::Result::Ok(value + 7)
@@ -374,5 +386,10 @@ fn generated_code_ignores_the_users_core_std_and_prelude_names() {
     assert_eq!(runtime.block_on(shadowed.keyed_timed_future(4)).unwrap(), 4);
     assert_eq!(keyed_retried_function("ab", 1).unwrap(), 3);
     assert_eq!(runtime.block_on(keyed_timed_function(2, 1)).unwrap(), 3);
+    assert_eq!(Backend.keyed_method("abc").unwrap(), 3);
+    assert_eq!(
+        runtime.block_on(Backend.keyed_retried_method(1)).unwrap(),
+        2
+    );
     assert_eq!(shadowed.composed_once(1).unwrap(), 31);
 }

@@ -324,18 +324,39 @@ fn keyed_body(func: &Func, policy: &Policy, keyed: &KeyArg, stmts: &[Stmt]) -> T
 
 /// The keyed bulkhead of the function `func`, its `policy` keyed by its
 /// parameter `keyed`, made on the first call from `Registry::global()`
-/// and kept in a `static` (`__private::KeyedFn`): an expression of a
+/// and kept in a `static` (`__private::KeyedFn`; for a method, one per
+/// `Self` type, `__private::KeyedMethod`): an expression of a
 /// `&'static KeyedBulkhead<K>`.
 fn keyed_static(func: &Func, policy: &Policy, keyed: &KeyArg) -> TokenStream {
     let span = Span::mixed_site();
-    let source = crate::ids::function(&func.item.sig);
+    let sig = &func.item.sig;
+    let config = declare::builder(policy);
+    let key_type = keyed.key_type();
+    let policy_static = Ident::new(crate::symbol::POLICY_STATIC.as_str(), span);
+    if sig.receiver().is_some() {
+        // `Self` keeps the call-site span: it names the user's type.
+        let type_name = quote!(::bulkhead::__private::type_name::<Self>());
+        let method = crate::ids::method(sig);
+        let name = match policy.keys.name() {
+            Some(name) => {
+                let name = &name.value;
+                quote_spanned!(span=> ::bulkhead::__private::Some(#name))
+            }
+            None => quote_spanned!(span=> ::bulkhead::__private::None),
+        };
+        return quote_spanned! {span=>
+            {
+                static #policy_static: ::bulkhead::__private::KeyedMethod<#key_type> =
+                    ::bulkhead::__private::KeyedMethod::new();
+                #policy_static.get(#type_name, #name, #method, || #config)
+            }
+        };
+    }
+    let source = crate::ids::function(sig);
     let id = match policy.keys.name() {
         Some(name) => name.value.to_token_stream(),
         None => source.clone(),
     };
-    let config = declare::builder(policy);
-    let key_type = keyed.key_type();
-    let policy_static = Ident::new(crate::symbol::POLICY_STATIC.as_str(), span);
     quote_spanned! {span=>
         {
             static #policy_static: ::bulkhead::__private::KeyedFn<#key_type> =

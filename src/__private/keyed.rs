@@ -7,10 +7,11 @@
 //! [`enter_keyed_async`], a rejection being its result.
 
 use std::borrow::Borrow;
+use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
 use std::hash::Hash;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
 
 use bulkhead_core::{
     BulkheadConfigBuilder, BulkheadPermit, CallError, Classifier, ErrorPredicate, KeyedBulkhead,
@@ -147,17 +148,118 @@ impl<K: KeyType> KeyedFn<K> {
         source: &str,
         spec: impl FnOnce() -> BulkheadConfigBuilder,
     ) -> &'static KeyedBulkhead<K> {
-        self.bulkhead.get_or_init(|| {
-            let spec = spec();
-            let registry = Registry::global();
-            // Not kept for `Registry::function_policy_errors` (as a
-            // function's other policies' errors are): a known gap.
-            keyed_bulkhead(registry, id, source, &spec).unwrap_or_else(|_| {
-                let context = PolicyContext::new(Arc::clone(registry.clock()));
-                // An attribute's values were checked when it compiled.
-                KeyedBulkhead::with_context(id, spec.build().unwrap_or_default(), context)
-            })
-        })
+        self.bulkhead.get_or_init(|| of_global(id, source, spec()))
+    }
+}
+
+/// The keyed bulkhead `id` of the function or method `source`, of the
+/// attribute's values `spec`, from [`Registry::global`]; if the registry
+/// refuses it, one of the attribute's values alone, outside it.
+fn of_global<K: KeyType>(id: &str, source: &str, spec: BulkheadConfigBuilder) -> KeyedBulkhead<K> {
+    let registry = Registry::global();
+    // Not kept for `Registry::function_policy_errors` (as a function's
+    // other policies' errors are): a known gap.
+    keyed_bulkhead(registry, id, source, &spec).unwrap_or_else(|_| {
+        let context = PolicyContext::new(Arc::clone(registry.clock()));
+        // An attribute's values were checked when it compiled.
+        KeyedBulkhead::with_context(id, spec.build().unwrap_or_default(), context)
+    })
+}
+
+/// The keyed bulkheads of a method with a body, one per `Self` type (as
+/// `MethodPolicy` keeps a method's other policies), in a `static` the
+/// macro declares in it: each made by the first call for its type, from
+/// [`Registry::global`], its id the attribute's `name` or
+/// `<SelfType>::<method>(<param types>)`.
+///
+/// The first type's is kept inline (its type name compared on each
+/// call, by pointer then by value), the others in a map.
+pub struct KeyedMethod<K: 'static> {
+    first: OnceLock<(&'static str, KeyedBulkhead<K>)>,
+    others: RwLock<BTreeMap<&'static str, &'static KeyedBulkhead<K>>>,
+}
+
+impl<K> KeyedMethod<K> {
+    /// No bulkhead for any type yet.
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Self {
+        KeyedMethod {
+            first: OnceLock::new(),
+            others: RwLock::new(BTreeMap::new()),
+        }
+    }
+}
+
+impl<K: KeyType> KeyedMethod<K> {
+    /// The keyed bulkhead of the method `method` (its name and parameter
+    /// types) for the type `type_name`, `name` if the attribute gives one,
+    /// made from its attribute's values `spec()` on the first call for
+    /// that type.
+    ///
+    /// If the global registry refuses it, the method runs under a keyed
+    /// bulkhead of the attribute's values alone (see [`KeyedFn::get`]).
+    #[inline]
+    pub fn get(
+        &'static self,
+        type_name: &'static str,
+        name: Option<&str>,
+        method: &str,
+        spec: impl Fn() -> BulkheadConfigBuilder,
+    ) -> &'static KeyedBulkhead<K> {
+        match self.first.get() {
+            Some((first, bulkhead)) if same_type(first, type_name) => bulkhead,
+            _ => self.slow(type_name, name, method, spec),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn slow(
+        &'static self,
+        type_name: &'static str,
+        name: Option<&str>,
+        method: &str,
+        spec: impl Fn() -> BulkheadConfigBuilder,
+    ) -> &'static KeyedBulkhead<K> {
+        let make = || {
+            let source = format!("{type_name}::{method}");
+            of_global(name.unwrap_or(&source), &source, spec())
+        };
+        let (first, bulkhead) = self.first.get_or_init(|| (type_name, make()));
+        if same_type(first, type_name) {
+            return bulkhead;
+        }
+        let found = self
+            .others
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(type_name)
+            .copied();
+        if let Some(bulkhead) = found {
+            return bulkhead;
+        }
+        let mut others = self.others.write().unwrap_or_else(PoisonError::into_inner);
+        // One per type the method runs for, kept for the program's life
+        // like the `static` that holds the first.
+        others
+            .entry(type_name)
+            .or_insert_with(|| Box::leak(Box::new(make())))
+    }
+}
+
+/// Whether two type names name the same type: the same string, most
+/// often the same pointer.
+#[inline]
+fn same_type(a: &'static str, b: &'static str) -> bool {
+    std::ptr::eq(a, b) || a == b
+}
+
+impl<K> fmt::Debug for KeyedMethod<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeyedMethod")
+            .field("first", &self.first.get().map(|(type_name, _)| type_name))
+            .field("others", &self.others.read().map(|m| m.len()).ok())
+            .finish()
     }
 }
 

@@ -56,8 +56,8 @@ pub use bulkhead_core::{Lend, Lent};
 pub use enter::{EnterAsync, call_then_release, enter, enter_async, enter_at_once, enter_then};
 pub use function::{FnPolicy, MethodPolicy};
 pub use keyed::{
-    KeyOf, KeyType, KeyedClassify, KeyedFn, KeyedPolicies, call_keyed, call_keyed_async,
-    call_keyed_hedged, enter_keyed, enter_keyed_async, keyed_bulkhead,
+    KeyOf, KeyType, KeyedClassify, KeyedFn, KeyedMethod, KeyedPolicies, call_keyed,
+    call_keyed_async, call_keyed_hedged, enter_keyed, enter_keyed_async, keyed_bulkhead,
 };
 pub use reject::{
     CallResult, ErrorForBulkhead, ErrorForChaos, ErrorForCircuitBreaker, ErrorForFallback,

@@ -854,3 +854,74 @@ fn a_free_async_function_keeps_its_key_apart_from_the_arguments() {
     assert!(matches!(poll(other.as_mut()), Poll::Ready(Ok(8))));
     drop(held);
 }
+
+/// Methods with a body: one keyed bulkhead per `Self` type, from
+/// `Registry::global()`, alone or under other policies.
+struct PerType<T>(std::marker::PhantomData<T>);
+
+impl<T> PerType<T> {
+    fn new() -> Self {
+        PerType(std::marker::PhantomData)
+    }
+
+    /// The id of `method`'s keyed bulkhead for this type.
+    fn id(method: &str) -> String {
+        format!("{}::{method}", std::any::type_name::<Self>())
+    }
+
+    #[bulkhead(per_key = 1, key = tenant)]
+    fn alone(&self, tenant: u64, seen: &std::sync::Mutex<Vec<u32>>) -> Result<u64, ServiceError> {
+        let keyed = Registry::global()
+            .keyed_bulkhead::<u64>(&Self::id("alone(u64, &std::sync::Mutex<Vec<u32>>)"))
+            .unwrap();
+        seen.lock().unwrap().push(keyed.in_flight(&tenant));
+        Ok(tenant)
+    }
+
+    #[retry(max_attempts = 3, wait = "0")]
+    #[bulkhead(name = "keyed-method-retried", per_key = 1, key = tenant)]
+    async fn retried(&self, tenant: &str) -> Result<String, ServiceError> {
+        Ok(tenant.to_owned())
+    }
+}
+
+#[test]
+fn a_method_with_a_body_has_a_keyed_bulkhead_per_self_type() {
+    let seen = std::sync::Mutex::new(Vec::new());
+    let (a, b) = (PerType::<u8>::new(), PerType::<u16>::new());
+    assert_eq!(a.alone(7, &seen).unwrap(), 7);
+    assert_eq!(b.alone(7, &seen).unwrap(), 7);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [1, 1],
+        "each call held its key's slot"
+    );
+    let id = PerType::<u8>::id("alone(u64, &std::sync::Mutex<Vec<u32>>)");
+    let keyed = Registry::global().keyed_bulkhead::<u64>(&id).unwrap();
+    let held = keyed.try_enter(&7).unwrap();
+    assert_full(a.alone(7, &seen), &id);
+    assert_eq!(b.alone(7, &seen).unwrap(), 7, "another type's bulkhead");
+    assert_eq!(a.alone(8, &seen).unwrap(), 8, "another key");
+    drop(held);
+    assert_eq!(a.alone(7, &seen).unwrap(), 7);
+}
+
+#[test]
+fn a_method_with_a_body_composes_its_keyed_bulkhead() {
+    let a = PerType::<u32>::new();
+    let mut first = pin!(a.retried("acme"));
+    assert!(matches!(poll(first.as_mut()), Poll::Ready(Ok(ref t)) if t == "acme"));
+    let keyed = Registry::global()
+        .keyed_bulkhead::<String>("keyed-method-retried")
+        .unwrap();
+    let held = keyed.try_enter("acme").unwrap();
+    let mut events = Registry::global().subscribe();
+    let mut refused = pin!(a.retried("acme"));
+    match poll(refused.as_mut()) {
+        Poll::Ready(result) => assert_full(result, "keyed-method-retried"),
+        Poll::Pending => panic!("a full key refuses at once without max_wait"),
+    }
+    let retry = format!("{}::retried(&str)", std::any::type_name::<PerType<u32>>());
+    assert_eq!(retries(&mut events, &retry), 2);
+    drop(held);
+}
