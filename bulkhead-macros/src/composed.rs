@@ -568,8 +568,8 @@ pub(crate) fn again(arg: &Ident, ty: &Type, named: Named) -> TokenStream {
 /// error type implements it (`__private::PushbackOf`).
 ///
 /// With a keyed bulkhead (`keyed`), the functions go to a
-/// `__private::KeyedClassify` instead, from which `call_keyed` makes the
-/// classifier of its attempts (the error's `Pushback` is not read then).
+/// `__private::KeyedClassify` instead (`keyed_pushback` for `Pushback`),
+/// from which `call_keyed` makes the classifier of its attempts.
 fn classifier_of(
     policies: &PolicySet,
     via: &Ident,
@@ -594,7 +594,7 @@ fn classifier_of(
     if keyed {
         return quote_spanned! {span=>
             #bindings
-            let #classifier = (&#via).keyed_classifier() #calls;
+            let #classifier = (&#via).keyed_pushback((&#via).keyed_classifier() #calls);
         };
     }
     quote_spanned! {span=>

@@ -12,10 +12,11 @@ use std::fmt;
 use std::future::Future;
 use std::hash::Hash;
 use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::time::Duration;
 
 use bulkhead_core::{
     BulkheadConfigBuilder, BulkheadPermit, CallError, Classifier, ErrorPredicate, KeyedBulkhead,
-    Policies, PolicyContext,
+    Policies, PolicyContext, Pushback,
 };
 use bulkhead_registry::{BulkheadKey, Registry, RegistryError};
 
@@ -313,16 +314,16 @@ impl<K> fmt::Debug for KeyedPolicies<K> {
     }
 }
 
-/// The method's `retry_if` and `record_if` over its own errors `E`, for a
-/// call whose keyed bulkhead composes with other policies: the classifier
-/// the policies are given is made from them inside the call (see
-/// [`KeyedPolicies`]), as it judges a keyed bulkhead's refusals too.
-///
-/// (The method's error's `Pushback` is not read through it: a known gap,
-/// as for `KeyedPipeline`.)
+/// The method's `retry_if` and `record_if` over its own errors `E`, and
+/// whether `E`'s `Pushback` is read, for a call whose keyed bulkhead
+/// composes with other policies: the classifier the policies are given is
+/// made from them inside the call ([`call_keyed`]), as it judges a keyed
+/// bulkhead's refusals too.
 pub struct KeyedClassify<'a, E> {
     retry_if: Option<ErrorPredicate<'a, E>>,
     record_if: Option<ErrorPredicate<'a, E>>,
+    /// `E`'s `Pushback::retry_after` read through the keyed call's errors.
+    retry_after: Option<fn(&CallError<E>) -> Option<Duration>>,
 }
 
 impl<'a, E> KeyedClassify<'a, E> {
@@ -332,6 +333,35 @@ impl<'a, E> KeyedClassify<'a, E> {
         KeyedClassify {
             retry_if: None,
             record_if: None,
+            retry_after: None,
+        }
+    }
+
+    /// Lets the retry read when each of the call's errors says it may be
+    /// tried again (`Pushback::retry_after`), as `Classifier::pushback`.
+    #[inline(always)]
+    #[must_use]
+    pub const fn pushback(mut self) -> Self
+    where
+        E: Pushback,
+    {
+        self.retry_after = Some(retry_after_of::<E>);
+        self
+    }
+
+    /// The classifier of the keyed call's errors, with `retries` and
+    /// `records`, made by [`retries`](Self::retries) and
+    /// [`records`](Self::records).
+    #[inline(always)]
+    fn classifier<'c>(
+        &self,
+        retries: &'c (dyn Fn(&CallError<E>) -> bool + Send + Sync),
+        records: &'c (dyn Fn(&CallError<E>) -> bool + Send + Sync),
+    ) -> Classifier<'c, CallError<E>> {
+        let classifier = Classifier::new().retry_if(retries).record_if(records);
+        match self.retry_after {
+            Some(after) => classifier.retry_after_with(after),
+            None => classifier,
         }
     }
 
@@ -376,6 +406,15 @@ impl<'a, E> KeyedClassify<'a, E> {
     }
 }
 
+/// `E`'s `Pushback::retry_after` of a call's own error, nothing of a
+/// policy's refusal.
+fn retry_after_of<E: Pushback>(error: &CallError<E>) -> Option<Duration> {
+    match error {
+        CallError::Inner(error) => error.retry_after(),
+        CallError::Rejected(_) => None,
+    }
+}
+
 impl<E> Default for KeyedClassify<'_, E> {
     fn default() -> Self {
         KeyedClassify::new()
@@ -396,6 +435,7 @@ impl<E> fmt::Debug for KeyedClassify<'_, E> {
         f.debug_struct("KeyedClassify")
             .field("retry_if", &self.retry_if.is_some())
             .field("record_if", &self.record_if.is_some())
+            .field("pushback", &self.retry_after.is_some())
             .finish()
     }
 }
@@ -435,7 +475,7 @@ where
     };
     let retries = |error: &CallError<E>| classify.retries(others, error);
     let records = |error: &CallError<E>| classify.records(others, error);
-    let classifier = Classifier::new().retry_if(&retries).record_if(&records);
+    let classifier = classify.classifier(&retries, &records);
     flatten(others.call(&classifier, attempt))
 }
 
@@ -463,7 +503,7 @@ where
     let others = policies;
     let retries = |error: &CallError<E>| classify.retries(others, error);
     let records = |error: &CallError<E>| classify.records(others, error);
-    let classifier = Classifier::new().retry_if(&retries).record_if(&records);
+    let classifier = classify.classifier(&retries, &records);
     let result = others
         .call_async(&classifier, || entered(keyed, key, attempt()))
         .await;
@@ -492,7 +532,7 @@ where
     let others = policies;
     let retries = |error: &CallError<E>| classify.retries(others, error);
     let records = |error: &CallError<E>| classify.records(others, error);
-    let classifier = Classifier::new().retry_if(&retries).record_if(&records);
+    let classifier = classify.classifier(&retries, &records);
     let result = others
         .call_hedged(&classifier, || entered(keyed, key, attempt()))
         .await;

@@ -134,12 +134,21 @@ impl<T, E> ViaResult<T, E> for Via<Result<T, E>> {
 pub trait PushbackOf<'a, E> {
     /// `classifier`, reading the errors' [`Pushback::retry_after`].
     fn pushback(&self, classifier: Classifier<'a, E>) -> Classifier<'a, E>;
+
+    /// As [`pushback`](Self::pushback), for a call whose keyed bulkhead
+    /// composes with other policies.
+    fn keyed_pushback(&self, classify: KeyedClassify<'a, E>) -> KeyedClassify<'a, E>;
 }
 
 impl<'a, T, E: Pushback> PushbackOf<'a, E> for Via<Result<T, E>> {
     #[inline(always)]
     fn pushback(&self, classifier: Classifier<'a, E>) -> Classifier<'a, E> {
         classifier.pushback()
+    }
+
+    #[inline(always)]
+    fn keyed_pushback(&self, classify: KeyedClassify<'a, E>) -> KeyedClassify<'a, E> {
+        classify.pushback()
     }
 }
 
@@ -148,12 +157,20 @@ impl<'a, T, E: Pushback> PushbackOf<'a, E> for Via<Result<T, E>> {
 pub trait NoPushback<'a, E> {
     /// `classifier`, unchanged.
     fn pushback(&self, classifier: Classifier<'a, E>) -> Classifier<'a, E>;
+
+    /// `classify`, unchanged.
+    fn keyed_pushback(&self, classify: KeyedClassify<'a, E>) -> KeyedClassify<'a, E>;
 }
 
 impl<'a, R, E> NoPushback<'a, E> for &Via<R> {
     #[inline(always)]
     fn pushback(&self, classifier: Classifier<'a, E>) -> Classifier<'a, E> {
         classifier
+    }
+
+    #[inline(always)]
+    fn keyed_pushback(&self, classify: KeyedClassify<'a, E>) -> KeyedClassify<'a, E> {
+        classify
     }
 }
 

@@ -925,3 +925,70 @@ fn a_method_with_a_body_composes_its_keyed_bulkhead() {
     assert_eq!(retries(&mut events, &retry), 2);
     drop(held);
 }
+
+/// An error that says when to try again.
+#[derive(Debug)]
+pub enum Busy {
+    Wait(std::time::Duration),
+    Rejected(bulkhead::Rejection),
+}
+
+impl From<bulkhead::Rejection> for Busy {
+    fn from(rejection: bulkhead::Rejection) -> Self {
+        Busy::Rejected(rejection)
+    }
+}
+
+impl bulkhead::retry::Pushback for Busy {
+    fn retry_after(&self) -> Option<std::time::Duration> {
+        match self {
+            Busy::Wait(wait) => Some(*wait),
+            Busy::Rejected(_) => None,
+        }
+    }
+}
+
+#[resilient]
+pub trait Throttled: Send + Sync {
+    #[retry(max_attempts = 3, wait = "0", max_wait_interval = "1s")]
+    #[bulkhead(name = "keyed-pushback", per_key = 1, key = tenant)]
+    fn call(&self, tenant: u64, wait: std::time::Duration) -> Result<(), Busy>;
+}
+
+#[derive(Default)]
+struct Throttler(std::sync::atomic::AtomicUsize);
+
+impl Throttled for Throttler {
+    fn call(&self, _tenant: u64, wait: std::time::Duration) -> Result<(), Busy> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Err(Busy::Wait(wait))
+    }
+}
+
+#[test]
+fn the_retry_reads_the_errors_pushback_through_a_keyed_call() {
+    let (_, registry) = manual();
+    let throttled = ResilientThrottled::new(Throttler::default(), &registry).unwrap();
+    let attempts = || throttled.delegate().0.swap(0, Ordering::SeqCst);
+    assert!(matches!(
+        throttled.call(1, std::time::Duration::from_secs(60)),
+        Err(Busy::Wait(_))
+    ));
+    assert_eq!(
+        attempts(),
+        1,
+        "a minute is past max_wait_interval: given up"
+    );
+    assert!(throttled.call(1, std::time::Duration::ZERO).is_err());
+    assert_eq!(attempts(), 3, "no wait asked beyond it: retried");
+    let keyed = registry.keyed_bulkhead::<u64>("keyed-pushback").unwrap();
+    let held = keyed.try_enter(&1).unwrap();
+    match throttled.call(1, std::time::Duration::ZERO) {
+        Err(Busy::Rejected(rejection)) => {
+            assert_eq!(rejection.kind(), bulkhead::RejectionKind::BulkheadFull);
+        }
+        other => panic!("the key's refusal, got {other:?}"),
+    }
+    assert_eq!(attempts(), 0);
+    drop(held);
+}
