@@ -323,8 +323,11 @@ pub struct KeyedClassify<'a, E> {
     retry_if: Option<ErrorPredicate<'a, E>>,
     record_if: Option<ErrorPredicate<'a, E>>,
     /// `E`'s `Pushback::retry_after` read through the keyed call's errors.
-    retry_after: Option<fn(&CallError<E>) -> Option<Duration>>,
+    retry_after: Option<RetryAfter<E>>,
 }
+
+/// When a keyed call's error says it may be tried again.
+type RetryAfter<E> = fn(&CallError<E>) -> Option<Duration>;
 
 impl<'a, E> KeyedClassify<'a, E> {
     /// Every error of the call is retried and recorded as a failure.
