@@ -64,6 +64,12 @@ struct KeyedBulkhead;
 struct KeyedFn;
 fn enter_keyed() {}
 fn keyed_bulkhead() {}
+struct KeyedPolicies;
+struct KeyedClassify;
+fn call_keyed() {}
+fn call_keyed_async() {}
+fn call_keyed_hedged() {}
+struct KeyedMethod;
 
 type Res<T> = ::std::result::Result<T, Error>;
 
@@ -151,6 +157,21 @@ trait Shadowed: ::std::marker::Send + ::std::marker::Sync {
         tenant: u64,
     ) -> impl ::std::future::Future<Output = Res<u32>> + ::std::marker::Send;
 
+    #[retry(max_attempts = 2, wait = "0", retry_if = transient)]
+    #[bulkhead(name = "shadowed-keyed-retried", per_key = 1, key = tenant)]
+    fn keyed_retried(&self, tenant: &str, value: u32) -> Res<u32>;
+
+    #[retry(max_attempts = 2, wait = "0")]
+    #[bulkhead(per_key = 1, key = tenant)]
+    async fn keyed_retried_async(&mut self, tenant: u32, value: u32) -> Res<u32>;
+
+    #[timeout(duration = "1s")]
+    #[bulkhead(per_key = 1, key = tenant)]
+    fn keyed_timed_future(
+        &self,
+        tenant: u64,
+    ) -> impl ::std::future::Future<Output = Res<u32>> + ::std::marker::Send;
+
     fn plain(&self) -> u32;
 }
 
@@ -220,6 +241,18 @@ impl Shadowed for Backend {
     ) -> impl ::std::future::Future<Output = Res<u32>> + ::std::marker::Send {
         async move { ::std::result::Result::Ok(tenant as u32) }
     }
+    fn keyed_retried(&self, tenant: &str, value: u32) -> Res<u32> {
+        ::std::result::Result::Ok(value + tenant.len() as u32)
+    }
+    async fn keyed_retried_async(&mut self, tenant: u32, value: u32) -> Res<u32> {
+        ::std::result::Result::Ok(value + tenant)
+    }
+    fn keyed_timed_future(
+        &self,
+        tenant: u64,
+    ) -> impl ::std::future::Future<Output = Res<u32>> + ::std::marker::Send {
+        async move { ::std::result::Result::Ok(tenant as u32) }
+    }
     fn plain(&self) -> u32 {
         7
     }
@@ -233,6 +266,18 @@ fn keyed_function(tenant: &str) -> Res<u32> {
 #[::bulkhead::bulkhead(per_key = 1, key = tenant)]
 async fn keyed_async_function(tenant: u8) -> Res<u32> {
     ::std::result::Result::Ok(u32::from(tenant))
+}
+
+#[::bulkhead::retry(max_attempts = 2, wait = "0", retry_if = transient)]
+#[::bulkhead::bulkhead(per_key = 1, key = tenant)]
+fn keyed_retried_function(tenant: &str, value: u32) -> Res<u32> {
+    ::std::result::Result::Ok(tenant.len() as u32 + value)
+}
+
+#[::bulkhead::timeout(duration = "1s")]
+#[::bulkhead::bulkhead(per_key = 1, key = tenant)]
+async fn keyed_timed_function(tenant: u64, value: u32) -> Res<u32> {
+    ::std::result::Result::Ok(tenant as u32 + value)
 }
 
 #[::bulkhead::bulkhead(max_concurrent = 1)]
@@ -260,6 +305,17 @@ impl Backend {
     #[::bulkhead::timeout(duration = "1s")]
     fn retried_method(&self, value: u32) -> Res<u32> {
         ::std::result::Result::Ok(value + 6)
+    }
+
+    #[::bulkhead::bulkhead(per_key = 1, key = tenant)]
+    fn keyed_method(&self, tenant: &str) -> Res<u32> {
+        ::std::result::Result::Ok(tenant.len() as u32)
+    }
+
+    #[::bulkhead::retry(max_attempts = 2, wait = "0")]
+    #[::bulkhead::bulkhead(per_key = 1, key = tenant)]
+    async fn keyed_retried_method(&self, tenant: u32) -> Res<u32> {
+        ::std::result::Result::Ok(tenant + 1)
     }
 
     #[::bulkhead::circuit_breaker(record_if = transient)]
@@ -320,5 +376,20 @@ fn generated_code_ignores_the_users_core_std_and_prelude_names() {
     assert_eq!(runtime.block_on(shadowed.keyed_future(4)).unwrap(), 4);
     assert_eq!(keyed_function("abc").unwrap(), 3);
     assert_eq!(runtime.block_on(keyed_async_function(5)).unwrap(), 5);
+    assert_eq!(shadowed.keyed_retried("ab", 1).unwrap(), 3);
+    assert_eq!(
+        runtime
+            .block_on(shadowed.keyed_retried_async(2, 1))
+            .unwrap(),
+        3
+    );
+    assert_eq!(runtime.block_on(shadowed.keyed_timed_future(4)).unwrap(), 4);
+    assert_eq!(keyed_retried_function("ab", 1).unwrap(), 3);
+    assert_eq!(runtime.block_on(keyed_timed_function(2, 1)).unwrap(), 3);
+    assert_eq!(Backend.keyed_method("abc").unwrap(), 3);
+    assert_eq!(
+        runtime.block_on(Backend.keyed_retried_method(1)).unwrap(),
+        2
+    );
     assert_eq!(shadowed.composed_once(1).unwrap(), 31);
 }

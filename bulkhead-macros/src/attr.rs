@@ -37,11 +37,10 @@ pub(crate) struct Keys {
 }
 
 /// `key = tenant` in `#[bulkhead(..)]`: the parameter named, as written
-/// (its span for errors about it), and the whole `key = tenant` item.
+/// (its span for errors about it).
 #[derive(Debug, Clone)]
 pub(crate) struct KeyParam {
     pub(crate) ident: Ident,
-    pub(crate) item: TokenStream,
 }
 
 impl Keys {
@@ -337,7 +336,6 @@ fn key_param(kind: PolicyKind, item: &NestedMeta) -> darling::Result<KeyParam> {
     match path.path.get_ident() {
         Some(ident) => Ok(KeyParam {
             ident: ident.clone(),
-            item: quote::ToTokens::to_token_stream(item),
         }),
         None => Err(refused()),
     }

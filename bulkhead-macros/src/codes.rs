@@ -24,7 +24,7 @@
 //! | ATR-018 | a bulkhead's `shed_at` whose fractions decrease with the class (`sheddable <= normal <= high` must hold, a class not named keeping its default) |
 //! | ATR-019 | a bulkhead's `queue = "lifo"` or `"codel"` written with a `queue_target` of zero, or with one not below the `queue_interval` written beside it (`PolicyKind::check_together`), spanned on `queue_target` |
 //! | ATR-021 | a keyed bulkhead's `key` that cannot key it: not a bare parameter name, on an attribute other than `#[bulkhead]`, naming no parameter of the method or function (with a did-you-mean) or naming `self`, a parameter borrowed mutably or whose type names a type parameter, `Self` or a lifetime other than its reference's (the wrapper keeps the keyed bulkhead in a field of one type); or the key's type is not `Hash + Eq + Clone + Send + Sync + 'static` (the type checker's error, coded by `__private::KeyType` and `KeyOf`, spanned on the parameter's type) |
-//! | ATR-022 | `key` written with what a keyed bulkhead does not support: `adaptive` (and its `min_concurrent`, `initial_concurrent`), `resource` and `reserved`, `priority` and `shed_at`, `queue` (and its `queue_target`, `queue_interval`), each spanned on its value; another policy attribute on the same method, or a function with a body (not supported yet) |
+//! | ATR-022 | `key` written with what a keyed bulkhead does not support: `adaptive` (and its `min_concurrent`, `initial_concurrent`), `resource` and `reserved`, `priority` and `shed_at`, `queue` (and its `queue_target`, `queue_interval`), each spanned on its value |
 
 /// A duration that does not parse.
 pub(crate) const DURATION: &str = "ATR-001";

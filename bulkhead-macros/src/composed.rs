@@ -34,6 +34,7 @@ use syn::{FnArg, Ident, Type};
 use crate::annotations::Named;
 use crate::ast::{Flavor, Method, Returns, SelfArg};
 use crate::call::{CallTime, pick_call_time, rejecter, take_field};
+use crate::keyed::KeyArg;
 use crate::policies::{PolicyKind, PolicySet};
 use crate::tokens::{local, mixed_ends};
 
@@ -56,12 +57,70 @@ pub(crate) struct Frame {
     /// `call_hedged` with a hedge, `call_async` without: a method without
     /// `#[hedge]` does not carry the larger future of hedged attempts.
     call_async: Ident,
+    /// How the call enters its keyed bulkhead, if the policies have one:
+    /// each attempt then goes through `__private::call_keyed` (and its
+    /// async forms) instead of `Policies::call`.
+    key: Option<KeyedCall>,
+}
+
+/// How a call enters its keyed bulkhead.
+pub(crate) struct KeyedCall {
+    /// What it passes to enter it (a `&Q` or a `&K`).
+    pub(crate) passed: TokenStream,
+    /// The keyed bulkhead (a `&KeyedBulkhead<K>`) if the policies the
+    /// call is given are the others alone (a function's), `None` if they
+    /// are a `__private::KeyedPolicies` that holds it (a wrapper's).
+    pub(crate) bulkhead: Option<TokenStream>,
+    /// `K`, the type of its keys, named in the call so that the type
+    /// checker's errors about the key (ATR-021) point at `span`, the
+    /// parameter's type.
+    pub(crate) key_type: TokenStream,
+    pub(crate) span: Span,
+}
+
+impl KeyedCall {
+    /// `::bulkhead::__private::<function>::<K, _, ..>(policies, keyed,
+    /// key, rest)`, with `inferred` more types to infer: the other policies
+    /// and the keyed bulkhead from `policies`, the key, then `rest`.
+    fn call(
+        &self,
+        function: &str,
+        inferred: usize,
+        policies: &TokenStream,
+        rest: TokenStream,
+    ) -> TokenStream {
+        let key_type = &self.key_type;
+        let function = Ident::new(function, self.span);
+        let inferred = (0..inferred).map(|_| quote_spanned!(self.span=> _));
+        let path = quote_spanned! {self.span=>
+            ::bulkhead::__private::#function::<#key_type, #(#inferred),*>
+        };
+        let passed = &self.passed;
+        let span = Span::mixed_site();
+        match &self.bulkhead {
+            Some(bulkhead) => quote_spanned!(span=> #path(#policies, #bulkhead, #passed, #rest)),
+            None => quote_spanned! {span=>
+                #path(
+                    ::bulkhead::__private::KeyedPolicies::policies(#policies),
+                    ::bulkhead::__private::KeyedPolicies::keyed(#policies),
+                    #passed,
+                    #rest
+                )
+            },
+        }
+    }
 }
 
 impl Frame {
     /// The frame of a call under `policies`, which the type checker's
-    /// messages call `named`, returning `ret`.
-    pub(crate) fn new(policies: &PolicySet, named: Named, ret: &Returns) -> Self {
+    /// messages call `named`, returning `ret`; `key` is how a call whose
+    /// bulkhead is keyed enters it.
+    pub(crate) fn new(
+        policies: &PolicySet,
+        named: Named,
+        ret: &Returns,
+        key: Option<KeyedCall>,
+    ) -> Self {
         let span = Span::mixed_site();
         let (reject, via, classifier) = (local("reject"), local("via"), local("classifier"));
         let checked = rejecter(&reject, ret, named);
@@ -75,11 +134,13 @@ impl Frame {
             };
             let #via = ::bulkhead::__private::Via::<#value>::NEW;
         };
-        let classify = classifier_of(policies, &via, &classifier);
-        let call_async = if policies.get(PolicyKind::Hedge).is_some() {
-            Ident::new("call_hedged", span)
-        } else {
-            Ident::new("call_async", span)
+        let classify = classifier_of(policies, &via, &classifier, key.is_some());
+        let hedged = policies.get(PolicyKind::Hedge).is_some();
+        let call_async = match (hedged, key.is_some()) {
+            (true, false) => Ident::new("call_hedged", span),
+            (false, false) => Ident::new("call_async", span),
+            (true, true) => Ident::new("call_keyed_hedged", span),
+            (false, true) => Ident::new("call_keyed_async", span),
         };
         Frame {
             setup,
@@ -88,6 +149,7 @@ impl Frame {
             via,
             classifier,
             call_async,
+            key,
         }
     }
 
@@ -112,10 +174,7 @@ impl Frame {
 
     /// `policies.call(&classifier, attempt)`, finished.
     pub(crate) fn call(&self, policies: &TokenStream, attempt: &TokenStream) -> TokenStream {
-        let classifier = &self.classifier;
-        self.finish(&quote_spanned! {Span::mixed_site()=>
-            ::bulkhead::__private::Policies::call(#policies, &#classifier, #attempt)
-        })
+        self.finish(&self.raw_call(policies, attempt))
     }
 
     /// `policies.call_async(&classifier, &mut attempt).await` (`call_hedged` with
@@ -136,6 +195,11 @@ impl Frame {
         let span = Span::mixed_site();
         let outcome = local("outcome");
         let finished = self.finish(&outcome.to_token_stream());
+        let policies = if self.key.is_some() {
+            quote_spanned!(span=> ::bulkhead::__private::KeyedPolicies::policies(#policies))
+        } else {
+            policies.clone()
+        };
         quote_spanned! {span=>
             let #outcome = #call;
             if ::bulkhead::__private::falls_back(#policies, &#outcome) {
@@ -145,11 +209,20 @@ impl Frame {
         }
     }
 
-    /// `Policies::call(policies, &classifier, attempt)`, unfinished.
+    /// `Policies::call(policies, &classifier, attempt)` (`call_keyed` with
+    /// the key for a keyed bulkhead), unfinished.
     fn raw_call(&self, policies: &TokenStream, attempt: &TokenStream) -> TokenStream {
         let classifier = &self.classifier;
-        quote_spanned! {Span::mixed_site()=>
-            ::bulkhead::__private::Policies::call(#policies, &#classifier, #attempt)
+        match &self.key {
+            Some(key) => key.call(
+                "call_keyed",
+                4,
+                policies,
+                quote_spanned!(Span::mixed_site()=> &#classifier, #attempt),
+            ),
+            None => quote_spanned! {Span::mixed_site()=>
+                ::bulkhead::__private::Policies::call(#policies, &#classifier, #attempt)
+            },
         }
     }
 
@@ -161,10 +234,21 @@ impl Frame {
     fn raw_call_async(&self, policies: &TokenStream, attempt: &TokenStream) -> TokenStream {
         let (classifier, call_async) = (&self.classifier, &self.call_async);
         let lent = local("attempt");
+        let call = match &self.key {
+            Some(key) => key.call(
+                &call_async.to_string(),
+                5,
+                policies,
+                quote_spanned!(Span::mixed_site()=> &#classifier, &mut #lent),
+            ),
+            None => quote_spanned! {Span::mixed_site()=>
+                ::bulkhead::__private::Policies::#call_async(#policies, &#classifier, &mut #lent)
+            },
+        };
         quote_spanned! {Span::mixed_site()=>
             {
                 let mut #lent = #attempt;
-                ::bulkhead::__private::Policies::#call_async(#policies, &#classifier, &mut #lent).await
+                #call.await
             }
         }
     }
@@ -175,9 +259,19 @@ impl Frame {
 /// the wrapper, `params` the wrapper's parameters, `call_with` the call of
 /// the delegate's method and `fallback_with` that of its fallback method
 /// (if `policies` have a fallback).
+///
+/// With a keyed bulkhead (`keyed`, its key), the field is a
+/// `__private::KeyedPolicies` and each attempt takes a slot of the
+/// argument's key innermost (`__private::call_keyed`). The key is the
+/// argument itself where the attempts are given clones of the arguments;
+/// otherwise the call keeps it apart from the arguments it moves into the
+/// attempt, as a call with a keyed bulkhead alone does (a reference key
+/// copied, a key taken by value cloned).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn body(
     method: &Method,
     policies: &PolicySet,
+    keyed: Option<&KeyArg>,
     field: &Ident,
     own: &TokenStream,
     params: &[Ident],
@@ -185,10 +279,35 @@ pub(crate) fn body(
     fallback_with: Option<&CallWith<'_>>,
 ) -> TokenStream {
     let span = Span::mixed_site();
-    let frame = Frame::new(policies, method.annotations.named(), &method.ret);
+    let calls_again = policies.calling_again().is_some();
+    let key = local("key");
+    // The key as the call keeps it (if not the argument itself), and as
+    // it passes it to enter the keyed bulkhead.
+    let (held_key, passed) = match keyed {
+        Some(keyed) if calls_again => (None, Some(keyed.passed(&params[keyed.position]))),
+        Some(keyed) => {
+            let held = keyed.held(&params[keyed.position]);
+            (
+                Some(quote_spanned!(span=> let #key = #held;)),
+                Some(keyed.passed(&key)),
+            )
+        }
+        None => (None, None),
+    };
+    let keyed_call = keyed.zip(passed).map(|(keyed, passed)| KeyedCall {
+        passed,
+        bulkhead: None,
+        key_type: keyed.key_type(),
+        span: keyed.span(),
+    });
+    let frame = Frame::new(
+        policies,
+        method.annotations.named(),
+        &method.ret,
+        keyed_call,
+    );
     let setup = &frame.setup;
     let classify = &frame.classify;
-    let calls_again = policies.calling_again().is_some();
     let (policies, delegate) = (local("policies"), local("delegate"));
     let (once, call, lend, lent) = (local("once"), local("call"), local("lend"), local("lent"));
     let plain: Vec<TokenStream> = params.iter().map(ToTokens::to_token_stream).collect();
@@ -218,6 +337,7 @@ pub(crate) fn body(
         };
         let hold = (!calls_again).then(|| {
             quote_spanned! {span=>
+                #held_key
                 let mut #once = ::bulkhead::__private::Once::new((#own, #(#params,)*));
             }
         });
@@ -268,7 +388,7 @@ pub(crate) fn body(
         }
     };
     let run = |prepare: TokenStream, attempt: TokenStream| run_or(prepare, attempt, None);
-    let hold = quote_spanned!(span=> let #delegate = #own;);
+    let hold = quote_spanned!(span=> let #delegate = #own; #held_key);
     let in_future_once = || {
         let made = frame.split_future(&call_with(&delegate.to_token_stream(), &plain));
         run(
@@ -332,6 +452,7 @@ pub(crate) fn body(
                 quote_spanned! {span=>
                     #setup
                     #take
+                    #held_key
                     let #call = #made;
                     #at_once
                 }
@@ -340,7 +461,8 @@ pub(crate) fn body(
                 // Everything the future would hold, as one value whose type
                 // the type checker tests for `Send`; each closure takes it
                 // apart.
-                let pattern = quote_spanned!(span=> (#policies, #delegate, #(#params,)*));
+                let kept = held_key.as_ref().map(|_| quote_spanned!(span=> #key,));
+                let pattern = quote_spanned!(span=> (#policies, #delegate, #kept #(#params,)*));
                 let made = call_with(&delegate.to_token_stream(), &plain);
                 let in_future = in_future_once();
                 let pick = pick_call_time(span, &pattern, &in_future, &call, &made, &at_once);
@@ -444,7 +566,16 @@ pub(crate) fn again(arg: &Ident, ty: &Type, named: Named) -> TokenStream {
 /// `fn(&E) -> bool` is reported over its path (ATR-011). `pushback` makes
 /// the classifier read `E`'s `Pushback::retry_after` when the method's
 /// error type implements it (`__private::PushbackOf`).
-fn classifier_of(policies: &PolicySet, via: &Ident, classifier: &Ident) -> TokenStream {
+///
+/// With a keyed bulkhead (`keyed`), the functions go to a
+/// `__private::KeyedClassify` instead (`keyed_pushback` for `Pushback`),
+/// from which `call_keyed` makes the classifier of its attempts.
+fn classifier_of(
+    policies: &PolicySet,
+    via: &Ident,
+    classifier: &Ident,
+    keyed: bool,
+) -> TokenStream {
     let span = Span::mixed_site();
     let mut bindings = TokenStream::new();
     let mut calls = TokenStream::new();
@@ -459,6 +590,12 @@ fn classifier_of(policies: &PolicySet, via: &Ident, classifier: &Ident) -> Token
         let fits = Ident::new("fits", last);
         let wrapped = quote_spanned!(first=> (&(&#via).judge(&#used)).#fits());
         calls.extend(quote_spanned!(span=> .#method(#wrapped)));
+    }
+    if keyed {
+        return quote_spanned! {span=>
+            #bindings
+            let #classifier = (&#via).keyed_pushback((&#via).keyed_classifier() #calls);
+        };
     }
     quote_spanned! {span=>
         #bindings

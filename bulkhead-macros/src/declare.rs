@@ -19,7 +19,7 @@ use syn::{Ident, Signature};
 
 use crate::ids;
 use crate::keyed::KeyArg;
-use crate::policies::{Policy, PolicyAttribute, PolicySet};
+use crate::policies::{Policy, PolicyAttribute, PolicyKind, PolicySet};
 use crate::tokens::local;
 
 /// `let mut declarations = registry.declare();` and
@@ -98,12 +98,17 @@ pub(crate) enum Site<'a> {
 }
 
 /// The type `policies` are declared as: `Bulkhead` for a bulkhead alone,
-/// which the call enters itself, `KeyedBulkhead<K>` for a keyed one
-/// (`keyed`, its key), `Policies` for anything more.
+/// which the call enters itself, `KeyedBulkhead<K>` for a keyed one alone
+/// (`keyed`, its key), `KeyedPolicies<K>` for a keyed one under other
+/// policies, `Policies` for anything more.
 pub(crate) fn declared_type(policies: &PolicySet, keyed: Option<&KeyArg>) -> TokenStream {
     if let Some(keyed) = keyed {
         let key_type = keyed.key_type();
-        quote!(::bulkhead::__private::KeyedBulkhead<#key_type>)
+        if policies.bulkhead_alone().is_some() {
+            quote!(::bulkhead::__private::KeyedBulkhead<#key_type>)
+        } else {
+            quote!(::bulkhead::__private::KeyedPolicies<#key_type>)
+        }
     } else if policies.bulkhead_alone().is_some() {
         quote!(::bulkhead::__private::Bulkhead)
     } else {
@@ -127,8 +132,12 @@ pub(crate) fn declaration(policies: &PolicySet, site: Site<'_>) -> TokenStream {
             source,
             registry,
             keyed,
-        } => match (policies.bulkhead_alone(), keyed) {
-            (Some(bulkhead), Some(keyed)) => {
+        } => match (
+            policies.bulkhead_alone(),
+            keyed,
+            policies.get(PolicyKind::Bulkhead),
+        ) {
+            (Some(bulkhead), Some(keyed), _) => {
                 let (id, builder) = (id(bulkhead, source), builder(bulkhead));
                 let key_type = keyed.key_type();
                 // The type checker's errors about the key (ATR-021) point
@@ -136,11 +145,27 @@ pub(crate) fn declaration(policies: &PolicySet, site: Site<'_>) -> TokenStream {
                 let made = quote_spanned!(keyed.span()=> ::bulkhead::__private::keyed_bulkhead::<#key_type>);
                 quote!(#made(#registry, #id, #source, &#builder)?)
             }
-            (Some(bulkhead), None) => {
+            (Some(bulkhead), None, _) => {
                 let (id, builder) = (id(bulkhead, source), builder(bulkhead));
                 quote!(#declarations.bulkhead(#id, #source, &#builder)?)
             }
-            (None, _) => {
+            // The keyed bulkhead from the registry (made there even if the
+            // batch of the other policies is then refused, as a keyed
+            // pipeline's is), the other policies in the batch, without a
+            // bulkhead.
+            (None, Some(keyed), Some(bulkhead)) => {
+                let (id, builder) = (id(bulkhead, source), builder(bulkhead));
+                let key_type = keyed.key_type();
+                let made = quote_spanned!(keyed.span()=> ::bulkhead::__private::keyed_bulkhead::<#key_type>);
+                let specs = specs(policies, quote!(new(#source)));
+                quote! {
+                    ::bulkhead::__private::KeyedPolicies::new(
+                        #made(#registry, #id, #source, &#builder)?,
+                        #declarations.policies(&#specs)?,
+                    )
+                }
+            }
+            (None, _, _) => {
                 let specs = specs(policies, quote!(new(#source)));
                 quote!(#declarations.policies(&#specs)?)
             }
@@ -153,11 +178,19 @@ pub(crate) fn declaration(policies: &PolicySet, site: Site<'_>) -> TokenStream {
 /// `PolicySpecs::#start` and `.retry(name, builder)` for each policy, in
 /// the order of the composition: a method of `PolicySpecs` per attribute,
 /// named after it.
+///
+/// A keyed bulkhead is not one of them: it is the registry's keyed
+/// bulkhead, made apart (`__private::keyed_bulkhead`, `KeyedFn`), which
+/// each attempt enters under the others (`__private::call_keyed`).
 fn specs(policies: &PolicySet, start: TokenStream) -> TokenStream {
-    let each = policies.iter().map(|policy| {
-        let (method, name, builder) = (method(policy), name(policy), builder(policy));
-        quote!(.#method(#name, #builder))
-    });
+    let keyed = policies.key().is_some();
+    let each = policies
+        .iter()
+        .filter(|policy| !(keyed && policy.kind == PolicyKind::Bulkhead))
+        .map(|policy| {
+            let (method, name, builder) = (method(policy), name(policy), builder(policy));
+            quote!(.#method(#name, #builder))
+        });
     quote!(::bulkhead::__private::PolicySpecs::#start #(#each)*)
 }
 

@@ -161,7 +161,16 @@ fn wrap(func: &Func) -> TokenStream {
     }
     let stored = declare::in_static(policies, sig);
     if policies.bulkhead_alone().is_none() {
-        let (sig, body) = composed_body(func, policies, &stored, stmts);
+        // A keyed bulkhead under the other policies: kept in a `static`
+        // of its own (the others' `PolicySpecs` leave it out).
+        let keyed = policies
+            .get(PolicyKind::Bulkhead)
+            .zip(policies.key())
+            .and_then(|(policy, key)| {
+                let keyed = KeyArg::find(sig, &syn::Generics::default(), key).ok()?;
+                Some((keyed_static(func, policy, &keyed), keyed))
+            });
+        let (sig, body) = composed_body(func, policies, &stored, keyed.as_ref(), stmts);
         return quote! {
             #outer
             #vis #sig {
@@ -239,7 +248,6 @@ fn wrap(func: &Func) -> TokenStream {
 /// body takes: a reference copied, a key taken by value cloned.
 fn keyed_body(func: &Func, policy: &Policy, keyed: &KeyArg, stmts: &[Stmt]) -> TokenStream {
     let span = Span::mixed_site();
-    let sig = &func.item.sig;
     let (bulkhead, reject, permit) = (local(""), local("reject"), local("permit"));
     let (output, rejected, call, key) = (
         local("output"),
@@ -247,21 +255,8 @@ fn keyed_body(func: &Func, policy: &Policy, keyed: &KeyArg, stmts: &[Stmt]) -> T
         local("call"),
         local("key"),
     );
-    let source = crate::ids::function(sig);
-    let id = match policy.keys.name() {
-        Some(name) => name.value.to_token_stream(),
-        None => source.clone(),
-    };
-    let config = declare::builder(policy);
     let key_type = keyed.key_type();
-    let policy_static = Ident::new(crate::symbol::POLICY_STATIC.as_str(), span);
-    let stored = quote_spanned! {span=>
-        {
-            static #policy_static: ::bulkhead::__private::KeyedFn<#key_type> =
-                ::bulkhead::__private::KeyedFn::new();
-            #policy_static.get(#id, #source, || #config)
-        }
-    };
+    let stored = keyed_static(func, policy, keyed);
     let rejecter = rejecter(&reject, &func.ret, func.annotations.named());
     let value = composed::inferable(&func.ret.value);
     let awaited = quote_spanned!(keyed.span()=> .await);
@@ -327,6 +322,50 @@ fn keyed_body(func: &Func, policy: &Policy, keyed: &KeyArg, stmts: &[Stmt]) -> T
     }
 }
 
+/// The keyed bulkhead of the function `func`, its `policy` keyed by its
+/// parameter `keyed`, made on the first call from `Registry::global()`
+/// and kept in a `static` (`__private::KeyedFn`; for a method, one per
+/// `Self` type, `__private::KeyedMethod`): an expression of a
+/// `&'static KeyedBulkhead<K>`.
+fn keyed_static(func: &Func, policy: &Policy, keyed: &KeyArg) -> TokenStream {
+    let span = Span::mixed_site();
+    let sig = &func.item.sig;
+    let config = declare::builder(policy);
+    let key_type = keyed.key_type();
+    let policy_static = Ident::new(crate::symbol::POLICY_STATIC.as_str(), span);
+    if sig.receiver().is_some() {
+        // `Self` keeps the call-site span: it names the user's type.
+        let type_name = quote!(::bulkhead::__private::type_name::<Self>());
+        let method = crate::ids::method(sig);
+        let name = match policy.keys.name() {
+            Some(name) => {
+                let name = &name.value;
+                quote_spanned!(span=> ::bulkhead::__private::Some(#name))
+            }
+            None => quote_spanned!(span=> ::bulkhead::__private::None),
+        };
+        return quote_spanned! {span=>
+            {
+                static #policy_static: ::bulkhead::__private::KeyedMethod<#key_type> =
+                    ::bulkhead::__private::KeyedMethod::new();
+                #policy_static.get(#type_name, #name, #method, || #config)
+            }
+        };
+    }
+    let source = crate::ids::function(sig);
+    let id = match policy.keys.name() {
+        Some(name) => name.value.to_token_stream(),
+        None => source.clone(),
+    };
+    quote_spanned! {span=>
+        {
+            static #policy_static: ::bulkhead::__private::KeyedFn<#key_type> =
+                ::bulkhead::__private::KeyedFn::new();
+            #policy_static.get(#id, #source, || #config)
+        }
+    }
+}
+
 /// The signature and body of a function whose policies include more than a
 /// bulkhead: the body runs once per attempt, from a closure `Policies`
 /// calls (see `composed.rs` for wrappers).
@@ -339,20 +378,65 @@ fn keyed_body(func: &Func, policy: &Policy, keyed: &KeyArg, stmts: &[Stmt]) -> T
 /// `#[cfg]` and lint attributes. A function returning a future runs its body once, at once (it
 /// makes the future), and the future that runs it under the policies takes
 /// it out of a `Once` (`#[retry]` is refused there, ATR-007).
+///
+/// With a keyed bulkhead (`keyed`: the expression of its `static`, and
+/// its key), each attempt takes a slot of the argument's key innermost
+/// (`__private::call_keyed`). The key is the argument itself where the
+/// attempts are given clones; otherwise the call keeps it apart from the
+/// arguments the body takes (a reference copied, a key taken by value
+/// cloned).
 fn composed_body(
     func: &Func,
-    policies: &PolicySet,
+    set: &PolicySet,
     stored: &TokenStream,
+    keyed: Option<&(TokenStream, KeyArg)>,
     stmts: &[Stmt],
 ) -> (Signature, TokenStream) {
     let span = Span::mixed_site();
-    let frame = composed::Frame::new(policies, func.annotations.named(), &func.ret);
     let calls_again = func.annotations.named_calling_again();
     let (policies, once, call) = (local("policies"), local("once"), local("call"));
+    let (key, bulkhead) = (local("key"), local(""));
+    let mut sig = func.item.sig.clone();
+    // The parameters, renamed (but for a function returning a future,
+    // whose body runs at once in a closure that takes them).
+    let at_once = matches!(func.ret.flavor, Flavor::ImplFuture | Flavor::BoxedFuture);
+    let parameters = if at_once {
+        Vec::new()
+    } else {
+        rename_parameters(&mut sig)
+    };
+    // The keyed bulkhead and the key as the call keeps them, and how the
+    // frame's call enters it.
+    let (hold_key, keyed_call) = match keyed {
+        Some((stored, keyed)) => {
+            let argument = match parameters.get(keyed.position) {
+                Some(parameter) => &parameter.name,
+                None => &keyed.name,
+            };
+            let (held, passed) = if calls_again.is_some() {
+                (None, keyed.passed(argument))
+            } else {
+                let held = keyed.held(argument);
+                (
+                    Some(quote_spanned!(span=> let #key = #held;)),
+                    keyed.passed(&key),
+                )
+            };
+            let hold = quote_spanned!(span=> let #bulkhead = #stored; #held);
+            let call = composed::KeyedCall {
+                passed,
+                bulkhead: Some(bulkhead.to_token_stream()),
+                key_type: keyed.key_type(),
+                span: keyed.span(),
+            };
+            (Some(hold), Some(call))
+        }
+        None => (None, None),
+    };
+    let frame = composed::Frame::new(set, func.annotations.named(), &func.ret, keyed_call);
     let (setup, classify) = (&frame.setup, &frame.classify);
     let value = composed::inferable(&func.ret.value);
-    let mut sig = func.item.sig.clone();
-    if matches!(func.ret.flavor, Flavor::ImplFuture | Flavor::BoxedFuture) {
+    if at_once {
         let taken = frame.split_future(&quote_spanned!(span=> #once.take()));
         let outcome = frame.call_async(
             &policies.to_token_stream(),
@@ -370,6 +454,7 @@ fn composed_body(
         // returns the future to be wrapped.
         let body = quote_spanned! {span=>
             let #policies = #stored;
+            #hold_key
             #setup
             #[allow(clippy::redundant_closure_call)]
             let #call = (move || { #(#stmts)* })();
@@ -377,10 +462,9 @@ fn composed_body(
         };
         return (sig, body);
     }
-    // The parameters, renamed, and the patterns they were bound to, each
-    // bound by a statement of its own that carries the parameter's
-    // conditions and lint attributes.
-    let parameters = rename_parameters(&mut sig);
+    // The patterns the parameters were bound to, each bound by a
+    // statement of its own that carries the parameter's conditions and
+    // lint attributes.
     let once_of = |name: &Ident| {
         local(&format!(
             "once_{}",
@@ -438,6 +522,7 @@ fn composed_body(
     };
     let body = quote_spanned! {span=>
         let #policies = #stored;
+        #hold_key
         #setup
         #hold
         #classify

@@ -224,7 +224,6 @@ mod tests {
     fn find(sig: Signature, key: &str) -> Result<(usize, String, bool), String> {
         let key = KeyParam {
             ident: Ident::new(key, Span::call_site()),
-            item: TokenStream::new(),
         };
         KeyArg::find(&sig, &Generics::default(), &key)
             .map(|arg| {

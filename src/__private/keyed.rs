@@ -7,11 +7,17 @@
 //! [`enter_keyed_async`], a rejection being its result.
 
 use std::borrow::Borrow;
+use std::collections::BTreeMap;
 use std::fmt;
+use std::future::Future;
 use std::hash::Hash;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::time::Duration;
 
-use bulkhead_core::{BulkheadConfigBuilder, BulkheadPermit, KeyedBulkhead, PolicyContext};
+use bulkhead_core::{
+    BulkheadConfigBuilder, BulkheadPermit, CallError, Classifier, ErrorPredicate, KeyedBulkhead,
+    Policies, PolicyContext, Pushback,
+};
 use bulkhead_registry::{BulkheadKey, Registry, RegistryError};
 
 use super::reject::Reject;
@@ -143,17 +149,118 @@ impl<K: KeyType> KeyedFn<K> {
         source: &str,
         spec: impl FnOnce() -> BulkheadConfigBuilder,
     ) -> &'static KeyedBulkhead<K> {
-        self.bulkhead.get_or_init(|| {
-            let spec = spec();
-            let registry = Registry::global();
-            // Not kept for `Registry::function_policy_errors` (as a
-            // function's other policies' errors are): a known gap.
-            keyed_bulkhead(registry, id, source, &spec).unwrap_or_else(|_| {
-                let context = PolicyContext::new(Arc::clone(registry.clock()));
-                // An attribute's values were checked when it compiled.
-                KeyedBulkhead::with_context(id, spec.build().unwrap_or_default(), context)
-            })
-        })
+        self.bulkhead.get_or_init(|| of_global(id, source, spec()))
+    }
+}
+
+/// The keyed bulkhead `id` of the function or method `source`, of the
+/// attribute's values `spec`, from [`Registry::global`]; if the registry
+/// refuses it, one of the attribute's values alone, outside it.
+fn of_global<K: KeyType>(id: &str, source: &str, spec: BulkheadConfigBuilder) -> KeyedBulkhead<K> {
+    let registry = Registry::global();
+    // Not kept for `Registry::function_policy_errors` (as a function's
+    // other policies' errors are): a known gap.
+    keyed_bulkhead(registry, id, source, &spec).unwrap_or_else(|_| {
+        let context = PolicyContext::new(Arc::clone(registry.clock()));
+        // An attribute's values were checked when it compiled.
+        KeyedBulkhead::with_context(id, spec.build().unwrap_or_default(), context)
+    })
+}
+
+/// The keyed bulkheads of a method with a body, one per `Self` type (as
+/// `MethodPolicy` keeps a method's other policies), in a `static` the
+/// macro declares in it: each made by the first call for its type, from
+/// [`Registry::global`], its id the attribute's `name` or
+/// `<SelfType>::<method>(<param types>)`.
+///
+/// The first type's is kept inline (its type name compared on each
+/// call, by pointer then by value), the others in a map.
+pub struct KeyedMethod<K: 'static> {
+    first: OnceLock<(&'static str, KeyedBulkhead<K>)>,
+    others: RwLock<BTreeMap<&'static str, &'static KeyedBulkhead<K>>>,
+}
+
+impl<K> KeyedMethod<K> {
+    /// No bulkhead for any type yet.
+    #[allow(clippy::new_without_default)]
+    pub const fn new() -> Self {
+        KeyedMethod {
+            first: OnceLock::new(),
+            others: RwLock::new(BTreeMap::new()),
+        }
+    }
+}
+
+impl<K: KeyType> KeyedMethod<K> {
+    /// The keyed bulkhead of the method `method` (its name and parameter
+    /// types) for the type `type_name`, `name` if the attribute gives one,
+    /// made from its attribute's values `spec()` on the first call for
+    /// that type.
+    ///
+    /// If the global registry refuses it, the method runs under a keyed
+    /// bulkhead of the attribute's values alone (see [`KeyedFn::get`]).
+    #[inline]
+    pub fn get(
+        &'static self,
+        type_name: &'static str,
+        name: Option<&str>,
+        method: &str,
+        spec: impl Fn() -> BulkheadConfigBuilder,
+    ) -> &'static KeyedBulkhead<K> {
+        match self.first.get() {
+            Some((first, bulkhead)) if same_type(first, type_name) => bulkhead,
+            _ => self.slow(type_name, name, method, spec),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn slow(
+        &'static self,
+        type_name: &'static str,
+        name: Option<&str>,
+        method: &str,
+        spec: impl Fn() -> BulkheadConfigBuilder,
+    ) -> &'static KeyedBulkhead<K> {
+        let make = || {
+            let source = format!("{type_name}::{method}");
+            of_global(name.unwrap_or(&source), &source, spec())
+        };
+        let (first, bulkhead) = self.first.get_or_init(|| (type_name, make()));
+        if same_type(first, type_name) {
+            return bulkhead;
+        }
+        let found = self
+            .others
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(type_name)
+            .copied();
+        if let Some(bulkhead) = found {
+            return bulkhead;
+        }
+        let mut others = self.others.write().unwrap_or_else(PoisonError::into_inner);
+        // One per type the method runs for, kept for the program's life
+        // like the `static` that holds the first.
+        others
+            .entry(type_name)
+            .or_insert_with(|| Box::leak(Box::new(make())))
+    }
+}
+
+/// Whether two type names name the same type: the same string, most
+/// often the same pointer.
+#[inline]
+fn same_type(a: &'static str, b: &'static str) -> bool {
+    std::ptr::eq(a, b) || a == b
+}
+
+impl<K> fmt::Debug for KeyedMethod<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeyedMethod")
+            .field("first", &self.first.get().map(|(type_name, _)| type_name))
+            .field("others", &self.others.read().map(|m| m.len()).ok())
+            .finish()
     }
 }
 
@@ -163,4 +270,305 @@ impl<K> fmt::Debug for KeyedFn<K> {
             .field("bulkhead", &self.bulkhead.get())
             .finish()
     }
+}
+
+/// The policies of a wrapper's method whose keyed bulkhead composes with
+/// others (`#[retry]`, `#[circuit_breaker]`, ..), in one field: the other
+/// policies, built without a bulkhead, and the keyed bulkhead, which each
+/// attempt enters innermost for its argument's key ([`call_keyed`],
+/// [`call_keyed_async`], [`call_keyed_hedged`]), as
+/// `bulkhead_registry::KeyedPipeline` does. (A function with a body keeps
+/// them in two `static`s.)
+#[derive(Clone)]
+pub struct KeyedPolicies<K> {
+    policies: Policies,
+    keyed: KeyedBulkhead<K>,
+}
+
+impl<K> KeyedPolicies<K> {
+    /// The keyed bulkhead `keyed` under the other `policies`.
+    #[inline]
+    pub fn new(keyed: KeyedBulkhead<K>, policies: Policies) -> Self {
+        KeyedPolicies { policies, keyed }
+    }
+
+    /// The other policies (the fallback asks them).
+    #[inline]
+    pub fn policies(&self) -> &Policies {
+        &self.policies
+    }
+
+    /// The keyed bulkhead.
+    #[inline]
+    pub fn keyed(&self) -> &KeyedBulkhead<K> {
+        &self.keyed
+    }
+}
+
+impl<K> fmt::Debug for KeyedPolicies<K> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeyedPolicies")
+            .field("policies", &self.policies)
+            .field("keyed", &self.keyed)
+            .finish()
+    }
+}
+
+/// The method's `retry_if` and `record_if` over its own errors `E`, and
+/// whether `E`'s `Pushback` is read, for a call whose keyed bulkhead
+/// composes with other policies: the classifier the policies are given is
+/// made from them inside the call ([`call_keyed`]), as it judges a keyed
+/// bulkhead's refusals too.
+pub struct KeyedClassify<'a, E> {
+    retry_if: Option<ErrorPredicate<'a, E>>,
+    record_if: Option<ErrorPredicate<'a, E>>,
+    /// `E`'s `Pushback::retry_after` read through the keyed call's errors.
+    retry_after: Option<RetryAfter<E>>,
+}
+
+/// When a keyed call's error says it may be tried again.
+type RetryAfter<E> = fn(&CallError<E>) -> Option<Duration>;
+
+impl<'a, E> KeyedClassify<'a, E> {
+    /// Every error of the call is retried and recorded as a failure.
+    #[inline(always)]
+    pub const fn new() -> Self {
+        KeyedClassify {
+            retry_if: None,
+            record_if: None,
+            retry_after: None,
+        }
+    }
+
+    /// Lets the retry read when each of the call's errors says it may be
+    /// tried again (`Pushback::retry_after`), as `Classifier::pushback`.
+    #[inline(always)]
+    #[must_use]
+    pub const fn pushback(mut self) -> Self
+    where
+        E: Pushback,
+    {
+        self.retry_after = Some(retry_after_of::<E>);
+        self
+    }
+
+    /// The classifier of the keyed call's errors, with `retries` and
+    /// `records`, made by [`retries`](Self::retries) and
+    /// [`records`](Self::records).
+    #[inline(always)]
+    fn classifier<'c>(
+        &self,
+        retries: &'c (dyn Fn(&CallError<E>) -> bool + Send + Sync),
+        records: &'c (dyn Fn(&CallError<E>) -> bool + Send + Sync),
+    ) -> Classifier<'c, CallError<E>> {
+        let classifier = Classifier::new().retry_if(retries).record_if(records);
+        match self.retry_after {
+            Some(after) => classifier.retry_after_with(after),
+            None => classifier,
+        }
+    }
+
+    /// Retries only the call's errors `predicate` accepts.
+    #[inline(always)]
+    #[must_use]
+    pub const fn retry_if(mut self, predicate: ErrorPredicate<'a, E>) -> Self {
+        self.retry_if = Some(predicate);
+        self
+    }
+
+    /// Records as failures only the call's errors `predicate` accepts.
+    #[inline(always)]
+    #[must_use]
+    pub const fn record_if(mut self, predicate: ErrorPredicate<'a, E>) -> Self {
+        self.record_if = Some(predicate);
+        self
+    }
+
+    /// Whether the retry tries again after `error`: the call's own errors
+    /// as `retry_if` says, a policy's refusal (the keyed bulkhead's) unless
+    /// the retry's `abort_on` lists its kind.
+    fn retries(&self, policies: &Policies, error: &CallError<E>) -> bool {
+        match error {
+            CallError::Inner(error) => self.retry_if.is_none_or(|p| p(error)),
+            CallError::Rejected(rejection) => !policies
+                .retry()
+                .is_some_and(|retry| retry.config().abort_on().contains(rejection.kind())),
+        }
+    }
+
+    /// Whether the breaker records `error` as a failure: the call's own
+    /// errors as `record_if` says, a policy's refusal unless the breaker's
+    /// `ignore_on` lists its kind.
+    fn records(&self, policies: &Policies, error: &CallError<E>) -> bool {
+        match error {
+            CallError::Inner(error) => self.record_if.is_none_or(|p| p(error)),
+            CallError::Rejected(rejection) => !policies
+                .circuit_breaker()
+                .is_some_and(|breaker| breaker.config().ignore_on().contains(rejection.kind())),
+        }
+    }
+}
+
+/// `E`'s `Pushback::retry_after` of a call's own error, nothing of a
+/// policy's refusal.
+fn retry_after_of<E: Pushback>(error: &CallError<E>) -> Option<Duration> {
+    match error {
+        CallError::Inner(error) => error.retry_after(),
+        CallError::Rejected(_) => None,
+    }
+}
+
+impl<E> Default for KeyedClassify<'_, E> {
+    fn default() -> Self {
+        KeyedClassify::new()
+    }
+}
+
+impl<E> Clone for KeyedClassify<'_, E> {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E> Copy for KeyedClassify<'_, E> {}
+
+impl<E> fmt::Debug for KeyedClassify<'_, E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeyedClassify")
+            .field("retry_if", &self.retry_if.is_some())
+            .field("record_if", &self.record_if.is_some())
+            .field("pushback", &self.retry_after.is_some())
+            .finish()
+    }
+}
+
+/// A call under `policies` whose each attempt takes a slot of `key` in
+/// `keyed` (waiting up to its `max_wait`), innermost, and
+/// holds it while `attempt` runs: a refusal is the keyed bulkhead's
+/// `Rejection::BulkheadFull`, which the other policies see as a plain
+/// bulkhead's (retried unless `abort_on` lists it, recorded unless
+/// `ignore_on` does), and the call's result if the last attempt's.
+///
+/// # Errors
+///
+/// [`CallError::Rejected`] if a policy (the keyed bulkhead included)
+/// refused the last attempt, [`CallError::Inner`] if it ran and failed.
+#[inline]
+pub fn call_keyed<K, Q, T, E, F>(
+    policies: &Policies,
+    keyed: &KeyedBulkhead<K>,
+    key: &Q,
+    classify: &KeyedClassify<'_, E>,
+    mut attempt: F,
+) -> Result<T, CallError<E>>
+where
+    K: KeyType + Borrow<Q>,
+    Q: KeyOf<K> + ?Sized,
+    F: FnMut() -> Result<T, E>,
+{
+    let others = policies;
+    let attempt = || {
+        let permit = keyed
+            .enter(key)
+            .map_err(|full| CallError::Rejected(full.into()))?;
+        let result = attempt();
+        drop(permit);
+        result.map_err(CallError::Inner)
+    };
+    let retries = |error: &CallError<E>| classify.retries(others, error);
+    let records = |error: &CallError<E>| classify.records(others, error);
+    let classifier = classify.classifier(&retries, &records);
+    flatten(others.call(&classifier, attempt))
+}
+
+/// As [`call_keyed`], without blocking a thread: each attempt's future
+/// (made by `attempt`) waits for a slot of `key` with
+/// `KeyedBulkhead::enter_async`, then runs holding it. One attempt at a
+/// time (see [`call_keyed_hedged`]).
+///
+/// # Errors
+///
+/// As for [`call_keyed`].
+pub async fn call_keyed_async<K, Q, T, E, F, Fut>(
+    policies: &Policies,
+    keyed: &KeyedBulkhead<K>,
+    key: &Q,
+    classify: &KeyedClassify<'_, E>,
+    attempt: &mut F,
+) -> Result<T, CallError<E>>
+where
+    K: KeyType + Borrow<Q>,
+    Q: KeyOf<K> + ?Sized,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
+    let others = policies;
+    let retries = |error: &CallError<E>| classify.retries(others, error);
+    let records = |error: &CallError<E>| classify.records(others, error);
+    let classifier = classify.classifier(&retries, &records);
+    let result = others
+        .call_async(&classifier, || entered(keyed, key, attempt()))
+        .await;
+    flatten(result)
+}
+
+/// As [`call_keyed_async`], with the policies' hedge: each hedged attempt
+/// takes a slot of `key` on its own.
+///
+/// # Errors
+///
+/// As for [`call_keyed`].
+pub async fn call_keyed_hedged<K, Q, T, E, F, Fut>(
+    policies: &Policies,
+    keyed: &KeyedBulkhead<K>,
+    key: &Q,
+    classify: &KeyedClassify<'_, E>,
+    attempt: &mut F,
+) -> Result<T, CallError<E>>
+where
+    K: KeyType + Borrow<Q>,
+    Q: KeyOf<K> + ?Sized,
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
+    let others = policies;
+    let retries = |error: &CallError<E>| classify.retries(others, error);
+    let records = |error: &CallError<E>| classify.records(others, error);
+    let classifier = classify.classifier(&retries, &records);
+    let result = others
+        .call_hedged(&classifier, || entered(keyed, key, attempt()))
+        .await;
+    flatten(result)
+}
+
+/// `future`, an attempt, run holding a slot of `key`.
+async fn entered<K, Q, T, E>(
+    keyed: &KeyedBulkhead<K>,
+    key: &Q,
+    future: impl Future<Output = Result<T, E>>,
+) -> Result<T, CallError<E>>
+where
+    K: KeyType + Borrow<Q>,
+    Q: KeyOf<K> + ?Sized,
+{
+    let permit = keyed
+        .enter_async(key)
+        .await
+        .map_err(|full| CallError::Rejected(full.into()))?;
+    let result = future.await;
+    drop(permit);
+    result.map_err(CallError::Inner)
+}
+
+/// A refusal of the keyed bulkhead, inside the call, as the refusal of a
+/// policy.
+#[inline]
+fn flatten<T, E>(result: Result<T, CallError<CallError<E>>>) -> Result<T, CallError<E>> {
+    result.map_err(|error| match error {
+        CallError::Inner(CallError::Inner(error)) => CallError::Inner(error),
+        CallError::Inner(CallError::Rejected(rejection)) | CallError::Rejected(rejection) => {
+            CallError::Rejected(rejection)
+        }
+    })
 }

@@ -9,9 +9,9 @@
 //! - `reject`: every wrapped method or function (a rejection as its
 //!   result);
 //! - `enter`: a method or function whose only policy is a bulkhead;
-//! - `keyed`: a method whose only policy is a keyed bulkhead
+//! - `keyed`: a method with a keyed bulkhead
 //!   (`#[bulkhead(.., key = tenant)]`): where its wrapper's `new` gets it
-//!   and how a call enters it;
+//!   and how a call enters it, alone or under the method's other policies;
 //! - `via` and `attempt`: a method or function with more than a
 //!   bulkhead, whose call goes through `Policies` (and a method's
 //!   fallback).
@@ -55,7 +55,10 @@ pub use attempt::{
 pub use bulkhead_core::{Lend, Lent};
 pub use enter::{EnterAsync, call_then_release, enter, enter_async, enter_at_once, enter_then};
 pub use function::{FnPolicy, MethodPolicy};
-pub use keyed::{KeyOf, KeyType, KeyedFn, enter_keyed, enter_keyed_async, keyed_bulkhead};
+pub use keyed::{
+    KeyOf, KeyType, KeyedClassify, KeyedFn, KeyedMethod, KeyedPolicies, call_keyed,
+    call_keyed_async, call_keyed_hedged, enter_keyed, enter_keyed_async, keyed_bulkhead,
+};
 pub use reject::{
     CallResult, ErrorForBulkhead, ErrorForChaos, ErrorForCircuitBreaker, ErrorForFallback,
     ErrorForHedge, ErrorForPolicies, ErrorForRateLimiter, ErrorForRetry, ErrorForTimeout, Reject,

@@ -21,6 +21,7 @@ pub fn falls_back<T, E>(policies: &Policies, outcome: &Result<T, CallError<E>>) 
     }
 }
 
+use super::keyed::KeyedClassify;
 use super::reject::Reject;
 
 /// The result type `R` of a method whose call goes through [`Policies`](bulkhead_core::Policies),
@@ -62,6 +63,10 @@ pub trait ViaResult<T, E> {
     /// error until `retry_if` / `record_if` narrow it.
     fn classifier<'a>(&self) -> Classifier<'a, E>;
 
+    /// As [`classifier`](Self::classifier), for a method whose keyed
+    /// bulkhead composes with other policies.
+    fn keyed_classifier<'a>(&self) -> KeyedClassify<'a, E>;
+
     /// `predicate`, a `retry_if` / `record_if` function, to be judged
     /// against the method's errors `E` (see [`Judge`]).
     fn judge<'a, P>(&self, predicate: &'a P) -> Judge<'a, E, P>;
@@ -81,6 +86,11 @@ impl<T, E> ViaResult<T, E> for Via<Result<T, E>> {
     #[inline(always)]
     fn classifier<'a>(&self) -> Classifier<'a, E> {
         Classifier::new()
+    }
+
+    #[inline(always)]
+    fn keyed_classifier<'a>(&self) -> KeyedClassify<'a, E> {
+        KeyedClassify::new()
     }
 
     #[inline(always)]
@@ -124,12 +134,21 @@ impl<T, E> ViaResult<T, E> for Via<Result<T, E>> {
 pub trait PushbackOf<'a, E> {
     /// `classifier`, reading the errors' [`Pushback::retry_after`].
     fn pushback(&self, classifier: Classifier<'a, E>) -> Classifier<'a, E>;
+
+    /// As [`pushback`](Self::pushback), for a call whose keyed bulkhead
+    /// composes with other policies.
+    fn keyed_pushback(&self, classify: KeyedClassify<'a, E>) -> KeyedClassify<'a, E>;
 }
 
 impl<'a, T, E: Pushback> PushbackOf<'a, E> for Via<Result<T, E>> {
     #[inline(always)]
     fn pushback(&self, classifier: Classifier<'a, E>) -> Classifier<'a, E> {
         classifier.pushback()
+    }
+
+    #[inline(always)]
+    fn keyed_pushback(&self, classify: KeyedClassify<'a, E>) -> KeyedClassify<'a, E> {
+        classify.pushback()
     }
 }
 
@@ -138,12 +157,20 @@ impl<'a, T, E: Pushback> PushbackOf<'a, E> for Via<Result<T, E>> {
 pub trait NoPushback<'a, E> {
     /// `classifier`, unchanged.
     fn pushback(&self, classifier: Classifier<'a, E>) -> Classifier<'a, E>;
+
+    /// `classify`, unchanged.
+    fn keyed_pushback(&self, classify: KeyedClassify<'a, E>) -> KeyedClassify<'a, E>;
 }
 
 impl<'a, R, E> NoPushback<'a, E> for &Via<R> {
     #[inline(always)]
     fn pushback(&self, classifier: Classifier<'a, E>) -> Classifier<'a, E> {
         classifier
+    }
+
+    #[inline(always)]
+    fn keyed_pushback(&self, classify: KeyedClassify<'a, E>) -> KeyedClassify<'a, E> {
+        classify
     }
 }
 
@@ -156,6 +183,9 @@ pub enum Unusable {}
 pub trait ViaOther<R> {
     /// See [`ViaResult::classifier`].
     fn classifier<'a>(&self) -> Classifier<'a, Unusable>;
+
+    /// See [`ViaResult::keyed_classifier`].
+    fn keyed_classifier<'a>(&self) -> KeyedClassify<'a, Unusable>;
 
     /// See [`ViaResult::judge`].
     fn judge<P>(&self, predicate: &P) -> Unjudged;
@@ -176,6 +206,10 @@ pub trait ViaOther<R> {
 impl<R> ViaOther<R> for &Via<R> {
     fn classifier<'a>(&self) -> Classifier<'a, Unusable> {
         Classifier::new()
+    }
+
+    fn keyed_classifier<'a>(&self) -> KeyedClassify<'a, Unusable> {
+        KeyedClassify::new()
     }
 
     fn judge<P>(&self, _: &P) -> Unjudged {

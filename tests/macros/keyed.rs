@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::task::Poll;
 use std::thread;
 
-use bulkhead::{Registry, bulkhead, resilient};
+use bulkhead::{Registry, bulkhead, resilient, retry, timeout};
 
 use crate::support::{AsyncHold, Hold, ServiceError, assert_full, manual, poll, wait_until};
 
@@ -396,4 +396,599 @@ impl Waiting for WaitingBackend {
         hold.wait().await;
         Ok(tenant)
     }
+}
+
+/// A keyed bulkhead under a method's other policies: entered innermost by
+/// each attempt, its refusal seen by them as a full bulkhead's.
+#[resilient]
+pub trait KeyedComposed: Send + Sync {
+    #[retry(max_attempts = 3, wait = "0")]
+    #[bulkhead(name = "keyed-retried", max_concurrent = 4, per_key = 1, key = tenant)]
+    fn retried(&self, tenant: &str) -> Result<String, ServiceError>;
+
+    #[retry(max_attempts = 3, wait = "0", abort_on = [BulkheadFull])]
+    #[bulkhead(name = "keyed-aborted", max_concurrent = 4, per_key = 1, key = tenant)]
+    fn aborted(&self, tenant: &str) -> Result<String, ServiceError>;
+
+    #[retry(max_attempts = 3, wait = "0")]
+    #[bulkhead(name = "keyed-retried-async", max_concurrent = 4, per_key = 1, key = tenant)]
+    async fn retried_async(&self, tenant: String) -> Result<String, ServiceError>;
+
+    #[circuit_breaker(
+        name = "keyed-recorded",
+        minimum_calls = 2,
+        sliding_window_size = 2,
+        failure_rate_threshold = 50
+    )]
+    #[bulkhead(name = "keyed-recorded", per_key = 1, key = tenant)]
+    fn recorded(&self, tenant: u64) -> Result<u64, ServiceError>;
+
+    #[circuit_breaker(
+        name = "keyed-ignored",
+        minimum_calls = 2,
+        sliding_window_size = 2,
+        failure_rate_threshold = 50,
+        ignore_on = [BulkheadFull]
+    )]
+    #[bulkhead(name = "keyed-ignored", per_key = 1, key = tenant)]
+    fn ignored(&self, tenant: u64) -> Result<u64, ServiceError>;
+
+    #[timeout(duration = "1s")]
+    #[bulkhead(name = "keyed-timed", per_key = 1, max_wait = "1h", key = tenant)]
+    async fn timed(&self, tenant: u64) -> Result<u64, ServiceError>;
+
+    /// Without a policy that calls it again: the arguments move into the
+    /// one attempt, the key is kept apart (a clone of the `String`).
+    #[timeout(duration = "1s")]
+    #[bulkhead(name = "keyed-timed-send", per_key = 1, key = tenant)]
+    fn timed_send(
+        &self,
+        tenant: String,
+    ) -> impl Future<Output = Result<String, ServiceError>> + Send;
+
+    #[fallback(method = "cached", on = [BulkheadFull])]
+    #[bulkhead(name = "keyed-fallback", per_key = 1, key = tenant)]
+    fn with_fallback(&self, tenant: &str) -> Result<String, ServiceError>;
+
+    #[fallback(method = "cached_async", on = [BulkheadFull])]
+    #[retry(max_attempts = 2, wait = "0")]
+    #[bulkhead(name = "keyed-fallback-async", per_key = 1, key = tenant)]
+    async fn with_fallback_async(&self, tenant: &str) -> Result<String, ServiceError>;
+
+    #[hedge(delay = "1s", max_hedged = 1)]
+    #[bulkhead(name = "keyed-hedged", per_key = 2, key = tenant)]
+    async fn hedged(&self, tenant: u64) -> Result<u64, ServiceError>;
+
+    fn cached(&self, tenant: &str) -> Result<String, ServiceError>;
+
+    async fn cached_async(&self, tenant: &str) -> Result<String, ServiceError>;
+}
+
+/// Counts the calls that reached it, and reads, from inside each, how many
+/// slots its key holds in the method's keyed bulkhead.
+#[derive(Default)]
+struct Inner {
+    calls: std::sync::atomic::AtomicUsize,
+    /// The keyed bulkheads by id, set once the wrapper made them.
+    keyed: std::sync::OnceLock<Vec<(&'static str, bulkhead::KeyedBulkhead<String>)>>,
+    /// The in-flight count of the key seen from inside each call.
+    seen: std::sync::Mutex<Vec<u32>>,
+    /// Errors the next calls fail with.
+    failing: AtomicU32,
+}
+
+impl Inner {
+    fn call(&self, id: &str, tenant: &str) -> Result<String, ServiceError> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        if let Some((_, keyed)) = self
+            .keyed
+            .get()
+            .into_iter()
+            .flatten()
+            .find(|(i, _)| *i == id)
+        {
+            self.seen.lock().unwrap().push(keyed.in_flight(tenant));
+        }
+        if self
+            .failing
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
+        {
+            return Err(ServiceError::Backend("flaky".to_owned()));
+        }
+        Ok(tenant.to_owned())
+    }
+}
+
+impl KeyedComposed for Inner {
+    fn retried(&self, tenant: &str) -> Result<String, ServiceError> {
+        self.call("keyed-retried", tenant)
+    }
+    fn aborted(&self, tenant: &str) -> Result<String, ServiceError> {
+        self.call("keyed-aborted", tenant)
+    }
+    async fn retried_async(&self, tenant: String) -> Result<String, ServiceError> {
+        self.call("keyed-retried-async", &tenant)
+    }
+    fn recorded(&self, tenant: u64) -> Result<u64, ServiceError> {
+        self.call("keyed-recorded", "").map(|_| tenant)
+    }
+    fn ignored(&self, tenant: u64) -> Result<u64, ServiceError> {
+        self.call("keyed-ignored", "").map(|_| tenant)
+    }
+    async fn timed(&self, tenant: u64) -> Result<u64, ServiceError> {
+        self.call("keyed-timed", "").map(|_| tenant)
+    }
+    fn timed_send(
+        &self,
+        tenant: String,
+    ) -> impl Future<Output = Result<String, ServiceError>> + Send {
+        let result = self.call("keyed-timed-send", &tenant);
+        async move { result }
+    }
+    fn with_fallback(&self, tenant: &str) -> Result<String, ServiceError> {
+        self.call("keyed-fallback", tenant)
+    }
+    async fn with_fallback_async(&self, tenant: &str) -> Result<String, ServiceError> {
+        self.call("keyed-fallback-async", tenant)
+    }
+    async fn hedged(&self, tenant: u64) -> Result<u64, ServiceError> {
+        self.call("keyed-hedged", "").map(|_| tenant)
+    }
+    fn cached(&self, tenant: &str) -> Result<String, ServiceError> {
+        Ok(format!("{tenant} (cached)"))
+    }
+    async fn cached_async(&self, tenant: &str) -> Result<String, ServiceError> {
+        Ok(format!("{tenant} (cached)"))
+    }
+}
+
+fn composed(registry: &Registry) -> ResilientKeyedComposed<Inner> {
+    let wrapper =
+        ResilientKeyedComposed::new(Inner::default(), registry).expect("the policies resolve");
+    let ids = [
+        "keyed-retried",
+        "keyed-aborted",
+        "keyed-retried-async",
+        "keyed-fallback",
+    ];
+    let keyed = ids
+        .iter()
+        .map(|id| (*id, registry.keyed_bulkhead::<String>(id).unwrap()))
+        .collect();
+    wrapper.delegate().keyed.set(keyed).ok().unwrap();
+    wrapper
+}
+
+/// The id of the retry of the method whose keyed bulkhead is `id`.
+fn id_of(id: &str) -> String {
+    let method = match id {
+        "keyed-retried" => "retried(&str)",
+        _ => "aborted(&str)",
+    };
+    format!("macros::keyed::KeyedComposed#{method}")
+}
+
+fn calls(wrapper: &ResilientKeyedComposed<Inner>) -> usize {
+    wrapper.delegate().calls.load(Ordering::SeqCst)
+}
+
+fn seen(wrapper: &ResilientKeyedComposed<Inner>) -> Vec<u32> {
+    std::mem::take(&mut *wrapper.delegate().seen.lock().unwrap())
+}
+
+/// The `Retrying` events of the retry `id` published since `events`
+/// subscribed.
+fn retries(events: &mut bulkhead::events::EventStream, id: &str) -> usize {
+    use bulkhead::events::{Event, RetryEvent, RetryEventKind};
+    let mut retried = 0;
+    while let Some(event) = events.try_recv() {
+        if let Event::Retry(RetryEvent {
+            instance,
+            kind: RetryEventKind::Retrying { .. },
+            ..
+        }) = event
+            && instance == id
+        {
+            retried += 1;
+        }
+    }
+    retried
+}
+
+#[test]
+fn a_retry_retries_a_key_refusal_unless_abort_on_lists_it() {
+    let (_, registry) = manual();
+    let wrapper = composed(&registry);
+    for (id, retried) in [("keyed-retried", 2), ("keyed-aborted", 0)] {
+        let keyed = registry.keyed_bulkhead::<String>(id).unwrap();
+        let mut events = registry.subscribe();
+        let held = keyed.try_enter("acme").unwrap();
+        let call = |tenant| match id {
+            "keyed-retried" => wrapper.retried(tenant),
+            _ => wrapper.aborted(tenant),
+        };
+        assert_full(call("acme"), id);
+        assert_eq!(retries(&mut events, &id_of(id)), retried, "{id}");
+        assert_eq!(calls(&wrapper), 0, "a refused attempt does not run");
+        assert_eq!(call("globex").unwrap(), "globex", "another key passes");
+        drop(held);
+        assert_eq!(call("acme").unwrap(), "acme");
+        assert_eq!(seen(&wrapper), [1, 1], "each call held its key's slot");
+        assert_eq!(keyed.in_flight("acme"), 0, "and gave it back");
+        wrapper.delegate().calls.store(0, Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn each_attempt_takes_its_own_slot_of_the_key() {
+    let (_, registry) = manual();
+    let wrapper = composed(&registry);
+    wrapper.delegate().failing.store(2, Ordering::SeqCst);
+    assert_eq!(wrapper.retried("acme").unwrap(), "acme");
+    assert_eq!(calls(&wrapper), 3, "the call's own errors are retried");
+    assert_eq!(seen(&wrapper), [1, 1, 1], "one slot per attempt, never two");
+
+    wrapper.delegate().failing.store(1, Ordering::SeqCst);
+    let mut call = pin!(wrapper.retried_async("acme".to_owned()));
+    assert!(matches!(poll(call.as_mut()), Poll::Ready(Ok(ref t)) if t == "acme"));
+    assert_eq!(seen(&wrapper), [1, 1]);
+    let keyed = registry
+        .keyed_bulkhead::<String>("keyed-retried-async")
+        .unwrap();
+    let held = keyed.try_enter("acme").unwrap();
+    let mut refused = pin!(wrapper.retried_async("acme".to_owned()));
+    match poll(refused.as_mut()) {
+        Poll::Ready(result) => assert_full(result, "keyed-retried-async"),
+        Poll::Pending => panic!("a full key refuses at once without max_wait"),
+    }
+    drop(held);
+    assert_eq!(keyed.in_flight("acme"), 0);
+}
+
+#[test]
+fn a_breaker_records_key_refusals_unless_ignore_on_lists_them() {
+    let (_, registry) = manual();
+    let wrapper = composed(&registry);
+    for (id, state) in [
+        (
+            "keyed-recorded",
+            bulkhead::circuit_breaker::CircuitState::Open,
+        ),
+        (
+            "keyed-ignored",
+            bulkhead::circuit_breaker::CircuitState::Closed,
+        ),
+    ] {
+        let keyed = registry.keyed_bulkhead::<u64>(id).unwrap();
+        let held = keyed.try_enter(&7).unwrap();
+        for _ in 0..2 {
+            let refused = match id {
+                "keyed-recorded" => wrapper.recorded(7),
+                _ => wrapper.ignored(7),
+            };
+            assert_full(refused, id);
+        }
+        drop(held);
+        assert_eq!(registry.circuit_breaker(id).unwrap().state(), state, "{id}");
+    }
+    assert_eq!(calls(&wrapper), 0);
+    assert_eq!(wrapper.ignored(7).unwrap(), 7);
+}
+
+#[test]
+fn a_timeout_cuts_a_call_waiting_for_its_key() {
+    let (clock, registry) = manual();
+    let wrapper = composed(&registry);
+    let keyed = registry.keyed_bulkhead::<u64>("keyed-timed").unwrap();
+    let held = keyed.try_enter(&7).unwrap();
+    let mut waiting = pin!(wrapper.timed(7));
+    assert!(poll(waiting.as_mut()).is_pending());
+    assert_eq!(keyed.waiting_calls(), 1);
+    let mut other = pin!(wrapper.timed(8));
+    assert!(matches!(poll(other.as_mut()), Poll::Ready(Ok(8))));
+    clock.advance(std::time::Duration::from_secs(1));
+    match poll(waiting.as_mut()) {
+        Poll::Ready(Err(ServiceError::Rejected(rejection))) => {
+            assert_eq!(rejection.kind(), bulkhead::RejectionKind::Timeout);
+        }
+        other => panic!("the timeout ends the wait, got {other:?}"),
+    }
+    assert_eq!(
+        keyed.waiting_calls(),
+        0,
+        "the dropped waiter left the queue"
+    );
+    assert_eq!(calls(&wrapper), 1, "only the other key's call ran");
+    drop(held);
+    assert_eq!(keyed.in_flight(&7), 0);
+}
+
+#[test]
+fn a_future_declared_send_keeps_its_key_apart_from_the_arguments() {
+    let (_, registry) = manual();
+    let wrapper = composed(&registry);
+    let keyed = registry
+        .keyed_bulkhead::<String>("keyed-timed-send")
+        .unwrap();
+    let held = keyed.try_enter("acme").unwrap();
+    let mut refused = pin!(wrapper.timed_send("acme".to_owned()));
+    match poll(refused.as_mut()) {
+        Poll::Ready(result) => assert_full(result, "keyed-timed-send"),
+        Poll::Pending => panic!("a full key refuses at once without max_wait"),
+    }
+    let mut other = pin!(wrapper.timed_send("globex".to_owned()));
+    assert!(matches!(poll(other.as_mut()), Poll::Ready(Ok(ref t)) if t == "globex"));
+    drop(held);
+}
+
+#[test]
+fn a_fallback_answers_a_key_refusal() {
+    let (_, registry) = manual();
+    let wrapper = composed(&registry);
+    let keyed = registry.keyed_bulkhead::<String>("keyed-fallback").unwrap();
+    let held = keyed.try_enter("acme").unwrap();
+    assert_eq!(wrapper.with_fallback("acme").unwrap(), "acme (cached)");
+    assert_eq!(wrapper.with_fallback("globex").unwrap(), "globex");
+    assert_eq!(seen(&wrapper), [1]);
+    drop(held);
+
+    let keyed = registry
+        .keyed_bulkhead::<String>("keyed-fallback-async")
+        .unwrap();
+    let held = keyed.try_enter("acme").unwrap();
+    let mut answered = pin!(wrapper.with_fallback_async("acme"));
+    assert!(matches!(poll(answered.as_mut()), Poll::Ready(Ok(ref t)) if t == "acme (cached)"));
+    drop(held);
+    let mut call = pin!(wrapper.with_fallback_async("acme"));
+    assert!(matches!(poll(call.as_mut()), Poll::Ready(Ok(ref t)) if t == "acme"));
+}
+
+#[test]
+fn a_hedged_call_enters_its_key_for_each_attempt() {
+    let (_, registry) = manual();
+    let wrapper = composed(&registry);
+    let keyed = registry.keyed_bulkhead::<u64>("keyed-hedged").unwrap();
+    let mut call = pin!(wrapper.hedged(7));
+    assert!(matches!(poll(call.as_mut()), Poll::Ready(Ok(7))));
+    let (a, b) = (keyed.try_enter(&7).unwrap(), keyed.try_enter(&7).unwrap());
+    let mut refused = pin!(wrapper.hedged(7));
+    match poll(refused.as_mut()) {
+        Poll::Ready(result) => assert_full(result, "keyed-hedged"),
+        Poll::Pending => panic!("a full key refuses at once without max_wait"),
+    }
+    drop((a, b));
+    assert_eq!(keyed.in_flight(&7), 0);
+}
+
+/// A free function's keyed bulkhead under its other policies: its own
+/// `static`, from `Registry::global()`, entered by each attempt.
+#[retry(name = "keyed-fn-retried", max_attempts = 3, wait = "0")]
+#[bulkhead(name = "keyed-fn-retried", max_concurrent = 4, per_key = 1, key = tenant)]
+fn retried_render(tenant: &str, seen: &std::sync::Mutex<Vec<u32>>) -> Result<String, ServiceError> {
+    let keyed = Registry::global()
+        .keyed_bulkhead::<String>("keyed-fn-retried")
+        .unwrap();
+    seen.lock().unwrap().push(keyed.in_flight(tenant));
+    Ok(format!("{tenant}!"))
+}
+
+#[timeout(duration = "1h")]
+#[bulkhead(name = "keyed-fn-timed", per_key = 1, key = tenant)]
+async fn timed_render(
+    tenant: String,
+    seen: &std::sync::Mutex<Vec<u32>>,
+) -> Result<String, ServiceError> {
+    let keyed = Registry::global()
+        .keyed_bulkhead::<String>("keyed-fn-timed")
+        .unwrap();
+    seen.lock().unwrap().push(keyed.in_flight(&tenant));
+    Ok(tenant)
+}
+
+#[timeout(duration = "1h")]
+#[bulkhead(name = "keyed-fn-timed-future", per_key = 1, key = tenant)]
+fn timed_future(tenant: u64) -> impl Future<Output = Result<u64, ServiceError>> + Send {
+    async move { Ok(tenant) }
+}
+
+#[test]
+fn a_free_function_retries_a_key_refusal_and_holds_the_slot_in_each_attempt() {
+    let seen = std::sync::Mutex::new(Vec::new());
+    assert_eq!(retried_render("acme", &seen).unwrap(), "acme!");
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [1],
+        "the body ran holding its key's slot"
+    );
+    let keyed = Registry::global()
+        .keyed_bulkhead::<String>("keyed-fn-retried")
+        .unwrap();
+    let mut events = Registry::global().subscribe();
+    let held = keyed.try_enter("acme").unwrap();
+    assert_full(retried_render("acme", &seen), "keyed-fn-retried");
+    assert_eq!(
+        retries(&mut events, "keyed-fn-retried"),
+        2,
+        "the refusals were retried"
+    );
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        1,
+        "a refused attempt does not run"
+    );
+    assert_eq!(retried_render("globex", &seen).unwrap(), "globex!");
+    drop(held);
+    assert_eq!(keyed.in_flight("acme"), 0);
+}
+
+#[test]
+fn a_free_async_function_keeps_its_key_apart_from_the_arguments() {
+    let seen = std::sync::Mutex::new(Vec::new());
+    let mut first = pin!(timed_render("acme".to_owned(), &seen));
+    assert!(matches!(poll(first.as_mut()), Poll::Ready(Ok(ref t)) if t == "acme"));
+    assert_eq!(*seen.lock().unwrap(), [1]);
+    let keyed = Registry::global()
+        .keyed_bulkhead::<String>("keyed-fn-timed")
+        .unwrap();
+    let held = keyed.try_enter("acme").unwrap();
+    let mut refused = pin!(timed_render("acme".to_owned(), &seen));
+    match poll(refused.as_mut()) {
+        Poll::Ready(result) => assert_full(result, "keyed-fn-timed"),
+        Poll::Pending => panic!("a full key refuses at once without max_wait"),
+    }
+    drop(held);
+
+    let mut first = pin!(timed_future(7));
+    assert!(matches!(poll(first.as_mut()), Poll::Ready(Ok(7))));
+    let keyed = Registry::global()
+        .keyed_bulkhead::<u64>("keyed-fn-timed-future")
+        .unwrap();
+    let held = keyed.try_enter(&7).unwrap();
+    let mut refused = pin!(timed_future(7));
+    match poll(refused.as_mut()) {
+        Poll::Ready(result) => assert_full(result, "keyed-fn-timed-future"),
+        Poll::Pending => panic!("a full key refuses at once without max_wait"),
+    }
+    let mut other = pin!(timed_future(8));
+    assert!(matches!(poll(other.as_mut()), Poll::Ready(Ok(8))));
+    drop(held);
+}
+
+/// Methods with a body: one keyed bulkhead per `Self` type, from
+/// `Registry::global()`, alone or under other policies.
+struct PerType<T>(std::marker::PhantomData<T>);
+
+impl<T> PerType<T> {
+    fn new() -> Self {
+        PerType(std::marker::PhantomData)
+    }
+
+    /// The id of `method`'s keyed bulkhead for this type.
+    fn id(method: &str) -> String {
+        format!("{}::{method}", std::any::type_name::<Self>())
+    }
+
+    #[bulkhead(per_key = 1, key = tenant)]
+    fn alone(&self, tenant: u64, seen: &std::sync::Mutex<Vec<u32>>) -> Result<u64, ServiceError> {
+        let keyed = Registry::global()
+            .keyed_bulkhead::<u64>(&Self::id("alone(u64, &std::sync::Mutex<Vec<u32>>)"))
+            .unwrap();
+        seen.lock().unwrap().push(keyed.in_flight(&tenant));
+        Ok(tenant)
+    }
+
+    #[retry(max_attempts = 3, wait = "0")]
+    #[bulkhead(name = "keyed-method-retried", per_key = 1, key = tenant)]
+    async fn retried(&self, tenant: &str) -> Result<String, ServiceError> {
+        Ok(tenant.to_owned())
+    }
+}
+
+#[test]
+fn a_method_with_a_body_has_a_keyed_bulkhead_per_self_type() {
+    let seen = std::sync::Mutex::new(Vec::new());
+    let (a, b) = (PerType::<u8>::new(), PerType::<u16>::new());
+    assert_eq!(a.alone(7, &seen).unwrap(), 7);
+    assert_eq!(b.alone(7, &seen).unwrap(), 7);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [1, 1],
+        "each call held its key's slot"
+    );
+    let id = PerType::<u8>::id("alone(u64, &std::sync::Mutex<Vec<u32>>)");
+    let keyed = Registry::global().keyed_bulkhead::<u64>(&id).unwrap();
+    let held = keyed.try_enter(&7).unwrap();
+    assert_full(a.alone(7, &seen), &id);
+    assert_eq!(b.alone(7, &seen).unwrap(), 7, "another type's bulkhead");
+    assert_eq!(a.alone(8, &seen).unwrap(), 8, "another key");
+    drop(held);
+    assert_eq!(a.alone(7, &seen).unwrap(), 7);
+}
+
+#[test]
+fn a_method_with_a_body_composes_its_keyed_bulkhead() {
+    let a = PerType::<u32>::new();
+    let mut first = pin!(a.retried("acme"));
+    assert!(matches!(poll(first.as_mut()), Poll::Ready(Ok(ref t)) if t == "acme"));
+    let keyed = Registry::global()
+        .keyed_bulkhead::<String>("keyed-method-retried")
+        .unwrap();
+    let held = keyed.try_enter("acme").unwrap();
+    let mut events = Registry::global().subscribe();
+    let mut refused = pin!(a.retried("acme"));
+    match poll(refused.as_mut()) {
+        Poll::Ready(result) => assert_full(result, "keyed-method-retried"),
+        Poll::Pending => panic!("a full key refuses at once without max_wait"),
+    }
+    let retry = format!("{}::retried(&str)", std::any::type_name::<PerType<u32>>());
+    assert_eq!(retries(&mut events, &retry), 2);
+    drop(held);
+}
+
+/// An error that says when to try again.
+#[derive(Debug)]
+pub enum Busy {
+    Wait(std::time::Duration),
+    Rejected(bulkhead::Rejection),
+}
+
+impl From<bulkhead::Rejection> for Busy {
+    fn from(rejection: bulkhead::Rejection) -> Self {
+        Busy::Rejected(rejection)
+    }
+}
+
+impl bulkhead::retry::Pushback for Busy {
+    fn retry_after(&self) -> Option<std::time::Duration> {
+        match self {
+            Busy::Wait(wait) => Some(*wait),
+            Busy::Rejected(_) => None,
+        }
+    }
+}
+
+#[resilient]
+pub trait Throttled: Send + Sync {
+    #[retry(max_attempts = 3, wait = "0", max_wait_interval = "1s")]
+    #[bulkhead(name = "keyed-pushback", per_key = 1, key = tenant)]
+    fn call(&self, tenant: u64, wait: std::time::Duration) -> Result<(), Busy>;
+}
+
+#[derive(Default)]
+struct Throttler(std::sync::atomic::AtomicUsize);
+
+impl Throttled for Throttler {
+    fn call(&self, _tenant: u64, wait: std::time::Duration) -> Result<(), Busy> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Err(Busy::Wait(wait))
+    }
+}
+
+#[test]
+fn the_retry_reads_the_errors_pushback_through_a_keyed_call() {
+    let (_, registry) = manual();
+    let throttled = ResilientThrottled::new(Throttler::default(), &registry).unwrap();
+    let attempts = || throttled.delegate().0.swap(0, Ordering::SeqCst);
+    assert!(matches!(
+        throttled.call(1, std::time::Duration::from_secs(60)),
+        Err(Busy::Wait(_))
+    ));
+    assert_eq!(
+        attempts(),
+        1,
+        "a minute is past max_wait_interval: given up"
+    );
+    assert!(throttled.call(1, std::time::Duration::ZERO).is_err());
+    assert_eq!(attempts(), 3, "no wait asked beyond it: retried");
+    let keyed = registry.keyed_bulkhead::<u64>("keyed-pushback").unwrap();
+    let held = keyed.try_enter(&1).unwrap();
+    match throttled.call(1, std::time::Duration::ZERO) {
+        Err(Busy::Rejected(rejection)) => {
+            assert_eq!(rejection.kind(), bulkhead::RejectionKind::BulkheadFull);
+        }
+        other => panic!("the key's refusal, got {other:?}"),
+    }
+    assert_eq!(attempts(), 0);
+    drop(held);
 }

@@ -61,6 +61,7 @@ pub(super) fn method(method: &Method, d: &Ident, delegate: &TokenStream) -> Toke
                 composed::body(
                     method,
                     policies,
+                    method.keyed.as_ref(),
                     &field,
                     own,
                     &params,

@@ -18,21 +18,14 @@ pub(crate) fn check_fn(func: &Func, errors: &mut Errors) {
     }
     check_returns(&sig.ident, &names, &func.ret, errors);
     let policies = func.policies();
-    if let Some(key) = policies.key() {
-        if sig.receiver().is_some() {
-            errors.spanned(
-                &key.item,
-                format!(
-                    "{}: #[bulkhead] cannot wrap `{}` with a keyed bulkhead (`key = {}`) yet: a keyed bulkhead is supported on free functions and on the methods of a #[resilient] trait; put the method in one, or enter a `KeyedBulkhead` (of bulkhead-core) in the body",
-                    codes::NOT_KEYED,
-                    sig.ident,
-                    key.ident,
-                ),
-            );
-        } else if let Err(refused) = keyed(sig, &syn::Generics::default(), &func.annotations) {
-            refused.into_iter().for_each(|error| errors.push(error));
+    if policies.key().is_some() {
+        if let Err(refused) = keyed(sig, &syn::Generics::default(), &func.annotations) {
+            errors.push(refused);
+            return;
         }
-        return;
+        if policies.bulkhead_alone().is_some() {
+            return;
+        }
     }
     if let Some(attribute) = func.annotations.tokens_of(PolicyKind::Fallback) {
         errors.push(syn::Error::new_spanned(

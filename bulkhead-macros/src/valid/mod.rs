@@ -156,47 +156,23 @@ pub(crate) fn check_trait(model: &mut Trait, errors: &mut Errors) {
         errors.extend(fallback);
         match keyed {
             Ok(keyed) => method.keyed = keyed,
-            Err(refused) => refused.into_iter().for_each(|error| errors.push(error)),
+            Err(refused) => errors.push(refused),
         }
     }
 }
 
 /// The parameter the keyed bulkhead of a method or function with `sig`
-/// is keyed by, if its `#[bulkhead]` names one, or why it cannot be:
-/// ATR-021 for a `key` that names no parameter that can key it, ATR-022
-/// for each other policy attribute (a keyed bulkhead runs alone, for now).
+/// is keyed by, if its `#[bulkhead]` names one, or why it cannot be
+/// (ATR-021 for a `key` that names no parameter that can key it). The
+/// method's other policy attributes compose with it.
 pub(crate) fn keyed(
     sig: &Signature,
     generics: &syn::Generics,
     annotations: &crate::annotations::Annotations,
-) -> Result<Option<crate::keyed::KeyArg>, Vec<syn::Error>> {
-    let Some(key) = annotations.policies().key() else {
-        return Ok(None);
-    };
-    let mut refused = Vec::new();
-    for (kind, tokens) in &annotations.written {
-        if *kind == PolicyKind::Bulkhead {
-            continue;
-        }
-        refused.push(syn::Error::new_spanned(
-            tokens,
-            format!(
-                "{}: #[{}] cannot wrap `{}` with its keyed bulkhead (`key = {}`) yet: a keyed bulkhead runs alone on a method for now; remove #[{}], or the `key` for a bulkhead without keys",
-                codes::NOT_KEYED,
-                kind.attribute(),
-                sig.ident,
-                key.ident,
-                kind.attribute(),
-            ),
-        ));
-    }
-    match crate::keyed::KeyArg::find(sig, generics, key) {
-        Ok(arg) if refused.is_empty() => Ok(Some(arg)),
-        Ok(_) => Err(refused),
-        Err(error) => {
-            refused.insert(0, error);
-            Err(refused)
-        }
+) -> Result<Option<crate::keyed::KeyArg>, syn::Error> {
+    match annotations.policies().key() {
+        Some(key) => crate::keyed::KeyArg::find(sig, generics, key).map(Some),
+        None => Ok(None),
     }
 }
 

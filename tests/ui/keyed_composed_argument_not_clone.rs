@@ -9,12 +9,13 @@ impl From<Rejection> for Error {
     }
 }
 
+pub struct Body(pub Vec<u8>);
+
 #[resilient]
 pub trait Tenants {
     #[retry(max_attempts = 2)]
     #[bulkhead(per_key = 4, key = tenant)]
-    #[timeout(duration = "1s")]
-    fn call(&self, tenant: &str) -> Result<(), Error>;
+    fn call(&self, tenant: &str, body: Body) -> Result<(), Error>;
 }
 
 fn main() {}
