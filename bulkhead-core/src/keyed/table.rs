@@ -166,6 +166,7 @@ impl<K: Hash + Eq> Table<K> {
     /// Returns how many it freed.
     pub(crate) fn sweep(&self, epoch: u16, older_than: u16) -> usize {
         let mut freed = 0;
+        let mut evicted: Vec<Box<Node<K>>> = Vec::new();
         for shard in &self.shards {
             let mut table = write(shard);
             table.retain(|owned| {
@@ -190,18 +191,23 @@ impl<K: Hash + Eq> Table<K> {
                     }
                     // SAFETY: made by `Box::leak` in `with_node`, removed
                     // from the table by returning false, never used again.
-                    drop(unsafe { Box::from_raw(owned.0.as_ptr()) });
-                    freed += 1;
+                    // Dropped once the lock is let go: a key's `Drop` that
+                    // panics must not leave the table holding a freed node
+                    // (nor hold the shard meanwhile).
+                    evicted.push(unsafe { Box::from_raw(owned.0.as_ptr()) });
                     return false;
                 }
             });
             let len = table.len();
-            if freed > 0 && len < table.capacity() / 4 {
+            if !evicted.is_empty() && len < table.capacity() / 4 {
                 let hasher = &self.hasher;
                 table.shrink_to(len, |owned| hasher.hash_one(&owned.node().key));
             }
+            drop(table);
+            freed += evicted.len();
+            self.live.fetch_sub(evicted.len(), Relaxed);
+            evicted.clear();
         }
-        self.live.fetch_sub(freed, Relaxed);
         freed
     }
 }
