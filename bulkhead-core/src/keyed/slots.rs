@@ -354,11 +354,19 @@ impl Slots {
         let mut wakes = Vec::new();
         {
             let mut waiting = lock(&self.waiting);
+            // Its key's rank moved (if it has waiters: else it is not read).
+            waiting.refresh(slot, peek(&self.per_key));
             if global {
+                // Its waiters, held back by their key until now, may be
+                // owed the global slot: flag them first, so that a new call
+                // of another key cannot take it between the give-back and
+                // the hand-off (the dispatch sets the flag right after).
+                if !waiting.eligible.is_empty() {
+                    self.used.fetch_or(WAITING, SeqCst);
+                }
                 self.used.fetch_sub(1, SeqCst);
             }
-            // Its key's rank moved (if it has waiters: else it is not read).
-            self.dispatch_after(&mut waiting, &mut wakes, Some(slot));
+            self.dispatch(&mut waiting, &mut wakes);
         }
         crate::clock::wake_all(wakes);
     }
@@ -459,21 +467,7 @@ impl Slots {
     /// only are served by their key's releases, which always come here, and
     /// do not send other keys' calls to the lock.
     fn dispatch(&self, waiting: &mut Waiting, wakes: &mut Vec<Wake>) {
-        self.dispatch_after(waiting, wakes, None);
-    }
-
-    /// [`dispatch`](Self::dispatch) after a release of `changed`'s key,
-    /// whose rank it reads again first.
-    fn dispatch_after(
-        &self,
-        waiting: &mut Waiting,
-        wakes: &mut Vec<Wake>,
-        changed: Option<SlotRef>,
-    ) {
         let default = peek(&self.per_key);
-        if let Some(changed) = changed {
-            waiting.refresh(changed, default);
-        }
         loop {
             let mut needs_global = false;
             while let Some(&(_, slot_ref)) = waiting.eligible.first() {

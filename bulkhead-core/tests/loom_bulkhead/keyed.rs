@@ -290,3 +290,32 @@ fn a_waiter_held_back_by_its_key_then_by_the_global_limit_is_served() {
         assert_idle(&keyed, 3);
     });
 }
+
+#[test]
+fn a_newcomer_racing_a_release_never_takes_the_slot_its_keys_waiter_is_owed() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        // One slot in all, 1 per key: key 0 holds it, its waiter is held
+        // back by its key (the flag stays clear). Key 0's release frees the
+        // global slot too: the waiter is owed it, a newcomer of key 1 that
+        // races the release never takes it.
+        let keyed = keyed(1, 1, Duration::from_secs(3600), &clock);
+        let held = keyed.try_enter_owned(&0).unwrap();
+        let key = 0;
+        let mut waiter = keyed.enter_async(&key);
+        assert!(poll_noop(&mut waiter).is_pending());
+        let releaser = thread::spawn(move || drop(held));
+        let newcomer = keyed.try_enter(&1);
+        releaser.join().unwrap();
+        assert!(newcomer.is_err(), "a newcomer barged past the waiter");
+        let served = poll_noop(&mut waiter);
+        assert!(
+            matches!(served, std::task::Poll::Ready(Ok(_))),
+            "the released slot was lost"
+        );
+        drop(newcomer);
+        drop(served);
+        drop(waiter);
+        assert_idle(&keyed, 1);
+    });
+}
