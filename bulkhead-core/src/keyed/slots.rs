@@ -373,8 +373,10 @@ impl Slots {
 
     /// The slow path of a call whose [`try_take`](Self::try_take) did not
     /// take a slot; under its shard's read lock (its node alive). With
-    /// `wake`, a call that gets no slot now is queued, woken by it.
-    pub(crate) fn admit(&self, slot: &KeySlot, wake: Option<Wake>) -> Admit {
+    /// `wake`, a call that gets no slot now is queued, woken by it. Also
+    /// returns the waiters it served, for the caller to wake once it holds
+    /// no lock (and to undo what it got if a waker panics).
+    pub(crate) fn admit(&self, slot: &KeySlot, wake: Option<Wake>) -> (Admit, Vec<Wake>) {
         let mut wakes = Vec::new();
         let admit = {
             let mut waiting = lock(&self.waiting);
@@ -392,8 +394,7 @@ impl Slots {
                 },
             }
         };
-        crate::clock::wake_all(wakes);
-        admit
+        (admit, wakes)
     }
 
     /// Under the lock, after a dispatch: a slot for a call of `slot`'s key

@@ -3,6 +3,7 @@
 //! freed while someone waits reaches a waiter, and a sweep that evicts
 //! keys racing calls of them frees only idle nodes and loses nothing.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -316,6 +317,45 @@ fn a_newcomer_racing_a_release_never_takes_the_slot_its_keys_waiter_is_owed() {
         drop(newcomer);
         drop(served);
         drop(waiter);
+        assert_idle(&keyed, 1);
+    });
+}
+
+/// A waker that panics when woken (a broken executor's).
+struct PanickyWaker;
+
+impl std::task::Wake for PanickyWaker {
+    fn wake(self: Arc<Self>) {
+        panic!("a waker panicked");
+    }
+}
+
+#[test]
+fn a_waiter_whose_waker_panics_in_its_own_enqueue_loses_no_slot() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let keyed = keyed(1, 1, Duration::from_secs(3600), &clock);
+        let held = keyed.try_enter_owned(&0).unwrap();
+        // The release may wake the waiter's waker (and raise its panic).
+        let releaser = thread::spawn(move || {
+            let released = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(held)));
+            drop(released);
+        });
+        // Key 1's call queues; the release may come between its refusal
+        // and its count as a waiter: it is then granted in its own enqueue
+        // and its waker, which panics, is woken there.
+        let key = 1;
+        let waker = std::task::Waker::from(Arc::new(PanickyWaker));
+        let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut waiter = keyed.enter_async(&key);
+            let poll = std::pin::Pin::new(&mut waiter)
+                .poll(&mut std::task::Context::from_waker(&waker))
+                .map(|entered| entered.map(drop).is_ok());
+            drop(waiter);
+            poll
+        }));
+        releaser.join().unwrap();
+        drop(polled);
         assert_idle(&keyed, 1);
     });
 }
