@@ -38,6 +38,15 @@ type Hasher = foldhash::fast::RandomState;
 #[cfg(loom)]
 type Hasher = foldhash::fast::FixedState;
 
+/// Takes back a key counted in `live` whose node was not made.
+struct Uncount<'a>(&'a AtomicUsize);
+
+impl Drop for Uncount<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Relaxed);
+    }
+}
+
 /// What a lookup finds.
 pub(crate) enum Found<R> {
     /// The key's node, and what the caller did with it under the lock.
@@ -108,14 +117,19 @@ impl<K: Hash + Eq> Table<K> {
         if let Some(owned) = table.find(hash, |owned| owned.node().key.borrow() == key) {
             return Found::Live(with(owned.node()));
         }
-        if peek(&self.live) >= max_keys {
+        // Counted in before it is made: new keys of two shards racing for
+        // the last place cannot both see it free.
+        if self.live.fetch_add(1, Relaxed) >= max_keys {
+            self.live.fetch_sub(1, Relaxed);
             return Found::Full;
         }
+        // Given back if making the key (or hashing one on a resize) panics.
+        let counted = Uncount(&self.live);
         let node = make();
         let hasher = &self.hasher;
         let owned = Owned(NonNull::from(Box::leak(Box::new(node))));
         let entry = table.insert_unique(hash, owned, |owned| hasher.hash_one(&owned.node().key));
-        self.live.fetch_add(1, Relaxed);
+        std::mem::forget(counted);
         Found::Live(with(entry.get().node()))
     }
 

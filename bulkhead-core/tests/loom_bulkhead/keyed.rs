@@ -359,3 +359,29 @@ fn a_waiter_whose_waker_panics_in_its_own_enqueue_loses_no_slot() {
         assert_idle(&keyed, 1);
     });
 }
+
+#[test]
+fn two_new_keys_racing_never_pass_max_keys() {
+    // Keys 0 to 9 over the models' two shards: some pair shares none.
+    for other in 1..10u8 {
+        loom::model(move || {
+            let clock = ManualClock::new();
+            let config = BulkheadConfig::builder()
+                .max_concurrent(4)
+                .max_keys(1)
+                .idle_evict(Duration::from_secs(3600))
+                .build()
+                .unwrap();
+            let context = PolicyContext::new(Arc::new(clock.clone()));
+            let keyed: KeyedBulkhead<u8> = KeyedBulkhead::with_context("loom", config, context);
+            let racer = {
+                let keyed = keyed.clone();
+                thread::spawn(move || keyed.try_enter(&other).map(drop).is_ok())
+            };
+            let mine = keyed.try_enter(&0).map(drop).is_ok();
+            let theirs = racer.join().unwrap();
+            assert!(keyed.keys() <= 1, "{} keys live, max_keys 1", keyed.keys());
+            assert!(!(mine && theirs), "two new keys admitted with max_keys 1");
+        });
+    }
+}
