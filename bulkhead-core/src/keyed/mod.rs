@@ -1000,7 +1000,10 @@ impl<K: Hash + Eq> Inner<K> {
         sweeps.last = Some(now);
         sweeps.seq = sweeps.seq.wrapping_add(1);
         let seq = sweeps.seq;
-        self.slots.epoch.store(u32::from(seq), Relaxed);
+        // A swap rather than a store: loom 0.7 lets a later read-modify-write
+        // (`peek` under loom) read the value before a relaxed store; once
+        // per sweep, it costs nothing.
+        self.slots.epoch.swap(u32::from(seq), Relaxed);
         sweeps.recent.push_back((seq, now));
         let old_enough = |at: Instant| {
             now.checked_duration_since(at)

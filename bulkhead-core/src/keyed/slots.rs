@@ -498,9 +498,20 @@ impl Slots {
         // SAFETY: the key has waiters.
         let slot = unsafe { slot_ref.get() };
         let (per_key, reserved) = slot.limits(peek(&self.per_key));
-        let epoch = peek(&self.epoch) as u16;
         let mut word = peek(&slot.word);
         loop {
+            // Read again at each try: a grant holds no shard lock, so a
+            // sweep may stamp the key (busy) between two tries, and its
+            // epoch, stored before, must not be overwritten by an older one
+            // (the key would be evicted up to a sweep period early); nor by
+            // one read stale beside the sweep's stamp on the word.
+            let read = peek(&self.epoch) as u16;
+            let stamped = super::node::epoch_of(word);
+            let epoch = if stamped.wrapping_sub(read).cast_signed() > 0 {
+                stamped
+            } else {
+                read
+            };
             // Only releases move the word meanwhile (new calls see its
             // waiters and come to the lock): `held` only falls.
             let held = word & HELD;

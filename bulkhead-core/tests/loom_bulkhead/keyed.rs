@@ -385,3 +385,49 @@ fn two_new_keys_racing_never_pass_max_keys() {
         });
     }
 }
+
+#[test]
+fn a_key_granted_while_a_sweep_stamps_it_is_not_evicted_early() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let config = BulkheadConfig::builder()
+            .max_concurrent(2)
+            .per_key(1)
+            .max_wait(Duration::from_secs(3600))
+            .idle_evict(Duration::from_millis(4))
+            .build()
+            .unwrap();
+        let context = PolicyContext::new(Arc::new(clock.clone()));
+        let keyed: KeyedBulkhead<u8> = KeyedBulkhead::with_context("loom", config, context);
+        let held = keyed.try_enter_owned(&0).unwrap();
+        let key = 0;
+        let mut waiter = keyed.enter_async(&key);
+        assert!(poll_noop(&mut waiter).is_pending());
+        // At 1 ms a sweep (busy key: stamped with it) races the release
+        // that hands key 0's slot to its waiter.
+        clock.advance(Duration::from_millis(1));
+        let releaser = thread::spawn(move || drop(held));
+        let first = keyed.evict_idle();
+        releaser.join().unwrap();
+        assert_eq!(first, 0);
+        let std::task::Poll::Ready(Ok(permit)) = poll_noop(&mut waiter) else {
+            panic!("the waiter was not served");
+        };
+        drop(waiter);
+        // Its call ends at 1.9 ms: kept until 5.9 ms at least. Sweeps at
+        // 2, 3, 4 and 5 ms.
+        clock.advance(Duration::from_micros(900));
+        drop(permit);
+        clock.advance(Duration::from_micros(100));
+        assert_eq!(keyed.evict_idle(), 0, "at 2 ms");
+        for _ in 0..3 {
+            clock.advance(Duration::from_millis(1));
+            let n = keyed.evict_idle();
+            assert_eq!(n, 0, "at {:?}", clock.elapsed());
+        }
+        assert!(
+            keyed.is_live(&0),
+            "evicted at 5 ms, idle since 1.9 ms with idle_evict 4 ms"
+        );
+    });
+}
