@@ -833,6 +833,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
     {
         let mut wake = wake;
         let slots = &self.inner.slots;
+        let mut wakes = Vec::new();
         let found = self.inner.table.with_node(
             key,
             self.inner.max_keys.load(Relaxed),
@@ -845,17 +846,56 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
                 match slots.try_take(slot) {
                     Take::Taken => Ok(NonNull::from(slot)),
                     Take::Refused(refusal) if wake.is_none() => Err(Waited::Refused(refusal)),
-                    Take::Refused(_) | Take::Queue => match slots.admit(slot, wake.take()) {
-                        Admit::Taken => Ok(NonNull::from(slot)),
-                        Admit::Refused(refusal) => Err(Waited::Refused(refusal)),
-                        Admit::Queued(seq) => Err(Waited::Queued(seq, SlotRef::new(slot))),
-                    },
+                    Take::Refused(_) | Take::Queue => {
+                        let (admit, served) = slots.admit(slot, wake.take());
+                        wakes = served;
+                        match admit {
+                            Admit::Taken => Ok(NonNull::from(slot)),
+                            Admit::Refused(refusal) => Err(Waited::Refused(refusal)),
+                            Admit::Queued(seq) => Err(Waited::Queued(seq, SlotRef::new(slot))),
+                        }
+                    }
                 }
             },
         );
         match found {
-            Found::Live(taken) => Ok(taken),
+            Found::Live(taken) => {
+                self.wake_served(wakes, &taken);
+                Ok(taken)
+            }
             Found::Full => Err(Retry(wake)),
+        }
+    }
+
+    /// Wakes the waiters a call's slow path served, out of the shard's
+    /// lock. If a waker panics, the call gives back what it got (a slot,
+    /// or its place in the queue) before the panic goes on: it would
+    /// otherwise be lost with its permit, and the slot with it for good.
+    fn wake_served(
+        &self,
+        wakes: Vec<crate::clock::Wake>,
+        taken: &Result<NonNull<KeySlot>, Waited>,
+    ) {
+        if wakes.is_empty() {
+            return;
+        }
+        let woken = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            crate::clock::wake_all(wakes);
+        }));
+        if let Err(panic) = woken {
+            let slots = &self.inner.slots;
+            match *taken {
+                // SAFETY: this call holds the slot it took.
+                Ok(slot) => unsafe { slots.release(SlotRef::from_ptr(slot)) },
+                Err(Waited::Queued(seq, slot)) => {
+                    if slots.cancel(seq) {
+                        // SAFETY: the slot was handed to this waiter.
+                        unsafe { slots.release(slot) };
+                    }
+                }
+                Err(Waited::Refused(_)) => {}
+            }
+            std::panic::resume_unwind(panic);
         }
     }
 
@@ -960,7 +1000,10 @@ impl<K: Hash + Eq> Inner<K> {
         sweeps.last = Some(now);
         sweeps.seq = sweeps.seq.wrapping_add(1);
         let seq = sweeps.seq;
-        self.slots.epoch.store(u32::from(seq), Relaxed);
+        // A swap rather than a store: loom 0.7 lets a later read-modify-write
+        // (`peek` under loom) read the value before a relaxed store; once
+        // per sweep, it costs nothing.
+        self.slots.epoch.swap(u32::from(seq), Relaxed);
         sweeps.recent.push_back((seq, now));
         let old_enough = |at: Instant| {
             now.checked_duration_since(at)

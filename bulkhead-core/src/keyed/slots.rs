@@ -354,19 +354,29 @@ impl Slots {
         let mut wakes = Vec::new();
         {
             let mut waiting = lock(&self.waiting);
+            // Its key's rank moved (if it has waiters: else it is not read).
+            waiting.refresh(slot, peek(&self.per_key));
             if global {
+                // Its waiters, held back by their key until now, may be
+                // owed the global slot: flag them first, so that a new call
+                // of another key cannot take it between the give-back and
+                // the hand-off (the dispatch sets the flag right after).
+                if !waiting.eligible.is_empty() {
+                    self.used.fetch_or(WAITING, SeqCst);
+                }
                 self.used.fetch_sub(1, SeqCst);
             }
-            // Its key's rank moved (if it has waiters: else it is not read).
-            self.dispatch_after(&mut waiting, &mut wakes, Some(slot));
+            self.dispatch(&mut waiting, &mut wakes);
         }
         crate::clock::wake_all(wakes);
     }
 
     /// The slow path of a call whose [`try_take`](Self::try_take) did not
     /// take a slot; under its shard's read lock (its node alive). With
-    /// `wake`, a call that gets no slot now is queued, woken by it.
-    pub(crate) fn admit(&self, slot: &KeySlot, wake: Option<Wake>) -> Admit {
+    /// `wake`, a call that gets no slot now is queued, woken by it. Also
+    /// returns the waiters it served, for the caller to wake once it holds
+    /// no lock (and to undo what it got if a waker panics).
+    pub(crate) fn admit(&self, slot: &KeySlot, wake: Option<Wake>) -> (Admit, Vec<Wake>) {
         let mut wakes = Vec::new();
         let admit = {
             let mut waiting = lock(&self.waiting);
@@ -384,8 +394,7 @@ impl Slots {
                 },
             }
         };
-        crate::clock::wake_all(wakes);
-        admit
+        (admit, wakes)
     }
 
     /// Under the lock, after a dispatch: a slot for a call of `slot`'s key
@@ -459,21 +468,7 @@ impl Slots {
     /// only are served by their key's releases, which always come here, and
     /// do not send other keys' calls to the lock.
     fn dispatch(&self, waiting: &mut Waiting, wakes: &mut Vec<Wake>) {
-        self.dispatch_after(waiting, wakes, None);
-    }
-
-    /// [`dispatch`](Self::dispatch) after a release of `changed`'s key,
-    /// whose rank it reads again first.
-    fn dispatch_after(
-        &self,
-        waiting: &mut Waiting,
-        wakes: &mut Vec<Wake>,
-        changed: Option<SlotRef>,
-    ) {
         let default = peek(&self.per_key);
-        if let Some(changed) = changed {
-            waiting.refresh(changed, default);
-        }
         loop {
             let mut needs_global = false;
             while let Some(&(_, slot_ref)) = waiting.eligible.first() {
@@ -503,9 +498,20 @@ impl Slots {
         // SAFETY: the key has waiters.
         let slot = unsafe { slot_ref.get() };
         let (per_key, reserved) = slot.limits(peek(&self.per_key));
-        let epoch = peek(&self.epoch) as u16;
         let mut word = peek(&slot.word);
         loop {
+            // Read again at each try: a grant holds no shard lock, so a
+            // sweep may stamp the key (busy) between two tries, and its
+            // epoch, stored before, must not be overwritten by an older one
+            // (the key would be evicted up to a sweep period early); nor by
+            // one read stale beside the sweep's stamp on the word.
+            let read = peek(&self.epoch) as u16;
+            let stamped = super::node::epoch_of(word);
+            let epoch = if stamped.wrapping_sub(read).cast_signed() > 0 {
+                stamped
+            } else {
+                read
+            };
             // Only releases move the word meanwhile (new calls see its
             // waiters and come to the lock): `held` only falls.
             let held = word & HELD;

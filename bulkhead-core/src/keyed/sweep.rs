@@ -65,7 +65,12 @@ fn run() {
         }
         let mut tick = Duration::from_secs(1);
         for (keyed, clock) in &live {
-            keyed.sweep_at(clock.now());
+            // A key's `Drop` that panics in a sweep must not end the
+            // thread, which sweeps every keyed bulkhead of the process.
+            let swept = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                keyed.sweep_at(clock.now());
+            }));
+            drop(swept);
             tick = tick.min(keyed.period());
         }
         drop(live);

@@ -38,6 +38,15 @@ type Hasher = foldhash::fast::RandomState;
 #[cfg(loom)]
 type Hasher = foldhash::fast::FixedState;
 
+/// Takes back a key counted in `live` whose node was not made.
+struct Uncount<'a>(&'a AtomicUsize);
+
+impl Drop for Uncount<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Relaxed);
+    }
+}
+
 /// What a lookup finds.
 pub(crate) enum Found<R> {
     /// The key's node, and what the caller did with it under the lock.
@@ -108,14 +117,19 @@ impl<K: Hash + Eq> Table<K> {
         if let Some(owned) = table.find(hash, |owned| owned.node().key.borrow() == key) {
             return Found::Live(with(owned.node()));
         }
-        if peek(&self.live) >= max_keys {
+        // Counted in before it is made: new keys of two shards racing for
+        // the last place cannot both see it free.
+        if self.live.fetch_add(1, Relaxed) >= max_keys {
+            self.live.fetch_sub(1, Relaxed);
             return Found::Full;
         }
+        // Given back if making the key (or hashing one on a resize) panics.
+        let counted = Uncount(&self.live);
         let node = make();
         let hasher = &self.hasher;
         let owned = Owned(NonNull::from(Box::leak(Box::new(node))));
         let entry = table.insert_unique(hash, owned, |owned| hasher.hash_one(&owned.node().key));
-        self.live.fetch_add(1, Relaxed);
+        std::mem::forget(counted);
         Found::Live(with(entry.get().node()))
     }
 
@@ -166,6 +180,7 @@ impl<K: Hash + Eq> Table<K> {
     /// Returns how many it freed.
     pub(crate) fn sweep(&self, epoch: u16, older_than: u16) -> usize {
         let mut freed = 0;
+        let mut evicted: Vec<Box<Node<K>>> = Vec::new();
         for shard in &self.shards {
             let mut table = write(shard);
             table.retain(|owned| {
@@ -190,18 +205,23 @@ impl<K: Hash + Eq> Table<K> {
                     }
                     // SAFETY: made by `Box::leak` in `with_node`, removed
                     // from the table by returning false, never used again.
-                    drop(unsafe { Box::from_raw(owned.0.as_ptr()) });
-                    freed += 1;
+                    // Dropped once the lock is let go: a key's `Drop` that
+                    // panics must not leave the table holding a freed node
+                    // (nor hold the shard meanwhile).
+                    evicted.push(unsafe { Box::from_raw(owned.0.as_ptr()) });
                     return false;
                 }
             });
             let len = table.len();
-            if freed > 0 && len < table.capacity() / 4 {
+            if !evicted.is_empty() && len < table.capacity() / 4 {
                 let hasher = &self.hasher;
                 table.shrink_to(len, |owned| hasher.hash_one(&owned.node().key));
             }
+            drop(table);
+            freed += evicted.len();
+            self.live.fetch_sub(evicted.len(), Relaxed);
+            evicted.clear();
         }
-        self.live.fetch_sub(freed, Relaxed);
         freed
     }
 }

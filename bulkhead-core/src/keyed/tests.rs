@@ -852,3 +852,52 @@ fn a_key_held_across_the_first_sweeps_is_idle_only_from_its_release() {
     }
     assert!(!keyed.is_live("long"), "idle for 110 s");
 }
+
+/// Whether dropping a [`Grumpy`] key panics now.
+static GRUMPY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// How many [`Grumpy`] keys were dropped while grumpy.
+static GRUMPY_DROPS: AtomicU64 = AtomicU64::new(0);
+
+/// A key whose drop panics while [`GRUMPY`] is set.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Grumpy(u32);
+
+impl Drop for Grumpy {
+    fn drop(&mut self) {
+        if GRUMPY.load(Ordering::SeqCst) {
+            GRUMPY_DROPS.fetch_add(1, Ordering::SeqCst);
+            panic!("a key's drop panicked");
+        }
+    }
+}
+
+#[test]
+fn a_key_whose_drop_panics_in_a_sweep_leaves_the_table_sound() {
+    let clock = ManualClock::new();
+    let config = BulkheadConfig::builder()
+        .max_concurrent(4)
+        .idle_evict(Duration::from_secs(4))
+        .build()
+        .unwrap();
+    let context = PolicyContext::new(Arc::new(clock.clone()));
+    // Not dropped if the test fails: a table still holding a freed node
+    // would free it again.
+    let keyed = std::mem::ManuallyDrop::new(KeyedBulkhead::with_context("grumpy", config, context));
+    drop(keyed.try_enter(&Grumpy(1)).unwrap());
+    GRUMPY.store(true, Ordering::SeqCst);
+    let swept = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        for _ in 0..8 {
+            clock.advance(Duration::from_secs(1));
+            keyed.evict_idle();
+        }
+    }));
+    GRUMPY.store(false, Ordering::SeqCst);
+    assert!(swept.is_err(), "the key's drop panicked in the sweep");
+    assert_eq!(GRUMPY_DROPS.load(Ordering::SeqCst), 1);
+    // The node was freed: the table neither counts nor keeps it.
+    assert_eq!(keyed.keys(), 0, "the table still holds a freed node");
+    assert!(!keyed.is_live(&Grumpy(1)));
+    drop(keyed.try_enter(&Grumpy(1)).unwrap());
+    assert_eq!(keyed.keys(), 1);
+    drop(std::mem::ManuallyDrop::into_inner(keyed));
+}

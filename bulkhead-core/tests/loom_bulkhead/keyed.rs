@@ -3,6 +3,7 @@
 //! freed while someone waits reaches a waiter, and a sweep that evicts
 //! keys racing calls of them frees only idle nodes and loses nothing.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -288,5 +289,145 @@ fn a_waiter_held_back_by_its_key_then_by_the_global_limit_is_served() {
         drop(waiter);
         drop(b);
         assert_idle(&keyed, 3);
+    });
+}
+
+#[test]
+fn a_newcomer_racing_a_release_never_takes_the_slot_its_keys_waiter_is_owed() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        // One slot in all, 1 per key: key 0 holds it, its waiter is held
+        // back by its key (the flag stays clear). Key 0's release frees the
+        // global slot too: the waiter is owed it, a newcomer of key 1 that
+        // races the release never takes it.
+        let keyed = keyed(1, 1, Duration::from_secs(3600), &clock);
+        let held = keyed.try_enter_owned(&0).unwrap();
+        let key = 0;
+        let mut waiter = keyed.enter_async(&key);
+        assert!(poll_noop(&mut waiter).is_pending());
+        let releaser = thread::spawn(move || drop(held));
+        let newcomer = keyed.try_enter(&1);
+        releaser.join().unwrap();
+        assert!(newcomer.is_err(), "a newcomer barged past the waiter");
+        let served = poll_noop(&mut waiter);
+        assert!(
+            matches!(served, std::task::Poll::Ready(Ok(_))),
+            "the released slot was lost"
+        );
+        drop(newcomer);
+        drop(served);
+        drop(waiter);
+        assert_idle(&keyed, 1);
+    });
+}
+
+/// A waker that panics when woken (a broken executor's).
+struct PanickyWaker;
+
+impl std::task::Wake for PanickyWaker {
+    fn wake(self: Arc<Self>) {
+        panic!("a waker panicked");
+    }
+}
+
+#[test]
+fn a_waiter_whose_waker_panics_in_its_own_enqueue_loses_no_slot() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let keyed = keyed(1, 1, Duration::from_secs(3600), &clock);
+        let held = keyed.try_enter_owned(&0).unwrap();
+        // The release may wake the waiter's waker (and raise its panic).
+        let releaser = thread::spawn(move || {
+            let released = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| drop(held)));
+            drop(released);
+        });
+        // Key 1's call queues; the release may come between its refusal
+        // and its count as a waiter: it is then granted in its own enqueue
+        // and its waker, which panics, is woken there.
+        let key = 1;
+        let waker = std::task::Waker::from(Arc::new(PanickyWaker));
+        let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut waiter = keyed.enter_async(&key);
+            let poll = std::pin::Pin::new(&mut waiter)
+                .poll(&mut std::task::Context::from_waker(&waker))
+                .map(|entered| entered.map(drop).is_ok());
+            drop(waiter);
+            poll
+        }));
+        releaser.join().unwrap();
+        drop(polled);
+        assert_idle(&keyed, 1);
+    });
+}
+
+#[test]
+fn two_new_keys_racing_never_pass_max_keys() {
+    // Keys 0 to 9 over the models' two shards: some pair shares none.
+    for other in 1..10u8 {
+        loom::model(move || {
+            let clock = ManualClock::new();
+            let config = BulkheadConfig::builder()
+                .max_concurrent(4)
+                .max_keys(1)
+                .idle_evict(Duration::from_secs(3600))
+                .build()
+                .unwrap();
+            let context = PolicyContext::new(Arc::new(clock.clone()));
+            let keyed: KeyedBulkhead<u8> = KeyedBulkhead::with_context("loom", config, context);
+            let racer = {
+                let keyed = keyed.clone();
+                thread::spawn(move || keyed.try_enter(&other).map(drop).is_ok())
+            };
+            let mine = keyed.try_enter(&0).map(drop).is_ok();
+            let theirs = racer.join().unwrap();
+            assert!(keyed.keys() <= 1, "{} keys live, max_keys 1", keyed.keys());
+            assert!(!(mine && theirs), "two new keys admitted with max_keys 1");
+        });
+    }
+}
+
+#[test]
+fn a_key_granted_while_a_sweep_stamps_it_is_not_evicted_early() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let config = BulkheadConfig::builder()
+            .max_concurrent(2)
+            .per_key(1)
+            .max_wait(Duration::from_secs(3600))
+            .idle_evict(Duration::from_millis(4))
+            .build()
+            .unwrap();
+        let context = PolicyContext::new(Arc::new(clock.clone()));
+        let keyed: KeyedBulkhead<u8> = KeyedBulkhead::with_context("loom", config, context);
+        let held = keyed.try_enter_owned(&0).unwrap();
+        let key = 0;
+        let mut waiter = keyed.enter_async(&key);
+        assert!(poll_noop(&mut waiter).is_pending());
+        // At 1 ms a sweep (busy key: stamped with it) races the release
+        // that hands key 0's slot to its waiter.
+        clock.advance(Duration::from_millis(1));
+        let releaser = thread::spawn(move || drop(held));
+        let first = keyed.evict_idle();
+        releaser.join().unwrap();
+        assert_eq!(first, 0);
+        let std::task::Poll::Ready(Ok(permit)) = poll_noop(&mut waiter) else {
+            panic!("the waiter was not served");
+        };
+        drop(waiter);
+        // Its call ends at 1.9 ms: kept until 5.9 ms at least. Sweeps at
+        // 2, 3, 4 and 5 ms.
+        clock.advance(Duration::from_micros(900));
+        drop(permit);
+        clock.advance(Duration::from_micros(100));
+        assert_eq!(keyed.evict_idle(), 0, "at 2 ms");
+        for _ in 0..3 {
+            clock.advance(Duration::from_millis(1));
+            let n = keyed.evict_idle();
+            assert_eq!(n, 0, "at {:?}", clock.elapsed());
+        }
+        assert!(
+            keyed.is_live(&0),
+            "evicted at 5 ms, idle since 1.9 ms with idle_evict 4 ms"
+        );
     });
 }

@@ -334,6 +334,9 @@ fn resolve<K: BulkheadKey>(
     let config = layers.resolve(id, spec)?;
     let prefix = format!("bulkhead.instances.{id}.keys");
     let mut limits: Vec<(K, KeyLimits)> = code_keys.to_vec();
+    // The keys configuration names, as written: two spellings of one key
+    // ("7" and "07" for a number) would have the later in sort order win.
+    let mut written: std::collections::HashMap<K, &str> = std::collections::HashMap::new();
     for (name, setting) in settings.into_iter().flatten() {
         let key: K = name.parse().map_err(|_| ConfigSourceError::Malformed {
             source_name: format!("{prefix}.{}", quoted(name)),
@@ -342,6 +345,13 @@ fn resolve<K: BulkheadKey>(
                 std::any::type_name::<K>()
             ),
         })?;
+        if let Some(first) = written.insert(key.clone(), name) {
+            return Err(ConfigError::KeyedLimits {
+                key: format!("{prefix}.{}", quoted(name)),
+                reason: format!("the key is given twice, as {first:?} and {name:?}"),
+            }
+            .into());
+        }
         match limits.iter_mut().find(|(k, _)| *k == key) {
             Some((_, limits)) => {
                 let per_key = setting.per_key.unwrap_or(limits.per_key());

@@ -429,3 +429,22 @@ fn the_snapshot_lists_ten_keys_by_default() -> Result<(), Box<dyn std::error::Er
     assert_eq!(snapshot.keyed_bulkheads()[0].in_flight, 30);
     Ok(())
 }
+
+#[test]
+fn one_key_written_two_ways_is_atr_020() {
+    // "07" and "7" are one u32 key: which limit would win is not the
+    // file's order but the spelling's; refused rather than guessed.
+    let registry = toml(
+        "[bulkhead.instances.api.keys.\"7\"]\nper_key = 3\n[bulkhead.instances.api.keys.\"07\"]\nper_key = 2\n",
+    );
+    let err = registry.keyed_bulkhead::<u32>("api").unwrap_err();
+    assert_eq!(err.code(), "ATR-020", "{err}");
+    assert!(err.to_string().contains("\"07\" and \"7\""), "{err}");
+    // As strings they are two keys.
+    let registry = toml(
+        "[bulkhead.instances.api.keys.\"7\"]\nper_key = 3\n[bulkhead.instances.api.keys.\"07\"]\nper_key = 2\n",
+    );
+    let keyed = registry.keyed_bulkhead::<String>("api").unwrap();
+    assert_eq!(keyed.limits_of("07").per_key(), 2);
+    assert_eq!(keyed.limits_of("7").per_key(), 3);
+}
