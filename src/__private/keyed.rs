@@ -390,9 +390,7 @@ impl<'a, E> KeyedClassify<'a, E> {
     fn retries(&self, policies: &Policies, error: &CallError<E>) -> bool {
         match error {
             CallError::Inner(error) => self.retry_if.is_none_or(|p| p(error)),
-            CallError::Rejected(rejection) => !policies
-                .retry()
-                .is_some_and(|retry| retry.config().abort_on().contains(rejection.kind())),
+            CallError::Rejected(rejection) => policies.retries_rejection(rejection),
         }
     }
 
@@ -402,9 +400,7 @@ impl<'a, E> KeyedClassify<'a, E> {
     fn records(&self, policies: &Policies, error: &CallError<E>) -> bool {
         match error {
             CallError::Inner(error) => self.record_if.is_none_or(|p| p(error)),
-            CallError::Rejected(rejection) => !policies
-                .circuit_breaker()
-                .is_some_and(|breaker| breaker.config().ignore_on().contains(rejection.kind())),
+            CallError::Rejected(rejection) => policies.records_rejection(rejection),
         }
     }
 }
@@ -468,18 +464,12 @@ where
     F: FnMut() -> Result<T, E>,
 {
     let others = policies;
-    let attempt = || {
-        let permit = keyed
-            .enter(key)
-            .map_err(|full| CallError::Rejected(full.into()))?;
-        let result = attempt();
-        drop(permit);
-        result.map_err(CallError::Inner)
-    };
     let retries = |error: &CallError<E>| classify.retries(others, error);
     let records = |error: &CallError<E>| classify.records(others, error);
     let classifier = classify.classifier(&retries, &records);
-    flatten(others.call(&classifier, attempt))
+    others
+        .call(&classifier, || keyed.hold(key, &mut attempt))
+        .map_err(CallError::flatten)
 }
 
 /// As [`call_keyed`], without blocking a thread: each attempt's future
@@ -507,10 +497,10 @@ where
     let retries = |error: &CallError<E>| classify.retries(others, error);
     let records = |error: &CallError<E>| classify.records(others, error);
     let classifier = classify.classifier(&retries, &records);
-    let result = others
-        .call_async(&classifier, || entered(keyed, key, attempt()))
-        .await;
-    flatten(result)
+    others
+        .call_async(&classifier, || keyed.hold_async(key, attempt()))
+        .await
+        .map_err(CallError::flatten)
 }
 
 /// As [`call_keyed_async`], with the policies' hedge: each hedged attempt
@@ -536,39 +526,8 @@ where
     let retries = |error: &CallError<E>| classify.retries(others, error);
     let records = |error: &CallError<E>| classify.records(others, error);
     let classifier = classify.classifier(&retries, &records);
-    let result = others
-        .call_hedged(&classifier, || entered(keyed, key, attempt()))
-        .await;
-    flatten(result)
-}
-
-/// `future`, an attempt, run holding a slot of `key`.
-async fn entered<K, Q, T, E>(
-    keyed: &KeyedBulkhead<K>,
-    key: &Q,
-    future: impl Future<Output = Result<T, E>>,
-) -> Result<T, CallError<E>>
-where
-    K: KeyType + Borrow<Q>,
-    Q: KeyOf<K> + ?Sized,
-{
-    let permit = keyed
-        .enter_async(key)
+    others
+        .call_hedged(&classifier, || keyed.hold_async(key, attempt()))
         .await
-        .map_err(|full| CallError::Rejected(full.into()))?;
-    let result = future.await;
-    drop(permit);
-    result.map_err(CallError::Inner)
-}
-
-/// A refusal of the keyed bulkhead, inside the call, as the refusal of a
-/// policy.
-#[inline]
-fn flatten<T, E>(result: Result<T, CallError<CallError<E>>>) -> Result<T, CallError<E>> {
-    result.map_err(|error| match error {
-        CallError::Inner(CallError::Inner(error)) => CallError::Inner(error),
-        CallError::Inner(CallError::Rejected(rejection)) | CallError::Rejected(rejection) => {
-            CallError::Rejected(rejection)
-        }
-    })
+        .map_err(CallError::flatten)
 }

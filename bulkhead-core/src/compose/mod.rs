@@ -273,6 +273,25 @@ impl Policies {
         self.circuit_breaker.as_ref()
     }
 
+    /// Whether the retry tries an attempt again after `rejection` (unless
+    /// its `abort_on` lists the kind): for a refusal that reaches the
+    /// policies from inside the call (a keyed bulkhead's).
+    #[doc(hidden)]
+    pub fn retries_rejection(&self, rejection: &Rejection) -> bool {
+        !self
+            .retry()
+            .is_some_and(|retry| retry.config().abort_on().contains(rejection.kind()))
+    }
+
+    /// Whether the breaker records `rejection` as a failure (unless its
+    /// `ignore_on` lists the kind), as [`retries_rejection`](Self::retries_rejection).
+    #[doc(hidden)]
+    pub fn records_rejection(&self, rejection: &Rejection) -> bool {
+        !self
+            .circuit_breaker()
+            .is_some_and(|breaker| breaker.config().ignore_on().contains(rejection.kind()))
+    }
+
     /// The rate limiter, if any.
     pub fn rate_limiter(&self) -> Option<&RateLimiter> {
         self.rate_limiter.as_ref()

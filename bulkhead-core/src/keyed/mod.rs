@@ -472,6 +472,51 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
         KeyedEnter::new(self, key)
     }
 
+    /// `call`, an attempt under other policies, run holding a slot of `key`
+    /// (waiting as [`enter`](Self::enter) does): a refusal is
+    /// `CallError::Rejected`, the call's own error `CallError::Inner`, for
+    /// the policies around it to judge (`CallError::flatten` turns the
+    /// outcome back into one `CallError`).
+    #[doc(hidden)]
+    #[inline]
+    pub fn hold<Q, T, E>(
+        &self,
+        key: &Q,
+        call: impl FnOnce() -> Result<T, E>,
+    ) -> Result<T, crate::CallError<E>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        let permit = self
+            .enter(key)
+            .map_err(|full| crate::CallError::Rejected(full.into()))?;
+        let result = call();
+        drop(permit);
+        result.map_err(crate::CallError::Inner)
+    }
+
+    /// [`hold`](Self::hold) of an attempt's future, waiting as
+    /// [`enter_async`](Self::enter_async) does.
+    #[doc(hidden)]
+    pub async fn hold_async<Q, T, E>(
+        &self,
+        key: &Q,
+        attempt: impl std::future::Future<Output = Result<T, E>>,
+    ) -> Result<T, crate::CallError<E>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        let permit = self
+            .enter_async(key)
+            .await
+            .map_err(|full| crate::CallError::Rejected(full.into()))?;
+        let result = attempt.await;
+        drop(permit);
+        result.map_err(crate::CallError::Inner)
+    }
+
     /// Like [`try_enter`](Self::try_enter), with a permit that can move to
     /// another thread or task (it keeps the bulkhead alive).
     ///

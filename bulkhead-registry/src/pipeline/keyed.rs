@@ -146,18 +146,13 @@ impl<K: BulkheadKey> KeyedPipeline<K> {
         E: 'static,
         F: FnMut() -> Result<T, E>,
     {
-        let keyed = &self.keyed;
-        let attempt = || {
-            let permit = keyed
-                .enter(key)
-                .map_err(|full| CallError::Rejected(full.into()))?;
-            let result = call();
-            drop(permit);
-            result.map_err(CallError::Inner)
-        };
+        let attempt = || self.keyed.hold(key, &mut call);
         let (retries, records) = (self.retries::<E>(), self.records::<E>());
         let classify = Classifier::new().retry_if(&retries).record_if(&records);
-        flatten(self.pipeline.policies.call(&classify, attempt))
+        self.pipeline
+            .policies
+            .call(&classify, attempt)
+            .map_err(CallError::flatten)
     }
 
     /// Runs the future `call` makes under the policies with a slot of
@@ -179,18 +174,7 @@ impl<K: BulkheadKey> KeyedPipeline<K> {
         Fut: Future<Output = Result<T, E>>,
     {
         let keyed = &self.keyed;
-        let mut attempt = || {
-            let future = call();
-            async move {
-                let permit = keyed
-                    .enter_async(key)
-                    .await
-                    .map_err(|full| CallError::Rejected(full.into()))?;
-                let result = future.await;
-                drop(permit);
-                result.map_err(CallError::Inner)
-            }
-        };
+        let mut attempt = || keyed.hold_async(key, call());
         let (retries, records) = (self.retries::<E>(), self.records::<E>());
         let classify = Classifier::new().retry_if(&retries).record_if(&records);
         let policies = &self.pipeline.policies;
@@ -199,7 +183,7 @@ impl<K: BulkheadKey> KeyedPipeline<K> {
         } else {
             policies.call_async(&classify, &mut attempt).await
         };
-        flatten(result)
+        result.map_err(CallError::flatten)
     }
 
     /// Whether the retry tries an attempt again after this error: the
@@ -208,11 +192,7 @@ impl<K: BulkheadKey> KeyedPipeline<K> {
     fn retries<E: 'static>(&self) -> impl Fn(&CallError<E>) -> bool + '_ {
         move |error| match error {
             CallError::Inner(error) => Predicate::test(self.pipeline.retry_if.as_ref(), error),
-            CallError::Rejected(rejection) => !self
-                .pipeline
-                .policies
-                .retry()
-                .is_some_and(|retry| retry.config().abort_on().contains(rejection.kind())),
+            CallError::Rejected(rejection) => self.pipeline.policies.retries_rejection(rejection),
         }
     }
 
@@ -222,22 +202,7 @@ impl<K: BulkheadKey> KeyedPipeline<K> {
     fn records<E: 'static>(&self) -> impl Fn(&CallError<E>) -> bool + '_ {
         move |error| match error {
             CallError::Inner(error) => Predicate::test(self.pipeline.record_if.as_ref(), error),
-            CallError::Rejected(rejection) => !self
-                .pipeline
-                .policies
-                .circuit_breaker()
-                .is_some_and(|breaker| breaker.config().ignore_on().contains(rejection.kind())),
+            CallError::Rejected(rejection) => self.pipeline.policies.records_rejection(rejection),
         }
     }
-}
-
-/// A refusal of the keyed bulkhead, inside the call, as the refusal of a
-/// policy.
-fn flatten<T, E>(result: Result<T, CallError<CallError<E>>>) -> Result<T, CallError<E>> {
-    result.map_err(|error| match error {
-        CallError::Inner(CallError::Inner(error)) => CallError::Inner(error),
-        CallError::Inner(CallError::Rejected(rejection)) | CallError::Rejected(rejection) => {
-            CallError::Rejected::<E>(rejection)
-        }
-    })
 }
