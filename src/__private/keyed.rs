@@ -7,18 +7,17 @@
 //! [`enter_keyed_async`], a rejection being its result.
 
 use std::borrow::Borrow;
-use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
 use std::hash::Hash;
-use std::sync::{Arc, OnceLock, PoisonError, RwLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use bulkhead_core::{
     BulkheadConfigBuilder, BulkheadPermit, CallError, Classifier, ErrorPredicate, KeyedBulkhead,
     Policies, PolicyContext, Pushback,
 };
-use bulkhead_registry::{BulkheadKey, Registry, RegistryError};
+use bulkhead_registry::{BulkheadKey, MethodPolicy, Registry, RegistryError};
 
 use super::reject::Reject;
 
@@ -173,21 +172,16 @@ fn of_global<K: KeyType>(id: &str, source: &str, spec: BulkheadConfigBuilder) ->
 /// [`Registry::global`], its id the attribute's `name` or
 /// `<SelfType>::<method>(<param types>)`.
 ///
-/// The first type's is kept inline (its type name compared on each
-/// call, by pointer then by value), the others in a map.
-pub struct KeyedMethod<K: 'static> {
-    first: OnceLock<(&'static str, KeyedBulkhead<K>)>,
-    others: RwLock<BTreeMap<&'static str, &'static KeyedBulkhead<K>>>,
-}
+/// A `MethodPolicy` of keyed bulkheads: the first type's is kept inline
+/// (its type name compared on each call, by pointer then by value), the
+/// others in a map.
+pub struct KeyedMethod<K: 'static>(MethodPolicy<KeyedBulkhead<K>>);
 
 impl<K> KeyedMethod<K> {
     /// No bulkhead for any type yet.
     #[allow(clippy::new_without_default)]
     pub const fn new() -> Self {
-        KeyedMethod {
-            first: OnceLock::new(),
-            others: RwLock::new(BTreeMap::new()),
-        }
+        KeyedMethod(MethodPolicy::new())
     }
 }
 
@@ -207,60 +201,16 @@ impl<K: KeyType> KeyedMethod<K> {
         method: &str,
         spec: impl Fn() -> BulkheadConfigBuilder,
     ) -> &'static KeyedBulkhead<K> {
-        match self.first.get() {
-            Some((first, bulkhead)) if same_type(first, type_name) => bulkhead,
-            _ => self.slow(type_name, name, method, spec),
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn slow(
-        &'static self,
-        type_name: &'static str,
-        name: Option<&str>,
-        method: &str,
-        spec: impl Fn() -> BulkheadConfigBuilder,
-    ) -> &'static KeyedBulkhead<K> {
-        let make = || {
+        self.0.get_with(type_name, || {
             let source = format!("{type_name}::{method}");
             of_global(name.unwrap_or(&source), &source, spec())
-        };
-        let (first, bulkhead) = self.first.get_or_init(|| (type_name, make()));
-        if same_type(first, type_name) {
-            return bulkhead;
-        }
-        let found = self
-            .others
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(type_name)
-            .copied();
-        if let Some(bulkhead) = found {
-            return bulkhead;
-        }
-        let mut others = self.others.write().unwrap_or_else(PoisonError::into_inner);
-        // One per type the method runs for, kept for the program's life
-        // like the `static` that holds the first.
-        others
-            .entry(type_name)
-            .or_insert_with(|| Box::leak(Box::new(make())))
+        })
     }
-}
-
-/// Whether two type names name the same type: the same string, most
-/// often the same pointer.
-#[inline]
-fn same_type(a: &'static str, b: &'static str) -> bool {
-    std::ptr::eq(a, b) || a == b
 }
 
 impl<K> fmt::Debug for KeyedMethod<K> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("KeyedMethod")
-            .field("first", &self.first.get().map(|(type_name, _)| type_name))
-            .field("others", &self.others.read().map(|m| m.len()).ok())
-            .finish()
+        f.debug_tuple("KeyedMethod").field(&self.0).finish()
     }
 }
 

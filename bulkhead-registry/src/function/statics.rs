@@ -109,22 +109,28 @@ impl<P: FunctionPolicy> MethodPolicy<P> {
         type_name: &'static str,
         specs: impl Fn(&'static str) -> PolicySpecs,
     ) -> &'static P {
+        self.get_with(type_name, || of_global(specs(type_name)))
+    }
+}
+
+impl<P: 'static> MethodPolicy<P> {
+    /// The value kept for the type `type_name`, made by `make` on the first
+    /// call for that type (what [`get`](Self::get) does with a set of
+    /// policies; a keyed bulkhead is kept the same way).
+    #[inline]
+    pub fn get_with(&'static self, type_name: &'static str, make: impl Fn() -> P) -> &'static P {
         match self.first.get() {
             Some(first) if first.is(type_name) => &first.policy,
-            _ => self.slow(type_name, specs),
+            _ => self.slow(type_name, make),
         }
     }
 
     #[cold]
     #[inline(never)]
-    fn slow(
-        &'static self,
-        type_name: &'static str,
-        specs: impl Fn(&'static str) -> PolicySpecs,
-    ) -> &'static P {
+    fn slow(&'static self, type_name: &'static str, make: impl Fn() -> P) -> &'static P {
         let first = self.first.get_or_init(|| ForType {
             type_name,
-            policy: of_global(specs(type_name)),
+            policy: make(),
         });
         if first.is(type_name) {
             return &first.policy;
@@ -142,7 +148,7 @@ impl<P: FunctionPolicy> MethodPolicy<P> {
         others.entry(type_name).or_insert_with(|| {
             // One per type the method runs for, kept for the program's
             // life like the `static` that holds the first.
-            Box::leak(Box::new(of_global(specs(type_name))))
+            Box::leak(Box::new(make()))
         })
     }
 }
