@@ -41,7 +41,7 @@ use std::future::Future;
 use std::hash::{Hash, Hasher};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bulkhead_core::{
@@ -49,7 +49,7 @@ use bulkhead_core::{
 };
 
 use crate::model;
-use crate::overload::{base, quantiles};
+use crate::overload::{Flag, base, quantiles};
 use crate::scenarios::Service;
 use crate::simulate::Random;
 
@@ -183,22 +183,6 @@ struct Fate {
     started: Option<u64>,
     done: Option<u64>,
     refused: bool,
-}
-
-/// A waker that records its caller's id.
-struct Flag {
-    id: usize,
-    woken: Arc<Mutex<Vec<usize>>>,
-}
-
-impl Wake for Flag {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.woken.lock().expect("one thread").push(self.id);
-    }
 }
 
 /// One arm's run: every caller's fate, the most calls in service at

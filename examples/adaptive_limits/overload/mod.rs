@@ -17,6 +17,8 @@ mod classes;
 mod queues;
 mod waiters;
 
+pub(crate) use waiters::Flag;
+
 use std::collections::hash_map::DefaultHasher;
 use std::fmt::Write;
 use std::hash::{Hash, Hasher};

@@ -182,10 +182,11 @@ impl Outcome {
     }
 }
 
-/// A waker that records its caller's id.
-struct Flag {
-    id: usize,
-    woken: Arc<Mutex<Vec<usize>>>,
+/// A waker that records its caller's id (the keyed scenario's callers'
+/// too).
+pub(crate) struct Flag {
+    pub(crate) id: usize,
+    pub(crate) woken: Arc<Mutex<Vec<usize>>>,
 }
 
 impl Wake for Flag {
