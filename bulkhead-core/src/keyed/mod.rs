@@ -373,31 +373,44 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
         K: Borrow<Q>,
         Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
     {
-        // A live key, inlined: what it got comes back in one register (a
-        // slot's address, or why not), not as a result in memory.
-        let inner = &*self.inner;
-        if inner.enabled {
-            let slots = &inner.slots;
-            let fast = inner
-                .table
-                .find(key, |node| match slots.try_take(&node.slot) {
-                    Take::Taken => NonNull::from(&node.slot).as_ptr().expose_provenance(),
-                    Take::Refused(Refusal::KeyFull) => KEY_FULL,
-                    Take::Refused(Refusal::GlobalFull) => GLOBAL_FULL,
-                    Take::Refused(Refusal::TooManyKeys) | Take::Queue => SLOW,
-                })
-                .unwrap_or(SLOW);
-            match fast {
+        if self.inner.enabled {
+            match self.fast(key) {
                 KEY_FULL => return Err(self.reject(Refusal::KeyFull, false)),
                 GLOBAL_FULL => return Err(self.reject(Refusal::GlobalFull, false)),
                 SLOW => {}
-                _ => {
-                    let slot = self.inner.slot_at(fast);
-                    return Ok(self.anchor.keyed_permit(Some(slot)));
-                }
+                slot => return Ok(self.taken(slot)),
             }
         }
         self.try_enter_slow(key)
+    }
+
+    /// One try at a slot of a live key, inlined, on an enabled bulkhead:
+    /// what it got comes back in one register (the slot's address, or
+    /// [`KEY_FULL`], [`GLOBAL_FULL`], [`SLOW`] for a new key or a call that
+    /// has to go to the lock), not as a result in memory. Nothing is done
+    /// but the slot taken.
+    #[inline]
+    fn fast<Q>(&self, key: &Q) -> usize
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let slots = &self.inner.slots;
+        self.inner
+            .table
+            .find(key, |node| match slots.try_take(&node.slot) {
+                Take::Taken => NonNull::from(&node.slot).as_ptr().expose_provenance(),
+                Take::Refused(Refusal::KeyFull) => KEY_FULL,
+                Take::Refused(Refusal::GlobalFull) => GLOBAL_FULL,
+                Take::Refused(Refusal::TooManyKeys) | Take::Queue => SLOW,
+            })
+            .unwrap_or(SLOW)
+    }
+
+    /// The permit of the slot at the address [`fast`](Self::fast) returned.
+    #[inline]
+    pub(crate) fn taken(&self, slot: usize) -> BulkheadPermit<'_> {
+        self.anchor.keyed_permit(Some(self.inner.slot_at(slot)))
     }
 
     /// [`try_enter`](Self::try_enter) of a new key, a disabled bulkhead, or
@@ -433,6 +446,12 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
     {
         if !self.inner.enabled {
             return Ok(self.anchor.keyed_permit(None));
+        }
+        // A free slot of a live key costs what `try_enter`'s does: the
+        // clock and the thread's handle are read only to wait.
+        let fast = self.fast(key);
+        if fast > SLOW {
+            return Ok(self.taken(fast));
         }
         let Some(until) = self.wait_until() else {
             return self.try_enter(key);

@@ -75,6 +75,12 @@ where
                     this.state = State::Done;
                     return Poll::Ready(Ok(keyed.anchor().keyed_permit(None)));
                 }
+                // A free slot of a live key: no clock read, no waker cloned.
+                let fast = keyed.fast(this.key);
+                if fast > super::SLOW {
+                    this.state = State::Done;
+                    return Poll::Ready(Ok(keyed.taken(fast)));
+                }
                 let until = keyed.wait_until();
                 let wake = until.map(|_| Wake::Task(cx.waker().clone()));
                 match keyed.take(this.key, wake) {
