@@ -551,6 +551,24 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
         Ok(self.anchor.owned(permit))
     }
 
+    /// A free slot of a live key, as an owned permit, if there is one: no
+    /// wait, no queue, no rejection published; `None` means "go through
+    /// [`enter_owned_async`](Self::enter_owned_async)" (for a tower layer,
+    /// which then allocates only for requests that may wait).
+    #[doc(hidden)]
+    #[inline]
+    pub fn try_enter_owned_if_free<Q>(&self, key: &Q) -> Option<OwnedBulkheadPermit>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ToOwned<Owned = K> + ?Sized,
+    {
+        if !self.inner.enabled {
+            return None;
+        }
+        let fast = self.fast(key);
+        (fast > SLOW).then(|| self.anchor.owned(self.taken(fast)))
+    }
+
     /// Like [`enter`](Self::enter), with a permit that can move.
     ///
     /// # Errors

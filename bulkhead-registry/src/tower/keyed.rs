@@ -34,8 +34,8 @@ use crate::registry::Registry;
 /// (an "anonymous" tenant), which then shares one limit.
 ///
 /// A request admitted or refused at once allocates nothing; with a
-/// `max_wait`, each request allocates one box (its possible place in the
-/// queue).
+/// `max_wait`, a request that finds no free slot of its key allocates one
+/// box (its place in the queue).
 ///
 /// # Examples
 ///
@@ -241,6 +241,8 @@ where
         let refusal = move |full: BulkheadFull| Unavailable::new(Rejection::from(full), hint);
         let entered = if self.keyed.max_wait().is_zero() {
             self.keyed.try_enter_owned(&key).map_err(refusal)
+        } else if let Some(permit) = self.keyed.try_enter_owned_if_free(&key) {
+            Ok(permit)
         } else {
             let keyed = self.keyed.clone();
             let mut queued: Queued =
