@@ -134,9 +134,9 @@ macro_rules! __bulkhead_keys {
             => Limit { max: u32::MAX }, "100000",
             "keyed bulkhead: the most keys it keeps at once; a call with a new key past it is refused (REG-017 in its event) until idle keys are evicted";
         /// How long a key of a keyed bulkhead stays without calls before
-        /// it is evicted (default 60 s; evicted between once and 1.75
-        /// times this after its last call ended). Nothing on a bulkhead
-        /// without keys.
+        /// it is evicted (default 60 s; evicted between once and 1.5
+        /// times this after its last call ended, by sweeps every quarter of
+        /// it). Nothing on a bulkhead without keys.
         @shown_if(idle_evict)
         idle_evict: Duration = Duration::from_secs(60)
             => Duration { positive: false }, "\"60s\"",
