@@ -808,6 +808,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
     {
         let default = self.inner.slots.per_key();
         let mut in_flight = 0u64;
+        let mut reserved = 0u64;
         let mut busy = 0usize;
         let mut heaviest: Vec<KeyOccupancy<K>> = Vec::new();
         self.inner.table.for_each(|node| {
@@ -815,6 +816,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
             let held = (word & HELD) as u32;
             let waiting = ((word & WAITERS) >> 24) as u32;
             in_flight += u64::from(held);
+            reserved += node.slot.limits(0).1;
             if held > 0 || waiting > 0 {
                 busy += 1;
             }
@@ -846,7 +848,7 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
             waiting: self.inner.slots.waiting() as u32,
             max_concurrent: self.inner.slots.cap(),
             per_key: default,
-            reserved: u32::try_from(self.reserved_total()).unwrap_or(u32::MAX),
+            reserved: u32::try_from(reserved).unwrap_or(u32::MAX),
             keys: self.inner.table.len(),
             busy_keys: busy,
             max_keys: self.inner.max_keys.load(Relaxed),
