@@ -163,14 +163,20 @@ impl Observer {
         let mut next_sample = self.sampling.as_ref().map(|s| s.clock.now());
         let mut missed = 0;
         loop {
-            if let (Some(sampling), Some(due)) = (&self.sampling, next_sample)
-                && sampling.clock.now() >= due
-            {
-                sink.sample();
-                self.shared.samples.fetch_add(1, Ordering::Relaxed);
-                // An interval too long to add (`Duration::MAX`) means
-                // no further sample.
-                next_sample = sampling.clock.now().checked_add(sampling.interval);
+            if let (Some(sampling), Some(due)) = (&self.sampling, next_sample) {
+                let now = sampling.clock.now();
+                if now >= due {
+                    sink.sample();
+                    // The next one counts from this one's start, and is set
+                    // before the sample is counted: a clock moved by whoever
+                    // waited for the count makes it due (read after the
+                    // count, a `ManualClock` moved in between was missed and
+                    // the next sample waited a whole interval more). An
+                    // interval too long to add (`Duration::MAX`) means no
+                    // further sample.
+                    next_sample = now.checked_add(sampling.interval);
+                    self.shared.samples.fetch_add(1, Ordering::Release);
+                }
             }
             let woken = self.wait(&mut cx, next_sample);
             let lost = self.stream.missed() - missed;
