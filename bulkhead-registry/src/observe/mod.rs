@@ -170,12 +170,17 @@ mod observer;
 
 #[cfg(feature = "metrics")]
 mod metrics;
+#[cfg(feature = "opentelemetry")]
+mod otel;
 #[cfg(feature = "tracing")]
 mod tracing;
 
 #[cfg(feature = "metrics")]
 #[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "metrics")))]
 pub use self::metrics::{export_metrics, export_metrics_to};
+#[cfg(feature = "opentelemetry")]
+#[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "opentelemetry")))]
+pub use self::otel::export_opentelemetry;
 #[cfg(feature = "tracing")]
 #[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "tracing")))]
 pub use self::tracing::trace_events;

@@ -4,7 +4,7 @@
 use bulkhead_core::{CircuitState, RejectionKind};
 
 /// Every circuit state, for the state gauge.
-#[cfg(feature = "metrics")]
+#[cfg(any(feature = "metrics", feature = "opentelemetry"))]
 pub(crate) const CIRCUIT_STATES: [CircuitState; 5] = [
     CircuitState::Closed,
     CircuitState::Open,
@@ -30,4 +30,22 @@ pub(crate) fn circuit_state(state: CircuitState) -> &'static str {
 /// `CircuitOpen`, `Timeout`, `RateLimited`).
 pub(crate) fn cause(rejection: Option<RejectionKind>) -> &'static str {
     rejection.map_or("error", RejectionKind::name)
+}
+
+/// How a failed attempt or call ended, as OpenTelemetry attributes say it
+/// (`resilience.outcome`): `error` for the call's own error, else the
+/// rejection kind in snake case (`bulkhead_full`, `circuit_open`, `timeout`,
+/// `rate_limited`, `injected`, `deadline_exceeded`).
+#[cfg(feature = "opentelemetry")]
+pub(crate) fn outcome(rejection: Option<RejectionKind>) -> &'static str {
+    match rejection {
+        None => "error",
+        Some(RejectionKind::BulkheadFull) => "bulkhead_full",
+        Some(RejectionKind::CircuitOpen) => "circuit_open",
+        Some(RejectionKind::Timeout) => "timeout",
+        Some(RejectionKind::RateLimited) => "rate_limited",
+        Some(RejectionKind::Injected) => "injected",
+        Some(RejectionKind::DeadlineExceeded) => "deadline_exceeded",
+        Some(_) => "rejected",
+    }
 }

@@ -1,7 +1,7 @@
 //! Policy state and events as `metrics`: [`export_metrics`].
 
 mod events;
-mod names;
+pub(super) mod names;
 mod samples;
 
 use std::collections::HashMap;

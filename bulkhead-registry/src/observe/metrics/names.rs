@@ -108,6 +108,13 @@ metrics! {
         "Changes of the share, by reason.";
 }
 
+/// Every metric, the fleets' too (for the OpenTelemetry exporter's test
+/// that each has a twin there).
+#[cfg(all(test, feature = "opentelemetry"))]
+pub(in crate::observe) fn all() -> impl Iterator<Item = &'static Metric> {
+    METRICS.iter().chain(FLEET_METRICS)
+}
+
 /// Describes every metric to the recorder: the fleets' too when a fleet
 /// crate is linked (see `crate::fleet`).
 pub(super) fn describe() {
