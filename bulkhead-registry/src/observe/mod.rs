@@ -1,7 +1,9 @@
 //! Watching a registry's policies: their events as
 //! [`tracing`](https://docs.rs/tracing) events (feature `tracing`,
 //! `trace_events`) and their state as [`metrics`](https://docs.rs/metrics)
-//! gauges and counters (feature `metrics`, `export_metrics`).
+//! gauges and counters (feature `metrics`, `export_metrics`) or as
+//! [OpenTelemetry](https://docs.rs/opentelemetry) instruments (feature
+//! `opentelemetry`, `export_opentelemetry`).
 //!
 //! ```
 //! use std::time::Duration;
@@ -12,6 +14,8 @@
 //! let tracing = observe::trace_events(&registry)?;
 //! # #[cfg(feature = "metrics")]
 //! let metrics = observe::export_metrics(&registry, Duration::from_secs(5))?;
+//! # #[cfg(feature = "opentelemetry")]
+//! let otel = observe::export_opentelemetry(&registry, &opentelemetry::global::meter("bulkhead"))?;
 //! // ... build pipelines and wrappers on `registry`, serve traffic ...
 //! // Each observer stops when its handle is dropped.
 //! # Ok::<(), std::io::Error>(())
@@ -164,6 +168,97 @@
 //! recorder call on every admitted call. The sizing counters give the mean
 //! latency per interval at the price of two clock reads per call, paid only
 //! by registries that ask for it.
+//!
+//! # OpenTelemetry
+//!
+//! `export_opentelemetry` creates these instruments on the program's
+//! `Meter`, named in the style of the OpenTelemetry semantic conventions
+//! (which have no resilience conventions yet: these are a proposal).
+//! Every one is observable, read at each of the SDK's collections: what a
+//! snapshot shows is taken then (once per collection), event counts are
+//! kept by the exporter's thread as events come, exact unless it lost some
+//! (`resilience.observer.lost_events`). Each has the `metrics` exporter's
+//! twin listed, the same series with the same sources and the same rules
+//! (counters read 0 before their first event, at most 100 keys labelled per
+//! keyed bulkhead), except that a key that leaves a keyed bulkhead's top
+//! list is no longer reported (rather than set to 0). Attributes:
+//!
+//! - `resilience.instance`: the instance id (`resilience.fleet.resource`
+//!   for a fleet resource's);
+//! - `resilience.outcome`: how a failed attempt or call ended: `error` (its
+//!   own error) or the rejection kind in snake case (`bulkhead_full`,
+//!   `circuit_open`, `timeout`, `rate_limited`, `injected`,
+//!   `deadline_exceeded`), where `metrics` labels `cause` (`BulkheadFull`,
+//!   ...);
+//! - `resilience.retry.result`, `resilience.hedge.result`,
+//!   `resilience.chaos.injection`, `resilience.keyed_bulkhead.reason`,
+//!   `resilience.fleet.reason`: the values of the twin's `outcome`, `kind`
+//!   or `reason`;
+//! - `resilience.circuit_breaker.state` (and `previous_state` for a
+//!   transition), `resilience.priority`, `resilience.keyed_bulkhead.key`,
+//!   `resilience.fleet.state`: as the twin's labels.
+//!
+//! | instrument | type | unit | attributes | `metrics` twin | what |
+//! |---|---|---|---|---|---|
+//! | `resilience.bulkhead.in_flight` | UpDownCounter | `{call}` | `resilience.instance` | `bulkhead_in_flight` | Calls holding a slot of the bulkhead. |
+//! | `resilience.bulkhead.limit` | UpDownCounter | `{slot}` | `resilience.instance` | `bulkhead_max_concurrent` | The bulkhead's limit in force (an adaptive bulkhead's, set by its algorithm). |
+//! | `resilience.bulkhead.waiting` | UpDownCounter | `{call}` | `resilience.instance` | `bulkhead_waiting` | Calls waiting for a slot of the bulkhead. |
+//! | `resilience.bulkhead.priority.in_flight` | UpDownCounter | `{call}` | `resilience.instance`, `resilience.priority` | `bulkhead_held` | Calls holding a slot of the bulkhead, by priority class. |
+//! | `resilience.bulkhead.rejections` | Counter | `{call}` | `resilience.instance` | `bulkhead_rejections_total` | Calls the bulkhead rejected. |
+//! | `resilience.bulkhead.shed` | Counter | `{call}` | `resilience.instance`, `resilience.priority` | `bulkhead_shed_total` | Calls the bulkhead refused by their class's share of the limit, by priority class. |
+//! | `resilience.bulkhead.limit.changes` | Counter | `{change}` | `resilience.instance` | `bulkhead_limit_changes_total` | Changes of the bulkhead's limit. |
+//! | `resilience.bulkhead.admitted` | Counter | `{call}` | `resilience.instance` | `bulkhead_admitted_total` | Calls that got a slot (when the registry tracks sizing). |
+//! | `resilience.bulkhead.abandoned` | Counter | `{call}` | `resilience.instance` | `bulkhead_abandoned_total` | Calls that stopped waiting for a slot before they got one (when the registry tracks sizing). |
+//! | `resilience.bulkhead.completed` | Counter | `{call}` | `resilience.instance` | `bulkhead_completed_total` | Admitted calls that gave their slot back (when the registry tracks sizing). |
+//! | `resilience.bulkhead.hold_time` | Counter | `s` | `resilience.instance` | `bulkhead_hold_microseconds_total` | Time completed calls held their slot, in total (when the registry tracks sizing). |
+//! | `resilience.bulkhead.adaptive.ceiling` | UpDownCounter | `{slot}` | `resilience.instance` | `bulkhead_adaptive_ceiling` | The most an adaptive bulkhead's algorithm may allow (its max_concurrent). |
+//! | `resilience.bulkhead.adaptive.no_load_latency` | Gauge | `s` | `resilience.instance` | `bulkhead_adaptive_no_load_seconds` | An adaptive bulkhead's estimate of a call's latency at low concurrency. |
+//! | `resilience.bulkhead.adaptive.recent_latency` | Gauge | `s` | `resilience.instance` | `bulkhead_adaptive_recent_latency_seconds` | The mean latency of an adaptive bulkhead's successful calls in its last window. |
+//! | `resilience.bulkhead.adaptive.errors` | Counter | `{call}` | `resilience.instance` | `bulkhead_adaptive_errors_total` | Calls of an adaptive bulkhead that returned an error. |
+//! | `resilience.bulkhead.adaptive.drops` | Counter | `{call}` | `resilience.instance` | `bulkhead_adaptive_drops_total` | Calls of an adaptive bulkhead dropped before they ended (timed out, cancelled). |
+//! | `resilience.keyed_bulkhead.in_flight` | UpDownCounter | `{call}` | `resilience.instance` | `bulkhead_keyed_in_flight` | Calls holding a slot of the keyed bulkhead, all keys together. |
+//! | `resilience.keyed_bulkhead.waiting` | UpDownCounter | `{call}` | `resilience.instance` | `bulkhead_keyed_waiting` | Calls waiting for a slot of the keyed bulkhead. |
+//! | `resilience.keyed_bulkhead.limit` | UpDownCounter | `{slot}` | `resilience.instance` | `bulkhead_keyed_max_concurrent` | The keyed bulkhead's limit of all keys together. |
+//! | `resilience.keyed_bulkhead.keys` | UpDownCounter | `{key}` | `resilience.instance` | `bulkhead_keyed_keys` | The keyed bulkhead's live keys. |
+//! | `resilience.keyed_bulkhead.key.in_flight` | UpDownCounter | `{call}` | `resilience.instance`, `resilience.keyed_bulkhead.key` | `bulkhead_keyed_key_in_flight` | Calls holding a slot of the keyed bulkhead, for its busiest keys, the others as _other. |
+//! | `resilience.keyed_bulkhead.rejections` | Counter | `{call}` | `resilience.instance`, `resilience.keyed_bulkhead.reason` | `bulkhead_keyed_rejections_total` | Calls the keyed bulkhead rejected, by reason: key_full, global_full, too_many_keys. |
+//! | `resilience.retry.retries` | Counter | `{retry}` | `resilience.instance`, `resilience.outcome` | `bulkhead_retries_total` | Failed attempts followed by another, by how they failed. |
+//! | `resilience.retry.calls` | Counter | `{call}` | `resilience.instance`, `resilience.retry.result` | `bulkhead_retry_calls_total` | Calls that succeeded after retrying, exhausted their attempts or retry budget, were aborted, or gave up. |
+//! | `resilience.retry.budget.available` | UpDownCounter | `{retry}` | `resilience.instance` | `bulkhead_retry_budget_available` | Retries and hedges the retry budget allows now. |
+//! | `resilience.circuit_breaker.state` | UpDownCounter | `1` | `resilience.instance`, `resilience.circuit_breaker.state` | `bulkhead_circuit_breaker_state` | 1 for the circuit breaker's current state, 0 for the others. |
+//! | `resilience.circuit_breaker.transitions` | Counter | `{transition}` | `resilience.instance`, `resilience.circuit_breaker.previous_state`, `resilience.circuit_breaker.state` | `bulkhead_circuit_breaker_transitions_total` | State transitions of the circuit breaker. |
+//! | `resilience.circuit_breaker.rejections` | Counter | `{call}` | `resilience.instance` | `bulkhead_circuit_breaker_rejections_total` | Calls the circuit breaker did not permit. |
+//! | `resilience.timeout.timeouts` | Counter | `{call}` | `resilience.instance` | `bulkhead_timeouts_total` | Calls that timed out. |
+//! | `resilience.timeout.overruns` | Counter | `{call}` | `resilience.instance` | `bulkhead_timeout_overruns_total` | Sync calls that ran past their timeout (and kept their result). |
+//! | `resilience.rate_limiter.rejections` | Counter | `{call}` | `resilience.instance` | `bulkhead_rate_limiter_rejections_total` | Calls the rate limiter rejected. |
+//! | `resilience.rate_limiter.available_permits` | UpDownCounter | `{permit}` | `resilience.instance` | `bulkhead_rate_limiter_available_permits` | Permits left in the current period (negative while reserved ahead). |
+//! | `resilience.rate_limiter.waiting` | UpDownCounter | `{call}` | `resilience.instance` | `bulkhead_rate_limiter_waiting` | Calls waiting for a reserved permit. |
+//! | `resilience.hedge.hedges` | Counter | `{hedge}` | `resilience.instance`, `resilience.hedge.result` | `bulkhead_hedges_total` | Hedges due, by result: started, skipped, budget_exhausted; and those that won. |
+//! | `resilience.fallback.calls` | Counter | `{call}` | `resilience.instance`, `resilience.outcome` | `bulkhead_fallbacks_total` | Calls the fallback answered, by how they failed. |
+//! | `resilience.chaos.enabled` | Gauge | `1` | `resilience.instance` | `bulkhead_chaos_enabled` | 1 while the chaos policy injects faults and latency, 0 while it is disabled. |
+//! | `resilience.chaos.injections` | Counter | `{injection}` | `resilience.instance`, `resilience.chaos.injection` | `bulkhead_chaos_injections_total` | What the chaos policy injected, by kind: fault, panic, latency. |
+//! | `resilience.chaos.injected_latency` | Counter | `s` | `resilience.instance` | `bulkhead_chaos_latency_microseconds_total` | The latency the chaos policy injected, in total. |
+//! | `resilience.observer.lost_events` | Counter | `{event}` | none | `bulkhead_observer_events_lost_total` | Events the exporter lost by falling behind; event counters undercount by as much. |
+//! | `resilience.fleet.share` | UpDownCounter | `{slot}` | `resilience.fleet.resource` | `bulkhead_fleet_share` | The slots this process's bulkheads on the fleet resource may hold together. |
+//! | `resilience.fleet.target` | UpDownCounter | `{slot}` | `resilience.fleet.resource` | `bulkhead_fleet_target` | The share the fleet's allocation aims at for this process. |
+//! | `resilience.fleet.budget` | UpDownCounter | `{slot}` | `resilience.fleet.resource` | `bulkhead_fleet_budget` | The fleet's budget for the resource. |
+//! | `resilience.fleet.processes` | UpDownCounter | `{process}` | `resilience.fleet.resource` | `bulkhead_fleet_processes` | The processes sharing the fleet resource. |
+//! | `resilience.fleet.state` | UpDownCounter | `1` | `resilience.fleet.resource`, `resilience.fleet.state` | `bulkhead_fleet_state` | 1 for this process's state on the fleet resource, 0 for the others. |
+//! | `resilience.fleet.renewals` | Counter | `{renewal}` | `resilience.fleet.resource` | `bulkhead_fleet_renewals_total` | Leases renewed. |
+//! | `resilience.fleet.failures` | Counter | `{request}` | `resilience.fleet.resource` | `bulkhead_fleet_failures_total` | Requests to Redis that failed or timed out. |
+//! | `resilience.fleet.share.changes` | Counter | `{change}` | `resilience.fleet.resource`, `resilience.fleet.reason` | `bulkhead_fleet_share_changes_total` | Changes of the share, by reason. |
+//! | `resilience.call.duration` | Histogram (planned) | `s` | `resilience.instance`, `resilience.outcome` | `bulkhead_call_duration_seconds` | Duration of whole calls through a pipeline or generated wrapper, retries included. |
+//! | `resilience.attempt.duration` | Histogram (planned) | `s` | `resilience.instance`, `resilience.outcome` | `bulkhead_attempt_duration_seconds` | Duration of each attempt of a call. |
+//! | `resilience.bulkhead.slot.wait` | Histogram (planned) | `s` | `resilience.instance`, `resilience.outcome` | `bulkhead_slot_wait_seconds` | Time from a call's arrival at a bulkhead to its admission or refusal (`resilience.outcome`: `admitted`, `rejected`, `abandoned`). |
+//!
+//! The histograms are planned (the registry records no histogram yet): each
+//! collection will record what every bucket gained since the previous one
+//! into a `Histogram<f64>` whose boundaries are the registry's buckets. So
+//! is a span per attempt, `resilience.attempt`, with the attributes
+//! `resilience.instance`, `resilience.attempt.number` (from 1),
+//! `resilience.outcome` (`success`, `error` or the rejection kind),
+//! `resilience.rejection.kind` (when a policy refused the attempt: why) and
+//! `error.type` (when the call's own error failed it).
 
 mod names;
 mod observer;

@@ -72,13 +72,19 @@ impl Histograms {
                 .with_boundaries(bounds)
                 .build()
         });
-        let attributes = [KeyValue::new(INSTANCE, instance.to_owned()), KeyValue::new(OUTCOME, outcome)];
+        let attributes = [
+            KeyValue::new(INSTANCE, instance.to_owned()),
+            KeyValue::new(OUTCOME, outcome),
+        ];
         let recorded = self
             .recorded
             .entry((which, instance.to_owned(), outcome))
             .or_default();
         if recorded.len() != buckets.len()
-            || recorded.iter().zip(buckets).any(|(&was, &(_, now))| now < was)
+            || recorded
+                .iter()
+                .zip(buckets)
+                .any(|(&was, &(_, now))| now < was)
         {
             recorded.clear();
             recorded.resize(buckets.len(), 0);

@@ -270,12 +270,13 @@ fn lock(state: &Mutex<State>) -> MutexGuard<'_, State> {
 }
 
 /// Creates `instrument` on `meter`, its callback reporting from `state`.
-fn register(meter: &Meter, index: usize, instrument: &names::Instrument, state: Weak<Mutex<State>>) {
-    fn each(
-        state: &Weak<Mutex<State>>,
-        index: usize,
-        mut observe: impl FnMut(Value, &[KeyValue]),
-    ) {
+fn register(
+    meter: &Meter,
+    index: usize,
+    instrument: &names::Instrument,
+    state: Weak<Mutex<State>>,
+) {
+    fn each(state: &Weak<Mutex<State>>, index: usize, mut observe: impl FnMut(Value, &[KeyValue])) {
         if let Some(state) = state.upgrade() {
             lock(&state).observe(index, &mut observe);
         }
