@@ -28,7 +28,7 @@ impl EventVisitor for Counter<'_> {
         match event.kind {
             BulkheadEventKind::Rejected { .. } => self.0.add(REJECTIONS, &[instance], 1),
             BulkheadEventKind::Shed { priority, .. } => {
-                self.0.add(REJECTIONS, &[instance.clone()], 1);
+                self.0.add(REJECTIONS, std::slice::from_ref(&instance), 1);
                 self.0.add(SHED, &[instance, Borrowed(priority.name())], 1);
             }
             BulkheadEventKind::KeyRejected { reason, .. } => {
@@ -111,7 +111,7 @@ impl EventVisitor for Counter<'_> {
             ChaosEventKind::PanicInjected => "panic",
             ChaosEventKind::LatencyInjected { latency } => {
                 let micros = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
-                self.0.add(CHAOS_LATENCY, &[instance.clone()], micros);
+                self.0.add(CHAOS_LATENCY, std::slice::from_ref(&instance), micros);
                 "latency"
             }
             _ => return,
