@@ -38,7 +38,9 @@
 //!
 //! - **Admitted calls cost nothing more.** They publish no event, and no
 //!   metric is touched on the call path: gauges are sampled from
-//!   [`Registry::snapshot`](crate::Registry::snapshot) every interval.
+//!   [`Registry::snapshot`](crate::Registry::snapshot) every interval (by
+//!   `export_metrics`) or at each collection of the OpenTelemetry SDK (by
+//!   `export_opentelemetry`, whose SDK calls its instruments' callbacks).
 //! - **Observers never slow callers down.** A call that publishes an event
 //!   (a rejection, a retry, ...) puts it in a bounded buffer and returns; it
 //!   never waits for `tracing` or a metrics recorder. A slow subscriber or

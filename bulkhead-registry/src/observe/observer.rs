@@ -41,8 +41,8 @@ pub(crate) struct Sampling {
 
 /// A running observer; it stops when this handle is dropped.
 ///
-/// Returned by `trace_events` and `export_metrics`. The observer runs on a thread
-/// of its own; dropping the handle (or [`stop`](Self::stop)) tells it to
+/// Returned by `trace_events`, `export_metrics` and `export_opentelemetry`.
+/// The observer runs on a thread of its own; dropping the handle (or [`stop`](Self::stop)) tells it to
 /// stop and waits until it has finished the event at hand.
 #[must_use = "the observer stops when its handle is dropped"]
 pub struct ObserverHandle {
@@ -74,7 +74,8 @@ impl ObserverHandle {
     }
 
     /// Samples taken (by a metrics exporter; 0 for an observer that does not
-    /// sample).
+    /// sample: `trace_events`, and `export_opentelemetry`, whose snapshots
+    /// are taken by the SDK's collections).
     pub fn samples(&self) -> u64 {
         self.shared.samples.load(Ordering::Relaxed)
     }

@@ -507,3 +507,97 @@ fn once_the_exporter_stops_its_counters_report_nothing() -> Result<(), RegistryE
     assert!(series.is_empty(), "{series:?}");
     Ok(())
 }
+
+#[test]
+fn hedges_fallbacks_chaos_and_the_retry_budget() -> Result<(), RegistryError> {
+    let exported = Exported::new(false);
+    let registry = &exported.registry;
+
+    // A retry whose budget has no room: the failed call ends, counted.
+    let budgeted = Pipeline::builder(registry, "budgeted")
+        .retry(|r| r.budget_ratio(0.0).budget_min_per_second(0))
+        .build()?;
+    assert!(
+        budgeted
+            .execute(|| Err::<(), _>(std::io::Error::other("down")))
+            .is_err()
+    );
+
+    // A hedge that starts 10 ms in, and wins.
+    let hedged = Pipeline::builder(registry, "hedged")
+        .hedge(|h| h.delay(Duration::from_millis(10)))
+        .build()?;
+    let attempts = std::sync::atomic::AtomicU32::new(0);
+    let mut hedged_call = Box::pin(hedged.execute_async(|| {
+        let first = attempts.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
+        async move {
+            if first {
+                std::future::pending::<()>().await;
+            }
+            Ok::<_, std::io::Error>(())
+        }
+    }));
+    assert!(poll(&mut hedged_call).is_pending());
+    exported.clock.advance(Duration::from_millis(10));
+    assert!(matches!(poll(&mut hedged_call), Poll::Ready(Ok(()))));
+
+    // A fallback that answers a full bulkhead.
+    let mut declarations = registry.declare();
+    let policies = declarations.policies(
+        &bulkhead_registry::PolicySpecs::new("fallen-back")
+            .fallback(None, bulkhead_core::FallbackConfig::builder()),
+    )?;
+    declarations.commit();
+    let full: Result<(), CallError<()>> =
+        Err(Rejection::from(bulkhead_core::BulkheadFull::new("fallen-back")).into());
+    assert!(policies.fallback().expect("declared").answers(&full));
+
+    // A chaos policy that injects a fault into every call.
+    let chaotic = Pipeline::builder(registry, "chaotic")
+        .chaos(|c| c.enabled(true).fault_rate(1.0).seed(7))
+        .build()?;
+    for _ in 0..2 {
+        assert!(matches!(
+            call(&chaotic),
+            Err(CallError::Rejected(Rejection::Injected(_)))
+        ));
+    }
+
+    // Exhausted budget, hedge started and won, fallback used, two faults.
+    exported.handled(6);
+    let otel = exported.collect();
+    assert_eq!(
+        otel["resilience.retry.calls{resilience.instance=budgeted,resilience.retry.result=budget_exhausted}"],
+        1.0
+    );
+    assert_eq!(
+        otel["resilience.retry.budget.available{resilience.instance=budgeted}"],
+        0.0
+    );
+    assert_eq!(
+        otel["resilience.hedge.hedges{resilience.hedge.result=started,resilience.instance=hedged}"],
+        1.0
+    );
+    assert_eq!(
+        otel["resilience.hedge.hedges{resilience.hedge.result=won,resilience.instance=hedged}"],
+        1.0
+    );
+    assert_eq!(
+        otel["resilience.fallback.calls{resilience.instance=fallen-back,resilience.outcome=bulkhead_full}"],
+        1.0
+    );
+    assert_eq!(
+        otel["resilience.chaos.injections{resilience.chaos.injection=fault,resilience.instance=chaotic}"],
+        2.0
+    );
+    assert_eq!(
+        otel["resilience.chaos.enabled{resilience.instance=chaotic}"],
+        1.0
+    );
+    assert_eq!(
+        otel["resilience.chaos.injected_latency{resilience.instance=chaotic}"],
+        0.0
+    );
+    assert_eq!(otel.types["resilience.chaos.enabled"], "Gauge<f64> 1");
+    Ok(())
+}

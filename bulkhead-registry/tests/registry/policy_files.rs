@@ -25,6 +25,10 @@ const EVERY_POLICY: &[&str] = &[
     "observe/tracing.rs",
     "observe/metrics/events.rs",
     "observe/metrics/mod.rs",
+    // The OpenTelemetry exporter's: its events, and its sample (a match on
+    // `PolicyKind`, with the instruments sampled from each policy's state).
+    "observe/otel/events.rs",
+    "observe/otel/samples.rs",
 ];
 
 /// The files that name a policy for what it has of its own.
@@ -50,10 +54,12 @@ fn own(kind: PolicyKind) -> &'static [&'static str] {
             "tower/service.rs",
             "tower/wait.rs",
         ],
+        // The rejection kind `Timeout`, in snake case for OpenTelemetry's
+        // `resilience.outcome`; and gauges sampled from its state.
+        PolicyKind::Timeout => &["observe/metrics/samples.rs", "observe/names.rs"],
         // Gauges sampled from its state.
         PolicyKind::Retry
         | PolicyKind::CircuitBreaker
-        | PolicyKind::Timeout
         | PolicyKind::RateLimiter
         | PolicyKind::Chaos => &["observe/metrics/samples.rs"],
         PolicyKind::Hedge | PolicyKind::Fallback => &[],

@@ -111,7 +111,8 @@ impl EventVisitor for Counter<'_> {
             ChaosEventKind::PanicInjected => "panic",
             ChaosEventKind::LatencyInjected { latency } => {
                 let micros = u64::try_from(latency.as_micros()).unwrap_or(u64::MAX);
-                self.0.add(CHAOS_LATENCY, std::slice::from_ref(&instance), micros);
+                self.0
+                    .add(CHAOS_LATENCY, std::slice::from_ref(&instance), micros);
                 "latency"
             }
             _ => return,

@@ -5,6 +5,7 @@
 use std::borrow::Cow::{self, Borrowed, Owned};
 
 use bulkhead_core::KeyRefusal;
+use bulkhead_core::keys::PolicyKind;
 
 use super::State;
 use super::names::{
@@ -34,21 +35,28 @@ pub(super) const MAX_KEY_LABELS: usize = 100;
 pub(super) fn sample(state: &mut State) {
     state.sampled.iter_mut().for_each(Vec::clear);
     let snapshot = state.registry.snapshot();
-    snapshot.bulkheads().iter().for_each(|b| bulkhead(state, b));
+    // A match, so that a new policy kind is a compile error here.
+    for kind in PolicyKind::ALL {
+        match kind {
+            PolicyKind::Bulkhead => snapshot.bulkheads().iter().for_each(|b| bulkhead(state, b)),
+            PolicyKind::Retry => snapshot.retries().iter().for_each(|r| retry(state, r)),
+            PolicyKind::CircuitBreaker => snapshot
+                .circuit_breakers()
+                .iter()
+                .for_each(|c| circuit_breaker(state, c)),
+            PolicyKind::Timeout => snapshot.timeouts().iter().for_each(|t| timeout(state, t)),
+            PolicyKind::RateLimiter => snapshot
+                .rate_limiters()
+                .iter()
+                .for_each(|r| rate_limiter(state, r)),
+            PolicyKind::Chaos => snapshot.chaos().iter().for_each(|c| chaos(state, c)),
+            // Their counters all come from events.
+            PolicyKind::Hedge | PolicyKind::Fallback => {}
+        }
+    }
     for keyed_bulkhead in snapshot.keyed_bulkheads() {
         keyed(state, keyed_bulkhead);
     }
-    snapshot.retries().iter().for_each(|r| retry(state, r));
-    snapshot
-        .circuit_breakers()
-        .iter()
-        .for_each(|c| circuit_breaker(state, c));
-    snapshot.timeouts().iter().for_each(|t| timeout(state, t));
-    snapshot
-        .rate_limiters()
-        .iter()
-        .for_each(|r| rate_limiter(state, r));
-    snapshot.chaos().iter().for_each(|c| chaos(state, c));
     snapshot.fleets().iter().for_each(|f| fleet(state, f));
     // PLANNED (histograms): once `RegistrySnapshot::histograms()` lands,
     // hand each instance's histogram to `state.histograms.record(..)`, which
