@@ -255,7 +255,9 @@
 //!
 //! The histograms are planned (the registry records no histogram yet): each
 //! collection will record what every bucket gained since the previous one
-//! into a `Histogram<f64>` whose boundaries are the registry's buckets. So
+//! into a `Histogram<f64>` whose boundaries are the registry's buckets
+//! (bucket counts, count and sum exact; one `record` per call of the
+//! interval, on the collecting thread). So
 //! is a span per attempt, `resilience.attempt`, with the attributes
 //! `resilience.instance`, `resilience.attempt.number` (from 1),
 //! `resilience.outcome` (`success`, `error` or the rejection kind),

@@ -59,9 +59,10 @@ pub(super) fn sample(state: &mut State) {
     }
     snapshot.fleets().iter().for_each(|f| fleet(state, f));
     // PLANNED (histograms): once `RegistrySnapshot::histograms()` lands,
-    // hand each instance's histogram to `state.histograms.record(..)`, which
-    // records what it gained since the previous collection (see
-    // `super::histograms`).
+    // for each of them: `state.histograms.record(kind position in
+    // HISTOGRAMS, instance, outcome, &buckets.collect::<Vec<_>>(), sum)`,
+    // with its cumulative buckets and sum; it records what they gained since
+    // the previous collection (see `super::histograms`).
 }
 
 fn instance(name: &str) -> Cow<'static, str> {
