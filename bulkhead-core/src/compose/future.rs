@@ -15,13 +15,13 @@ use std::future::Future;
 use std::time::Duration;
 
 use super::one_task::OneTask;
-use super::record::{NoRec, Rec, refused as refused_wait};
+use super::record::refused as refused_wait;
 use super::{Classifier, Policies, failure, retry_after};
 use crate::bulkhead::adaptive::CallOutcome;
 use crate::chaos::Chaos;
 use crate::clock::since;
 use crate::rejection::{CallError, Rejection};
-use crate::telemetry::{Recorder, WaitOutcome};
+use crate::telemetry::WaitOutcome;
 
 /// `$call` (an expression of `Result<T, CallError<E>>` that awaits the
 /// call, [`chaotic!`]) run holding `$permit` (a `BulkheadPermit`), telling
@@ -78,8 +78,7 @@ macro_rules! chaotic {
 /// and the timeout and the bulkhead's wait, which read it again out of line
 /// only when they have to wait, end there (`DeadlineExceeded`).
 macro_rules! attempt {
-    ($policies:expr, $classify:expr, $call:expr, $hedge:expr, $rec:expr) => {{
-        let rec = $rec;
+    ($policies:expr, $classify:expr, $call:expr, $hedge:expr) => {{
         let policies: &Policies = $policies;
         let deadline = crate::deadline::current();
         if deadline.is_some_and(|deadline| !policies.in_time(deadline)) {
@@ -138,24 +137,14 @@ macro_rules! attempt {
                                 match &policies.bulkhead {
                                     None => chaotic!(policies, ($call)()),
                                     Some(bulkhead) => {
-                                        let from = Rec::stamp(rec, policies);
+                                        let from = policies.stamp();
                                         match bulkhead.enter_in_call().await {
                                             Ok(permit) => {
-                                                Rec::wait(
-                                                    rec,
-                                                    policies,
-                                                    from,
-                                                    WaitOutcome::Admitted,
-                                                );
+                                                policies.waited(from, WaitOutcome::Admitted);
                                                 held!(permit, chaotic!(policies, ($call)()))
                                             }
                                             Err(refused) => {
-                                                Rec::wait(
-                                                    rec,
-                                                    policies,
-                                                    from,
-                                                    refused_wait(&refused),
-                                                );
+                                                policies.waited(from, refused_wait(&refused));
                                                 Err(refused.into())
                                             }
                                         }
@@ -170,7 +159,7 @@ macro_rules! attempt {
                                     .run_from_recent(
                                         start,
                                         &policies.timeout_clock,
-                                        policies.guarded($call, rec),
+                                        policies.guarded($call),
                                     )
                                     .await
                                 {
@@ -203,24 +192,21 @@ macro_rules! attempt {
 /// attempt's result, awaited in place), judged by `$classify`: the call's
 /// result, returned from the enclosing `async fn`.
 macro_rules! retried {
-    ($policies:expr, $classify:expr, $rec:expr, $attempt:expr) => {{
+    ($policies:expr, $classify:expr, $attempt:expr) => {{
         let policies: &Policies = $policies;
-        let rec = $rec;
         let mut retry = policies.retry.as_ref().map(|retry| {
             retry.first_attempt();
             (retry, retry.start())
         });
-        let start = Rec::stamp(rec, policies);
-        let mut number = 0;
+        // Stamps for the histograms (`NOT_RECORDED` while they do not
+        // record): the call's start, and each attempt's.
+        let start = policies.stamp();
+        let mut number: u32 = 0;
         loop {
             number += 1;
-            let from = if number == 1 {
-                start
-            } else {
-                Rec::stamp(rec, policies)
-            };
+            let from = if number == 1 { start } else { policies.stamp() };
             let result = $attempt;
-            let end = Rec::attempt(rec, policies, number, from, &result);
+            let end = policies.attempt_ended(number, from, &result);
             match policies.retry_after(&mut retry, &result, $classify) {
                 Some(delay) => {
                     if let Some((retry, _)) = &retry {
@@ -228,7 +214,7 @@ macro_rules! retried {
                     }
                 }
                 None => {
-                    Rec::call(rec, start, end, &result);
+                    policies.call_ended(start, end, &result);
                     return result;
                 }
             }
@@ -260,36 +246,7 @@ impl Policies {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        match self.recorder() {
-            None => retried!(
-                self,
-                classify,
-                NoRec,
-                attempt!(self, classify, &mut call, false, NoRec)
-            ),
-            Some(recorder) => self.call_async_recorded(recorder, classify, call).await,
-        }
-    }
-
-    /// [`call_async`](Self::call_async) while its telemetry records: a
-    /// future of its own, so that the call that records nothing does not
-    /// hold its stamps.
-    async fn call_async_recorded<T, E, F, Fut>(
-        &self,
-        recorder: Recorder<'_>,
-        classify: &Classifier<'_, E>,
-        mut call: F,
-    ) -> Result<T, CallError<E>>
-    where
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-    {
-        retried!(
-            self,
-            classify,
-            recorder,
-            attempt!(self, classify, &mut call, false, recorder)
-        )
+        retried!(self, classify, attempt!(self, classify, &mut call, false))
     }
 
     /// As [`call_async`](Self::call_async), with the hedge if the policies
@@ -331,34 +288,15 @@ impl Policies {
         #[allow(unsafe_code)]
         let shared = unsafe { OneTask::new(call) };
         let call = || shared.call();
-        // A hedged call is recorded as one attempt per round of hedges
-        // (their histograms do not tell the hedges apart).
-        match self.recorder() {
-            None => self.hedged_rounds(hedge, classify, &call, NoRec).await,
-            Some(recorder) => self.hedged_rounds(hedge, classify, &call, recorder).await,
-        }
-    }
-
-    /// The retry's rounds of a hedged call.
-    async fn hedged_rounds<T, E, F, Fut, R: Rec>(
-        &self,
-        hedge: &crate::hedge::Hedge,
-        classify: &Classifier<'_, E>,
-        call: &F,
-        rec: R,
-    ) -> Result<T, CallError<E>>
-    where
-        F: Fn() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-    {
-        retried!(self, classify, rec, {
+        // A round of hedges is recorded as one attempt.
+        retried!(self, classify, {
             // The first attempt is written out here rather than made by
             // `attempt_async`: a future of its own type, polled at one
             // place (`Hedged::poll`), where it can be inlined, and made in
             // the place it is polled in.
             let first = || async {
                 let mut call = &call;
-                attempt!(self, classify, &mut call, false, NoRec)
+                attempt!(self, classify, &mut call, false)
             };
             hedge
                 .run_with_first(self.retry.as_ref(), first, || {
@@ -378,7 +316,7 @@ impl Policies {
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        attempt!(self, classify, &mut call, true, NoRec)
+        attempt!(self, classify, &mut call, true)
     }
 
     /// What the retry makes of an attempt's result: `Some(delay)` to try
@@ -409,21 +347,21 @@ impl Policies {
 
     /// The bulkhead around the chaos policy around the call: what a timeout
     /// drops at its deadline.
-    async fn guarded<T, E, F, Fut, R: Rec>(&self, call: &mut F, rec: R) -> Result<T, CallError<E>>
+    async fn guarded<T, E, F, Fut>(&self, call: &mut F) -> Result<T, CallError<E>>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
         match &self.bulkhead {
             Some(bulkhead) => {
-                let from = rec.stamp(self);
+                let from = self.stamp();
                 let permit = match bulkhead.enter_in_call().await {
                     Ok(permit) => {
-                        rec.wait(self, from, WaitOutcome::Admitted);
+                        self.waited(from, WaitOutcome::Admitted);
                         permit
                     }
                     Err(refused) => {
-                        rec.wait(self, from, refused_wait(&refused));
+                        self.waited(from, refused_wait(&refused));
                         return Err(refused.into());
                     }
                 };

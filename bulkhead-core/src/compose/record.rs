@@ -1,7 +1,14 @@
 //! What a call records while its instance's telemetry records
-//! ([`crate::telemetry`]): a [`Rec`] the attempt's code is generic over, so
-//! that a call that records nothing ([`NoRec`]) carries no stamp and makes
-//! no reading: its stamps are `()`.
+//! ([`crate::telemetry`]).
+//!
+//! A sync call's code is generic over a [`Rec`], so that a call that
+//! records nothing ([`NoRec`]) carries no stamp and makes no reading: its
+//! stamps are `()`. An async call's is not: a future holding both
+//! instantiations (one per arm of a `match`) was 880 bytes instead of 528
+//! (the stamps of each arm live across several awaits, and a coroutine
+//! overlaps only locals live across one), so the async path keeps `u64`
+//! stamps, [`NOT_RECORDED`] while nothing records: 16 bytes more in the
+//! future and a branch at each stamp.
 
 use super::Policies;
 use crate::rejection::CallError;
@@ -103,5 +110,75 @@ pub(super) fn refused(rejection: &crate::rejection::Rejection) -> WaitOutcome {
     match rejection.kind() {
         crate::rejection::RejectionKind::BulkheadFull => WaitOutcome::Rejected,
         _ => WaitOutcome::Abandoned,
+    }
+}
+
+/// The stamp of a reading not taken: nothing recorded (a real stamp is
+/// nanoseconds since an epoch, far below it).
+pub(super) const NOT_RECORDED: u64 = u64::MAX;
+
+impl Policies {
+    /// A precise reading of the clock if the telemetry records, else
+    /// [`NOT_RECORDED`]. For the async path.
+    #[inline(always)]
+    pub(super) fn stamp(&self) -> u64 {
+        match self.recorder() {
+            None => NOT_RECORDED,
+            Some(_) => self.clock.now(),
+        }
+    }
+
+    /// A wait for a slot from `from` to now, if it was stamped.
+    #[inline(always)]
+    pub(super) fn waited(&self, from: u64, outcome: WaitOutcome) {
+        if from != NOT_RECORDED {
+            self.record_wait(from, outcome);
+        }
+    }
+
+    #[inline(never)]
+    fn record_wait(&self, from: u64, outcome: WaitOutcome) {
+        if let Some(recorder) = self.recorder() {
+            Rec::wait(recorder, self, from, outcome);
+        }
+    }
+
+    /// Attempt `number`, from `from` to now, if it was stamped; returns
+    /// the end's stamp.
+    #[inline(always)]
+    pub(super) fn attempt_ended<T, E>(
+        &self,
+        number: u32,
+        from: u64,
+        result: &Result<T, CallError<E>>,
+    ) -> u64 {
+        if from == NOT_RECORDED {
+            return NOT_RECORDED;
+        }
+        self.record_attempt(number, from, outcome_of(result))
+    }
+
+    #[inline(never)]
+    fn record_attempt(&self, number: u32, from: u64, outcome: crate::telemetry::Outcome) -> u64 {
+        let to = self.clock.now();
+        if let Some(recorder) = self.recorder() {
+            Recorder::attempt(&recorder, number, from, to, outcome, &self.clock);
+        }
+        to
+    }
+
+    /// The call, from `start` to `end`, if both were stamped.
+    #[inline(always)]
+    pub(super) fn call_ended<T, E>(&self, start: u64, end: u64, result: &Result<T, CallError<E>>) {
+        if start != NOT_RECORDED && end != NOT_RECORDED {
+            self.record_call(end.saturating_sub(start), outcome_of(result));
+        }
+    }
+
+    #[inline(never)]
+    fn record_call(&self, nanos: u64, outcome: crate::telemetry::Outcome) {
+        if let Some(recorder) = self.recorder() {
+            Recorder::call(&recorder, nanos, outcome);
+        }
     }
 }

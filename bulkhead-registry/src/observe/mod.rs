@@ -146,7 +146,7 @@
 //! | `bulkhead_observer_events_lost_total` | counter | count | none | event | events the exporter lost by falling behind: the event counters undercount by as much |
 //! | `bulkhead_call_duration_seconds` | histogram | seconds | `instance`, `outcome` | histogram | calls through the instance's policies (a `Pipeline`, an attribute's wrapper), from their start to their result: every attempt and the retry's delays; `outcome` is `success`, `error` (the call's own), or the rejection of the last attempt: `bulkhead_full`, `circuit_open`, `timeout`, `rate_limited`, `injected`, `deadline_exceeded` |
 //! | `bulkhead_attempt_duration_seconds` | histogram | seconds | `instance`, `outcome` | histogram | each attempt of those calls (a round of hedges counts as one), from before the circuit breaker to its result, waits for a rate-limiter permit and a bulkhead slot included; `outcome` as above |
-//! | `bulkhead_slot_wait_seconds` | histogram | seconds | `instance`, `outcome` | histogram | how long those calls waited for a slot of their bulkhead: 0 for a call admitted or refused at once; `outcome` is `admitted`, `rejected` (full after `max_wait`) or `abandoned` (a timeout or the call's deadline ended the wait) |
+//! | `bulkhead_slot_wait_seconds` | histogram | seconds | `instance`, `outcome` | histogram | how long those calls waited for a slot of their bulkhead: a call admitted or refused at once adds a sample under 1 µs (0 for a sync call); `outcome` is `admitted`, `rejected` (full after `max_wait`) or `abandoned` (a timeout or the call's deadline ended the wait) |
 //!
 //! With a fleet crate (the facade's feature `redis`), each fleet resource
 //! adds these, labelled with

@@ -133,3 +133,95 @@ fn async_calls_record_attempts_timeouts_and_retries() -> Result<(), RegistryErro
     assert!(call >= Duration::from_millis(40), "{call:?}");
     Ok(())
 }
+
+#[test]
+fn an_async_wait_for_a_slot_is_timed_until_the_slot_is_handed_over() -> Result<(), RegistryError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a runtime");
+    let registry = Registry::new();
+    registry.telemetry().record();
+    let pipeline = Pipeline::builder(&registry, "queue")
+        .bulkhead(|b| b.max_concurrent(1).max_wait(Duration::from_secs(10)))
+        .build()?;
+    let handle = registry.bulkhead("queue")?;
+    let held = handle.bulkhead().try_enter_owned().expect("a free slot");
+    runtime.block_on(async {
+        let release = async {
+            tokio::time::sleep(Duration::from_millis(25)).await;
+            drop(held);
+        };
+        let call = pipeline.execute_async(|| async { Ok::<_, ()>(()) });
+        let ((), result) = tokio::join!(release, call);
+        assert_eq!(result, Ok(()));
+    });
+    let histograms = registry.telemetry().histograms();
+    let wait = histograms
+        .iter()
+        .find(|h| h.kind() == HistogramKind::SlotWait)
+        .expect("the wait was recorded");
+    assert_eq!(wait.outcome(), "admitted");
+    assert_eq!(wait.histogram().count(), 1);
+    assert!(wait.histogram().sum() >= Duration::from_millis(25));
+    Ok(())
+}
+
+/// An attempt hook hears of every attempt, numbered, with its outcome and
+/// times on the registry's clock.
+#[test]
+fn an_attempt_hook_hears_each_attempt_with_its_number_and_outcome() -> Result<(), RegistryError> {
+    use std::sync::{Arc, Mutex};
+
+    use bulkhead_core::{AttemptHook, AttemptRecord, Outcome};
+
+    #[derive(Default)]
+    struct Heard(Mutex<Vec<(String, u32, Outcome, Duration)>>);
+    impl AttemptHook for Heard {
+        fn attempt(&self, record: &AttemptRecord<'_>) {
+            self.0.lock().unwrap().push((
+                record.instance.to_owned(),
+                record.number,
+                record.outcome,
+                record.end - record.start,
+            ));
+        }
+    }
+
+    let clock = ManualClock::new();
+    let registry = Registry::builder().clock(clock.clone()).build();
+    let heard = Arc::new(Heard::default());
+    registry.telemetry().set_attempt_hook(heard.clone());
+    assert!(registry.telemetry().recording());
+    let pipeline = Pipeline::builder(&registry, "hooked")
+        .bulkhead(|b| b.max_concurrent(1))
+        .retry(|r| r.max_attempts(2).wait(Duration::ZERO))
+        .build()?;
+    let handle = registry.bulkhead("hooked")?;
+    let mut attempts = 0;
+    let result: Result<(), CallError<&str>> = pipeline.execute(|| {
+        attempts += 1;
+        clock.advance(Duration::from_millis(2));
+        Err("down")
+    });
+    assert_eq!(result, Err(CallError::Inner("down")));
+    let held = handle.bulkhead().try_enter();
+    let refused: Result<(), CallError<&str>> = pipeline.execute(|| Ok(()));
+    assert!(refused.is_err());
+    drop(held);
+    let full = Outcome::Rejected(bulkhead_core::RejectionKind::BulkheadFull);
+    let ms2 = Duration::from_millis(2);
+    assert_eq!(
+        *heard.0.lock().unwrap(),
+        vec![
+            ("hooked".into(), 1, Outcome::Error, ms2),
+            ("hooked".into(), 2, Outcome::Error, ms2),
+            ("hooked".into(), 1, full, Duration::ZERO),
+            ("hooked".into(), 2, full, Duration::ZERO),
+        ]
+    );
+    registry.telemetry().clear_attempt_hook();
+    let _: Result<(), CallError<&str>> = pipeline.execute(|| Ok(()));
+    assert_eq!(heard.0.lock().unwrap().len(), 4);
+    Ok(())
+}
