@@ -55,6 +55,7 @@ pub use loom::explore_remaps;
 mod rate_limiter;
 mod rejection;
 mod retry;
+mod telemetry;
 mod timeout;
 
 pub use bulkhead::adaptive::{Adaptive, AdaptiveSnapshot, CallOutcome};
@@ -116,5 +117,9 @@ pub use rejection::{
 };
 pub use retry::{
     AttemptFailure, BudgetState, Pushback, Retry, RetryConfig, RetryConfigBuilder, RetryState,
+};
+pub use telemetry::{
+    AttemptHook, AttemptRecord, HistogramKind, HistogramSnapshot, InstanceHistogram,
+    InstanceTelemetry, Outcome, TelemetryHub, WaitOutcome,
 };
 pub use timeout::{Timeout, TimeoutConfig, TimeoutConfigBuilder, TimeoutFuture};

@@ -15,11 +15,13 @@ use std::future::Future;
 use std::time::Duration;
 
 use super::one_task::OneTask;
+use super::record::refused as refused_wait;
 use super::{Classifier, Policies, failure, retry_after};
 use crate::bulkhead::adaptive::CallOutcome;
 use crate::chaos::Chaos;
 use crate::clock::since;
 use crate::rejection::{CallError, Rejection};
+use crate::telemetry::WaitOutcome;
 
 /// `$call` (an expression of `Result<T, CallError<E>>` that awaits the
 /// call, [`chaotic!`]) run holding `$permit` (a `BulkheadPermit`), telling
@@ -134,10 +136,19 @@ macro_rules! attempt {
                             None => (
                                 match &policies.bulkhead {
                                     None => chaotic!(policies, ($call)()),
-                                    Some(bulkhead) => match bulkhead.enter_in_call().await {
-                                        Ok(permit) => held!(permit, chaotic!(policies, ($call)())),
-                                        Err(refused) => Err(refused.into()),
-                                    },
+                                    Some(bulkhead) => {
+                                        let from = policies.stamp();
+                                        match bulkhead.enter_in_call().await {
+                                            Ok(permit) => {
+                                                policies.waited(from, WaitOutcome::Admitted);
+                                                held!(permit, chaotic!(policies, ($call)()))
+                                            }
+                                            Err(refused) => {
+                                                policies.waited(from, refused_wait(&refused));
+                                                Err(refused.into())
+                                            }
+                                        }
+                                    }
                                 },
                                 false,
                             ),
@@ -187,15 +198,25 @@ macro_rules! retried {
             retry.first_attempt();
             (retry, retry.start())
         });
+        // Stamps for the histograms (`NOT_RECORDED` while they do not
+        // record): the call's start, and each attempt's.
+        let start = policies.stamp();
+        let mut number: u32 = 0;
         loop {
+            number += 1;
+            let from = if number == 1 { start } else { policies.stamp() };
             let result = $attempt;
+            let end = policies.attempt_ended(number, from, &result);
             match policies.retry_after(&mut retry, &result, $classify) {
                 Some(delay) => {
                     if let Some((retry, _)) = &retry {
                         retry.sleep_async(delay).await;
                     }
                 }
-                None => return result,
+                None => {
+                    policies.call_ended(start, end, &result);
+                    return result;
+                }
             }
         }
     }};
@@ -267,6 +288,7 @@ impl Policies {
         #[allow(unsafe_code)]
         let shared = unsafe { OneTask::new(call) };
         let call = || shared.call();
+        // A round of hedges is recorded as one attempt.
         retried!(self, classify, {
             // The first attempt is written out here rather than made by
             // `attempt_async`: a future of its own type, polled at one
@@ -332,7 +354,17 @@ impl Policies {
     {
         match &self.bulkhead {
             Some(bulkhead) => {
-                let permit = bulkhead.enter_in_call().await?;
+                let from = self.stamp();
+                let permit = match bulkhead.enter_in_call().await {
+                    Ok(permit) => {
+                        self.waited(from, WaitOutcome::Admitted);
+                        permit
+                    }
+                    Err(refused) => {
+                        self.waited(from, refused_wait(&refused));
+                        return Err(refused.into());
+                    }
+                };
                 held!(permit, chaotic!(self, call()))
             }
             None => chaotic!(self, call()),

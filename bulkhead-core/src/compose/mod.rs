@@ -38,6 +38,7 @@
 
 mod future;
 mod lend;
+mod record;
 
 pub use lend::{Lend, Lent};
 #[allow(unsafe_code)]
@@ -57,6 +58,7 @@ use crate::hedge::Hedge;
 use crate::rate_limiter::RateLimiter;
 use crate::rejection::{CallError, DeadlineExceeded, Rejection, RejectionKind};
 use crate::retry::{AttemptFailure, Retry};
+use crate::telemetry::InstanceTelemetry;
 use crate::timeout::Timeout;
 
 /// The set of policies a call runs under, composed in the fixed order
@@ -118,6 +120,8 @@ pub struct Policies {
     /// `slow_call_threshold` is short for the clock's resolution), which
     /// then serve the other policies too.
     precise: bool,
+    /// The histograms of its instance (a registry's compositions).
+    telemetry: Option<Arc<InstanceTelemetry>>,
 }
 
 /// A breaker times calls on recent readings if its `slow_call_threshold` is
@@ -150,6 +154,31 @@ impl Policies {
             clock,
             shares_clock: true,
             precise: false,
+            telemetry: None,
+        }
+    }
+
+    /// Records its calls into `telemetry` (its instance's histograms)
+    /// whenever their hub records: call and attempt durations, and the
+    /// waits for a bulkhead slot (see [`TelemetryHub`](crate::TelemetryHub)).
+    #[must_use]
+    pub fn with_telemetry(mut self, telemetry: Arc<InstanceTelemetry>) -> Self {
+        self.telemetry = Some(telemetry);
+        self
+    }
+
+    /// Its instance's telemetry, if it has any.
+    pub fn telemetry(&self) -> Option<&Arc<InstanceTelemetry>> {
+        self.telemetry.as_ref()
+    }
+
+    /// What a call records into, if its telemetry records: a load and a
+    /// branch otherwise.
+    #[inline(always)]
+    fn recorder(&self) -> Option<crate::telemetry::Recorder<'_>> {
+        match &self.telemetry {
+            None => None,
+            Some(telemetry) => telemetry.recorder(),
         }
     }
 

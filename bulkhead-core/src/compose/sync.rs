@@ -2,13 +2,25 @@
 
 use std::time::{Duration, Instant};
 
+use super::record::{NoRec, Rec};
 use super::{Classifier, Policies, failure, retry_after};
 use crate::bulkhead::EnterError;
 use crate::bulkhead::adaptive::CallOutcome;
 use crate::chaos::Chaos;
 use crate::clock::since;
 use crate::rejection::{CallError, CallTimeout, DeadlineExceeded, Rejection};
+use crate::telemetry::{Recorder, WaitOutcome};
 use crate::timeout::Timeout;
+
+/// Records a wait for a slot that began at `from` (if the call waited) and
+/// ended with `outcome`.
+#[inline(always)]
+fn waited_for<R: Rec>(policies: &Policies, rec: R, from: Option<R::Stamp>, outcome: WaitOutcome) {
+    match from {
+        Some(from) => rec.wait(policies, from, outcome),
+        None => rec.no_wait(outcome),
+    }
+}
 
 impl Policies {
     /// Runs `call` under the policies, on this thread; waits (for a retry
@@ -32,8 +44,36 @@ impl Policies {
     /// [`CallError::Rejected`] if a policy refused the (last) attempt,
     /// [`CallError::Inner`] if it ran and failed.
     #[inline]
-    pub fn call<T, E, F>(
+    pub fn call<T, E, F>(&self, classify: &Classifier<'_, E>, call: F) -> Result<T, CallError<E>>
+    where
+        F: FnMut() -> Result<T, E>,
+    {
+        match self.recorder() {
+            None => self.run(NoRec, classify, call),
+            Some(recorder) => self.run_recorded(recorder, classify, call),
+        }
+    }
+
+    /// [`call`](Self::call) while its telemetry records: out of line, so
+    /// that the call that records nothing stays as it was.
+    #[inline(never)]
+    fn run_recorded<T, E, F>(
         &self,
+        recorder: Recorder<'_>,
+        classify: &Classifier<'_, E>,
+        call: F,
+    ) -> Result<T, CallError<E>>
+    where
+        F: FnMut() -> Result<T, E>,
+    {
+        self.run(recorder, classify, call)
+    }
+
+    /// The call, recorded by `rec`.
+    #[inline(always)]
+    fn run<T, E, F, R: Rec>(
+        &self,
+        rec: R,
         classify: &Classifier<'_, E>,
         mut call: F,
     ) -> Result<T, CallError<E>>
@@ -46,43 +86,66 @@ impl Policies {
         if let Some(retry) = &self.retry {
             retry.first_attempt();
         }
-        let result = self.attempt(classify, &mut call, deadline);
+        let start = rec.stamp(self);
+        let result = self.attempt(classify, &mut call, deadline, rec);
+        let end = rec.attempt(self, 1, start, &result);
         match &self.retry {
             // The first attempt succeeded, or there is no retry: nothing to
             // record, no retry state to keep.
-            None => result,
-            Some(_) if result.is_ok() => result,
-            Some(retry) => self.retry_after_first(retry, classify, call, result, deadline),
+            None => {
+                rec.call(start, end, &result);
+                result
+            }
+            Some(_) if result.is_ok() => {
+                rec.call(start, end, &result);
+                result
+            }
+            Some(retry) => {
+                self.retry_after_first(retry, classify, call, result, deadline, rec, (start, end))
+            }
         }
     }
 
-    /// The retries after a failed first attempt.
+    /// The retries after a failed first attempt; `times` the call's start
+    /// and the first attempt's end.
     #[cold]
     #[inline(never)]
-    fn retry_after_first<T, E, F>(
+    #[allow(clippy::too_many_arguments)]
+    fn retry_after_first<T, E, F, R: Rec>(
         &self,
         retry: &crate::retry::Retry,
         classify: &Classifier<'_, E>,
         mut call: F,
         first: Result<T, CallError<E>>,
         deadline: Option<Instant>,
+        rec: R,
+        times: (R::Stamp, R::Stamp),
     ) -> Result<T, CallError<E>>
     where
         F: FnMut() -> Result<T, E>,
     {
+        let (start, mut end) = times;
         let mut state = retry.start();
         let mut result = first;
+        let mut number = 1;
         loop {
             let Some(failure) = failure(&result, classify) else {
                 state.on_success();
+                rec.call(start, end, &result);
                 return result;
             };
             let asked = retry_after(&result, classify);
             match state.on_failure_within(failure, asked, deadline) {
                 Some(delay) => retry.sleep(delay),
-                None => return result,
+                None => {
+                    rec.call(start, end, &result);
+                    return result;
+                }
             }
-            result = self.attempt(classify, &mut call, deadline);
+            number += 1;
+            let from = rec.stamp(self);
+            result = self.attempt(classify, &mut call, deadline, rec);
+            end = rec.attempt(self, number, from, &result);
         }
     }
 
@@ -98,11 +161,12 @@ impl Policies {
     /// out of line, and their two frames cost every sync pipeline about
     /// 1 ns (a pipeline with no policy 6.2 against 5.4 ns; BENCHMARKS.md).
     #[inline(always)]
-    fn attempt<T, E, F>(
+    fn attempt<T, E, F, R: Rec>(
         &self,
         classify: &Classifier<'_, E>,
         call: &mut F,
         deadline: Option<Instant>,
+        rec: R,
     ) -> Result<T, CallError<E>>
     where
         F: FnMut() -> Result<T, E>,
@@ -111,12 +175,12 @@ impl Policies {
             return Err(self.late().into());
         }
         let Some(breaker) = &self.circuit_breaker else {
-            return self.limited(call, &mut None, deadline);
+            return self.limited(call, &mut None, deadline, rec);
         };
         let permit = breaker.try_acquire().map_err(Rejection::from)?;
         let started = permit.tracks_slow_calls().then(|| self.read(&self.clock));
         let mut moment = started;
-        let result = self.limited(call, &mut moment, deadline);
+        let result = self.limited(call, &mut moment, deadline, rec);
         let ended = started.map(|_| moment.unwrap_or_else(|| self.read(&self.clock)));
         let took = started
             .zip(ended)
@@ -133,11 +197,12 @@ impl Policies {
     /// if that was read (else `None`). Under a `deadline`, a permit whose
     /// period starts at or after it is not waited for.
     #[inline(always)]
-    fn limited<T, E, F>(
+    fn limited<T, E, F, R: Rec>(
         &self,
         call: &mut F,
         moment: &mut Option<u64>,
         deadline: Option<Instant>,
+        rec: R,
     ) -> Result<T, CallError<E>>
     where
         F: FnMut() -> Result<T, E>,
@@ -161,7 +226,7 @@ impl Policies {
                 *moment = None;
             }
         }
-        self.timed(call, moment, deadline)
+        self.timed(call, moment, deadline, rec)
     }
 
     /// The timeout and the bulkhead around the call (and the chaos policy
@@ -180,11 +245,12 @@ impl Policies {
     /// and, behind a breaker, was copied on by a load wider than the stores
     /// that wrote it, which stalls on store forwarding.
     #[inline(always)]
-    fn timed<T, E, F>(
+    fn timed<T, E, F, R: Rec>(
         &self,
         call: &mut F,
         moment: &mut Option<u64>,
         deadline: Option<Instant>,
+        rec: R,
     ) -> Result<T, CallError<E>>
     where
         F: FnMut() -> Result<T, E>,
@@ -198,9 +264,12 @@ impl Policies {
         // Whether the call's deadline ended that wait, rather than the
         // timeout's.
         let mut cut = false;
+        // When the call began to wait for a slot, if it had to.
+        let mut wait_from = None;
         let mut permit = match &self.bulkhead {
             None => None,
             Some(bulkhead) => match bulkhead.enter_until_with(|| {
+                wait_from = Some(rec.stamp(self));
                 waited = self.timeout.as_ref().and_then(Timeout::deadline);
                 match deadline {
                     Some(deadline) if waited.is_none_or(|waited| deadline <= waited) => {
@@ -210,13 +279,21 @@ impl Policies {
                     _ => waited,
                 }
             }) {
-                Ok(permit) => Some(permit),
-                Err(EnterError::Full(full)) => return Err(Rejection::from(full).into()),
+                Ok(permit) => {
+                    waited_for(self, rec, wait_from, WaitOutcome::Admitted);
+                    Some(permit)
+                }
+                Err(EnterError::Full(full)) => {
+                    waited_for(self, rec, wait_from, WaitOutcome::Rejected);
+                    return Err(Rejection::from(full).into());
+                }
                 Err(EnterError::DeadlineReached) if cut => {
+                    waited_for(self, rec, wait_from, WaitOutcome::Abandoned);
                     return Err(Rejection::from(DeadlineExceeded::new(bulkhead.instance())).into());
                 }
                 // Otherwise only a timeout sets a deadline.
                 Err(EnterError::DeadlineReached) => {
+                    waited_for(self, rec, wait_from, WaitOutcome::Abandoned);
                     let timed_out = match &self.timeout {
                         Some(timeout) => timeout.timed_out(),
                         None => CallTimeout::new(bulkhead.instance()),

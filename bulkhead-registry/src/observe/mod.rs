@@ -150,6 +150,9 @@
 //! | `bulkhead_chaos_injections_total` | counter | count | `instance`, `kind` | event | what the chaos policy injected: `kind` is `fault`, `panic` or `latency` |
 //! | `bulkhead_chaos_latency_microseconds_total` | counter | microseconds | `instance` | event | the latency the chaos policy injected, in total |
 //! | `bulkhead_observer_events_lost_total` | counter | count | none | event | events the exporter lost by falling behind: the event counters undercount by as much |
+//! | `bulkhead_call_duration_seconds` | histogram | seconds | `instance`, `outcome` | histogram | calls through the instance's policies (a `Pipeline`, an attribute's wrapper), from their start to their result: every attempt and the retry's delays; `outcome` is `success`, `error` (the call's own), or the rejection of the last attempt: `bulkhead_full`, `circuit_open`, `timeout`, `rate_limited`, `injected`, `deadline_exceeded` |
+//! | `bulkhead_attempt_duration_seconds` | histogram | seconds | `instance`, `outcome` | histogram | each attempt of those calls (a round of hedges counts as one), from before the circuit breaker to its result, waits for a rate-limiter permit and a bulkhead slot included; `outcome` as above |
+//! | `bulkhead_slot_wait_seconds` | histogram | seconds | `instance`, `outcome` | histogram | how long those calls waited for a slot of their bulkhead: a call admitted or refused at once adds a sample under 1 µs (0 for a sync call); `outcome` is `admitted`, `rejected` (full after `max_wait`) or `abandoned` (a timeout or the call's deadline ended the wait) |
 //!
 //! With a fleet crate (the facade's feature `redis`), each fleet resource
 //! adds these, labelled with
@@ -166,10 +169,33 @@
 //! | `bulkhead_fleet_failures_total` | counter | count | `resource` | sample | requests to Redis that failed or timed out |
 //! | `bulkhead_fleet_share_changes_total` | counter | count | `resource`, `reason` | event | changes of the share, by reason |
 //!
-//! There is no histogram of call durations: it would need a clock read and a
-//! recorder call on every admitted call. The sizing counters give the mean
-//! latency per interval at the price of two clock reads per call, paid only
-//! by registries that ask for it.
+//! ## Histograms
+//!
+//! The three histograms (source "histogram" above) are recorded by the
+//! registry's compositions of policies (`Pipeline`, the wrappers of
+//! `#[resilient]` and of functions with a body), labelled with their
+//! bulkhead's instance id (or the composition's id if it has no
+//! bulkhead); a bulkhead used on its own (`try_enter`, a handle, the tower
+//! `BulkheadLayer`) records none. They cost nothing until an exporter asks
+//! for them: `export_metrics` turns them on for the whole registry
+//! ([`Registry::telemetry`](crate::Registry::telemetry)). From then on a
+//! call reads the precise clock three or four times (its start, around a
+//! wait for a slot when it has to wait, each attempt's end) and adds each
+//! sample to a bucketed histogram of atomics: no lock, no allocation, no
+//! call to the recorder on the call path (BENCHMARKS.md, "Histograms").
+//!
+//! Every interval the exporter replays each histogram's new samples into
+//! the recorder's histogram: each of our buckets (two per power of two of
+//! nanoseconds, from 1 µs to 73 minutes; see
+//! [`HistogramSnapshot`](bulkhead_core::HistogramSnapshot)) as that many
+//! samples of its representative value, the geometric middle of its
+//! bounds, so a recorded value is within a factor of 1.23 of the real
+//! one. The recorder's own configuration decides what it keeps of them:
+//! `metrics-exporter-prometheus` renders a summary unless given buckets
+//! (`PrometheusBuilder::set_buckets`, as the axum example does), and then
+//! `_bucket`, `_sum` and `_count` series Prometheus's
+//! `histogram_quantile` reads. A cancelled async call (its future dropped
+//! by its caller) records nothing.
 //!
 //! # OpenTelemetry
 //!

@@ -328,6 +328,7 @@ impl RegistryBuilder {
                 function_errors: Mutex::new(Vec::new()),
                 fleets: super::fleet::Fleets::default(),
                 keyed: crate::keyed::KeyedStore::new(keys),
+                telemetry: bulkhead_core::TelemetryHub::new(),
                 top_keys: self.top_keys,
             }),
         }

@@ -104,7 +104,13 @@ impl Declarations<'_> {
     /// As for each policy's own method: REG-004, REG-008, REG-010,
     /// REG-011, REG-013, CFG-004 or the ATR code of an invalid value.
     pub fn policies(&mut self, specs: &PolicySpecs) -> Result<Policies, RegistryError> {
-        specs.declare(self, Arc::clone(self.registry.clock()))
+        let policies = specs.declare(self, Arc::clone(self.registry.clock()))?;
+        // Its histograms are its bulkhead's instance's, or the set's own.
+        let instance = policies
+            .bulkhead()
+            .map_or_else(|| specs.id(), |bulkhead| bulkhead.instance());
+        let telemetry = self.registry.telemetry().instance(instance);
+        Ok(policies.with_telemetry(telemetry))
     }
 
     /// Declares instance `id` of `P` in this batch, with nothing of its

@@ -76,7 +76,9 @@ impl Exported {
                 let value = match value {
                     DebugValue::Counter(n) => n as f64,
                     DebugValue::Gauge(g) => g.into_inner(),
-                    DebugValue::Histogram(_) => panic!("no histogram is exported: {name}"),
+                    // A histogram reads as the sum of the samples recorded
+                    // since the last reading (see `histogram_samples`).
+                    DebugValue::Histogram(samples) => samples.iter().map(|s| s.into_inner()).sum(),
                 };
                 (name, value)
             })
@@ -708,4 +710,100 @@ fn a_keyed_bulkheads_rejections_are_counted_by_reason() -> Result<(), Box<dyn st
     assert!(!metrics.contains_key("bulkhead_rejections_total{instance=api}"));
     drop(held);
     Ok(())
+}
+
+/// Calls through a pipeline on the manual clock, each attempt taking the
+/// time the test gives it: the histograms replayed into the recorder hold
+/// one sample per call, attempt and wait, each within a bucket's
+/// representative factor (1.23) of the time taken.
+#[test]
+fn histograms_hold_each_call_attempt_and_wait_with_its_outcome() -> Result<(), RegistryError> {
+    let exported = Exported::new(false);
+    let pipeline = Pipeline::builder(&exported.registry, "render")
+        .bulkhead(|b| b.max_concurrent(1))
+        .retry(|r| r.max_attempts(3).wait(Duration::ZERO))
+        .build()?;
+    let clock = exported.clock.clone();
+    let mut attempts = 0;
+    // Two failed attempts of 5 ms, then one of 20 ms that succeeds.
+    let result: Result<u32, CallError<&str>> = pipeline.execute(|| {
+        attempts += 1;
+        if attempts < 3 {
+            clock.advance(Duration::from_millis(5));
+            Err("flaky")
+        } else {
+            clock.advance(Duration::from_millis(20));
+            Ok(7)
+        }
+    });
+    assert_eq!(result, Ok(7));
+    // A call refused at once by the full bulkhead, three times (the retry
+    // tries a full bulkhead again).
+    let handle = exported.registry.bulkhead("render")?;
+    let held = handle.bulkhead().try_enter();
+    assert!(matches!(
+        call(&pipeline),
+        Err(CallError::Rejected(Rejection::BulkheadFull(_)))
+    ));
+    drop(held);
+    // Samples are taken by the exporter's sample on the clock, which the
+    // calls above moved past: take one more to be sure it saw them all.
+    exported.sample();
+    let samples = exported.histogram_samples();
+    let close = |values: &[f64], expected: f64| {
+        values
+            .iter()
+            .all(|v| *v >= expected / 1.23 && *v <= expected * 1.23)
+    };
+    let call_ok = &samples["bulkhead_call_duration_seconds{instance=render,outcome=success}"];
+    assert_eq!(call_ok.len(), 1);
+    assert!(close(call_ok, 0.030), "{call_ok:?}");
+    let errors = &samples["bulkhead_attempt_duration_seconds{instance=render,outcome=error}"];
+    assert_eq!(errors.len(), 2);
+    assert!(close(errors, 0.005), "{errors:?}");
+    let ok = &samples["bulkhead_attempt_duration_seconds{instance=render,outcome=success}"];
+    assert_eq!(ok.len(), 1);
+    assert!(close(ok, 0.020), "{ok:?}");
+    let full = &samples["bulkhead_call_duration_seconds{instance=render,outcome=bulkhead_full}"];
+    assert_eq!(full.len(), 1);
+    let refused =
+        &samples["bulkhead_attempt_duration_seconds{instance=render,outcome=bulkhead_full}"];
+    assert_eq!(refused.len(), 3);
+    // Admitted at once three times, refused at once three times: samples in
+    // the first bucket (up to 1 µs).
+    let admitted = &samples["bulkhead_slot_wait_seconds{instance=render,outcome=admitted}"];
+    assert_eq!(admitted.len(), 3);
+    assert!(admitted.iter().all(|v| *v <= 1.1e-6), "{admitted:?}");
+    let rejected = &samples["bulkhead_slot_wait_seconds{instance=render,outcome=rejected}"];
+    assert_eq!(rejected.len(), 3);
+
+    // Nothing new: the next sample replays nothing again.
+    exported.sample();
+    assert!(exported.histogram_samples().is_empty());
+    Ok(())
+}
+
+impl Exported {
+    /// Every histogram's samples recorded since the last reading, as
+    /// `name{label=value,...}` to the values.
+    fn histogram_samples(&self) -> BTreeMap<String, Vec<f64>> {
+        self.snapshotter
+            .snapshot()
+            .into_vec()
+            .into_iter()
+            .filter_map(|(key, _, _, value)| match value {
+                DebugValue::Histogram(samples) if !samples.is_empty() => {
+                    let mut labels: Vec<String> = key
+                        .key()
+                        .labels()
+                        .map(|label| format!("{}={}", label.key(), label.value()))
+                        .collect();
+                    labels.sort();
+                    let name = format!("{}{{{}}}", key.key().name(), labels.join(","));
+                    Some((name, samples.iter().map(|s| s.into_inner()).collect()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
 }

@@ -585,6 +585,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let registry = Registry::new();
     let service = ResilientService::new(Backend, &registry)?;
     let chaotic = ResilientChaotic::new(Backend, &registry)?;
+    // Issue 32: the same trait on a registry whose histograms record (as
+    // once `observe::export_metrics` runs).
+    let recording = Registry::new();
+    recording.telemetry().record();
+    let chaotic_recorded = ResilientChaotic::new(Backend, &recording)?;
     assert!(!registry.chaos("off")?.chaos().is_enabled(), "chaos is off");
     let (free_handle, full_handle) = (registry.bulkhead("free")?, registry.bulkhead("full")?);
     let _held = full_handle.bulkhead().try_enter()?;
@@ -846,6 +851,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "composed_chaos_async",
             "async: the same and a chaos policy, disabled",
             |n| composed_chaos_async(n, &chaotic),
+        ),
+        Case::new(
+            "composed_recorded",
+            "`composed` on a registry recording histograms",
+            |n| composed(n, &chaotic_recorded),
+        ),
+        Case::new(
+            "composed_async_recorded",
+            "`composed_async` on a registry recording histograms",
+            |n| composed_async(n, &chaotic_recorded),
         ),
         Case::new(
             "wrapper_consumed",
@@ -1195,7 +1210,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Issue 29's gaps in ns: what each step adds, and what an adaptive
     // call adds over the readings against what one locked addition adds.
-    let gaps: [(&str, &[(&str, f64)]); 14] = [
+    let gaps: [(&str, &[(&str, f64)]); 16] = [
+        (
+            "issue 32: histograms recording, sync: composed_recorded - composed",
+            &[("composed_recorded", 1.0), ("composed", -1.0)],
+        ),
+        (
+            "issue 32: histograms recording, async: composed_async_recorded - composed_async",
+            &[("composed_async_recorded", 1.0), ("composed_async", -1.0)],
+        ),
         (
             "issue 31: keyed rejected (u64) - plain rejected",
             &[

@@ -90,9 +90,11 @@ fn spawn(
         clock: registry.clock().clone(),
         interval: interval.max(MIN_INTERVAL),
     };
+    registry.telemetry().record();
     let mut exporter = Exporter {
         registry: registry.clone(),
         keys_shown: HashMap::new(),
+        histograms: HashMap::new(),
     };
     observer::spawn(
         "bulkhead-metrics",
@@ -116,6 +118,8 @@ struct Exporter {
     registry: Registry,
     /// The keys each keyed bulkhead's sample labelled last.
     keys_shown: HashMap<String, samples::KeyLabels>,
+    /// Each histogram as the previous sample read it.
+    histograms: samples::HistogramsSeen,
 }
 
 impl Sink for Exporter {
@@ -152,5 +156,6 @@ impl Sink for Exporter {
             samples::keyed(keyed, shown);
         }
         snapshot.fleets().iter().for_each(samples::fleet);
+        samples::histograms(&self.registry, &mut self.histograms);
     }
 }

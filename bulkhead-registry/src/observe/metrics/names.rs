@@ -1,7 +1,7 @@
 //! The name, type, unit and description of every metric exported, in the
 //! order of the module docs' table.
 
-use ::metrics::{Unit, describe_counter, describe_gauge};
+use ::metrics::{Unit, describe_counter, describe_gauge, describe_histogram};
 
 /// A metric: name, whether it is a counter (else a gauge), unit, what it
 /// measures.
@@ -91,6 +91,16 @@ metrics! {
 }
 
 metrics! {
+    HISTOGRAMS;
+    CALL_DURATION = "bulkhead_call_duration_seconds", false, Seconds,
+        "Calls through the instance's policies, from start to result (every attempt and retry delay), by outcome.";
+    ATTEMPT_DURATION = "bulkhead_attempt_duration_seconds", false, Seconds,
+        "Attempts of calls through the instance's policies, by outcome.";
+    SLOT_WAIT = "bulkhead_slot_wait_seconds", false, Seconds,
+        "Waits for a slot of the instance's bulkhead (under 1 µs for a call admitted or refused at once), by outcome: admitted, rejected, abandoned.";
+}
+
+metrics! {
     FLEET_METRICS;
     FLEET_SHARE = "bulkhead_fleet_share", false, Count,
         "The slots this process's bulkheads on the fleet resource may hold together.";
@@ -112,7 +122,7 @@ metrics! {
 /// that each has a twin there).
 #[cfg(all(test, feature = "opentelemetry"))]
 pub(in crate::observe) fn all() -> impl Iterator<Item = &'static Metric> {
-    METRICS.iter().chain(FLEET_METRICS)
+    METRICS.iter().chain(HISTOGRAMS).chain(FLEET_METRICS)
 }
 
 /// Describes every metric to the recorder: the fleets' too when a fleet
@@ -130,11 +140,23 @@ pub(super) fn describe() {
             describe_gauge!(name, unit, help);
         }
     }
+    for &(name, _, unit, help) in HISTOGRAMS {
+        describe_histogram!(name, unit, help);
+    }
+}
+
+/// The name of the histogram of `kind`.
+pub(super) fn histogram_name(kind: bulkhead_core::HistogramKind) -> &'static str {
+    match kind {
+        bulkhead_core::HistogramKind::CallDuration => CALL_DURATION,
+        bulkhead_core::HistogramKind::AttemptDuration => ATTEMPT_DURATION,
+        _ => SLOT_WAIT,
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{FLEET_METRICS, METRICS};
+    use super::{FLEET_METRICS, HISTOGRAMS, METRICS};
 
     #[test]
     fn every_metric_is_in_the_module_docs_table_and_no_other() {
@@ -146,9 +168,17 @@ mod tests {
             .collect();
         let names: Vec<String> = METRICS
             .iter()
+            .chain(HISTOGRAMS)
             .chain(FLEET_METRICS)
             .map(|(name, ..)| name["bulkhead_".len()..].to_owned())
             .collect();
         assert_eq!(rows, names);
+        for kind in bulkhead_core::HistogramKind::ALL {
+            assert!(
+                HISTOGRAMS
+                    .iter()
+                    .any(|(name, ..)| *name == super::histogram_name(kind))
+            );
+        }
     }
 }
