@@ -275,16 +275,21 @@
 //! | `resilience.fleet.renewals` | Counter | `{renewal}` | `resilience.fleet.resource` | `bulkhead_fleet_renewals_total` | Leases renewed. |
 //! | `resilience.fleet.failures` | Counter | `{request}` | `resilience.fleet.resource` | `bulkhead_fleet_failures_total` | Requests to Redis that failed or timed out. |
 //! | `resilience.fleet.share.changes` | Counter | `{change}` | `resilience.fleet.resource`, `resilience.fleet.reason` | `bulkhead_fleet_share_changes_total` | Changes of the share, by reason. |
-//! | `resilience.call.duration` | Histogram (planned) | `s` | `resilience.instance`, `resilience.outcome` | `bulkhead_call_duration_seconds` | Duration of whole calls through a pipeline or generated wrapper, retries included. |
-//! | `resilience.attempt.duration` | Histogram (planned) | `s` | `resilience.instance`, `resilience.outcome` | `bulkhead_attempt_duration_seconds` | Duration of each attempt of a call. |
-//! | `resilience.bulkhead.slot.wait` | Histogram (planned) | `s` | `resilience.instance`, `resilience.outcome` | `bulkhead_slot_wait_seconds` | Time from a call's arrival at a bulkhead to its admission or refusal (`resilience.outcome`: `admitted`, `rejected`, `abandoned`). |
+//! | `resilience.call.duration` | Histogram | `s` | `resilience.instance`, `resilience.outcome` | `bulkhead_call_duration_seconds` | Calls through the instance's policies, from start to result (every attempt and retry delay); `resilience.outcome` is `success`, `error` or the last attempt's rejection kind. |
+//! | `resilience.attempt.duration` | Histogram | `s` | `resilience.instance`, `resilience.outcome` | `bulkhead_attempt_duration_seconds` | Each attempt of those calls; `resilience.outcome` as above. |
+//! | `resilience.bulkhead.slot.wait` | Histogram | `s` | `resilience.instance`, `resilience.outcome` | `bulkhead_slot_wait_seconds` | Waits for a slot of the instance's bulkhead; `resilience.outcome` is `admitted`, `rejected` or `abandoned`. |
 //!
-//! The histograms are planned (the registry records no histogram yet): each
-//! collection will record what every bucket gained since the previous one
-//! into a `Histogram<f64>` whose boundaries are the registry's buckets
-//! (bucket counts, count and sum exact; one `record` per call of the
-//! interval, on the collecting thread). So
-//! is a span per attempt, `resilience.attempt`, with the attributes
+//! The histograms are those of the `metrics` exporter (see *Histograms*
+//! above; `export_opentelemetry` turns them on too). Each collection
+//! records what every one of their buckets gained since the previous
+//! collection into a `Histogram<f64>` whose boundaries are the registry's
+//! own bucket bounds: bucket counts, count and sum are exact (the sum to a
+//! float's precision), at the price of one `record` per call of the
+//! interval (about 100 ns each, on the collecting thread). The SDK cannot
+//! take the buckets as they are: the Rust API has no observable histogram
+//! and its SDK no `MetricProducer`.
+//!
+//! Planned: a span per attempt, `resilience.attempt`, with the attributes
 //! `resilience.instance`, `resilience.attempt.number` (from 1),
 //! `resilience.outcome` (`success`, `error` or the rejection kind),
 //! `resilience.rejection.kind` (when a policy refused the attempt: why) and

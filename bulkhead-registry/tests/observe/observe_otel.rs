@@ -27,10 +27,12 @@ struct Exported {
 }
 
 /// What one collection exported: each series as `name{attr=value,...}`
-/// (attributes sorted) to its value, and each instrument's name to its
-/// type and unit (`"Sum<u64> monotonic {call}"`).
+/// (attributes sorted) to its value (a histogram's count), each
+/// histogram's sum, and each instrument's name to its type and unit
+/// (`"Sum<u64> monotonic {call}"`).
 struct Collected {
     values: BTreeMap<String, f64>,
+    sums: BTreeMap<String, f64>,
     types: BTreeMap<String, String>,
 }
 
@@ -85,9 +87,11 @@ impl Exported {
 
 fn read(resource: &ResourceMetrics) -> Collected {
     let mut values = BTreeMap::new();
+    let mut sums = BTreeMap::new();
     let mut types = BTreeMap::new();
     for metric in resource.scope_metrics().flat_map(|scope| scope.metrics()) {
         let mut points: Vec<(Vec<String>, f64)> = Vec::new();
+        let mut histogram_sums: Vec<(Vec<String>, f64)> = Vec::new();
         macro_rules! points {
             ($data:expr, $ty:literal) => {{
                 let kind = match $data {
@@ -118,6 +122,19 @@ fn read(resource: &ResourceMetrics) -> Collected {
                         }
                         format!("Gauge<{}>", $ty)
                     }
+                    MetricData::Histogram(histogram) => {
+                        for point in histogram.data_points() {
+                            let attrs: Vec<String> = point
+                                .attributes()
+                                .map(|kv| format!("{}={}", kv.key, kv.value))
+                                .collect();
+                            #[allow(clippy::cast_precision_loss)]
+                            points.push((attrs.clone(), point.count() as f64));
+                            #[allow(clippy::cast_precision_loss)]
+                            histogram_sums.push((attrs, point.sum() as f64));
+                        }
+                        format!("Histogram<{}>", $ty)
+                    }
                     other => panic!("unexpected data for {}: {other:?}", metric.name()),
                 };
                 kind
@@ -136,8 +153,16 @@ fn read(resource: &ResourceMetrics) -> Collected {
             attrs.sort();
             values.insert(format!("{}{{{}}}", metric.name(), attrs.join(",")), value);
         }
+        for (mut attrs, sum) in histogram_sums {
+            attrs.sort();
+            sums.insert(format!("{}{{{}}}", metric.name(), attrs.join(",")), sum);
+        }
     }
-    Collected { values, types }
+    Collected {
+        values,
+        sums,
+        types,
+    }
 }
 
 /// Polls `done` until it holds; fails after 10 s.
@@ -599,5 +624,74 @@ fn hedges_fallbacks_chaos_and_the_retry_budget() -> Result<(), RegistryError> {
         0.0
     );
     assert_eq!(otel.types["resilience.chaos.enabled"], "Gauge<f64> 1");
+    Ok(())
+}
+
+#[test]
+fn call_and_attempt_durations_and_slot_waits_are_histograms_in_seconds() -> Result<(), RegistryError>
+{
+    let exported = Exported::new(false);
+    let pipeline = Pipeline::builder(&exported.registry, "render")
+        .retry(|r| r.max_attempts(2).wait(Duration::ZERO))
+        .bulkhead(|b| b.max_concurrent(1))
+        .build()?;
+    // Two calls of 5 ms each.
+    for _ in 0..2 {
+        let outcome = pipeline.execute(|| {
+            exported.clock.advance(Duration::from_millis(5));
+            Ok::<_, std::io::Error>(())
+        });
+        assert!(outcome.is_ok());
+    }
+    // A call refused at both attempts: its slot is held elsewhere.
+    let handle = exported.registry.bulkhead("render")?;
+    let held = handle.bulkhead().try_enter();
+    assert!(call(&pipeline).is_err());
+    drop(held);
+
+    let otel = exported.collect();
+    let id = "resilience.instance=render";
+    let calls = format!("resilience.call.duration{{{id},resilience.outcome=success}}");
+    assert_eq!(otel[&calls], 2.0);
+    assert!(
+        (otel.sums[&calls] - 0.010).abs() < 1e-9,
+        "{}",
+        otel.sums[&calls]
+    );
+    assert_eq!(
+        otel[&format!("resilience.call.duration{{{id},resilience.outcome=bulkhead_full}}")],
+        1.0
+    );
+    assert_eq!(
+        otel[&format!("resilience.attempt.duration{{{id},resilience.outcome=success}}")],
+        2.0
+    );
+    assert_eq!(
+        otel[&format!("resilience.attempt.duration{{{id},resilience.outcome=bulkhead_full}}")],
+        2.0
+    );
+    assert_eq!(
+        otel[&format!("resilience.bulkhead.slot.wait{{{id},resilience.outcome=admitted}}")],
+        2.0
+    );
+    assert_eq!(
+        otel[&format!("resilience.bulkhead.slot.wait{{{id},resilience.outcome=rejected}}")],
+        2.0
+    );
+    assert_eq!(otel.types["resilience.call.duration"], "Histogram<f64> s");
+
+    // The next collection adds only what happened since.
+    let outcome = pipeline.execute(|| {
+        exported.clock.advance(Duration::from_millis(20));
+        Ok::<_, std::io::Error>(())
+    });
+    assert!(outcome.is_ok());
+    let otel = exported.collect();
+    assert_eq!(otel[&calls], 3.0, "cumulative");
+    assert!(
+        (otel.sums[&calls] - 0.030).abs() < 1e-9,
+        "{}",
+        otel.sums[&calls]
+    );
     Ok(())
 }

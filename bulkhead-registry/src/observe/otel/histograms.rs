@@ -1,6 +1,7 @@
-//! PLANNED: the histograms (`resilience.call.duration`,
+//! The histograms (`resilience.call.duration`,
 //! `resilience.attempt.duration`, `resilience.bulkhead.slot.wait`), fed at
-//! each collection from the registry's bucketed histograms once they land.
+//! each collection from the registry's bucketed histograms
+//! ([`TelemetryHub::histograms`](bulkhead_core::TelemetryHub::histograms)).
 //!
 //! OpenTelemetry's Rust API has no observable histogram, and its SDK no
 //! longer takes pre-aggregated data (`MetricProducer` was removed before
@@ -21,23 +22,69 @@ use std::time::Duration;
 use ::opentelemetry::KeyValue;
 use ::opentelemetry::metrics::{Histogram, Meter};
 
-use super::names::{HISTOGRAMS, INSTANCE, OUTCOME};
+use bulkhead_core::InstanceHistogram;
 
-/// The histograms, made on first use (their boundaries are those of the
-/// first buckets they are given), and what each series has recorded.
+use super::names::{HISTOGRAMS, INSTANCE, OUTCOME, histogram_position};
+
+/// The histograms, made when the exporter starts (an instrument made
+/// during a collection, inside a callback, would wait for the SDK's
+/// pipeline lock that the collection holds), and what each series has
+/// recorded.
 pub(super) struct Histograms {
-    meter: Meter,
-    instruments: Vec<Option<Histogram<f64>>>,
+    instruments: Vec<Histogram<f64>>,
     /// Per series (histogram, instance, outcome), what it recorded so far.
-    recorded: HashMap<(usize, String, &'static str), Recorded>,
+    recorded: HashMap<(usize, String, String), Recorded>,
 }
 
 impl Histograms {
-    pub(super) fn new(meter: &Meter) -> Self {
+    /// The histograms on `meter`, whose boundaries are the upper bounds of
+    /// the buckets of `buckets` (but the last, `Duration::MAX`: no bound).
+    pub(super) fn new(meter: &Meter, buckets: impl Iterator<Item = Duration> + Clone) -> Self {
+        let instruments = HISTOGRAMS
+            .iter()
+            .map(|spec| {
+                let bounds = buckets
+                    .clone()
+                    .filter(|&bound| bound != Duration::MAX)
+                    .map(|bound| bound.as_secs_f64())
+                    .collect();
+                meter
+                    .f64_histogram(spec.name)
+                    .with_unit("s")
+                    .with_description(spec.help)
+                    .with_boundaries(bounds)
+                    .build()
+            })
+            .collect();
         Histograms {
-            meter: meter.clone(),
-            instruments: HISTOGRAMS.iter().map(|_| None).collect(),
+            instruments,
             recorded: HashMap::new(),
+        }
+    }
+
+    /// The histograms of the registry's telemetry: its buckets' bounds.
+    pub(super) fn registry(meter: &Meter) -> Self {
+        let bounds: Vec<Duration> = bulkhead_core::HistogramSnapshot::default()
+            .buckets()
+            .map(|(bound, _)| bound.unwrap_or(Duration::MAX))
+            .collect();
+        Histograms::new(meter, bounds.into_iter())
+    }
+
+    /// Records what each of `readings` (cumulative, as the registry's
+    /// telemetry reads them) gained since the previous collection.
+    pub(super) fn record_all(&mut self, readings: &[InstanceHistogram]) {
+        for reading in readings {
+            let Some(which) = histogram_position(reading.kind()) else {
+                continue;
+            };
+            let histogram = reading.histogram();
+            let buckets: Vec<(Duration, u64)> = histogram
+                .buckets()
+                .map(|(bound, count)| (bound.unwrap_or(Duration::MAX), count))
+                .collect();
+            let (instance, outcome) = (reading.instance(), reading.outcome());
+            self.record(which, instance, outcome, &buckets, histogram.sum());
         }
     }
 
@@ -48,36 +95,20 @@ impl Histograms {
     /// the bucket without an upper bound; `sum` its cumulative sum. A series
     /// whose counts went down (its instance was replaced) starts again from
     /// 0.
-    #[allow(dead_code)] // PLANNED: called once `RegistrySnapshot::histograms()` lands.
     pub(super) fn record(
         &mut self,
         which: usize,
         instance: &str,
-        outcome: &'static str,
+        outcome: &str,
         buckets: &[(Duration, u64)],
         sum: Duration,
     ) {
-        let (Some(spec), Some(slot)) = (HISTOGRAMS.get(which), self.instruments.get_mut(which))
-        else {
+        let Some(histogram) = self.instruments.get(which) else {
             return;
         };
-        let histogram = slot.get_or_insert_with(|| {
-            let bounds = buckets
-                .iter()
-                .map(|&(bound, _)| bound)
-                .filter(|&bound| bound != Duration::MAX)
-                .map(|bound| bound.as_secs_f64())
-                .collect();
-            self.meter
-                .f64_histogram(spec.name)
-                .with_unit("s")
-                .with_description(spec.help)
-                .with_boundaries(bounds)
-                .build()
-        });
         let recorded = self
             .recorded
-            .entry((which, instance.to_owned(), outcome))
+            .entry((which, instance.to_owned(), outcome.to_owned()))
             .or_default();
         if recorded.counts.len() != buckets.len()
             || recorded
@@ -104,7 +135,7 @@ impl Histograms {
         let values = Placement::new(&gained, (sum - recorded.sum).as_secs_f64());
         let attributes = [
             KeyValue::new(INSTANCE, instance.to_owned()),
-            KeyValue::new(OUTCOME, outcome),
+            KeyValue::new(OUTCOME, outcome.to_owned()),
         ];
         for &(lower, upper, count) in &gained {
             let value = values.value(lower, upper);
@@ -201,7 +232,8 @@ mod tests {
         let provider = SdkMeterProvider::builder()
             .with_reader(PeriodicReader::builder(exporter.clone()).build())
             .build();
-        let mut histograms = Histograms::new(&provider.meter("test"));
+        let bounds = [MS, 10 * MS, 100 * MS, Duration::MAX];
+        let mut histograms = Histograms::new(&provider.meter("test"), bounds.into_iter());
         for &(buckets, sum) in steps {
             histograms.record(0, "checkout", "success", buckets, sum);
         }
@@ -267,12 +299,12 @@ mod tests {
 
     #[test]
     fn a_series_whose_counts_went_down_starts_again() {
-        let before: &[_] = &[(MS, 4), (Duration::MAX, 0)];
-        let after: &[_] = &[(MS, 1), (Duration::MAX, 0)];
+        let before: &[_] = &[(MS, 4), (10 * MS, 0), (100 * MS, 0), (Duration::MAX, 0)];
+        let after: &[_] = &[(MS, 1), (10 * MS, 0), (100 * MS, 0), (Duration::MAX, 0)];
         exported(
             &[(before, 2 * MS), (after, Duration::from_micros(500))],
             |point| {
-                assert_eq!(point.bucket_counts().collect::<Vec<_>>(), [5, 0]);
+                assert_eq!(point.bucket_counts().collect::<Vec<_>>(), [5, 0, 0, 0]);
                 assert!((point.sum() - 0.0025).abs() < 1e-9, "{}", point.sum());
             },
         );

@@ -82,6 +82,7 @@ use names::{EVENTS_LOST, INSTRUMENTS, Kind};
 /// # Ok::<(), std::io::Error>(())
 /// ```
 pub fn export_opentelemetry(registry: &Registry, meter: &Meter) -> io::Result<ObserverHandle> {
+    registry.telemetry().record();
     let state = Arc::new(Mutex::new(State::new(registry.clone(), meter)));
     for (index, instrument) in INSTRUMENTS.iter().enumerate() {
         register(meter, index, instrument, Arc::downgrade(&state));
@@ -181,8 +182,7 @@ pub(super) struct State {
     read: u128,
     /// Each keyed bulkhead's keys ever labelled (see `samples::keyed`).
     keys_labelled: HashMap<String, std::collections::HashSet<String>>,
-    /// PLANNED: the histograms, fed at each collection.
-    #[allow(dead_code)] // fed once `RegistrySnapshot::histograms()` lands
+    /// The histograms, fed at each collection.
     histograms: histograms::Histograms,
 }
 
@@ -195,7 +195,7 @@ impl State {
             // As if every callback had read: the first one samples.
             read: u128::MAX,
             keys_labelled: HashMap::new(),
-            histograms: histograms::Histograms::new(meter),
+            histograms: histograms::Histograms::registry(meter),
         }
     }
 

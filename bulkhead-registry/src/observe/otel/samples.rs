@@ -58,11 +58,8 @@ pub(super) fn sample(state: &mut State) {
         keyed(state, keyed_bulkhead);
     }
     snapshot.fleets().iter().for_each(|f| fleet(state, f));
-    // PLANNED (histograms): once `RegistrySnapshot::histograms()` lands,
-    // for each of them: `state.histograms.record(kind position in
-    // HISTOGRAMS, instance, outcome, &buckets.collect::<Vec<_>>(), sum)`,
-    // with its cumulative buckets and sum; it records what they gained since
-    // the previous collection (see `super::histograms`).
+    let readings = state.registry.telemetry().histograms();
+    state.histograms.record_all(&readings);
 }
 
 fn instance(name: &str) -> Cow<'static, str> {
