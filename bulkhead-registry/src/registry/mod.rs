@@ -125,7 +125,7 @@ impl Registry {
     /// (pipelines, the attributes' wrappers): call duration, attempt
     /// duration and the wait for a bulkhead slot, per instance and outcome.
     ///
-    /// They record nothing until asked: [`TelemetryHub::record`] (which the
+    /// They record nothing until asked: [`TelemetryHub::record`](bulkhead_core::TelemetryHub::record) (which the
     /// exporters, `observe::export_metrics` and the others, call) starts
     /// them for every composition, those built before included. While they
     /// do not record, a call pays a load and a branch for them; while they
