@@ -289,11 +289,25 @@
 //! take the buckets as they are: the Rust API has no observable histogram
 //! and its SDK no `MetricProducer`.
 //!
-//! Planned: a span per attempt, `resilience.attempt`, with the attributes
-//! `resilience.instance`, `resilience.attempt.number` (from 1),
-//! `resilience.outcome` (`success`, `error` or the rejection kind),
-//! `resilience.rejection.kind` (when a policy refused the attempt: why) and
-//! `error.type` (when the call's own error failed it).
+//! ## Spans
+//!
+//! `export_attempt_spans(&registry, tracer)` makes a span
+//! `resilience.attempt` (kind internal) of each attempt of the calls
+//! through the registry's compositions, a child of the caller's current
+//! context, from the attempt's start (before the circuit breaker) to its
+//! end, with the attributes:
+//!
+//! | attribute | when | value |
+//! |---|---|---|
+//! | `resilience.instance` | always | the composition's instance id, as the histograms' |
+//! | `resilience.attempt.number` | always | the attempt's number in its call, from 1 |
+//! | `resilience.outcome` | always | `success`, `error`, or the rejection kind in snake case |
+//! | `resilience.rejection.kind` | a policy refused the attempt | why: `bulkhead_full`, `circuit_open`, `timeout`, `rate_limited`, `injected`, `deadline_exceeded` |
+//! | `error.type` | the attempt failed | the rejection kind, or `_OTHER` for the call's own error |
+//!
+//! A failed attempt's status is `Error` (its description the outcome). The
+//! span is made on the caller's thread as the attempt ends: unlike the
+//! metrics, tracing costs each attempt what the tracer costs.
 
 mod names;
 mod observer;
@@ -310,7 +324,7 @@ mod tracing;
 pub use self::metrics::{export_metrics, export_metrics_to};
 #[cfg(feature = "opentelemetry")]
 #[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "opentelemetry")))]
-pub use self::otel::export_opentelemetry;
+pub use self::otel::{AttemptSpans, export_attempt_spans, export_opentelemetry};
 #[cfg(feature = "tracing")]
 #[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "tracing")))]
 pub use self::tracing::trace_events;

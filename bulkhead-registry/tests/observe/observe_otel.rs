@@ -695,3 +695,86 @@ fn call_and_attempt_durations_and_slot_waits_are_histograms_in_seconds() -> Resu
     );
     Ok(())
 }
+
+#[test]
+fn each_attempt_is_a_span_that_says_why_it_was_refused() -> Result<(), RegistryError> {
+    use opentelemetry::trace::{Status, TracerProvider as _};
+    use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
+
+    let clock = ManualClock::new();
+    let registry = Registry::builder().clock(clock.clone()).build();
+    let exporter = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder()
+        .with_simple_exporter(exporter.clone())
+        .build();
+    let spans =
+        bulkhead_registry::observe::export_attempt_spans(&registry, provider.tracer("test"));
+    let pipeline = Pipeline::builder(&registry, "orders")
+        .retry(|r| r.max_attempts(2).wait(Duration::ZERO))
+        .bulkhead(|b| b.max_concurrent(1))
+        .build()?;
+
+    // Refused twice (its slot held elsewhere), then a 5 ms success.
+    let handle = registry.bulkhead("orders")?;
+    let held = handle.bulkhead().try_enter();
+    assert!(call(&pipeline).is_err());
+    drop(held);
+    let outcome = pipeline.execute(|| {
+        clock.advance(Duration::from_millis(5));
+        Ok::<_, std::io::Error>(())
+    });
+    assert!(outcome.is_ok());
+
+    let finished = exporter.get_finished_spans().expect("exported");
+    let described: Vec<(String, Vec<String>, Status)> = finished
+        .iter()
+        .map(|span| {
+            let mut attributes: Vec<String> = span
+                .attributes
+                .iter()
+                .map(|kv| format!("{}={}", kv.key, kv.value))
+                .collect();
+            attributes.sort();
+            (span.name.to_string(), attributes, span.status.clone())
+        })
+        .collect();
+    let refused = |number: u32| {
+        (
+            "resilience.attempt".to_owned(),
+            vec![
+                "error.type=bulkhead_full".to_owned(),
+                format!("resilience.attempt.number={number}"),
+                "resilience.instance=orders".to_owned(),
+                "resilience.outcome=bulkhead_full".to_owned(),
+                "resilience.rejection.kind=bulkhead_full".to_owned(),
+            ],
+            Status::error("bulkhead_full"),
+        )
+    };
+    let succeeded = (
+        "resilience.attempt".to_owned(),
+        vec![
+            "resilience.attempt.number=1".to_owned(),
+            "resilience.instance=orders".to_owned(),
+            "resilience.outcome=success".to_owned(),
+        ],
+        Status::Unset,
+    );
+    assert_eq!(described, [refused(1), refused(2), succeeded]);
+    let took = finished[2]
+        .end_time
+        .duration_since(finished[2].start_time)
+        .expect("ends after it starts");
+    assert_eq!(
+        took,
+        Duration::from_millis(5),
+        "timed on the registry's clock"
+    );
+
+    // Once the handle is dropped, attempts make no span.
+    drop(spans);
+    exporter.reset();
+    assert!(call(&pipeline).is_ok());
+    assert!(exporter.get_finished_spans().expect("read").is_empty());
+    Ok(())
+}

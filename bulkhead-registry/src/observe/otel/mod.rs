@@ -25,6 +25,9 @@ mod events;
 mod histograms;
 pub(super) mod names;
 mod samples;
+mod spans;
+
+pub use spans::{AttemptSpans, export_attempt_spans};
 
 use std::borrow::Cow;
 use std::collections::HashMap;

@@ -258,29 +258,26 @@ pub(super) fn histogram_position(kind: bulkhead_core::HistogramKind) -> Option<u
     }
 }
 
-/// The name of the span of one attempt (planned, see the module docs).
-#[allow(dead_code)] // PLANNED: the attempt hook is not on this branch yet.
+/// The name of the span of one attempt.
 pub(super) const ATTEMPT_SPAN: &str = "resilience.attempt";
-
-/// The attributes of the span of one attempt (planned).
-#[allow(dead_code)] // PLANNED: the attempt hook is not on this branch yet.
-pub(super) const ATTEMPT_SPAN_ATTRIBUTES: &[&str] = &[
-    INSTANCE,
-    "resilience.attempt.number",
-    OUTCOME,
-    "resilience.rejection.kind",
-    "error.type",
-];
+/// `resilience.attempt.number`: an attempt's number in its call, from 1.
+pub(super) const ATTEMPT_NUMBER: &str = "resilience.attempt.number";
+/// `resilience.rejection.kind`: why a policy refused an attempt.
+pub(super) const REJECTION_KIND: &str = "resilience.rejection.kind";
+/// `error.type` (OpenTelemetry's): the class of a failed attempt's error.
+pub(super) const ERROR_TYPE: &str = "error.type";
 
 #[cfg(test)]
 mod tests {
     use super::{HISTOGRAMS, INSTRUMENTS};
 
-    /// The rows of the module docs' OpenTelemetry table: name, type, unit,
+    /// The rows of the module docs' table of instruments: name, type, unit,
     /// attributes (as written, backticks and all) and `metrics` twin.
     fn rows() -> Vec<[String; 5]> {
         let docs = include_str!("../mod.rs");
         docs.lines()
+            .skip_while(|line| !line.starts_with("//! | instrument | type |"))
+            .take_while(|line| line.starts_with("//! |"))
             .filter(|line| line.starts_with("//! | `resilience."))
             .map(|line| {
                 let cells: Vec<String> = line
@@ -381,6 +378,21 @@ mod tests {
             "one twin each"
         );
         assert_eq!(twins, metrics);
+    }
+
+    #[test]
+    fn the_span_and_its_attributes_are_in_the_module_docs() {
+        let docs = include_str!("../mod.rs");
+        for name in [
+            super::ATTEMPT_SPAN,
+            super::INSTANCE,
+            super::ATTEMPT_NUMBER,
+            super::OUTCOME,
+            super::REJECTION_KIND,
+            super::ERROR_TYPE,
+        ] {
+            assert!(docs.contains(&format!("`{name}`")), "{name}");
+        }
     }
 
     #[test]
