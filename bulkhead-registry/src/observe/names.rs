@@ -34,19 +34,16 @@ pub(crate) fn cause(rejection: Option<RejectionKind>) -> &'static str {
 }
 
 /// How a failed attempt or call ended, as OpenTelemetry attributes say it
-/// (`resilience.outcome`): `error` for the call's own error, else the
-/// rejection kind in snake case (`bulkhead_full`, `circuit_open`, `timeout`,
-/// `rate_limited`, `injected`, `deadline_exceeded`).
+/// (`resilience.outcome`) and the histograms label it: `error` for the
+/// call's own error, else the rejection kind in snake case
+/// (`bulkhead_full`, `circuit_open`, `timeout`, `rate_limited`, `injected`,
+/// `deadline_exceeded`).
 #[cfg(feature = "opentelemetry")]
 pub(crate) fn outcome(rejection: Option<RejectionKind>) -> &'static str {
-    match rejection {
-        None => "error",
-        Some(RejectionKind::BulkheadFull) => "bulkhead_full",
-        Some(RejectionKind::CircuitOpen) => "circuit_open",
-        Some(RejectionKind::Timeout) => "timeout",
-        Some(RejectionKind::RateLimited) => "rate_limited",
-        Some(RejectionKind::Injected) => "injected",
-        Some(RejectionKind::DeadlineExceeded) => "deadline_exceeded",
-        Some(_) => "rejected",
-    }
+    rejection
+        .map_or(
+            bulkhead_core::Outcome::Error,
+            bulkhead_core::Outcome::Rejected,
+        )
+        .label()
 }

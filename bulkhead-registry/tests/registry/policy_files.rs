@@ -54,12 +54,10 @@ fn own(kind: PolicyKind) -> &'static [&'static str] {
             "tower/service.rs",
             "tower/wait.rs",
         ],
-        // The rejection kind `Timeout`, in snake case for OpenTelemetry's
-        // `resilience.outcome`; and gauges sampled from its state.
-        PolicyKind::Timeout => &["observe/metrics/samples.rs", "observe/names.rs"],
         // Gauges sampled from its state.
         PolicyKind::Retry
         | PolicyKind::CircuitBreaker
+        | PolicyKind::Timeout
         | PolicyKind::RateLimiter
         | PolicyKind::Chaos => &["observe/metrics/samples.rs"],
         PolicyKind::Hedge | PolicyKind::Fallback => &[],
