@@ -1,48 +1,59 @@
 //! Every query of the Grafana dashboard (`docs/grafana/bulkhead.json`)
-//! evaluated by a real Prometheus: the axum example's service is served on
-//! a free loopback port, a `prometheus` of the test's own (a temporary
-//! directory, a free loopback port, never the system's service on :9090)
-//! scrapes its `/metrics` every second, and the service is driven into
-//! refused, retried and timed-out calls. Each PromQL expression of the
-//! dashboard (every panel's targets, found by walking the JSON, so new
-//! panels are checked as they come) is then evaluated through
-//! `/api/v1/query` as Grafana would send it, its variables substituted as
-//! Grafana does:
+//! evaluated by a real Prometheus. The axum example's service
+//! (`examples/axum_service.rs`) is served on a free loopback port; a
+//! `prometheus` of the test's own (configuration and storage in a temporary
+//! directory, a free loopback port: never a system service on :9090, and
+//! killed when the test ends, a panic included) scrapes its `/metrics`
+//! every second; once it has scraped every counter at 0, the service is
+//! put under load by a live reload (reports delayed 3 s, the users'
+//! directory hanging past its 2 s timeout, checkout resized) and driven
+//! into served, refused, retried, timed-out and abandoned calls until its
+//! circuit breaker opens and refuses calls too.
+//!
+//! Each PromQL expression of the dashboard (every panel's targets, found by
+//! walking the JSON, so that panels added later are checked as they come)
+//! is evaluated through `/api/v1/query` as Grafana would send it, its
+//! variables filled as Grafana fills them:
 //!
 //! - `$label`, a custom variable, takes each of its values in turn
-//!   (`exported_instance`, read from a job scraping with the default
-//!   `honor_labels: false`; `instance`, read from a second job scraping the
-//!   same target with `honor_labels: true`);
+//!   (`exported_instance`, which a job scraping with the default
+//!   `honor_labels: false` stores; `instance`, which a second job scraping
+//!   the same target with `honor_labels: true` stores);
 //! - `$bulkhead`, a query variable, is evaluated as Grafana does
 //!   (`label_values(metric, label)` through `/api/v1/label/../values`) and
 //!   must list every bulkhead of the service; then both *All* (its
 //!   `allValue`, `.*`) and every value selected (`(a|b|c)`, regex-escaped)
 //!   are substituted;
-//! - `$__rate_interval` and `$__interval` become 15s (at least four 1 s
-//!   scrapes, as Grafana's `$__rate_interval` would be); any other variable
-//!   fails the test, so that a new one is taught to it rather than skipped.
+//! - `$__rate_interval` and `$__interval` become 15s (Grafana's rule, at
+//!   least four scrape intervals, would give 4s with a 1 s scrape; 15s
+//!   holds all of the load); any other variable fails the test, so that a
+//!   new one is taught to it rather than skipped.
 //!
-//! Every expression, under every substitution, must succeed and return at
-//! least one series of a policy of the service (a label holding its id)
-//! with a finite, non-zero value, at some point before a deadline (polled,
-//! not slept: a `rate()` needs two scrapes in its window). A query that
-//! cannot show anything but zero in this setup is listed in
-//! [`MAY_BE_ZERO`] with the reason, printed, and only needs a non-empty
-//! answer. The test thus proves that the dashboard's queries parse, that
-//! their metric and label names and their arithmetic match what the
-//! exporter sends once Prometheus has renamed and stored it, and that each
-//! panel shows the event it is about.
+//! Every expression, under every way of filling its variables, must succeed
+//! and, at some point before a deadline (polled, not slept: a `rate()`
+//! needs two scrapes in its window), return a series of a policy of the
+//! service (a label holding its id) with a finite, non-zero value. A query
+//! that cannot show anything but zero in this setup would be listed in
+//! [`MAY_BE_ZERO`] with the reason (printed) and need only a non-empty
+//! answer; none does today. A few panels must also show exact
+//! [`FIGURES`] (the resized limit, the slots held, a 3 s hold read as
+//! 3000 ms in the panel's unit). So the test proves that the dashboard's
+//! queries parse, that their metric and label names, units and arithmetic
+//! match what the exporter sends once Prometheus has renamed and stored
+//! it, and that each panel shows the event it is about. It takes about
+//! 10 s, 5 of them Prometheus's wait before it hands a new target to its
+//! scrapers.
 //!
 //! Needs `prometheus` (Debian: `apt-get install -y prometheus`, which
 //! `.ci/run` does) on the `PATH`, or `BULKHEAD_PROMETHEUS` naming the
 //! binary; without one it fails, unless `BULKHEAD_SKIP_PROMETHEUS=1` says
-//! to skip it. Run it alone with
+//! to skip it (it prints that it did). Run it alone with
 //!
 //! ```sh
 //! cargo test -p bulkhead-extras --features tower,metrics --test prometheus_queries -- --nocapture
 //! ```
 //!
-//! (`--nocapture` prints every query and what it returned).
+//! (`--nocapture` prints every query and how many series it returned).
 
 #[allow(dead_code)]
 #[path = "../../examples/axum_service.rs"]
@@ -75,7 +86,7 @@ const RATE_INTERVAL: &str = "15s";
 /// How long the dashboard's queries may take to show the traffic: a bound
 /// that turns a hang into a failure, not a timing assertion (it takes a
 /// few seconds).
-const DEADLINE: Duration = Duration::from_secs(60);
+const DEADLINE: Duration = Duration::from_secs(30);
 
 /// Queries (by a part of their expression) that cannot show anything but
 /// zero in this setup, and why: they need only a non-empty answer.
@@ -84,7 +95,10 @@ const MAY_BE_ZERO: &[(&str, &str)] = &[];
 /// The service's own configuration, from the start (a bulkhead's
 /// `max_wait` does not change live): callers of the users' directory wait
 /// for one of its 4 slots up to 5 s rather than 50 ms, so that under load
-/// the users' 2 s timeout cuts them while they wait (abandoned calls).
+/// a queue forms (waiting calls), which clients that hang up leave
+/// (abandoned calls). (A wait the users' 2 s timeout cuts is abandoned too,
+/// but a FIFO queue behind slots each held to its timeout hands every
+/// waiter a slot just before its own deadline: it seldom happens.)
 const WAIT_LONGER: &str = r#"
 [bulkhead.instances.users]
 max_wait = "5s"
@@ -95,8 +109,8 @@ max_wait = "5s"
 /// configuration, so this holds all of it): reports delayed 3 s (the
 /// example's `DEGRADE`), the users' directory hanging 3 s on every
 /// attempt, past the users' 2 s timeout (attempts time out and are
-/// retried, callers waiting for a slot are cut, and the breaker, which
-/// counts timeouts as failures, opens and refuses calls), and checkout
+/// retried, and the breaker, which counts timeouts as failures, opens and
+/// refuses calls), and checkout
 /// resized live (a limit change).
 fn under_load() -> String {
     format!(
