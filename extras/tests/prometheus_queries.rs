@@ -521,12 +521,18 @@ fn shows_a_policy(series: &[Series], ids: &BTreeSet<String>, may_be_zero: bool) 
     })
 }
 
-/// The `expr` of the target `ref_id` of the panel titled `title`.
+/// The `expr` of the target `ref_id` of the panel titled `title` (a
+/// collapsed row's panels included).
 fn panel_expr(dashboard: &Value, title: &str, ref_id: &str) -> String {
-    dashboard["panels"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    fn panels<'a>(list: &'a Value, out: &mut Vec<&'a Value>) {
+        for panel in list.as_array().into_iter().flatten() {
+            out.push(panel);
+            panels(&panel["panels"], out);
+        }
+    }
+    let mut all = Vec::new();
+    panels(&dashboard["panels"], &mut all);
+    all.into_iter()
         .filter(|panel| panel["title"] == title)
         .flat_map(|panel| panel["targets"].as_array().into_iter().flatten())
         .find(|target| target["refId"] == ref_id)
@@ -599,6 +605,37 @@ async fn drive(client: Client, base: String) {
         while calls.try_join_next().is_some() {}
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
+}
+
+#[test]
+fn variables_are_filled_as_grafana_fills_them() {
+    let mut variant = Variant::default();
+    variant
+        .0
+        .insert("label".to_owned(), "exported_instance".to_owned());
+    variant.0.insert(
+        "bulkhead".to_owned(),
+        format!("({})", regex_escape("a.b|c")),
+    );
+    assert_eq!(
+        substitute(
+            r#"sum by ($label) (rate(x{${label}=~"$bulkhead"}[$__rate_interval]))"#,
+            &variant
+        )
+        .unwrap(),
+        r#"sum by (exported_instance) (rate(x{exported_instance=~"(a\\.b\\|c)"}[15s]))"#
+    );
+    assert_eq!(
+        substitute("increase(x[$__interval])", &variant).unwrap(),
+        "increase(x[15s])"
+    );
+    // Unknown variables and formats are the test's to learn, not to skip.
+    assert!(substitute("x{a=\"$other\"}", &variant).is_err());
+    assert!(substitute("x{a=~\"${bulkhead:csv}\"}", &variant).is_err());
+    assert!(substitute("x[$__range]", &variant).is_err());
+    assert_eq!(encode("a b{c=\"d\"}[1m]"), "a%20b%7Bc%3D%22d%22%7D%5B1m%5D");
+    let dashboard: Value = serde_json::from_str(DASHBOARD).expect("JSON");
+    assert!(panel_expr(&dashboard, "In flight vs limit", "B").contains("bulkhead_max_concurrent"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
