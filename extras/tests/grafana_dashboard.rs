@@ -5,7 +5,8 @@
 //! directory failed by chaos); `/metrics` is then scraped over real HTTP and parsed as
 //! Prometheus's text format, and every PromQL expression of the dashboard
 //! (each panel's queries and each variable's) must name only metrics the
-//! scrape has, taking `rate()` and its kin over counters only.
+//! scrape has, taking `rate()` and its kin over counters only. (A real
+//! Prometheus evaluating every query is `tests/prometheus_queries.rs`.)
 
 #[allow(dead_code)]
 #[path = "../../examples/axum_service.rs"]
