@@ -61,7 +61,7 @@ use axum::{Json, Router};
 use bulkhead::observe::{ObserverHandle, export_metrics_to};
 use bulkhead::tower::{BulkheadLayer, ServiceError};
 use bulkhead::{BulkheadConfig, Registry, RegistryError, Rejection, RejectionKind, resilient};
-use metrics_exporter_prometheus::PrometheusBuilder;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 use serde_json::{Value, json};
 use tower::ServiceBuilder;
 
@@ -282,7 +282,19 @@ pub(crate) fn metrics(
     registry: &Registry,
     interval: Duration,
 ) -> io::Result<(Router, ObserverHandle)> {
-    let recorder = PrometheusBuilder::new().build_recorder();
+    // Buckets for the call, attempt and slot-wait histograms, so that
+    // Prometheus gets `_bucket` series for `histogram_quantile` (without
+    // them the exporter renders summaries).
+    let recorder = PrometheusBuilder::new()
+        .set_buckets_for_metric(
+            Matcher::Suffix("_seconds".to_owned()),
+            &[
+                0.000_1, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+                2.5, 5.0, 10.0,
+            ],
+        )
+        .map_err(io::Error::other)?
+        .build_recorder();
     let scrape = recorder.handle();
     let exporter = export_metrics_to(registry, interval, recorder)?;
     let route = Router::new().route(

@@ -255,9 +255,18 @@ fn scraped(body: &str) -> BTreeMap<String, bool> {
     for sample in &scrape.samples {
         let name = sample.metric.clone();
         match sample.value {
-            Value::Histogram(_) | Value::Summary(_) => {
+            // The series of a histogram (and a summary's `_sum` and
+            // `_count`) only grow: a rate of them is what
+            // `histogram_quantile` and means are made of.
+            Value::Histogram(_) => {
                 for suffix in ["_bucket", "_sum", "_count"] {
-                    names.insert(format!("{name}{suffix}"), false);
+                    names.insert(format!("{name}{suffix}"), true);
+                }
+                names.insert(name, false);
+            }
+            Value::Summary(_) => {
+                for suffix in ["_sum", "_count"] {
+                    names.insert(format!("{name}{suffix}"), true);
                 }
                 names.insert(name, false);
             }
