@@ -28,6 +28,10 @@ function fmtRate(value) {
   return value < 10 ? value.toFixed(1) : Math.round(value).toString();
 }
 
+function fmtMillis(ms) {
+  return ms < 1000 ? Math.round(ms) + " ms" : +(ms / 1000).toFixed(1) + " s";
+}
+
 function el(tag, attrs, children) {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
@@ -102,7 +106,13 @@ function draw(node, points) {
   };
   line("limit", (p) => p.limit, top);
   line("flight", (p) => p.flight, top);
-  line("refused", (p) => p.refused || 0, topRefused);
+  // A rate is null where no interval was measured (a stream's first
+  // sample): that stretch of the line is left out.
+  svg.querySelector(".refused").setAttribute(
+    "points",
+    points.filter((p) => p.refused !== null && p.refused !== undefined)
+      .map((p) => x(p).toFixed(1) + "," + y(p.refused, topRefused).toFixed(1)).join(" "),
+  );
   node.querySelector('[data-field="span"]').textContent = Math.round(span / 1000);
 }
 
@@ -135,8 +145,8 @@ function renderBulkheads(list, t) {
     const badge = [];
     if (!b.enabled) badge.push("disabled");
     if (b.adaptive) badge.push(`${b.adaptive.algorithm} ${b.adaptive.floor}–${b.adaptive.ceiling}`);
-    if (b.max_wait_ms > 0) badge.push(`waits ≤ ${b.max_wait_ms} ms`);
-    setValue(field(node, "badge"), badge.join(" · "));
+    if (b.max_wait_ms > 0) badge.push("waits ≤ " + fmtMillis(b.max_wait_ms));
+    setValue(field(node, "badge"), badge.join(" · "), badge.join(" · "));
     const bar = node.querySelector(".bar");
     bar.classList.toggle("full", b.in_flight >= b.limit);
     bar.firstChild.style.width = Math.min(100, (100 * b.in_flight) / Math.max(b.limit, 1)) + "%";
@@ -146,9 +156,10 @@ function renderBulkheads(list, t) {
   markGone("bulkheads", new Set(list.map((b) => b.instance)));
 }
 
-// Priority classes, shown once a class has held or shed a call.
+// Priority classes, shown once calls of two classes were held at once or
+// a class was shed.
 function renderClasses(table, b) {
-  const used = b.classes.some((c) => c.held > 0 || c.shed_total > 0);
+  const used = b.classes.filter((c) => c.held > 0).length > 1 || b.classes.some((c) => c.shed_total > 0);
   if (!used) { table.replaceChildren(); return; }
   const rows = [el("tr", {}, ["class", "held", "threshold", "shed/s", "shed"].map((h) => el("th", {}, [h])))];
   for (const c of b.classes) {
