@@ -180,10 +180,10 @@ fn http_get(host: &str, path: &str) -> String {
         if line.is_empty() {
             break;
         }
-        if let Some((name, value)) = line.split_once(':') {
-            if name.eq_ignore_ascii_case("content-length") {
-                length = value.trim().parse().expect("a length");
-            }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().expect("a length");
         }
     }
     let mut body = vec![0u8; length];

@@ -70,14 +70,16 @@ function chart(node, kind, instance) {
   svg.dataset.instance = instance;
   svg.dataset.field = "history";
   svg.dataset.points = "0";
-  for (const line of ["limit", "flight", "refused"]) {
-    const polyline = document.createElementNS("http://www.w3.org/2000/svg", "polyline");
-    polyline.setAttribute("class", line);
-    svg.append(polyline);
+  for (const [tag, name] of [["polygon", "refused"], ["polyline", "limit"], ["polyline", "flight"]]) {
+    const shape = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    shape.setAttribute("class", name);
+    svg.append(shape);
   }
   const legend = el("div", { class: "legend" });
-  legend.innerHTML = '<i style="background:var(--limit)"></i>limit<i style="background:var(--flight)"></i>in flight' +
-    '<i style="background:var(--refused)"></i>refused/s (own scale) · last <span data-field="span">0</span> s';
+  legend.innerHTML = '<i style="background:var(--limit)"></i>limit <span data-field="scale"></span>' +
+    '<i style="background:var(--flight)"></i>in flight' +
+    '<i style="background:var(--refused)"></i>refused/s, peak <span data-field="peak">0</span>' +
+    ' · last <span data-field="span">0</span> s';
   node.append(svg, legend);
 }
 
@@ -89,30 +91,34 @@ function remember(key, point) {
   return points;
 }
 
+// The limit and the calls in flight on one scale (the highest limit seen,
+// with room above it); the refusals per second as an area below, on a
+// scale of their own.
 function draw(node, points) {
   const svg = node.querySelector("svg.chart");
   svg.dataset.points = String(points.length);
   const t0 = points[0].t;
   const span = Math.max(points[points.length - 1].t - t0, 1);
   const top = Math.max(1, ...points.map((p) => Math.max(p.limit, p.flight)));
-  const topRefused = Math.max(1, ...points.map((p) => p.refused || 0));
-  const x = (p) => ((p.t - t0) / span) * 300;
-  const y = (v, max) => 68 - (v / max) * 64;
-  const line = (name, value, max) => {
+  const rates = points.filter((p) => p.refused !== null && p.refused !== undefined);
+  const peak = Math.max(0, ...rates.map((p) => p.refused));
+  const x = (p) => (((p.t - t0) / span) * 300).toFixed(1);
+  const y = (v, max, height = 58) => (68 - (v / max) * height).toFixed(1);
+  const line = (name, value) => {
     svg.querySelector("." + name).setAttribute(
       "points",
-      points.map((p) => x(p).toFixed(1) + "," + y(value(p), max).toFixed(1)).join(" "),
+      points.map((p) => x(p) + "," + y(value(p), top)).join(" "),
     );
   };
-  line("limit", (p) => p.limit, top);
-  line("flight", (p) => p.flight, top);
+  line("limit", (p) => p.limit);
+  line("flight", (p) => p.flight);
   // A rate is null where no interval was measured (a stream's first
-  // sample): that stretch of the line is left out.
-  svg.querySelector(".refused").setAttribute(
-    "points",
-    points.filter((p) => p.refused !== null && p.refused !== undefined)
-      .map((p) => x(p).toFixed(1) + "," + y(p.refused, topRefused).toFixed(1)).join(" "),
-  );
+  // sample): that stretch of the area is left out.
+  const area = rates.map((p) => x(p) + "," + y(p.refused, Math.max(peak, 1), 40));
+  if (rates.length) area.push(x(rates[rates.length - 1]) + ",68", x(rates[0]) + ",68");
+  svg.querySelector(".refused").setAttribute("points", area.join(" "));
+  node.querySelector('[data-field="scale"]').textContent = "(max " + top + ")";
+  node.querySelector('[data-field="peak"]').textContent = fmtRate(peak);
   node.querySelector('[data-field="span"]').textContent = Math.round(span / 1000);
 }
 
