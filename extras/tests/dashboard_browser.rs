@@ -4,7 +4,9 @@
 //! handlers wait behind a gate, so that the load holds still:
 //!
 //! - (a) with calls held in flight and waiting, the numbers the page shows
-//!   for every bulkhead and keyed bulkhead are the registry's snapshot;
+//!   for every bulkhead and keyed bulkhead are the registry's snapshot
+//!   (but for an adaptive bulkhead under traffic that never stops, whose
+//!   limit moves, and is only checked to stay within its bounds);
 //! - (b) once the backend stops answering and its bulkhead fills, the page
 //!   shows its refusals within 2 s of the first refused request;
 //! - (c) when the stream breaks (cut by the server, then refused with 503
@@ -34,6 +36,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use base64::Engine;
+use bulkhead::adaptive::Adaptive;
 use bulkhead::observe::Dashboard;
 use bulkhead::tower::{BulkheadLayer, ServiceError};
 use bulkhead::{BulkheadConfig, OwnedBulkheadPermit, Pipeline, Registry};
@@ -88,6 +91,15 @@ async fn unavailable(error: ServiceError<Infallible>) -> impl IntoResponse {
     (StatusCode::SERVICE_UNAVAILABLE, refused.to_string())
 }
 
+/// A backend that slows down as more calls reach it, under the adaptive
+/// bulkhead "search": its limit moves, which the page charts.
+async fn search(State(busy): State<Arc<AtomicU64>>) -> &'static str {
+    let now = busy.fetch_add(1, Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(10 + now)).await;
+    busy.fetch_sub(1, Ordering::SeqCst);
+    "found"
+}
+
 /// A handler that answers once the gate opens: a backend that hangs.
 async fn gated(State(gate): State<watch::Receiver<bool>>) -> &'static str {
     let mut gate = gate.clone();
@@ -121,6 +133,17 @@ fn serve(runtime: &Runtime) -> App {
             .expect("a bulkhead")
     };
     let inventory = bulkhead("inventory", INVENTORY_SLOTS, Duration::ZERO);
+    let adaptive = registry
+        .bulkhead_policy(
+            "search",
+            "extras/tests/dashboard_browser.rs",
+            &BulkheadConfig::builder()
+                .max_concurrent(24)
+                .min_concurrent(2)
+                .initial_concurrent(4)
+                .adaptive(Adaptive::Aimd),
+        )
+        .expect("an adaptive bulkhead");
     let reports = bulkhead("reports", REPORTS_SLOTS, Duration::from_secs(600));
     let (gate, open) = watch::channel(false);
     let guarded = |bulkhead| {
@@ -138,10 +161,21 @@ fn serve(runtime: &Runtime) -> App {
     let page = Dashboard::new(&registry)
         .router()
         .layer(middleware::from_fn_with_state(breaker.clone(), breakable));
+    let searches = Router::new()
+        .route(
+            "/search",
+            get(search).layer(
+                ServiceBuilder::new()
+                    .layer(HandleErrorLayer::new(unavailable))
+                    .layer(BulkheadLayer::new(adaptive)),
+            ),
+        )
+        .with_state(Arc::new(AtomicU64::new(0)));
     let app = Router::new()
         .route("/inventory", guarded(inventory))
         .route("/reports", guarded(reports))
         .with_state(open)
+        .merge(searches)
         .nest("/dashboard", page);
 
     let tenants = registry
@@ -236,6 +270,23 @@ fn the_dashboard_in_a_real_browser() {
         runtime.spawn(async move { request.await.map(|response| response.status()) })
     };
     let mut held: Vec<_> = (0..3).map(|_| request("/inventory")).collect();
+    // And traffic that never stops on search, whose adaptive limit moves.
+    let stop = Arc::new(AtomicBool::new(false));
+    let searching: Vec<_> = (0..12)
+        .map(|_| {
+            let (client, url, stop) = (
+                client.clone(),
+                format!("{}/search", app.base),
+                Arc::clone(&stop),
+            );
+            runtime.spawn(async move {
+                while !stop.load(Ordering::SeqCst) {
+                    let _ = client.get(&url).send().await;
+                    tokio::time::sleep(Duration::from_millis(15)).await;
+                }
+            })
+        })
+        .collect();
     held.extend((0..5).map(|_| request("/reports")));
     let payments = Pipeline::builder(&app.registry, "payments")
         .circuit_breaker(|c| c)
@@ -280,7 +331,19 @@ fn the_dashboard_in_a_real_browser() {
         },
     );
     let snapshot = app.registry.snapshot();
-    for b in snapshot.bulkheads() {
+    // Search moves all the time: its limit within its bounds will do.
+    let card = &later["bulkheads"]["search"];
+    let limit = number(&card["limit"]).expect("search's limit");
+    assert!((2.0..=24.0).contains(&limit), "{card}");
+    assert!(
+        number(&card["in_flight"]).is_some_and(|in_flight| in_flight <= 24.0),
+        "{card}"
+    );
+    for b in snapshot
+        .bulkheads()
+        .iter()
+        .filter(|b| b.instance != "search")
+    {
         let card = &later["bulkheads"][&b.instance];
         assert_eq!(
             number(&card["in_flight"]),
@@ -300,7 +363,7 @@ fn the_dashboard_in_a_real_browser() {
         // No refusal yet, over an interval the page has seen.
         assert_eq!(number(&card["rejected_per_sec"]), Some(0.0), "{card}");
     }
-    assert_eq!(snapshot.bulkheads().len(), 2);
+    assert_eq!(snapshot.bulkheads().len(), 3);
     let keyed = &snapshot.keyed_bulkheads()[0];
     let card = &later["keyed"]["tenants"];
     assert_eq!(
@@ -323,7 +386,6 @@ fn the_dashboard_in_a_real_browser() {
     // slots fill, then every request is refused. The page shows refusals
     // per second within 2 s of the first refusal.
     let first_refusal = Arc::new(std::sync::OnceLock::<Instant>::new());
-    let stop = Arc::new(AtomicBool::new(false));
     let load = {
         let (client, base) = (client.clone(), app.base.clone());
         let (first_refusal, stop) = (Arc::clone(&first_refusal), Arc::clone(&stop));
@@ -419,6 +481,9 @@ fn the_dashboard_in_a_real_browser() {
     app.gate.send_replace(true);
     let statuses = runtime.block_on(async {
         let mut statuses = Vec::new();
+        for searching in searching {
+            searching.await.expect("a search loop");
+        }
         for request in held.into_iter().chain(load.await.expect("the load")) {
             statuses.push(request.await.expect("a request").expect("an answer"));
         }
