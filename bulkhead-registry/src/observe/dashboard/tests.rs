@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use bulkhead_core::{CallError, ManualClock};
+use bulkhead_core::{CallError, ManualClock, Priority, priority};
 use futures_util::StreamExt;
 use serde_json::Value;
 use tower::ServiceExt;
@@ -298,4 +298,83 @@ async fn the_stream_sends_a_sample_each_interval_and_the_retry_first() {
     let second = next().await;
     assert!(second.contains("\nid: 2\n"), "{second}");
     assert!(!second.contains("retry:"), "{second}");
+}
+
+#[test]
+fn classes_shed_per_second() {
+    let (registry, clock) = registry(false);
+    let _pipeline = Pipeline::builder(&registry, "classy")
+        .bulkhead(|b| b.max_concurrent(4))
+        .build()
+        .expect("a pipeline");
+    let handle = registry.bulkhead("classy").expect("its bulkhead");
+    let mut sampler = sampler(&registry);
+    let first = sampler.sample();
+    let sheddable = &find(&first, "bulkheads", "classy")["classes"][0];
+    assert_eq!(sheddable["class"], "sheddable");
+    assert_eq!(sheddable["shed_per_sec"], Value::Null);
+
+    let _held = [
+        handle.bulkhead().try_enter().expect("a free slot"),
+        handle.bulkhead().try_enter().expect("a free slot"),
+    ];
+    for _ in 0..3 {
+        let shed = priority::with(Priority::Sheddable, || handle.bulkhead().try_enter());
+        assert!(shed.is_err(), "a sheddable call past its share");
+    }
+    clock.advance(Duration::from_secs(3));
+    let second = sampler.sample();
+    let bulkhead = find(&second, "bulkheads", "classy");
+    let snapshot = registry.snapshot();
+    let classes = &snapshot.bulkheads()[0].classes;
+    assert_eq!(bulkhead["classes"][0]["shed_total"], classes[0].shed);
+    assert_eq!(bulkhead["classes"][0]["shed_total"], 3);
+    assert_eq!(bulkhead["classes"][0]["shed_per_sec"], 1.0);
+    assert_eq!(bulkhead["classes"][1]["class"], "normal");
+    assert_eq!(bulkhead["classes"][1]["held"], 2);
+    assert_eq!(bulkhead["classes"][1]["shed_per_sec"], 0.0);
+    // Shed calls are refusals of the bulkhead too.
+    assert_eq!(bulkhead["rejected_per_sec"], 1.0);
+}
+
+#[test]
+fn keyed_and_rate_limiter_refusals_per_second_come_from_events() {
+    let (registry, clock) = registry(false);
+    let tenants = registry
+        .keyed_bulkhead_builder::<String>("tenants")
+        .max_concurrent(10)
+        .per_key(1)
+        .build()
+        .expect("a keyed bulkhead");
+    let limited = Pipeline::builder(&registry, "limited")
+        .rate_limiter(|r| {
+            r.limit_for_period(1)
+                .refresh_period(Duration::from_secs(3600))
+        })
+        .build()
+        .expect("a pipeline");
+    let mut sampler = sampler(&registry);
+    sampler.sample();
+
+    let _held = tenants.try_enter("acme").expect("a free slot");
+    for _ in 0..4 {
+        assert!(tenants.try_enter("acme").is_err());
+    }
+    let admitted: Result<(), CallError<std::io::Error>> = limited.execute(|| Ok(()));
+    assert!(admitted.is_ok());
+    refused(&limited);
+    refused(&limited);
+    clock.advance(Duration::from_secs(2));
+    let sample = sampler.sample();
+    assert_eq!(
+        find(&sample, "keyed_bulkheads", "tenants")["rejected_per_sec"],
+        2.0
+    );
+    let limiter = find(&sample, "rate_limiters", "limited");
+    assert_eq!(limiter["rejected_per_sec"], 1.0);
+    let snapshot = registry.snapshot();
+    let r = &snapshot.rate_limiters()[0];
+    assert_eq!(limiter["available_permits"], r.available_permits);
+    assert_eq!(limiter["limit_for_period"], r.limit_for_period);
+    assert_eq!(limiter["waiting"], r.waiting_calls);
 }
