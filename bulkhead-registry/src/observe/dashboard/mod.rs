@@ -97,7 +97,12 @@
 //!
 //! The router has no state of its own to give: nest it in a `Router<()>`, or
 //! in an application's `Router<S>` as `dashboard(&registry).with_state(())`
-//! (which turns a `Router<()>` into a `Router<S>`). Its samples are taken
+//! (which turns a `Router<()>` into a `Router<S>`). Nested at `/dashboard`,
+//! the page is `/dashboard` (axum's `nest` does not route `/dashboard/`);
+//! the page finds its stream from its own address either way. Behind a
+//! proxy, the stream needs its buffering off (the response says
+//! `X-Accel-Buffering: no` for nginx) and a read timeout longer than the
+//! interval. Its samples are taken
 //! on the runtime serving it; no thread is started. It serves whoever can
 //! reach it: instance ids, keys and fleet names are visible to them, so
 //! mount it where the application's other operator pages are, behind the
@@ -114,11 +119,10 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::State;
-use axum::http::header;
+use axum::http::{HeaderName, header};
 use axum::response::sse::{Event, Sse};
 use axum::response::{Html, IntoResponse};
 use axum::routing::get;
-use futures_util::Stream;
 use futures_util::stream;
 use tokio::time::MissedTickBehavior;
 
@@ -246,9 +250,7 @@ async fn snapshot(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
     )
 }
 
-async fn events(
-    State(shared): State<Arc<Shared>>,
-) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+async fn events(State(shared): State<Arc<Shared>>) -> impl IntoResponse {
     let mut ticks = tokio::time::interval(shared.dashboard.interval);
     ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let retry = Some(shared.dashboard.retry);
@@ -264,7 +266,11 @@ async fn events(
         if let Some(retry) = retry {
             event = event.retry(retry);
         }
-        Some((Ok(event), (sampler, ticks, None)))
+        Some((Ok::<_, Infallible>(event), (sampler, ticks, None)))
     });
-    Sse::new(samples)
+    // nginx buffers responses unless told not to, which would hold the
+    // samples back.
+    ([(X_ACCEL_BUFFERING, "no")], Sse::new(samples))
 }
+
+const X_ACCEL_BUFFERING: HeaderName = HeaderName::from_static("x-accel-buffering");

@@ -257,8 +257,8 @@ function renderFleets(list) {
 function render(sample) {
   lastSample = Date.now();
   interval = sample.interval_ms || interval;
-  const empty = $("empty");
-  if (empty) empty.remove();
+  const lists = [sample.bulkheads, sample.keyed_bulkheads, sample.circuit_breakers, sample.rate_limiters, sample.fleets];
+  $("empty").textContent = lists.some((list) => list.length) ? "" : "The registry has no policies yet.";
   setValue($("seq"), sample.seq);
   $("time").textContent = new Date(sample.time).toLocaleTimeString();
   setValue($("missed"), sample.events_missed);

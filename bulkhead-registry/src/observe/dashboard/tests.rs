@@ -279,6 +279,7 @@ async fn the_stream_sends_a_sample_each_interval_and_the_retry_first() {
     let events = get(app, "/events").await;
     assert_eq!(events.status(), StatusCode::OK);
     assert_eq!(events.headers()[header::CONTENT_TYPE], "text/event-stream");
+    assert_eq!(events.headers()["x-accel-buffering"], "no");
     let mut body = events.into_body().into_data_stream();
     let mut next = async || {
         let chunk = body.next().await.expect("an event").expect("its bytes");
