@@ -89,9 +89,11 @@
 //! `shed_per_sec` from its `shed` counter; a keyed bulkhead's and a rate
 //! limiter's from their events.
 //!
-//! Admitted calls cost nothing more while the page is open: samples read the
-//! snapshot; only refusals publish events, and they do whether or not a
-//! page is open, once something subscribed.
+//! Admitted calls cost nothing more while a page is open: samples read the
+//! snapshot. While a stream is open (as while any subscriber is, such as
+//! the exporters), refusals and the other events are published to it, a
+//! cost on those calls only; a registry nobody subscribes to builds no
+//! event.
 //!
 //! # Mounting
 //!
