@@ -13,16 +13,20 @@
 //! directory that chaos, on from the start, fails a third of the time: a
 //! failure the retry hides, and a 502 if both attempts fail). `/metrics`
 //! serves every policy's figures in Prometheus's text format, which the
-//! Grafana dashboard `docs/grafana/bulkhead.json` reads.
+//! Grafana dashboard `docs/grafana/bulkhead.json` reads, and, with the
+//! feature `dashboard`, `/dashboard` is the live page of
+//! `bulkhead::observe::dashboard`.
 //!
 //! ```sh
 //! cargo run --example axum_service --features tower,metrics          # a demo, then exit
 //! cargo run --example axum_service --features tower,metrics -- serve # serve on 127.0.0.1:3000
+//! cargo run --example axum_service --features tower,metrics,dashboard -- serve # and /dashboard
 //! ```
 //!
 //! Routes: `POST /checkout`, `GET /reports/{id}`, `GET /users/{id}`,
 //! `GET /bulkheads` (every bulkhead's snapshot as JSON), `GET /metrics`
-//! (Prometheus) and `POST /reports/degrade` / `POST /reports/fail` /
+//! (Prometheus), `GET /dashboard` (feature `dashboard`: the live page, and
+//! its stream `/dashboard/events`) and `POST /reports/degrade` / `POST /reports/fail` /
 //! `POST /reports/recover`, which reload the configuration with
 //! [`DEGRADE`], [`FAIL`] or [`RECOVER`] (204; 500 if the reload fails):
 //!
@@ -315,9 +319,10 @@ pub(crate) fn metrics(
     Ok((route, exporter))
 }
 
-/// The whole service on `registry`: [`app`], [`users`] and [`metrics`]
-/// (sampled every `interval`), and the exporter's handle, which must be
-/// kept as long as `/metrics` is served.
+/// The whole service on `registry`: [`app`], [`users`], [`metrics`]
+/// (sampled every `interval`) and, with the feature `dashboard`, the live
+/// page at `/dashboard`; and the exporter's handle, which must be kept as
+/// long as `/metrics` is served.
 ///
 /// # Errors
 ///
@@ -331,6 +336,10 @@ pub(crate) fn service(
     // After the routes, so that the exporter's first sample, taken as it
     // starts, has every policy.
     let (metrics, exporter) = metrics(registry, interval)?;
+    // The live page of every policy, and the stream it reads (feature
+    // `dashboard`).
+    #[cfg(feature = "dashboard")]
+    let router = router.nest("/dashboard", bulkhead::observe::dashboard(registry));
     Ok((router.merge(metrics), exporter))
 }
 
@@ -418,7 +427,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::args().nth(1).as_deref() == Some("serve") {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
         let address = listener.local_addr()?;
-        println!("serving on http://{address} (Prometheus: http://{address}/metrics)");
+        println!(
+            "serving on http://{address} (dashboard: http://{address}/dashboard, Prometheus: http://{address}/metrics)"
+        );
         axum::serve(listener, app).await?;
         return Ok(());
     }

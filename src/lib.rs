@@ -99,7 +99,8 @@
 //! configuration, handle and snapshot). Then by topic: [`rejection`] (the payloads of
 //! `Rejection`), [`events`], [`clock`], [`config`] (configuration errors),
 //! [`registry`], [`pipeline`] (policies composed by hand), [`sizing`],
-//! `tower` (feature `tower`), `observe` (features `tracing`, `metrics`) and
+//! `tower` (feature `tower`), `observe` (features `tracing`, `metrics`,
+//! `dashboard`) and
 //! `fleet` (feature `redis`: a resource's budget shared by a fleet of
 //! processes).
 //! [`guide::paths`] lists every name's module.
@@ -165,11 +166,12 @@ pub use bulkhead_registry::tower;
 
 /// Policy events as `tracing` events (feature `tracing`) and policy state as
 /// `metrics` gauges and counters (feature `metrics`), exported from a thread
-/// of their own so that no caller waits on them.
-#[cfg(any(feature = "metrics", feature = "tracing"))]
+/// of their own so that no caller waits on them; a live page of the
+/// policies as an axum router (feature `dashboard`).
+#[cfg(any(feature = "metrics", feature = "tracing", feature = "dashboard"))]
 #[cfg_attr(
     bulkhead_docsrs,
-    doc(cfg(any(feature = "metrics", feature = "tracing")))
+    doc(cfg(any(feature = "metrics", feature = "tracing", feature = "dashboard")))
 )]
 pub use bulkhead_registry::observe;
 

@@ -29,10 +29,10 @@ pub mod fleet;
 mod function;
 mod handle;
 mod keyed;
-#[cfg(any(feature = "metrics", feature = "tracing"))]
+#[cfg(any(feature = "metrics", feature = "tracing", feature = "dashboard"))]
 #[cfg_attr(
     bulkhead_docsrs,
-    doc(cfg(any(feature = "metrics", feature = "tracing")))
+    doc(cfg(any(feature = "metrics", feature = "tracing", feature = "dashboard")))
 )]
 pub mod observe;
 mod pipeline;

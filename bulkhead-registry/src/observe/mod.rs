@@ -1,7 +1,9 @@
 //! Watching a registry's policies: their events as
 //! [`tracing`](https://docs.rs/tracing) events (feature `tracing`,
-//! `trace_events`) and their state as [`metrics`](https://docs.rs/metrics)
-//! gauges and counters (feature `metrics`, `export_metrics`).
+//! `trace_events`), their state as [`metrics`](https://docs.rs/metrics)
+//! gauges and counters (feature `metrics`, `export_metrics`), and a live
+//! page of it all, served by the application (feature `dashboard`,
+//! `dashboard`: see the module `dashboard`).
 //!
 //! ```
 //! use std::time::Duration;
@@ -192,13 +194,22 @@
 //! by its caller) records nothing.
 
 mod names;
+// The observer thread runs the exporters; the dashboard samples on the
+// runtime serving it.
+#[cfg_attr(not(any(feature = "metrics", feature = "tracing")), allow(dead_code))]
 mod observer;
 
+#[cfg(feature = "dashboard")]
+#[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "dashboard")))]
+pub mod dashboard;
 #[cfg(feature = "metrics")]
 mod metrics;
 #[cfg(feature = "tracing")]
 mod tracing;
 
+#[cfg(feature = "dashboard")]
+#[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "dashboard")))]
+pub use self::dashboard::{Dashboard, dashboard};
 #[cfg(feature = "metrics")]
 #[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "metrics")))]
 pub use self::metrics::{export_metrics, export_metrics_to};
