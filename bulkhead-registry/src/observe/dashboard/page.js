@@ -32,6 +32,14 @@ function fmtMillis(ms) {
   return ms < 1000 ? Math.round(ms) + " ms" : +(ms / 1000).toFixed(1) + " s";
 }
 
+// A latency in milliseconds, with a precision fit for sub-millisecond
+// calls.
+function fmtLatency(ms) {
+  if (ms === null || ms === undefined) return "–";
+  if (ms < 1) return Math.round(ms * 1000) + " µs";
+  return ms < 10 ? ms.toFixed(1) + " ms" : fmtMillis(ms);
+}
+
 function el(tag, attrs, children) {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
@@ -140,6 +148,12 @@ function renderBulkheads(list, t) {
       ["in_flight", "in flight"], ["limit", "limit"], ["waiting", "waiting"], ["rejected_per_sec", "refused/s"],
     ], (node) => {
       node.querySelector(".stats").after(el("div", { class: "bar" }, [el("div")]));
+      node.querySelector(".bar").after(el("div", { class: "latency" }, [
+        "p50 ", el("b", { "data-kind": "bulkhead", "data-instance": b.instance, "data-field": "p50_ms" }, ["–"]),
+        " · p99 ", el("b", { "data-kind": "bulkhead", "data-instance": b.instance, "data-field": "p99_ms" }, ["–"]),
+        " · ", el("b", { "data-kind": "bulkhead", "data-instance": b.instance, "data-field": "calls_per_sec" }, ["–"]),
+        " calls/s",
+      ]));
       chart(node, "bulkhead", b.instance);
       node.append(el("table", { "data-field": "classes" }));
     });
@@ -148,6 +162,13 @@ function renderBulkheads(list, t) {
     setValue(field(node, "waiting"), b.waiting);
     setValue(field(node, "rejected_per_sec"), b.rejected_per_sec, fmtRate(b.rejected_per_sec));
     node.querySelector('[data-stat="rejected_per_sec"]').classList.toggle("bad", b.rejected_per_sec > 0);
+    // Calls through the instance's policies since the last sample (its
+    // histograms): hidden until some were recorded.
+    const lat = b.latency;
+    node.querySelector(".latency").hidden = !lat;
+    setValue(field(node, "p50_ms"), lat && lat.p50_ms, lat ? fmtLatency(lat.p50_ms) : undefined);
+    setValue(field(node, "p99_ms"), lat && lat.p99_ms, lat ? fmtLatency(lat.p99_ms) : undefined);
+    setValue(field(node, "calls_per_sec"), lat && lat.calls_per_sec, lat ? fmtRate(lat.calls_per_sec) : undefined);
     const badge = [];
     if (!b.enabled) badge.push("disabled");
     if (b.adaptive) badge.push(`${b.adaptive.algorithm} ${b.adaptive.floor}–${b.adaptive.ceiling}`);

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use bulkhead_core::{BulkheadEventKind, Event, EventStream};
+use bulkhead_core::{BulkheadEventKind, Event, EventStream, HistogramKind, HistogramSnapshot};
 use serde_json::{Map, Value, json};
 
 use crate::RegistrySnapshot;
@@ -23,6 +23,9 @@ struct Counters {
     shed: HashMap<String, [u64; 4]>,
     /// A circuit breaker's `not_permitted_calls`.
     not_permitted: HashMap<String, u64>,
+    /// Each instance's call durations, all outcomes together
+    /// (cumulative).
+    calls: HashMap<String, HistogramSnapshot>,
 }
 
 /// What the events since the last sample counted, per instance.
@@ -89,6 +92,7 @@ impl Sampler {
         let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
         let mut next = Counters {
             at: Some(now),
+            calls: call_durations(&self.registry),
             ..Counters::default()
         };
         let value = build(
@@ -106,6 +110,45 @@ impl Sampler {
         self.previous = next;
         value
     }
+}
+
+/// Each instance's call durations, all outcomes merged.
+fn call_durations(registry: &Registry) -> HashMap<String, HistogramSnapshot> {
+    let mut calls: HashMap<String, HistogramSnapshot> = HashMap::new();
+    for reading in registry.telemetry().histograms() {
+        if reading.kind() == HistogramKind::CallDuration {
+            calls
+                .entry(reading.instance().to_owned())
+                .or_default()
+                .merge(reading.histogram());
+        }
+    }
+    calls
+}
+
+/// The latency of an instance's calls since the previous sample:
+/// `{"p50_ms", "p99_ms", "calls_per_sec"}`, `null` without a previous
+/// sample or without calls since.
+fn latency(id: &str, previous: &Counters, next: &Counters, elapsed: Option<f64>) -> Value {
+    let (Some(now), Some(_)) = (next.calls.get(id), elapsed) else {
+        return Value::Null;
+    };
+    match previous.calls.get(id) {
+        Some(before) => summary(&now.since(before), elapsed),
+        // The instance's first calls ended since the previous sample.
+        None => summary(now, elapsed),
+    }
+}
+
+fn summary(calls: &HistogramSnapshot, elapsed: Option<f64>) -> Value {
+    if calls.count() == 0 {
+        return Value::Null;
+    }
+    json!({
+        "p50_ms": optional_millis(calls.quantile(0.5)),
+        "p99_ms": optional_millis(calls.quantile(0.99)),
+        "calls_per_sec": rate(calls.count(), elapsed),
+    })
 }
 
 struct Meta {
@@ -215,9 +258,7 @@ fn build(
                 "traffic": traffic,
                 "adaptive": adaptive,
                 "classes": classes,
-                // Reserved for the per-instance latency histograms
-                // (`{"p50_ms": .., "p99_ms": ..}`), once snapshots carry them.
-                "latency": Value::Null,
+                "latency": latency(id, previous, next, elapsed),
             })
         })
         .collect();

@@ -379,3 +379,52 @@ fn keyed_and_rate_limiter_refusals_per_second_come_from_events() {
     assert_eq!(limiter["limit_for_period"], r.limit_for_period);
     assert_eq!(limiter["waiting"], r.waiting_calls);
 }
+
+/// The latency of the calls since the previous sample, from the registry's
+/// histograms, which the dashboard's router turns on.
+#[test]
+fn latency_is_the_quantiles_of_the_calls_since_the_previous_sample() {
+    let (registry, clock) = registry(false);
+    let pipeline = Pipeline::builder(&registry, "search")
+        .bulkhead(|b| b.max_concurrent(4))
+        .build()
+        .expect("a pipeline");
+    let _router = dashboard(&registry);
+    assert!(registry.telemetry().recording());
+    let mut sampler = sampler(&registry);
+    let call = |took: Duration| {
+        let result: Result<(), CallError<()>> = pipeline.execute(|| {
+            clock.advance(took);
+            Ok(())
+        });
+        assert_eq!(result, Ok(()));
+    };
+    call(Duration::from_millis(50));
+    // The first sample of a stream has no interval.
+    assert_eq!(
+        find(&sampler.sample(), "bulkheads", "search")["latency"],
+        Value::Null
+    );
+
+    // 99 calls of 2 ms and one of 40 ms, in 1 s (with the calls' own time).
+    for _ in 0..99 {
+        call(Duration::from_millis(2));
+    }
+    call(Duration::from_millis(40));
+    clock.advance(Duration::from_secs(1) - Duration::from_millis(238));
+    let sample = sampler.sample();
+    let latency = &find(&sample, "bulkheads", "search")["latency"];
+    let p50 = latency["p50_ms"].as_f64().expect("a median");
+    let p99 = latency["p99_ms"].as_f64().expect("a 99th percentile");
+    // Within a bucket (a factor of 1.5) of the calls' times.
+    assert!((2.0 / 1.5..=2.0 * 1.5).contains(&p50), "{latency}");
+    assert!((2.0 / 1.5..=40.0 * 1.5).contains(&p99), "{latency}");
+    assert_eq!(latency["calls_per_sec"], 100.0);
+
+    // No call since: no latency.
+    clock.advance(Duration::from_secs(1));
+    assert_eq!(
+        find(&sampler.sample(), "bulkheads", "search")["latency"],
+        Value::Null
+    );
+}
