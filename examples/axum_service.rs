@@ -13,16 +13,20 @@
 //! directory that chaos, on from the start, fails a third of the time: a
 //! failure the retry hides, and a 502 if both attempts fail). `/metrics`
 //! serves every policy's figures in Prometheus's text format, which the
-//! Grafana dashboard `docs/grafana/bulkhead.json` reads.
+//! Grafana dashboard `docs/grafana/bulkhead.json` reads, and, with the
+//! feature `dashboard`, `/dashboard` is the live page of
+//! `bulkhead::observe::dashboard`.
 //!
 //! ```sh
 //! cargo run --example axum_service --features tower,metrics          # a demo, then exit
 //! cargo run --example axum_service --features tower,metrics -- serve # serve on 127.0.0.1:3000
+//! cargo run --example axum_service --features tower,metrics,dashboard -- serve # and /dashboard
 //! ```
 //!
 //! Routes: `POST /checkout`, `GET /reports/{id}`, `GET /users/{id}`,
 //! `GET /bulkheads` (every bulkhead's snapshot as JSON), `GET /metrics`
-//! (Prometheus) and `POST /reports/degrade` / `POST /reports/fail` /
+//! (Prometheus), `GET /dashboard` (feature `dashboard`: the live page, and
+//! its stream `/dashboard/events`) and `POST /reports/degrade` / `POST /reports/fail` /
 //! `POST /reports/recover`, which reload the configuration with
 //! [`DEGRADE`], [`FAIL`] or [`RECOVER`] (204; 500 if the reload fails):
 //!
@@ -61,7 +65,7 @@ use axum::{Json, Router};
 use bulkhead::observe::{ObserverHandle, export_metrics_to};
 use bulkhead::tower::{BulkheadLayer, ServiceError};
 use bulkhead::{BulkheadConfig, Registry, RegistryError, Rejection, RejectionKind, resilient};
-use metrics_exporter_prometheus::PrometheusBuilder;
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 use serde_json::{Value, json};
 use tower::ServiceBuilder;
 
@@ -282,7 +286,19 @@ pub(crate) fn metrics(
     registry: &Registry,
     interval: Duration,
 ) -> io::Result<(Router, ObserverHandle)> {
-    let recorder = PrometheusBuilder::new().build_recorder();
+    // Buckets for the call, attempt and slot-wait histograms, so that
+    // Prometheus gets `_bucket` series for `histogram_quantile` (without
+    // them the exporter renders summaries).
+    let recorder = PrometheusBuilder::new()
+        .set_buckets_for_metric(
+            Matcher::Suffix("_seconds".to_owned()),
+            &[
+                0.000_1, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
+                2.5, 5.0, 10.0,
+            ],
+        )
+        .map_err(io::Error::other)?
+        .build_recorder();
     let scrape = recorder.handle();
     let exporter = export_metrics_to(registry, interval, recorder)?;
     let route = Router::new().route(
@@ -303,9 +319,10 @@ pub(crate) fn metrics(
     Ok((route, exporter))
 }
 
-/// The whole service on `registry`: [`app`], [`users`] and [`metrics`]
-/// (sampled every `interval`), and the exporter's handle, which must be
-/// kept as long as `/metrics` is served.
+/// The whole service on `registry`: [`app`], [`users`], [`metrics`]
+/// (sampled every `interval`) and, with the feature `dashboard`, the live
+/// page at `/dashboard`; and the exporter's handle, which must be kept as
+/// long as `/metrics` is served.
 ///
 /// # Errors
 ///
@@ -319,6 +336,10 @@ pub(crate) fn service(
     // After the routes, so that the exporter's first sample, taken as it
     // starts, has every policy.
     let (metrics, exporter) = metrics(registry, interval)?;
+    // The live page of every policy, and the stream it reads (feature
+    // `dashboard`).
+    #[cfg(feature = "dashboard")]
+    let router = router.nest("/dashboard", bulkhead::observe::dashboard(registry));
     Ok((router.merge(metrics), exporter))
 }
 
@@ -406,7 +427,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     if std::env::args().nth(1).as_deref() == Some("serve") {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
         let address = listener.local_addr()?;
-        println!("serving on http://{address} (Prometheus: http://{address}/metrics)");
+        println!(
+            "serving on http://{address} (dashboard: http://{address}/dashboard, Prometheus: http://{address}/metrics)"
+        );
         axum::serve(listener, app).await?;
         return Ok(());
     }

@@ -100,7 +100,7 @@
 //! `Rejection`), [`events`], [`clock`], [`config`] (configuration errors),
 //! [`registry`], [`pipeline`] (policies composed by hand), [`sizing`],
 //! `tower` (feature `tower`), `observe` (features `tracing`, `metrics`,
-//! `opentelemetry`) and
+//! `opentelemetry`, `dashboard`) and
 //! `fleet` (feature `redis`: a resource's budget shared by a fleet of
 //! processes).
 //! [`guide::paths`] lists every name's module.
@@ -166,12 +166,23 @@ pub use bulkhead_registry::tower;
 
 /// Policy events as `tracing` events (feature `tracing`) and policy state as
 /// `metrics` gauges and counters (feature `metrics`) or OpenTelemetry
-/// instruments (feature `opentelemetry`), exported so that no caller waits
-/// on them.
-#[cfg(any(feature = "metrics", feature = "tracing", feature = "opentelemetry"))]
+/// instruments and spans (feature `opentelemetry`), exported so that no
+/// caller waits on them; a live page of the policies as an axum router
+/// (feature `dashboard`).
+#[cfg(any(
+    feature = "metrics",
+    feature = "tracing",
+    feature = "opentelemetry",
+    feature = "dashboard"
+))]
 #[cfg_attr(
     bulkhead_docsrs,
-    doc(cfg(any(feature = "metrics", feature = "tracing", feature = "opentelemetry")))
+    doc(cfg(any(
+        feature = "metrics",
+        feature = "tracing",
+        feature = "opentelemetry",
+        feature = "dashboard"
+    )))
 )]
 pub use bulkhead_registry::observe;
 

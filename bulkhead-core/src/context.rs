@@ -6,6 +6,7 @@ use std::time::Instant;
 use crate::bulkhead::Pools;
 use crate::clock::{Clock, SystemClock};
 use crate::events::{Event, EventBus};
+use crate::telemetry::TelemetryHub;
 
 /// The clock policies measure time on and the bus they publish events to.
 ///
@@ -18,6 +19,7 @@ pub struct PolicyContext {
     events: Option<EventBus>,
     sizing: bool,
     pools: Option<Arc<Pools>>,
+    telemetry: Option<TelemetryHub>,
 }
 
 impl PolicyContext {
@@ -28,7 +30,21 @@ impl PolicyContext {
             events: None,
             sizing: false,
             pools: None,
+            telemetry: None,
         }
+    }
+
+    /// The same context, with the histograms of its registry: a policy
+    /// that records calls outside a composition (a tower layer around a
+    /// bulkhead) finds its instance's there.
+    pub fn with_telemetry(mut self, telemetry: TelemetryHub) -> Self {
+        self.telemetry = Some(telemetry);
+        self
+    }
+
+    /// The histograms of the registry, if the context has them.
+    pub fn telemetry(&self) -> Option<&TelemetryHub> {
+        self.telemetry.as_ref()
     }
 
     /// The same context, with the pools of its resources: a bulkhead

@@ -29,10 +29,20 @@ pub mod fleet;
 mod function;
 mod handle;
 mod keyed;
-#[cfg(any(feature = "metrics", feature = "tracing", feature = "opentelemetry"))]
+#[cfg(any(
+    feature = "metrics",
+    feature = "tracing",
+    feature = "opentelemetry",
+    feature = "dashboard"
+))]
 #[cfg_attr(
     bulkhead_docsrs,
-    doc(cfg(any(feature = "metrics", feature = "tracing", feature = "opentelemetry")))
+    doc(cfg(any(
+        feature = "metrics",
+        feature = "tracing",
+        feature = "opentelemetry",
+        feature = "dashboard"
+    )))
 )]
 pub mod observe;
 mod pipeline;

@@ -5,7 +5,8 @@
 //! directory failed by chaos); `/metrics` is then scraped over real HTTP and parsed as
 //! Prometheus's text format, and every PromQL expression of the dashboard
 //! (each panel's queries and each variable's) must name only metrics the
-//! scrape has, taking `rate()` and its kin over counters only.
+//! scrape has, taking `rate()` and its kin over counters only. (A real
+//! Prometheus evaluating every query is `tests/prometheus_queries.rs`.)
 
 #[allow(dead_code)]
 #[path = "../../examples/axum_service.rs"]
@@ -254,9 +255,18 @@ fn scraped(body: &str) -> BTreeMap<String, bool> {
     for sample in &scrape.samples {
         let name = sample.metric.clone();
         match sample.value {
-            Value::Histogram(_) | Value::Summary(_) => {
+            // The series of a histogram (and a summary's `_sum` and
+            // `_count`) only grow: a rate of them is what
+            // `histogram_quantile` and means are made of.
+            Value::Histogram(_) => {
                 for suffix in ["_bucket", "_sum", "_count"] {
-                    names.insert(format!("{name}{suffix}"), false);
+                    names.insert(format!("{name}{suffix}"), true);
+                }
+                names.insert(name, false);
+            }
+            Value::Summary(_) => {
+                for suffix in ["_sum", "_count"] {
+                    names.insert(format!("{name}{suffix}"), true);
                 }
                 names.insert(name, false);
             }

@@ -272,6 +272,15 @@ impl Bulkhead {
         self.shared.instance
     }
 
+    /// The histograms its registry keeps for its instance (see
+    /// [`TelemetryHub`](crate::TelemetryHub)), for a caller that times
+    /// calls through it outside a composition of policies (the tower
+    /// `BulkheadLayer`); `None` for a bulkhead built outside a registry.
+    pub fn telemetry(&self) -> Option<Arc<crate::InstanceTelemetry>> {
+        let hub = self.shared.context.telemetry()?;
+        Some(hub.instance(self.shared.instance))
+    }
+
     /// The configuration, with the configured limit: the last
     /// [`set_max_concurrent`](Self::set_max_concurrent), which a cap may
     /// hold the limit in force ([`max_concurrent`](Self::max_concurrent))

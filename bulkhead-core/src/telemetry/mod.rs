@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub use histogram::HistogramSnapshot;
 use histogram::{BUCKETS, Histogram};
@@ -221,11 +221,34 @@ pub struct TelemetryHub {
 /// Each instance's place in the list, and the list.
 type Instances = (HashMap<&'static str, usize>, Vec<Arc<InstanceTelemetry>>);
 
+/// The hub's attempt hook, which its instances hold too (not the hub
+/// itself: the hub holds them).
+#[derive(Default)]
+struct Hook {
+    on: AtomicBool,
+    hook: RwLock<Option<Arc<dyn AttemptHook>>>,
+}
+
+impl Hook {
+    /// Tells the hook, if any.
+    #[cold]
+    #[inline(never)]
+    fn tell(&self, record: &AttemptRecord<'_>) {
+        let hook = self
+            .hook
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if let Some(hook) = hook {
+            hook.attempt(record);
+        }
+    }
+}
+
 #[derive(Default)]
 struct HubShared {
     on: AtomicBool,
-    hook_on: AtomicBool,
-    hook: RwLock<Option<Arc<dyn AttemptHook>>>,
+    hook: Arc<Hook>,
     /// Each instance's telemetry, in the order of their first composition.
     instances: Mutex<Instances>,
 }
@@ -234,7 +257,7 @@ impl fmt::Debug for TelemetryHub {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("TelemetryHub")
             .field("recording", &self.recording())
-            .field("hook", &self.shared.hook_on.load(Ordering::Relaxed))
+            .field("hook", &self.shared.hook.on.load(Ordering::Relaxed))
             .finish()
     }
 }
@@ -268,7 +291,7 @@ impl TelemetryHub {
         let telemetry = Arc::new(InstanceTelemetry {
             instance: crate::intern::intern(instance),
             histograms: OnceLock::new(),
-            hub: Arc::clone(&self.shared),
+            hook: Arc::clone(&self.shared.hook),
         });
         if self.shared.on.load(Ordering::Relaxed) {
             telemetry.allocate();
@@ -305,17 +328,19 @@ impl TelemetryHub {
         *self
             .shared
             .hook
+            .hook
             .write()
             .unwrap_or_else(PoisonError::into_inner) = Some(hook);
-        self.shared.hook_on.store(true, Ordering::Release);
+        self.shared.hook.on.store(true, Ordering::Release);
         self.record();
     }
 
     /// Removes the attempt hook, if any (recording goes on).
     pub fn clear_attempt_hook(&self) {
-        self.shared.hook_on.store(false, Ordering::Release);
+        self.shared.hook.on.store(false, Ordering::Release);
         *self
             .shared
+            .hook
             .hook
             .write()
             .unwrap_or_else(PoisonError::into_inner) = None;
@@ -410,7 +435,7 @@ struct Set {
 pub struct InstanceTelemetry {
     instance: &'static str,
     histograms: OnceLock<Box<Set>>,
-    hub: Arc<HubShared>,
+    hook: Arc<Hook>,
 }
 
 impl fmt::Debug for InstanceTelemetry {
@@ -436,6 +461,45 @@ impl InstanceTelemetry {
     /// The instance id.
     pub fn instance(&self) -> &'static str {
         self.instance
+    }
+
+    /// Whether it records (its hub was asked to).
+    #[inline]
+    pub fn recording(&self) -> bool {
+        self.histograms.get().is_some()
+    }
+
+    /// Records a call that took `took`, if it records: for a caller timing
+    /// calls outside a composition of policies (a tower layer).
+    pub fn record_call(&self, took: Duration, outcome: Outcome) {
+        if let Some(recorder) = self.recorder() {
+            recorder.call(nanos(took), outcome);
+        }
+    }
+
+    /// Records a wait for a bulkhead slot that took `took`, if it records.
+    pub fn record_wait(&self, took: Duration, outcome: WaitOutcome) {
+        if let Some(recorder) = self.recorder() {
+            recorder.wait(nanos(took), outcome);
+        }
+    }
+
+    /// Records attempt `number`, from `start` to `end`, if it records, and
+    /// tells the hub's attempt hook, if any.
+    pub fn record_attempt(&self, number: u32, start: Instant, end: Instant, outcome: Outcome) {
+        let Some(recorder) = self.recorder() else {
+            return;
+        };
+        recorder.set.attempt[outcome.index()].record(nanos(end.saturating_duration_since(start)));
+        if self.hook.on.load(Ordering::Acquire) {
+            self.hook.tell(&AttemptRecord {
+                instance: self.instance,
+                number,
+                start,
+                end,
+                outcome,
+            });
+        }
     }
 
     /// A recorder, if the hub records.
@@ -475,30 +539,8 @@ impl Recorder<'_> {
         timeline: &crate::clock::Timeline,
     ) {
         self.set.attempt[outcome.index()].record(end.saturating_sub(start));
-        if self.telemetry.hub.hook_on.load(Ordering::Acquire) {
-            self.tell(number, start, end, outcome, timeline);
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn tell(
-        &self,
-        number: u32,
-        start: u64,
-        end: u64,
-        outcome: Outcome,
-        timeline: &crate::clock::Timeline,
-    ) {
-        let hook = self
-            .telemetry
-            .hub
-            .hook
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        if let Some(hook) = hook {
-            hook.attempt(&AttemptRecord {
+        if self.telemetry.hook.on.load(Ordering::Acquire) {
+            self.telemetry.hook.tell(&AttemptRecord {
                 instance: self.telemetry.instance,
                 number,
                 start: timeline.instant(start),
@@ -507,6 +549,11 @@ impl Recorder<'_> {
             });
         }
     }
+}
+
+/// A duration in nanoseconds, saturating.
+fn nanos(duration: Duration) -> u64 {
+    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// The outcome of a call's result.

@@ -1,9 +1,12 @@
 //! Watching a registry's policies: their events as
 //! [`tracing`](https://docs.rs/tracing) events (feature `tracing`,
-//! `trace_events`) and their state as [`metrics`](https://docs.rs/metrics)
+//! `trace_events`), their state as [`metrics`](https://docs.rs/metrics)
 //! gauges and counters (feature `metrics`, `export_metrics`) or as
-//! [OpenTelemetry](https://docs.rs/opentelemetry) instruments (feature
-//! `opentelemetry`, `export_opentelemetry`).
+//! [OpenTelemetry](https://docs.rs/opentelemetry) instruments and spans
+//! (feature `opentelemetry`, `export_opentelemetry`,
+//! `export_attempt_spans`), and a live page of it all, served by the
+//! application (feature `dashboard`, `dashboard`: see the module
+//! `dashboard`).
 //!
 //! ```
 //! use std::time::Duration;
@@ -173,10 +176,13 @@
 //!
 //! The three histograms (source "histogram" above) are recorded by the
 //! registry's compositions of policies (`Pipeline`, the wrappers of
-//! `#[resilient]` and of functions with a body), labelled with their
-//! bulkhead's instance id (or the composition's id if it has no
-//! bulkhead); a bulkhead used on its own (`try_enter`, a handle, the tower
-//! `BulkheadLayer`) records none. They cost nothing until an exporter asks
+//! `#[resilient]` and of functions with a body, the tower `PipelineLayer`),
+//! labelled with their bulkhead's instance id (or the composition's id if
+//! it has no bulkhead), and by the tower `BulkheadLayer` around a bulkhead
+//! of a registry (a request from its arrival to its answer is a call of
+//! one attempt, `success` or `error` as the inner service answered, and
+//! its wait for the slot); a bulkhead used on its own (`try_enter`,
+//! `enter_async`) and the `KeyedBulkheadLayer` record none. They cost nothing until an exporter asks
 //! for them: `export_metrics` turns them on for the whole registry
 //! ([`Registry::telemetry`](crate::Registry::telemetry)). From then on a
 //! call reads the precise clock three or four times (its start, around a
@@ -310,8 +316,17 @@
 //! metrics, tracing costs each attempt what the tracer costs.
 
 mod names;
+// The observer thread runs the exporters; the dashboard samples on the
+// runtime serving it.
+#[cfg_attr(
+    not(any(feature = "metrics", feature = "tracing", feature = "opentelemetry")),
+    allow(dead_code)
+)]
 mod observer;
 
+#[cfg(feature = "dashboard")]
+#[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "dashboard")))]
+pub mod dashboard;
 #[cfg(feature = "metrics")]
 mod metrics;
 #[cfg(feature = "opentelemetry")]
@@ -319,6 +334,9 @@ mod otel;
 #[cfg(feature = "tracing")]
 mod tracing;
 
+#[cfg(feature = "dashboard")]
+#[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "dashboard")))]
+pub use self::dashboard::{Dashboard, dashboard};
 #[cfg(feature = "metrics")]
 #[cfg_attr(bulkhead_docsrs, doc(cfg(feature = "metrics")))]
 pub use self::metrics::{export_metrics, export_metrics_to};

@@ -28,7 +28,7 @@ pub(crate) fn circuit_state(state: CircuitState) -> &'static str {
 /// What failed an attempt: `error` for the call's own error, else the
 /// rejection kind as `abort_on` lists name it (`BulkheadFull`,
 /// `CircuitOpen`, `Timeout`, `RateLimited`).
-#[cfg(any(feature = "metrics", feature = "tracing"))]
+#[cfg_attr(not(any(feature = "metrics", feature = "tracing")), allow(dead_code))]
 pub(crate) fn cause(rejection: Option<RejectionKind>) -> &'static str {
     rejection.map_or("error", RejectionKind::name)
 }

@@ -311,12 +311,14 @@ impl RegistryBuilder {
         let sources: Vec<Source> = self.sources.into_iter().map(|given| given.source).collect();
         // Read when each source was given.
         let keys = crate::source::key_settings(&sources).unwrap_or_default();
+        let telemetry = bulkhead_core::TelemetryHub::new();
         Registry {
             inner: Arc::new(Inner {
                 context: PolicyContext::new(self.clock)
                     .with_pools(Arc::new(Pools::new()))
                     .with_events(events.clone())
-                    .with_sizing(self.track_sizing),
+                    .with_sizing(self.track_sizing)
+                    .with_telemetry(telemetry.clone()),
                 events,
                 stores: Stores::new(layers),
                 programmatic: self.programmatic,
@@ -328,7 +330,7 @@ impl RegistryBuilder {
                 function_errors: Mutex::new(Vec::new()),
                 fleets: super::fleet::Fleets::default(),
                 keyed: crate::keyed::KeyedStore::new(keys),
-                telemetry: bulkhead_core::TelemetryHub::new(),
+                telemetry,
                 top_keys: self.top_keys,
             }),
         }

@@ -6,7 +6,12 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
-use bulkhead_core::{CallOutcome, OwnedBulkheadPermit};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bulkhead_core::{
+    CallOutcome, InstanceTelemetry, Outcome, OwnedBulkheadPermit, RejectionKind, WaitOutcome,
+};
 use pin_project_lite::pin_project;
 use tower_service::Service;
 
@@ -32,6 +37,62 @@ pin_project! {
     {
         #[pin]
         state: State<S, Req>,
+        // Set while the instance's histograms record.
+        timing: Option<Timing>,
+    }
+}
+
+/// A request's times, for the histograms of its bulkhead's instance
+/// ([`InstanceTelemetry`]), on the system clock: its arrival, and once it
+/// holds a slot, that too.
+pub(super) struct Timing {
+    telemetry: Arc<InstanceTelemetry>,
+    arrived: Instant,
+}
+
+impl Timing {
+    /// The timing of a request arriving now, if the histograms record.
+    #[inline]
+    pub(super) fn start(telemetry: &Arc<InstanceTelemetry>) -> Option<Self> {
+        telemetry.recording().then(|| Timing {
+            telemetry: Arc::clone(telemetry),
+            arrived: Instant::now(),
+        })
+    }
+
+    /// The request got its slot (`at_once`: without waiting, a wait of zero).
+    pub(super) fn admitted(self, at_once: bool) -> Self {
+        let waited = if at_once {
+            Duration::ZERO
+        } else {
+            self.arrived.elapsed()
+        };
+        self.telemetry.record_wait(waited, WaitOutcome::Admitted);
+        self
+    }
+
+    /// The bulkhead refused the request.
+    pub(super) fn refused(self, at_once: bool) {
+        let now = Instant::now();
+        let waited = if at_once {
+            Duration::ZERO
+        } else {
+            now.saturating_duration_since(self.arrived)
+        };
+        self.telemetry.record_wait(waited, WaitOutcome::Rejected);
+        self.ended(now, Outcome::Rejected(RejectionKind::BulkheadFull));
+    }
+
+    /// The inner service answered.
+    fn answered(self, ok: bool) {
+        let outcome = if ok { Outcome::Success } else { Outcome::Error };
+        self.ended(Instant::now(), outcome);
+    }
+
+    fn ended(&self, now: Instant, outcome: Outcome) {
+        let took = now.saturating_duration_since(self.arrived);
+        self.telemetry.record_attempt(1, self.arrived, now, outcome);
+        self.telemetry.record_call(took, outcome);
     }
 }
 
@@ -64,28 +125,40 @@ pin_project! {
 }
 
 impl<S: Service<Req>, Req> ResponseFuture<S, Req> {
-    pub(super) fn admitted(future: S::Future, permit: OwnedBulkheadPermit) -> Self {
+    pub(super) fn admitted(
+        future: S::Future,
+        permit: OwnedBulkheadPermit,
+        timing: Option<Timing>,
+    ) -> Self {
         ResponseFuture {
             state: State::Admitted {
                 future,
                 permit: Some(dropped_until_done(permit)),
             },
+            timing,
         }
     }
 
     pub(super) fn refused(unavailable: Unavailable) -> Self {
         ResponseFuture {
             state: State::Refused { unavailable },
+            timing: None,
         }
     }
 
-    pub(super) fn waiting(queued: Queued, service: S, request: Req) -> Self {
+    pub(super) fn waiting(
+        queued: Queued,
+        service: S,
+        request: Req,
+        timing: Option<Timing>,
+    ) -> Self {
         ResponseFuture {
             state: State::Waiting {
                 queued,
                 service,
                 request,
             },
+            timing,
         }
     }
 }
@@ -98,7 +171,9 @@ where
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let mut state = self.project().state;
+        let this = self.project();
+        let mut state = this.state;
+        let timing = this.timing;
         loop {
             let permit = match state.as_mut().project() {
                 StateProj::Admitted { future, permit } => {
@@ -108,14 +183,23 @@ where
                     if let Some(mut permit) = permit.take() {
                         permit.set_outcome(CallOutcome::of(&output));
                     }
+                    if let Some(timing) = timing.take() {
+                        timing.answered(output.is_ok());
+                    }
                     return Poll::Ready(output.map_err(ServiceError::Inner));
                 }
                 StateProj::Refused { unavailable } => {
                     return Poll::Ready(Err(ServiceError::Unavailable(*unavailable)));
                 }
                 StateProj::Waiting { queued, .. } => match ready!(queued.as_mut().poll(cx)) {
-                    Ok(permit) => permit,
+                    Ok(permit) => {
+                        *timing = timing.take().map(|timing| timing.admitted(false));
+                        permit
+                    }
                     Err(unavailable) => {
+                        if let Some(timing) = timing.take() {
+                            timing.refused(false);
+                        }
                         state.set(State::Refused { unavailable });
                         continue;
                     }

@@ -255,12 +255,12 @@ where
                 Poll::Pending => {
                     let fresh = self.inner.clone();
                     let ready = std::mem::replace(&mut self.inner, fresh);
-                    return ResponseFuture::waiting(queued, ready, request);
+                    return ResponseFuture::waiting(queued, ready, request, None);
                 }
             }
         };
         match entered {
-            Ok(permit) => ResponseFuture::admitted(self.inner.call(request), permit),
+            Ok(permit) => ResponseFuture::admitted(self.inner.call(request), permit, None),
             Err(unavailable) => ResponseFuture::refused(unavailable),
         }
     }

@@ -1,14 +1,15 @@
 //! The services: [`BulkheadService`] and [`PipelineService`].
 
 use std::fmt;
+use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use bulkhead_core::{Bulkhead, CallError};
+use bulkhead_core::{Bulkhead, CallError, InstanceTelemetry};
 use tower_service::Service;
 
 use super::error::{ServiceError, Unavailable};
-use super::future::{PipelineFuture, ResponseFuture};
+use super::future::{PipelineFuture, ResponseFuture, Timing};
 use super::replay::{Attempts, Replay};
 use super::retry_after;
 use super::wait::{self, Entry};
@@ -35,6 +36,8 @@ pub struct BulkheadService<S> {
     /// Whether the bulkhead's `max_wait` is above zero: a request that finds
     /// no free slot waits.
     waits: bool,
+    /// The histograms of the bulkhead's instance in its registry.
+    telemetry: Option<Arc<InstanceTelemetry>>,
 }
 
 impl<S> BulkheadService<S> {
@@ -42,11 +45,13 @@ impl<S> BulkheadService<S> {
     /// (and its floor, when the bulkhead's figures give one).
     pub fn new(inner: S, bulkhead: Bulkhead, retry_after: Duration) -> Self {
         let waits = !bulkhead.config().max_wait().is_zero();
+        let telemetry = bulkhead.telemetry();
         BulkheadService {
             inner,
             bulkhead,
             retry_after,
             waits,
+            telemetry,
         }
     }
 
@@ -86,6 +91,7 @@ where
 
     #[inline]
     fn call(&mut self, request: Req) -> Self::Future {
+        let timing = self.telemetry.as_ref().and_then(Timing::start);
         let entered = if self.waits {
             match wait::enter(&self.bulkhead, self.retry_after) {
                 Entry::Entered(entered) => entered,
@@ -95,7 +101,7 @@ where
                     // before the next request.
                     let fresh = self.inner.clone();
                     let ready = std::mem::replace(&mut self.inner, fresh);
-                    return ResponseFuture::waiting(queued, ready, request);
+                    return ResponseFuture::waiting(queued, ready, request, timing);
                 }
             }
         } else {
@@ -104,8 +110,16 @@ where
                 .map_err(|full| retry_after::refusal(&self.bulkhead, full, self.retry_after))
         };
         match entered {
-            Ok(permit) => ResponseFuture::admitted(self.inner.call(request), permit),
-            Err(unavailable) => ResponseFuture::refused(unavailable),
+            Ok(permit) => {
+                let timing = timing.map(|timing| timing.admitted(true));
+                ResponseFuture::admitted(self.inner.call(request), permit, timing)
+            }
+            Err(unavailable) => {
+                if let Some(timing) = timing {
+                    timing.refused(true);
+                }
+                ResponseFuture::refused(unavailable)
+            }
         }
     }
 }

@@ -723,3 +723,85 @@ async fn a_pipeline_under_chaos_refuses_with_the_injected_fault_and_a_reload_lif
         .unwrap();
     assert_eq!(service.call(2).await, Ok(2));
 }
+
+/// While the registry's histograms record, a `BulkheadLayer` times its
+/// requests: the wait for a slot (zero at once, the time queued
+/// otherwise), and the request from arrival to answer as a call and its
+/// one attempt, with its outcome.
+#[tokio::test(flavor = "current_thread")]
+async fn a_bulkhead_layer_records_waits_and_calls_while_the_histograms_record() {
+    use bulkhead_core::HistogramKind;
+
+    let registry = Registry::new();
+    let reports = bulkhead(&registry, "reports", waiting(1, Duration::from_secs(5)));
+    let inner = Gated::default();
+    let mut service = BulkheadLayer::new(reports.clone()).layer(inner.clone());
+    // Nothing is recorded before the histograms are asked for.
+    let before = tokio::spawn(service.call(0));
+    inner.open_all(0);
+    assert_eq!(before.await.unwrap(), Ok(0));
+    assert!(registry.telemetry().histograms().is_empty());
+
+    registry.telemetry().record();
+    let first = tokio::spawn(service.call(1));
+    let second = tokio::spawn(service.call(2));
+    tokio::task::yield_now().await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    inner.open_all(10);
+    assert_eq!(first.await.unwrap(), Ok(10));
+    yield_until("the second request reached the service", || {
+        inner.requests().len() == 3
+    })
+    .await;
+    inner.open_all(20);
+    assert_eq!(second.await.unwrap(), Ok(20));
+    // Refused: a full bulkhead with a zero max_wait.
+    let full = bulkhead(
+        &registry,
+        "full",
+        BulkheadConfig::builder().max_concurrent(1),
+    );
+    let held = full.try_enter();
+    let mut refusing = BulkheadLayer::new(full.clone()).layer(Gated::default());
+    assert!(refusing.call(3).await.is_err());
+    drop(held);
+
+    let read: Vec<(String, HistogramKind, String, u64, Duration)> = registry
+        .telemetry()
+        .histograms()
+        .iter()
+        .map(|h| {
+            (
+                h.instance().to_owned(),
+                h.kind(),
+                h.outcome().to_owned(),
+                h.histogram().count(),
+                h.histogram().sum(),
+            )
+        })
+        .collect();
+    let find = |instance: &str, kind, outcome: &str| {
+        read.iter()
+            .find(|(i, k, o, ..)| i == instance && *k == kind && o == outcome)
+            .map(|(.., n, sum)| (*n, *sum))
+            .unwrap_or_else(|| panic!("no {instance} {kind:?} {outcome} in {read:?}"))
+    };
+    let (waits, waited) = find("reports", HistogramKind::SlotWait, "admitted");
+    assert_eq!(waits, 2);
+    assert!(waited >= Duration::from_millis(20), "{waited:?}");
+    let (calls, took) = find("reports", HistogramKind::CallDuration, "success");
+    assert_eq!(calls, 2);
+    assert!(
+        took >= Duration::from_millis(40),
+        "both calls spanned the gate: {took:?}"
+    );
+    assert_eq!(
+        find("reports", HistogramKind::AttemptDuration, "success").0,
+        2
+    );
+    assert_eq!(find("full", HistogramKind::SlotWait, "rejected").0, 1);
+    assert_eq!(
+        find("full", HistogramKind::CallDuration, "bulkhead_full").0,
+        1
+    );
+}

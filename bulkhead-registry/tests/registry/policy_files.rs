@@ -43,6 +43,8 @@ fn own(kind: PolicyKind) -> &'static [&'static str] {
             // Keyed bulkheads: configured and resolved as bulkheads.
             "keyed/mod.rs",
             "keyed/store.rs",
+            // The dashboard counts its refusals from its events.
+            "observe/dashboard/sample.rs",
             "observe/metrics/samples.rs",
             "registry/declare.rs",
             "registry/fleet.rs",
@@ -58,8 +60,9 @@ fn own(kind: PolicyKind) -> &'static [&'static str] {
         PolicyKind::Retry
         | PolicyKind::CircuitBreaker
         | PolicyKind::Timeout
-        | PolicyKind::RateLimiter
         | PolicyKind::Chaos => &["observe/metrics/samples.rs"],
+        // And the dashboard counts its refusals from its events.
+        PolicyKind::RateLimiter => &["observe/dashboard/sample.rs", "observe/metrics/samples.rs"],
         PolicyKind::Hedge | PolicyKind::Fallback => &[],
     }
 }
