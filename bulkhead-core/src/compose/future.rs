@@ -206,7 +206,7 @@ macro_rules! retried {
             number += 1;
             let from = if number == 1 { start } else { policies.stamp() };
             let result = $attempt;
-            let end = policies.attempt_ended(number, from, &result);
+            let end = policies.attempt_ended(number, from, &result, $classify);
             match policies.retry_after(&mut retry, &result, $classify) {
                 Some(delay) => {
                     if let Some((retry, _)) = &retry {
@@ -214,7 +214,7 @@ macro_rules! retried {
                     }
                 }
                 None => {
-                    policies.call_ended(start, end, &result);
+                    policies.call_ended(start, end, &result, $classify);
                     return result;
                 }
             }

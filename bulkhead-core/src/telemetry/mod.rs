@@ -556,17 +556,6 @@ fn nanos(duration: Duration) -> u64 {
     u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// The outcome of a call's result.
-pub(crate) fn outcome_of<T, E>(result: &Result<T, crate::rejection::CallError<E>>) -> Outcome {
-    match result {
-        Ok(_) => Outcome::Success,
-        Err(crate::rejection::CallError::Inner(_)) => Outcome::Error,
-        Err(crate::rejection::CallError::Rejected(rejection)) => {
-            Outcome::Rejected(rejection.kind())
-        }
-    }
-}
-
 // `BUCKETS` sizes the snapshot's arrays.
 const _: () = assert!(BUCKETS == 66);
 
