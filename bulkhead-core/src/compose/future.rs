@@ -12,10 +12,11 @@
 //! expanded in every place that needs it.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 use super::one_task::OneTask;
-use super::record::refused as refused_wait;
+use super::record::{NOT_RECORDED, refused as refused_wait};
 use super::{Classifier, Policies, failure, retry_after};
 use crate::bulkhead::adaptive::CallOutcome;
 use crate::chaos::Chaos;
@@ -155,16 +156,26 @@ macro_rules! attempt {
                             Some(timeout) => {
                                 let start = moment
                                     .unwrap_or_else(|| policies.read(&policies.timeout_clock));
+                                // The stamp of a wait for a slot while it
+                                // lasts: one the timeout cuts short (dropping
+                                // it) is recorded here, as abandoned.
+                                let waiting = AtomicU64::new(NOT_RECORDED);
                                 match timeout
                                     .run_from_recent(
                                         start,
                                         &policies.timeout_clock,
-                                        policies.guarded($call),
+                                        policies.guarded($call, &waiting),
                                     )
                                     .await
                                 {
                                     Ok(result) => (result, false),
-                                    Err(ended) => (Err(ended.into()), true),
+                                    Err(ended) => {
+                                        policies.waited(
+                                            waiting.load(Relaxed),
+                                            WaitOutcome::Abandoned,
+                                        );
+                                        (Err(ended.into()), true)
+                                    }
                                 }
                             }
                         },
@@ -346,16 +357,25 @@ impl Policies {
     }
 
     /// The bulkhead around the chaos policy around the call: what a timeout
-    /// drops at its deadline.
-    async fn guarded<T, E, F, Fut>(&self, call: &mut F) -> Result<T, CallError<E>>
+    /// drops at its deadline. `waiting` holds the stamp of the wait for a
+    /// slot while it lasts (`NOT_RECORDED` otherwise), for the timeout's
+    /// caller to record a wait it cut short.
+    async fn guarded<T, E, F, Fut>(
+        &self,
+        call: &mut F,
+        waiting: &AtomicU64,
+    ) -> Result<T, CallError<E>>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
         match &self.bulkhead {
             Some(bulkhead) => {
-                let from = self.stamp();
-                let permit = match bulkhead.enter_in_call().await {
+                waiting.store(self.stamp(), Relaxed);
+                let entered = bulkhead.enter_in_call().await;
+                let from = waiting.load(Relaxed);
+                waiting.store(NOT_RECORDED, Relaxed);
+                let permit = match entered {
                     Ok(permit) => {
                         self.waited(from, WaitOutcome::Admitted);
                         permit
