@@ -12,7 +12,6 @@
 //! expanded in every place that needs it.
 
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 use super::one_task::OneTask;
@@ -156,26 +155,16 @@ macro_rules! attempt {
                             Some(timeout) => {
                                 let start = moment
                                     .unwrap_or_else(|| policies.read(&policies.timeout_clock));
-                                // The stamp of a wait for a slot while it
-                                // lasts: one the timeout cuts short (dropping
-                                // it) is recorded here, as abandoned.
-                                let waiting = AtomicU64::new(NOT_RECORDED);
                                 match timeout
                                     .run_from_recent(
                                         start,
                                         &policies.timeout_clock,
-                                        policies.guarded($call, &waiting),
+                                        policies.guarded($call),
                                     )
                                     .await
                                 {
                                     Ok(result) => (result, false),
-                                    Err(ended) => {
-                                        policies.waited(
-                                            waiting.load(Relaxed),
-                                            WaitOutcome::Abandoned,
-                                        );
-                                        (Err(ended.into()), true)
-                                    }
+                                    Err(ended) => (Err(ended.into()), true),
                                 }
                             }
                         },
@@ -357,31 +346,26 @@ impl Policies {
     }
 
     /// The bulkhead around the chaos policy around the call: what a timeout
-    /// drops at its deadline. `waiting` holds the stamp of the wait for a
-    /// slot while it lasts (`NOT_RECORDED` otherwise), for the timeout's
-    /// caller to record a wait it cut short.
-    async fn guarded<T, E, F, Fut>(
-        &self,
-        call: &mut F,
-        waiting: &AtomicU64,
-    ) -> Result<T, CallError<E>>
+    /// drops at its deadline (a wait for a slot it cuts short is recorded
+    /// as abandoned: [`Waiting`]).
+    async fn guarded<T, E, F, Fut>(&self, call: &mut F) -> Result<T, CallError<E>>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
         match &self.bulkhead {
             Some(bulkhead) => {
-                waiting.store(self.stamp(), Relaxed);
-                let entered = bulkhead.enter_in_call().await;
-                let from = waiting.load(Relaxed);
-                waiting.store(NOT_RECORDED, Relaxed);
-                let permit = match entered {
+                let waiting = Waiting {
+                    policies: self,
+                    from: self.stamp(),
+                };
+                let permit = match bulkhead.enter_in_call().await {
                     Ok(permit) => {
-                        self.waited(from, WaitOutcome::Admitted);
+                        self.waited(waiting.over(), WaitOutcome::Admitted);
                         permit
                     }
                     Err(refused) => {
-                        self.waited(from, refused_wait(&refused));
+                        self.waited(waiting.over(), refused_wait(&refused));
                         return Err(refused.into());
                     }
                 };
@@ -389,5 +373,29 @@ impl Policies {
             }
             None => chaotic!(self, call()),
         }
+    }
+}
+
+/// A wait for a slot under a timeout, while it lasts: dropped before it is
+/// [`over`](Self::over) (the timeout dropped the wait), it records an
+/// abandoned wait, as a sync call's wait cut by its timeout is.
+struct Waiting<'a> {
+    policies: &'a Policies,
+    /// Its start's stamp, `NOT_RECORDED` if not recorded.
+    from: u64,
+}
+
+impl Waiting<'_> {
+    /// The wait ended: its start's stamp.
+    #[inline(always)]
+    fn over(mut self) -> u64 {
+        std::mem::replace(&mut self.from, NOT_RECORDED)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.policies.waited(self.from, WaitOutcome::Abandoned);
     }
 }
