@@ -125,8 +125,9 @@ impl Registry {
     /// (pipelines, the attributes' wrappers): call duration, attempt
     /// duration and the wait for a bulkhead slot, per instance and outcome.
     ///
-    /// They record nothing until asked: [`TelemetryHub::record`] (which the
-    /// exporters, `observe::export_metrics` and the others, call) starts
+    /// They record nothing until asked: [`TelemetryHub::record`] (which
+    /// `observe::export_metrics` and `observe::dashboard` call, as does
+    /// setting an attempt hook; the `tracing` exporter does not) starts
     /// them for every composition, those built before included. While they
     /// do not record, a call pays a load and a branch for them; while they
     /// do, three or four precise clock readings (`Clock::now`) and an
