@@ -39,7 +39,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// Every outcome, in the order of [`index`](Self::index).
+    /// Every outcome, in the order of their histograms.
     pub const ALL: [Outcome; 8] = [
         Outcome::Success,
         Outcome::Error,

@@ -125,7 +125,7 @@ impl Registry {
     /// (pipelines, the attributes' wrappers): call duration, attempt
     /// duration and the wait for a bulkhead slot, per instance and outcome.
     ///
-    /// They record nothing until asked: [`TelemetryHub::record`] (which
+    /// They record nothing until asked: [`TelemetryHub::record`](bulkhead_core::TelemetryHub::record) (which
     /// `observe::export_metrics` and `observe::dashboard` call, as does
     /// setting an attempt hook; the `tracing` exporter does not) starts
     /// them for every composition, those built before included. While they
