@@ -178,10 +178,12 @@
 //! `enter_async`) and the `KeyedBulkheadLayer` record none. They cost nothing until an exporter asks
 //! for them: `export_metrics` turns them on for the whole registry
 //! ([`Registry::telemetry`](crate::Registry::telemetry)). From then on a
-//! call reads the precise clock three or four times (its start, around a
-//! wait for a slot when it has to wait, each attempt's end) and adds each
-//! sample to a bucketed histogram of atomics: no lock, no allocation, no
-//! call to the recorder on the call path (BENCHMARKS.md, "Histograms").
+//! call reads the precise clock at its start and at each attempt's end (a
+//! retry's attempt at its start too), and around its wait for a slot (a
+//! sync call only when it has to wait, an async one always), and adds each
+//! sample to a bucketed histogram of atomics: no lock (but a read lock
+//! per attempt while an attempt hook is set), no allocation, no call to
+//! the recorder on the call path.
 //!
 //! Every interval the exporter replays each histogram's new samples into
 //! the recorder's histogram: each of our buckets (two per power of two of

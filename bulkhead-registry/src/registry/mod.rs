@@ -129,9 +129,11 @@ impl Registry {
     /// `observe::export_metrics` and `observe::dashboard` call, as does
     /// setting an attempt hook; the `tracing` exporter does not) starts
     /// them for every composition, those built before included. While they
-    /// do not record, a call pays a load and a branch for them; while they
-    /// do, three or four precise clock readings (`Clock::now`) and an
-    /// atomic addition per sample, no lock and no allocation.
+    /// do not record, a call pays two dependent loads (its instance's
+    /// telemetry, then whether it records) and a branch for them; while
+    /// they do, two to four precise clock readings (`Clock::now`) per
+    /// attempt and an atomic addition per sample, no lock (but for an
+    /// attempt hook's read lock) and no allocation.
     ///
     /// ```
     /// use bulkhead_registry::{Pipeline, Registry};
