@@ -204,7 +204,11 @@ pub struct AttemptRecord<'a> {
 
 /// Told of each attempt of every composition of a hub while recording is on
 /// (an OpenTelemetry exporter would make a span of each). While one is set,
-/// each attempt also takes a read lock of the hub's hook to reach it. Called on the caller's
+/// each attempt also takes a read lock of the hub's hook to reach it.
+///
+/// The hub keeps the hook until it is replaced or cleared: a hook that
+/// holds the registry (or its hub) makes a cycle that is never freed; hold
+/// a `Weak` instead. Called on the caller's
 /// thread (an async call's: the thread polling it) when the attempt ends,
 /// so that the caller's ambient context (a current span) is there to read.
 pub trait AttemptHook: Send + Sync + 'static {
