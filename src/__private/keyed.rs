@@ -311,7 +311,10 @@ impl<'a, E> KeyedClassify<'a, E> {
         retries: &'c (dyn Fn(&CallError<E>) -> bool + Send + Sync),
         records: &'c (dyn Fn(&CallError<E>) -> bool + Send + Sync),
     ) -> Classifier<'c, CallError<E>> {
-        let classifier = Classifier::new().retry_if(retries).record_if(records);
+        let classifier = Classifier::new()
+            .retry_if(retries)
+            .record_if(records)
+            .refused_inside(refused_inside::<E>);
         match self.retry_after {
             Some(after) => classifier.retry_after_with(after),
             None => classifier,
@@ -480,4 +483,13 @@ where
         .call_hedged(&classifier, || keyed.hold_async(key, attempt()))
         .await
         .map_err(CallError::flatten)
+}
+
+/// A key's refusal, which the other policies see as the call's own error:
+/// for the histograms' outcome labels (`bulkhead_full`, not `error`).
+fn refused_inside<E>(error: &CallError<E>) -> Option<bulkhead_core::RejectionKind> {
+    match error {
+        CallError::Rejected(rejection) => Some(rejection.kind()),
+        CallError::Inner(_) => None,
+    }
 }

@@ -992,3 +992,39 @@ fn the_retry_reads_the_errors_pushback_through_a_keyed_call() {
     assert_eq!(attempts(), 0);
     drop(held);
 }
+
+/// A key's refusal reaches the other policies as the call's own error: the
+/// histograms still label it `bulkhead_full`, not `error`.
+#[test]
+fn a_keyed_methods_refusal_by_its_key_is_labelled_bulkhead_full_in_the_histograms() {
+    let (_, registry) = manual();
+    registry.telemetry().record();
+    let throttled = ResilientThrottled::new(Throttler::default(), &registry).unwrap();
+    let keyed = registry.keyed_bulkhead::<u64>("keyed-pushback").unwrap();
+    let held = keyed.try_enter(&1).unwrap();
+    assert!(matches!(
+        throttled.call(1, std::time::Duration::ZERO),
+        Err(Busy::Rejected(_))
+    ));
+    drop(held);
+    let calls: Vec<_> = registry
+        .telemetry()
+        .histograms()
+        .iter()
+        .filter(|h| h.kind().name() != "slot_wait")
+        .map(|h| {
+            (
+                h.kind().name(),
+                h.outcome().to_owned(),
+                h.histogram().count(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            ("call_duration", "bulkhead_full".to_owned(), 1),
+            ("attempt_duration", "bulkhead_full".to_owned(), 3),
+        ]
+    );
+}

@@ -15,7 +15,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use super::one_task::OneTask;
-use super::record::refused as refused_wait;
+use super::record::{NOT_RECORDED, refused as refused_wait};
 use super::{Classifier, Policies, failure, retry_after};
 use crate::bulkhead::adaptive::CallOutcome;
 use crate::chaos::Chaos;
@@ -206,7 +206,7 @@ macro_rules! retried {
             number += 1;
             let from = if number == 1 { start } else { policies.stamp() };
             let result = $attempt;
-            let end = policies.attempt_ended(number, from, &result);
+            let end = policies.attempt_ended(number, from, &result, $classify);
             match policies.retry_after(&mut retry, &result, $classify) {
                 Some(delay) => {
                     if let Some((retry, _)) = &retry {
@@ -214,7 +214,7 @@ macro_rules! retried {
                     }
                 }
                 None => {
-                    policies.call_ended(start, end, &result);
+                    policies.call_ended(start, end, &result, $classify);
                     return result;
                 }
             }
@@ -346,7 +346,8 @@ impl Policies {
     }
 
     /// The bulkhead around the chaos policy around the call: what a timeout
-    /// drops at its deadline.
+    /// drops at its deadline (a wait for a slot it cuts short is recorded
+    /// as abandoned: [`Waiting`]).
     async fn guarded<T, E, F, Fut>(&self, call: &mut F) -> Result<T, CallError<E>>
     where
         F: FnMut() -> Fut,
@@ -354,14 +355,17 @@ impl Policies {
     {
         match &self.bulkhead {
             Some(bulkhead) => {
-                let from = self.stamp();
+                let waiting = Waiting {
+                    policies: self,
+                    from: self.stamp(),
+                };
                 let permit = match bulkhead.enter_in_call().await {
                     Ok(permit) => {
-                        self.waited(from, WaitOutcome::Admitted);
+                        self.waited(waiting.over(), WaitOutcome::Admitted);
                         permit
                     }
                     Err(refused) => {
-                        self.waited(from, refused_wait(&refused));
+                        self.waited(waiting.over(), refused_wait(&refused));
                         return Err(refused.into());
                     }
                 };
@@ -369,5 +373,29 @@ impl Policies {
             }
             None => chaotic!(self, call()),
         }
+    }
+}
+
+/// A wait for a slot under a timeout, while it lasts: dropped before it is
+/// [`over`](Self::over) (the timeout dropped the wait), it records an
+/// abandoned wait, as a sync call's wait cut by its timeout is.
+struct Waiting<'a> {
+    policies: &'a Policies,
+    /// Its start's stamp, `NOT_RECORDED` if not recorded.
+    from: u64,
+}
+
+impl Waiting<'_> {
+    /// The wait ended: its start's stamp.
+    #[inline(always)]
+    fn over(mut self) -> u64 {
+        std::mem::replace(&mut self.from, NOT_RECORDED)
+    }
+}
+
+impl Drop for Waiting<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.policies.waited(self.from, WaitOutcome::Abandoned);
     }
 }

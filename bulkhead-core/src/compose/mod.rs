@@ -543,6 +543,9 @@ pub struct Classifier<'a, E> {
     /// A function pointer, not a reference to a closure: the classifier
     /// lives in a composed call's future, 8 bytes more rather than 16.
     retry_after: Option<fn(&E) -> Option<Duration>>,
+    /// Which of the call's own errors are a policy's refusal made inside
+    /// the call (a keyed pipeline's key), for the histograms' outcomes.
+    refused_inside: Option<fn(&E) -> Option<RejectionKind>>,
 }
 
 impl<'a, E> Classifier<'a, E> {
@@ -553,6 +556,7 @@ impl<'a, E> Classifier<'a, E> {
             retry_if: None,
             record_if: None,
             retry_after: None,
+            refused_inside: None,
         }
     }
 
@@ -630,6 +634,45 @@ impl<'a, E> Classifier<'a, E> {
     pub const fn retry_after_with(mut self, retry_after: fn(&E) -> Option<Duration>) -> Self {
         self.retry_after = Some(retry_after);
         self
+    }
+
+    /// Says which of the call's own errors are a refusal by a policy
+    /// applied inside the call (a keyed bulkhead's key slot, taken in the
+    /// call the other policies see), and of what kind: the histograms
+    /// ([`TelemetryHub`](crate::TelemetryHub)) label such an attempt with
+    /// that refusal rather than `error`. Nothing else reads it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bulkhead_core::{CallError, Classifier, RejectionKind};
+    ///
+    /// fn refused<E>(error: &CallError<E>) -> Option<RejectionKind> {
+    ///     match error {
+    ///         CallError::Rejected(rejection) => Some(rejection.kind()),
+    ///         CallError::Inner(_) => None,
+    ///     }
+    /// }
+    /// let classify = Classifier::<CallError<std::io::Error>>::new().refused_inside(refused);
+    /// # let _ = classify;
+    /// ```
+    #[must_use]
+    pub const fn refused_inside(mut self, refused: fn(&E) -> Option<RejectionKind>) -> Self {
+        self.refused_inside = Some(refused);
+        self
+    }
+
+    /// The outcome of an attempt's or a call's `result`, for the histograms.
+    pub(crate) fn outcome<T>(&self, result: &Result<T, CallError<E>>) -> crate::telemetry::Outcome {
+        use crate::telemetry::Outcome;
+        match result {
+            Ok(_) => Outcome::Success,
+            Err(CallError::Rejected(rejection)) => Outcome::Rejected(rejection.kind()),
+            Err(CallError::Inner(error)) => match self.refused_inside.and_then(|f| f(error)) {
+                Some(kind) => Outcome::Rejected(kind),
+                None => Outcome::Error,
+            },
+        }
     }
 
     #[inline]

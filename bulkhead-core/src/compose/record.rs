@@ -10,9 +10,9 @@
 //! stamps, [`NOT_RECORDED`] while nothing records: 16 bytes more in the
 //! future and a branch at each stamp.
 
-use super::Policies;
+use super::{Classifier, Policies};
 use crate::rejection::CallError;
-use crate::telemetry::{Recorder, WaitOutcome, outcome_of};
+use crate::telemetry::{Recorder, WaitOutcome};
 
 /// Records a call's durations, or does nothing.
 pub(super) trait Rec: Copy {
@@ -37,10 +37,17 @@ pub(super) trait Rec: Copy {
         number: u32,
         from: Self::Stamp,
         result: &Result<T, CallError<E>>,
+        classify: &Classifier<'_, E>,
     ) -> Self::Stamp;
 
     /// The call, from `from` to `to`, ended with `result`.
-    fn call<T, E>(self, from: Self::Stamp, to: Self::Stamp, result: &Result<T, CallError<E>>);
+    fn call<T, E>(
+        self,
+        from: Self::Stamp,
+        to: Self::Stamp,
+        result: &Result<T, CallError<E>>,
+        classify: &Classifier<'_, E>,
+    );
 }
 
 /// Nothing recorded.
@@ -60,10 +67,18 @@ impl Rec for NoRec {
     fn no_wait(self, _: WaitOutcome) {}
 
     #[inline(always)]
-    fn attempt<T, E>(self, _: &Policies, _: u32, (): (), _: &Result<T, CallError<E>>) {}
+    fn attempt<T, E>(
+        self,
+        _: &Policies,
+        _: u32,
+        (): (),
+        _: &Result<T, CallError<E>>,
+        _: &Classifier<'_, E>,
+    ) {
+    }
 
     #[inline(always)]
-    fn call<T, E>(self, (): (), (): (), _: &Result<T, CallError<E>>) {}
+    fn call<T, E>(self, (): (), (): (), _: &Result<T, CallError<E>>, _: &Classifier<'_, E>) {}
 }
 
 impl Rec for Recorder<'_> {
@@ -92,15 +107,23 @@ impl Rec for Recorder<'_> {
         number: u32,
         from: u64,
         result: &Result<T, CallError<E>>,
+        classify: &Classifier<'_, E>,
     ) -> u64 {
         let to = policies.clock.now();
-        Recorder::attempt(&self, number, from, to, outcome_of(result), &policies.clock);
+        let outcome = classify.outcome(result);
+        Recorder::attempt(&self, number, from, to, outcome, &policies.clock);
         to
     }
 
     #[inline]
-    fn call<T, E>(self, from: u64, to: u64, result: &Result<T, CallError<E>>) {
-        Recorder::call(&self, to.saturating_sub(from), outcome_of(result));
+    fn call<T, E>(
+        self,
+        from: u64,
+        to: u64,
+        result: &Result<T, CallError<E>>,
+        classify: &Classifier<'_, E>,
+    ) {
+        Recorder::call(&self, to.saturating_sub(from), classify.outcome(result));
     }
 }
 
@@ -151,11 +174,12 @@ impl Policies {
         number: u32,
         from: u64,
         result: &Result<T, CallError<E>>,
+        classify: &Classifier<'_, E>,
     ) -> u64 {
         if from == NOT_RECORDED {
             return NOT_RECORDED;
         }
-        self.record_attempt(number, from, outcome_of(result))
+        self.record_attempt(number, from, classify.outcome(result))
     }
 
     #[inline(never)]
@@ -169,9 +193,15 @@ impl Policies {
 
     /// The call, from `start` to `end`, if both were stamped.
     #[inline(always)]
-    pub(super) fn call_ended<T, E>(&self, start: u64, end: u64, result: &Result<T, CallError<E>>) {
+    pub(super) fn call_ended<T, E>(
+        &self,
+        start: u64,
+        end: u64,
+        result: &Result<T, CallError<E>>,
+        classify: &Classifier<'_, E>,
+    ) {
         if start != NOT_RECORDED && end != NOT_RECORDED {
-            self.record_call(end.saturating_sub(start), outcome_of(result));
+            self.record_call(end.saturating_sub(start), classify.outcome(result));
         }
     }
 

@@ -88,16 +88,16 @@ impl Policies {
         }
         let start = rec.stamp(self);
         let result = self.attempt(classify, &mut call, deadline, rec);
-        let end = rec.attempt(self, 1, start, &result);
+        let end = rec.attempt(self, 1, start, &result, classify);
         match &self.retry {
             // The first attempt succeeded, or there is no retry: nothing to
             // record, no retry state to keep.
             None => {
-                rec.call(start, end, &result);
+                rec.call(start, end, &result, classify);
                 result
             }
             Some(_) if result.is_ok() => {
-                rec.call(start, end, &result);
+                rec.call(start, end, &result, classify);
                 result
             }
             Some(retry) => {
@@ -131,21 +131,21 @@ impl Policies {
         loop {
             let Some(failure) = failure(&result, classify) else {
                 state.on_success();
-                rec.call(start, end, &result);
+                rec.call(start, end, &result, classify);
                 return result;
             };
             let asked = retry_after(&result, classify);
             match state.on_failure_within(failure, asked, deadline) {
                 Some(delay) => retry.sleep(delay),
                 None => {
-                    rec.call(start, end, &result);
+                    rec.call(start, end, &result, classify);
                     return result;
                 }
             }
             number += 1;
             let from = rec.stamp(self);
             result = self.attempt(classify, &mut call, deadline, rec);
-            end = rec.attempt(self, number, from, &result);
+            end = rec.attempt(self, number, from, &result, classify);
         }
     }
 

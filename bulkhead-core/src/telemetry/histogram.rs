@@ -156,7 +156,11 @@ impl HistogramSnapshot {
         self.counts.iter().sum()
     }
 
-    /// The sum of its samples.
+    /// The sum of its samples, modulo 2^64 ns (584 years): a histogram's
+    /// cumulative sum wraps past that (a busy instance of long calls gets
+    /// there in days), and [`since`](Self::since) and
+    /// [`merge`](Self::merge) wrap with it, so an interval's sum stays
+    /// right across the wrap.
     pub fn sum(&self) -> Duration {
         Duration::from_nanos(self.sum_nanos)
     }
@@ -227,7 +231,8 @@ impl HistogramSnapshot {
     pub fn since(&self, earlier: &HistogramSnapshot) -> HistogramSnapshot {
         HistogramSnapshot {
             counts: std::array::from_fn(|i| self.counts[i].saturating_sub(earlier.counts[i])),
-            sum_nanos: self.sum_nanos.saturating_sub(earlier.sum_nanos),
+            // The atomic sum wraps: so does the difference.
+            sum_nanos: self.sum_nanos.wrapping_sub(earlier.sum_nanos),
         }
     }
 
@@ -236,7 +241,8 @@ impl HistogramSnapshot {
         for (mine, theirs) in self.counts.iter_mut().zip(other.counts.iter()) {
             *mine = mine.saturating_add(*theirs);
         }
-        self.sum_nanos = self.sum_nanos.saturating_add(other.sum_nanos);
+        // Wrapping, as the sums themselves: `since` then undoes it.
+        self.sum_nanos = self.sum_nanos.wrapping_add(other.sum_nanos);
     }
 }
 
@@ -324,6 +330,30 @@ mod tests {
             let r = HistogramSnapshot::representative(i).as_nanos() as u64;
             assert_eq!(bucket(r), i, "bucket {i}: {r}");
         }
+    }
+
+    #[test]
+    fn an_intervals_sum_is_right_across_the_wrap_of_the_cumulative_sum() {
+        let histogram = Histogram::default();
+        histogram.record(u64::MAX - 10);
+        let before = histogram.read();
+        histogram.record(100);
+        let after = histogram.read();
+        let interval = after.since(&before);
+        assert_eq!(interval.count(), 1);
+        assert_eq!(interval.sum(), Duration::from_nanos(100));
+
+        // Merged with another histogram's readings, likewise.
+        let other = Histogram::default();
+        other.record(7);
+        let mut merged_before = before.clone();
+        merged_before.merge(&other.read());
+        other.record(5);
+        let mut merged_after = after.clone();
+        merged_after.merge(&other.read());
+        let interval = merged_after.since(&merged_before);
+        assert_eq!(interval.count(), 2);
+        assert_eq!(interval.sum(), Duration::from_nanos(105));
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! told of each attempt (for spans).
 //!
 //! Nothing is recorded until something asks: a registry's
-//! [`TelemetryHub`] starts with recording off, and its exporters (metrics,
-//! OpenTelemetry, the dashboard) turn it on. While it is off, a
+//! [`TelemetryHub`] starts with recording off, and what reads it (the
+//! registry's `metrics` exporter, its dashboard, an [`AttemptHook`]) turns
+//! it on. While it is off, a
 //! composition's call pays one load and a branch for it. While it is on,
 //! each call reads the precise clock (`Clock::now`) at its start, at each
 //! attempt's end, and around a wait for a bulkhead slot, and adds each
@@ -38,7 +39,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// Every outcome, in the order of [`index`](Self::index).
+    /// Every outcome, in the order of their histograms.
     pub const ALL: [Outcome; 8] = [
         Outcome::Success,
         Outcome::Error,
@@ -117,7 +118,8 @@ pub enum WaitOutcome {
     Admitted,
     /// The bulkhead refused it (full, at once or after waiting `max_wait`).
     Rejected,
-    /// The wait was cut short by a timeout or the call's deadline.
+    /// The wait was cut short by a timeout or the call's deadline (or,
+    /// for an async call under a timeout, by its caller dropping it).
     Abandoned,
 }
 
@@ -191,7 +193,8 @@ pub struct AttemptRecord<'a> {
     /// Its number in the call, from 1.
     pub number: u32,
     /// When it started (before the circuit breaker), on the composition's
-    /// clock.
+    /// clock (the registry's; for a request through the tower
+    /// `BulkheadLayer`, the system clock, `Instant::now`).
     pub start: Instant,
     /// When it ended.
     pub end: Instant,
@@ -200,7 +203,12 @@ pub struct AttemptRecord<'a> {
 }
 
 /// Told of each attempt of every composition of a hub while recording is on
-/// (an OpenTelemetry exporter makes a span of each). Called on the caller's
+/// (`observe::export_attempt_spans` makes a span of each). While one is set,
+/// each attempt also takes a read lock of the hub's hook to reach it.
+///
+/// The hub keeps the hook until it is replaced or cleared: a hook that
+/// holds the registry (or its hub) makes a cycle that is never freed; hold
+/// a `Weak` instead. Called on the caller's
 /// thread (an async call's: the thread polling it) when the attempt ends,
 /// so that the caller's ambient context (a current span) is there to read.
 pub trait AttemptHook: Send + Sync + 'static {
@@ -303,7 +311,7 @@ impl TelemetryHub {
 
     /// Starts recording (for good: an exporter asks, and later ones find
     /// the history there). Allocates the histograms of every instance known
-    /// so far (about 10 KB each); those of later instances are allocated as
+    /// so far (about 11 KB each); those of later instances are allocated as
     /// they are made.
     pub fn record(&self) {
         let guard = self
@@ -554,17 +562,6 @@ impl Recorder<'_> {
 /// A duration in nanoseconds, saturating.
 fn nanos(duration: Duration) -> u64 {
     u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
-}
-
-/// The outcome of a call's result.
-pub(crate) fn outcome_of<T, E>(result: &Result<T, crate::rejection::CallError<E>>) -> Outcome {
-    match result {
-        Ok(_) => Outcome::Success,
-        Err(crate::rejection::CallError::Inner(_)) => Outcome::Error,
-        Err(crate::rejection::CallError::Rejected(rejection)) => {
-            Outcome::Rejected(rejection.kind())
-        }
-    }
 }
 
 // `BUCKETS` sizes the snapshot's arrays.

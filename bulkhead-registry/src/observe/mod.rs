@@ -153,9 +153,9 @@
 //! | `bulkhead_chaos_injections_total` | counter | count | `instance`, `kind` | event | what the chaos policy injected: `kind` is `fault`, `panic` or `latency` |
 //! | `bulkhead_chaos_latency_microseconds_total` | counter | microseconds | `instance` | event | the latency the chaos policy injected, in total |
 //! | `bulkhead_observer_events_lost_total` | counter | count | none | event | events the exporter lost by falling behind: the event counters undercount by as much |
-//! | `bulkhead_call_duration_seconds` | histogram | seconds | `instance`, `outcome` | histogram | calls through the instance's policies (a `Pipeline`, an attribute's wrapper), from their start to their result: every attempt and the retry's delays; `outcome` is `success`, `error` (the call's own), or the rejection of the last attempt: `bulkhead_full`, `circuit_open`, `timeout`, `rate_limited`, `injected`, `deadline_exceeded` |
+//! | `bulkhead_call_duration_seconds` | histogram | seconds | `instance`, `outcome` | histogram | calls through the instance's policies (a `Pipeline`, an attribute's wrapper), from their start to their result: every attempt and the retry's delays; `outcome` is `success`, `error` (the call's own), or the rejection of the last attempt: `bulkhead_full` (a keyed pipeline's key refusal too), `circuit_open`, `timeout`, `rate_limited`, `injected`, `deadline_exceeded`; the outcome before any fallback (a call the fallback answered keeps its last attempt's) |
 //! | `bulkhead_attempt_duration_seconds` | histogram | seconds | `instance`, `outcome` | histogram | each attempt of those calls (a round of hedges counts as one), from before the circuit breaker to its result, waits for a rate-limiter permit and a bulkhead slot included; `outcome` as above |
-//! | `bulkhead_slot_wait_seconds` | histogram | seconds | `instance`, `outcome` | histogram | how long those calls waited for a slot of their bulkhead: a call admitted or refused at once adds a sample under 1 µs (0 for a sync call); `outcome` is `admitted`, `rejected` (full after `max_wait`) or `abandoned` (a timeout or the call's deadline ended the wait) |
+//! | `bulkhead_slot_wait_seconds` | histogram | seconds | `instance`, `outcome` | histogram | how long those calls waited for a slot of their bulkhead: a call admitted or refused at once adds a sample to the first bucket (0 for a sync call, under 1.024 µs for an async one; replayed to the recorder as 1.024 µs); `outcome` is `admitted`, `rejected` (full, at once or after `max_wait`) or `abandoned` (a timeout or the call's deadline ended the wait, or the caller dropped an async call waiting under a timeout); a keyed pipeline's wait for its key's slot is not one of them (it is in the attempt) |
 //!
 //! With a fleet crate (the facade's feature `redis`), each fleet resource
 //! adds these, labelled with
@@ -185,10 +185,12 @@
 //! `enter_async`) and the `KeyedBulkheadLayer` record none. They cost nothing until an exporter asks
 //! for them: `export_metrics` turns them on for the whole registry
 //! ([`Registry::telemetry`](crate::Registry::telemetry)). From then on a
-//! call reads the precise clock three or four times (its start, around a
-//! wait for a slot when it has to wait, each attempt's end) and adds each
-//! sample to a bucketed histogram of atomics: no lock, no allocation, no
-//! call to the recorder on the call path (BENCHMARKS.md, "Histograms").
+//! call reads the precise clock at its start and at each attempt's end (a
+//! retry's attempt at its start too), and around its wait for a slot (a
+//! sync call only when it has to wait, an async one always), and adds each
+//! sample to a bucketed histogram of atomics: no lock (but a read lock
+//! per attempt while an attempt hook is set), no allocation, no call to
+//! the recorder on the call path.
 //!
 //! Every interval the exporter replays each histogram's new samples into
 //! the recorder's histogram: each of our buckets (two per power of two of
@@ -201,7 +203,8 @@
 //! (`PrometheusBuilder::set_buckets`, as the axum example does), and then
 //! `_bucket`, `_sum` and `_count` series Prometheus's
 //! `histogram_quantile` reads. A cancelled async call (its future dropped
-//! by its caller) records nothing.
+//! by its caller) records no call or attempt; under a timeout, a wait for
+//! a slot it was in is recorded as `abandoned`.
 //!
 //! # OpenTelemetry
 //!

@@ -5,7 +5,7 @@ use std::fmt;
 use std::future::Future;
 use std::hash::Hash;
 
-use bulkhead_core::{CallError, Classifier, KeyedBulkhead};
+use bulkhead_core::{CallError, Classifier, KeyedBulkhead, RejectionKind};
 
 use super::predicate::Predicate;
 use super::{Pipeline, PipelineBuilder};
@@ -148,7 +148,10 @@ impl<K: BulkheadKey> KeyedPipeline<K> {
     {
         let attempt = || self.keyed.hold(key, &mut call);
         let (retries, records) = (self.retries::<E>(), self.records::<E>());
-        let classify = Classifier::new().retry_if(&retries).record_if(&records);
+        let classify = Classifier::new()
+            .retry_if(&retries)
+            .record_if(&records)
+            .refused_inside(refused_inside::<E>);
         self.pipeline
             .policies
             .call(&classify, attempt)
@@ -176,7 +179,10 @@ impl<K: BulkheadKey> KeyedPipeline<K> {
         let keyed = &self.keyed;
         let mut attempt = || keyed.hold_async(key, call());
         let (retries, records) = (self.retries::<E>(), self.records::<E>());
-        let classify = Classifier::new().retry_if(&retries).record_if(&records);
+        let classify = Classifier::new()
+            .retry_if(&retries)
+            .record_if(&records)
+            .refused_inside(refused_inside::<E>);
         let policies = &self.pipeline.policies;
         let result = if policies.hedge().is_some() {
             policies.call_hedged(&classify, &mut attempt).await
@@ -204,5 +210,14 @@ impl<K: BulkheadKey> KeyedPipeline<K> {
             CallError::Inner(error) => Predicate::test(self.pipeline.record_if.as_ref(), error),
             CallError::Rejected(rejection) => self.pipeline.policies.records_rejection(rejection),
         }
+    }
+}
+
+/// A key's refusal, which the policies see as the call's own error: for
+/// the histograms' outcome labels (`bulkhead_full`, not `error`).
+fn refused_inside<E>(error: &CallError<E>) -> Option<RejectionKind> {
+    match error {
+        CallError::Rejected(rejection) => Some(rejection.kind()),
+        CallError::Inner(_) => None,
     }
 }

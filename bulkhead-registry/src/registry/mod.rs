@@ -125,12 +125,16 @@ impl Registry {
     /// (pipelines, the attributes' wrappers): call duration, attempt
     /// duration and the wait for a bulkhead slot, per instance and outcome.
     ///
-    /// They record nothing until asked: [`TelemetryHub::record`](bulkhead_core::TelemetryHub::record) (which the
-    /// exporters, `observe::export_metrics` and the others, call) starts
+    /// They record nothing until asked: [`TelemetryHub::record`](bulkhead_core::TelemetryHub::record) (which
+    /// `observe::export_metrics`, `observe::export_opentelemetry` and
+    /// `observe::dashboard` call, as does setting an attempt hook; the
+    /// `tracing` exporter does not) starts
     /// them for every composition, those built before included. While they
-    /// do not record, a call pays a load and a branch for them; while they
-    /// do, three or four precise clock readings (`Clock::now`) and an
-    /// atomic addition per sample, no lock and no allocation.
+    /// do not record, a call pays two dependent loads (its instance's
+    /// telemetry, then whether it records) and a branch for them; while
+    /// they do, two to four precise clock readings (`Clock::now`) per
+    /// attempt and an atomic addition per sample, no lock (but for an
+    /// attempt hook's read lock) and no allocation.
     ///
     /// ```
     /// use bulkhead_registry::{Pipeline, Registry};

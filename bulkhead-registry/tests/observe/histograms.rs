@@ -225,3 +225,134 @@ fn an_attempt_hook_hears_each_attempt_with_its_number_and_outcome() -> Result<()
     assert_eq!(heard.0.lock().unwrap().len(), 4);
     Ok(())
 }
+
+/// A keyed pipeline takes its key's slot inside the call its policies
+/// see: a key's refusal reaches them as the call's own error, and must
+/// still be labelled as the refusal the caller gets, not `error`.
+#[test]
+fn a_keyed_pipelines_refusal_by_its_key_is_labelled_bulkhead_full() -> Result<(), RegistryError> {
+    let registry = Registry::new();
+    registry.telemetry().record();
+    let api = Pipeline::builder(&registry, "api")
+        .keyed_bulkhead::<String>(|b| b.max_concurrent(10).per_key(1))
+        .build()?;
+    let busy = api.keyed_bulkhead().try_enter("acme").expect("a free slot");
+    let refused = api.execute("acme", || Ok::<_, ()>(()));
+    assert!(matches!(
+        refused,
+        Err(CallError::Rejected(Rejection::BulkheadFull(_)))
+    ));
+    drop(busy);
+    let failed = api.execute("acme", || Err::<(), _>(()));
+    assert_eq!(failed, Err(CallError::Inner(())));
+    let read = read(&registry, "api");
+    let outcomes = |kind| {
+        read.iter()
+            .filter(|(k, ..)| *k == kind)
+            .map(|(_, outcome, count, _)| (outcome.clone(), *count))
+            .collect::<Vec<_>>()
+    };
+    let expected = vec![("bulkhead_full".to_owned(), 1), ("error".to_owned(), 1)];
+    assert_eq!(outcomes(HistogramKind::CallDuration), expected);
+    assert_eq!(outcomes(HistogramKind::AttemptDuration), expected);
+    Ok(())
+}
+
+/// The same, async.
+#[test]
+fn an_async_keyed_pipelines_refusal_by_its_key_is_labelled_bulkhead_full()
+-> Result<(), RegistryError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime");
+    let registry = Registry::new();
+    registry.telemetry().record();
+    let api = Pipeline::builder(&registry, "api")
+        .keyed_bulkhead::<String>(|b| b.max_concurrent(10).per_key(1))
+        .build()?;
+    let busy = api.keyed_bulkhead().try_enter("acme").expect("a free slot");
+    let refused = runtime.block_on(api.execute_async("acme", || async { Ok::<_, ()>(()) }));
+    assert!(matches!(
+        refused,
+        Err(CallError::Rejected(Rejection::BulkheadFull(_)))
+    ));
+    drop(busy);
+    let outcomes: Vec<_> = read(&registry, "api")
+        .into_iter()
+        .map(|(kind, outcome, count, _)| (kind, outcome, count))
+        .collect();
+    assert_eq!(
+        outcomes,
+        vec![
+            (HistogramKind::AttemptDuration, "bulkhead_full".into(), 1),
+            (HistogramKind::CallDuration, "bulkhead_full".into(), 1),
+        ]
+    );
+    Ok(())
+}
+
+/// An async call's wait for a slot that its timeout cuts short (the
+/// timeout drops the wait) is an `abandoned` wait, as a sync call's is.
+#[test]
+fn an_async_wait_for_a_slot_cut_by_the_timeout_is_abandoned() -> Result<(), RegistryError> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a runtime");
+    let registry = Registry::new();
+    registry.telemetry().record();
+    let pipeline = Pipeline::builder(&registry, "cut")
+        .bulkhead(|b| b.max_concurrent(1).max_wait(Duration::from_secs(10)))
+        .timeout(|t| t.duration(Duration::from_millis(20)))
+        .build()?;
+    let handle = registry.bulkhead("cut")?;
+    let held = handle.bulkhead().try_enter_owned().expect("a free slot");
+    let result = runtime.block_on(pipeline.execute_async(|| async { Ok::<_, ()>(()) }));
+    assert!(matches!(
+        result,
+        Err(CallError::Rejected(Rejection::Timeout(_)))
+    ));
+    drop(held);
+    let histograms = registry.telemetry().histograms();
+    let waits: Vec<_> = histograms
+        .iter()
+        .filter(|h| h.kind() == HistogramKind::SlotWait)
+        .map(|h| (h.outcome().to_owned(), h.histogram().count()))
+        .collect();
+    assert_eq!(waits, vec![("abandoned".to_owned(), 1)]);
+    let wait = histograms
+        .iter()
+        .find(|h| h.kind() == HistogramKind::SlotWait)
+        .map(|h| h.histogram().sum())
+        .unwrap_or_default();
+    assert!(wait >= Duration::from_millis(20), "{wait:?}");
+    Ok(())
+}
+
+/// The sync twin: a wait cut by the timeout is `abandoned` (it was).
+#[test]
+fn a_sync_wait_for_a_slot_cut_by_the_timeout_is_abandoned() -> Result<(), RegistryError> {
+    let registry = Registry::new();
+    registry.telemetry().record();
+    let pipeline = Pipeline::builder(&registry, "cut_sync")
+        .bulkhead(|b| b.max_concurrent(1).max_wait(Duration::from_secs(10)))
+        .timeout(|t| t.duration(Duration::from_millis(20)))
+        .build()?;
+    let handle = registry.bulkhead("cut_sync")?;
+    let held = handle.bulkhead().try_enter();
+    let result = pipeline.execute(|| Ok::<_, ()>(()));
+    assert!(matches!(
+        result,
+        Err(CallError::Rejected(Rejection::Timeout(_)))
+    ));
+    drop(held);
+    let waits: Vec<_> = registry
+        .telemetry()
+        .histograms()
+        .iter()
+        .filter(|h| h.kind() == HistogramKind::SlotWait)
+        .map(|h| (h.outcome().to_owned(), h.histogram().count()))
+        .collect();
+    assert_eq!(waits, vec![("abandoned".to_owned(), 1)]);
+    Ok(())
+}

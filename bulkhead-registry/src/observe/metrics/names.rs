@@ -97,7 +97,7 @@ metrics! {
     ATTEMPT_DURATION = "bulkhead_attempt_duration_seconds", false, Seconds,
         "Attempts of calls through the instance's policies, by outcome.";
     SLOT_WAIT = "bulkhead_slot_wait_seconds", false, Seconds,
-        "Waits for a slot of the instance's bulkhead (under 1 µs for a call admitted or refused at once), by outcome: admitted, rejected, abandoned.";
+        "Waits for a slot of the instance's bulkhead (1.024 µs, the first bucket, for a call admitted or refused at once), by outcome: admitted, rejected, abandoned.";
 }
 
 metrics! {
