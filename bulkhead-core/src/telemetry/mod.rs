@@ -4,9 +4,9 @@
 //!
 //! Nothing is recorded until something asks: a registry's
 //! [`TelemetryHub`] starts with recording off, and what reads it (the
-//! registry's `metrics` exporter, its dashboard, an [`AttemptHook`]) turns
-//! it on. While it is off, a
-//! composition's call pays one load and a branch for it. While it is on,
+//! registry's `metrics` and OpenTelemetry exporters, its dashboard, an
+//! [`AttemptHook`]) turns it on. While it is off, a composition's call
+//! pays two dependent loads and a branch for it. While it is on,
 //! each call reads the precise clock (`Clock::now`) at its start, at each
 //! attempt's end, and around a wait for a bulkhead slot, and adds each
 //! sample to a histogram of atomic buckets ([`HistogramSnapshot`]): one
