@@ -172,10 +172,15 @@ impl Policies {
         self.telemetry.as_ref()
     }
 
-    /// What a call records into, if its telemetry records: a load and a
-    /// branch otherwise.
+    /// What a call records into, if its telemetry records. In a process
+    /// where no hub records, one load of a static and a branch; otherwise
+    /// two dependent loads more (the instance's telemetry, then whether it
+    /// records).
     #[inline(always)]
     fn recorder(&self) -> Option<crate::telemetry::Recorder<'_>> {
+        if !crate::telemetry::any_recording() {
+            return None;
+        }
         match &self.telemetry {
             None => None,
             Some(telemetry) => telemetry.recorder(),

@@ -95,6 +95,17 @@ impl Outcome {
     }
 }
 
+/// Whether any hub of the process records: until one does, a call through
+/// a composition reads only this to know that it records nothing.
+static ANY_RECORDING: AtomicBool = AtomicBool::new(false);
+
+/// Whether any hub of the process records (never false again once one
+/// does).
+#[inline(always)]
+pub(crate) fn any_recording() -> bool {
+    ANY_RECORDING.load(Ordering::Relaxed)
+}
+
 /// The label of a rejection of a kind added after this list was written.
 const OTHER_REJECTION: &str = "rejected";
 
@@ -323,6 +334,9 @@ impl TelemetryHub {
         for telemetry in &guard.1 {
             telemetry.allocate();
         }
+        // After the histograms exist: a call that sees the flag finds them
+        // (or its instance's `OnceLock` still empty, and records nothing).
+        ANY_RECORDING.store(true, Ordering::Release);
     }
 
     /// Whether it records.
