@@ -65,13 +65,7 @@ impl Exported {
             .into_vec()
             .into_iter()
             .map(|(key, _, _, value)| {
-                let mut labels: Vec<String> = key
-                    .key()
-                    .labels()
-                    .map(|label| format!("{}={}", label.key(), label.value()))
-                    .collect();
-                labels.sort();
-                let name = format!("{}{{{}}}", key.key().name(), labels.join(","));
+                let name = series(&key);
                 #[allow(clippy::cast_precision_loss)]
                 let value = match value {
                     DebugValue::Counter(n) => n as f64,
@@ -84,6 +78,17 @@ impl Exported {
             })
             .collect()
     }
+}
+
+/// A series as `name{label=value,...}`, labels sorted.
+fn series(key: &metrics_util::CompositeKey) -> String {
+    let mut labels: Vec<String> = key
+        .key()
+        .labels()
+        .map(|label| format!("{}={}", label.key(), label.value()))
+        .collect();
+    labels.sort();
+    format!("{}{{{}}}", key.key().name(), labels.join(","))
 }
 
 /// Polls `done` until it holds; fails after 10 s.
@@ -792,16 +797,10 @@ impl Exported {
             .into_vec()
             .into_iter()
             .filter_map(|(key, _, _, value)| match value {
-                DebugValue::Histogram(samples) if !samples.is_empty() => {
-                    let mut labels: Vec<String> = key
-                        .key()
-                        .labels()
-                        .map(|label| format!("{}={}", label.key(), label.value()))
-                        .collect();
-                    labels.sort();
-                    let name = format!("{}{{{}}}", key.key().name(), labels.join(","));
-                    Some((name, samples.iter().map(|s| s.into_inner()).collect()))
-                }
+                DebugValue::Histogram(samples) if !samples.is_empty() => Some((
+                    series(&key),
+                    samples.iter().map(|s| s.into_inner()).collect(),
+                )),
                 _ => None,
             })
             .collect()
