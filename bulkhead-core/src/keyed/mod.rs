@@ -206,6 +206,12 @@ impl<K> KeyedBulkhead<K> {
     pub(crate) fn anchor(&self) -> &Bulkhead {
         &self.anchor
     }
+
+    /// The histograms its registry keeps for its instance, as
+    /// [`Bulkhead::telemetry`]: for the tower `KeyedBulkheadLayer`.
+    pub fn telemetry(&self) -> Option<std::sync::Arc<crate::InstanceTelemetry>> {
+        self.anchor.telemetry()
+    }
 }
 
 impl<K> fmt::Debug for KeyedBulkhead<K> {

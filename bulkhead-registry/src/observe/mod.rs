@@ -179,10 +179,11 @@
 //! `#[resilient]` and of functions with a body, the tower `PipelineLayer`),
 //! labelled with their bulkhead's instance id (or the composition's id if
 //! it has no bulkhead), and by the tower `BulkheadLayer` around a bulkhead
-//! of a registry (a request from its arrival to its answer is a call of
-//! one attempt, `success` or `error` as the inner service answered, and
-//! its wait for the slot); a bulkhead used on its own (`try_enter`,
-//! `enter_async`) and the `KeyedBulkheadLayer` record none. They cost nothing until an exporter asks
+//! of a registry and the `KeyedBulkheadLayer` around a keyed one (a
+//! request from its arrival to its answer is a call of one attempt,
+//! `success` or `error` as the inner service answered, and its wait for
+//! the slot, all keys together); a bulkhead used on its own (`try_enter`,
+//! `enter_async`) records none. They cost nothing until an exporter asks
 //! for them: `export_metrics` turns them on for the whole registry
 //! ([`Registry::telemetry`](crate::Registry::telemetry)). From then on a
 //! call reads the precise clock at its start and at each attempt's end (a

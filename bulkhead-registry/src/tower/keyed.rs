@@ -3,15 +3,16 @@
 
 use std::fmt;
 use std::hash::Hash;
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use bulkhead_core::{BulkheadFull, KeyedBulkhead, Rejection};
+use bulkhead_core::{BulkheadFull, InstanceTelemetry, KeyedBulkhead, Rejection};
 use tower_layer::Layer;
 use tower_service::Service;
 
 use super::error::{ServiceError, Unavailable};
-use super::future::ResponseFuture;
+use super::future::{ResponseFuture, Timing};
 use super::retry_after::DEFAULT_RETRY_AFTER;
 use super::wait::Queued;
 use crate::error::RegistryError;
@@ -158,6 +159,7 @@ impl<S, K, F: Clone> Layer<S> for KeyedBulkheadLayer<K, F> {
     fn layer(&self, inner: S) -> Self::Service {
         KeyedBulkheadService {
             inner,
+            telemetry: self.keyed.telemetry(),
             keyed: self.keyed.clone(),
             key: self.key.clone(),
             retry_after: self.retry_after,
@@ -180,11 +182,14 @@ pub struct KeyedBulkheadService<S, K, F> {
     keyed: KeyedBulkhead<K>,
     key: F,
     retry_after: Duration,
+    /// The histograms of the keyed bulkhead's instance in its registry.
+    telemetry: Option<Arc<InstanceTelemetry>>,
 }
 
 impl<S: Clone, K, F: Clone> Clone for KeyedBulkheadService<S, K, F> {
     fn clone(&self) -> Self {
         KeyedBulkheadService {
+            telemetry: self.telemetry.clone(),
             inner: self.inner.clone(),
             keyed: self.keyed.clone(),
             key: self.key.clone(),
@@ -236,6 +241,7 @@ where
     }
 
     fn call(&mut self, request: Req) -> Self::Future {
+        let timing = self.telemetry.as_ref().and_then(Timing::start);
         let key = (self.key)(&request);
         let hint = self.retry_after;
         let refusal = move |full: BulkheadFull| Unavailable::new(Rejection::from(full), hint);
@@ -255,13 +261,21 @@ where
                 Poll::Pending => {
                     let fresh = self.inner.clone();
                     let ready = std::mem::replace(&mut self.inner, fresh);
-                    return ResponseFuture::waiting(queued, ready, request, None);
+                    return ResponseFuture::waiting(queued, ready, request, timing);
                 }
             }
         };
         match entered {
-            Ok(permit) => ResponseFuture::admitted(self.inner.call(request), permit, None),
-            Err(unavailable) => ResponseFuture::refused(unavailable),
+            Ok(permit) => {
+                let timing = timing.map(|timing| timing.admitted(true));
+                ResponseFuture::admitted(self.inner.call(request), permit, timing)
+            }
+            Err(unavailable) => {
+                if let Some(timing) = timing {
+                    timing.refused(true);
+                }
+                ResponseFuture::refused(unavailable)
+            }
         }
     }
 }
@@ -339,6 +353,50 @@ mod tests {
                 r.0.to_string()
             });
         assert_eq!(other.unwrap_err().code(), "REG-018");
+    }
+
+    /// While the registry's histograms record, the layer records each
+    /// request under the keyed bulkhead's instance: admitted and refused.
+    #[test]
+    fn a_keyed_layer_records_its_requests_while_the_histograms_record() {
+        use bulkhead_core::HistogramKind;
+
+        let registry = crate::Registry::new();
+        let layer =
+            KeyedBulkheadLayer::from_registry(&registry, "api", |r: &(u32, &'static str)| {
+                u64::from(r.0)
+            })
+            .unwrap();
+        let mut service = layer.layer(Echo);
+        registry.telemetry().record();
+        let keyed = registry.keyed_bulkhead::<u64>("api").unwrap();
+        let held: Vec<_> = (0..keyed.per_key())
+            .map(|_| keyed.try_enter(&1).unwrap())
+            .collect();
+        assert!(poll(pin!(service.call((1, "a")))).is_ready());
+        drop(held);
+        assert!(matches!(
+            poll(pin!(service.call((1, "b")))),
+            Poll::Ready(Ok("b"))
+        ));
+        let read: Vec<(HistogramKind, String, u64)> = registry
+            .telemetry()
+            .histograms()
+            .iter()
+            .filter(|h| h.instance() == "api")
+            .map(|h| (h.kind(), h.outcome().to_owned(), h.histogram().count()))
+            .collect();
+        for expected in [
+            (HistogramKind::CallDuration, "success", 1),
+            (HistogramKind::CallDuration, "bulkhead_full", 1),
+            (HistogramKind::SlotWait, "admitted", 1),
+            (HistogramKind::SlotWait, "rejected", 1),
+        ] {
+            assert!(
+                read.contains(&(expected.0, expected.1.to_owned(), expected.2)),
+                "{expected:?} not in {read:?}"
+            );
+        }
     }
 
     #[test]
