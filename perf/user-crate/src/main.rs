@@ -148,6 +148,26 @@ fn fold(result: Result<u64, Busy>) -> u64 {
 }
 
 #[inline(never)]
+/// Issue 33: `Pipeline::execute` of a call that cannot fail.
+fn pipeline_execute(calls: u64, pipeline: &Pipeline) -> u64 {
+    let mut acc = 0_u64;
+    for i in 0..calls {
+        let result = black_box(pipeline).execute(|| Ok::<u64, ()>(black_box(i)));
+        acc = acc.wrapping_add(result.map_or(1, |v| v));
+    }
+    acc
+}
+
+/// Issue 33: governor's `check()` on a direct (unkeyed) limiter with its
+/// default clock (quanta's TSC-based one), a quota it never exhausts.
+fn governor_check(calls: u64, limiter: &governor::DefaultDirectRateLimiter) -> u64 {
+    let mut acc = 0_u64;
+    for _ in 0..calls {
+        acc = acc.wrapping_add(u64::from(black_box(limiter).check().is_ok()));
+    }
+    acc
+}
+
 fn direct(calls: u64, backend: &Backend) -> u64 {
     let mut acc = 0_u64;
     for i in 0..calls {
@@ -747,7 +767,51 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
 
+    // Issue 33: a rate limiter on top of a `Pipeline` bulkhead, at
+    // Resilience4j's default period (500 ns), 1 ms and 1 h, never out of
+    // permits; the bulkhead alone; governor's check beside them.
+    let limited = |name: &str, period: Option<Duration>| {
+        let builder = Pipeline::builder(&registry, name).bulkhead(|b| b.max_concurrent(25));
+        match period {
+            None => builder.build(),
+            Some(period) => builder
+                .rate_limiter(|r| {
+                    let r = r.limit_for_period(u32::MAX);
+                    if period.is_zero() {
+                        r
+                    } else {
+                        r.refresh_period(period)
+                    }
+                })
+                .build(),
+        }
+    };
+    let rl_bulkhead = limited("rl-bulkhead", None)?;
+    let rl_default = limited("rl-default", Some(Duration::ZERO))?;
+    let rl_1ms = limited("rl-1ms", Some(Duration::from_millis(1)))?;
+    let rl_1h = limited("rl-1h", Some(Duration::from_secs(3600)))?;
+    let governor_limiter = governor::RateLimiter::direct(governor::Quota::per_second(
+        std::num::NonZeroU32::MAX,
+    ));
+
     let mut cases = vec![
+        Case::new("rate_limiter_bulkhead", "issue 33: a Pipeline bulkhead alone", |n| {
+            pipeline_execute(n, &rl_bulkhead)
+        }),
+        Case::new(
+            "rate_limiter_default",
+            "issue 33: + rate limiter, default period (500 ns)",
+            |n| pipeline_execute(n, &rl_default),
+        ),
+        Case::new("rate_limiter_1ms", "issue 33: + rate limiter, 1 ms period", |n| {
+            pipeline_execute(n, &rl_1ms)
+        }),
+        Case::new("rate_limiter_1h", "issue 33: + rate limiter, 1 h period", |n| {
+            pipeline_execute(n, &rl_1h)
+        }),
+        Case::new("governor_check", "issue 33: governor 0.10 check()", |n| {
+            governor_check(n, &governor_limiter)
+        }),
         Case::new("direct", "the delegate called directly", |n| {
             direct(n, &Backend)
         }),
