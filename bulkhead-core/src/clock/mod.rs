@@ -43,11 +43,16 @@ mod manual;
 mod recent;
 mod system;
 mod timeline;
+// `RDTSC` and `CPUID` for the rate limiter's cheap precise reading: the
+// crate's third `unsafe`, each block with its SAFETY comment.
+#[allow(unsafe_code)]
+mod tsc;
 
 pub use manual::ManualClock;
 pub use recent::RecentTime;
 pub use system::SystemClock;
 pub(crate) use timeline::{Timeline, nanos, since};
+pub(crate) use tsc::TscTime;
 
 use std::fmt;
 use std::future::Future;

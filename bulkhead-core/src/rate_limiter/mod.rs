@@ -16,16 +16,29 @@
 //!
 //! # Readings of the clock
 //!
-//! A permit is taken on a [`recent`](crate::Clock::recent) reading of the
+//! With a `refresh_period` of at least 64 times the clock's
+//! [`resolution`](crate::Clock::resolution) (320 ms on the `SystemClock`),
+//! a permit is taken on a [`recent`](crate::Clock::recent) reading of the
 //! clock (an atomic load on the `SystemClock`) when that reading is more
-//! than the clock's [`resolution`](crate::Clock::resolution) (5 ms on the
-//! `SystemClock`) before the end of its period: the real time is then in
-//! the same period, and the decision is the one a precise reading would
+//! than the resolution before the end of its period: the real time is then
+//! in the same period, and the decision is the one a precise reading would
 //! give. Everything else reads the clock's precise `now`: a call near the end
 //! of a period, every refusal and every reservation, so a permit that is
-//! due is never refused and no caller waits longer than it must. Periods no
-//! longer than the resolution (the default `refresh_period` is 500 ns) are
-//! always counted on `now`. On a `ManualClock` every reading is exact.
+//! due is never refused and no caller waits longer than it must.
+//!
+//! Shorter periods (the default `refresh_period` is 500 ns) would read
+//! `now` on most calls. On the `SystemClock`, where the processor has an
+//! invariant time-stamp counter (x86_64), such a limiter counts its periods
+//! on that counter instead, calibrated against `Instant` once per process
+//! (5 ms, when the first such limiter is built), as governor's clock
+//! (quanta) does: a precise reading for one `RDTSC` and a multiplication,
+//! on every call. Everything the limiter counts is then on the counter's
+//! time line (periods, the wait for a reserved permit, a call's deadline),
+//! so it still grants at most `limit_for_period` per period and waits at
+//! most `max_wait`; the wait is slept on the system clock, and the
+//! counter's nanoseconds are `Instant`'s to within a few parts per
+//! million. Elsewhere it reads `now`. On a `ManualClock` every reading is
+//! exact.
 
 mod acquire;
 mod config;
@@ -40,7 +53,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::clock::{Clock, nanos};
+use crate::clock::{Clock, TscTime, nanos};
 use crate::context::{PolicyContext, policy_getters};
 use crate::events::{Event, RateLimiterEvent, RateLimiterEventKind};
 use crate::intern::intern;
@@ -90,8 +103,14 @@ struct Shared {
     /// When the first period began, on the context's clock.
     origin: Instant,
     /// The clock's resolution in nanoseconds: how far a recent reading may
-    /// lag.
+    /// lag; zero when it counts on the counter.
     margin: u64,
+    /// Precise readings on the time-stamp counter, for a period too short
+    /// for recent readings on the system clock (see *Readings of the
+    /// clock*); `None` to count on the context's clock.
+    tsc: Option<TscTime>,
+    /// `tsc.nanos()` when the first period began.
+    tsc_origin: u64,
     /// Callers waiting for a reserved permit, for monitoring.
     waiting: AtomicU32,
     instance: &'static str,
@@ -125,6 +144,18 @@ impl RateLimiter {
     /// publishing rejections to its event bus. Its first period starts at the
     /// clock's current time.
     pub fn with_context(instance: &str, config: RateLimiterConfig, context: PolicyContext) -> Self {
+        let clock = context.clock();
+        let margin = nanos(clock.resolution());
+        // Only the system clock keeps a recent time in memory.
+        let tsc = if clock.recent_time().is_some()
+            && nanos(config.refresh_period()) < margin.saturating_mul(RECENT_PERIODS)
+        {
+            TscTime::get()
+        } else {
+            None
+        };
+        let origin = clock.now();
+        let tsc_origin = tsc.map_or(0, TscTime::nanos);
         RateLimiter {
             shared: Arc::new(Shared {
                 permits: PermitState::new(
@@ -133,8 +164,10 @@ impl RateLimiter {
                     config.max_wait(),
                 ),
                 max_wait: nanos(config.max_wait()),
-                origin: context.clock().now(),
-                margin: nanos(context.clock().resolution()),
+                origin,
+                margin: if tsc.is_some() { 0 } else { margin },
+                tsc,
+                tsc_origin,
                 waiting: AtomicU32::new(0),
                 instance: intern(instance),
                 config,
@@ -243,7 +276,7 @@ impl RateLimiter {
     /// clock.
     pub fn available_permits(&self) -> i64 {
         let shared = &*self.shared;
-        shared.permits.available(|| shared.elapsed(shared.now()))
+        shared.permits.available(|| shared.read().1)
     }
 
     /// How many callers wait now for the period of their reserved permit;
@@ -255,9 +288,24 @@ impl RateLimiter {
 
 policy_getters!(RateLimiter: RateLimiterConfig);
 
+/// The shortest period, in resolutions of the clock, that counts on recent
+/// readings: at most one call in 64 then reads the clock precisely.
+const RECENT_PERIODS: u64 = 64;
+
 impl Shared {
-    fn now(&self) -> Instant {
-        self.context.clock().now()
+    /// A precise reading: the clock's `now` and the nanoseconds since the
+    /// first period began, on the counter if the limiter counts on it.
+    fn read(&self) -> (Instant, u64) {
+        match self.tsc {
+            Some(tsc) => {
+                let (at, nanos) = tsc.pair();
+                (at, nanos.saturating_sub(self.tsc_origin))
+            }
+            None => {
+                let at = self.context.clock().now();
+                (at, self.elapsed(at))
+            }
+        }
     }
 
     /// Nanoseconds since the first period began.
@@ -270,14 +318,24 @@ impl Shared {
     /// that may lag*), else on a precise one.
     #[inline]
     fn reserve(&self, max_wait: u64) -> Outcome {
-        self.reserve_on(max_wait, self.elapsed(self.context.clock().recent()), None)
+        let elapsed = match self.tsc {
+            // Unused: read on the counter.
+            Some(_) => 0,
+            None => self.elapsed(self.context.clock().recent()),
+        };
+        self.reserve_on(max_wait, elapsed, None)
     }
 
     /// [`reserve`](Self::reserve) on a recent reading taken `elapsed`
     /// nanoseconds after the first period began, for a caller with
-    /// `deadline` if any (a call's, read by the composition).
+    /// `deadline` if any (a call's, read by the composition). A limiter that
+    /// counts on the counter reads it instead of using `elapsed`.
     #[inline(always)]
     fn reserve_on(&self, max_wait: u64, elapsed: u64, deadline: Option<Instant>) -> Outcome {
+        let elapsed = match self.tsc {
+            Some(tsc) => tsc.nanos().saturating_sub(self.tsc_origin),
+            None => elapsed,
+        };
         if self.permits.try_take_at(elapsed, self.margin) {
             return Outcome::Granted;
         }
@@ -289,10 +347,23 @@ impl Shared {
     #[inline(never)]
     fn reserve_fresh(&self, max_wait: u64, deadline: Option<Instant>) -> Outcome {
         let mut now = None;
-        let deadline = deadline.map_or(u64::MAX, |deadline| self.elapsed(deadline));
+        let deadline = match (deadline, self.tsc) {
+            (None, _) => u64::MAX,
+            (Some(deadline), None) => self.elapsed(deadline),
+            // The deadline as far from a reading of the counter as it is
+            // from `Instant::now()`.
+            (Some(deadline), Some(_)) => {
+                let (at, elapsed) = self.read();
+                match deadline.checked_duration_since(at) {
+                    Some(ahead) => elapsed.saturating_add(nanos(ahead)),
+                    None => elapsed.saturating_sub(nanos(at.duration_since(deadline))),
+                }
+            }
+        };
         let reserved = self.permits.reserve_before(max_wait, deadline, || {
-            let at = *now.insert(self.now());
-            self.elapsed(at)
+            let (at, elapsed) = self.read();
+            now = Some(at);
+            elapsed
         });
         let now = now.unwrap_or(self.origin);
         match reserved {
