@@ -6,8 +6,8 @@
 //! (see `rate_limiter`, *Readings of the clock*). This is how quanta
 //! (governor's clock) reads time.
 //!
-//! [`TscTime::nanos`] counts nanoseconds since the calibration on the
-//! processor's time-stamp counter, scaled by a factor measured once against
+//! [`TscTime::ticks`] reads the processor's time-stamp counter; a policy
+//! counts in its ticks, converting durations with a factor measured once against
 //! `Instant` (the counter's ticks over at least `CALIBRATION` (5 ms) of
 //! `Instant` time, each end read between two `RDTSC`s and the tightest of
 //! several brackets kept: a few parts per million off). It is a time line
@@ -53,19 +53,36 @@ impl TscTime {
         None
     }
 
-    /// Nanoseconds since the calibration.
+    /// The counter now, in ticks; never before the calibration (a
+    /// processor whose counter is behind gives the calibration's).
     #[inline]
-    pub(crate) fn nanos(self) -> u64 {
-        let ticks = ticks().saturating_sub(self.base);
-        // Wraps after 584 years of a counter at 1 GHz or more.
-        ((u128::from(ticks) * u128::from(self.scale)) >> 32) as u64
+    pub(crate) fn ticks(self) -> u64 {
+        ticks().max(self.base)
     }
 
     /// A precise reading of both time lines, `Instant::now()` first.
     #[inline]
     pub(crate) fn pair(self) -> (Instant, u64) {
         let at = Instant::now();
-        (at, self.nanos())
+        (at, self.ticks())
+    }
+
+    /// `ticks` of the counter in nanoseconds, rounded down (saturating).
+    pub(crate) fn nanos_of(self, ticks: u64) -> u64 {
+        u64::try_from((u128::from(ticks) * u128::from(self.scale)) >> 32).unwrap_or(u64::MAX)
+    }
+
+    /// `nanos` nanoseconds in ticks of the counter, rounded down, or up if
+    /// `up` (saturating).
+    pub(crate) fn ticks_of(self, nanos: u64, up: bool) -> u64 {
+        let scaled = u128::from(nanos) << 32;
+        let scale = u128::from(self.scale);
+        let ticks = if up {
+            scaled.div_ceil(scale)
+        } else {
+            scaled / scale
+        };
+        u64::try_from(ticks).unwrap_or(u64::MAX)
     }
 }
 
@@ -139,6 +156,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn conversions_round_as_documented() {
+        // 2.5 ticks per nanosecond.
+        let tsc = TscTime {
+            base: 0,
+            scale: (2 << 32) / 5,
+        };
+        assert_eq!(tsc.ticks_of(2, false), 5);
+        assert_eq!(tsc.ticks_of(1, false), 2);
+        assert_eq!(tsc.ticks_of(1, true), 3);
+        assert_eq!(tsc.nanos_of(5), 1, "1.99999 ns, down");
+        assert_eq!(tsc.ticks_of(u64::MAX, true), u64::MAX, "saturates");
+        let slow = TscTime {
+            base: 0,
+            scale: 1000 << 32,
+        };
+        assert_eq!(slow.nanos_of(u64::MAX), u64::MAX, "saturates");
+    }
+
+    #[test]
     fn tsc_nanos_keep_pace_with_instant_and_never_go_back() {
         let Some(tsc) = TscTime::get() else {
             return; // No invariant counter here: nothing to check.
@@ -149,13 +185,13 @@ mod tests {
             let (start, first) = tsc.pair();
             let mut last = first;
             while start.elapsed() < Duration::from_millis(50) {
-                let now = tsc.nanos();
+                let now = tsc.ticks();
                 assert!(now >= last, "went back from {last} to {now}");
                 last = now;
             }
             let (end, last) = tsc.pair();
             let instant = end.duration_since(start).as_nanos() as f64;
-            let counted = (last - first) as f64;
+            let counted = tsc.nanos_of(last - first) as f64;
             // Calibrated to a few parts per million.
             (counted / instant - 1.0).abs() < 0.01
         });

@@ -98,7 +98,7 @@ pub struct RateLimiter {
 
 struct Shared {
     permits: PermitState,
-    /// The configured `max_wait`, in nanoseconds.
+    /// The configured `max_wait`, in nanoseconds (in ticks on the counter).
     max_wait: u64,
     /// When the first period began, on the context's clock.
     origin: Instant,
@@ -107,9 +107,10 @@ struct Shared {
     margin: u64,
     /// Precise readings on the time-stamp counter, for a period too short
     /// for recent readings on the system clock (see *Readings of the
-    /// clock*); `None` to count on the context's clock.
+    /// clock*): the permits then count in its ticks. `None` to count
+    /// nanoseconds on the context's clock.
     tsc: Option<TscTime>,
-    /// `tsc.nanos()` when the first period began.
+    /// `tsc.ticks()` when the first period began.
     tsc_origin: u64,
     /// Callers waiting for a reserved permit, for monitoring.
     waiting: AtomicU32,
@@ -154,16 +155,18 @@ impl RateLimiter {
         } else {
             None
         };
+        let (period, max_wait) = (nanos(config.refresh_period()), nanos(config.max_wait()));
+        // In ticks on the counter: a period rounded up, a wait down.
+        let (period, max_wait) = match tsc {
+            Some(tsc) => (tsc.ticks_of(period, true), tsc.ticks_of(max_wait, false)),
+            None => (period, max_wait),
+        };
         let origin = clock.now();
-        let tsc_origin = tsc.map_or(0, TscTime::nanos);
+        let tsc_origin = tsc.map_or(0, TscTime::ticks);
         RateLimiter {
             shared: Arc::new(Shared {
-                permits: PermitState::new(
-                    config.limit_for_period(),
-                    config.refresh_period(),
-                    config.max_wait(),
-                ),
-                max_wait: nanos(config.max_wait()),
+                permits: PermitState::in_units(config.limit_for_period(), period, max_wait),
+                max_wait,
                 origin,
                 margin: if tsc.is_some() { 0 } else { margin },
                 tsc,
@@ -293,13 +296,14 @@ policy_getters!(RateLimiter: RateLimiterConfig);
 const RECENT_PERIODS: u64 = 64;
 
 impl Shared {
-    /// A precise reading: the clock's `now` and the nanoseconds since the
-    /// first period began, on the counter if the limiter counts on it.
+    /// A precise reading: the clock's `now` and the time since the first
+    /// period began, in nanoseconds, or in ticks on the counter if the
+    /// limiter counts on it.
     fn read(&self) -> (Instant, u64) {
         match self.tsc {
             Some(tsc) => {
-                let (at, nanos) = tsc.pair();
-                (at, nanos.saturating_sub(self.tsc_origin))
+                let (at, ticks) = tsc.pair();
+                (at, ticks.saturating_sub(self.tsc_origin))
             }
             None => {
                 let at = self.context.clock().now();
@@ -333,7 +337,9 @@ impl Shared {
     #[inline(always)]
     fn reserve_on(&self, max_wait: u64, elapsed: u64, deadline: Option<Instant>) -> Outcome {
         let elapsed = match self.tsc {
-            Some(tsc) => tsc.nanos().saturating_sub(self.tsc_origin),
+            // Saturating: a processor whose counter is a little behind
+            // the one that read the origin reads the first period.
+            Some(tsc) => tsc.ticks().saturating_sub(self.tsc_origin),
             None => elapsed,
         };
         if self.permits.try_take_at(elapsed, self.margin) {
@@ -352,11 +358,12 @@ impl Shared {
             (Some(deadline), None) => self.elapsed(deadline),
             // The deadline as far from a reading of the counter as it is
             // from `Instant::now()`.
-            (Some(deadline), Some(_)) => {
+            (Some(deadline), Some(tsc)) => {
                 let (at, elapsed) = self.read();
                 match deadline.checked_duration_since(at) {
-                    Some(ahead) => elapsed.saturating_add(nanos(ahead)),
-                    None => elapsed.saturating_sub(nanos(at.duration_since(deadline))),
+                    Some(ahead) => elapsed.saturating_add(tsc.ticks_of(nanos(ahead), false)),
+                    None => elapsed
+                        .saturating_sub(tsc.ticks_of(nanos(at.duration_since(deadline)), true)),
                 }
             }
         };
@@ -371,7 +378,9 @@ impl Shared {
             // An instant the clock cannot represent is one it never reaches
             // (the wait is at most 584 years): wait for nothing rather than
             // for ever.
-            Reserved::Later { wait } => match now.checked_add(Duration::from_nanos(wait)) {
+            Reserved::Later { wait } => match now.checked_add(Duration::from_nanos(
+                self.tsc.map_or(wait, |tsc| tsc.nanos_of(wait)),
+            )) {
                 Some(at) => Outcome::Reserved(at),
                 None => Outcome::Granted,
             },
