@@ -158,6 +158,7 @@ pub(super) struct PermitState {
 impl PermitState {
     /// A limiter whose first cycle starts at `elapsed` zero, with all of its
     /// permits available.
+    #[cfg(any(test, loom))]
     pub(super) fn new(limit: u32, period: Duration, max_wait: Duration) -> Self {
         PermitState::in_units(limit, nanos(period), nanos(max_wait))
     }
