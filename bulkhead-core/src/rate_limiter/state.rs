@@ -108,9 +108,6 @@
 //! fresh reading suffers from too) can grant the last permits of a cycle
 //! that has just ended, never more than `limit_for_period` per cycle.
 
-use std::time::Duration;
-
-use crate::clock::nanos;
 use crate::loom::atomic::{AtomicU64, Ordering};
 
 /// The most permits of later cycles that may be reserved at once: 2^40.
@@ -159,7 +156,12 @@ impl PermitState {
     /// A limiter whose first cycle starts at `elapsed` zero, with all of its
     /// permits available.
     #[cfg(any(test, loom))]
-    pub(super) fn new(limit: u32, period: Duration, max_wait: Duration) -> Self {
+    pub(super) fn new(
+        limit: u32,
+        period: std::time::Duration,
+        max_wait: std::time::Duration,
+    ) -> Self {
+        use crate::clock::nanos;
         PermitState::in_units(limit, nanos(period), nanos(max_wait))
     }
 
@@ -318,6 +320,8 @@ impl PermitState {
 
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     const MS: u64 = 1_000_000;
@@ -529,6 +533,7 @@ mod tests {
 #[cfg(all(test, loom))]
 mod loom_tests {
     use std::sync::Arc;
+    use std::time::Duration;
 
     use super::*;
 
