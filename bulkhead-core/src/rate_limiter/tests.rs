@@ -360,3 +360,115 @@ fn debug_shows_the_state() {
     assert_eq!(limiter.config(), config(2, Duration::ZERO));
     assert_eq!(limiter.instance(), "rate-limiter-test");
 }
+
+// Issue 33: short periods on the system clock count on the time-stamp
+// counter where there is an invariant one.
+
+fn system(limit: u32, period: Duration, max_wait: Duration) -> RateLimiter {
+    let config = RateLimiterConfig::builder()
+        .limit_for_period(limit)
+        .refresh_period(period)
+        .max_wait(max_wait)
+        .build()
+        .unwrap();
+    RateLimiter::new("rate-limiter-system", config)
+}
+
+#[test]
+fn only_short_periods_on_the_system_clock_count_on_the_counter() {
+    let counter = crate::clock::TscTime::get().is_some();
+    let short = system(
+        50,
+        RateLimiterConfig::DEFAULT_REFRESH_PERIOD,
+        Duration::ZERO,
+    );
+    assert_eq!(short.shared.tsc.is_some(), counter, "the default period");
+    assert_eq!(short.shared.margin, if counter { 0 } else { 5_000_000 });
+    let long = system(50, Duration::from_secs(1), Duration::ZERO);
+    assert!(long.shared.tsc.is_none(), "1 s counts on recent readings");
+    // A manual clock is exact and drives time itself: never the counter.
+    let clock = ManualClock::new();
+    let context = PolicyContext::new(Arc::new(clock));
+    let config = RateLimiterConfig::builder().build().unwrap();
+    let manual = RateLimiter::with_context("rate-limiter-manual", config, context);
+    assert!(manual.shared.tsc.is_none());
+}
+
+/// Permits granted by threads hammering a limiter at the default period,
+/// counted by the callers: never more than `limit_for_period` for each
+/// period the hammering overlaps (measured from before the limiter was
+/// built to after the last call, so that the bound cannot be too low).
+#[test]
+fn many_threads_at_the_default_period_get_at_most_the_limit_per_period() {
+    const THREADS: usize = 8;
+    const LIMIT: u32 = 2;
+    let period = RateLimiterConfig::DEFAULT_REFRESH_PERIOD;
+    let start = std::time::Instant::now();
+    let limiter = system(LIMIT, period, Duration::ZERO);
+    let barrier = Barrier::new(THREADS);
+    let granted = AtomicUsize::new(0);
+    let refused = AtomicUsize::new(0);
+    thread::scope(|s| {
+        for _ in 0..THREADS {
+            s.spawn(|| {
+                barrier.wait();
+                let (mut mine, mut not) = (0, 0);
+                for _ in 0..200_000 {
+                    match limiter.try_acquire() {
+                        Ok(()) => mine += 1,
+                        Err(_) => not += 1,
+                    }
+                }
+                granted.fetch_add(mine, SeqCst);
+                refused.fetch_add(not, SeqCst);
+            });
+        }
+    });
+    let took = start.elapsed();
+    let granted = granted.load(SeqCst) as f64;
+    // The periods the run overlaps, with room for the counter's
+    // calibration (a few parts per million; 1 % allowed).
+    let periods = took.as_nanos() as f64 / period.as_nanos() as f64 * 1.01 + 2.0;
+    assert!(
+        granted <= periods * f64::from(LIMIT),
+        "{granted} permits in {took:?}: more than {LIMIT} per {period:?}"
+    );
+    assert!(granted >= 1.0, "some permit was granted");
+    assert!(refused.load(SeqCst) > 0, "1.6 M calls exceed 2 per 500 ns");
+}
+
+#[test]
+fn a_reserved_permit_of_a_short_period_is_not_used_before_it_starts() {
+    let period = Duration::from_millis(30);
+    let start = std::time::Instant::now();
+    let limiter = system(1, period, Duration::from_secs(3600));
+    limiter.acquire().unwrap();
+    // The second permit is the next period's: at least 30 ms after the
+    // limiter was built (less the counter's calibration error).
+    limiter.acquire().unwrap();
+    assert!(
+        start.elapsed() >= period.mul_f64(0.99),
+        "{:?}",
+        start.elapsed()
+    );
+    limiter.acquire().unwrap();
+    assert!(start.elapsed() >= (2 * period).mul_f64(0.99));
+}
+
+#[test]
+fn a_short_period_refuses_a_wait_beyond_max_wait_or_the_deadline() {
+    let limiter = system(1, Duration::from_millis(300), Duration::from_millis(1));
+    limiter.try_acquire().unwrap();
+    // The next permit is about 300 ms away: beyond `max_wait`.
+    assert!(limiter.acquire().is_err());
+    assert_eq!(limiter.available_permits(), 0, "nothing reserved");
+    let limiter = system(1, Duration::from_millis(300), Duration::from_secs(3600));
+    limiter.try_acquire().unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_millis(1);
+    let refused = limiter.acquire_on(0, Some(deadline)).unwrap_err();
+    assert!(
+        matches!(refused, Rejection::DeadlineExceeded(_)),
+        "{refused:?}"
+    );
+    assert_eq!(limiter.available_permits(), 0, "nothing reserved");
+}
