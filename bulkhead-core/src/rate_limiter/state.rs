@@ -385,7 +385,7 @@ mod tests {
         };
         for period in periods {
             let state = PermitState::new(1, Duration::from_nanos(period), Duration::ZERO);
-            let mut check = |elapsed: u64| {
+            let check = |elapsed: u64| {
                 assert_eq!(
                     state.cycle(elapsed),
                     elapsed / period,
