@@ -790,25 +790,30 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rl_default = limited("rl-default", Some(Duration::ZERO))?;
     let rl_1ms = limited("rl-1ms", Some(Duration::from_millis(1)))?;
     let rl_1h = limited("rl-1h", Some(Duration::from_secs(3600)))?;
-    let governor_limiter = governor::RateLimiter::direct(governor::Quota::per_second(
-        std::num::NonZeroU32::MAX,
-    ));
+    let governor_limiter =
+        governor::RateLimiter::direct(governor::Quota::per_second(std::num::NonZeroU32::MAX));
 
     let mut cases = vec![
-        Case::new("rate_limiter_bulkhead", "issue 33: a Pipeline bulkhead alone", |n| {
-            pipeline_execute(n, &rl_bulkhead)
-        }),
+        Case::new(
+            "rate_limiter_bulkhead",
+            "issue 33: a Pipeline bulkhead alone",
+            |n| pipeline_execute(n, &rl_bulkhead),
+        ),
         Case::new(
             "rate_limiter_default",
             "issue 33: + rate limiter, default period (500 ns)",
             |n| pipeline_execute(n, &rl_default),
         ),
-        Case::new("rate_limiter_1ms", "issue 33: + rate limiter, 1 ms period", |n| {
-            pipeline_execute(n, &rl_1ms)
-        }),
-        Case::new("rate_limiter_1h", "issue 33: + rate limiter, 1 h period", |n| {
-            pipeline_execute(n, &rl_1h)
-        }),
+        Case::new(
+            "rate_limiter_1ms",
+            "issue 33: + rate limiter, 1 ms period",
+            |n| pipeline_execute(n, &rl_1ms),
+        ),
+        Case::new(
+            "rate_limiter_1h",
+            "issue 33: + rate limiter, 1 h period",
+            |n| pipeline_execute(n, &rl_1h),
+        ),
         Case::new("governor_check", "issue 33: governor 0.10 check()", |n| {
             governor_check(n, &governor_limiter)
         }),
