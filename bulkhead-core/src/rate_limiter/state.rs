@@ -153,8 +153,7 @@ pub(super) struct PermitState {
 }
 
 impl PermitState {
-    /// A limiter whose first cycle starts at `elapsed` zero, with all of its
-    /// permits available.
+    /// [`in_units`](Self::in_units) in nanoseconds, for tests.
     #[cfg(any(test, loom))]
     pub(super) fn new(
         limit: u32,
@@ -165,7 +164,8 @@ impl PermitState {
         PermitState::in_units(limit, nanos(period), nanos(max_wait))
     }
 
-    /// [`new`](Self::new) with the period and `max_wait` in the units the
+    /// A limiter whose first cycle starts at `elapsed` zero, with all of its
+    /// permits available, the period and `max_wait` in the units the
     /// caller's readings count in (nanoseconds, or ticks of the counter).
     pub(super) fn in_units(limit: u32, period: u64, max_wait: u64) -> Self {
         let limit = u64::from(limit.max(1));
