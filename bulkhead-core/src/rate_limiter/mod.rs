@@ -302,8 +302,8 @@ impl Shared {
     fn read(&self) -> (Instant, u64) {
         match self.tsc {
             Some(tsc) => {
-                let (at, ticks) = tsc.pair();
-                (at, ticks.saturating_sub(self.tsc_origin))
+                let at = self.context.clock().now();
+                (at, tsc.ticks().saturating_sub(self.tsc_origin))
             }
             None => {
                 let at = self.context.clock().now();
