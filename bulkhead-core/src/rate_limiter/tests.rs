@@ -386,6 +386,11 @@ fn only_short_periods_on_the_system_clock_count_on_the_counter() {
     assert_eq!(short.shared.margin, if counter { 0 } else { 5_000_000 });
     let long = system(50, Duration::from_secs(1), Duration::ZERO);
     assert!(long.shared.tsc.is_none(), "1 s counts on recent readings");
+    // The bound: two resolutions of the system clock (10 ms).
+    let below = system(50, Duration::from_millis(9), Duration::ZERO);
+    assert_eq!(below.shared.tsc.is_some(), counter, "9 ms");
+    let at = system(50, Duration::from_millis(10), Duration::ZERO);
+    assert!(at.shared.tsc.is_none(), "10 ms counts on recent readings");
     // A manual clock is exact and drives time itself: never the counter.
     let clock = ManualClock::new();
     let context = PolicyContext::new(Arc::new(clock));
@@ -439,7 +444,7 @@ fn many_threads_at_the_default_period_get_at_most_the_limit_per_period() {
 
 #[test]
 fn a_reserved_permit_of_a_short_period_is_not_used_before_it_starts() {
-    let period = Duration::from_millis(30);
+    let period = Duration::from_millis(8);
     let start = std::time::Instant::now();
     let limiter = system(1, period, Duration::from_secs(3600));
     limiter.acquire().unwrap();
@@ -457,12 +462,12 @@ fn a_reserved_permit_of_a_short_period_is_not_used_before_it_starts() {
 
 #[test]
 fn a_short_period_refuses_a_wait_beyond_max_wait_or_the_deadline() {
-    let limiter = system(1, Duration::from_millis(300), Duration::from_millis(1));
+    let limiter = system(1, Duration::from_millis(8), Duration::from_millis(1));
     limiter.try_acquire().unwrap();
-    // The next permit is about 300 ms away: beyond `max_wait`.
+    // The next permit is about 8 ms away: beyond `max_wait`.
     assert!(limiter.acquire().is_err());
     assert_eq!(limiter.available_permits(), 0, "nothing reserved");
-    let limiter = system(1, Duration::from_millis(300), Duration::from_secs(3600));
+    let limiter = system(1, Duration::from_millis(8), Duration::from_secs(3600));
     limiter.try_acquire().unwrap();
     let deadline = std::time::Instant::now() + Duration::from_millis(1);
     let refused = limiter.acquire_on(0, Some(deadline)).unwrap_err();

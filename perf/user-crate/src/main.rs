@@ -789,6 +789,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rl_bulkhead = limited("rl-bulkhead", None)?;
     let rl_default = limited("rl-default", Some(Duration::ZERO))?;
     let rl_1ms = limited("rl-1ms", Some(Duration::from_millis(1)))?;
+    let rl_10ms = limited("rl-10ms", Some(Duration::from_millis(10)))?;
+    let rl_1s = limited("rl-1s", Some(Duration::from_secs(1)))?;
     let rl_1h = limited("rl-1h", Some(Duration::from_secs(3600)))?;
     let governor_limiter =
         governor::RateLimiter::direct(governor::Quota::per_second(std::num::NonZeroU32::MAX));
@@ -808,6 +810,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "rate_limiter_1ms",
             "issue 33: + rate limiter, 1 ms period",
             |n| pipeline_execute(n, &rl_1ms),
+        ),
+        Case::new(
+            "rate_limiter_10ms",
+            "issue 33: + rate limiter, 10 ms period",
+            |n| pipeline_execute(n, &rl_10ms),
+        ),
+        Case::new(
+            "rate_limiter_1s",
+            "issue 33: + rate limiter, 1 s period",
+            |n| pipeline_execute(n, &rl_1s),
         ),
         Case::new(
             "rate_limiter_1h",
