@@ -1278,6 +1278,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::mem::size_of_val(&chaotic.composed_async(0)),
         std::mem::size_of_val(&chaotic.composed_chaos_async(0)),
     );
+    println!(
+        "future sizes (issue 33): free_async {} bytes, full_async {} bytes, \
+         execute_async (bulkhead) {} bytes, execute_async (hedge) {} bytes\n",
+        std::mem::size_of_val(&service.free_async(0)),
+        std::mem::size_of_val(&service.full_async(0)),
+        std::mem::size_of_val(&p_bh.execute_async(|| async { Ok::<u64, ()>(0) })),
+        std::mem::size_of_val(&p_hedge.execute_async(|| async { Ok::<u64, ()>(0) })),
+    );
     let ratios: [Ratio<'_>; 24] = [
         (
             "issue 31: keyed free (u64), 1000 keys waiting / `try_enter()` + drop",
