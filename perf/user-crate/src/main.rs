@@ -873,6 +873,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     .limit_for_period(u32::MAX)
             })
     })?;
+    let p_cb_untimed = stack("p33-cb-untimed", &|p| {
+        p.circuit_breaker(|c| c.slow_call_threshold(Duration::MAX))
+    })?;
     let p_hedge = stack("p33-hedge", &|p| p.hedge(|h| h))?;
     let mut cx = Context::from_waker(Waker::noop());
     assert_eq!(
@@ -895,6 +898,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Case::new("p33_cb", "issue 33: + circuit breaker, defaults", |n| {
             pipeline_execute(n, &p_cb)
         }),
+        Case::new(
+            "p33_cb_untimed",
+            "issue 33: + circuit breaker, untimed (slow_call_threshold MAX)",
+            |n| pipeline_execute(n, &p_cb_untimed),
+        ),
+        Case::new(
+            "p33_async_cb",
+            "issue 33: execute_async polled once, + circuit breaker",
+            |n| pipeline_execute_async(n, &p_cb),
+        ),
+        Case::new(
+            "p33_async_all",
+            "issue 33: execute_async polled once, all five, defaults",
+            |n| pipeline_execute_async(n, &p_all),
+        ),
         Case::new("p33_retry", "issue 33: + retry, defaults", |n| {
             pipeline_execute(n, &p_retry)
         }),
