@@ -61,12 +61,20 @@ impl From<Rejection> for Busy {
 }
 
 #[resilient]
+#[allow(async_fn_in_trait)] // a crate's own trait: no `Send` bound needed
 pub trait Service: Send + Sync {
     #[bulkhead(name = "free", max_concurrent = 1000000)]
     fn free(&self, x: u64) -> Result<u64, Busy>;
 
     #[bulkhead(name = "full", max_concurrent = 1)]
     fn full(&self, x: u64) -> Result<u64, Busy>;
+
+    /// Issue 33 item 4: the async wrapper, free and rejected.
+    #[bulkhead(name = "free_async", max_concurrent = 1000000)]
+    async fn free_async(&self, x: u64) -> Result<u64, Busy>;
+
+    #[bulkhead(name = "full_async", max_concurrent = 1)]
+    async fn full_async(&self, x: u64) -> Result<u64, Busy>;
 }
 
 /// Chaos, disabled as it is by default, against the same method without
@@ -127,6 +135,14 @@ impl Service for Backend {
     fn full(&self, x: u64) -> Result<u64, Busy> {
         Ok(x.wrapping_mul(17))
     }
+
+    async fn free_async(&self, x: u64) -> Result<u64, Busy> {
+        Ok(x.wrapping_mul(31))
+    }
+
+    async fn full_async(&self, x: u64) -> Result<u64, Busy> {
+        Ok(x.wrapping_mul(17))
+    }
 }
 
 const DEFAULT_CALLS: u64 = 4_000_000;
@@ -154,6 +170,38 @@ fn pipeline_execute(calls: u64, pipeline: &Pipeline) -> u64 {
     for i in 0..calls {
         let result = black_box(pipeline).execute(|| Ok::<u64, ()>(black_box(i)));
         acc = acc.wrapping_add(result.map_or(1, |v| v));
+    }
+    acc
+}
+
+/// Issue 33: `Pipeline::execute_async` of a call that cannot fail, polled
+/// once (ready at once).
+#[inline(never)]
+fn pipeline_execute_async(calls: u64, pipeline: &Pipeline) -> u64 {
+    let mut acc = 0_u64;
+    let mut cx = Context::from_waker(Waker::noop());
+    for i in 0..calls {
+        let future =
+            black_box(pipeline).execute_async(|| async move { Ok::<u64, ()>(black_box(i)) });
+        acc = acc.wrapping_add(match pin!(future).poll(&mut cx) {
+            Poll::Ready(result) => result.map_or(1, |v| v),
+            Poll::Pending => 3,
+        });
+    }
+    acc
+}
+
+/// Issue 33 item 4: the async wrapper polled once, free or rejected.
+#[inline(never)]
+fn wrapper_async(calls: u64, service: &ResilientService<Backend>, full: bool) -> u64 {
+    let mut acc = 0_u64;
+    let mut cx = Context::from_waker(Waker::noop());
+    for i in 0..calls {
+        acc = acc.wrapping_add(if full {
+            poll_once(black_box(service).full_async(i), &mut cx)
+        } else {
+            poll_once(black_box(service).free_async(i), &mut cx)
+        });
     }
     acc
 }
@@ -620,6 +668,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert!(!registry.chaos("off")?.chaos().is_enabled(), "chaos is off");
     let (free_handle, full_handle) = (registry.bulkhead("free")?, registry.bulkhead("full")?);
     let _held = full_handle.bulkhead().try_enter()?;
+    let full_async_handle = registry.bulkhead("full_async")?;
+    let _held_async = full_async_handle.bulkhead().try_enter()?;
     assert!(service.full(0).is_err(), "the full bulkhead rejects");
     assert!(service.free(0).is_ok(), "the free bulkhead admits");
 
@@ -795,7 +845,111 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let governor_limiter =
         governor::RateLimiter::direct(governor::Quota::per_second(std::num::NonZeroU32::MAX));
 
+    // Issue 33 items 2-4: each policy at its defaults (timeout: 1 s) on a
+    // `Pipeline` bulkhead at its defaults, all five, and async hedging.
+    let stack = |name: &str,
+                 f: &dyn Fn(
+        bulkhead::pipeline::PipelineBuilder<'_>,
+    ) -> bulkhead::pipeline::PipelineBuilder<'_>| {
+        f(Pipeline::builder(&registry, name).bulkhead(|b| b)).build()
+    };
+    let p_bh = stack("p33-bulkhead", &|p| p)?;
+    let p_cb = stack("p33-cb", &|p| p.circuit_breaker(|c| c))?;
+    let p_retry = stack("p33-retry", &|p| p.retry(|r| r))?;
+    let p_timeout = stack("p33-timeout", &|p| p.timeout(|t| t))?;
+    let p_rl = stack("p33-rl", &|p| p.rate_limiter(|r| r))?;
+    let p_all = stack("p33-all", &|p| {
+        p.circuit_breaker(|c| c)
+            .retry(|r| r)
+            .timeout(|t| t)
+            .rate_limiter(|r| r)
+    })?;
+    let p_all_rl1h = stack("p33-all-rl1h", &|p| {
+        p.circuit_breaker(|c| c)
+            .retry(|r| r)
+            .timeout(|t| t)
+            .rate_limiter(|r| {
+                r.refresh_period(Duration::from_secs(3600))
+                    .limit_for_period(u32::MAX)
+            })
+    })?;
+    let p_cb_untimed = stack("p33-cb-untimed", &|p| {
+        p.circuit_breaker(|c| c.slow_call_threshold(Duration::MAX))
+    })?;
+    let p_hedge = stack("p33-hedge", &|p| p.hedge(|h| h))?;
+    let mut cx = Context::from_waker(Waker::noop());
+    assert_eq!(
+        poll_once(service.full_async(0), &mut cx),
+        1,
+        "full_async rejects"
+    );
+    assert_eq!(
+        poll_once(service.free_async(1), &mut cx),
+        31,
+        "free_async admits"
+    );
+
     let mut cases = vec![
+        Case::new(
+            "p33_bulkhead",
+            "issue 33: Pipeline bulkhead (defaults) alone",
+            |n| pipeline_execute(n, &p_bh),
+        ),
+        Case::new("p33_cb", "issue 33: + circuit breaker, defaults", |n| {
+            pipeline_execute(n, &p_cb)
+        }),
+        Case::new(
+            "p33_cb_untimed",
+            "issue 33: + circuit breaker, untimed (slow_call_threshold MAX)",
+            |n| pipeline_execute(n, &p_cb_untimed),
+        ),
+        Case::new(
+            "p33_async_cb",
+            "issue 33: execute_async polled once, + circuit breaker",
+            |n| pipeline_execute_async(n, &p_cb),
+        ),
+        Case::new(
+            "p33_async_all",
+            "issue 33: execute_async polled once, all five, defaults",
+            |n| pipeline_execute_async(n, &p_all),
+        ),
+        Case::new("p33_retry", "issue 33: + retry, defaults", |n| {
+            pipeline_execute(n, &p_retry)
+        }),
+        Case::new("p33_timeout", "issue 33: + timeout, defaults (1 s)", |n| {
+            pipeline_execute(n, &p_timeout)
+        }),
+        Case::new("p33_rl", "issue 33: + rate limiter, defaults", |n| {
+            pipeline_execute(n, &p_rl)
+        }),
+        Case::new("p33_all", "issue 33: all five, defaults", |n| {
+            pipeline_execute(n, &p_all)
+        }),
+        Case::new(
+            "p33_all_rl1h",
+            "issue 33: all five, rate limiter 1 h",
+            |n| pipeline_execute(n, &p_all_rl1h),
+        ),
+        Case::new(
+            "p33_async_none",
+            "issue 33: execute_async polled once, bulkhead alone",
+            |n| pipeline_execute_async(n, &p_bh),
+        ),
+        Case::new(
+            "p33_async_hedge",
+            "issue 33: execute_async polled once, + hedge (defaults, untriggered)",
+            |n| pipeline_execute_async(n, &p_hedge),
+        ),
+        Case::new(
+            "wrapper_async",
+            "issue 33: async wrapper polled once, free slot",
+            |n| wrapper_async(n, &service, false),
+        ),
+        Case::new(
+            "wrapper_async_rejected",
+            "issue 33: async wrapper polled once, rejected",
+            |n| wrapper_async(n, &service, true),
+        ),
         Case::new(
             "rate_limiter_bulkhead",
             "issue 33: a Pipeline bulkhead alone",
@@ -1141,6 +1295,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "future sizes: composed_async {} bytes, composed_chaos_async {} bytes\n",
         std::mem::size_of_val(&chaotic.composed_async(0)),
         std::mem::size_of_val(&chaotic.composed_chaos_async(0)),
+    );
+    println!(
+        "future sizes (issue 33): free_async {} bytes, full_async {} bytes, \
+         execute_async (bulkhead) {} bytes, execute_async (hedge) {} bytes\n",
+        std::mem::size_of_val(&service.free_async(0)),
+        std::mem::size_of_val(&service.full_async(0)),
+        std::mem::size_of_val(&p_bh.execute_async(|| async { Ok::<u64, ()>(0) })),
+        std::mem::size_of_val(&p_hedge.execute_async(|| async { Ok::<u64, ()>(0) })),
     );
     let ratios: [Ratio<'_>; 24] = [
         (
