@@ -15,7 +15,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use super::one_task::OneTask;
-use super::record::{NOT_RECORDED, refused as refused_wait};
+use super::record::NOT_RECORDED;
 use super::{Classifier, Policies, failure, retry_after};
 use crate::bulkhead::adaptive::CallOutcome;
 use crate::chaos::Chaos;
@@ -138,15 +138,13 @@ macro_rules! attempt {
                                     None => chaotic!(policies, ($call)()),
                                     Some(bulkhead) => {
                                         let from = policies.stamp();
-                                        match bulkhead.enter_in_call().await {
+                                        let entered = bulkhead.enter_in_call().await;
+                                        policies.entered(from, &entered);
+                                        match entered {
                                             Ok(permit) => {
-                                                policies.waited(from, WaitOutcome::Admitted);
                                                 held!(permit, chaotic!(policies, ($call)()))
                                             }
-                                            Err(refused) => {
-                                                policies.waited(from, refused_wait(&refused));
-                                                Err(refused.into())
-                                            }
+                                            Err(refused) => Err(refused.into()),
                                         }
                                     }
                                 },
@@ -359,16 +357,9 @@ impl Policies {
                     policies: self,
                     from: self.stamp(),
                 };
-                let permit = match bulkhead.enter_in_call().await {
-                    Ok(permit) => {
-                        self.waited(waiting.over(), WaitOutcome::Admitted);
-                        permit
-                    }
-                    Err(refused) => {
-                        self.waited(waiting.over(), refused_wait(&refused));
-                        return Err(refused.into());
-                    }
-                };
+                let entered = bulkhead.enter_in_call().await;
+                self.entered(waiting.over(), &entered);
+                let permit = entered?;
                 held!(permit, chaotic!(self, call()))
             }
             None => chaotic!(self, call()),

@@ -7,11 +7,11 @@
 //! instantiations (one per arm of a `match`) was 880 bytes instead of 528
 //! (the stamps of each arm live across several awaits, and a coroutine
 //! overlaps only locals live across one), so the async path keeps `u64`
-//! stamps, [`NOT_RECORDED`] while nothing records: 16 bytes more in the
+//! stamps, [`NOT_RECORDED`] while nothing records: 40 bytes more in the
 //! future and a branch at each stamp.
 
 use super::{Classifier, Policies};
-use crate::rejection::CallError;
+use crate::rejection::{CallError, Rejection};
 use crate::telemetry::{Recorder, WaitOutcome};
 
 /// Records a call's durations, or does nothing.
@@ -129,7 +129,7 @@ impl Rec for Recorder<'_> {
 
 /// How a wait for a slot ended, from the attempt's result when the
 /// bulkhead refused it.
-pub(super) fn refused(rejection: &crate::rejection::Rejection) -> WaitOutcome {
+fn refused(rejection: &Rejection) -> WaitOutcome {
     match rejection.kind() {
         crate::rejection::RejectionKind::BulkheadFull => WaitOutcome::Rejected,
         _ => WaitOutcome::Abandoned,
@@ -149,6 +149,17 @@ impl Policies {
             None => NOT_RECORDED,
             Some(_) => self.clock.now(),
         }
+    }
+
+    /// A wait for a slot from `from` to now, if it was stamped, labelled by
+    /// how the bulkhead answered it (`entered`).
+    #[inline(always)]
+    pub(super) fn entered<T>(&self, from: u64, entered: &Result<T, Rejection>) {
+        let outcome = match entered {
+            Ok(_) => WaitOutcome::Admitted,
+            Err(refused) => self::refused(refused),
+        };
+        self.waited(from, outcome);
     }
 
     /// A wait for a slot from `from` to now, if it was stamped.

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 pub use histogram::HistogramSnapshot;
 use histogram::{BUCKETS, Histogram};
 
+use crate::clock::nanos;
 use crate::rejection::RejectionKind;
 
 /// How an attempt or a call ended, as the histograms label it.
@@ -509,18 +510,9 @@ impl InstanceTelemetry {
     /// Records attempt `number`, from `start` to `end`, if it records, and
     /// tells the hub's attempt hook, if any.
     pub fn record_attempt(&self, number: u32, start: Instant, end: Instant, outcome: Outcome) {
-        let Some(recorder) = self.recorder() else {
-            return;
-        };
-        recorder.set.attempt[outcome.index()].record(nanos(end.saturating_duration_since(start)));
-        if self.hook.on.load(Ordering::Acquire) {
-            self.hook.tell(&AttemptRecord {
-                instance: self.instance,
-                number,
-                start,
-                end,
-                outcome,
-            });
+        if let Some(recorder) = self.recorder() {
+            let took = nanos(end.saturating_duration_since(start));
+            recorder.attempted(number, took, outcome, || (start, end));
         }
     }
 
@@ -560,22 +552,33 @@ impl Recorder<'_> {
         outcome: Outcome,
         timeline: &crate::clock::Timeline,
     ) {
-        self.set.attempt[outcome.index()].record(end.saturating_sub(start));
+        self.attempted(number, end.saturating_sub(start), outcome, || {
+            (timeline.instant(start), timeline.instant(end))
+        });
+    }
+
+    /// Attempt `number` took `took` nanoseconds; the hook, if any, is told
+    /// of it with its start and end (`span`, made only then).
+    #[inline]
+    fn attempted(
+        &self,
+        number: u32,
+        took: u64,
+        outcome: Outcome,
+        span: impl FnOnce() -> (Instant, Instant),
+    ) {
+        self.set.attempt[outcome.index()].record(took);
         if self.telemetry.hook.on.load(Ordering::Acquire) {
+            let (start, end) = span();
             self.telemetry.hook.tell(&AttemptRecord {
                 instance: self.telemetry.instance,
                 number,
-                start: timeline.instant(start),
-                end: timeline.instant(end),
+                start,
+                end,
                 outcome,
             });
         }
     }
-}
-
-/// A duration in nanoseconds, saturating.
-fn nanos(duration: Duration) -> u64 {
-    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
 // `BUCKETS` sizes the snapshot's arrays.
