@@ -125,24 +125,31 @@ pin_project! {
 }
 
 impl<S: Service<Req>, Req> ResponseFuture<S, Req> {
-    pub(super) fn admitted(
-        future: S::Future,
-        permit: OwnedBulkheadPermit,
+    /// The future of a request whose slot was decided at once: the inner
+    /// service called holding its slot (`Ok`), or the refusal; timed so.
+    pub(super) fn at_once(
+        entered: Result<OwnedBulkheadPermit, Unavailable>,
+        service: &mut S,
+        request: Req,
         timing: Option<Timing>,
     ) -> Self {
-        ResponseFuture {
-            state: State::Admitted {
-                future,
-                permit: Some(dropped_until_done(permit)),
+        match entered {
+            Ok(permit) => ResponseFuture {
+                state: State::Admitted {
+                    future: service.call(request),
+                    permit: Some(dropped_until_done(permit)),
+                },
+                timing: timing.map(|timing| timing.admitted(true)),
             },
-            timing,
-        }
-    }
-
-    pub(super) fn refused(unavailable: Unavailable) -> Self {
-        ResponseFuture {
-            state: State::Refused { unavailable },
-            timing: None,
+            Err(unavailable) => {
+                if let Some(timing) = timing {
+                    timing.refused(true);
+                }
+                ResponseFuture {
+                    state: State::Refused { unavailable },
+                    timing: None,
+                }
+            }
         }
     }
 

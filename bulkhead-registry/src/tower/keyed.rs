@@ -265,18 +265,7 @@ where
                 }
             }
         };
-        match entered {
-            Ok(permit) => {
-                let timing = timing.map(|timing| timing.admitted(true));
-                ResponseFuture::admitted(self.inner.call(request), permit, timing)
-            }
-            Err(unavailable) => {
-                if let Some(timing) = timing {
-                    timing.refused(true);
-                }
-                ResponseFuture::refused(unavailable)
-            }
-        }
+        ResponseFuture::at_once(entered, &mut self.inner, request, timing)
     }
 }
 

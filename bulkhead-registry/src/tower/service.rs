@@ -109,18 +109,7 @@ where
                 .try_enter_owned()
                 .map_err(|full| retry_after::refusal(&self.bulkhead, full, self.retry_after))
         };
-        match entered {
-            Ok(permit) => {
-                let timing = timing.map(|timing| timing.admitted(true));
-                ResponseFuture::admitted(self.inner.call(request), permit, timing)
-            }
-            Err(unavailable) => {
-                if let Some(timing) = timing {
-                    timing.refused(true);
-                }
-                ResponseFuture::refused(unavailable)
-            }
-        }
+        ResponseFuture::at_once(entered, &mut self.inner, request, timing)
     }
 }
 
