@@ -184,7 +184,8 @@
 //! `success` or `error` as the inner service answered, and its wait for
 //! the slot, all keys together); a bulkhead used on its own (`try_enter`,
 //! `enter_async`) records none. They cost nothing until an exporter asks
-//! for them: `export_metrics` turns them on for the whole registry
+//! for them: `export_metrics` (as `export_opentelemetry`, the dashboard
+//! and an attempt hook do) turns them on for the whole registry
 //! ([`Registry::telemetry`](crate::Registry::telemetry)). From then on a
 //! call reads the precise clock at its start and at each attempt's end (a
 //! retry's attempt at its start too), and around its wait for a slot (a
@@ -201,7 +202,8 @@
 //! bounds, so a recorded value is within a factor of 1.23 of the real
 //! one. The recorder's own configuration decides what it keeps of them:
 //! `metrics-exporter-prometheus` renders a summary unless given buckets
-//! (`PrometheusBuilder::set_buckets`, as the axum example does), and then
+//! (`PrometheusBuilder::set_buckets`, or `set_buckets_for_metric` as the
+//! axum example does), and then
 //! `_bucket`, `_sum` and `_count` series Prometheus's
 //! `histogram_quantile` reads. A cancelled async call (its future dropped
 //! by its caller) records no call or attempt; under a timeout, a wait for
