@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use bulkhead_core::{CallError, ManualClock, Rejection};
 use bulkhead_registry::observe::{ObserverHandle, export_opentelemetry};
 use bulkhead_registry::{Pipeline, Registry, RegistryBuilder, RegistryError};
+use opentelemetry::KeyValue;
 use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry_sdk::metrics::data::{AggregatedMetrics, MetricData, ResourceMetrics};
 use opentelemetry_sdk::metrics::{InMemoryMetricExporter, PeriodicReader, SdkMeterProvider};
@@ -97,10 +98,7 @@ fn read(resource: &ResourceMetrics) -> Collected {
                 let kind = match $data {
                     MetricData::Sum(sum) => {
                         for point in sum.data_points() {
-                            let attrs = point
-                                .attributes()
-                                .map(|kv| format!("{}={}", kv.key, kv.value))
-                                .collect();
+                            let attrs = attributes(point.attributes());
                             #[allow(clippy::cast_precision_loss)]
                             points.push((attrs, point.value() as f64));
                         }
@@ -113,10 +111,7 @@ fn read(resource: &ResourceMetrics) -> Collected {
                     }
                     MetricData::Gauge(gauge) => {
                         for point in gauge.data_points() {
-                            let attrs = point
-                                .attributes()
-                                .map(|kv| format!("{}={}", kv.key, kv.value))
-                                .collect();
+                            let attrs = attributes(point.attributes());
                             #[allow(clippy::cast_precision_loss)]
                             points.push((attrs, point.value() as f64));
                         }
@@ -124,10 +119,7 @@ fn read(resource: &ResourceMetrics) -> Collected {
                     }
                     MetricData::Histogram(histogram) => {
                         for point in histogram.data_points() {
-                            let attrs: Vec<String> = point
-                                .attributes()
-                                .map(|kv| format!("{}={}", kv.key, kv.value))
-                                .collect();
+                            let attrs = attributes(point.attributes());
                             #[allow(clippy::cast_precision_loss)]
                             points.push((attrs.clone(), point.count() as f64));
                             #[allow(clippy::cast_precision_loss)]
@@ -149,13 +141,15 @@ fn read(resource: &ResourceMetrics) -> Collected {
             metric.name().to_owned(),
             format!("{kind} {}", metric.unit()),
         );
-        for (mut attrs, value) in points {
+        let series = |mut attrs: Vec<String>| {
             attrs.sort();
-            values.insert(format!("{}{{{}}}", metric.name(), attrs.join(",")), value);
+            format!("{}{{{}}}", metric.name(), attrs.join(","))
+        };
+        for (attrs, value) in points {
+            values.insert(series(attrs), value);
         }
-        for (mut attrs, sum) in histogram_sums {
-            attrs.sort();
-            sums.insert(format!("{}{{{}}}", metric.name(), attrs.join(",")), sum);
+        for (attrs, sum) in histogram_sums {
+            sums.insert(series(attrs), sum);
         }
     }
     Collected {
@@ -163,6 +157,13 @@ fn read(resource: &ResourceMetrics) -> Collected {
         sums,
         types,
     }
+}
+
+/// A point's attributes as `key=value`.
+fn attributes<'a>(attributes: impl Iterator<Item = &'a KeyValue>) -> Vec<String> {
+    attributes
+        .map(|kv| format!("{}={}", kv.key, kv.value))
+        .collect()
 }
 
 /// Polls `done` until it holds; fails after 10 s.
@@ -729,11 +730,7 @@ fn each_attempt_is_a_span_that_says_why_it_was_refused() -> Result<(), RegistryE
     let described: Vec<(String, Vec<String>, Status)> = finished
         .iter()
         .map(|span| {
-            let mut attributes: Vec<String> = span
-                .attributes
-                .iter()
-                .map(|kv| format!("{}={}", kv.key, kv.value))
-                .collect();
+            let mut attributes = attributes(span.attributes.iter());
             attributes.sort();
             (span.name.to_string(), attributes, span.status.clone())
         })

@@ -39,20 +39,19 @@ pub(super) struct Histograms {
 impl Histograms {
     /// The histograms on `meter`, whose boundaries are the upper bounds of
     /// the buckets of `buckets` (but the last, `Duration::MAX`: no bound).
-    pub(super) fn new(meter: &Meter, buckets: impl Iterator<Item = Duration> + Clone) -> Self {
+    pub(super) fn new(meter: &Meter, buckets: impl Iterator<Item = Duration>) -> Self {
+        let bounds: Vec<f64> = buckets
+            .filter(|&bound| bound != Duration::MAX)
+            .map(|bound| bound.as_secs_f64())
+            .collect();
         let instruments = HISTOGRAMS
             .iter()
             .map(|spec| {
-                let bounds = buckets
-                    .clone()
-                    .filter(|&bound| bound != Duration::MAX)
-                    .map(|bound| bound.as_secs_f64())
-                    .collect();
                 meter
                     .f64_histogram(spec.name)
                     .with_unit("s")
                     .with_description(spec.help)
-                    .with_boundaries(bounds)
+                    .with_boundaries(bounds.clone())
                     .build()
             })
             .collect();

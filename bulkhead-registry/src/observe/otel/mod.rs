@@ -1,11 +1,12 @@
-//! Policy state and events as OpenTelemetry instruments:
-//! [`export_opentelemetry`].
+//! Policy state and events as OpenTelemetry instruments
+//! ([`export_opentelemetry`]), and a span per attempt
+//! ([`export_attempt_spans`], in `spans`).
 //!
 //! # Implementation details
 //!
-//! Every instrument is observable: the program's SDK calls its callback at
-//! each collection, and the callback reports what a [`State`] shared with
-//! the exporter holds. The state has two parts:
+//! Every instrument but the histograms is observable: the program's SDK
+//! calls its callback at each collection, and the callback reports what a
+//! [`State`] shared with the exporter holds. The state has two parts:
 //!
 //! - **event counts**, added by the observer thread as the registry's events
 //!   come (cumulative, exact unless the observer fell behind);
@@ -16,10 +17,15 @@
 //!   reads. Gauges are thus as fresh as the collection, and the exporter
 //!   needs no sampling interval of its own.
 //!
-//! Callers never meet OpenTelemetry: admitted calls touch nothing, events go
-//! through the registry's bounded buffer to the observer thread, which only
-//! adds to counts in the state. The callbacks hold the state weakly: once
-//! the exporter stops, they report nothing.
+//! The histograms are synchronous (the API has no observable histogram):
+//! that same first callback records into them what the registry's
+//! histograms gained since the previous collection (see `histograms`).
+//!
+//! Callers of the registry's policies never meet the exporter: admitted
+//! calls touch nothing, events go through the registry's bounded buffer to
+//! the observer thread, which only adds to counts in the state. The
+//! callbacks hold the state weakly: once the exporter stops, they report
+//! nothing. (Attempt spans, by contrast, are made on the caller's thread.)
 
 mod events;
 mod histograms;
@@ -35,7 +41,7 @@ use std::io;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use ::opentelemetry::KeyValue;
-use ::opentelemetry::metrics::{AsyncInstrument, Meter};
+use ::opentelemetry::metrics::{AsyncInstrument, AsyncInstrumentBuilder, Meter};
 use bulkhead_core::Event;
 
 use super::observer::{self, ObserverHandle, Sink};
@@ -46,10 +52,11 @@ use names::{EVENTS_LOST, INSTRUMENTS, Kind};
 /// OpenTelemetry instruments created on `meter`, until the returned handle
 /// is dropped.
 ///
-/// Every instrument is observable: the SDK behind `meter` reads them at each
-/// of its collections (a `PeriodicReader`'s interval, a pull exporter's
-/// scrape), gauges from a [`snapshot`](Registry::snapshot) taken then, once
-/// per collection; counters follow the policies' events, counted by a
+/// Every instrument but the histograms is observable: the SDK behind `meter`
+/// reads them at each of its collections (a `PeriodicReader`'s interval, a
+/// pull exporter's scrape), gauges from a [`snapshot`](Registry::snapshot)
+/// taken then, once per collection; the histograms are fed then too;
+/// counters follow the policies' events, counted by a
 /// thread of the exporter's own as they come, or come from the snapshot
 /// when the policy counts them exactly. Every instrument, its unit and
 /// attributes are in the [module docs](super#opentelemetry).
@@ -279,62 +286,47 @@ fn register(
     instrument: &names::Instrument,
     state: Weak<Mutex<State>>,
 ) {
-    fn each(state: &Weak<Mutex<State>>, index: usize, mut observe: impl FnMut(Value, &[KeyValue])) {
-        if let Some(state) = state.upgrade() {
-            lock(&state).observe(index, &mut observe);
-        }
-    }
-    let (name, unit, help) = (instrument.name, instrument.unit, instrument.help);
+    let name = instrument.name;
     match instrument.kind {
         Kind::Counter => {
-            meter
-                .u64_observable_counter(name)
-                .with_unit(unit)
-                .with_description(help)
-                .with_callback(move |o: &dyn AsyncInstrument<u64>| {
-                    each(&state, index, |value, attributes| {
-                        o.observe(value.as_u64(), attributes);
-                    });
-                })
-                .build();
+            let builder = meter.u64_observable_counter(name);
+            observed(builder, instrument, index, state, Value::as_u64).build();
         }
         Kind::SecondsCounter => {
-            meter
-                .f64_observable_counter(name)
-                .with_unit(unit)
-                .with_description(help)
-                .with_callback(move |o: &dyn AsyncInstrument<f64>| {
-                    each(&state, index, |value, attributes| {
-                        o.observe(value.as_f64(), attributes);
-                    });
-                })
-                .build();
+            let builder = meter.f64_observable_counter(name);
+            observed(builder, instrument, index, state, Value::as_f64).build();
         }
         Kind::UpDownCounter => {
-            meter
-                .i64_observable_up_down_counter(name)
-                .with_unit(unit)
-                .with_description(help)
-                .with_callback(move |o: &dyn AsyncInstrument<i64>| {
-                    each(&state, index, |value, attributes| {
-                        o.observe(value.as_i64(), attributes);
-                    });
-                })
-                .build();
+            let builder = meter.i64_observable_up_down_counter(name);
+            observed(builder, instrument, index, state, Value::as_i64).build();
         }
         Kind::Gauge => {
-            meter
-                .f64_observable_gauge(name)
-                .with_unit(unit)
-                .with_description(help)
-                .with_callback(move |o: &dyn AsyncInstrument<f64>| {
-                    each(&state, index, |value, attributes| {
-                        o.observe(value.as_f64(), attributes);
-                    });
-                })
-                .build();
+            let builder = meter.f64_observable_gauge(name);
+            observed(builder, instrument, index, state, Value::as_f64).build();
         }
     }
+}
+
+/// `builder` with `instrument`'s unit and description, and a callback that
+/// reports its series from `state` (nothing once the exporter stopped), each
+/// value turned into the instrument's type by `convert`.
+fn observed<'a, I, M: 'static>(
+    builder: AsyncInstrumentBuilder<'a, I, M>,
+    instrument: &names::Instrument,
+    index: usize,
+    state: Weak<Mutex<State>>,
+    convert: fn(Value) -> M,
+) -> AsyncInstrumentBuilder<'a, I, M> {
+    builder
+        .with_unit(instrument.unit)
+        .with_description(instrument.help)
+        .with_callback(move |o: &dyn AsyncInstrument<M>| {
+            if let Some(state) = state.upgrade() {
+                lock(&state).observe(index, |value, attributes| {
+                    o.observe(convert(value), attributes);
+                });
+            }
+        })
 }
 
 /// Counts events into the shared state.

@@ -227,25 +227,34 @@ pub(super) struct HistogramInstrument {
 /// The histograms, in the module docs' table after the instruments above,
 /// in the order of [`histogram_position`].
 pub(super) const HISTOGRAMS: &[HistogramInstrument] = &[
-    HistogramInstrument {
-        name: "resilience.call.duration",
-        attributes: &[INSTANCE, OUTCOME],
-        twin: "bulkhead_call_duration_seconds",
-        help: "Duration of whole calls through a pipeline or generated wrapper, retries included.",
-    },
-    HistogramInstrument {
-        name: "resilience.attempt.duration",
-        attributes: &[INSTANCE, OUTCOME],
-        twin: "bulkhead_attempt_duration_seconds",
-        help: "Duration of each attempt of a call.",
-    },
-    HistogramInstrument {
-        name: "resilience.bulkhead.slot.wait",
-        attributes: &[INSTANCE, OUTCOME],
-        twin: "bulkhead_slot_wait_seconds",
-        help: "Time from a call's arrival at a bulkhead to its admission or refusal.",
-    },
+    HistogramInstrument::new(
+        "resilience.call.duration",
+        "bulkhead_call_duration_seconds",
+        "Duration of whole calls through a pipeline or generated wrapper, retries included.",
+    ),
+    HistogramInstrument::new(
+        "resilience.attempt.duration",
+        "bulkhead_attempt_duration_seconds",
+        "Duration of each attempt of a call.",
+    ),
+    HistogramInstrument::new(
+        "resilience.bulkhead.slot.wait",
+        "bulkhead_slot_wait_seconds",
+        "Time from a call's arrival at a bulkhead to its admission or refusal.",
+    ),
 ];
+
+impl HistogramInstrument {
+    /// A histogram by instance and outcome, as every one is.
+    const fn new(name: &'static str, twin: &'static str, help: &'static str) -> Self {
+        HistogramInstrument {
+            name,
+            attributes: &[INSTANCE, OUTCOME],
+            twin,
+            help,
+        }
+    }
+}
 
 /// The position in [`HISTOGRAMS`] of the histogram of `kind`.
 pub(super) fn histogram_position(kind: bulkhead_core::HistogramKind) -> Option<usize> {
@@ -280,19 +289,14 @@ mod tests {
             .take_while(|line| line.starts_with("//! |"))
             .filter(|line| line.starts_with("//! | `resilience."))
             .map(|line| {
-                let cells: Vec<String> = line
+                let mut cells: Vec<String> = line
                     .trim_start_matches("//! |")
                     .split(" | ")
                     .map(|cell| cell.trim().to_owned())
                     .collect();
                 assert!(cells.len() >= 6, "a row of six cells: {line}");
-                [
-                    cells[0].clone(),
-                    cells[1].clone(),
-                    cells[2].clone(),
-                    cells[3].clone(),
-                    cells[4].clone(),
-                ]
+                cells.truncate(5);
+                <[String; 5]>::try_from(cells).expect("five cells")
             })
             .collect()
     }
