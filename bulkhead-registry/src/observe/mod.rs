@@ -214,8 +214,10 @@
 //! `export_opentelemetry` creates these instruments on the program's
 //! `Meter`, named in the style of the OpenTelemetry semantic conventions
 //! (which have no resilience conventions yet: these are a proposal).
-//! Every one is observable, read at each of the SDK's collections: what a
-//! snapshot shows is taken then (once per collection), event counts are
+//! Every one but the three histograms is observable, read at each of the
+//! SDK's collections (the histograms are recorded into by the first
+//! callback of each collection, with the samples taken since the one
+//! before): what a snapshot shows is taken then (once per collection), event counts are
 //! kept by the exporter's thread as events come, exact unless it lost some
 //! (`resilience.observer.lost_events`). Each has the `metrics` exporter's
 //! twin listed, the same series with the same sources and the same rules
