@@ -340,7 +340,6 @@ impl<'a, E> KeyedClassify<'a, E> {
     /// [`retries`](Self::retries) and [`records`](Self::records) under
     /// `policies`, for [`classifier`](Self::classifier).
     #[inline(always)]
-    #[allow(clippy::type_complexity)]
     fn judges<'s>(
         &'s self,
         policies: &'s Policies,
