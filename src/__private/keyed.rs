@@ -337,6 +337,22 @@ impl<'a, E> KeyedClassify<'a, E> {
         self
     }
 
+    /// [`retries`](Self::retries) and [`records`](Self::records) under
+    /// `policies`, for [`classifier`](Self::classifier).
+    #[inline(always)]
+    fn judges<'s>(
+        &'s self,
+        policies: &'s Policies,
+    ) -> (
+        impl Fn(&CallError<E>) -> bool + Send + Sync + 's,
+        impl Fn(&CallError<E>) -> bool + Send + Sync + 's,
+    ) {
+        (
+            move |error: &CallError<E>| self.retries(policies, error),
+            move |error: &CallError<E>| self.records(policies, error),
+        )
+    }
+
     /// Whether the retry tries again after `error`: the call's own errors
     /// as `retry_if` says, a policy's refusal (the keyed bulkhead's) unless
     /// the retry's `abort_on` lists its kind.
@@ -416,11 +432,9 @@ where
     Q: KeyOf<K> + ?Sized,
     F: FnMut() -> Result<T, E>,
 {
-    let others = policies;
-    let retries = |error: &CallError<E>| classify.retries(others, error);
-    let records = |error: &CallError<E>| classify.records(others, error);
+    let (retries, records) = classify.judges(policies);
     let classifier = classify.classifier(&retries, &records);
-    others
+    policies
         .call(&classifier, || keyed.hold(key, &mut attempt))
         .map_err(CallError::flatten)
 }
@@ -446,11 +460,9 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
 {
-    let others = policies;
-    let retries = |error: &CallError<E>| classify.retries(others, error);
-    let records = |error: &CallError<E>| classify.records(others, error);
+    let (retries, records) = classify.judges(policies);
     let classifier = classify.classifier(&retries, &records);
-    others
+    policies
         .call_async(&classifier, || keyed.hold_async(key, attempt()))
         .await
         .map_err(CallError::flatten)
@@ -475,11 +487,9 @@ where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, E>>,
 {
-    let others = policies;
-    let retries = |error: &CallError<E>| classify.retries(others, error);
-    let records = |error: &CallError<E>| classify.records(others, error);
+    let (retries, records) = classify.judges(policies);
     let classifier = classify.classifier(&retries, &records);
-    others
+    policies
         .call_hedged(&classifier, || keyed.hold_async(key, attempt()))
         .await
         .map_err(CallError::flatten)
@@ -488,8 +498,5 @@ where
 /// A key's refusal, which the other policies see as the call's own error:
 /// for the histograms' outcome labels (`bulkhead_full`, not `error`).
 fn refused_inside<E>(error: &CallError<E>) -> Option<bulkhead_core::RejectionKind> {
-    match error {
-        CallError::Rejected(rejection) => Some(rejection.kind()),
-        CallError::Inner(_) => None,
-    }
+    error.rejection().map(bulkhead_core::Rejection::kind)
 }

@@ -1,10 +1,10 @@
 //! # Implementation details
 //!
 //! A precise reading of the system clock's *rate* that costs one `RDTSC`
-//! and a multiplication instead of a `clock_gettime` (about 8 - 10 ns
-//! against 20 on a virtual machine), for the rate limiter's short periods
-//! (see `rate_limiter`, *Readings of the clock*). This is how quanta
-//! (governor's clock) reads time.
+//! instead of a `clock_gettime` (about 8 - 10 ns against 20 on a virtual
+//! machine), for the rate limiter's short periods (see `rate_limiter`,
+//! *Readings of the clock*). This is how quanta (governor's clock) reads
+//! time, though quanta also scales each reading to nanoseconds.
 //!
 //! [`TscTime::ticks`] reads the processor's time-stamp counter; a policy
 //! counts in its ticks, converting durations with a factor measured once against

@@ -31,14 +31,17 @@
 //! invariant time-stamp counter (x86_64), such a limiter counts its periods
 //! on that counter instead, calibrated against `Instant` once per process
 //! (5 ms, when the first such limiter is built), as governor's clock
-//! (quanta) does: a precise reading for one `RDTSC` and a multiplication,
-//! on every call. Everything the limiter counts is then on the counter's
+//! (quanta) does: a precise reading for one `RDTSC` on every call, the
+//! periods counted in the counter's ticks (durations converted once, when
+//! the limiter is built). Everything the limiter counts is then on the counter's
 //! time line (periods, the wait for a reserved permit, a call's deadline),
 //! so it still grants at most `limit_for_period` per period and waits at
 //! most `max_wait`; the wait is slept on the system clock, and the
 //! counter's nanoseconds are `Instant`'s to within a few parts per
-//! million. Elsewhere it reads `now`. On a `ManualClock` every reading is
-//! exact.
+//! million. Elsewhere (no such counter, or a clock other than the
+//! `SystemClock`) the rule above holds: a period no longer than the
+//! resolution reads `now` on every call. On a `ManualClock` every reading
+//! is exact.
 
 mod acquire;
 mod config;
@@ -221,7 +224,9 @@ impl RateLimiter {
     /// `deadline`, if any: a permit whose period starts at or after it is
     /// not waited for (`DeadlineExceeded`, nothing reserved, nothing
     /// published). `Ok(true)` if the caller waited for a reserved permit:
-    /// its reading is then stale.
+    /// its reading is then stale. A limiter that counts on the time-stamp
+    /// counter ignores `elapsed` (the composition's reading still serves
+    /// the policies inside it).
     #[inline]
     pub(crate) fn acquire_on(
         &self,
@@ -229,7 +234,7 @@ impl RateLimiter {
         deadline: Option<Instant>,
     ) -> Result<bool, Rejection> {
         let shared = &*self.shared;
-        match shared.reserve_on(shared.max_wait, elapsed, deadline) {
+        match shared.reserve_on(shared.max_wait, || elapsed, deadline) {
             Outcome::PastDeadline => Err(shared.past_deadline()),
             outcome => shared.granted(outcome).map_err(Rejection::from),
         }
@@ -247,7 +252,7 @@ impl RateLimiter {
         deadline: Option<Instant>,
     ) -> Result<Option<AcquirePermit<'_>>, Rejection> {
         let shared = &*self.shared;
-        match shared.reserve_on(shared.max_wait, elapsed, deadline) {
+        match shared.reserve_on(shared.max_wait, || elapsed, deadline) {
             Outcome::Granted => Ok(None),
             Outcome::Refused => Err(shared.reject().into()),
             Outcome::PastDeadline => Err(shared.past_deadline()),
@@ -304,15 +309,10 @@ impl Shared {
     /// period began, in nanoseconds, or in ticks on the counter if the
     /// limiter counts on it.
     fn read(&self) -> (Instant, u64) {
+        let at = self.context.clock().now();
         match self.tsc {
-            Some(tsc) => {
-                let at = self.context.clock().now();
-                (at, tsc.ticks().saturating_sub(self.tsc_origin))
-            }
-            None => {
-                let at = self.context.clock().now();
-                (at, self.elapsed(at))
-            }
+            Some(tsc) => (at, tsc.ticks().saturating_sub(self.tsc_origin)),
+            None => (at, self.elapsed(at)),
         }
     }
 
@@ -326,25 +326,29 @@ impl Shared {
     /// that may lag*), else on a precise one.
     #[inline]
     fn reserve(&self, max_wait: u64) -> Outcome {
-        let elapsed = match self.tsc {
-            // Unused: read on the counter.
-            Some(_) => 0,
-            None => self.elapsed(self.context.clock().recent()),
-        };
-        self.reserve_on(max_wait, elapsed, None)
+        self.reserve_on(
+            max_wait,
+            || self.elapsed(self.context.clock().recent()),
+            None,
+        )
     }
 
-    /// [`reserve`](Self::reserve) on a recent reading taken `elapsed`
+    /// [`reserve`](Self::reserve) on the recent reading `recent()`, in
     /// nanoseconds after the first period began, for a caller with
     /// `deadline` if any (a call's, read by the composition). A limiter that
-    /// counts on the counter reads it instead of using `elapsed`.
+    /// counts on the counter reads it instead and never calls `recent`.
     #[inline(always)]
-    fn reserve_on(&self, max_wait: u64, elapsed: u64, deadline: Option<Instant>) -> Outcome {
+    fn reserve_on(
+        &self,
+        max_wait: u64,
+        recent: impl FnOnce() -> u64,
+        deadline: Option<Instant>,
+    ) -> Outcome {
         let elapsed = match self.tsc {
             // Saturating: a processor whose counter is a little behind
             // the one that read the origin reads the first period.
             Some(tsc) => tsc.ticks().saturating_sub(self.tsc_origin),
-            None => elapsed,
+            None => recent(),
         };
         if self.permits.try_take_at(elapsed, self.margin) {
             return Outcome::Granted;

@@ -233,7 +233,7 @@ impl PermitState {
         let mut next = self.next.load(Ordering::Acquire);
         loop {
             let now = elapsed();
-            let cycle = now / self.period;
+            let cycle = self.cycle(now);
             let first = cycle.wrapping_mul(self.limit);
             let ahead = self.ahead(next, first);
             let reserved = if ahead < self.limit {

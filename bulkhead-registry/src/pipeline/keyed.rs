@@ -5,7 +5,7 @@ use std::fmt;
 use std::future::Future;
 use std::hash::Hash;
 
-use bulkhead_core::{CallError, Classifier, KeyedBulkhead, RejectionKind};
+use bulkhead_core::{CallError, Classifier, KeyedBulkhead, Rejection, RejectionKind};
 
 use super::predicate::Predicate;
 use super::{Pipeline, PipelineBuilder};
@@ -216,8 +216,5 @@ impl<K: BulkheadKey> KeyedPipeline<K> {
 /// A key's refusal, which the policies see as the call's own error: for
 /// the histograms' outcome labels (`bulkhead_full`, not `error`).
 fn refused_inside<E>(error: &CallError<E>) -> Option<RejectionKind> {
-    match error {
-        CallError::Rejected(rejection) => Some(rejection.kind()),
-        CallError::Inner(_) => None,
-    }
+    error.rejection().map(Rejection::kind)
 }
