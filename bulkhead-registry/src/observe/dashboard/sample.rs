@@ -36,6 +36,11 @@ struct EventCounts {
     rate_limited: HashMap<&'static str, u64>,
 }
 
+/// How many of an instance's events one of [`EventCounts`]' maps counted.
+fn counted(counts: &HashMap<&'static str, u64>, id: &str) -> u64 {
+    counts.get(id).copied().unwrap_or(0)
+}
+
 /// Samples a registry for one client of the stream: its own subscription
 /// to the registry's events (the refusals no counter keeps) and its own
 /// previous sample, so that each client's rates cover its own intervals.
@@ -203,7 +208,7 @@ fn build(
                         .get(id)
                         .map(|before| traffic.rejected.saturating_sub(*before))
                 }
-                None => Some(counts.bulkhead_rejected.get(id).copied().unwrap_or(0)),
+                None => Some(counted(&counts.bulkhead_rejected, id)),
             };
             let shed_before = previous.shed.get(id);
             let classes: Vec<Value> = b
@@ -267,11 +272,7 @@ fn build(
         .keyed_bulkheads()
         .iter()
         .map(|k| {
-            let rejected = counts
-                .keyed_rejected
-                .get(k.instance.as_str())
-                .copied()
-                .unwrap_or(0);
+            let rejected = counted(&counts.keyed_rejected, &k.instance);
             let top: Vec<Value> = k
                 .top
                 .iter()
@@ -329,11 +330,7 @@ fn build(
         .rate_limiters()
         .iter()
         .map(|r| {
-            let rejected = counts
-                .rate_limited
-                .get(r.instance.as_str())
-                .copied()
-                .unwrap_or(0);
+            let rejected = counted(&counts.rate_limited, &r.instance);
             json!({
                 "instance": r.instance,
                 "available_permits": r.available_permits,
