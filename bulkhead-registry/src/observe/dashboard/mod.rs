@@ -22,8 +22,8 @@
 //!
 //! The page shows, for every instance: a bulkhead's calls in flight against
 //! its limit, its waiting calls, its refusals per second, its limit over
-//! time (a chart of the last five minutes the page has seen, which is how
-//! an adaptive limit moves), its calls held and shed by priority class; a
+//! time (a chart of the last 300 samples the page has seen, five minutes
+//! at the default interval, which is how an adaptive limit moves), its calls held and shed by priority class; a
 //! keyed bulkhead's totals and busiest keys; a circuit breaker's state and
 //! refusals; a rate limiter's permits and refusals; a fleet resource's
 //! share. When the stream breaks, the page says it is reconnecting, keeps
@@ -67,8 +67,10 @@
 //! ([`Registry::snapshot`](crate::Registry::snapshot)) at the time of the
 //! sample: `in_flight`, `limit` and `waiting` are a bulkhead's
 //! `concurrent_calls`, `max_concurrent` and `waiting_calls`; `traffic` is
-//! `null` unless the registry tracks sizing; `adaptive` is `null` unless
-//! the bulkhead is adaptive; durations are in milliseconds; `time` is the
+//! `null` unless the registry tracks sizing, else `{"admitted", "rejected",
+//! "abandoned", "completed", "mean_hold_ms"}`; `adaptive` is `null` unless
+//! the bulkhead is adaptive, else `{"algorithm", "floor", "ceiling",
+//! "limit", "no_load_ms", "recent_ms", "probing"}`; durations are in milliseconds; `time` is the
 //! Unix time in milliseconds; `seq` grows by one with every sample the
 //! router takes, whichever client it is for. `latency` is the median and
 //! 99th percentile of the durations of the calls through the instance's
@@ -85,7 +87,9 @@
 //! events ([`Registry::subscribe`](crate::Registry::subscribe)) and its own
 //! previous sample, and a rate covers the time between its samples, on the
 //! registry's clock: `null` in the first event of a stream and whenever the
-//! clock did not move. A bulkhead's `rejected_per_sec` (its calls refused
+//! clock did not move, and a rate from a counter is also `null` on that
+//! counter's first reading (an instance that appeared since the previous
+//! sample). A bulkhead's `rejected_per_sec` (its calls refused
 //! as full, shed calls included) comes from its `traffic` counter when the
 //! registry tracks sizing, else from its `Rejected` and `Shed` events,
 //! which undercount if the client fell more than the registry's

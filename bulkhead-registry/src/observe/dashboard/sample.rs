@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bulkhead_core::{BulkheadEventKind, Event, EventStream, HistogramKind, HistogramSnapshot};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use crate::RegistrySnapshot;
 use crate::observe::names::circuit_state;
@@ -34,6 +34,11 @@ struct EventCounts {
     bulkhead_rejected: HashMap<&'static str, u64>,
     keyed_rejected: HashMap<&'static str, u64>,
     rate_limited: HashMap<&'static str, u64>,
+}
+
+/// How many of an instance's events one of [`EventCounts`]' maps counted.
+fn counted(counts: &HashMap<&'static str, u64>, id: &str) -> u64 {
+    counts.get(id).copied().unwrap_or(0)
 }
 
 /// Samples a registry for one client of the stream: its own subscription
@@ -166,6 +171,18 @@ fn rate(count: u64, elapsed: Option<f64>) -> Value {
     }
 }
 
+/// A count over the interval as a rate, `null` when the count is unknown
+/// too (a counter's first reading).
+fn optional_rate(count: Option<u64>, elapsed: Option<f64>) -> Value {
+    count.map_or(Value::Null, |count| rate(count, elapsed))
+}
+
+/// How much an instance's counter grew since the previous sample, `None`
+/// on its first reading.
+fn increase(previous: &HashMap<String, u64>, id: &str, now: u64) -> Option<u64> {
+    previous.get(id).map(|before| now.saturating_sub(*before))
+}
+
 fn millis(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
@@ -198,12 +215,9 @@ fn build(
             let rejected = match &b.traffic {
                 Some(traffic) => {
                     next.rejected.insert(id.to_owned(), traffic.rejected);
-                    previous
-                        .rejected
-                        .get(id)
-                        .map(|before| traffic.rejected.saturating_sub(*before))
+                    increase(&previous.rejected, id, traffic.rejected)
                 }
-                None => Some(counts.bulkhead_rejected.get(id).copied().unwrap_or(0)),
+                None => Some(counted(&counts.bulkhead_rejected, id)),
             };
             let shed_before = previous.shed.get(id);
             let classes: Vec<Value> = b
@@ -218,7 +232,7 @@ fn build(
                         "held": class.held,
                         "beyond_share": class.beyond_share,
                         "shed_total": class.shed,
-                        "shed_per_sec": shed.map_or(Value::Null, |shed| rate(shed, elapsed)),
+                        "shed_per_sec": optional_rate(shed, elapsed),
                     })
                 })
                 .collect();
@@ -254,7 +268,7 @@ fn build(
                 "borrowed": b.borrowed,
                 "max_wait_ms": millis(b.max_wait),
                 "enabled": b.enabled,
-                "rejected_per_sec": rejected.map_or(Value::Null, |count| rate(count, elapsed)),
+                "rejected_per_sec": optional_rate(rejected, elapsed),
                 "traffic": traffic,
                 "adaptive": adaptive,
                 "classes": classes,
@@ -267,11 +281,7 @@ fn build(
         .keyed_bulkheads()
         .iter()
         .map(|k| {
-            let rejected = counts
-                .keyed_rejected
-                .get(k.instance.as_str())
-                .copied()
-                .unwrap_or(0);
+            let rejected = counted(&counts.keyed_rejected, &k.instance);
             let top: Vec<Value> = k
                 .top
                 .iter()
@@ -307,10 +317,7 @@ fn build(
             let id = c.instance.as_str();
             next.not_permitted
                 .insert(id.to_owned(), c.not_permitted_calls);
-            let refused = previous
-                .not_permitted
-                .get(id)
-                .map(|before| c.not_permitted_calls.saturating_sub(*before));
+            let refused = increase(&previous.not_permitted, id, c.not_permitted_calls);
             json!({
                 "instance": id,
                 "state": circuit_state(c.state),
@@ -320,7 +327,7 @@ fn build(
                 "buffered_calls": c.buffered_calls,
                 "failed_calls": c.failed_calls,
                 "not_permitted_total": c.not_permitted_calls,
-                "rejected_per_sec": refused.map_or(Value::Null, |count| rate(count, elapsed)),
+                "rejected_per_sec": optional_rate(refused, elapsed),
             })
         })
         .collect();
@@ -329,11 +336,7 @@ fn build(
         .rate_limiters()
         .iter()
         .map(|r| {
-            let rejected = counts
-                .rate_limited
-                .get(r.instance.as_str())
-                .copied()
-                .unwrap_or(0);
+            let rejected = counted(&counts.rate_limited, &r.instance);
             json!({
                 "instance": r.instance,
                 "available_permits": r.available_permits,
@@ -362,15 +365,15 @@ fn build(
         })
         .collect();
 
-    let mut object = Map::new();
-    object.insert("seq".into(), json!(meta.seq));
-    object.insert("time".into(), json!(time));
-    object.insert("interval_ms".into(), json!(millis(meta.interval)));
-    object.insert("events_missed".into(), json!(meta.missed));
-    object.insert("bulkheads".into(), Value::Array(bulkheads));
-    object.insert("keyed_bulkheads".into(), Value::Array(keyed));
-    object.insert("circuit_breakers".into(), Value::Array(breakers));
-    object.insert("rate_limiters".into(), Value::Array(limiters));
-    object.insert("fleets".into(), Value::Array(fleets));
-    Value::Object(object)
+    json!({
+        "seq": meta.seq,
+        "time": time,
+        "interval_ms": millis(meta.interval),
+        "events_missed": meta.missed,
+        "bulkheads": bulkheads,
+        "keyed_bulkheads": keyed,
+        "circuit_breakers": breakers,
+        "rate_limiters": limiters,
+        "fleets": fleets,
+    })
 }
