@@ -44,6 +44,7 @@
 //! is exact.
 
 mod acquire;
+mod batch;
 mod config;
 mod state;
 #[cfg(all(test, not(loom)))]
@@ -101,6 +102,9 @@ pub struct RateLimiter {
 
 struct Shared {
     permits: PermitState,
+    /// This limiter among all those of the process, for the per-thread
+    /// batches of permits (see `batch.rs`).
+    id: u64,
     /// The configured `max_wait`, in nanoseconds (in ticks on the counter).
     max_wait: u64,
     /// When the first period began, on the context's clock.
@@ -169,6 +173,7 @@ impl RateLimiter {
         RateLimiter {
             shared: Arc::new(Shared {
                 permits: PermitState::in_units(config.limit_for_period(), period, max_wait),
+                id: batch::new_id(),
                 max_wait,
                 origin,
                 margin: if tsc.is_some() { 0 } else { margin },
@@ -344,16 +349,24 @@ impl Shared {
         recent: impl FnOnce() -> u64,
         deadline: Option<Instant>,
     ) -> Outcome {
-        let elapsed = match self.tsc {
-            // Saturating: a processor whose counter is a little behind
-            // the one that read the origin reads the first period.
-            Some(tsc) => tsc.ticks().saturating_sub(self.tsc_origin),
-            None => recent(),
-        };
-        if self.permits.try_take_at(elapsed, self.margin) {
+        if self.take_now(recent) {
             return Outcome::Granted;
         }
         self.reserve_fresh(max_wait, deadline)
+    }
+
+    /// Takes a permit of the current period on the counter's reading, from
+    /// the thread's batch if it can (see `batch.rs`), or on the recent
+    /// reading `recent()` if the limiter does not count on the counter;
+    /// `false` if that is not enough to decide.
+    #[inline(always)]
+    fn take_now(&self, recent: impl FnOnce() -> u64) -> bool {
+        match self.tsc {
+            // Saturating: a processor whose counter is a little behind
+            // the one that read the origin reads the first period.
+            Some(tsc) => self.take_batched(tsc.ticks().saturating_sub(self.tsc_origin)),
+            None => self.permits.try_take_at(recent(), self.margin),
+        }
     }
 
     /// [`reserve`](Self::reserve) on a precise reading of the clock, taken

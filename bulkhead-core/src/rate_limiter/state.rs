@@ -134,6 +134,26 @@ pub(super) enum Reserved {
     PastDeadline,
 }
 
+/// The most permits one claim takes ([`claim_size`]).
+pub(super) const CLAIM_MAX: u64 = 8;
+
+/// A claim takes at most this fraction (1 / `CLAIM_SHARE`) of the permits
+/// its cycle has left ([`claim_size`]).
+pub(super) const CLAIM_SHARE: u64 = 4;
+
+/// How many permits a claim that wants `want` takes when its cycle has
+/// `left` (at least 1): `want`, but at most [`CLAIM_MAX`] and a
+/// [`CLAIM_SHARE`]th of `left`, and at least one. So a limit below 8 is
+/// never claimed in runs, nor the last 7 permits of any cycle, and `want`
+/// 0 or 1 takes one permit.
+#[inline(always)]
+pub(super) const fn claim_size(want: u64, left: u64) -> u64 {
+    let most = left / CLAIM_SHARE;
+    let most = if most < CLAIM_MAX { most } else { CLAIM_MAX };
+    let size = if want < most { want } else { most };
+    if size == 0 { 1 } else { size }
+}
+
 #[derive(Debug)]
 pub(super) struct PermitState {
     /// The serial number of the next permit to hand out.
@@ -270,11 +290,22 @@ impl PermitState {
     /// the caller must decide on a fresh one with [`reserve`](Self::reserve).
     #[inline]
     pub(super) fn try_take_at(&self, elapsed: u64, margin: u64) -> bool {
+        self.try_claim_at(elapsed, margin, 1) != 0
+    }
+
+    /// [`try_take_at`](Self::try_take_at) for a run of up to `want`
+    /// permits of the cycle of `elapsed`, all in one compare-exchange: the
+    /// serials `s .. s + k` with `k = `[`claim_size`]`(want, left)`, `left`
+    /// the permits the cycle has left at `s` (so `k` is 1 when few are left,
+    /// and the run never leaves the cycle). The number taken, `0` where
+    /// `try_take_at` would give `false`. See `batch.rs`.
+    #[inline]
+    pub(super) fn try_claim_at(&self, elapsed: u64, margin: u64, want: u64) -> u64 {
         let cycle = self.cycle(elapsed);
         let left = self.period - (elapsed - cycle * self.period);
         if left <= margin {
             // The real time may be in the next cycle already.
-            return false;
+            return 0;
         }
         let first = cycle.wrapping_mul(self.limit);
         let mut next = self.next.load(Ordering::Acquire);
@@ -283,19 +314,36 @@ impl PermitState {
             let ahead = next.wrapping_sub(first) as i64;
             if ahead >= self.limit as i64 {
                 // Taken up, reserved, or written on a later reading.
-                return false;
+                return 0;
             }
-            let serial = if ahead < 0 { first } else { next };
+            let (serial, left) = if ahead < 0 {
+                (first, self.limit)
+            } else {
+                (next, self.limit - ahead as u64)
+            };
+            let taken = claim_size(want, left);
             match self.next.compare_exchange_weak(
                 next,
-                serial.wrapping_add(1),
+                serial.wrapping_add(taken),
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return true,
+                Ok(_) => return taken,
                 Err(actual) => next = actual,
             }
         }
+    }
+
+    /// The start of the cycle of `elapsed`, in the readings' units.
+    #[inline(always)]
+    pub(super) fn cycle_start(&self, elapsed: u64) -> u64 {
+        self.cycle(elapsed) * self.period
+    }
+
+    /// `refresh_period`, in the readings' units.
+    #[inline(always)]
+    pub(super) fn period(&self) -> u64 {
+        self.period
     }
 
     /// Permits left in the current cycle at `elapsed()`; negative when
