@@ -555,6 +555,51 @@ mod tests {
     }
 
     #[test]
+    fn a_claim_takes_what_is_wanted_within_a_quarter_of_what_is_left() {
+        // Never more than 8, nor a quarter of what is left; at least one.
+        assert_eq!(claim_size(8, 50), 8);
+        assert_eq!(claim_size(8, 31), 7);
+        assert_eq!(claim_size(3, 50), 3);
+        assert_eq!(claim_size(100, 1000), CLAIM_MAX);
+        assert_eq!(claim_size(0, 50), 1);
+        assert_eq!(claim_size(u64::MAX, u64::MAX), CLAIM_MAX);
+        for left in 1..8 {
+            assert_eq!(claim_size(8, left), 1, "the last 7 one by one");
+        }
+        for want in 0..20 {
+            for left in 1..200 {
+                let size = claim_size(want, left);
+                assert!(size >= 1 && size <= left, "{want} of {left}: {size}");
+                assert!(size <= want.max(1) && size <= CLAIM_MAX);
+            }
+        }
+    }
+
+    #[test]
+    fn a_claim_takes_a_run_of_serials_of_its_own_cycle() {
+        let state = state(50, 100, 0);
+        // A lag: the run starts at the cycle's first serial.
+        assert_eq!(state.try_claim_at(150 * MS, 0, 8), 8);
+        assert_eq!(state.next.load(Ordering::Relaxed), 58);
+        assert_eq!(state.available(|| 150 * MS), 42);
+        // Runs shrink with what is left, down to one.
+        let mut taken = 8;
+        while taken < 50 {
+            let run = state.try_claim_at(150 * MS, 0, 8);
+            assert_eq!(run, claim_size(8, 50 - taken));
+            taken += run;
+        }
+        assert_eq!(taken, 50, "exactly the cycle's permits");
+        assert_eq!(state.try_claim_at(150 * MS, 0, 8), 0);
+        // Not on a reading within the margin of its cycle's end, nor on one
+        // older than `next`'s cycle.
+        assert_eq!(state.try_claim_at(296 * MS, 5 * MS, 8), 0);
+        assert_eq!(state.try_claim_at(250 * MS, 0, 8), 8);
+        assert_eq!(state.try_claim_at(150 * MS, 0, 8), 0);
+        assert_eq!(state.available(|| 250 * MS), 42);
+    }
+
+    #[test]
     fn a_limiter_idle_for_centuries_is_full_again() {
         let state = state(50, 1, 5000);
         for _ in 0..60 {
@@ -603,6 +648,37 @@ mod loom_tests {
             both.sort_by_key(|r| matches!(r, Reserved::Now));
             assert_eq!(both, [Reserved::Later { wait: 7 }, Reserved::Now]);
             assert_eq!(state.available(|| 3), -1);
+        });
+    }
+
+    #[test]
+    fn claims_never_take_more_than_the_cycle_has() {
+        loom::model(|| {
+            // 8 of 20 taken: with 12 left, a run takes at most 3.
+            let state = Arc::new(PermitState::new(
+                20,
+                Duration::from_nanos(100),
+                Duration::ZERO,
+            ));
+            assert_eq!(state.try_claim_at(10, 0, 8), 5);
+            assert_eq!(state.try_claim_at(10, 0, 3), 3);
+            let other = {
+                let state = Arc::clone(&state);
+                loom::thread::spawn(move || {
+                    let first = state.try_claim_at(10, 0, 8);
+                    first + state.try_claim_at(10, 0, 8)
+                })
+            };
+            let fresh = {
+                let state = Arc::clone(&state);
+                loom::thread::spawn(move || state.reserve(0, || 12) == Reserved::Now)
+            };
+            let mine = state.try_claim_at(10, 0, 8);
+            let theirs = other.join().unwrap();
+            let fresh = u64::from(fresh.join().unwrap());
+            let taken = 8 + mine + theirs + fresh;
+            assert!(taken <= 20, "{taken}");
+            assert_eq!(state.available(|| 12), 20 - taken as i64);
         });
     }
 
