@@ -42,6 +42,20 @@
 //! `SystemClock`) the rule above holds: a period no longer than the
 //! resolution reads `now` on every call. On a `ManualClock` every reading
 //! is exact.
+//!
+//! # Batches of permits
+//!
+//! A limiter that counts on the counter also lets a thread that calls it
+//! often take its permits in runs of up to 8 with one atomic operation, and
+//! spend them on its following calls in the same period without any:
+//! as many at a time as the thread took in the current or previous
+//! period, and at most a quarter of those the period has left, so a thread
+//! calling once per period, a limit below 8, or the last 7 permits of a
+//! period are taken one at a time. A permit is only ever spent in its own
+//! period, so each period still grants at most `limit_for_period`; permits
+//! a thread claimed and did not use by the end of the period lapse with it
+//! (see `batch.rs`). They count as taken in
+//! [`available_permits`](RateLimiter::available_permits) meanwhile.
 
 mod acquire;
 mod batch;
@@ -287,6 +301,11 @@ impl RateLimiter {
     /// Permits left in the current period; negative while permits of later
     /// periods are reserved by waiting (or cancelled) callers. Reads the
     /// clock.
+    ///
+    /// At a period shorter than 10 ms on the system clock, the permits
+    /// threads have claimed in batches and not used yet count as taken (at
+    /// most 7 per thread that called in this period; see *Batches of
+    /// permits*).
     pub fn available_permits(&self) -> i64 {
         let shared = &*self.shared;
         shared.permits.available(|| shared.read().1)
