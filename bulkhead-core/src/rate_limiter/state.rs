@@ -107,6 +107,15 @@
 //! caller pre-empted between its reading and its compare-exchange, which a
 //! fresh reading suffers from too) can grant the last permits of a cycle
 //! that has just ended, never more than `limit_for_period` per cycle.
+//!
+//! ## Runs of serials
+//!
+//! [`try_claim_at`](PermitState::try_claim_at) is the same decision for a
+//! run of serials `s .. s + k` of the reading's cycle, taken by one
+//! compare-exchange that moves `next` by `k`; `k` never exceeds the
+//! permits the cycle has left at `s`, so the run never reaches into the
+//! next cycle. The word counts every serial of the run as taken; the
+//! caller spends them on its own readings of that cycle (`batch.rs`).
 
 use crate::loom::atomic::{AtomicU64, Ordering};
 
@@ -316,12 +325,12 @@ impl PermitState {
                 // Taken up, reserved, or written on a later reading.
                 return 0;
             }
-            let (serial, left) = if ahead < 0 {
+            let (serial, remaining) = if ahead < 0 {
                 (first, self.limit)
             } else {
                 (next, self.limit - ahead as u64)
             };
-            let taken = claim_size(want, left);
+            let taken = claim_size(want, remaining);
             match self.next.compare_exchange_weak(
                 next,
                 serial.wrapping_add(taken),
