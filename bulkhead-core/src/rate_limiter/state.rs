@@ -107,6 +107,15 @@
 //! caller pre-empted between its reading and its compare-exchange, which a
 //! fresh reading suffers from too) can grant the last permits of a cycle
 //! that has just ended, never more than `limit_for_period` per cycle.
+//!
+//! ## Runs of serials
+//!
+//! [`try_claim_at`](PermitState::try_claim_at) is the same decision for a
+//! run of serials `s .. s + k` of the reading's cycle, taken by one
+//! compare-exchange that moves `next` by `k`; `k` never exceeds the
+//! permits the cycle has left at `s`, so the run never reaches into the
+//! next cycle. The word counts every serial of the run as taken; the
+//! caller spends them on its own readings of that cycle (`batch.rs`).
 
 use crate::loom::atomic::{AtomicU64, Ordering};
 
@@ -132,6 +141,26 @@ pub(super) enum Reserved {
     /// A permit within the allowed wait, but of a cycle that starts at or
     /// after the caller's deadline; nothing was reserved.
     PastDeadline,
+}
+
+/// The most permits one claim takes ([`claim_size`]).
+pub(super) const CLAIM_MAX: u64 = 8;
+
+/// A claim takes at most this fraction (1 / `CLAIM_SHARE`) of the permits
+/// its cycle has left ([`claim_size`]).
+pub(super) const CLAIM_SHARE: u64 = 4;
+
+/// How many permits a claim that wants `want` takes when its cycle has
+/// `left` (at least 1): `want`, but at most [`CLAIM_MAX`] and a
+/// [`CLAIM_SHARE`]th of `left`, and at least one. So a limit below 8 is
+/// never claimed in runs, nor the last 7 permits of any cycle, and `want`
+/// 0 or 1 takes one permit.
+#[inline(always)]
+pub(super) const fn claim_size(want: u64, left: u64) -> u64 {
+    let most = left / CLAIM_SHARE;
+    let most = if most < CLAIM_MAX { most } else { CLAIM_MAX };
+    let size = if want < most { want } else { most };
+    if size == 0 { 1 } else { size }
 }
 
 #[derive(Debug)]
@@ -270,11 +299,22 @@ impl PermitState {
     /// the caller must decide on a fresh one with [`reserve`](Self::reserve).
     #[inline]
     pub(super) fn try_take_at(&self, elapsed: u64, margin: u64) -> bool {
+        self.try_claim_at(elapsed, margin, 1) != 0
+    }
+
+    /// [`try_take_at`](Self::try_take_at) for a run of up to `want`
+    /// permits of the cycle of `elapsed`, all in one compare-exchange: the
+    /// serials `s .. s + k` with `k = `[`claim_size`]`(want, left)`, `left`
+    /// the permits the cycle has left at `s` (so `k` is 1 when few are left,
+    /// and the run never leaves the cycle). The number taken, `0` where
+    /// `try_take_at` would give `false`. See `batch.rs`.
+    #[inline]
+    pub(super) fn try_claim_at(&self, elapsed: u64, margin: u64, want: u64) -> u64 {
         let cycle = self.cycle(elapsed);
         let left = self.period - (elapsed - cycle * self.period);
         if left <= margin {
             // The real time may be in the next cycle already.
-            return false;
+            return 0;
         }
         let first = cycle.wrapping_mul(self.limit);
         let mut next = self.next.load(Ordering::Acquire);
@@ -283,19 +323,36 @@ impl PermitState {
             let ahead = next.wrapping_sub(first) as i64;
             if ahead >= self.limit as i64 {
                 // Taken up, reserved, or written on a later reading.
-                return false;
+                return 0;
             }
-            let serial = if ahead < 0 { first } else { next };
+            let (serial, remaining) = if ahead < 0 {
+                (first, self.limit)
+            } else {
+                (next, self.limit - ahead as u64)
+            };
+            let taken = claim_size(want, remaining);
             match self.next.compare_exchange_weak(
                 next,
-                serial.wrapping_add(1),
+                serial.wrapping_add(taken),
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return true,
+                Ok(_) => return taken,
                 Err(actual) => next = actual,
             }
         }
+    }
+
+    /// The start of the cycle of `elapsed`, in the readings' units.
+    #[inline(always)]
+    pub(super) fn cycle_start(&self, elapsed: u64) -> u64 {
+        self.cycle(elapsed) * self.period
+    }
+
+    /// `refresh_period`, in the readings' units.
+    #[inline(always)]
+    pub(super) fn period(&self) -> u64 {
+        self.period
     }
 
     /// Permits left in the current cycle at `elapsed()`; negative when
@@ -507,6 +564,51 @@ mod tests {
     }
 
     #[test]
+    fn a_claim_takes_what_is_wanted_within_a_quarter_of_what_is_left() {
+        // Never more than 8, nor a quarter of what is left; at least one.
+        assert_eq!(claim_size(8, 50), 8);
+        assert_eq!(claim_size(8, 31), 7);
+        assert_eq!(claim_size(3, 50), 3);
+        assert_eq!(claim_size(100, 1000), CLAIM_MAX);
+        assert_eq!(claim_size(0, 50), 1);
+        assert_eq!(claim_size(u64::MAX, u64::MAX), CLAIM_MAX);
+        for left in 1..8 {
+            assert_eq!(claim_size(8, left), 1, "the last 7 one by one");
+        }
+        for want in 0..20 {
+            for left in 1..200 {
+                let size = claim_size(want, left);
+                assert!(size >= 1 && size <= left, "{want} of {left}: {size}");
+                assert!(size <= want.max(1) && size <= CLAIM_MAX);
+            }
+        }
+    }
+
+    #[test]
+    fn a_claim_takes_a_run_of_serials_of_its_own_cycle() {
+        let state = state(50, 100, 0);
+        // A lag: the run starts at the cycle's first serial.
+        assert_eq!(state.try_claim_at(150 * MS, 0, 8), 8);
+        assert_eq!(state.next.load(Ordering::Relaxed), 58);
+        assert_eq!(state.available(|| 150 * MS), 42);
+        // Runs shrink with what is left, down to one.
+        let mut taken = 8;
+        while taken < 50 {
+            let run = state.try_claim_at(150 * MS, 0, 8);
+            assert_eq!(run, claim_size(8, 50 - taken));
+            taken += run;
+        }
+        assert_eq!(taken, 50, "exactly the cycle's permits");
+        assert_eq!(state.try_claim_at(150 * MS, 0, 8), 0);
+        // Not on a reading within the margin of its cycle's end, nor on one
+        // older than `next`'s cycle.
+        assert_eq!(state.try_claim_at(296 * MS, 5 * MS, 8), 0);
+        assert_eq!(state.try_claim_at(250 * MS, 0, 8), 8);
+        assert_eq!(state.try_claim_at(150 * MS, 0, 8), 0);
+        assert_eq!(state.available(|| 250 * MS), 42);
+    }
+
+    #[test]
     fn a_limiter_idle_for_centuries_is_full_again() {
         let state = state(50, 1, 5000);
         for _ in 0..60 {
@@ -555,6 +657,37 @@ mod loom_tests {
             both.sort_by_key(|r| matches!(r, Reserved::Now));
             assert_eq!(both, [Reserved::Later { wait: 7 }, Reserved::Now]);
             assert_eq!(state.available(|| 3), -1);
+        });
+    }
+
+    #[test]
+    fn claims_never_take_more_than_the_cycle_has() {
+        loom::model(|| {
+            // 8 of 20 taken: with 12 left, a run takes at most 3.
+            let state = Arc::new(PermitState::new(
+                20,
+                Duration::from_nanos(100),
+                Duration::ZERO,
+            ));
+            assert_eq!(state.try_claim_at(10, 0, 8), 5);
+            assert_eq!(state.try_claim_at(10, 0, 3), 3);
+            let other = {
+                let state = Arc::clone(&state);
+                loom::thread::spawn(move || {
+                    let first = state.try_claim_at(10, 0, 8);
+                    first + state.try_claim_at(10, 0, 8)
+                })
+            };
+            let fresh = {
+                let state = Arc::clone(&state);
+                loom::thread::spawn(move || state.reserve(0, || 12) == Reserved::Now)
+            };
+            let mine = state.try_claim_at(10, 0, 8);
+            let theirs = other.join().unwrap();
+            let fresh = u64::from(fresh.join().unwrap());
+            let taken = 8 + mine + theirs + fresh;
+            assert!(taken <= 20, "{taken}");
+            assert_eq!(state.available(|| 12), 20 - taken as i64);
         });
     }
 

@@ -477,3 +477,236 @@ fn a_short_period_refuses_a_wait_beyond_max_wait_or_the_deadline() {
     );
     assert_eq!(limiter.available_permits(), 0, "nothing reserved");
 }
+
+// Issue 33, item 3: permits spent from per-thread batches (`batch.rs`).
+
+/// Permits left in the period of `elapsed` (in the limiter's units).
+fn left_at(limiter: &RateLimiter, elapsed: u64) -> i64 {
+    limiter.shared.permits.available(|| elapsed)
+}
+
+#[test]
+fn a_thread_claims_as_many_permits_as_it_has_just_used() {
+    // The batches are driven here with explicit readings (ManualClock
+    // limiters do not batch on their own: `take_now`).
+    let (limiter, _clock) = limiter(50, Duration::ZERO);
+    let shared = &*limiter.shared;
+    let period = shared.permits.period();
+    let at = 7 * period + 10;
+    // Within a cycle: 1, then 1 (it used 1), 2, 4, 8 at a time.
+    let mut expected = 50;
+    for claim in [1, 1, 2, 4, 8, 8] {
+        assert!(shared.take_batched(at));
+        expected -= claim;
+        assert_eq!(left_at(&limiter, at), expected, "claimed {claim}");
+        // The rest of the claim is spent with no change to the shared word.
+        for _ in 1..claim {
+            assert!(shared.take_batched(at + 1));
+            assert_eq!(left_at(&limiter, at), expected);
+        }
+    }
+    // 50 - 24 = 26 left: a claim takes at most a quarter of them, and the
+    // last 7 one by one.
+    for claim in [6, 5, 3, 3, 2, 1, 1, 1, 1, 1, 1, 1] {
+        assert!(shared.take_batched(at));
+        expected -= claim;
+        assert_eq!(left_at(&limiter, at), expected, "claimed {claim}");
+        for _ in 1..claim {
+            assert!(shared.take_batched(at));
+        }
+    }
+    assert_eq!(expected, 0);
+    assert!(!shared.take_batched(at), "50 per cycle, no more");
+    // The next cycle: 8 at once, the rate of the cycle before.
+    let next = 8 * period;
+    assert!(shared.take_batched(next));
+    assert_eq!(left_at(&limiter, next), 42);
+}
+
+#[test]
+fn a_batch_is_spent_only_in_its_own_cycle() {
+    let (limiter, _clock) = limiter(64, Duration::ZERO);
+    let shared = &*limiter.shared;
+    let period = shared.permits.period();
+    for _ in 0..3 {
+        // Claims 1, 1, then 2: one left in the batch.
+        assert!(shared.take_batched(period - 1));
+    }
+    assert_eq!(left_at(&limiter, 0), 60, "one of them still in the batch");
+    // The next cycle's reading does not spend it: it lapses.
+    assert!(shared.take_batched(period));
+    assert_eq!(left_at(&limiter, period), 64 - 4, "a claim of 4");
+    // A reading in an earlier cycle (a counter behind another) neither
+    // spends the batch of a later one nor takes a permit: the caller
+    // decides on a fresh reading (`reserve_fresh`).
+    assert!(!shared.take_batched(period - 1));
+    assert_eq!(left_at(&limiter, period), 60);
+    // The batch is intact: 3 more of the claim of 4, then a claim.
+    for _ in 0..3 {
+        assert!(shared.take_batched(2 * period - 1));
+    }
+    assert_eq!(left_at(&limiter, period), 60);
+    assert!(shared.take_batched(2 * period - 1));
+    assert_eq!(left_at(&limiter, period), 56, "4 more: as many as it used");
+    // A cycle two periods later is not the next one: one permit.
+    assert!(shared.take_batched(3 * period));
+    assert_eq!(left_at(&limiter, 3 * period), 63);
+}
+
+#[test]
+fn limiters_do_not_share_batches() {
+    let (one, _clock) = limiter(64, Duration::ZERO);
+    let (two, _clock2) = limiter(64, Duration::ZERO);
+    assert_ne!(one.shared.id, two.shared.id);
+    let at = 5;
+    for _ in 0..3 {
+        assert!(one.shared.take_batched(at)); // 1, 1, then a claim of 2
+    }
+    assert_eq!(left_at(&one, at), 60);
+    // The other limiter at the same reading claims its own permit, and
+    // takes the thread's batch over.
+    assert!(two.shared.take_batched(at));
+    assert_eq!(left_at(&two, at), 63);
+    assert!(one.shared.take_batched(at));
+    assert_eq!(left_at(&one, at), 59, "one's batch was dropped");
+    // A new limiter never gets an old one's identity.
+    let old = one.shared.id;
+    drop(one);
+    let (three, _clock3) = limiter(64, Duration::ZERO);
+    assert_ne!(three.shared.id, old);
+    assert!(three.shared.take_batched(at));
+    assert_eq!(left_at(&three, at), 63);
+}
+
+#[test]
+fn small_limits_are_never_claimed_in_runs() {
+    for limit in 1..8 {
+        let (limiter, _clock) = limiter(limit, Duration::ZERO);
+        let shared = &*limiter.shared;
+        for taken in 1..=limit {
+            assert!(shared.take_batched(3));
+            assert_eq!(left_at(&limiter, 3), i64::from(limit - taken));
+        }
+        assert!(!shared.take_batched(3));
+    }
+}
+
+#[test]
+fn a_manual_clock_limiter_takes_each_permit_from_the_shared_word() {
+    let (limiter, _clock) = limiter(64, Duration::ZERO);
+    for left in (0..64).rev() {
+        limiter.try_acquire().unwrap();
+        assert_eq!(limiter.available_permits(), left);
+    }
+    assert!(limiter.try_acquire().is_err());
+}
+
+/// [`Shared::reserve_on`] with no wait, on the counter, that also says on
+/// which reading (in ticks since the origin) a permit was granted: the
+/// period a grant counts in, for an independent count.
+fn try_acquire_reading(limiter: &RateLimiter, tsc: TscTime) -> Option<u64> {
+    let shared = &*limiter.shared;
+    let read = || tsc.ticks().saturating_sub(shared.tsc_origin);
+    let elapsed = read();
+    if shared.take_batched(elapsed) {
+        return Some(elapsed);
+    }
+    let mut last = 0;
+    match shared.permits.reserve_before(0, u64::MAX, || {
+        last = read();
+        last
+    }) {
+        Reserved::Now => Some(last),
+        _ => None,
+    }
+}
+
+/// Threads hammering limiters on the counter, each grant counted in the
+/// period of the reading it was granted on: no period ever gets more than
+/// `limit_for_period`, batches or not.
+#[test]
+fn batches_never_grant_more_than_the_limit_in_a_period() {
+    let Some(tsc) = TscTime::get() else {
+        return; // No invariant counter: no batches.
+    };
+    const THREADS: usize = 4;
+    for (limit, period, calls) in [
+        (50, Duration::from_nanos(500), 200_000),
+        (16, Duration::from_nanos(500), 200_000),
+        (64, Duration::from_micros(4), 200_000),
+        (400, Duration::from_micros(20), 200_000),
+    ] {
+        let limiter = system(limit, period, Duration::ZERO);
+        assert!(limiter.shared.tsc.is_some());
+        let ticks = limiter.shared.permits.period();
+        let barrier = Barrier::new(THREADS);
+        let counts = Mutex::new(std::collections::HashMap::<u64, u64>::new());
+        let granted = AtomicUsize::new(0);
+        let refused = AtomicUsize::new(0);
+        thread::scope(|s| {
+            for _ in 0..THREADS {
+                s.spawn(|| {
+                    let mut mine = std::collections::HashMap::<u64, u64>::new();
+                    let mut not = 0;
+                    barrier.wait();
+                    for _ in 0..calls {
+                        match try_acquire_reading(&limiter, tsc) {
+                            Some(at) => *mine.entry(at / ticks).or_default() += 1,
+                            None => not += 1,
+                        }
+                    }
+                    granted.fetch_add(mine.values().sum::<u64>() as usize, SeqCst);
+                    refused.fetch_add(not, SeqCst);
+                    let mut counts = counts.lock().unwrap();
+                    for (cycle, n) in mine {
+                        *counts.entry(cycle).or_default() += n;
+                    }
+                });
+            }
+        });
+        let counts = counts.into_inner().unwrap();
+        let (busiest, most) = counts.iter().max_by_key(|(_, n)| **n).unwrap();
+        assert!(
+            *most <= u64::from(limit),
+            "{most} permits in period {busiest} of {period:?}, limit {limit}"
+        );
+        assert_eq!(
+            counts.values().sum::<u64>() as usize,
+            granted.load(SeqCst),
+            "every grant counted once"
+        );
+        assert_eq!(granted.load(SeqCst) + refused.load(SeqCst), THREADS * calls);
+    }
+}
+
+/// The same through `try_acquire`, counted per period of the run's length
+/// (as for the limit of 2 above) at a limit that batches.
+#[test]
+fn many_threads_at_the_default_limit_and_period_get_at_most_the_limit_per_period() {
+    const THREADS: usize = 4;
+    const LIMIT: u32 = 50;
+    let period = RateLimiterConfig::DEFAULT_REFRESH_PERIOD;
+    let start = std::time::Instant::now();
+    let limiter = system(LIMIT, period, Duration::ZERO);
+    let barrier = Barrier::new(THREADS);
+    let granted = AtomicUsize::new(0);
+    thread::scope(|s| {
+        for _ in 0..THREADS {
+            s.spawn(|| {
+                barrier.wait();
+                let mine = (0..500_000)
+                    .filter(|_| limiter.try_acquire().is_ok())
+                    .count();
+                granted.fetch_add(mine, SeqCst);
+            });
+        }
+    });
+    let took = start.elapsed();
+    let granted = granted.load(SeqCst) as f64;
+    let periods = took.as_nanos() as f64 / period.as_nanos() as f64 * 1.01 + 2.0;
+    assert!(
+        granted <= periods * f64::from(LIMIT),
+        "{granted} permits in {took:?}: more than {LIMIT} per {period:?}"
+    );
+    assert!(granted >= 1.0, "some permit was granted");
+}
