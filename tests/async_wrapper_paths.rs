@@ -116,7 +116,9 @@ fn poll<F: Future + ?Sized>(future: Pin<&mut F>) -> Poll<F::Output> {
 }
 
 fn full(instance: &'static str) -> Error {
-    Error::Rejected(Rejection::from(bulkhead::rejection::BulkheadFull::new(instance)))
+    Error::Rejected(Rejection::from(bulkhead::rejection::BulkheadFull::new(
+        instance,
+    )))
 }
 
 fn manual() -> (ManualClock, Registry) {
@@ -177,9 +179,15 @@ fn a_rejection_with_a_listener_is_published_and_the_same_error() {
     let service = ResilientSvc::new(Backend::default(), &registry).unwrap();
     let handle = registry.bulkhead("quiet").unwrap();
     let held = handle.bulkhead().try_enter_owned().unwrap();
-    assert_eq!(poll(pin!(service.quiet(false))), Poll::Ready(Err(full("quiet"))));
+    assert_eq!(
+        poll(pin!(service.quiet(false))),
+        Poll::Ready(Err(full("quiet")))
+    );
     let mut events = registry.subscribe();
-    assert_eq!(poll(pin!(service.quiet(false))), Poll::Ready(Err(full("quiet"))));
+    assert_eq!(
+        poll(pin!(service.quiet(false))),
+        Poll::Ready(Err(full("quiet")))
+    );
     assert_eq!(rejections(&mut events, "quiet"), [(1, false)]);
     drop(held);
     assert_eq!(poll(pin!(service.quiet(false))), Poll::Ready(Ok(1)));
@@ -200,7 +208,10 @@ fn sizing_counts_rejections_and_admissions_through_the_async_wrapper() {
     assert_eq!(poll(pin!(service.quiet(false))), Poll::Ready(Ok(1)));
     let held = handle.bulkhead().try_enter_owned().unwrap();
     for _ in 0..3 {
-        assert_eq!(poll(pin!(service.quiet(false))), Poll::Ready(Err(full("quiet"))));
+        assert_eq!(
+            poll(pin!(service.quiet(false))),
+            Poll::Ready(Err(full("quiet")))
+        );
     }
     drop(held);
     let traffic = handle.snapshot().traffic.unwrap();
