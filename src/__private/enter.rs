@@ -6,7 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use bulkhead_core::{Bulkhead, BulkheadPermit, CallOutcome};
+use bulkhead_core::{Bulkhead, BulkheadPermit, CallOutcome, Enter};
 
 use super::reject::Reject;
 
@@ -34,8 +34,10 @@ pub fn enter<R>(bulkhead: &Bulkhead, reject: Reject<R>) -> Result<BulkheadPermit
 /// else, which needs registers kept across calls of its own (a wait, a
 /// rejection counted or published, a pool), is [`enter_then`], out of
 /// line (docs/benchmarks-history.md, *The wrapper inlined, its slow paths
-/// out of line*).
-#[inline]
+/// out of line*). Always inlined itself: left out of line, its result
+/// (three words) came back through memory and was read back by a wider
+/// load, a store-forwarding stall (issue 33).
+#[inline(always)]
 pub fn enter_at_once<R>(
     bulkhead: &Bulkhead,
     reject: Reject<R>,
@@ -124,6 +126,192 @@ impl<R> fmt::Debug for EnterAsync<'_, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("EnterAsync")
             .field("enter", &self.enter)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The future of an async method with a bulkhead alone that borrows its
+/// bulkhead: `call` (the delegate's call, an `async` block that calls the
+/// method when first polled) run with a slot of `bulkhead`, a rejection
+/// being given as the method's result through `reject`.
+///
+/// Nothing happens until it is first polled. Its first poll decides as
+/// [`Bulkhead::enter_at_once`] does, inlined into the caller: a free slot
+/// taken, or a quiet rejection (no wait, nothing to count or publish)
+/// returned at once, its result built in registers; anything else (a
+/// wait, a rejection to count or publish, a pool, a priority, a lost
+/// compare-exchange) goes through [`Bulkhead::enter_async`] as an `async`
+/// block's `enter_async(..).await` would. Written out rather than as an
+/// `async` block, whose first poll copies what it captured into its own
+/// locals and whose awaited results are written to memory field by field
+/// and read back whole: each such copy waits for the stores to reach the
+/// cache (a store-forwarding stall, ≈ 5 ns each on the AMD guest of
+/// issue 33; a rejected call cost 21 ns that way).
+#[inline(always)]
+pub fn guard_async<R, F>(bulkhead: &Bulkhead, reject: Reject<R>, call: F) -> GuardAsync<'_, R, F>
+where
+    F: Future<Output = R>,
+{
+    GuardAsync {
+        call,
+        phase: Phase::Start,
+        bulkhead,
+        reject,
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The future of [`guard_async`].
+    #[must_use = "futures do nothing unless polled"]
+    pub struct GuardAsync<'a, R, F> {
+        // First: dropped before the slot it runs with, as the call of an
+        // `async` block awaiting it would be. A wait in progress is
+        // withdrawn before it (`PinnedDrop`), as an `async` block would
+        // drop its awaited `enter_async` first.
+        #[pin]
+        call: F,
+        phase: Phase<'a>,
+        bulkhead: &'a Bulkhead,
+        reject: Reject<R>,
+    }
+
+    impl<'a, R, F> PinnedDrop for GuardAsync<'a, R, F> {
+        fn drop(this: Pin<&mut Self>) {
+            let this = this.project();
+            if let Phase::Entering(_) = this.phase {
+                *this.phase = Phase::Done;
+            }
+        }
+    }
+}
+
+/// Where a [`GuardAsync`] stands.
+enum Phase<'a> {
+    /// Not polled yet.
+    Start,
+    /// Waiting for a slot (or to be told it has none).
+    Entering(Enter<'a>),
+    /// Running the call with this slot.
+    Running(BulkheadPermit<'a>),
+    /// Done (or the call panicked): polled again, it stays pending.
+    Done,
+}
+
+impl<R, F> Future for GuardAsync<'_, R, F>
+where
+    F: Future<Output = R>,
+{
+    type Output = R;
+
+    /// The first poll's decision, inlined into the caller; the rest,
+    /// which waits or keeps a slot across polls, is out of line
+    /// ([`GuardAsync::poll_rest`]).
+    #[inline(always)]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
+        let this = self.as_mut().project();
+        if let Phase::Start = this.phase {
+            // Read before any call, while the compiler still knows them
+            // from the method that made the future: the rejecter's pointer
+            // is then a direct call, inlined.
+            let (bulkhead, reject) = (*this.bulkhead, *this.reject);
+            match bulkhead.enter_at_once() {
+                Some(Ok(mut permit)) => {
+                    permit.set_outcome(CallOutcome::Dropped);
+                    done(this.phase);
+                    return run(this.call, this.phase, reject, permit, cx);
+                }
+                Some(Err(full)) => {
+                    done(this.phase);
+                    return Poll::Ready(reject.reject(full));
+                }
+                None => {}
+            }
+        }
+        self.poll_rest(cx)
+    }
+}
+
+impl<R, F> GuardAsync<'_, R, F>
+where
+    F: Future<Output = R>,
+{
+    /// Every poll but a first one [`Bulkhead::enter_at_once`] decided:
+    /// [`Bulkhead::enter_async`] polled until it decides, then the call
+    /// polled with the slot.
+    #[inline(never)]
+    fn poll_rest(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
+        let this = self.project();
+        loop {
+            match this.phase {
+                Phase::Start => *this.phase = Phase::Entering(this.bulkhead.enter_async()),
+                Phase::Entering(enter) => match Pin::new(enter).poll(cx) {
+                    Poll::Ready(Ok(mut permit)) => {
+                        permit.set_outcome(CallOutcome::Dropped);
+                        *this.phase = Phase::Done;
+                        return run(this.call, this.phase, *this.reject, permit, cx);
+                    }
+                    Poll::Ready(Err(full)) => {
+                        *this.phase = Phase::Done;
+                        return Poll::Ready(this.reject.reject(full));
+                    }
+                    Poll::Pending => return Poll::Pending,
+                },
+                Phase::Running(_) => {
+                    let Phase::Running(permit) = std::mem::replace(this.phase, Phase::Done) else {
+                        return Poll::Pending;
+                    };
+                    return run(this.call, this.phase, *this.reject, permit, cx);
+                }
+                Phase::Done => return Poll::Pending,
+            }
+        }
+    }
+}
+
+/// `phase`, known to be `Start`, set to `Done` with no drop glue called
+/// (the compiler cannot always tell that `Start` holds nothing).
+#[inline(always)]
+fn done(phase: &mut Phase<'_>) {
+    std::mem::forget(std::mem::replace(phase, Phase::Done));
+}
+
+/// Polls `call` holding `permit` (`phase` is `Done`): if it is ready, the
+/// slot is given back with its result; if not, `phase` keeps the slot. The
+/// permit is a local while the call is polled, so that a call that
+/// panics gives its slot back as it unwinds, as in an `async` block.
+#[inline(always)]
+fn run<'a, R, F>(
+    call: Pin<&mut F>,
+    phase: &mut Phase<'a>,
+    reject: Reject<R>,
+    permit: BulkheadPermit<'a>,
+    cx: &mut Context<'_>,
+) -> Poll<R>
+where
+    F: Future<Output = R>,
+{
+    match call.poll(cx) {
+        Poll::Ready(output) => {
+            reject.release(permit, &output);
+            Poll::Ready(output)
+        }
+        Poll::Pending => {
+            *phase = Phase::Running(permit);
+            Poll::Pending
+        }
+    }
+}
+
+impl<R, F> fmt::Debug for GuardAsync<'_, R, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let phase = match self.phase {
+            Phase::Start => "start",
+            Phase::Entering(_) => "entering",
+            Phase::Running(_) => "running",
+            Phase::Done => "done",
+        };
+        f.debug_struct("GuardAsync")
+            .field("phase", &phase)
             .finish_non_exhaustive()
     }
 }

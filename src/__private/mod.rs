@@ -53,7 +53,10 @@ pub use attempt::{
     again_fallback, again_hedge, again_policies, again_retry, attempt, attempt_async,
 };
 pub use bulkhead_core::{Lend, Lent};
-pub use enter::{EnterAsync, call_then_release, enter, enter_async, enter_at_once, enter_then};
+pub use enter::{
+    EnterAsync, GuardAsync, call_then_release, enter, enter_async, enter_at_once, enter_then,
+    guard_async,
+};
 pub use function::{FnPolicy, MethodPolicy};
 pub use keyed::{
     KeyOf, KeyType, KeyedClassify, KeyedFn, KeyedMethod, KeyedPolicies, call_keyed,

@@ -376,8 +376,12 @@ impl Bulkhead {
     /// which then decides as always. Inlined, it is a few loads, a test
     /// and a compare-exchange, so that a wrapper keeps everything else out
     /// of line and needs no frame of its own.
+    ///
+    /// Always inlined: called from another crate (a user's, where the
+    /// wrapper is), it was left out of line, its three-word result written
+    /// to memory and read back (issue 33).
     #[doc(hidden)]
-    #[inline]
+    #[inline(always)]
     pub fn enter_at_once(&self) -> Option<Result<BulkheadPermit<'_>, BulkheadFull>> {
         let shared = &*self.shared;
         match shared.semaphore.try_acquire_once()? {

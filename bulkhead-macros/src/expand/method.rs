@@ -146,8 +146,18 @@ pub(super) fn guarded(
         &permit,
     );
     // The future that takes a slot, then runs `made`, the delegate's
-    // future.
+    // future. With the bulkhead borrowed, `__private::guard_async`, whose
+    // first poll decides inline (a rejected call pays no copy of what the
+    // future holds: issue 33); a bulkhead the future owns (a wrapper taken
+    // by value, a detached future) is borrowed by it, which an `async`
+    // block can do and a plain future not.
+    let borrowed = !matches!(method.self_arg, SelfArg::Owned) && !method.ret.detached;
     let guard = |made: TokenStream| {
+        if borrowed {
+            return quote_spanned! {span=>
+                ::bulkhead::__private::guard_async(#bulkhead, #reject, async move { #made.await })
+            };
+        }
         quote_spanned! {span=>
             async move {
                 #enter

@@ -473,4 +473,25 @@ mod tests {
         );
         assert_eq!(params.len(), 1);
     }
+
+    #[test]
+    fn an_async_method_borrowing_its_bulkhead_decides_on_first_poll_in_guard_async() {
+        let out = expand(parse_quote! {
+            trait Shop {
+                #[bulkhead(max_concurrent = 2)]
+                async fn buy(&self, item: u8) -> Result<(), E>;
+                #[bulkhead(max_concurrent = 2)]
+                fn sell(self, item: u8) -> impl Future<Output = Result<(), E>>;
+            }
+        });
+        // `buy`: the future borrows the bulkhead; no `async` block awaits
+        // `enter_async` (issue 33: its copies were most of a rejection).
+        let buy = &out[out.find("fn buy").unwrap()..out.find("fn sell").unwrap()];
+        assert!(buy.contains(":: guard_async (__bulkhead ,"), "{buy}");
+        assert!(!buy.contains("enter_async"), "{buy}");
+        // `sell`: a wrapper taken by value, whose future owns the bulkhead.
+        let sell = &out[out.find("fn sell").unwrap()..];
+        assert!(sell.contains(":: enter_async (& __bulkhead"), "{sell}");
+        assert!(!sell.contains("guard_async"), "{sell}");
+    }
 }
