@@ -24,6 +24,21 @@
 //! one board is; Linux switches its own clock source away from the TSC when
 //! it finds them apart). A reading from a processor whose counter is behind
 //! the calibration's saturates at zero.
+//!
+//! ## Why not quanta
+//!
+//! quanta 0.12 reads the counter with the same single `_rdtsc()` (its
+//! `Clock::raw`), and we would rather depend on it than keep this file, but
+//! it does not do what the rate limiter needs: the limiter counts periods,
+//! waits and deadlines in ticks and so converts nanoseconds to ticks
+//! ([`TscTime::ticks_of`]), while quanta only converts ticks to nanoseconds
+//! (`delta_as_nanos`, `scaled`) and keeps its calibration private; its
+//! calibration busy-spins a core for up to 200 ms on first use
+//! (`MAXIMUM_CAL_TIME_NS`), against 5 ms of sleep here; and it also
+//! requires `RDTSCP`, and brings raw-cpuid, crossbeam-utils and once_cell
+//! for what is here one `CPUID` leaf. What this file keeps of quanta's
+//! design: the invariant-counter check, trusting the counters to be
+//! synchronised, and raw ticks on the hot path with scaling only off it.
 
 #[cfg(any(
     all(test, not(loom)),
