@@ -158,7 +158,7 @@ impl Case {
 
     /// The class of thread (task) `thread` in a priority case.
     fn class(thread: usize) -> Priority {
-        if thread % 2 == 0 {
+        if thread.is_multiple_of(2) {
             Priority::Critical
         } else {
             Priority::Sheddable
@@ -857,7 +857,7 @@ fn run_async(
                         // from the runtime's other duties (and from the
                         // stop flag's waker, were there one): yield now
                         // and then, as a server's request loop would.
-                        if (tally.ops + tally.refused) % 64 == 0 {
+                        if (tally.ops + tally.refused).is_multiple_of(64) {
                             tokio::task::yield_now().await;
                         }
                     }
