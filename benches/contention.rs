@@ -30,7 +30,9 @@
 //! The keyed reference (`tokio_dashmap`) is what one writes by hand: a
 //! `DashMap<u64, Arc<tokio::sync::Semaphore>>` of `per_key` permits each,
 //! a call looking its key up under the map shard's read lock (inserting it
-//! the first time) and taking a permit there; `tokio_dashmap_global` also
+//! the first time) and taking a permit there (async: a free permit there,
+//! else waiting on a clone of the key's `Arc`, so that no task waits
+//! holding the lock); `tokio_dashmap_global` also
 //! takes a permit of one global semaphore of `max_concurrent`, the second
 //! limit ours enforces (ours counts every admitted call in one global word
 //! too). Ours (`KeyedBulkhead<u64>`) finds the key under its shard's read
@@ -410,10 +412,18 @@ impl SemaphoreMap {
         }
     }
 
-    /// Waits for a permit of `key` (and a global one), then gives them
-    /// back.
+    /// Takes a permit of `key` (and a global one), waiting for them if
+    /// need be, then gives them back. Free permits are taken under the
+    /// map shard's read lock, as in `try_cycle`; a wait holds an `Arc` of
+    /// the key's semaphore instead, never the lock across an `.await` (a
+    /// task waiting with the read lock held would block the thread of a
+    /// task inserting a key in the same shard, and tokio's cooperative
+    /// budget can make even a free `acquire()` wait).
     async fn acquire_cycle(&self, key: u64) -> bool {
-        let semaphore = self.semaphore(key);
+        if self.try_cycle(key) {
+            return true;
+        }
+        let semaphore = Arc::clone(&self.semaphore(key));
         let Ok(permit) = semaphore.acquire().await else {
             return false;
         };
@@ -1047,11 +1057,13 @@ fn main() {
     let spins = calibrate();
     let mut points = Vec::new();
     for case in Case::ALL.into_iter().filter(|c| c.selected("sync", &only)) {
+        eprintln!("sync {}", case.name());
         for threads in THREADS {
             points.extend(sync_points(case, threads, spins));
         }
     }
     for case in Case::ALL.into_iter().filter(|c| c.selected("async", &only)) {
+        eprintln!("async {}", case.name());
         for tasks in THREADS {
             points.extend(async_points(case, tasks, spins));
         }
