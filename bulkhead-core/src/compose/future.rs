@@ -40,6 +40,31 @@ macro_rules! held {
     }};
 }
 
+/// A slot of `$bulkhead` (a `&Bulkhead`) for a call through `Policies`:
+/// an expression of `Result<BulkheadPermit, Rejection>`, for an `async`
+/// context, as `enter_in_call().await` decides it. What can be decided at
+/// once (a free slot taken by one compare-exchange, or a full bulkhead
+/// that neither waits nor has a rejection to count or publish) is decided
+/// inline, its result in registers; anything else (a wait, a pool, a class,
+/// a rejection to count, a lost compare-exchange) is `enter_in_call`'s.
+/// Awaited, `EnterInCall::poll` was left out of line in the hedged
+/// instantiation, and a poll out of line writes its 24-byte result through
+/// a pointer, which the caller reloads by a wider load than the stores:
+/// a failed store forward (docs/design/performance-33.md, item 4).
+macro_rules! enter {
+    ($bulkhead:expr) => {{
+        let bulkhead: &crate::bulkhead::Bulkhead = $bulkhead;
+        // `if let`, not `match`: the 2024 edition drops the scrutinee
+        // before `else`, so that it is not kept across the await (a
+        // `match` made every future holding this 24 bytes larger).
+        if let Some(entered) = bulkhead.enter_at_once() {
+            entered.map_err(Rejection::from)
+        } else {
+            bulkhead.enter_in_call().await
+        }
+    }};
+}
+
 /// `$call` (a future) awaited under the chaos policy of `$policies`, if
 /// any: what it injects (a latency slept on its clock, a fault in the
 /// call's place), then the call; an expression of `Result<T,
@@ -138,7 +163,7 @@ macro_rules! attempt {
                                     None => chaotic!(policies, ($call)()),
                                     Some(bulkhead) => {
                                         let from = policies.stamp();
-                                        let entered = bulkhead.enter_in_call().await;
+                                        let entered = enter!(bulkhead);
                                         policies.entered(from, &entered);
                                         match entered {
                                             Ok(permit) => {
@@ -286,19 +311,30 @@ impl Policies {
         #[allow(unsafe_code)]
         let shared = unsafe { OneTask::new(call) };
         let call = || shared.call();
+        // What the attempts borrow, behind one reference: a future that
+        // captures several moves them into its locals at its first poll by
+        // a wide copy of values just written one by one, which stalls on
+        // store forwarding (docs/design/performance-33.md, item 4); one
+        // word moves as it was written.
+        let lent = Lent {
+            policies: self,
+            classify,
+            call: &call,
+        };
+        let lent = &lent;
         // A round of hedges is recorded as one attempt.
         retried!(self, classify, {
             // The first attempt is written out here rather than made by
             // `attempt_async`: a future of its own type, polled at one
             // place (`Hedged::poll`), where it can be inlined, and made in
             // the place it is polled in.
-            let first = || async {
-                let mut call = &call;
-                attempt!(self, classify, &mut call, false)
+            let first = move || async move {
+                let mut call = lent.call;
+                attempt!(lent.policies, lent.classify, &mut call, false)
             };
             hedge
-                .run_with_first(self.retry.as_ref(), first, || {
-                    self.attempt_async(classify, &call)
+                .run_with_first(self.retry.as_ref(), first, move || {
+                    lent.policies.attempt_async(lent.classify, lent.call)
                 })
                 .await
         })
@@ -357,7 +393,7 @@ impl Policies {
                     policies: self,
                     from: self.stamp(),
                 };
-                let entered = bulkhead.enter_in_call().await;
+                let entered = enter!(bulkhead);
                 self.entered(waiting.over(), &entered);
                 let permit = entered?;
                 held!(permit, chaotic!(self, call()))
@@ -365,6 +401,14 @@ impl Policies {
             None => chaotic!(self, call()),
         }
     }
+}
+
+/// What every attempt of a hedged call borrows: the policies, the
+/// classifier and the caller's closure (see [`Policies::call_hedged`]).
+struct Lent<'p, 'c, 'e, E, C> {
+    policies: &'p Policies,
+    classify: &'c Classifier<'e, E>,
+    call: &'c C,
 }
 
 /// A wait for a slot under a timeout, while it lasts: dropped before it is
