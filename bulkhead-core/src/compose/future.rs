@@ -40,31 +40,6 @@ macro_rules! held {
     }};
 }
 
-/// A slot of `$bulkhead` (a `&Bulkhead`) for a call through `Policies`:
-/// an expression of `Result<BulkheadPermit, Rejection>`, for an `async`
-/// context, as `enter_in_call().await` decides it. What can be decided at
-/// once (a free slot taken by one compare-exchange, or a full bulkhead
-/// that neither waits nor has a rejection to count or publish) is decided
-/// inline, its result in registers; anything else (a wait, a pool, a class,
-/// a rejection to count, a lost compare-exchange) is `enter_in_call`'s.
-/// Awaited, `EnterInCall::poll` was left out of line in the hedged
-/// instantiation, and a poll out of line writes its 24-byte result through
-/// a pointer, which the caller reloads by a wider load than the stores:
-/// a failed store forward (docs/design/performance-33.md, item 4).
-macro_rules! enter {
-    ($bulkhead:expr) => {{
-        let bulkhead: &crate::bulkhead::Bulkhead = $bulkhead;
-        // `if let`, not `match`: the 2024 edition drops the scrutinee
-        // before `else`, so that it is not kept across the await (a
-        // `match` made every future holding this 24 bytes larger).
-        if let Some(entered) = bulkhead.enter_at_once() {
-            entered.map_err(Rejection::from)
-        } else {
-            bulkhead.enter_in_call().await
-        }
-    }};
-}
-
 /// `$call` (a future) awaited under the chaos policy of `$policies`, if
 /// any: what it injects (a latency slept on its clock, a fault in the
 /// call's place), then the call; an expression of `Result<T,
@@ -163,7 +138,7 @@ macro_rules! attempt {
                                     None => chaotic!(policies, ($call)()),
                                     Some(bulkhead) => {
                                         let from = policies.stamp();
-                                        let entered = enter!(bulkhead);
+                                        let entered = bulkhead.enter_in_call().await;
                                         policies.entered(from, &entered);
                                         match entered {
                                             Ok(permit) => {
@@ -228,18 +203,24 @@ macro_rules! retried {
         loop {
             number += 1;
             let from = if number == 1 { start } else { policies.stamp() };
-            let result = $attempt;
-            let end = policies.attempt_ended(number, from, &result, $classify);
-            match policies.retry_after(&mut retry, &result, $classify) {
-                Some(delay) => {
-                    if let Some((retry, _)) = &retry {
-                        retry.sleep_async(delay).await;
+            // The attempt's result lives in a scope that ends before the
+            // retry's sleep: a local that was borrowed is kept in the
+            // future's state until its scope ends (24 bytes more in every
+            // composed future for `Result<u64, CallError<()>>`); dropped
+            // before the sleep, it need not be kept there.
+            let delay = {
+                let result = $attempt;
+                let end = policies.attempt_ended(number, from, &result, $classify);
+                match policies.retry_after(&mut retry, &result, $classify) {
+                    Some(delay) => delay,
+                    None => {
+                        policies.call_ended(start, end, &result, $classify);
+                        return result;
                     }
                 }
-                None => {
-                    policies.call_ended(start, end, &result, $classify);
-                    return result;
-                }
+            };
+            if let Some((retry, _)) = &retry {
+                retry.sleep_async(delay).await;
             }
         }
     }};
@@ -393,7 +374,7 @@ impl Policies {
                     policies: self,
                     from: self.stamp(),
                 };
-                let entered = enter!(bulkhead);
+                let entered = bulkhead.enter_in_call().await;
                 self.entered(waiting.over(), &entered);
                 let permit = entered?;
                 held!(permit, chaotic!(self, call()))
