@@ -208,14 +208,31 @@ macro_rules! retried {
             // future's state until its scope ends (24 bytes more in every
             // composed future for `Result<u64, CallError<()>>`); dropped
             // before the sleep, it need not be kept there.
-            let delay = {
-                let result = $attempt;
-                let end = policies.attempt_ended(number, from, &result, $classify);
-                match policies.retry_after(&mut retry, &result, $classify) {
-                    Some(delay) => delay,
-                    None => {
-                        policies.call_ended(start, end, &result, $classify);
-                        return result;
+            let delay = match $attempt {
+                // A success is judged by its variant alone, through an
+                // `Ok(())` of its own: no reference to the value is taken,
+                // so that it can stay in registers to the return (a result
+                // whose address escapes to the classifier's functions is
+                // kept in memory, and its 16 bytes were reloaded by one
+                // load wider than the stores that wrote it: a failed store
+                // forward on every call).
+                Ok(value) => {
+                    let judged = &Ok::<(), _>(());
+                    let end = policies.attempt_ended(number, from, judged, $classify);
+                    let retried = policies.retry_after(&mut retry, judged, $classify);
+                    debug_assert!(retried.is_none(), "a success is not retried");
+                    policies.call_ended(start, end, judged, $classify);
+                    return Ok(value);
+                }
+                Err(error) => {
+                    let result = Err(error);
+                    let end = policies.attempt_ended(number, from, &result, $classify);
+                    match policies.retry_after(&mut retry, &result, $classify) {
+                        Some(delay) => delay,
+                        None => {
+                            policies.call_ended(start, end, &result, $classify);
+                            return result;
+                        }
                     }
                 }
             };
