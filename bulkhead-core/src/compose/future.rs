@@ -473,7 +473,7 @@ mod tests {
         }
     }
 
-    /// Policies on `clock` with a bulkhead of one slot, a hedge after
+    /// Policies on `clock` with a bulkhead of two slots, a hedge after
     /// `DELAY` (one at most), `retry` if given, recording into a hub whose
     /// hook collects the attempts; the events of all of them.
     struct Setup {
