@@ -203,18 +203,41 @@ macro_rules! retried {
         loop {
             number += 1;
             let from = if number == 1 { start } else { policies.stamp() };
-            let result = $attempt;
-            let end = policies.attempt_ended(number, from, &result, $classify);
-            match policies.retry_after(&mut retry, &result, $classify) {
-                Some(delay) => {
-                    if let Some((retry, _)) = &retry {
-                        retry.sleep_async(delay).await;
+            // The attempt's result lives in a scope that ends before the
+            // retry's sleep: a local that was borrowed is kept in the
+            // future's state until its scope ends (24 bytes more in every
+            // composed future for `Result<u64, CallError<()>>`); dropped
+            // before the sleep, it need not be kept there.
+            let delay = match $attempt {
+                // A success is judged by its variant alone, through an
+                // `Ok(())` of its own: no reference to the value is taken,
+                // so that it can stay in registers to the return (a result
+                // whose address escapes to the classifier's functions is
+                // kept in memory, and its 16 bytes were reloaded by one
+                // load wider than the stores that wrote it: a failed store
+                // forward on every call).
+                Ok(value) => {
+                    let judged = &Ok::<(), _>(());
+                    let end = policies.attempt_ended(number, from, judged, $classify);
+                    let retried = policies.retry_after(&mut retry, judged, $classify);
+                    debug_assert!(retried.is_none(), "a success is not retried");
+                    policies.call_ended(start, end, judged, $classify);
+                    return Ok(value);
+                }
+                Err(error) => {
+                    let result = Err(error);
+                    let end = policies.attempt_ended(number, from, &result, $classify);
+                    match policies.retry_after(&mut retry, &result, $classify) {
+                        Some(delay) => delay,
+                        None => {
+                            policies.call_ended(start, end, &result, $classify);
+                            return result;
+                        }
                     }
                 }
-                None => {
-                    policies.call_ended(start, end, &result, $classify);
-                    return result;
-                }
+            };
+            if let Some((retry, _)) = &retry {
+                retry.sleep_async(delay).await;
             }
         }
     }};
@@ -286,19 +309,32 @@ impl Policies {
         #[allow(unsafe_code)]
         let shared = unsafe { OneTask::new(call) };
         let call = || shared.call();
+        // What the attempts borrow, behind one reference: a future that
+        // captures several moves them into its locals at its first poll by
+        // a wide copy of values just written one by one, which stalls on
+        // store forwarding (docs/design/performance-33.md, item 4); one
+        // word moves as it was written.
+        let borrowed = Borrowed {
+            policies: self,
+            classify,
+            call: &call,
+        };
+        let borrowed = &borrowed;
         // A round of hedges is recorded as one attempt.
         retried!(self, classify, {
             // The first attempt is written out here rather than made by
             // `attempt_async`: a future of its own type, polled at one
             // place (`Hedged::poll`), where it can be inlined, and made in
             // the place it is polled in.
-            let first = || async {
-                let mut call = &call;
-                attempt!(self, classify, &mut call, false)
+            let first = move || async move {
+                let mut call = borrowed.call;
+                attempt!(borrowed.policies, borrowed.classify, &mut call, false)
             };
             hedge
-                .run_with_first(self.retry.as_ref(), first, || {
-                    self.attempt_async(classify, &call)
+                .run_with_first(self.retry.as_ref(), first, move || {
+                    borrowed
+                        .policies
+                        .attempt_async(borrowed.classify, borrowed.call)
                 })
                 .await
         })
@@ -367,6 +403,14 @@ impl Policies {
     }
 }
 
+/// What every attempt of a hedged call borrows: the policies, the
+/// classifier and the caller's closure (see [`Policies::call_hedged`]).
+struct Borrowed<'p, 'c, 'e, E, C> {
+    policies: &'p Policies,
+    classify: &'c Classifier<'e, E>,
+    call: &'c C,
+}
+
 /// A wait for a slot under a timeout, while it lasts: dropped before it is
 /// [`over`](Self::over) (the timeout dropped the wait), it records an
 /// abandoned wait, as a sync call's wait cut by its timeout is.
@@ -388,5 +432,263 @@ impl Drop for Waiting<'_> {
     #[inline(always)]
     fn drop(&mut self) {
         self.policies.waited(self.from, WaitOutcome::Abandoned);
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::cell::Cell;
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::{Arc, Mutex};
+    use std::task::{Context, Poll, Waker};
+    use std::time::Duration;
+
+    use crate::bulkhead::{Bulkhead, BulkheadConfig};
+    use crate::clock::ManualClock;
+    use crate::compose::{Classifier, Policies};
+    use crate::context::PolicyContext;
+    use crate::events::{Event, EventBus, EventStream, HedgeEventKind, RetryEventKind};
+    use crate::hedge::{Hedge, HedgeConfig};
+    use crate::rejection::CallError;
+    use crate::retry::{Retry, RetryConfig};
+    use crate::telemetry::{AttemptHook, AttemptRecord, HistogramKind, Outcome, TelemetryHub};
+
+    const DELAY: Duration = Duration::from_millis(10);
+
+    /// A call's future, hedged or not.
+    type Call<'a> = Pin<Box<dyn Future<Output = Result<u64, CallError<&'static str>>> + 'a>>;
+
+    fn poll<F: Future + ?Sized>(future: Pin<&mut F>) -> Poll<F::Output> {
+        future.poll(&mut Context::from_waker(Waker::noop()))
+    }
+
+    /// The attempts the hub's hook was told of: (number, outcome).
+    #[derive(Default)]
+    struct Attempts(Mutex<Vec<(u32, Outcome)>>);
+
+    impl AttemptHook for Attempts {
+        fn attempt(&self, record: &AttemptRecord<'_>) {
+            self.0.lock().unwrap().push((record.number, record.outcome));
+        }
+    }
+
+    /// Policies on `clock` with a bulkhead of two slots, a hedge after
+    /// `DELAY` (one at most), `retry` if given, recording into a hub whose
+    /// hook collects the attempts; the events of all of them.
+    struct Setup {
+        clock: ManualClock,
+        policies: Policies,
+        hub: TelemetryHub,
+        attempts: Arc<Attempts>,
+        events: std::cell::RefCell<EventStream>,
+    }
+
+    fn setup(name: &str, retry: Option<RetryConfig>) -> Setup {
+        let clock = ManualClock::new();
+        let bus = EventBus::default();
+        let events = bus.subscribe();
+        let context = PolicyContext::new(Arc::new(clock.clone())).with_events(bus);
+        let hub = TelemetryHub::new();
+        let attempts = Arc::new(Attempts::default());
+        hub.set_attempt_hook(Arc::clone(&attempts) as Arc<dyn AttemptHook>);
+        hub.record();
+        let hedge = HedgeConfig::builder()
+            .max_hedged(1)
+            .delay(DELAY)
+            .build()
+            .unwrap();
+        let bulkhead = BulkheadConfig::builder().max_concurrent(2).build().unwrap();
+        let mut policies = Policies::on_clock(Arc::new(clock.clone()))
+            .with_bulkhead(Bulkhead::with_context(name, bulkhead, context.clone()))
+            .with_hedge(Hedge::with_context(name, hedge, context.clone()))
+            .with_telemetry(hub.instance(name));
+        if let Some(retry) = retry {
+            policies = policies.with_retry(Retry::with_context(name, retry, context));
+        }
+        Setup {
+            clock,
+            policies,
+            hub,
+            attempts,
+            events: std::cell::RefCell::new(events),
+        }
+    }
+
+    impl Setup {
+        fn attempts(&self) -> Vec<(u32, Outcome)> {
+            self.attempts.0.lock().unwrap().clone()
+        }
+
+        /// The calls recorded, by outcome.
+        fn calls(&self) -> Vec<(String, u64)> {
+            self.hub
+                .histograms()
+                .into_iter()
+                .filter(|h| h.kind() == HistogramKind::CallDuration && h.histogram().count() > 0)
+                .map(|h| (h.outcome().to_owned(), h.histogram().count()))
+                .collect()
+        }
+
+        fn hedge_events(&self) -> Vec<HedgeEventKind> {
+            self.events
+                .borrow_mut()
+                .drain()
+                .filter_map(|event| match event {
+                    Event::Hedge(event) => Some(event.kind),
+                    _ => None,
+                })
+                .collect()
+        }
+
+        fn slots_held(&self) -> u32 {
+            self.policies.bulkhead().unwrap().concurrent_calls()
+        }
+    }
+
+    /// A future that stays pending, and says when it is dropped.
+    struct Hanging<'a>(&'a Cell<bool>);
+
+    impl Future for Hanging<'_> {
+        type Output = Result<u64, ()>;
+        fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Self::Output> {
+            Poll::Pending
+        }
+    }
+
+    impl Drop for Hanging<'_> {
+        fn drop(&mut self) {
+            self.0.set(true);
+        }
+    }
+
+    #[test]
+    fn a_hedged_call_answered_at_its_first_poll_is_one_attempt_and_no_hedge() {
+        let setup = setup("future-ready", None);
+        let classify = Classifier::new();
+        let made = Cell::new(0);
+        let mut call = std::pin::pin!(setup.policies.call_hedged(&classify, || {
+            made.set(made.get() + 1);
+            async { Ok::<u64, ()>(7) }
+        }));
+        assert_eq!(poll(call.as_mut()), Poll::Ready(Ok(7)));
+        assert_eq!(made.get(), 1, "one attempt made");
+        assert_eq!(
+            setup.slots_held(),
+            0,
+            "its slot given back before it returned"
+        );
+        assert_eq!(setup.clock.sleepers(), 0, "no timer set");
+        assert_eq!(setup.hedge_events(), []);
+        assert_eq!(setup.attempts(), [(1, Outcome::Success)]);
+        assert_eq!(setup.calls(), [("success".to_owned(), 1)]);
+    }
+
+    #[test]
+    fn a_slow_first_attempt_gets_its_hedge_after_the_delay_and_is_dropped_when_it_loses() {
+        let setup = setup("future-slow", None);
+        let classify = Classifier::new();
+        let first_dropped = Cell::new(false);
+        let made = Cell::new(0);
+        let call = || {
+            made.set(made.get() + 1);
+            let first = made.get() == 1;
+            let hanging = Hanging(&first_dropped);
+            async move {
+                if first {
+                    hanging.await
+                } else {
+                    drop(hanging);
+                    Ok(8)
+                }
+            }
+        };
+        let mut call = std::pin::pin!(setup.policies.call_hedged(&classify, call));
+        assert!(poll(call.as_mut()).is_pending());
+        assert_eq!(setup.slots_held(), 1);
+        setup.clock.advance(DELAY - Duration::from_nanos(1));
+        assert!(poll(call.as_mut()).is_pending());
+        assert_eq!(made.get(), 1, "no hedge before the delay");
+        assert!(!first_dropped.get());
+        setup.clock.advance(Duration::from_nanos(1));
+        assert_eq!(poll(call.as_mut()), Poll::Ready(Ok(8)), "the hedge won");
+        assert_eq!(made.get(), 2);
+        assert!(
+            first_dropped.get(),
+            "the first attempt, beaten, was dropped"
+        );
+        assert_eq!(setup.slots_held(), 0, "and its slot given back");
+        assert_eq!(setup.clock.sleepers(), 0);
+        assert_eq!(
+            setup.hedge_events(),
+            [
+                HedgeEventKind::Started { hedge: 1 },
+                HedgeEventKind::Won { hedge: 1 }
+            ]
+        );
+        assert_eq!(
+            setup.attempts(),
+            [(1, Outcome::Success)],
+            "a round of hedges is one attempt"
+        );
+        assert_eq!(setup.calls(), [("success".to_owned(), 1)]);
+    }
+
+    #[test]
+    fn a_failed_attempt_is_recorded_retried_after_its_delay_then_the_success_recorded() {
+        let retry = RetryConfig::builder()
+            .max_attempts(3)
+            .wait(DELAY * 10)
+            .build()
+            .unwrap();
+        let setup = setup("future-retried", Some(retry));
+        let classify = Classifier::new();
+        let made = Cell::new(0_u64);
+        let call = || {
+            made.set(made.get() + 1);
+            let attempt = made.get();
+            async move {
+                if attempt == 1 {
+                    Err("boom")
+                } else {
+                    Ok(attempt)
+                }
+            }
+        };
+        for hedged in [false, true] {
+            made.set(0);
+            setup.attempts.0.lock().unwrap().clear();
+            let mut call: Call<'_> = if hedged {
+                Box::pin(setup.policies.call_hedged(&classify, call))
+            } else {
+                Box::pin(setup.policies.call_async(&classify, call))
+            };
+            assert!(poll(call.as_mut()).is_pending(), "waiting to retry");
+            assert_eq!(setup.attempts(), [(1, Outcome::Error)]);
+            setup.clock.advance(DELAY * 10);
+            assert_eq!(poll(call.as_mut()), Poll::Ready(Ok(2)));
+            assert_eq!(
+                setup.attempts(),
+                [(1, Outcome::Error), (2, Outcome::Success)]
+            );
+            let retried: Vec<_> = setup
+                .events
+                .borrow_mut()
+                .drain()
+                .filter_map(|event| match event {
+                    Event::Retry(event) => Some(event.kind),
+                    _ => None,
+                })
+                .collect();
+            assert!(
+                matches!(
+                    retried.last(),
+                    Some(RetryEventKind::Succeeded { attempts: 2 })
+                ),
+                "{retried:?}"
+            );
+        }
+        assert_eq!(setup.calls(), [("success".to_owned(), 2)]);
+        assert_eq!(setup.slots_held(), 0);
     }
 }
