@@ -202,7 +202,7 @@ impl Bulkhead {
 impl<'a> Future for EnterInCall<'a> {
     type Output = Result<BulkheadPermit<'a>, Rejection>;
 
-    #[inline]
+    #[inline(always)]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let enter = &mut self.0;
         match enter.poll_in(cx, true) {
