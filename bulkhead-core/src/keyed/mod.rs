@@ -460,7 +460,11 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
             return Ok(self.taken(fast));
         }
         let Some(until) = self.wait_until() else {
-            return self.try_enter(key);
+            // No wait: `try_enter`, the lookup already made.
+            if let Some(refusal) = refusal_of(fast) {
+                return Err(self.reject(refusal, false));
+            }
+            return self.try_enter_slow(key);
         };
         let wake = crate::clock::Wake::Thread(crate::loom::thread::current());
         match self.take(key, Some(wake)) {
@@ -1025,6 +1029,17 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
 const KEY_FULL: usize = 1;
 const GLOBAL_FULL: usize = 2;
 const SLOW: usize = 3;
+
+/// The refusal a [`KeyedBulkhead::fast`] result stands for, if it is one
+/// (`None` for a slot's address or [`SLOW`]).
+#[inline(always)]
+pub(crate) const fn refusal_of(fast: usize) -> Option<Refusal> {
+    match fast {
+        KEY_FULL => Some(Refusal::KeyFull),
+        GLOBAL_FULL => Some(Refusal::GlobalFull),
+        _ => None,
+    }
+}
 
 /// A new key found `max_keys` keys live; the wake not used.
 struct Retry(Option<crate::clock::Wake>);

@@ -82,6 +82,15 @@ where
                     return Poll::Ready(Ok(keyed.taken(fast)));
                 }
                 let until = keyed.wait_until();
+                // A live key refused with no wait: refused as `try_enter`
+                // refuses, without going to the shard's lock to find out
+                // again.
+                if until.is_none()
+                    && let Some(refusal) = super::refusal_of(fast)
+                {
+                    this.state = State::Done;
+                    return Poll::Ready(Err(keyed.reject(refusal, false)));
+                }
                 let wake = until.map(|_| Wake::Task(cx.waker().clone()));
                 match keyed.take(this.key, wake) {
                     Ok(slot) => {
