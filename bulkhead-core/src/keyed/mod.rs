@@ -876,13 +876,20 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
         reserved
     }
 
+    /// Whether refused calls may wait (`max_wait` is not zero): one load,
+    /// no clock read.
+    #[inline(always)]
+    pub(crate) fn waits(&self) -> bool {
+        self.inner.max_wait.load(Relaxed) != 0
+    }
+
     /// When a waiting call gives up: `None` if calls do not wait (or a
     /// deadline scope has already passed).
     pub(crate) fn wait_until(&self) -> Option<Instant> {
-        let max_wait = Duration::from_nanos(self.inner.max_wait.load(Relaxed));
-        if max_wait.is_zero() {
+        if !self.waits() {
             return None;
         }
+        let max_wait = Duration::from_nanos(self.inner.max_wait.load(Relaxed));
         let now = self.anchor.context().clock().now();
         let own = now + max_wait;
         let until = crate::deadline::first_before(Some(own)).unwrap_or(own);
