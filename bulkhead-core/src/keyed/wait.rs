@@ -65,15 +65,15 @@ where
 {
     type Output = Result<BulkheadPermit<'a>, BulkheadFull>;
 
-    /// The first poll of an enabled bulkhead decides here, inlined in the
-    /// caller, when the key is live and no wait is possible: a free slot
-    /// is taken, a refusal returned, with no call but the lookup's (and
-    /// the rejection's); the rest is [`poll_slow`](Self::poll_slow).
-    /// Always inlined: called, the poll's result (three words) goes
-    /// through memory, and a `#[inline]` poll is left out of line once
-    /// the lookup is inlined in it (callgrind, user crate: 190
-    /// instructions a refused call this way, 157 inlined; `try_enter`'s
-    /// 145).
+    // The first poll of an enabled bulkhead decides here, inlined in the
+    // caller, when the key is live and no wait is possible: a free slot
+    // is taken, a refusal returned, with no call but the lookup's (and
+    // the rejection's); the rest is `poll_slow`.
+    // Always inlined: called, the poll's result (three words) goes
+    // through memory, and a `#[inline]` poll is left out of line once
+    // the lookup is inlined in it (callgrind, user crate: 190
+    // instructions a refused call this way, 157 inlined; `try_enter`'s
+    // 145).
     #[inline(always)]
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
