@@ -460,7 +460,11 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
             return Ok(self.taken(fast));
         }
         let Some(until) = self.wait_until() else {
-            return self.try_enter(key);
+            // No wait: `try_enter`, the lookup already made.
+            if let Some(refusal) = refusal_of(fast) {
+                return Err(self.reject(refusal, false));
+            }
+            return self.try_enter_slow(key);
         };
         let wake = crate::clock::Wake::Thread(crate::loom::thread::current());
         match self.take(key, Some(wake)) {
@@ -872,13 +876,20 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
         reserved
     }
 
+    /// Whether refused calls may wait (`max_wait` is not zero): one load,
+    /// no clock read.
+    #[inline(always)]
+    pub(crate) fn waits(&self) -> bool {
+        self.inner.max_wait.load(Relaxed) != 0
+    }
+
     /// When a waiting call gives up: `None` if calls do not wait (or a
     /// deadline scope has already passed).
     pub(crate) fn wait_until(&self) -> Option<Instant> {
-        let max_wait = Duration::from_nanos(self.inner.max_wait.load(Relaxed));
-        if max_wait.is_zero() {
+        if !self.waits() {
             return None;
         }
+        let max_wait = Duration::from_nanos(self.inner.max_wait.load(Relaxed));
         let now = self.anchor.context().clock().now();
         let own = now + max_wait;
         let until = crate::deadline::first_before(Some(own)).unwrap_or(own);
@@ -1025,6 +1036,17 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
 const KEY_FULL: usize = 1;
 const GLOBAL_FULL: usize = 2;
 const SLOW: usize = 3;
+
+/// The refusal a [`KeyedBulkhead::fast`] result stands for, if it is one
+/// (`None` for a slot's address or [`SLOW`]).
+#[inline(always)]
+pub(crate) const fn refusal_of(fast: usize) -> Option<Refusal> {
+    match fast {
+        KEY_FULL => Some(Refusal::KeyFull),
+        GLOBAL_FULL => Some(Refusal::GlobalFull),
+        _ => None,
+    }
+}
 
 /// A new key found `max_keys` keys live; the wake not used.
 struct Retry(Option<crate::clock::Wake>);

@@ -901,3 +901,165 @@ fn a_key_whose_drop_panics_in_a_sweep_leaves_the_table_sound() {
     assert_eq!(keyed.keys(), 1);
     drop(std::mem::ManuallyDrop::into_inner(keyed));
 }
+
+/// A keyed bulkhead on `clock` whose events go to a bus subscribed to.
+fn observed(
+    clock: &ManualClock,
+    config: BulkheadConfig,
+) -> (KeyedBulkhead<String>, crate::events::EventStream) {
+    let bus = EventBus::new(64);
+    let events = bus.subscribe();
+    let context = PolicyContext::new(Arc::new(clock.clone())).with_events(bus);
+    (KeyedBulkhead::with_context("k", config, context), events)
+}
+
+/// The one `KeyRejected` event published since the last call, if any.
+fn key_rejected(events: &mut crate::events::EventStream) -> Option<(KeyRefusal, u32, bool)> {
+    let mut found = None;
+    while let Some(event) = events.try_recv() {
+        if let Event::Bulkhead(BulkheadEvent {
+            kind:
+                BulkheadEventKind::KeyRejected {
+                    reason,
+                    limit,
+                    waited,
+                },
+            ..
+        }) = event
+        {
+            assert!(found.is_none(), "one KeyRejected event per refusal");
+            found = Some((reason, limit, waited));
+        }
+    }
+    found
+}
+
+#[test]
+fn an_async_call_refused_with_no_wait_is_rejected_at_once_counted_and_leaks_nothing() {
+    let clock = ManualClock::new();
+    let config = BulkheadConfig::builder()
+        .max_concurrent(2)
+        .per_key(1)
+        .idle_evict(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    let (keyed, mut events) = observed(&clock, config);
+    // A live key at its per_key.
+    let held = keyed.try_enter("a").unwrap();
+    let mut refused = Box::pin(keyed.enter_async("a"));
+    match poll(&mut refused) {
+        Poll::Ready(Err(full)) => assert_eq!(full.instance(), "k"),
+        other => panic!("refused at the first poll, got {other:?}"),
+    }
+    drop(refused);
+    assert_eq!(
+        key_rejected(&mut events),
+        Some((KeyRefusal::KeyFull, 1, false))
+    );
+    assert_eq!(
+        (keyed.in_flight("a"), keyed.concurrent_calls()),
+        (1, 1),
+        "the refusal took nothing"
+    );
+    assert_eq!((keyed.keys(), keyed.waiting_calls()), (1, 0));
+    // A live key with room while all keys hold max_concurrent.
+    drop(keyed.try_enter("b").unwrap());
+    let other = keyed.try_enter("c").unwrap();
+    assert!(matches!(
+        poll(&mut Box::pin(keyed.enter_async("b"))),
+        Poll::Ready(Err(_))
+    ));
+    assert_eq!(
+        key_rejected(&mut events),
+        Some((KeyRefusal::GlobalFull, 2, false))
+    );
+    // The blocking path refuses the same way.
+    assert!(keyed.enter("b").is_err());
+    assert_eq!(
+        key_rejected(&mut events),
+        Some((KeyRefusal::GlobalFull, 2, false))
+    );
+    drop(other);
+    assert!(keyed.enter("a").is_err());
+    assert_eq!(
+        key_rejected(&mut events),
+        Some((KeyRefusal::KeyFull, 1, false))
+    );
+    assert_eq!(keyed.inner.slots.used(), 1);
+    // Released, the keys are idle and swept: no refusal kept one alive.
+    drop(held);
+    for _ in 0..4 {
+        clock.advance(Duration::from_secs(1));
+        keyed.evict_idle();
+    }
+    assert_eq!(keyed.keys(), 0);
+    assert_eq!(keyed.inner.slots.used(), 0);
+}
+
+#[test]
+fn an_async_call_admitted_at_once_gives_its_slot_back_on_drop() {
+    let keyed: KeyedBulkhead<String> = manual(config(2, 1));
+    drop(keyed.try_enter("a").unwrap());
+    // The key live: the fast path; then a new key: the slow one.
+    for key in ["a", "b"] {
+        let permit = match poll(&mut Box::pin(keyed.enter_async(key))) {
+            Poll::Ready(Ok(permit)) => permit,
+            other => panic!("admitted at the first poll, got {other:?}"),
+        };
+        assert_eq!((keyed.in_flight(key), keyed.concurrent_calls()), (1, 1));
+        assert!(keyed.try_enter(key).is_err(), "the slot is held");
+        drop(permit);
+        assert_eq!((keyed.in_flight(key), keyed.concurrent_calls()), (0, 0));
+        drop(keyed.try_enter(key).unwrap());
+    }
+    assert_eq!(keyed.inner.slots.used(), 0);
+}
+
+#[test]
+fn a_live_key_at_its_limit_still_waits_when_max_wait_allows() {
+    let clock = ManualClock::new();
+    let config = BulkheadConfig::builder()
+        .max_concurrent(4)
+        .per_key(1)
+        .max_wait(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let (keyed, mut events) = observed(&clock, config);
+    // The key live and at its per_key, global room: the fast lookup
+    // refuses, the call queues rather than failing.
+    let held = keyed.try_enter("a").unwrap();
+    let mut waiter = Box::pin(keyed.enter_async("a"));
+    assert!(poll(&mut waiter).is_pending());
+    assert_eq!(keyed.waiting_calls(), 1);
+    assert_eq!(key_rejected(&mut events), None);
+    drop(held);
+    let permit = match poll(&mut waiter) {
+        Poll::Ready(Ok(permit)) => permit,
+        other => panic!("served once the slot came free, got {other:?}"),
+    };
+    assert_eq!((keyed.in_flight("a"), keyed.waiting_calls()), (1, 0));
+    // The same with all keys at max_concurrent, a live key with room.
+    drop(keyed.try_enter("e").unwrap());
+    let more: Vec<_> = ["b", "c", "d"]
+        .iter()
+        .map(|key| keyed.try_enter(*key).unwrap())
+        .collect();
+    let mut global = Box::pin(keyed.enter_async("e"));
+    assert!(poll(&mut global).is_pending());
+    drop(permit);
+    assert!(matches!(poll(&mut global), Poll::Ready(Ok(_))));
+    drop((global, more));
+    assert_eq!(keyed.inner.slots.used(), 0);
+    // Past a deadline scope, the wait is over before it starts: refused
+    // at once, as with no max_wait.
+    let _held = keyed.try_enter("a").unwrap();
+    let past = crate::clock::Clock::now(&clock);
+    clock.advance(Duration::from_secs(1));
+    let refused = crate::deadline::with(past, || poll(&mut Box::pin(keyed.enter_async("a"))));
+    assert!(matches!(refused, Poll::Ready(Err(_))));
+    assert_eq!(
+        key_rejected(&mut events),
+        Some((KeyRefusal::KeyFull, 1, false))
+    );
+    assert_eq!(keyed.waiting_calls(), 0);
+}

@@ -48,6 +48,7 @@ use std::time::{Duration, Instant};
 use bulkhead::clock::RecentTime;
 use bulkhead::{Adaptive, Bulkhead, BulkheadConfig, Pipeline, Registry, Rejection, resilient};
 use bulkhead_core::KeyedBulkhead;
+use dashmap::DashMap;
 use tokio::sync::Semaphore;
 
 /// The caller's error: a rejection, kept.
@@ -441,6 +442,58 @@ where
     acc
 }
 
+/// Issue 33: `enter_async(&key)` on a keyed bulkhead polled once with a
+/// noop waker (`max_wait` zero: admitted or rejected at the first poll),
+/// the permit dropped.
+#[inline(never)]
+fn keyed_enter_async<K, Q>(calls: u64, keyed: &KeyedBulkhead<K>, key: &Q) -> u64
+where
+    K: std::hash::Hash + Eq + Send + Sync + 'static + std::borrow::Borrow<Q>,
+    Q: std::hash::Hash + Eq + ToOwned<Owned = K> + ?Sized,
+{
+    let mut acc = 0_u64;
+    let mut cx = Context::from_waker(Waker::noop());
+    for _ in 0..calls {
+        let enter = pin!(black_box(keyed).enter_async(black_box(key)));
+        acc = acc.wrapping_add(match enter.poll(&mut cx) {
+            Poll::Ready(Ok(permit)) => {
+                drop(permit);
+                1
+            }
+            Poll::Ready(Err(_)) => 2,
+            Poll::Pending => 3,
+        });
+    }
+    acc
+}
+
+/// Issue 33: the contention bench's async keyed reference, uncontended: a
+/// tokio `Semaphore` per key in a `DashMap`, the key's looked up and
+/// `try_acquire_owned()` on a clone of its `Arc` (refused when the key
+/// holds its one permit), the permit dropped.
+#[inline(never)]
+fn tokio_dashmap_try_acquire(
+    calls: u64,
+    keys: &DashMap<u64, std::sync::Arc<Semaphore>>,
+    key: u64,
+) -> u64 {
+    let mut acc = 0_u64;
+    for _ in 0..calls {
+        let semaphore = match black_box(keys).get(&black_box(key)) {
+            Some(semaphore) => std::sync::Arc::clone(&semaphore),
+            None => return acc,
+        };
+        acc = acc.wrapping_add(match semaphore.try_acquire_owned() {
+            Ok(permit) => {
+                drop(permit);
+                1
+            }
+            Err(_) => 2,
+        });
+    }
+    acc
+}
+
 /// Issue 31's "one hash lookup": a key hashed by foldhash's fast hasher
 /// and found in a hashbrown `HashTable` of boxed entries, as the keyed
 /// bulkhead's table holds them (one key in it), a load of the entry's
@@ -752,6 +805,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     assert!(
         keyed_u64_full.try_enter(&key_u64).is_err() && keyed_str_full.try_enter(key_str).is_err()
     );
+    // Issue 33: the contention bench's async keyed reference (tokio per
+    // key in a DashMap), one live key, roomy or holding its one permit.
+    let tokio_map: DashMap<u64, std::sync::Arc<Semaphore>> = DashMap::new();
+    tokio_map.insert(key_u64, std::sync::Arc::new(Semaphore::new(1000)));
+    let tokio_map_full: DashMap<u64, std::sync::Arc<Semaphore>> = DashMap::new();
+    tokio_map_full.insert(key_u64, std::sync::Arc::new(Semaphore::new(1)));
+    let _held_tokio_map = tokio_map_full
+        .get(&key_u64)
+        .map(|semaphore| std::sync::Arc::clone(&semaphore).try_acquire_owned())
+        .ok_or("the key is live")??;
     // A keyed bulkhead where another key has a call waiting (its one slot
     // held, a second call queued for up to an hour): the free path of
     // every other key while anybody waits, as under a noisy tenant.
@@ -1163,6 +1226,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "keyed_try_enter_rejected",
             "issue 31: `KeyedBulkhead<u64>::try_enter(&key)` rejected, key at its per_key",
             |n| keyed_try_enter(n, &keyed_u64_full, &key_u64),
+        ),
+        Case::new(
+            "keyed_enter_async",
+            "issue 33: `KeyedBulkhead<u64>::enter_async(&key)` polled once + drop, free slot",
+            |n| keyed_enter_async(n, &keyed_u64, &key_u64),
+        ),
+        Case::new(
+            "keyed_enter_async_rejected",
+            "issue 33: `KeyedBulkhead<u64>::enter_async(&key)` polled once, key at its per_key",
+            |n| keyed_enter_async(n, &keyed_u64_full, &key_u64),
+        ),
+        Case::new(
+            "tokio_dashmap",
+            "issue 33: tokio `Semaphore` per key in a `DashMap`: get + `try_acquire_owned()` + drop",
+            |n| tokio_dashmap_try_acquire(n, &tokio_map, key_u64),
+        ),
+        Case::new(
+            "tokio_dashmap_rejected",
+            "issue 33: tokio `Semaphore` per key in a `DashMap`: get + `try_acquire_owned()` refused",
+            |n| tokio_dashmap_try_acquire(n, &tokio_map_full, key_u64),
         ),
         Case::new(
             "keyed_try_enter_rejected_str",
