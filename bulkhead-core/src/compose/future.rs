@@ -634,6 +634,103 @@ mod tests {
         assert_eq!(setup.calls(), [("success".to_owned(), 1)]);
     }
 
+    /// A future that stays pending until its cell holds a value, and says
+    /// when it is dropped.
+    struct Awaiting<'a> {
+        value: &'a Cell<Option<u64>>,
+        dropped: &'a Cell<bool>,
+    }
+
+    impl Future for Awaiting<'_> {
+        type Output = Result<u64, ()>;
+        fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Self::Output> {
+            match self.value.take() {
+                Some(value) => Poll::Ready(Ok(value)),
+                None => Poll::Pending,
+            }
+        }
+    }
+
+    impl Drop for Awaiting<'_> {
+        fn drop(&mut self) {
+            self.dropped.set(true);
+        }
+    }
+
+    #[test]
+    fn a_first_attempt_pending_at_its_first_poll_then_ready_before_the_delay_is_one_attempt_and_no_hedge()
+     {
+        let setup = setup("future-pending-then-ready", None);
+        let classify = Classifier::new();
+        let (value, dropped) = (Cell::new(None), Cell::new(false));
+        let made = Cell::new(0);
+        let call = || {
+            made.set(made.get() + 1);
+            Awaiting {
+                value: &value,
+                dropped: &dropped,
+            }
+        };
+        let mut call = std::pin::pin!(setup.policies.call_hedged(&classify, call));
+        assert!(poll(call.as_mut()).is_pending());
+        assert_eq!(setup.clock.sleepers(), 1, "the hedge's timer, set");
+        assert_eq!(setup.slots_held(), 1);
+        setup.clock.advance(DELAY - Duration::from_nanos(1));
+        value.set(Some(9));
+        assert_eq!(poll(call.as_mut()), Poll::Ready(Ok(9)));
+        assert_eq!(made.get(), 1, "no hedge made");
+        assert!(dropped.get());
+        assert_eq!(setup.clock.sleepers(), 0, "the timer dropped");
+        assert_eq!(setup.slots_held(), 0);
+        assert_eq!(setup.hedge_events(), []);
+        assert_eq!(setup.attempts(), [(1, Outcome::Success)]);
+        assert_eq!(setup.calls(), [("success".to_owned(), 1)]);
+    }
+
+    #[test]
+    fn a_first_attempt_that_wins_after_its_hedge_started_drops_the_hedge() {
+        let setup = setup("future-first-wins", None);
+        let classify = Classifier::new();
+        let (first, hedge) = (Cell::new(None), Cell::new(None));
+        let (first_dropped, hedge_dropped) = (Cell::new(false), Cell::new(false));
+        let made = Cell::new(0);
+        let call = || {
+            made.set(made.get() + 1);
+            if made.get() == 1 {
+                Awaiting {
+                    value: &first,
+                    dropped: &first_dropped,
+                }
+            } else {
+                Awaiting {
+                    value: &hedge,
+                    dropped: &hedge_dropped,
+                }
+            }
+        };
+        let mut call = std::pin::pin!(setup.policies.call_hedged(&classify, call));
+        assert!(poll(call.as_mut()).is_pending());
+        setup.clock.advance(DELAY - Duration::from_nanos(1));
+        assert!(poll(call.as_mut()).is_pending());
+        assert_eq!(made.get(), 1, "no hedge before the delay");
+        setup.clock.advance(Duration::from_nanos(1));
+        assert!(poll(call.as_mut()).is_pending());
+        assert_eq!(made.get(), 2, "the hedge, at exactly the delay");
+        assert_eq!(setup.slots_held(), 2, "each attempt holds a slot");
+        first.set(Some(1));
+        assert_eq!(poll(call.as_mut()), Poll::Ready(Ok(1)), "the first won");
+        assert!(first_dropped.get() && hedge_dropped.get());
+        assert_eq!(setup.slots_held(), 0, "the beaten hedge's slot given back");
+        assert_eq!(setup.clock.sleepers(), 0);
+        assert_eq!(
+            setup.hedge_events(),
+            [HedgeEventKind::Started { hedge: 1 }],
+            "no `Won`: the first attempt is not a hedge"
+        );
+        assert_eq!(setup.attempts(), [(1, Outcome::Success)]);
+        assert_eq!(setup.calls(), [("success".to_owned(), 1)]);
+    }
+
     #[test]
     fn a_failed_attempt_is_recorded_retried_after_its_delay_then_the_success_recorded() {
         let retry = RetryConfig::builder()
