@@ -176,6 +176,34 @@ fn an_async_waiter_cancelled_while_a_slot_is_released_loses_nothing() {
     });
 }
 
+/// The first poll of `enter_async` decides a live key's call inline (a
+/// free slot taken, or a refusal with no wait returned at once, issue 33):
+/// racing the release of the key's only slot, it is admitted or refused,
+/// never both, and leaves nothing held, counted or queued either way.
+#[test]
+fn an_async_call_decided_at_its_first_poll_races_a_release_and_loses_nothing() {
+    loom::model(|| {
+        let clock = ManualClock::new();
+        let keyed = keyed(2, 1, Duration::ZERO, &clock);
+        let held = keyed.try_enter_owned(&0).unwrap();
+        let releaser = thread::spawn(move || drop(held));
+        let key = 0;
+        let mut call = keyed.enter_async(&key);
+        match poll_noop(&mut call) {
+            std::task::Poll::Ready(Ok(permit)) => {
+                // The key's only slot: the release came first.
+                assert!(keyed.try_enter(&0).is_err(), "the key's limit doubled");
+                drop(permit);
+            }
+            std::task::Poll::Ready(Err(_)) => {}
+            std::task::Poll::Pending => panic!("no wait allowed, yet it waits"),
+        }
+        drop(call);
+        releaser.join().unwrap();
+        assert_idle(&keyed, 2);
+    });
+}
+
 #[test]
 fn a_sweep_racing_calls_frees_only_idle_keys() {
     loom::model(|| {
