@@ -886,10 +886,10 @@ impl<K: Hash + Eq + Send + Sync + 'static> KeyedBulkhead<K> {
     /// When a waiting call gives up: `None` if calls do not wait (or a
     /// deadline scope has already passed).
     pub(crate) fn wait_until(&self) -> Option<Instant> {
-        if !self.waits() {
+        let max_wait = Duration::from_nanos(self.inner.max_wait.load(Relaxed));
+        if max_wait.is_zero() {
             return None;
         }
-        let max_wait = Duration::from_nanos(self.inner.max_wait.load(Relaxed));
         let now = self.anchor.context().clock().now();
         let own = now + max_wait;
         let until = crate::deadline::first_before(Some(own)).unwrap_or(own);

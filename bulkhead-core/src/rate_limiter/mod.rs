@@ -169,14 +169,13 @@ impl RateLimiter {
         let clock = context.clock();
         let margin = nanos(clock.resolution());
         // Only the system clock keeps a recent time in memory.
-        let tsc = if clock.recent_time().is_some()
-            && nanos(config.refresh_period()) < margin.saturating_mul(RECENT_PERIODS)
+        let (period, max_wait) = (nanos(config.refresh_period()), nanos(config.max_wait()));
+        let tsc = if clock.recent_time().is_some() && period < margin.saturating_mul(RECENT_PERIODS)
         {
             TscTime::get()
         } else {
             None
         };
-        let (period, max_wait) = (nanos(config.refresh_period()), nanos(config.max_wait()));
         // In ticks on the counter: a period rounded up, a wait down.
         let (period, max_wait) = match tsc {
             Some(tsc) => (tsc.ticks_of(period, true), tsc.ticks_of(max_wait, false)),
@@ -335,9 +334,17 @@ impl Shared {
     fn read(&self) -> (Instant, u64) {
         let at = self.context.clock().now();
         match self.tsc {
-            Some(tsc) => (at, tsc.ticks().saturating_sub(self.tsc_origin)),
+            Some(tsc) => (at, self.ticks(tsc)),
             None => (at, self.elapsed(at)),
         }
+    }
+
+    /// Ticks of the counter since the first period began. Saturating: a
+    /// processor whose counter is a little behind the one that read the
+    /// origin reads the first period.
+    #[inline(always)]
+    fn ticks(&self, tsc: TscTime) -> u64 {
+        tsc.ticks().saturating_sub(self.tsc_origin)
     }
 
     /// Nanoseconds since the first period began.
@@ -381,9 +388,7 @@ impl Shared {
     #[inline(always)]
     fn take_now(&self, recent: impl FnOnce() -> u64) -> bool {
         match self.tsc {
-            // Saturating: a processor whose counter is a little behind
-            // the one that read the origin reads the first period.
-            Some(tsc) => self.take_batched(tsc.ticks().saturating_sub(self.tsc_origin)),
+            Some(tsc) => self.take_batched(self.ticks(tsc)),
             None => self.permits.try_take_at(recent(), self.margin),
         }
     }

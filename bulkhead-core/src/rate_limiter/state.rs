@@ -156,11 +156,8 @@ pub(super) const CLAIM_SHARE: u64 = 4;
 /// never claimed in runs, nor the last 7 permits of any cycle, and `want`
 /// 0 or 1 takes one permit.
 #[inline(always)]
-pub(super) const fn claim_size(want: u64, left: u64) -> u64 {
-    let most = left / CLAIM_SHARE;
-    let most = if most < CLAIM_MAX { most } else { CLAIM_MAX };
-    let size = if want < most { want } else { most };
-    if size == 0 { 1 } else { size }
+pub(super) fn claim_size(want: u64, left: u64) -> u64 {
+    want.min(left / CLAIM_SHARE).clamp(1, CLAIM_MAX)
 }
 
 #[derive(Debug)]
