@@ -24,8 +24,10 @@
 //! # }
 //! ```
 
-// One module holds `unsafe` (the `Sync` of a cell, `compose/one_task.rs`,
-// whose call site states why it is sound); it is denied everywhere else.
+// Three modules hold `unsafe`, each block with its SAFETY comment: the
+// `Sync` of a cell (`compose/one_task.rs`), the keyed bulkhead's nodes
+// (`keyed/`) and the time-stamp counter (`clock/tsc.rs`); it is denied
+// everywhere else.
 #![deny(unsafe_code)]
 
 mod bulkhead;

@@ -44,8 +44,8 @@ mod manual;
 mod recent;
 mod system;
 mod timeline;
-// `RDTSC` and `CPUID` for the rate limiter's cheap precise reading: the
-// crate's third `unsafe`, each block with its SAFETY comment.
+// `RDTSC` and `CPUID` for the rate limiter's cheap precise reading (one
+// of the crate's three modules with `unsafe`: `lib.rs`).
 #[allow(unsafe_code)]
 mod tsc;
 

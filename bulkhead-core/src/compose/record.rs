@@ -11,7 +11,7 @@
 //! future and a branch at each stamp.
 
 use super::{Classifier, Policies};
-use crate::rejection::{CallError, Rejection};
+use crate::rejection::{CallError, Rejection, RejectionKind};
 use crate::telemetry::{Recorder, WaitOutcome};
 
 /// Records a call's durations, or does nothing.
@@ -127,15 +127,6 @@ impl Rec for Recorder<'_> {
     }
 }
 
-/// How a wait for a slot ended, from the attempt's result when the
-/// bulkhead refused it.
-fn refused(rejection: &Rejection) -> WaitOutcome {
-    match rejection.kind() {
-        crate::rejection::RejectionKind::BulkheadFull => WaitOutcome::Rejected,
-        _ => WaitOutcome::Abandoned,
-    }
-}
-
 /// The stamp of a reading not taken: nothing recorded (a real stamp is
 /// nanoseconds since an epoch, far below it).
 pub(super) const NOT_RECORDED: u64 = u64::MAX;
@@ -155,9 +146,12 @@ impl Policies {
     /// how the bulkhead answered it (`entered`).
     #[inline(always)]
     pub(super) fn entered<T>(&self, from: u64, entered: &Result<T, Rejection>) {
+        // A refusal other than the bulkhead's (a deadline cut the wait) is
+        // an abandoned wait.
         let outcome = match entered {
             Ok(_) => WaitOutcome::Admitted,
-            Err(refused) => self::refused(refused),
+            Err(refused) if refused.kind() == RejectionKind::BulkheadFull => WaitOutcome::Rejected,
+            Err(_) => WaitOutcome::Abandoned,
         };
         self.waited(from, outcome);
     }

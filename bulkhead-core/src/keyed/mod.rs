@@ -36,6 +36,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::bulkhead::{Bulkhead, BulkheadConfig, BulkheadPermit, OwnedBulkheadPermit};
+use crate::clock::nanos;
 use crate::config::ConfigError;
 use crate::context::PolicyContext;
 use crate::events::{BulkheadEvent, BulkheadEventKind, Event, KeyRefusal};
@@ -1066,10 +1067,6 @@ fn check_per_key(key: &str, per_key: u32) -> Result<(), ConfigError> {
         });
     }
     Ok(())
-}
-
-fn nanos(duration: Duration) -> u64 {
-    u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[cfg(not(any(loom, miri)))]

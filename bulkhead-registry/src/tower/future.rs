@@ -153,12 +153,20 @@ impl<S: Service<Req>, Req> ResponseFuture<S, Req> {
         }
     }
 
+    /// A request whose slot is `queued`: the instance polled ready answers
+    /// it once it has its slot, and `service` keeps a clone, to be polled
+    /// ready before the next request.
     pub(super) fn waiting(
         queued: Queued,
-        service: S,
+        service: &mut S,
         request: Req,
         timing: Option<Timing>,
-    ) -> Self {
+    ) -> Self
+    where
+        S: Clone,
+    {
+        let fresh = service.clone();
+        let service = std::mem::replace(service, fresh);
         ResponseFuture {
             state: State::Waiting {
                 queued,

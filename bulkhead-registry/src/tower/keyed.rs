@@ -259,9 +259,7 @@ where
             {
                 Poll::Ready(entered) => entered,
                 Poll::Pending => {
-                    let fresh = self.inner.clone();
-                    let ready = std::mem::replace(&mut self.inner, fresh);
-                    return ResponseFuture::waiting(queued, ready, request, timing);
+                    return ResponseFuture::waiting(queued, &mut self.inner, request, timing);
                 }
             }
         };

@@ -96,12 +96,7 @@ where
             match wait::enter(&self.bulkhead, self.retry_after) {
                 Entry::Entered(entered) => entered,
                 Entry::Queued(queued) => {
-                    // The instance polled ready answers the request once it
-                    // has its slot; `self` keeps a clone, to be polled ready
-                    // before the next request.
-                    let fresh = self.inner.clone();
-                    let ready = std::mem::replace(&mut self.inner, fresh);
-                    return ResponseFuture::waiting(queued, ready, request, timing);
+                    return ResponseFuture::waiting(queued, &mut self.inner, request, timing);
                 }
             }
         } else {
