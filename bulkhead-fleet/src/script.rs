@@ -151,7 +151,7 @@ impl Lua {
 /// primary, and the script wrote nothing there. Of kind `READONLY`, as
 /// the node's own refusal of a write would be: the connection looks the
 /// primary up again.
-pub(crate) fn not_primary(role: &str) -> RedisError {
+fn not_primary(role: &str) -> RedisError {
     RedisError::from((
         ErrorKind::Server(ServerErrorKind::ReadOnly),
         "the node is not the primary",
