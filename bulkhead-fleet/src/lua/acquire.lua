@@ -48,11 +48,13 @@
 --
 -- F3, the promotion hold. meta.replid records the master_replid of the
 -- node that ran the last script. A node promoted from replica takes a new
--- replid (the old one becomes master_replid2), and a node holding data
+-- replid (the old one becomes master_replid2), a node holding data
 -- restored or migrated (MIGRATE of a Cluster slot) from another node has
--- another node's replid in meta: when the recorded replid is not
--- the node's own, the state came from another node, which may have
--- granted what it did not replicate. Then, exactly as for lost writes,
+-- another node's replid in meta, and a primary restarted from its own RDB
+-- or AOF starts with a new replid (Redis 7.0) and may have lost its last
+-- writes. So when the recorded replid is not the node's own, the state
+-- came from another node (or an earlier run), which may have granted
+-- what it did not pass on. Then, exactly as for lost writes,
 -- recover_until = max(recover_until, now + lease): for one lease nobody is
 -- granted more than it owns here, and no fallback grows. Why that keeps
 -- the budget through a promotion (docs/design/fleet-ha-35.md, 3.2):
