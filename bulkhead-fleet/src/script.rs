@@ -169,20 +169,19 @@ fn reply(value: Value) -> RedisResult<Reply> {
         return Err(not_primary(role.as_deref().unwrap_or("unknown")));
     }
     type Raw = (String, String, u32, u32, u32, u32, u64, u32, u32, u32, u64);
-    let (status, epoch, grant, target, processes, budget, recover_ms, held, owned, fallback, exp): Raw =
-        redis::from_redis_value(Value::Array(items))?;
+    let raw: Raw = redis::from_redis_value(Value::Array(items))?;
     Ok(Reply {
-        ok: status == "ok",
-        epoch,
-        grant,
-        target,
-        processes,
-        budget,
-        recover_ms,
-        held,
-        owned,
-        fallback,
-        exp,
+        ok: raw.0 == "ok",
+        epoch: raw.1,
+        grant: raw.2,
+        target: raw.3,
+        processes: raw.4,
+        budget: raw.5,
+        recover_ms: raw.6,
+        held: raw.7,
+        owned: raw.8,
+        fallback: raw.9,
+        exp: raw.10,
     })
 }
 
