@@ -27,6 +27,26 @@
 //!   so that the fallbacks add up to at most the budget. A process that
 //!   never reached Redis has none.
 //! - The first reply after a fallback rejoins.
+//!
+//! On highly available Redis the primary can change; the scripts fence
+//! the nodes that are not it (`lua/acquire.lua`'s header):
+//!
+//! - A node that is not the primary writes and grants nothing: the script
+//!   checks `role:master` first and the reply is a `READONLY` error here
+//!   ([`Scripts::acquire`](super::script::Scripts::acquire)), an
+//!   [`on_error`](Lease::on_error) like any other. So is a reply the
+//!   driver cannot confirm came from the primary: its grant is not
+//!   applied, and `acked`, the epoch and the fallback stay those of the
+//!   last trusted reply, which the next request reports.
+//! - A promoted node holds growth for one lease from its first script
+//!   (`meta.replid` changed): each process keeps at most what it owns
+//!   there, its replicated record, which the old primary counted too.
+//!   Every grant of the old primary was sent before the promotion, so it
+//!   is over by one lease after it (its deadline, then the margin), before
+//!   the hold ends. The cost: after a failover, service is back within one
+//!   lease of the first script on the promoted node (about one lease after
+//!   the Sentinels name it); a process whose lease outlived the failover
+//!   keeps its share meanwhile, only growth waits.
 
 use std::time::{Duration, Instant};
 

@@ -342,3 +342,60 @@ fn no_lease_or_margin_makes_the_lease_arithmetic_panic() {
         assert!(config.check("db").is_err(), "{config:?}");
     }
 }
+
+/// A reply the driver does not trust (F2: from a node the Sentinels do not
+/// confirm as the primary; REG-019) goes to `on_error`, not `on_reply`: its
+/// grant is not applied, and the next request still reports the last
+/// trusted reply (`acked`, `seen_epoch`, `acked_exp`, the fallback), so
+/// that the real primary judges it by what this process was last told
+/// there, and finds a missing record a lost write.
+#[test]
+fn a_reply_that_is_not_applied_leaves_the_next_request_on_the_last_trusted_state() {
+    let t0 = Instant::now();
+    let mut lease = lease(OnUnreachable::EvenShare, t0);
+    let first = lease.request(t0, 0, 3, 10, 8);
+    lease.on_reply(t0, t0 + ms(5), &first, reply(4, 4, 4));
+    let deadline = lease.deadline;
+    // The next renewal is answered by a node that is not confirmed: a
+    // bigger grant, another epoch, another lease end, another fallback.
+    let t1 = t0 + ms(400);
+    let second = lease.request(t1, 4, 3, 10, 8);
+    assert_eq!((second.seq, second.acked), (2, 1));
+    let untrusted = Reply {
+        epoch: "e2".to_owned(),
+        exp: 2_000_000,
+        fallback: 9,
+        ..reply(9, 9, 9)
+    };
+    // (Applied, that reply would have moved all of it.)
+    let mut applied = self::lease(OnUnreachable::EvenShare, t0);
+    let r1 = applied.request(t0, 0, 3, 10, 8);
+    applied.on_reply(t0, t0 + ms(5), &r1, reply(4, 4, 4));
+    let r2 = applied.request(t1, 4, 3, 10, 8);
+    applied.on_reply(t1, t1 + ms(5), &r2, untrusted);
+    let r3 = applied.request(t1 + ms(100), 9, 3, 10, 8);
+    assert_eq!(
+        (r3.acked, r3.seen_epoch.as_str(), r3.acked_exp, r3.fallback),
+        (2, "e2", 2_000_000, 9)
+    );
+    assert_eq!(lease.on_error(t1 + ms(5)), None, "a joined share stays");
+    assert_eq!((lease.state, lease.grant), (FleetState::Joined, 4));
+    assert_eq!(lease.deadline, deadline, "the trusted reply's deadline");
+    assert_eq!(lease.fallback, 5);
+    // Retried a twelfth of the lease after it was sent, not before.
+    assert!(!lease.due(t1 + ms(99), 4, 3));
+    assert!(lease.due(t1 + ms(100), 4, 3));
+    let third = lease.request(t1 + ms(100), 4, 3, 10, 8);
+    assert_eq!(third.seq, 3, "a new number: the untrusted node saw 2");
+    assert_eq!(
+        (third.acked, third.seen_epoch.as_str(), third.acked_exp),
+        (1, "e1", 1_000_000),
+        "the last trusted reply"
+    );
+    assert!(third.lease_valid, "still within the trusted deadline");
+    assert_eq!(third.fallback, 5, "the fallback it was told by the primary");
+    // The next trusted reply is applied as usual.
+    let change = lease.on_reply(t1 + ms(100), t1 + ms(105), &third, reply(5, 5, 5));
+    assert_eq!(change.map(|c| (c.from, c.to)), Some((4, 5)));
+    assert_eq!(lease.request(t1 + ms(600), 5, 3, 10, 8).acked, 3);
+}

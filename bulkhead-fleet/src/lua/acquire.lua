@@ -31,7 +31,50 @@
 -- ARGV[12] asks        the fallback its on_unreachable asks for
 -- ARGV[13] fallback    the fallback it was last told (it may use it now)
 -- Returns {status, epoch, grant, target, processes, budget, recover_ms,
---          held, owned, fallback, exp}
+--          held, owned, fallback, exp}, status 'ok' or 'stale'; or
+--         {'replica', role} from a node that is not the primary.
+--
+-- Fencing on highly available Redis (Sentinel, Cluster, a managed
+-- endpoint): the rules below keep the budget on one Redis that may lose
+-- writes; two more keep it when the primary changes.
+--
+-- F1, only a primary grants. The script first reads INFO replication
+-- (allowed in scripts on Redis 7.0 and Valkey 9.1; ROLE is not) and,
+-- unless it says role:master, writes nothing and returns {'replica',
+-- role}: a node demoted to replica, even one with replica-read-only no
+-- (whose writes no primary would ever see), never records or grants
+-- anything. The client turns that into a READONLY error (script.rs) and
+-- looks the primary up again.
+--
+-- F3, the promotion hold. meta.replid records the master_replid of the
+-- node that ran the last script. A node promoted from replica takes a new
+-- replid (the old one becomes master_replid2), a node holding data
+-- restored or migrated (MIGRATE of a Cluster slot) from another node has
+-- another node's replid in meta, and a primary restarted from its own RDB
+-- or AOF starts with a new replid (Redis 7.0) and may have lost its last
+-- writes. So when the recorded replid is not the node's own, the state
+-- came from another node (or an earlier run), which may have granted
+-- what it did not pass on. Then, exactly as for lost writes,
+-- recover_until = max(recover_until, now + lease): for one lease nobody is
+-- granted more than it owns here, and no fallback grows. Why that keeps
+-- the budget through a promotion (docs/design/fleet-ha-35.md, 3.2):
+--   - a grant is used until its request's send time plus the lease at the
+--     latest (the process's deadline is sent + lease - margin, and calls
+--     admitted before it end within the margin);
+--   - the old primary's grants are applied only while it is the primary
+--     (F1 here, and the client's confirmation by the Sentinels), so every
+--     one of them was sent before the promotion and is over one lease
+--     after it;
+--   - the first script on the promoted node runs after the promotion, and
+--     from then on every process is held at what it owns here, which is
+--     its own replicated record, counted by the old primary too. Growth
+--     starts one lease after that first script, when every grant of the
+--     old primary is over.
+-- The cost: after a promotion, service is back within one lease of the
+-- first script on the promoted node (processes that kept a valid lease
+-- keep their replicated share meanwhile; only growth waits). A meta
+-- written before replid existed gets it recorded, with no hold; an empty
+-- node is held by the new-epoch rule below.
 local meta_key, procs_key = KEYS[1], KEYS[2]
 local pid = ARGV[1]
 local seq, acked = tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -44,15 +87,28 @@ local acked_exp = tonumber(ARGV[11]) or 0
 local asks, kept = tonumber(ARGV[12]) or 0, tonumber(ARGV[13]) or 0
 demand = math.min(demand, ceiling)
 
+-- F1: a node that is not the primary writes nothing. Valkey says
+-- role:master too; 'primary' is accepted should a server say so.
+local info = '\n' .. redis.call('INFO', 'replication')
+local role = string.match(info, '\nrole:(%a+)')
+if role ~= 'master' and role ~= 'primary' then
+  return { 'replica', role or 'unknown' }
+end
+-- F3: the node's replication id (nil if the server has none to give).
+local replid = string.match(info, '\nmaster_replid:(%x+)')
+  or string.match(info, '\nprimary_replid:(%x+)')
+
 -- One reading of Redis's clock for the whole script (TIME is not frozen
 -- inside a script on Redis 7.0: read it once).
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
-local m = redis.call('HMGET', meta_key, 'epoch', 'created', 'recover_until', 'last')
+local m = redis.call('HMGET', meta_key, 'epoch', 'created', 'recover_until', 'last', 'replid')
 local epoch, created, recover_until = m[1], tonumber(m[2]), tonumber(m[3])
 -- When a script last ran, on Redis's clock (nil: none since the epoch).
 local last = tonumber(m[4])
+-- The node that ran the last script (false: none recorded).
+local recorded_replid = m[5]
 if not epoch then
   -- First start, or Redis lost our data (restart without persistence,
   -- FLUSHALL, failover to an empty replica): nobody knows what the old
@@ -61,6 +117,18 @@ if not epoch then
   created, recover_until = now, now + lease
   redis.call('HSET', meta_key, 'epoch', epoch, 'created', created,
              'recover_until', recover_until)
+  if replid then redis.call('HSET', meta_key, 'replid', replid) end
+elseif replid and recorded_replid ~= replid then
+  if recorded_replid then
+    -- F3: the state came from another node (promoted replica, restore):
+    -- what that node granted and did not replicate may be in use for one
+    -- lease still. Nobody grows until then.
+    recover_until = math.max(recover_until or 0, now + lease)
+    redis.call('HSET', meta_key, 'recover_until', recover_until, 'replid', replid)
+  else
+    -- Written by a version without the field: record it, no hold.
+    redis.call('HSET', meta_key, 'replid', replid)
+  end
 end
 
 -- Read every lease; reap those that ran out on Redis's clock.

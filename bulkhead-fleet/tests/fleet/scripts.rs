@@ -1,13 +1,18 @@
 //! The Lua scripts against a real Redis, with explicit arguments: the
 //! allocation, the hold on an empty Redis, two-phase shrinks, stale and
 //! lost requests, rejoining with calls in flight, budgets, expiry, and the
-//! invariant over random sequences of requests.
+//! invariant over random sequences of requests; and the fencing on highly
+//! available Redis: nothing written or granted by a replica (F1), the hold
+//! on a promoted node (F3), and `EVAL` after `NOSCRIPT`.
 
 use bulkhead_fleet::__scripts::{ACQUIRE, ALLOCATE, LEAVE, allocate};
 use proptest::prelude::*;
 use redis::Script;
 
-use crate::support::RedisServer;
+use std::time::Duration;
+
+use crate::registry::{config, member};
+use crate::support::{RedisServer, wait_for};
 
 const LEASE: u64 = 60_000;
 
@@ -47,6 +52,8 @@ struct Proc {
     asks: u32,
     fallback: u32,
     lease: u64,
+    /// The most it could use (its bulkheads' limits).
+    ceiling: u32,
 }
 
 impl Proc {
@@ -61,6 +68,7 @@ impl Proc {
             asks: 0,
             fallback: 0,
             lease: LEASE,
+            ceiling: 100,
         }
     }
 
@@ -92,7 +100,7 @@ impl Proc {
             demand,
             budget,
             lease_valid,
-            100,
+            self.ceiling,
             self.lease,
         );
         if r.status == "ok" {
@@ -118,7 +126,7 @@ impl Proc {
     ) -> Reply {
         let (meta, procs) = keys(&self.prefix);
         type Raw = (String, String, u32, u32, u32, u32, u64, u32, u32, u32, u64);
-        let raw: Raw = Script::new(ACQUIRE)
+        let value: redis::Value = Script::new(ACQUIRE)
             .key(meta)
             .key(procs)
             .arg(&self.pid)
@@ -136,6 +144,24 @@ impl Proc {
             .arg(self.fallback)
             .invoke(con)
             .unwrap();
+        // A node that is not the primary: {'replica', role}.
+        if let Ok((status, role)) = redis::from_redis_value_ref::<(String, String)>(&value) {
+            assert_eq!(status, "replica", "{value:?}");
+            return Reply {
+                status,
+                epoch: role,
+                grant: 0,
+                target: 0,
+                processes: 0,
+                budget: 0,
+                recover_ms: 0,
+                held: 0,
+                owned: 0,
+                fallback: 0,
+                exp: 0,
+            };
+        }
+        let raw: Raw = redis::from_redis_value(value).unwrap();
         Reply {
             status: raw.0,
             epoch: raw.1,
@@ -585,4 +611,184 @@ fn recorded_fallbacks_never_exceed_the_budget_over_random_requests() {
             Ok(())
         })
         .unwrap();
+}
+
+/// One field of `INFO <section>`.
+fn info(redis: &RedisServer, section: &str, field: &str) -> Option<String> {
+    let text: String = redis.cmd(&["INFO", section]);
+    text.lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+        .map(str::to_owned)
+}
+
+/// `replica` made a replica of `primary`, its first sync done.
+fn replicate(primary: &RedisServer, replica: &RedisServer) {
+    let _: () = primary.cmd(&["CONFIG", "SET", "repl-diskless-sync-delay", "0"]);
+    let _: () = replica.cmd(&["REPLICAOF", "127.0.0.1", &primary.port.to_string()]);
+    let synced = wait_for(Duration::from_secs(10), || {
+        info(replica, "replication", "master_link_status").as_deref() == Some("up")
+    });
+    assert!(synced.is_some(), "the replica never synced");
+}
+
+fn exists(redis: &RedisServer, prefix: &str) -> i64 {
+    let (meta, procs) = keys(prefix);
+    redis.cmd(&["EXISTS", &meta, &procs])
+}
+
+/// F1: a replica, even a writable one (`replica-read-only no`, whose
+/// writes no primary ever sees), writes and grants nothing; the client
+/// gets a `READONLY` error that names the role.
+#[test]
+fn a_replica_writes_and_grants_nothing_and_the_client_gets_readonly() {
+    let primary = RedisServer::start();
+    let replica = RedisServer::start();
+    replicate(&primary, &replica);
+    let _: () = replica.cmd(&["CONFIG", "SET", "replica-read-only", "no"]);
+    // Writes are accepted there...
+    let _: () = replica.cmd(&["SET", "bulkhead:probe", "1"]);
+    // ...but not the script's.
+    let mut con = replica.connection();
+    let mut a = Proc::new("replica", "a");
+    let r = a.acquire(&mut con, 0, 4, 10, false);
+    assert_eq!((r.status.as_str(), r.epoch.as_str()), ("replica", "slave"));
+    assert_eq!(exists(&replica, "replica"), 0, "nothing written");
+    // Through the library: the fleet's request fails with READONLY.
+    let (registry, _bulkhead) = member(config(&replica, "replica"), "replica-a", 10);
+    let failed = wait_for(Duration::from_secs(5), || {
+        registry.snapshot().fleets()[0].last_error.is_some()
+    });
+    assert!(failed.is_some(), "{:?}", registry.snapshot().fleets());
+    let fleet = registry.snapshot().fleets()[0].clone();
+    let error = fleet.last_error.clone().unwrap_or_default();
+    assert!(error.contains("role:slave"), "{error}");
+    assert!(error.to_lowercase().contains("readonly"), "{error}");
+    assert_eq!((fleet.share, fleet.renewals), (0, 0), "{fleet:?}");
+    assert_eq!(exists(&replica, "replica"), 0, "nothing written");
+    assert_eq!(exists(&primary, "replica"), 0);
+}
+
+/// F3: a meta recorded by another node (another `replid`) holds every
+/// process at what it owns for one lease; a meta without the field (an
+/// older version's) gets it recorded, with no hold.
+#[test]
+fn another_nodes_replid_holds_growth_for_a_lease() {
+    let redis = RedisServer::start();
+    settled(&redis, "replid");
+    let (meta, _) = keys("replid");
+    let mut con = redis.connection();
+    let mut a = Proc::new("replid", "a");
+    let mut b = Proc::new("replid", "b");
+    a.ceiling = 4;
+    let r = a.acquire(&mut con, 0, 4, 10, false);
+    assert_eq!((r.grant, r.recover_ms), (4, 0), "no hold: {r:?}");
+    let own = info(&redis, "replication", "master_replid").unwrap();
+    let recorded: Option<String> = redis.cmd(&["HGET", &meta, "replid"]);
+    assert_eq!(recorded.as_deref(), Some(own.as_str()));
+    // Recorded by another node, as a promoted replica finds it.
+    let _: () = redis.cmd(&["HSET", &meta, "replid", &"0".repeat(40)]);
+    // Without the hold it would get its target, 8: 6 slots are free.
+    a.ceiling = 8;
+    let r = a.acquire(&mut con, 4, 8, 10, true);
+    assert!(
+        r.recover_ms > LEASE - 1000 && r.recover_ms <= LEASE,
+        "{r:?}"
+    );
+    assert_eq!(
+        (r.target, r.grant, r.owned),
+        (8, 4, 4),
+        "capped at what it owns: {r:?}"
+    );
+    let recorded: Option<String> = redis.cmd(&["HGET", &meta, "replid"]);
+    assert_eq!(
+        recorded.as_deref(),
+        Some(own.as_str()),
+        "the node's own now"
+    );
+    // The hold stays for the lease: a newcomer gets nothing.
+    let r = b.acquire(&mut con, 0, 4, 10, false);
+    assert!(r.recover_ms > LEASE - 1000, "{r:?}");
+    assert_eq!(r.grant, 0, "{r:?}");
+    assert!(held_sum(&redis, "replid") <= 10);
+}
+
+/// F3 on a real promotion: a replica promoted with `REPLICAOF NO ONE`
+/// takes a new replid; its first script holds every process at what it
+/// owns (its replicated record) for one lease.
+#[test]
+fn a_promoted_replica_holds_growth_for_a_lease() {
+    let primary = RedisServer::start();
+    let replica = RedisServer::start();
+    replicate(&primary, &replica);
+    settled(&primary, "promoted");
+    let mut con = primary.connection();
+    let mut a = Proc::new("promoted", "a");
+    let mut b = Proc::new("promoted", "b");
+    (a.ceiling, b.ceiling) = (4, 2);
+    assert_eq!(a.acquire(&mut con, 0, 4, 10, false).grant, 4);
+    assert_eq!(b.acquire(&mut con, 0, 2, 10, false).grant, 2);
+    let acked: i64 = redis::cmd("WAIT").arg(1).arg(5000).query(&mut con).unwrap();
+    assert_eq!(acked, 1, "the replica has every write");
+    let old = info(&replica, "replication", "master_replid").unwrap();
+    let _: () = replica.cmd(&["REPLICAOF", "NO", "ONE"]);
+    let new = info(&replica, "replication", "master_replid").unwrap();
+    assert_ne!(old, new, "a promotion takes a new replid");
+    // a's record is there (no lost write), and 4 slots are free: without
+    // the hold it would get its target, 8.
+    let mut con = replica.connection();
+    a.ceiling = 8;
+    let r = a.acquire(&mut con, 4, 8, 10, true);
+    assert_eq!(r.status, "ok", "{r:?}");
+    assert!(
+        r.recover_ms > LEASE - 1000 && r.recover_ms <= LEASE,
+        "{r:?}"
+    );
+    assert_eq!((r.target, r.grant, r.owned), (8, 4, 4), "{r:?}");
+    // A newcomer's target is 2, and 2 would be free: nothing for it.
+    let mut c = Proc::new("promoted", "c");
+    c.ceiling = 2;
+    let r = c.acquire(&mut con, 0, 2, 10, false);
+    assert_eq!((r.target, r.grant), (2, 0), "{r:?}");
+    // The old primary, made a replica of the new one, grants nothing.
+    replicate(&replica, &primary);
+    let mut con = primary.connection();
+    assert_eq!(a.acquire(&mut con, 4, 8, 10, true).status, "replica");
+}
+
+/// After `SCRIPT FLUSH` (as on a promoted replica: scripts are not
+/// replicated, whether loaded or run) the fleet's `EVALSHA` meets
+/// `NOSCRIPT` and is sent again as `EVAL`, never as `SCRIPT LOAD`, which a
+/// cluster client sends to every node.
+#[test]
+fn after_noscript_the_request_is_sent_again_as_eval() {
+    let redis = RedisServer::start();
+    let (registry, _bulkhead) = member(config(&redis, "noscript"), "noscript-a", 10);
+    let joined = wait_for(Duration::from_secs(5), || {
+        registry.snapshot().fleets()[0].renewals >= 2
+    });
+    assert!(joined.is_some(), "{:?}", registry.snapshot().fleets());
+    let _: () = redis.cmd(&["CONFIG", "RESETSTAT"]);
+    let _: () = redis.cmd(&["SCRIPT", "FLUSH"]);
+    let before = registry.snapshot().fleets()[0].renewals;
+    let renewed = wait_for(Duration::from_secs(5), || {
+        registry.snapshot().fleets()[0].renewals >= before + 3
+    });
+    let fleet = registry.snapshot().fleets()[0].clone();
+    assert!(renewed.is_some(), "{fleet:?}");
+    let calls = |command: &str| -> u64 {
+        info(&redis, "commandstats", &format!("cmdstat_{command}"))
+            .and_then(|stats| {
+                let calls = stats.split(',').next()?.strip_prefix("calls=")?;
+                calls.parse().ok()
+            })
+            .unwrap_or(0)
+    };
+    assert!(calls("eval") > 0, "EVAL was sent");
+    assert_eq!(calls("script|load"), 0, "no SCRIPT LOAD");
+    assert!(
+        calls("evalsha") > calls("eval"),
+        "EVALSHA works again after"
+    );
+    assert_eq!(fleet.failures, 0, "{fleet:?}");
+    assert_eq!(fleet.last_error, None);
 }
