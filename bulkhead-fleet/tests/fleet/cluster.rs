@@ -43,7 +43,7 @@ pub(crate) fn slot_failover(binary: &Path) {
     fleet.until(
         &format!("[{name}] every worker renewed on the promoted replica {replica}"),
         Duration::from_secs(10),
-        |_| fleet.renewed_on(set.node(replica), before),
+        |seen| fleet.renewed_on(seen, set.node(replica), before),
     );
     let renewed = Instant::now();
     fleet.converge(

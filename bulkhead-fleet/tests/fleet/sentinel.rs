@@ -92,7 +92,7 @@ pub(crate) fn kill(binary: &Path, on_unreachable: &str) {
     fleet.until(
         &format!("[{name}] every worker renewed on the new primary {new}"),
         Duration::from_secs(10),
-        |_| fleet.renewed_on(set.node(new), before),
+        |seen| fleet.renewed_on(seen, set.node(new), before),
     );
     let renewed = Instant::now();
     fleet.converge(
@@ -227,7 +227,7 @@ fn restarted_empty_old_primary_is_never_trusted() {
     fleet.until(
         &format!("[{name}] every worker renewed on the new primary {new}"),
         Duration::from_secs(5),
-        |_| fleet.renewed_on(set.node(new), before),
+        |seen| fleet.renewed_on(seen, set.node(new), before),
     );
     fleet.converge(
         &format!("[{name}] shares on the new primary"),
@@ -269,7 +269,7 @@ fn demoted_primary_readonly_is_followed() {
     fleet.until(
         &format!("[{name}] every worker renewed on the new primary {new}"),
         Duration::from_secs(10),
-        |_| fleet.renewed_on(set.node(new), before),
+        |seen| fleet.renewed_on(seen, set.node(new), before),
     );
     let renewed = Instant::now();
     let demoted = wait_role(set.node(old), "slave", Duration::from_secs(15))
@@ -352,7 +352,7 @@ fn sentinel_long_lease_no_outage() {
     fleet.until(
         &format!("[{name}] every worker renewed on the new primary {new}"),
         Duration::from_secs(10),
-        |_| fleet.renewed_on(set.node(new), before),
+        |seen| fleet.renewed_on(seen, set.node(new), before),
     );
     let renewed = Instant::now();
     let outages = service.outages_after(killed);

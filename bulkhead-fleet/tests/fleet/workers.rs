@@ -458,21 +458,24 @@ impl Fleet {
 
     /// Fails the test when a worker could not start with its configuration.
     pub(crate) fn no_errors(&self) {
-        let errors = self.errors.lock().unwrap();
+        let errors = self.errors.lock().unwrap().clone();
         assert!(errors.is_empty(), "a worker could not start: {errors:?}");
     }
 
     /// Whether every live worker renewed its lease on `node` after `ms`
     /// on its clock: its record there expires more than a lease later.
-    pub(crate) fn renewed_on(&self, node: &RedisServer, ms: u64) -> bool {
-        let pids: Vec<String> = {
-            let seen = self.seen.lock().unwrap();
-            let pids = self
-                .workers
-                .iter()
-                .filter_map(|w| Some(seen.get(&w.name)?.pid.clone()));
-            pids.collect()
-        };
+    /// (`seen`: what they last said, as [`Fleet::until`] gives it.)
+    pub(crate) fn renewed_on(
+        &self,
+        seen: &BTreeMap<String, Seen>,
+        node: &RedisServer,
+        ms: u64,
+    ) -> bool {
+        let pids: Vec<String> = self
+            .workers
+            .iter()
+            .filter_map(|w| Some(seen.get(&w.name)?.pid.clone()))
+            .collect();
         let expiries = node.expiries("db");
         let lease = self.lease.as_millis() as u64;
         pids.len() == self.workers.len()
