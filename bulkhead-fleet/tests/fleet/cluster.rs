@@ -51,19 +51,15 @@ pub(crate) fn slot_failover(binary: &Path) {
         Duration::from_secs(10),
     );
     let converged = Instant::now();
-    let back = service_back(&service, killed);
+    let (back, outages) = service_back(&service, killed);
     let (evalsha, eval) = set.node(replica).script_calls();
     println!(
         "REPORT cluster slot failover ({}): promoted {} ms, every worker renewed on it by {} ms, \
-         service back {}, shares back by {} ms, scripts on it: {evalsha} EVALSHA, {eval} EVAL; \
+         service {outages}, shares back by {} ms, scripts on it: {evalsha} EVALSHA, {eval} EVAL; \
          at most {} calls in flight (budget {BUDGET}, lease {LEASE:?})",
         set.node(replica).identity(),
         ms(killed, promoted),
         ms(killed, renewed),
-        back.map_or("never stopped".to_owned(), |b| format!(
-            "{} ms",
-            ms(killed, b)
-        )),
         ms(killed, converged),
         fleet.db.max.load(Acquire),
     );

@@ -49,14 +49,30 @@ pub(crate) fn start_fleet(
 }
 
 /// The service's outages that ended after `since`: the end of the last
-/// one (`None` if it never stopped); fails if it is still out.
-pub(crate) fn service_back(service: &Service, since: Instant) -> Option<Instant> {
+/// one (`None` if it never stopped) and all of them in ms after `since`
+/// (for the report); fails if it is still out.
+pub(crate) fn service_back(service: &Service, since: Instant) -> (Option<Instant>, String) {
     let outages = service.outages_after(since);
     assert!(
         outages.iter().all(|(_, end)| end.is_some()),
         "the service is still out: {outages:?}"
     );
-    outages.last().and_then(|(_, end)| *end)
+    let text: Vec<String> = outages
+        .iter()
+        .map(|(start, end)| {
+            format!(
+                "{}-{} ms",
+                ms(since, *start),
+                end.map_or(0, |e| ms(since, e))
+            )
+        })
+        .collect();
+    let text = if text.is_empty() {
+        "never stopped".to_owned()
+    } else {
+        format!("out {}", text.join(", "))
+    };
+    (outages.last().and_then(|(_, end)| *end), text)
 }
 
 /// The primary SIGKILLed while the workers are busy.
@@ -100,21 +116,15 @@ pub(crate) fn kill(binary: &Path, on_unreachable: &str) {
         Duration::from_secs(10),
     );
     let converged = Instant::now();
-    let back = service_back(&service, killed);
-    let report = |back: Option<Instant>| {
-        back.map_or("never stopped".to_owned(), |b| {
-            format!("{} ms", ms(killed, b))
-        })
-    };
+    let (back, outages) = service_back(&service, killed);
     println!(
         "REPORT sentinel kill ({on_unreachable}, {}): promoted {} ms, +switch-master {} ms, \
-         every worker renewed on the new primary by {} ms, service back {}, shares back by {} ms, \
+         every worker renewed on the new primary by {} ms, service {outages}, shares back by {} ms, \
          at most {} calls in flight (budget {BUDGET}, lease {LEASE:?})",
         set.node(new).identity(),
         ms(killed, promoted),
         ms(killed, switched),
         ms(killed, renewed),
-        report(back),
         ms(killed, converged),
         fleet.db.max.load(std::sync::atomic::Ordering::Acquire),
     );
