@@ -25,8 +25,10 @@ pub(crate) fn slot_failover(binary: &Path) {
     let service = Service::watch(&fleet.db);
     std::thread::sleep(LEASE);
     let (primary, replica) = set.slot_nodes(META);
-    let before = set.node(replica).now_ms();
     let (_, _, killed) = set.kill_slot_primary(META);
+    // The replica's clock once nothing replicates to it any more: a record
+    // there that expires more than a lease later was renewed there.
+    let before = set.node(replica).now_ms();
     fleet.report(
         &format!("[{name}] primary {primary} of the resource's slot SIGKILLed"),
         Some(Duration::ZERO),

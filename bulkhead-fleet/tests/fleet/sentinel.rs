@@ -86,8 +86,10 @@ pub(crate) fn kill(binary: &Path, on_unreachable: &str) {
 
     let old = set.primary().expect("the Sentinels agree on a primary");
     let new = set.other(old).port;
-    let before = set.node(new).now_ms();
     let (_, killed) = set.kill_primary();
+    // The new primary's clock once nothing replicates to it any more: a
+    // record there that expires more than a lease later was renewed there.
+    let before = set.node(new).now_ms();
     fleet.report(
         &format!("[{name}] primary {old} SIGKILLed"),
         Some(Duration::ZERO),
@@ -173,8 +175,10 @@ fn restarted_empty_old_primary_is_never_trusted() {
     std::thread::sleep(LEASE);
     let old = set.primary().expect("the Sentinels agree on a primary");
     let new = set.other(old).port;
-    let before = set.node(new).now_ms();
     let (_, killed) = set.kill_primary();
+    // The new primary's clock once nothing replicates to it any more: a
+    // record there that expires more than a lease later was renewed there.
+    let before = set.node(new).now_ms();
     let (switched, _) = set
         .switch_after(killed, Duration::from_secs(15))
         .expect("no +switch-master within 15 s");
@@ -265,7 +269,6 @@ fn demoted_primary_readonly_is_followed() {
     std::thread::sleep(LEASE);
     let old = set.primary().expect("the Sentinels agree on a primary");
     let new = set.other(old).port;
-    let before = set.node(new).now_ms();
     let started = Instant::now();
     let _: () = set.cmd(
         set.sentinels[0].port,
@@ -273,6 +276,8 @@ fn demoted_primary_readonly_is_followed() {
     );
     let promoted = wait_role(set.node(new), "master", Duration::from_secs(15))
         .expect("the replica was not promoted within 15 s");
+    // Its clock once it no longer replicates the old primary's records.
+    let before = set.node(new).now_ms();
     let (switched, _) = set
         .switch_after(started, Duration::from_secs(15))
         .expect("no +switch-master within 15 s");
@@ -352,8 +357,10 @@ fn sentinel_long_lease_no_outage() {
         .store(false, std::sync::atomic::Ordering::Release);
     let old = set.primary().expect("the Sentinels agree on a primary");
     let new = set.other(old).port;
-    let before = set.node(new).now_ms();
     let (_, killed) = set.kill_primary();
+    // The new primary's clock once nothing replicates to it any more: a
+    // record there that expires more than a lease later was renewed there.
+    let before = set.node(new).now_ms();
     let (switched, _) = set
         .switch_after(killed, Duration::from_secs(15))
         .expect("no +switch-master within 15 s");
