@@ -6,13 +6,13 @@
 //! SIGKILLed. The loopback database counts the calls in flight across the
 //! processes: never more than the budget. A `REPORT` line gives the times
 //! from the kill: the replica promoted, every worker renewed on it, the
-//! service back.
+//! service back. And the slot moved to another primary (`cluster_moved`).
 
 use std::path::Path;
-use std::sync::atomic::Ordering::Acquire;
+use std::sync::atomic::Ordering::{Acquire, Release};
 use std::time::{Duration, Instant};
 
-use crate::sentinel::{BUDGET, LEASE, SLACK, ms, service_back, start_fleet};
+use crate::sentinel::{BUDGET, LEASE, SLACK, WORKERS, ms, service_back, start_fleet};
 use crate::support::{ClusterSet, Service, binary, serial, wait_role};
 
 pub(crate) const META: &str = "bulkhead:{proof:db}:meta";
@@ -80,4 +80,74 @@ pub(crate) fn slot_failover(binary: &Path) {
 #[test]
 fn cluster_slot_failover() {
     slot_failover(&binary());
+}
+
+/// The resource's slot moved to another primary while the workers are
+/// busy: they follow `ASK` (or `TRYAGAIN`) during the move and `MOVED`
+/// after it, and the fleet's records move with it (the same epoch).
+#[test]
+fn cluster_moved() {
+    let _serial = serial();
+    let set = ClusterSet::start(&binary());
+    let name = "cluster-moved";
+    let fleet = start_fleet(name, "closed", &binary(), set.url(), LEASE);
+    std::thread::sleep(LEASE / 2);
+    let (source, _) = set.slot_nodes(META);
+    let epoch: String = set.node(source).cmd(&["HGET", META, "epoch"]);
+    fleet.fell_back.store(false, Release);
+    let failures = || -> Vec<u64> {
+        let failures = fleet.failures.lock().unwrap();
+        WORKERS
+            .iter()
+            .map(|w| failures.get(*w).map_or(0, |f| f.count))
+            .collect()
+    };
+    let failed_before = failures();
+    let started = Instant::now();
+    let (_, target) = set.migrate_slot(META, Duration::from_millis(500));
+    let moved = Instant::now();
+    // Its clock once the slot is its own: a record there that expires more
+    // than a lease later was renewed there.
+    let before = set.node(target).now_ms();
+    fleet.report(
+        &format!(
+            "[{name}] slot moved from {source} to {target} in {} ms",
+            ms(started, moved)
+        ),
+        Some(Duration::ZERO),
+    );
+    fleet.until(
+        &format!("[{name}] every worker renewed on the new owner {target}"),
+        Duration::from_secs(10),
+        |seen| fleet.renewed_on(seen, set.node(target), before),
+    );
+    let renewed = Instant::now();
+    fleet.converge(&format!("[{name}] shares kept"), Duration::from_secs(10));
+    let after: String = set.node(target).cmd(&["HGET", META, "epoch"]);
+    let stats: String = set.node(target).cmd(&["INFO", "commandstats"]);
+    let asking = stats
+        .lines()
+        .find_map(|l| l.strip_prefix("cmdstat_asking:calls="))
+        .and_then(|l| l.split(',').next())
+        .unwrap_or("0")
+        .to_owned();
+    println!(
+        "REPORT cluster slot moved ({}): moved in {} ms, every worker renewed on the new owner \
+         by {} ms after the move ({asking} ASKING on it), a worker fell back: {}",
+        set.node(target).identity(),
+        ms(started, moved),
+        ms(moved, renewed),
+        fleet.fell_back.load(Acquire),
+    );
+    assert_eq!(
+        after, epoch,
+        "the fleet's records did not move with the slot"
+    );
+    assert_eq!(
+        failures(),
+        failed_before,
+        "a request failed while the slot moved: {:?}",
+        fleet.failures.lock().unwrap()
+    );
+    fleet.report(&format!("[{name}] done"), Some(Duration::ZERO));
 }

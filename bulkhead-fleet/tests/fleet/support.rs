@@ -690,6 +690,49 @@ impl ClusterSet {
     }
 }
 
+impl ClusterSet {
+    /// Moves `key`'s slot to another primary as `redis-cli --cluster
+    /// reshard` would: `IMPORTING` on the target, `MIGRATING` on the
+    /// source, `MIGRATE` of its keys, then `SETSLOT .. NODE` on every
+    /// primary, with `pause` after each step (clients meanwhile get `ASK`
+    /// or `TRYAGAIN`, then `MOVED`). The source's port and the target's.
+    pub(crate) fn migrate_slot(&self, key: &str, pause: Duration) -> (u16, u16) {
+        let (source, _) = self.slot_nodes(key);
+        let slot: u16 = self.node(source).cmd(&["CLUSTER", "KEYSLOT", key]);
+        let slot = slot.to_string();
+        let primaries: Vec<&RedisServer> = self
+            .nodes
+            .iter()
+            .filter(|n| n.running() && n.role().as_deref() == Some("master"))
+            .collect();
+        let target = primaries.iter().find(|n| n.port != source).unwrap();
+        let source = self.node(source);
+        let id = |node: &RedisServer| -> String { node.cmd(&["CLUSTER", "MYID"]) };
+        let (source_id, target_id) = (id(source), id(target));
+        let _: () = target.cmd(&["CLUSTER", "SETSLOT", &slot, "IMPORTING", &source_id]);
+        let _: () = source.cmd(&["CLUSTER", "SETSLOT", &slot, "MIGRATING", &target_id]);
+        std::thread::sleep(pause);
+        loop {
+            let keys: Vec<String> = source.cmd(&["CLUSTER", "GETKEYSINSLOT", &slot, "100"]);
+            if keys.is_empty() {
+                break;
+            }
+            let port = target.port.to_string();
+            let mut args = vec!["MIGRATE", "127.0.0.1", &port, "", "0", "5000", "KEYS"];
+            args.extend(keys.iter().map(String::as_str));
+            let _: () = source.cmd(&args);
+        }
+        std::thread::sleep(pause);
+        for node in [*target, source]
+            .into_iter()
+            .chain(primaries.iter().copied())
+        {
+            let _: () = node.cmd(&["CLUSTER", "SETSLOT", &slot, "NODE", &target_id]);
+        }
+        (source.port, target.port)
+    }
+}
+
 /// `cluster_state` from `CLUSTER INFO`.
 fn cluster_state(node: &RedisServer) -> Option<String> {
     let info: String = node.try_cmd(&["CLUSTER", "INFO"]).ok()?;
