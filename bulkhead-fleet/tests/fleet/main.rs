@@ -7,8 +7,8 @@
 //! stalled and answered late (`stall`), the whole fleet losing Redis with
 //! every `on_unreachable` (`outage`), passwords and authentication
 //! (`secrets`), a primary watched by Sentinels killed, restarted empty or
-//! demoted (`sentinel`), a cluster's slot failing over (`cluster`), and
-//! Valkey in place of Redis (`valkey`).
+//! demoted (`sentinel`), a cluster's slot failing over or moving
+//! (`cluster`), and Valkey in place of Redis (`valkey`).
 //!
 //! The tests start their own `redis-server` (and Sentinels, clusters,
 //! `valkey-server`) on free loopback ports; they fail, never pass, when
