@@ -5,12 +5,18 @@
 //! kills, Redis stopped, flushed and paused (`processes`), one of them
 //! cut from Redis or slowed down by a proxy (`partition`, `proxy`) or
 //! stalled and answered late (`stall`), the whole fleet losing Redis with
-//! every `on_unreachable` (`outage`), and passwords and authentication
-//! (`secrets`).
+//! every `on_unreachable` (`outage`), passwords and authentication
+//! (`secrets`), a primary watched by Sentinels killed, restarted empty or
+//! demoted (`sentinel`), a cluster's slot failing over or moving
+//! (`cluster`), and Valkey in place of Redis (`valkey`).
 //!
-//! The tests start their own `redis-server` on a free loopback port; they
-//! fail, never pass, when there is none (`.ci/run` installs it).
+//! The tests start their own `redis-server` (and Sentinels, clusters,
+//! `valkey-server`) on free loopback ports; they fail, never pass, when
+//! there is none (`.ci/run` installs them). The tests that start many
+//! processes (Sentinels, clusters, Valkey's) take `support::serial`, so
+//! that they run one at a time.
 
+mod cluster;
 mod membership;
 mod outage;
 mod partition;
@@ -19,6 +25,8 @@ mod proxy;
 mod registry;
 mod scripts;
 mod secrets;
+mod sentinel;
 mod stall;
 mod support;
+mod valkey;
 mod workers;

@@ -28,41 +28,61 @@ const WORKER: &str = "BULKHEAD_FLEET_WORKER";
 /// bulkhead `work` (on fleet resource `db`) and hold a database session
 /// for `HOLD_MS` (5 unless a test says) to 25 ms more, over and over. It reads its orders from a file
 /// (`tasks N`, `leave`) and prints its share whenever it changes:
-/// `STATE <name> <process id> <share> <target> <state>`. With `PROBE=1`,
-/// a probe thread times `try_enter` every 2 ms and prints the longest it
-/// took when that grows: `PROBE <name> <µs>`.
+/// `STATE <name> <process id> <share> <target> <state>`, and its count of
+/// failed requests whenever it grows: `FAIL <name> <count> <last error>`.
+/// With `PROBE=1`, a probe thread times `try_enter` every 2 ms and prints
+/// the longest it took when that grows: `PROBE <name> <µs>`.
+///
+/// Its fleet is `FLEET` (any `fleet` string: `redis+sentinel://..`,
+/// `redis+cluster://..`) or else `REDIS`, with a budget of `BUDGET` and a
+/// lease of `LEASE_MS` when given ([`BUDGET`], [`LEASE`] otherwise). A
+/// configuration it cannot use prints `ERROR <name> <error>` and ends it.
 #[test]
 #[ignore = "a worker process of the multi-process tests, which run it"]
 fn fleet_worker() {
     let var = |name: &str| std::env::var(format!("{WORKER}_{name}")).unwrap();
+    let optional = |name: &str| std::env::var(format!("{WORKER}_{name}")).ok();
     let name = var("NAME");
+    let budget: u32 = optional("BUDGET").map_or(BUDGET, |b| b.parse().unwrap());
+    let lease = optional("LEASE_MS").map_or(LEASE, |ms| Duration::from_millis(ms.parse().unwrap()));
+    let fleet = optional("FLEET").unwrap_or_else(|| var("REDIS"));
     let orders = var("ORDERS");
     let db: u16 = var("DB").parse().unwrap();
     let active = Arc::new(AtomicU32::new(var("TASKS").parse().unwrap()));
     let registry = Registry::new();
-    let config = FleetConfig::redis(&var("REDIS"))
-        .unwrap()
-        .prefix("proof")
-        .lease(LEASE)
-        .on_unreachable(match var("ON_UNREACHABLE").as_str() {
-            "closed" => OnUnreachable::Closed,
-            "even_share" => OnUnreachable::EvenShare,
-            n => OnUnreachable::Slots(n.parse().unwrap()),
-        });
-    registry.fleet_resource("db", BUDGET, config).unwrap();
+    let config = match FleetConfig::redis(&fleet) {
+        Ok(config) => config,
+        Err(e) => {
+            println!("ERROR {name} {fleet}: {e}");
+            std::process::exit(2);
+        }
+    };
+    let config =
+        config
+            .prefix("proof")
+            .lease(lease)
+            .on_unreachable(match var("ON_UNREACHABLE").as_str() {
+                "closed" => OnUnreachable::Closed,
+                "even_share" => OnUnreachable::EvenShare,
+                n => OnUnreachable::Slots(n.parse().unwrap()),
+            });
+    if let Err(e) = registry.fleet_resource("db", budget, config) {
+        println!("ERROR {name} {e}");
+        std::process::exit(2);
+    }
     let bulkhead = registry
         .bulkhead_policy(
             "work",
             "worker",
             &BulkheadConfig::builder()
-                .max_concurrent(BUDGET)
+                .max_concurrent(budget)
                 .max_wait(Duration::from_secs(5))
                 .resource("db"),
         )
         .unwrap();
     let hold: u8 = var("HOLD_MS").parse().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
-    for task in 0..BUDGET {
+    for task in 0..budget {
         let (bulkhead, active, stop) = (bulkhead.clone(), active.clone(), stop.clone());
         std::thread::spawn(move || {
             let mut rng = u64::from(task + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
@@ -98,6 +118,7 @@ fn fleet_worker() {
         });
     }
     let mut last = None;
+    let mut failures = 0;
     loop {
         if let Ok(order) = std::fs::read_to_string(&orders) {
             let order = order.trim();
@@ -127,8 +148,20 @@ fn fleet_worker() {
             );
             last = Some(now);
         }
+        if fleet.failures != failures {
+            failures = fleet.failures;
+            let error = fleet.last_error.as_deref().unwrap_or("").replace('\n', " ");
+            println!("FAIL {name} {failures} {error}");
+        }
         std::thread::sleep(Duration::from_millis(5));
     }
+}
+
+/// A worker's failed requests, as it last said.
+#[derive(Debug, Clone)]
+pub(crate) struct Failures {
+    pub(crate) count: u64,
+    pub(crate) last_error: String,
 }
 
 /// What a worker last said.
@@ -158,6 +191,15 @@ pub(crate) struct Fleet {
     pub(crate) fell_back: Arc<AtomicBool>,
     /// The longest `try_enter` each worker's probe timed, in µs.
     pub(crate) probes: Arc<Mutex<BTreeMap<String, u64>>>,
+    /// Each worker's count of failed requests and its last error.
+    pub(crate) failures: Arc<Mutex<BTreeMap<String, Failures>>>,
+    /// What workers said they could not start with (`ERROR` lines).
+    errors: Arc<Mutex<Vec<String>>>,
+    /// The workers' `fleet` string (`REDIS`'s URL when none).
+    pub(crate) fleet: Option<String>,
+    /// The workers' budget and lease.
+    pub(crate) budget: u32,
+    pub(crate) lease: Duration,
     workers: Vec<Worker>,
     /// The workers' `on_unreachable`: `closed`, `even_share` or a number
     /// of slots.
@@ -179,14 +221,25 @@ impl Fleet {
     /// A Redis and a database of its own; workers fall back to
     /// `on_unreachable` (`"closed"`, `"even_share"` or a number of slots).
     pub(crate) fn new(name: &str, on_unreachable: &str) -> Self {
+        Self::on(name, on_unreachable, RedisServer::start())
+    }
+
+    /// The same on `redis` (a `valkey-server`, say).
+    pub(crate) fn on(name: &str, on_unreachable: &str, redis: RedisServer) -> Self {
         let dir = std::env::temp_dir().join(format!("bulkhead-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
+        println!("    {name}: server {}", redis.identity());
         Fleet {
-            redis: RedisServer::start(),
+            redis,
             db: Database::start(),
             seen: Arc::default(),
             fell_back: Arc::default(),
             probes: Arc::default(),
+            failures: Arc::default(),
+            errors: Arc::default(),
+            fleet: None,
+            budget: BUDGET,
+            lease: LEASE,
             workers: Vec::new(),
             on_unreachable: on_unreachable.to_owned(),
             bound: BUDGET,
@@ -195,6 +248,16 @@ impl Fleet {
             dir,
             start: Instant::now(),
         }
+    }
+
+    /// Its workers use `fleet` (any `fleet` string: a Sentinel set, a
+    /// cluster), budget `budget` and lease `lease`, not `redis`.
+    pub(crate) fn topology(mut self, fleet: String, budget: u32, lease: Duration) -> Self {
+        self.fleet = Some(fleet);
+        self.budget = budget;
+        self.bound = budget;
+        self.lease = lease;
+        self
     }
 
     /// Starts worker `name` with `tasks` busy threads.
@@ -225,21 +288,42 @@ impl Fleet {
                 if self.probe { "1" } else { "0" },
             )
             .env(format!("{WORKER}_HOLD_MS"), self.hold_ms.to_string())
+            .env(format!("{WORKER}_BUDGET"), self.budget.to_string())
+            .env(
+                format!("{WORKER}_LEASE_MS"),
+                self.lease.as_millis().to_string(),
+            )
+            .envs(self.fleet.iter().map(|f| (format!("{WORKER}_FLEET"), f)))
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
             .unwrap();
         let out = child.stdout.take().unwrap();
-        let (seen, fell_back, probes) = (
+        let (seen, fell_back, probes, failures, errors) = (
             self.seen.clone(),
             self.fell_back.clone(),
             self.probes.clone(),
+            self.failures.clone(),
+            self.errors.clone(),
         );
         std::thread::spawn(move || {
             for line in BufReader::new(out).lines().map_while(Result::ok) {
                 let f: Vec<&str> = line.split_whitespace().collect();
                 if std::env::var_os("FLEET_VERBOSE").is_some() {
                     println!("  {line}");
+                }
+                if f.first() == Some(&"ERROR") {
+                    errors.lock().unwrap().push(line.clone());
+                }
+                if f.first() == Some(&"FAIL") && f.len() >= 3 {
+                    let error = line.splitn(4, ' ').nth(3).unwrap_or("").to_owned();
+                    failures.lock().unwrap().insert(
+                        f[1].to_owned(),
+                        Failures {
+                            count: f[2].parse().unwrap(),
+                            last_error: error,
+                        },
+                    );
                 }
                 if f.first() == Some(&"PROBE") && f.len() == 3 {
                     probes
@@ -312,9 +396,9 @@ impl Fleet {
             .collect::<Option<_>>()?;
         let claims: Vec<(&str, u32, u32)> = pids
             .iter()
-            .map(|(_, pid, d)| (pid.as_str(), *d, BUDGET))
+            .map(|(_, pid, d)| (pid.as_str(), *d, self.budget))
             .collect();
-        let targets = allocate(BUDGET, &claims);
+        let targets = allocate(self.budget, &claims);
         Some(pids.iter().map(|(n, ..)| n.clone()).zip(targets).collect())
     }
 
@@ -322,6 +406,7 @@ impl Fleet {
     /// it; prints and returns how long that took.
     pub(crate) fn converge(&self, phase: &str, limit: Duration) -> Duration {
         let took = wait_for(limit, || {
+            self.no_errors();
             let Some(expected) = self.expected() else {
                 return false;
             };
@@ -349,7 +434,10 @@ impl Fleet {
         limit: Duration,
         mut done: impl FnMut(&BTreeMap<String, Seen>) -> bool,
     ) -> Duration {
-        let took = wait_for(limit, || done(&self.seen.lock().unwrap()));
+        let took = wait_for(limit, || {
+            self.no_errors();
+            done(&self.seen.lock().unwrap())
+        });
         self.report(phase, took);
         took.unwrap_or_else(|| panic!("{phase}: {:?}", self.seen.lock().unwrap()))
     }
@@ -357,6 +445,7 @@ impl Fleet {
     /// Waits until every live worker holds `share`.
     pub(crate) fn all_at(&self, phase: &str, share: u32, state: &str, limit: Duration) -> Duration {
         let took = wait_for(limit, || {
+            self.no_errors();
             let seen = self.seen.lock().unwrap();
             self.workers.iter().all(|w| {
                 seen.get(&w.name)
@@ -365,6 +454,34 @@ impl Fleet {
         });
         self.report(phase, took);
         took.unwrap_or_else(|| panic!("{phase}: {:?}", self.seen.lock().unwrap()))
+    }
+
+    /// Fails the test when a worker could not start with its configuration.
+    pub(crate) fn no_errors(&self) {
+        let errors = self.errors.lock().unwrap().clone();
+        assert!(errors.is_empty(), "a worker could not start: {errors:?}");
+    }
+
+    /// Whether every live worker renewed its lease on `node` after `ms`
+    /// on its clock: its record there expires more than a lease later.
+    /// (`seen`: what they last said, as [`Fleet::until`] gives it.)
+    pub(crate) fn renewed_on(
+        &self,
+        seen: &BTreeMap<String, Seen>,
+        node: &RedisServer,
+        ms: u64,
+    ) -> bool {
+        let pids: Vec<String> = self
+            .workers
+            .iter()
+            .filter_map(|w| Some(seen.get(&w.name)?.pid.clone()))
+            .collect();
+        let expiries = node.expiries("db");
+        let lease = self.lease.as_millis() as u64;
+        pids.len() == self.workers.len()
+            && pids
+                .iter()
+                .all(|pid| expiries.get(pid).is_some_and(|&exp| exp > ms + lease))
     }
 
     pub(crate) fn report(&self, phase: &str, took: Option<Duration>) {
