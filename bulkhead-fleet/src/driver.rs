@@ -156,7 +156,7 @@ async fn run(resource: Arc<Resource>, context: PolicyContext) {
                 failed(
                     &resource,
                     &mut status,
-                    failure::message(&error, resource.config.url()),
+                    failure::message(&error, resource.config.topology()),
                 );
                 redis.failed(&error);
                 status.lease.on_error(received)
@@ -212,7 +212,7 @@ async fn leave(
         failed(
             resource,
             &mut status,
-            failure::message(error, resource.config.url()),
+            failure::message(error, resource.config.topology()),
         );
     }
     resource.publish(context, change, &status.lease);
@@ -265,11 +265,16 @@ struct Redis {
 
 impl Redis {
     fn new(resource: &Resource) -> Self {
-        let url = resource.config.url();
+        let url = resource.config.topology();
         let lease = resource.config.lease_duration();
         let timeout = (lease / 10).min(Duration::from_secs(1));
         Redis {
-            client: redis::Client::open(url.expose()).map_err(|e| failure::message(&e, url)),
+            client: match url {
+                super::topology::Topology::Single { url: u, .. } => {
+                    redis::Client::open(u.expose()).map_err(|e| failure::message(&e, url))
+                }
+                _ => Err("todo".to_owned()),
+            },
             config: ConnectionManagerConfig::new()
                 .set_response_timeout(Some(timeout))
                 .set_connection_timeout(Some(timeout))

@@ -4,7 +4,7 @@
 
 use redis::{ErrorKind, RedisError};
 
-use super::url::RedisUrl;
+use super::topology::Topology;
 
 /// The message for `error`, met on the Redis at `url`.
 ///
@@ -16,7 +16,7 @@ use super::url::RedisUrl;
 /// - A password or user name Redis refuses reads `WRONGPASS: ...`.
 /// - An ACL that denies the scripts or the keys reads `NOPERM: ...` with
 ///   the rules to grant.
-pub(crate) fn message(error: &RedisError, url: &RedisUrl) -> String {
+pub(crate) fn message(error: &RedisError, url: &Topology) -> String {
     let said = url.scrub(&error.to_string());
     let code = error.code().unwrap_or_default();
     let detail = error.detail().unwrap_or_default();
@@ -43,17 +43,17 @@ mod tests {
     use redis::{ErrorKind, RedisError};
 
     use super::message;
-    use crate::url::RedisUrl;
 
     #[test]
     fn authentication_failures_say_so_with_their_code_and_no_password() {
-        let url = RedisUrl::new("redis://app:s3cr3t@h:6379/0");
+        let url = crate::FleetConfig::redis("redis://app:s3cr3t@h:6379/0").unwrap();
+        let url = url.topology();
         let protocol = RedisError::from((
             ErrorKind::Server(redis::ServerErrorKind::ResponseError),
             "An error was signalled by the server",
             "Protocol error: unauthenticated multibulk length".to_owned(),
         ));
-        let shown = message(&protocol, &url);
+        let shown = message(&protocol, url);
         assert!(
             shown.starts_with("NOAUTH: Redis requires authentication"),
             "{shown}"
@@ -67,10 +67,10 @@ mod tests {
             "Password authentication failed",
             "WRONGPASS s3cr3t".to_owned(),
         ));
-        let shown = message(&wrong, &url);
+        let shown = message(&wrong, url);
         assert!(shown.starts_with("WRONGPASS: "), "{shown}");
         assert!(!shown.contains("s3cr3t"), "{shown}");
         let other = RedisError::from((ErrorKind::Io, "broken pipe"));
-        assert_eq!(message(&other, &url), other.to_string());
+        assert_eq!(message(&other, url), other.to_string());
     }
 }

@@ -65,6 +65,7 @@ mod local;
 mod resource;
 mod script;
 mod spec;
+mod topology;
 mod url;
 
 pub use bulkhead_registry::fleet::{FleetSnapshot, FleetState};
