@@ -64,6 +64,7 @@ mod lease;
 mod local;
 mod resource;
 mod script;
+mod sentinel;
 mod spec;
 mod topology;
 mod url;

@@ -79,7 +79,6 @@ impl Auth {
     }
 
     /// `settings` with this user name and password.
-    #[allow(dead_code)] // step 2
     fn apply(&self, mut settings: RedisConnectionInfo) -> RedisConnectionInfo {
         if let Some(user) = &self.user {
             settings = settings.set_username(user);
@@ -108,7 +107,6 @@ impl Addr {
     }
 
     /// How to connect to it: over TLS or not, with `auth` and `db`.
-    #[allow(dead_code)] // step 2
     pub(crate) fn connection_info(
         &self,
         tls: bool,
