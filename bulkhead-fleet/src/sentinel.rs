@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt;
 use redis::aio::MultiplexedConnection;
-use redis::{AsyncConnectionConfig, Client, RedisError};
+use redis::{AsyncConnectionConfig, Client};
 use tokio::task::{JoinHandle, JoinSet};
 
 use super::failure;
