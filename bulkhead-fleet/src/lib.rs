@@ -61,6 +61,8 @@ mod config;
 mod driver;
 mod failure;
 mod lease;
+#[cfg(test)]
+mod live;
 mod local;
 mod resource;
 mod script;
