@@ -560,3 +560,46 @@ fn role_name(role: &redis::Role) -> &'static str {
         _ => "role:sentinel",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::must_drop;
+
+    fn server(reply: &str) -> redis::RedisError {
+        let value = redis::parse_redis_value(format!("{reply}\r\n").as_bytes()).unwrap();
+        value.extract_error().unwrap_err()
+    }
+
+    /// A connection to a node that is not (or no longer) a writable
+    /// primary is dropped, so the next request looks it up again (or, for
+    /// a managed endpoint, resolves its name again); other replies keep
+    /// it.
+    #[test]
+    fn replies_from_a_node_that_is_no_writable_primary_drop_the_connection() {
+        for reply in [
+            "-READONLY You can't write against a read only replica.",
+            "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+            "-LOADING Redis is loading the dataset in memory",
+            "-NOREPLICAS Not enough good replicas to write.",
+            "-CLUSTERDOWN The cluster is down",
+            "-TRYAGAIN Multiple keys request during rehashing of slot",
+        ] {
+            assert!(must_drop(&server(reply)), "{reply}");
+        }
+        for reply in [
+            "-NOSCRIPT No matching script.",
+            "-ERR Error running script",
+            "-NOPERM User app has no permissions",
+        ] {
+            assert!(!must_drop(&server(reply)), "{reply}");
+        }
+        let io = redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+        assert!(must_drop(&io));
+        let replica = redis::RedisError::from((
+            redis::ErrorKind::Server(redis::ServerErrorKind::ReadOnly),
+            "the node is a replica",
+            "the node answered role:slave to the script".to_owned(),
+        ));
+        assert!(must_drop(&replica));
+    }
+}

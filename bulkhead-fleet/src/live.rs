@@ -8,6 +8,10 @@
 //!   restarted empty at its address;
 //! - three Cluster primaries; a fleet resource on `redis+cluster://`.
 //!
+//! One runs with the unit tests, as it needs only `redis-server` (like
+//! `tests/fleet`, it fails without one): F2 in the driver, against stub
+//! Sentinels.
+//!
 //! The multi-process proofs are in `tests/fleet/` (sentinel.rs,
 //! cluster.rs).
 
@@ -321,4 +325,96 @@ fn info_cluster(port: u16) -> String {
         Ok(redis::Value::VerbatimString { text, .. }) => text,
         _ => String::new(),
     }
+}
+
+/// F2 through the driver: one real primary, three stub Sentinels whose
+/// answers the test changes. A reply from a node the Sentinels no longer
+/// name by a majority, or named at an epoch that went back, is not
+/// applied: REG-019 in `last_error`, no renewal counted, the share falls
+/// back at its deadline; the fleet rejoins once they name it again.
+#[test]
+fn a_reply_the_sentinels_do_not_confirm_is_not_applied() {
+    use std::sync::{Arc, Mutex};
+
+    use crate::sentinel::tests::{master, stub};
+
+    let mut servers = Servers {
+        children: Vec::new(),
+        dir: dir(),
+    };
+    let primary = free_port();
+    servers.redis(primary, None);
+    wait("the primary", Duration::from_secs(5), || {
+        query(primary, &mut redis::cmd("PING")).is_ok()
+    });
+    let stubs = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let answers: Vec<_> = (0..3)
+        .map(|_| Arc::new(Mutex::new(master(primary, 1, "master"))))
+        .collect();
+    let addrs: Vec<String> = answers
+        .iter()
+        .map(|answer| stubs.block_on(stub(Arc::clone(answer))).to_string())
+        .collect();
+    let set = |port: u16, epoch: u64, flags: &str, how_many: usize| {
+        for answer in &answers[..how_many] {
+            *answer.lock().unwrap() = master(port, epoch, flags);
+        }
+    };
+    let registry = Registry::new();
+    let config = FleetConfig::sentinel("mymaster", &addrs)
+        .unwrap()
+        .lease(Duration::from_millis(600))
+        .on_unreachable(OnUnreachable::Closed);
+    registry.fleet_resource("db", 12, config).unwrap();
+    let fleet = || registry.snapshot().fleets()[0].clone();
+    wait("joined", Duration::from_secs(5), || {
+        fleet().state == FleetState::Joined && fleet().renewals >= 2
+    });
+    // Every error seen while `done` does not hold.
+    let errors_until = |what: &str, done: &dyn Fn() -> bool| {
+        let mut seen: Vec<String> = Vec::new();
+        wait(what, Duration::from_secs(5), || {
+            if let Some(error) = fleet().last_error
+                && seen.last() != Some(&error)
+            {
+                seen.push(error);
+            }
+            done()
+        });
+        seen
+    };
+
+    // Two of three Sentinels name another node at a higher epoch.
+    let gone = free_port();
+    set(gone, 2, "master", 2);
+    let renewals = fleet().renewals;
+    let seen = errors_until("unreachable", &|| fleet().state == FleetState::Unreachable);
+    let expected = format!("REG-019: no Sentinel majority names 127.0.0.1:{primary}");
+    assert!(
+        seen.iter().any(|e| e.starts_with(&expected)),
+        "{expected} in {seen:#?}"
+    );
+    assert!(fleet().renewals <= renewals + 1, "a grant was applied");
+    assert_eq!(fleet().share, 0);
+
+    // They name it again, at the new epoch: rejoined.
+    set(primary, 2, "master", 3);
+    wait("rejoined", Duration::from_secs(5), || {
+        fleet().state == FleetState::Joined
+    });
+
+    // An epoch that went back confirms nothing.
+    set(primary, 1, "master", 3);
+    let seen = errors_until("unreachable", &|| fleet().state == FleetState::Unreachable);
+    assert!(
+        seen.iter()
+            .any(|e| e.starts_with("REG-019: Sentinel config-epoch went back: 1 after 2")),
+        "{seen:#?}"
+    );
+    drop(registry);
+    drop(stubs);
 }

@@ -313,4 +313,4 @@ async fn listen(client: Client, name: String, switched: Arc<AtomicBool>, retry: 
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -118,7 +118,7 @@ fn answers_flagged_down_or_not_master_do_not_count() {
 
 /// A Sentinel that answers `SENTINEL MASTER` with what `answer` holds at
 /// the time (its fields; empty: an error), and `+OK` to anything else.
-async fn stub(answer: Arc<Mutex<Vec<(String, String)>>>) -> Addr {
+pub(crate) async fn stub(answer: Arc<Mutex<Vec<(String, String)>>>) -> Addr {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move {
@@ -186,7 +186,7 @@ fn parse_command(buffer: &[u8]) -> Option<(Vec<String>, usize)> {
     Some((parts, at))
 }
 
-fn master(port: u16, epoch: u64, flags: &str) -> Vec<(String, String)> {
+pub(crate) fn master(port: u16, epoch: u64, flags: &str) -> Vec<(String, String)> {
     [
         ("name", "mymaster".to_owned()),
         ("ip", "127.0.0.1".to_owned()),
