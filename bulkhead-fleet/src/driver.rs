@@ -396,7 +396,11 @@ impl Link {
                 connection: None,
             },
             Topology::Sentinel(sentinels) => Link::Sentinel {
-                resolver: Box::new(Resolver::new(sentinels, timeout)),
+                // A third of the request's time for each Sentinel (to
+                // connect and answer): a Sentinel that does not answer,
+                // on a host gone without a reset, must not use up the
+                // request's whole time.
+                resolver: Box::new(Resolver::new(sentinels, timeout / 3)),
                 sentinels: sentinels.clone(),
                 config: AsyncConnectionConfig::new()
                     .set_connection_timeout(Some(timeout))

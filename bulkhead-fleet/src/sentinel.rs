@@ -4,8 +4,10 @@
 //! `docs/design/fleet-ha-35.md` §3.1).
 //!
 //! - **Lookup.** `SENTINEL MASTER <name>` goes to every configured
-//!   Sentinel at once, each within the response timeout. An answer counts
-//!   if its flags hold `master` and neither `s_down` nor `o_down`.
+//!   Sentinel at once, each within a third of the response timeout (the
+//!   lookup waits for every answer, so a Sentinel that never answers
+//!   costs that much per lookup). An answer counts if its flags hold
+//!   `master` and neither `s_down` nor `o_down`.
 //! - **Choice** ([`choose`]). The primary is the address named at the
 //!   highest `config-epoch` among the answers that count. It is accepted
 //!   only if a majority of the *configured* Sentinels (n/2 + 1) name it at
@@ -139,8 +141,9 @@ impl Drop for Resolver {
 }
 
 impl Resolver {
-    /// A resolver for `sentinels`, each request within `timeout`. Its
-    /// listeners start at the first lookup (on the driver's runtime).
+    /// A resolver for `sentinels`, each Sentinel asked (connection
+    /// included) within `timeout`. Its listeners start at the first lookup
+    /// (on the driver's runtime).
     pub(crate) fn new(sentinels: &Sentinels, timeout: Duration) -> Self {
         let nodes = sentinels
             .nodes
@@ -182,7 +185,6 @@ impl Resolver {
                     client.clone(),
                     self.name.clone(),
                     Arc::clone(&self.switched),
-                    self.timeout,
                 )));
             }
         }
@@ -294,8 +296,9 @@ async fn ask(
 
 /// Listens for `+switch-master` on one Sentinel until aborted, and sets
 /// `switched` on a message for `name` (`<name> <old ip> <old port> <new ip>
-/// <new port>`); reconnects `retry` after losing it.
-async fn listen(client: Client, name: String, switched: Arc<AtomicBool>, retry: Duration) {
+/// <new port>`); reconnects a second after losing it.
+async fn listen(client: Client, name: String, switched: Arc<AtomicBool>) {
+    let retry = Duration::from_secs(1);
     loop {
         if let Ok(Ok(mut pubsub)) = tokio::time::timeout(retry, client.get_async_pubsub()).await
             && pubsub.subscribe("+switch-master").await.is_ok()
