@@ -175,6 +175,9 @@ async fn run(resource: Arc<Resource>, context: PolicyContext) {
                 status.lease.on_reply(now, received, &request, reply)
             }
             (Ok(Ok(_)), Err(reason)) => {
+                // REG-019: a reply from a node not confirmed as the
+                // primary; its grant is not applied.
+                let reason = resource.config.topology().scrub(&reason);
                 failed(&resource, &mut status, format!("REG-019: {reason}"));
                 redis.drop_connection();
                 status.lease.on_error(received)
