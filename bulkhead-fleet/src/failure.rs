@@ -42,7 +42,7 @@ pub(crate) fn message(error: &RedisError, url: &Topology) -> String {
         SENTINEL_NOPERM.to_owned()
     } else if code == "NOPERM" {
         "NOPERM: the Redis user may not run the fleet's scripts on its keys: \
-         grant it +evalsha +eval +script|load +info ~bulkhead:{<prefix>:*"
+         grant it +evalsha +eval +info ~bulkhead:{<prefix>:*"
             .to_owned()
     } else if let Some(what) = not_a_primary(code) {
         format!("{code}: {what}")
@@ -54,8 +54,8 @@ pub(crate) fn message(error: &RedisError, url: &Topology) -> String {
 
 /// What the NOPERM of a Sentinel on `SENTINEL MASTER` means.
 pub(crate) const SENTINEL_NOPERM: &str = "NOPERM: the Sentinel's user may not look the primary up: \
-     grant it +sentinel|master +subscribe &+switch-master \
-     (ACL SETUSER <user> +sentinel|master +subscribe &+switch-master)";
+     grant it +sentinel|master +subscribe +ping &+switch-master \
+     (ACL SETUSER <user> +sentinel|master +subscribe +ping &+switch-master)";
 
 /// What the fleet makes of a reply with `code` from a node that is not, or
 /// not yet, a writable primary, or from a Cluster that cannot serve the
