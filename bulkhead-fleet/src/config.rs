@@ -4,6 +4,10 @@
 use std::fmt;
 use std::time::Duration;
 
+use super::topology::{
+    self, Auth, Cluster, REDIS_PORT, SENTINEL_PORT, Secret, SentinelNode, Sentinels, TLS_BUILT_IN,
+    TLS_MISSING, Topology,
+};
 use super::url::RedisUrl;
 use bulkhead_registry::RegistryError;
 
@@ -12,8 +16,18 @@ use bulkhead_registry::RegistryError;
 /// when Redis cannot be reached. Given to
 /// [`Registry::fleet_resource`](bulkhead_registry::Registry::fleet_resource).
 ///
-/// The URL's password never appears in `Debug`, in an error, an event or a
-/// snapshot: they show `redis://user:***@host:6379/0`.
+/// The Redis is one server ([`redis`](Self::redis)), the primary that a
+/// set of Sentinels names ([`sentinel`](Self::sentinel), or a
+/// `redis+sentinel://` URL), or a Redis Cluster ([`cluster`](Self::cluster),
+/// or a `redis+cluster://` URL). Under Sentinel, the fleet looks the
+/// primary up again after a failed connection, a `READONLY`, `MASTERDOWN`,
+/// `LOADING` or `NOREPLICAS` reply and on Sentinel's `+switch-master`, and
+/// applies a grant only once a majority of the Sentinels still names the
+/// node that made it.
+///
+/// No password (of the URL, of the primary, of a Sentinel) ever appears in
+/// `Debug`, in an error, an event or a snapshot: they show
+/// `redis://user:***@host:6379/0`.
 ///
 /// # Examples
 ///
@@ -31,7 +45,7 @@ use bulkhead_registry::RegistryError;
 /// ```
 #[derive(Clone, PartialEq, Eq)]
 pub struct FleetConfig {
-    url: RedisUrl,
+    topology: Topology,
     prefix: String,
     lease: Duration,
     margin: Option<Duration>,
@@ -115,44 +129,275 @@ impl FleetConfig {
     pub const DEFAULT_PREFIX: &'static str = "default";
 
     /// A fleet on the Redis at `url`: `redis://[user:password@]host[:port][/db]`
-    /// or `redis+unix:///path/to/redis.sock[?db=0&pass=..]`.
+    /// or `redis+unix:///path/to/redis.sock[?db=0&pass=..]` for one server
+    /// (or a managed endpoint that follows its primary), or one of the
+    /// forms of Sentinel and Cluster:
+    ///
+    /// - `redis+sentinel://[user:password@]host1[:port1][,host2[:port2]...]/<master_name>[/<db>][?sentinel_username=..&sentinel_password=..]`:
+    ///   the primary that the Sentinels at these addresses (port 26379
+    ///   unless given) name `<master_name>`. The user information is the
+    ///   **primary's** credentials, and `<db>` its database; the
+    ///   `sentinel_*` parameters are the Sentinels' own AUTH (the
+    ///   convention of redis-vl and Prefect; redis-rs has no Sentinel URL).
+    ///   Give every Sentinel: a grant is applied only while a majority of
+    ///   those given name its node.
+    /// - `redis+cluster://[user:password@]host1[:port1][,host2[:port2]...]`:
+    ///   a Redis Cluster reached through any of these nodes (port 6379
+    ///   unless given; no database: a Cluster has only database 0).
+    /// - `rediss://`, `rediss+sentinel://`, `rediss+cluster://`: the same
+    ///   over TLS, to every node and Sentinel, with the feature `tls`
+    ///   (`redis-tls` of the facade).
+    ///
+    /// In the Sentinel and Cluster forms, a `/`, `?`, `#` or `,` of a user
+    /// name or password is percent-encoded (`%2F`, `%3F`, `%23`, `%2C`),
+    /// and so is a `&` of a parameter's value (`%26`, `+` being a space).
     ///
     /// # Errors
     ///
-    /// REG-014 if the URL does not parse, or is a `rediss://` URL (TLS is
-    /// not built in), or its user name or password holds a `/`, `?` or `#`
+    /// REG-014 if the URL does not parse, or is a TLS form without the
+    /// feature `tls`, or its user name or password holds a `/`, `?` or `#`
     /// that is not percent-encoded (a parser would end the host part
-    /// there); the message shows the URL without its password, whatever
-    /// characters that holds.
+    /// there); for Sentinel and Cluster also without an address, with a
+    /// port not in 1-65535, an empty master name or one with a `/`, a
+    /// database under Cluster, or a parameter other than
+    /// `sentinel_username` and `sentinel_password`. The message shows the
+    /// URL without its passwords, whatever characters they hold.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bulkhead_fleet::FleetConfig;
+    ///
+    /// let config = FleetConfig::redis(
+    ///     "redis+sentinel://app:s3cr3t@10.0.0.1,10.0.0.2:26380,10.0.0.3/mymaster/2\
+    ///      ?sentinel_password=t0ps3cr3t",
+    /// )?;
+    /// assert_eq!(
+    ///     config.redis_url(),
+    ///     "redis+sentinel://app:***@10.0.0.1:26379,10.0.0.2:26380,10.0.0.3:26379/mymaster/2\
+    ///      ?sentinel_password=***"
+    /// );
+    /// let cluster = FleetConfig::redis("redis+cluster://:s3cr3t@10.0.1.1:7000,10.0.1.2:7000")?;
+    /// assert_eq!(cluster.redis_url(), "redis+cluster://:***@10.0.1.1:7000,10.0.1.2:7000");
+    ///
+    /// let error = FleetConfig::redis("redis+sentinel://app:s3cr3t@10.0.0.1/").unwrap_err();
+    /// assert_eq!(error.code(), "REG-014");
+    /// assert!(error.to_string().contains("no master name"));
+    /// assert!(!error.to_string().contains("s3cr3t"));
+    /// # Ok::<(), bulkhead_registry::RegistryError>(())
+    /// ```
     pub fn redis(url: &str) -> Result<Self, RegistryError> {
-        let url = RedisUrl::new(url);
+        let shown = RedisUrl::new(url);
+        let invalid =
+            |problem: String| invalid(format!("Redis URL {shown} cannot be used: {problem}"));
+        if let Some(parsed) = topology::parse_url(url) {
+            return parsed.map(Self::on).map_err(invalid);
+        }
+        let url = shown.clone();
         let scheme = url.expose().split("://").next().unwrap_or_default();
         let problem = match scheme {
-            "redis" if url.userinfo_needs_encoding() => Some(
+            "redis" | "rediss" if url.userinfo_needs_encoding() => Some(
                 "its user name or password holds a `/`, `?` or `#`, which would end the host part: percent-encode them (%2F, %3F, %23)"
                     .to_owned(),
             ),
-            "redis" | "redis+unix" | "unix" => {
+            "rediss" if !TLS_BUILT_IN => Some(TLS_MISSING.to_owned()),
+            "redis" | "rediss" | "redis+unix" | "unix" => {
                 redis::Client::open(url.expose()).err().map(|e| url.scrub(&e.to_string()))
             }
-            "rediss" => Some(
-                "rediss:// needs TLS, which bulkhead does not build in: reach Redis over a private network or a TLS tunnel"
+            _ => Some(
+                "expected redis://host:port/db, redis+unix:///path, redis+sentinel://host:port,../master_name or redis+cluster://host:port,.."
                     .to_owned(),
             ),
-            _ => Some("expected redis://host:port/db or redis+unix:///path".to_owned()),
         };
         match problem {
-            Some(problem) => Err(RegistryError::FleetConfig {
-                resource: String::new(),
-                message: format!("Redis URL {url} cannot be used: {problem}"),
-            }),
-            None => Ok(FleetConfig {
+            Some(problem) => Err(invalid(problem)),
+            None => Ok(Self::on(Topology::Single {
                 url,
-                prefix: Self::DEFAULT_PREFIX.to_owned(),
-                lease: Self::DEFAULT_LEASE,
-                margin: None,
-                on_unreachable: OnUnreachable::default(),
-            }),
+                auth: None,
+                db: None,
+            })),
+        }
+    }
+
+    /// A fleet on the primary that the Sentinels at `sentinels` name
+    /// `master_name`. Each address is `host[:port]` (port 26379 unless
+    /// given; `[v6]:port` for IPv6) or `redis://[user:password@]host[:port]`,
+    /// whose user information is that Sentinel's own AUTH (`rediss://` for
+    /// TLS, with the feature `tls`: then every address must be one).
+    /// The primary's own AUTH and database are
+    /// [`primary_auth`](Self::primary_auth) and [`db`](Self::db).
+    ///
+    /// Give every Sentinel of the set: the fleet applies a grant only while
+    /// a majority of those given (more than half) name, at the highest
+    /// configuration epoch seen, the node that made it.
+    ///
+    /// # Errors
+    ///
+    /// REG-014 with no address, an address that does not parse (a port
+    /// not in 1-65535 included), an empty master name or one with a `/`,
+    /// or a TLS address without the feature `tls`; the message shows no
+    /// password.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bulkhead_fleet::FleetConfig;
+    ///
+    /// let config = FleetConfig::sentinel(
+    ///     "mymaster",
+    ///     ["10.0.0.1:26379", "10.0.0.2", "redis://sentinel:t0ps3cr3t@10.0.0.3:26380"],
+    /// )?
+    /// .primary_auth(Some("app"), "s3cr3t")
+    /// .db(2);
+    /// assert_eq!(
+    ///     config.redis_url(),
+    ///     "redis+sentinel://app:***@10.0.0.1:26379,10.0.0.2:26379,10.0.0.3:26380/mymaster/2\
+    ///      ?sentinel_password=***"
+    /// );
+    /// assert!(!format!("{config:?}").contains("s3cr3t"));
+    /// assert_eq!(FleetConfig::sentinel("", ["10.0.0.1"]).unwrap_err().code(), "REG-014");
+    /// assert_eq!(FleetConfig::sentinel("m", [""; 0]).unwrap_err().code(), "REG-014");
+    /// # Ok::<(), bulkhead_registry::RegistryError>(())
+    /// ```
+    pub fn sentinel<I, S>(master_name: &str, sentinels: I) -> Result<Self, RegistryError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let fail = |problem: String| invalid(format!("Sentinel set cannot be used: {problem}"));
+        topology::check_master_name(master_name).map_err(fail)?;
+        let (nodes, tls) = nodes(sentinels, SENTINEL_PORT).map_err(fail)?;
+        Ok(Self::on(Topology::Sentinel(Sentinels {
+            name: master_name.to_owned(),
+            nodes: nodes
+                .into_iter()
+                .map(|(addr, auth)| SentinelNode { addr, auth })
+                .collect(),
+            primary: Auth::default(),
+            db: 0,
+            tls,
+        })))
+    }
+
+    /// A fleet on the Redis Cluster reached through any of `nodes`: each
+    /// `host[:port]` (port 6379 unless given) or
+    /// `redis://[user:password@]host[:port]` (`rediss://` for TLS, with the
+    /// feature `tls`). The nodes' AUTH is the user information of the
+    /// addresses (the same on every one that gives it) or
+    /// [`primary_auth`](Self::primary_auth). The client follows `MOVED`
+    /// and `ASK`, and a failover of the slot's primary.
+    ///
+    /// # Errors
+    ///
+    /// REG-014 with no address, an address that does not parse, addresses
+    /// with different user information, or a TLS address without the
+    /// feature `tls`; the message shows no password.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bulkhead_fleet::FleetConfig;
+    ///
+    /// let config = FleetConfig::cluster(["10.0.1.1:7000", "10.0.1.2:7000", "10.0.1.3:7000"])?
+    ///     .primary_auth(None, "s3cr3t");
+    /// assert_eq!(
+    ///     config.redis_url(),
+    ///     "redis+cluster://:***@10.0.1.1:7000,10.0.1.2:7000,10.0.1.3:7000"
+    /// );
+    /// assert_eq!(FleetConfig::cluster(["10.0.1.1:70000"]).unwrap_err().code(), "REG-014");
+    /// # Ok::<(), bulkhead_registry::RegistryError>(())
+    /// ```
+    pub fn cluster<I, S>(nodes: I) -> Result<Self, RegistryError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let fail = |problem: String| invalid(format!("Cluster nodes cannot be used: {problem}"));
+        let (nodes, tls) = self::nodes(nodes, REDIS_PORT).map_err(fail)?;
+        let mut auth: Option<Auth> = None;
+        for (_, given) in nodes.iter().filter(|(_, a)| *a != Auth::default()) {
+            match &auth {
+                Some(first) if first != given => {
+                    return Err(fail(
+                        "the nodes give different user names or passwords: a Cluster's nodes share one AUTH"
+                            .to_owned(),
+                    ));
+                }
+                _ => auth = Some(given.clone()),
+            }
+        }
+        Ok(Self::on(Topology::Cluster(Cluster {
+            nodes: nodes.into_iter().map(|(addr, _)| addr).collect(),
+            auth: auth.unwrap_or_default(),
+            db: 0,
+            tls,
+        })))
+    }
+
+    /// The primary's user name (none: the default user) and password,
+    /// under Sentinel (the Sentinels' own AUTH is given with their
+    /// addresses), or the nodes' under Cluster. With one Redis
+    /// ([`redis`](Self::redis)) they belong in its URL: the check of the
+    /// configuration refuses them there (REG-014).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bulkhead_fleet::FleetConfig;
+    ///
+    /// let config = FleetConfig::sentinel("mymaster", ["10.0.0.1", "10.0.0.2", "10.0.0.3"])?
+    ///     .primary_auth(Some("app"), "s3cr3t");
+    /// assert!(config.redis_url().starts_with("redis+sentinel://app:***@10.0.0.1:26379,"));
+    /// # Ok::<(), bulkhead_registry::RegistryError>(())
+    /// ```
+    pub fn primary_auth(mut self, user: Option<&str>, password: &str) -> Self {
+        let auth = Auth {
+            user: user.map(str::to_owned),
+            password: Some(Secret::new(password)),
+        };
+        match &mut self.topology {
+            Topology::Single { auth: given, .. } => *given = Some(auth),
+            Topology::Sentinel(sentinels) => sentinels.primary = auth,
+            Topology::Cluster(cluster) => cluster.auth = auth,
+        }
+        self
+    }
+
+    /// The primary's database under Sentinel (0 unless given). A Cluster
+    /// has only database 0, and one Redis takes it in its URL: the check
+    /// of the configuration refuses another database under Cluster, a
+    /// database for one Redis, and a negative one (REG-014).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use bulkhead_fleet::FleetConfig;
+    /// use bulkhead_registry::Registry;
+    ///
+    /// let config = FleetConfig::sentinel("mymaster", ["10.0.0.1", "10.0.0.2", "10.0.0.3"])?.db(3);
+    /// assert!(config.redis_url().ends_with("/mymaster/3"));
+    /// let cluster = FleetConfig::cluster(["10.0.1.1:7000"])?.db(3);
+    /// let error = Registry::new().fleet_resource("db", 10, cluster).unwrap_err();
+    /// assert_eq!(error.code(), "REG-014");
+    /// # Ok::<(), bulkhead_registry::RegistryError>(())
+    /// ```
+    pub fn db(mut self, db: i64) -> Self {
+        match &mut self.topology {
+            Topology::Single { db: given, .. } => *given = Some(db),
+            Topology::Sentinel(sentinels) => sentinels.db = db,
+            Topology::Cluster(cluster) => cluster.db = db,
+        }
+        self
+    }
+
+    /// A configuration with the defaults on `topology`.
+    fn on(topology: Topology) -> Self {
+        FleetConfig {
+            topology,
+            prefix: Self::DEFAULT_PREFIX.to_owned(),
+            lease: Self::DEFAULT_LEASE,
+            margin: None,
+            on_unreachable: OnUnreachable::default(),
         }
     }
 
@@ -190,9 +435,13 @@ impl FleetConfig {
         self
     }
 
-    /// The Redis URL, its password shown as `***`.
+    /// The Redis URL, every password shown as `***`: under Sentinel and
+    /// Cluster, their URL form with every address and port
+    /// (`redis+sentinel://app:***@h1:26379,h2:26379/mymaster?sentinel_password=***`).
+    /// Sentinels given different AUTH show the user name only if they
+    /// share it.
     pub fn redis_url(&self) -> String {
-        self.url.to_string()
+        self.topology.to_string()
     }
 
     /// The key prefix.
@@ -215,8 +464,8 @@ impl FleetConfig {
         self.on_unreachable
     }
 
-    pub(crate) fn url(&self) -> &RedisUrl {
-        &self.url
+    pub(crate) fn topology(&self) -> &Topology {
+        &self.topology
     }
 
     /// Checks the configuration for `resource`.
@@ -239,6 +488,9 @@ impl FleetConfig {
     /// which the fleet makes a hash tag; `prefix`, `lease`, `margin`) and
     /// what is wrong.
     pub(crate) fn problem(&self, resource: &str) -> Option<(&'static str, String)> {
+        if let Some(problem) = self.topology.problem() {
+            return Some(("fleet", problem));
+        }
         for (key, what, name) in [
             ("fleet", "resource name", resource),
             ("prefix", "key prefix", self.prefix.as_str()),
@@ -289,11 +541,44 @@ impl FleetConfig {
 impl fmt::Debug for FleetConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FleetConfig")
-            .field("url", &self.url)
+            .field("url", &self.topology.to_string())
             .field("prefix", &self.prefix)
             .field("lease", &self.lease)
             .field("margin", &self.margin_duration())
             .field("on_unreachable", &self.on_unreachable)
             .finish()
     }
+}
+
+/// REG-014 with `message`, for no resource yet.
+fn invalid(message: String) -> RegistryError {
+    RegistryError::FleetConfig {
+        resource: String::new(),
+        message,
+    }
+}
+
+/// The addresses given in code, their AUTH, and whether they are all TLS
+/// forms (all or none must be).
+fn nodes<I, S>(nodes: I, default_port: u16) -> Result<(Vec<(topology::Addr, Auth)>, bool), String>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    let mut parsed = Vec::new();
+    let mut tls = None;
+    for node in nodes {
+        let (addr, auth, is_tls) = topology::parse_node(node.as_ref(), default_port)?;
+        if *tls.get_or_insert(is_tls) != is_tls {
+            return Err(
+                "some addresses are rediss:// and others not: TLS is for every node or none"
+                    .to_owned(),
+            );
+        }
+        parsed.push((addr, auth));
+    }
+    if parsed.is_empty() {
+        return Err("no address: give at least one host[:port]".to_owned());
+    }
+    Ok((parsed, tls.unwrap_or(false)))
 }

@@ -12,13 +12,20 @@ use std::sync::atomic::Ordering::Release;
 use std::time::{Duration, Instant};
 
 use bulkhead_core::{BulkheadEvent, BulkheadEventKind, Event, EventStream, PolicyContext};
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::AsyncConnectionConfig;
+use redis::aio::{
+    ConnectionLike, ConnectionManager, ConnectionManagerConfig, MultiplexedConnection,
+};
+use redis::cluster::{ClusterClient, ClusterClientBuilder};
+use redis::cluster_async::ClusterConnection;
 use tokio::sync::mpsc;
 
 use super::failure;
 use super::lease::later;
 use super::resource::{Resource, Status};
 use super::script::{Keys, Scripts};
+use super::sentinel::Resolver;
+use super::topology::{Addr, Cluster, Sentinels, Topology};
 
 /// How often a resource's task wakes up.
 const TICK: Duration = Duration::from_millis(10);
@@ -97,7 +104,7 @@ async fn run(resource: Arc<Resource>, context: PolicyContext) {
     let mut events = context.events().map(|bus| bus.subscribe());
     let scripts = Scripts::new();
     let keys = Keys::new(resource.config.key_prefix(), resource.name);
-    let mut redis = Redis::new(&resource);
+    let mut redis = Link::new(&resource);
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     // The demand window turns every twelfth of the lease.
@@ -138,36 +145,60 @@ async fn run(resource: Arc<Resource>, context: PolicyContext) {
         // No lock is held while Redis answers; the bound cannot grow
         // meanwhile: only this task raises limits.
         let result = tokio::time::timeout_at(tokio::time::Instant::from_std(give_up), async {
-            let con = redis.connection().await?;
-            scripts
-                .acquire(con, &keys, &resource.process_id, &request)
-                .await
+            let mut con = redis.connection().await?;
+            let reply = scripts
+                .acquire(&mut con, &keys, &resource.process_id, &request)
+                .await?;
+            Ok::<_, LinkError>(reply)
         })
         .await;
+        // F2: under Sentinel, a reply counts only if a majority still names
+        // the node that gave it (within a response timeout of its own).
+        let confirmed = match &result {
+            Ok(Ok(_)) => {
+                let timeout = resource.status().lease.response_timeout();
+                match tokio::time::timeout(timeout, redis.confirm()).await {
+                    Ok(confirmed) => confirmed,
+                    Err(_) => Err(format!(
+                        "no Sentinel confirmed the primary within {timeout:?}"
+                    )),
+                }
+            }
+            _ => Ok(()),
+        };
         let received = Instant::now();
         let mut members = resource.members();
         let mut status = resource.status();
-        let change = match result {
-            Ok(Ok(reply)) => {
+        let change = match (result, confirmed) {
+            (Ok(Ok(reply)), Ok(())) => {
                 status.last_error = None;
                 status.lease.on_reply(now, received, &request, reply)
             }
-            Ok(Err(error)) => {
+            (Ok(Ok(_)), Err(reason)) => {
+                // REG-019: a reply from a node not confirmed as the
+                // primary; its grant is not applied.
+                let reason = resource.config.topology().scrub(&reason);
+                failed(&resource, &mut status, format!("REG-019: {reason}"));
+                redis.drop_connection();
+                status.lease.on_error(received)
+            }
+            (Ok(Err(error)), _) => {
                 failed(
                     &resource,
                     &mut status,
-                    failure::message(&error, resource.config.url()),
+                    failure::link_message(&error, resource.config.topology()),
                 );
                 redis.failed(&error);
                 status.lease.on_error(received)
             }
-            Err(_) => {
+            (Err(_), _) => {
                 let waited = give_up.saturating_duration_since(now);
                 failed(
                     &resource,
                     &mut status,
                     format!("no reply within {waited:?}"),
                 );
+                redis.drop_connection();
                 status.lease.on_error(received)
             }
         };
@@ -185,7 +216,7 @@ async fn leave(
     context: &PolicyContext,
     scripts: &Scripts,
     keys: &Keys,
-    redis: &mut Redis,
+    redis: &mut Link,
 ) {
     let (seq, change) = {
         let mut members = resource.members();
@@ -201,10 +232,11 @@ async fn leave(
     let in_flight = resource.members().in_flight();
     let timeout = resource.status().lease.response_timeout();
     let left = tokio::time::timeout(timeout, async {
-        let con = redis.connection().await?;
-        scripts
-            .leave(con, keys, &resource.process_id, seq, in_flight)
-            .await
+        let mut con = redis.connection().await?;
+        let left = scripts
+            .leave(&mut con, keys, &resource.process_id, seq, in_flight)
+            .await?;
+        Ok::<_, LinkError>(left)
     })
     .await;
     let mut status = resource.status();
@@ -212,7 +244,7 @@ async fn leave(
         failed(
             resource,
             &mut status,
-            failure::message(error, resource.config.url()),
+            failure::link_message(error, resource.config.topology()),
         );
     }
     resource.publish(context, change, &status.lease);
@@ -255,55 +287,326 @@ fn count_refusals(events: &mut Option<EventStream>, members: &mut super::local::
     }
 }
 
-/// The resource's connection to Redis, made when first needed and again
-/// after it broke.
-struct Redis {
-    client: Result<redis::Client, String>,
-    config: ConnectionManagerConfig,
-    connection: Option<ConnectionManager>,
+/// Whether `error` means the connection is not to a writable primary any
+/// more, or broke: drop it, and look the primary up again (or reconnect,
+/// as a managed endpoint's name may point elsewhere by now).
+fn must_drop(error: &redis::RedisError) -> bool {
+    error.is_unrecoverable_error()
+        || error.is_io_error()
+        || error.is_timeout()
+        || error.is_connection_dropped()
+        || matches!(
+            error.code(),
+            Some("READONLY" | "MASTERDOWN" | "LOADING" | "NOREPLICAS" | "CLUSTERDOWN" | "TRYAGAIN")
+        )
 }
 
-impl Redis {
+/// The connection of one request, whatever the topology.
+enum Conn<'a> {
+    Manager(&'a mut ConnectionManager),
+    Multiplexed(&'a mut MultiplexedConnection),
+    Cluster(&'a mut ClusterConnection),
+}
+
+impl ConnectionLike for Conn<'_> {
+    fn req_packed_command<'a>(
+        &'a mut self,
+        cmd: &'a redis::Cmd,
+    ) -> redis::RedisFuture<'a, redis::Value> {
+        match self {
+            Conn::Manager(con) => con.req_packed_command(cmd),
+            Conn::Multiplexed(con) => con.req_packed_command(cmd),
+            Conn::Cluster(con) => con.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        pipeline: &'a redis::Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> redis::RedisFuture<'a, Vec<redis::Value>> {
+        match self {
+            Conn::Manager(con) => con.req_packed_commands(pipeline, offset, count),
+            Conn::Multiplexed(con) => con.req_packed_commands(pipeline, offset, count),
+            Conn::Cluster(con) => con.req_packed_commands(pipeline, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Conn::Manager(con) => con.get_db(),
+            Conn::Multiplexed(con) => con.get_db(),
+            Conn::Cluster(con) => con.get_db(),
+        }
+    }
+}
+
+/// Why a request could not be sent: Redis's error, or no primary to send
+/// it to (the Sentinels' reason).
+#[derive(Debug)]
+pub(crate) enum LinkError {
+    Redis(redis::RedisError),
+    NoPrimary(String),
+}
+
+impl From<redis::RedisError> for LinkError {
+    fn from(error: redis::RedisError) -> Self {
+        LinkError::Redis(error)
+    }
+}
+
+/// The resource's connection to Redis, made when first needed and again
+/// after it broke, per topology.
+enum Link {
+    /// One server: a connection manager (it reconnects after an I/O
+    /// error; dropped on the errors of [`must_drop`]).
+    Single {
+        client: Result<redis::Client, String>,
+        config: ConnectionManagerConfig,
+        connection: Option<ConnectionManager>,
+    },
+    /// The primary the Sentinels name: looked up afresh for every new
+    /// connection, never from a cached address.
+    Sentinel {
+        resolver: Box<Resolver>,
+        sentinels: Sentinels,
+        config: AsyncConnectionConfig,
+        connection: Option<(Addr, MultiplexedConnection)>,
+    },
+    /// A Cluster client: it follows `MOVED` and `ASK` itself.
+    Cluster {
+        client: Result<ClusterClient, String>,
+        connection: Option<ClusterConnection>,
+    },
+}
+
+impl Link {
     fn new(resource: &Resource) -> Self {
-        let url = resource.config.url();
+        let topology = resource.config.topology();
         let lease = resource.config.lease_duration();
         let timeout = (lease / 10).min(Duration::from_secs(1));
-        Redis {
-            client: redis::Client::open(url.expose()).map_err(|e| failure::message(&e, url)),
-            config: ConnectionManagerConfig::new()
-                .set_response_timeout(Some(timeout))
-                .set_connection_timeout(Some(timeout))
-                .set_number_of_retries(1)
-                .set_min_delay(Duration::from_millis(10))
-                .set_max_delay(lease / 3),
-            connection: None,
+        match topology {
+            Topology::Single { url, .. } => Link::Single {
+                client: redis::Client::open(url.expose())
+                    .map_err(|e| failure::message(&e, topology)),
+                config: ConnectionManagerConfig::new()
+                    .set_response_timeout(Some(timeout))
+                    .set_connection_timeout(Some(timeout))
+                    .set_number_of_retries(1)
+                    .set_min_delay(Duration::from_millis(10))
+                    .set_max_delay(lease / 3),
+                connection: None,
+            },
+            Topology::Sentinel(sentinels) => Link::Sentinel {
+                // A third of the request's time for each Sentinel (to
+                // connect and answer): a Sentinel that does not answer,
+                // on a host gone without a reset, must not use up the
+                // request's whole time.
+                resolver: Box::new(Resolver::new(sentinels, timeout / 3)),
+                sentinels: sentinels.clone(),
+                config: AsyncConnectionConfig::new()
+                    .set_connection_timeout(Some(timeout))
+                    .set_response_timeout(Some(timeout)),
+                connection: None,
+            },
+            Topology::Cluster(cluster) => Link::Cluster {
+                client: cluster_client(cluster, timeout)
+                    .map_err(|e| failure::message(&e, topology)),
+                connection: None,
+            },
         }
     }
 
-    async fn connection(&mut self) -> redis::RedisResult<&mut ConnectionManager> {
-        let manager = match self.connection.take() {
-            Some(manager) => manager,
-            None => {
-                let client = match &self.client {
-                    Ok(client) => client.clone(),
-                    Err(message) => {
-                        return Err(redis::RedisError::from((
-                            redis::ErrorKind::InvalidClientConfig,
-                            "invalid Redis URL",
-                            message.clone(),
-                        )));
+    /// The connection, made if there is none (under Sentinel: after a
+    /// fresh lookup, and a check that the node named says it is a master).
+    async fn connection(&mut self) -> Result<Conn<'_>, LinkError> {
+        match self {
+            Link::Single {
+                client,
+                config,
+                connection,
+            } => {
+                let manager = match connection.take() {
+                    Some(manager) => manager,
+                    None => {
+                        let client = client.clone().map_err(invalid)?;
+                        ConnectionManager::new_with_config(client, config.clone()).await?
                     }
                 };
-                ConnectionManager::new_with_config(client, self.config.clone()).await?
+                Ok(Conn::Manager(connection.insert(manager)))
             }
-        };
-        Ok(self.connection.insert(manager))
+            Link::Sentinel {
+                resolver,
+                sentinels,
+                config,
+                connection,
+            } => {
+                if resolver.switched() {
+                    *connection = None;
+                }
+                let (addr, con) = match connection.take() {
+                    Some(made) => made,
+                    None => {
+                        let (addr, _) = resolver.resolve().await.map_err(LinkError::NoPrimary)?;
+                        let info =
+                            addr.connection_info(sentinels.tls, &sentinels.primary, sentinels.db)?;
+                        let mut con = redis::Client::open(info)?
+                            .get_multiplexed_async_connection_with_config(config)
+                            .await?;
+                        let role: redis::Role = redis::cmd("ROLE").query_async(&mut con).await?;
+                        if !matches!(role, redis::Role::Primary { .. }) {
+                            return Err(LinkError::NoPrimary(format!(
+                                "{addr}, which a Sentinel majority names, says it is not a master ({})",
+                                role_name(&role)
+                            )));
+                        }
+                        (addr, con)
+                    }
+                };
+                let (_, con) = connection.insert((addr, con));
+                Ok(Conn::Multiplexed(con))
+            }
+            Link::Cluster { client, connection } => {
+                let con = match connection.take() {
+                    Some(con) => con,
+                    None => {
+                        client
+                            .as_ref()
+                            .map_err(|e| invalid(e.clone()))?
+                            .get_async_connection()
+                            .await?
+                    }
+                };
+                Ok(Conn::Cluster(connection.insert(con)))
+            }
+        }
     }
 
-    /// Drops a connection that cannot recover by itself.
-    fn failed(&mut self, error: &redis::RedisError) {
-        if error.is_unrecoverable_error() {
-            self.connection = None;
+    /// F2: under Sentinel, whether a fresh lookup still names, by a
+    /// majority and at an epoch not below the highest seen, the node the
+    /// last request went to; the reason if not. Nothing to confirm on one
+    /// server or a Cluster.
+    async fn confirm(&mut self) -> Result<(), String> {
+        match self {
+            Link::Sentinel {
+                resolver,
+                connection,
+                ..
+            } => match connection {
+                Some((addr, _)) => {
+                    let addr = addr.clone();
+                    resolver.confirm(&addr).await
+                }
+                None => Err(
+                    "the connection to the primary was lost before its reply was confirmed"
+                        .to_owned(),
+                ),
+            },
+            Link::Single { .. } | Link::Cluster { .. } => Ok(()),
         }
+    }
+
+    /// Drops the connection: the next request connects again (under
+    /// Sentinel, after a fresh lookup).
+    fn drop_connection(&mut self) {
+        match self {
+            Link::Single { connection, .. } => *connection = None,
+            Link::Sentinel { connection, .. } => *connection = None,
+            Link::Cluster { connection, .. } => *connection = None,
+        }
+    }
+
+    /// After `error`: drops a connection that cannot be trusted or recover.
+    fn failed(&mut self, error: &LinkError) {
+        match error {
+            LinkError::Redis(error) if !must_drop(error) => {}
+            _ => self.drop_connection(),
+        }
+    }
+}
+
+/// The client of `cluster`: each node's requests within `timeout`, a few
+/// retries (within the request's own deadline).
+fn cluster_client(cluster: &Cluster, timeout: Duration) -> redis::RedisResult<ClusterClient> {
+    let nodes = cluster
+        .nodes
+        .iter()
+        .map(|addr| addr.connection_info(cluster.tls, &Default::default(), 0))
+        .collect::<redis::RedisResult<Vec<_>>>()?;
+    let mut builder = ClusterClientBuilder::new(nodes)
+        .connection_timeout(timeout)
+        .response_timeout(timeout)
+        .retries(2)
+        .min_retry_wait(10)
+        .max_retry_wait(u64::try_from(timeout.as_millis()).unwrap_or(1000));
+    if let Some(user) = &cluster.auth.user {
+        builder = builder.username(user);
+    }
+    if let Some(password) = &cluster.auth.password {
+        builder = builder.password(password.expose());
+    }
+    builder.build()
+}
+
+/// The error of a client that could not be built (its message already
+/// without passwords).
+fn invalid(message: String) -> redis::RedisError {
+    redis::RedisError::from((
+        redis::ErrorKind::InvalidClientConfig,
+        "invalid Redis URL",
+        message,
+    ))
+}
+
+/// `role:master`, `role:slave`, `role:sentinel`.
+fn role_name(role: &redis::Role) -> &'static str {
+    match role {
+        redis::Role::Primary { .. } => "role:master",
+        redis::Role::Replica { .. } => "role:slave",
+        _ => "role:sentinel",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::must_drop;
+
+    fn server(reply: &str) -> redis::RedisError {
+        let value = redis::parse_redis_value(format!("{reply}\r\n").as_bytes()).unwrap();
+        value.extract_error().unwrap_err()
+    }
+
+    /// A connection to a node that is not (or no longer) a writable
+    /// primary is dropped, so the next request looks it up again (or, for
+    /// a managed endpoint, resolves its name again); other replies keep
+    /// it.
+    #[test]
+    fn replies_from_a_node_that_is_no_writable_primary_drop_the_connection() {
+        for reply in [
+            "-READONLY You can't write against a read only replica.",
+            "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+            "-LOADING Redis is loading the dataset in memory",
+            "-NOREPLICAS Not enough good replicas to write.",
+            "-CLUSTERDOWN The cluster is down",
+            "-TRYAGAIN Multiple keys request during rehashing of slot",
+        ] {
+            assert!(must_drop(&server(reply)), "{reply}");
+        }
+        for reply in [
+            "-NOSCRIPT No matching script.",
+            "-ERR Error running script",
+            "-NOPERM User app has no permissions",
+        ] {
+            assert!(!must_drop(&server(reply)), "{reply}");
+        }
+        let io = redis::RedisError::from(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+        assert!(must_drop(&io));
+        let replica = redis::RedisError::from((
+            redis::ErrorKind::Server(redis::ServerErrorKind::ReadOnly),
+            "the node is a replica",
+            "the node answered role:slave to the script".to_owned(),
+        ));
+        assert!(must_drop(&replica));
     }
 }

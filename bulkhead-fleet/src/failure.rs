@@ -4,7 +4,8 @@
 
 use redis::{ErrorKind, RedisError};
 
-use super::url::RedisUrl;
+use super::driver::LinkError;
+use super::topology::Topology;
 
 /// The message for `error`, met on the Redis at `url`.
 ///
@@ -15,8 +16,17 @@ use super::url::RedisUrl;
 ///   `NOAUTH: Redis requires authentication ...`.
 /// - A password or user name Redis refuses reads `WRONGPASS: ...`.
 /// - An ACL that denies the scripts or the keys reads `NOPERM: ...` with
-///   the rules to grant.
-pub(crate) fn message(error: &RedisError, url: &RedisUrl) -> String {
+///   the rules to grant; one that denies a Sentinel's `SENTINEL MASTER`,
+///   with the rule to grant there.
+/// - A node that is no writable primary (`READONLY`, `NOREPLICAS`,
+///   `MASTERDOWN`, `LOADING`) or a Cluster that cannot serve the slot
+///   (`CLUSTERDOWN`, `TRYAGAIN`) says what the fleet does about it: the
+///   connection is dropped, and the next request looks the primary up
+///   again.
+///
+/// The codes are read, never the server's words: Valkey says "Valkey"
+/// where Redis says "Redis".
+pub(crate) fn message(error: &RedisError, url: &Topology) -> String {
     let said = url.scrub(&error.to_string());
     let code = error.code().unwrap_or_default();
     let detail = error.detail().unwrap_or_default();
@@ -28,14 +38,59 @@ pub(crate) fn message(error: &RedisError, url: &RedisUrl) -> String {
         )
     } else if code == "WRONGPASS" || error.kind() == ErrorKind::AuthenticationFailed {
         format!("WRONGPASS: Redis refused the user name or password of the fleet's URL {shown}")
+    } else if code == "NOPERM" && detail.to_ascii_lowercase().contains("sentinel") {
+        SENTINEL_NOPERM.to_owned()
     } else if code == "NOPERM" {
         "NOPERM: the Redis user may not run the fleet's scripts on its keys: \
-         grant it +evalsha +eval +script|load ~bulkhead:{<prefix>:*"
+         grant it +evalsha +eval +info ~bulkhead:{<prefix>:*"
             .to_owned()
+    } else if let Some(what) = not_a_primary(code) {
+        format!("{code}: {what}")
     } else {
         return said;
     };
     format!("{explained} (Redis said: {said})")
+}
+
+/// What the NOPERM of a Sentinel on `SENTINEL MASTER` means.
+pub(crate) const SENTINEL_NOPERM: &str = "NOPERM: the Sentinel's user may not look the primary up: \
+     grant it +sentinel|master +subscribe +ping &+switch-master \
+     (ACL SETUSER <user> +sentinel|master +subscribe +ping &+switch-master)";
+
+/// What the fleet makes of a reply with `code` from a node that is not, or
+/// not yet, a writable primary, or from a Cluster that cannot serve the
+/// slot; `None` for another code.
+fn not_a_primary(code: &str) -> Option<&'static str> {
+    Some(match code {
+        "READONLY" | "NOREPLICAS" => "the node is not a writable primary; looking it up again",
+        "MASTERDOWN" => "the node is a replica that lost its primary; looking the primary up again",
+        "LOADING" => "the node is still loading its data; connecting again",
+        "CLUSTERDOWN" => {
+            "the Cluster cannot serve the resource's slot (its primary failed and no replica took over yet, or the Cluster lost its majority); trying again"
+        }
+        "TRYAGAIN" => "the resource's keys are being moved between Cluster nodes; trying again",
+        _ => return None,
+    })
+}
+
+/// What a Sentinel's `error` says, without passwords, `NOPERM` explained.
+pub(crate) fn sentinel_message(error: &RedisError, topology: &Topology) -> String {
+    let said = topology.scrub(&error.to_string());
+    if error.code() == Some("NOPERM") {
+        format!("{SENTINEL_NOPERM} (the Sentinel said: {said})")
+    } else {
+        said
+    }
+}
+
+/// The message for a request that failed on `link`'s side or Redis's.
+pub(crate) fn link_message(error: &LinkError, topology: &Topology) -> String {
+    match error {
+        LinkError::Redis(error) => message(error, topology),
+        LinkError::NoPrimary(reason) => {
+            topology.scrub(&format!("no primary: {reason}; looking it up again"))
+        }
+    }
 }
 
 #[cfg(test)]
@@ -43,17 +98,17 @@ mod tests {
     use redis::{ErrorKind, RedisError};
 
     use super::message;
-    use crate::url::RedisUrl;
 
     #[test]
     fn authentication_failures_say_so_with_their_code_and_no_password() {
-        let url = RedisUrl::new("redis://app:s3cr3t@h:6379/0");
+        let url = crate::FleetConfig::redis("redis://app:s3cr3t@h:6379/0").unwrap();
+        let url = url.topology();
         let protocol = RedisError::from((
             ErrorKind::Server(redis::ServerErrorKind::ResponseError),
             "An error was signalled by the server",
             "Protocol error: unauthenticated multibulk length".to_owned(),
         ));
-        let shown = message(&protocol, &url);
+        let shown = message(&protocol, url);
         assert!(
             shown.starts_with("NOAUTH: Redis requires authentication"),
             "{shown}"
@@ -67,10 +122,105 @@ mod tests {
             "Password authentication failed",
             "WRONGPASS s3cr3t".to_owned(),
         ));
-        let shown = message(&wrong, &url);
+        let shown = message(&wrong, url);
         assert!(shown.starts_with("WRONGPASS: "), "{shown}");
         assert!(!shown.contains("s3cr3t"), "{shown}");
         let other = RedisError::from((ErrorKind::Io, "broken pipe"));
-        assert_eq!(message(&other, &url), other.to_string());
+        assert_eq!(message(&other, url), other.to_string());
+    }
+
+    /// `error` as the client reads the server's `reply` (`-CODE words`).
+    fn server(reply: &str) -> RedisError {
+        let value = redis::parse_redis_value(format!("{reply}\r\n").as_bytes()).unwrap();
+        value.extract_error().unwrap_err()
+    }
+
+    #[test]
+    fn a_node_that_is_no_writable_primary_says_the_fleet_looks_again() {
+        let url = crate::FleetConfig::redis(
+            "redis+sentinel://:s3cr3t@h1,h2,h3/mymaster?sentinel_password=t0ps3cr3t",
+        )
+        .unwrap();
+        let url = url.topology();
+        for (reply, starts, says) in [
+            (
+                "-READONLY You can't write against a read only replica.",
+                "READONLY: the node is not a writable primary; looking it up again",
+                "read only replica",
+            ),
+            (
+                "-NOREPLICAS Not enough good replicas to write.",
+                "NOREPLICAS: the node is not a writable primary; looking it up again",
+                "good replicas",
+            ),
+            (
+                "-MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+                "MASTERDOWN: the node is a replica that lost its primary",
+                "Link with MASTER",
+            ),
+            (
+                "-LOADING Valkey is loading the dataset in memory",
+                "LOADING: the node is still loading",
+                "Valkey is loading",
+            ),
+            (
+                "-CLUSTERDOWN The cluster is down",
+                "CLUSTERDOWN: the Cluster cannot serve the resource's slot",
+                "cluster is down",
+            ),
+            (
+                "-TRYAGAIN Multiple keys request during rehashing of slot",
+                "TRYAGAIN: the resource's keys are being moved",
+                "rehashing",
+            ),
+            (
+                "-NOPERM User app has no permissions to run the 'sentinel|master' command",
+                "NOPERM: the Sentinel's user may not look the primary up: grant it +sentinel|master",
+                "'sentinel|master'",
+            ),
+            (
+                "-NOPERM User app has no permissions to run the 'evalsha' command",
+                "NOPERM: the Redis user may not run the fleet's scripts",
+                "'evalsha'",
+            ),
+        ] {
+            let shown = message(&server(reply), url);
+            assert!(shown.starts_with(starts), "{reply}: {shown}");
+            assert!(shown.contains(says), "{reply}: {shown}");
+        }
+        // The F1 status of the script, as `Scripts::acquire` reports it.
+        let replica = RedisError::from((
+            ErrorKind::Server(redis::ServerErrorKind::ReadOnly),
+            "the node is a replica",
+            "the node answered role:slave to the script".to_owned(),
+        ));
+        assert!(message(&replica, url).starts_with("READONLY: the node is not a writable primary"));
+        let noperm =
+            server("-NOPERM User s has no permissions to run the 'sentinel|master' command");
+        let shown = super::sentinel_message(&noperm, url);
+        assert!(shown.starts_with("NOPERM: the Sentinel's user"), "{shown}");
+        let wrong =
+            server("-WRONGPASS invalid username-password pair or user is disabled. t0ps3cr3t");
+        assert!(!super::sentinel_message(&wrong, url).contains("t0ps3cr3t"));
+        assert!(!message(&wrong, url).contains("t0ps3cr3t"));
+    }
+
+    #[test]
+    fn no_primary_says_why_without_passwords() {
+        let config = crate::FleetConfig::redis(
+            "redis+sentinel://:s3cr3t@h1/mymaster?sentinel_password=t0ps3cr3t",
+        )
+        .unwrap();
+        let shown = super::link_message(
+            &crate::driver::LinkError::NoPrimary(
+                "no Sentinel majority names a primary (h1:26379: AUTH t0ps3cr3t refused)"
+                    .to_owned(),
+            ),
+            config.topology(),
+        );
+        assert_eq!(
+            shown,
+            "no primary: no Sentinel majority names a primary (h1:26379: AUTH *** refused); looking it up again"
+        );
     }
 }

@@ -42,6 +42,56 @@
 //! there. See the guide page `fleet` of the `bulkhead` crate for the
 //! protocol, its failure modes and its limits.
 //!
+//! # Highly available Redis
+//!
+//! The leases may live on one Redis (or a managed endpoint whose name
+//! follows its primary), on the primary that a set of Sentinels names, or
+//! on a Redis Cluster: [`FleetConfig::redis`] reads
+//! `redis+sentinel://host1,host2,host3/mymaster` and
+//! `redis+cluster://host1:7000,host2:7000` as well, and
+//! [`FleetConfig::sentinel`] and [`FleetConfig::cluster`] take the
+//! addresses in code.
+//!
+//! ```no_run
+//! use bulkhead_fleet::FleetConfig;
+//! use bulkhead_registry::Registry;
+//!
+//! let registry = Registry::new();
+//! registry.fleet_resource(
+//!     "db",
+//!     100,
+//!     FleetConfig::sentinel("mymaster", ["10.0.0.1:26379", "10.0.0.2:26379", "10.0.0.3:26379"])?
+//!         .primary_auth(Some("app"), "s3cr3t"),
+//! )?;
+//! registry.fleet_resource(
+//!     "cache",
+//!     40,
+//!     FleetConfig::redis("redis+cluster://10.0.1.1:7000,10.0.1.2:7000,10.0.1.3:7000")?,
+//! )?;
+//! # Ok::<(), bulkhead_registry::RegistryError>(())
+//! ```
+//!
+//! - **Sentinel.** Every configured Sentinel is asked for the primary at
+//!   once; it is the node named at the highest `config-epoch`, by a
+//!   majority of them, at an epoch no lower than any seen before, and it
+//!   must say `role:master`. The connection is dropped, and the primary
+//!   looked up again, after an I/O error or a timeout, a `READONLY`,
+//!   `MASTERDOWN`, `LOADING` or `NOREPLICAS` reply, and on Sentinel's
+//!   `+switch-master`. After each request, a fresh lookup must still name
+//!   the node that answered: otherwise its grant is not applied, and the
+//!   snapshot's `last_error` reads `REG-019: <reason>` (a node not
+//!   confirmed as the primary; the reasons: `no Sentinel majority names
+//!   <addr>`, `Sentinel config-epoch went back`).
+//! - **Cluster.** The client follows `MOVED` and `ASK` and a failover of
+//!   the slot's primary (a resource's keys share one hash tag, so one
+//!   slot).
+//! - **One Redis.** The same replies drop the connection, so that a
+//!   managed endpoint's name is resolved again.
+//!
+//! With the feature `tls` (`redis-tls` of the facade), `rediss://`,
+//! `rediss+sentinel://` and `rediss+cluster://` connect over TLS (rustls,
+//! with its `ring` provider and the system's root certificates).
+//!
 //! # How it plugs into the registry
 //!
 //! Through the registry's extension point, `bulkhead_registry::fleet`:
@@ -61,10 +111,14 @@ mod config;
 mod driver;
 mod failure;
 mod lease;
+#[cfg(test)]
+mod live;
 mod local;
 mod resource;
 mod script;
+mod sentinel;
 mod spec;
+mod topology;
 mod url;
 
 pub use bulkhead_registry::fleet::{FleetSnapshot, FleetState};

@@ -11,6 +11,19 @@
 //! prefix = "shop"
 //! on_unreachable = "closed"
 //! ```
+//!
+//! `fleet` takes every form of `FleetConfig::redis`: one server, a primary
+//! that Sentinels name, a Redis Cluster.
+//!
+//! ```toml
+//! [resources.db]
+//! budget = 100
+//! fleet = "redis+sentinel://app:s3cr3t@10.0.0.1,10.0.0.2,10.0.0.3/mymaster?sentinel_password=t0ps3cr3t"
+//!
+//! [resources.cache]
+//! budget = 40
+//! fleet = "redis+cluster://10.0.1.1:7000,10.0.1.2:7000,10.0.1.3:7000"
+//! ```
 
 use std::any::Any;
 use std::sync::Arc;
@@ -87,7 +100,11 @@ impl FleetKind for Redis {
         (key == FLEET)
             .then(|| value.text())
             .flatten()
-            .map(|url| RedisUrl::new(url).to_string())
+            .map(|url| match FleetConfig::redis(url) {
+                // Sentinel and Cluster in their full form, every port given.
+                Ok(config) => config.redis_url(),
+                Err(_) => RedisUrl::new(url).to_string(),
+            })
     }
 
     fn spec(

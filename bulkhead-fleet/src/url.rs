@@ -10,8 +10,12 @@ use std::ops::Range;
 /// The password is found by where it sits, never by what it holds: in the
 /// authority, from the `:` after the user name to the *last* `@` (so a
 /// password may hold any character, `@`, `/`, `?` and `#` included, even
-/// unencoded); given as a query parameter (`pass=`, `password=`), to the
-/// end of the URL.
+/// unencoded); given as a query parameter (`pass=`, `password=`, and so
+/// `sentinel_password=`), to the end of the URL. With several hosts
+/// (`redis+sentinel://h1,u:p@h2/m`, `redis+cluster://u:p@h1,u:q@h2`), the
+/// authority's rule hides everything from the first `:` of what comes
+/// before the last `@`, so a password in any host part is hidden, with
+/// the hosts before it (shown by the configuration once parsed).
 #[derive(Clone, PartialEq, Eq)]
 pub(crate) struct RedisUrl {
     url: String,
@@ -111,7 +115,7 @@ fn secrets(url: &str) -> (Option<Range<usize>>, Option<Range<usize>>) {
 
 /// `text` with its `%XX` escapes decoded (an escape that is not one, or
 /// bytes that are not UTF-8, as they are).
-fn percent_decoded(text: &str) -> String {
+pub(crate) fn percent_decoded(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -216,6 +220,62 @@ mod tests {
         let url = RedisUrl::new("redis://app:Sup3r%23%2F%3FS3cret@h/0");
         assert_eq!(url.to_string(), "redis://app:***@h/0");
         assert_eq!(url.scrub("bad password Sup3r#/?S3cret"), "bad password ***");
+    }
+
+    #[test]
+    fn a_password_in_any_host_part_of_a_multi_host_url_is_never_shown() {
+        for (url, shown) in [
+            (
+                "redis+sentinel://app:s3cr3t@h1,h2/m",
+                "redis+sentinel://app:***@h1,h2/m",
+            ),
+            (
+                "redis+sentinel://h1:1,app:s3cr3t@h2:2/m",
+                "redis+sentinel://h1:***@h2:2/m",
+            ),
+            (
+                "redis+cluster://u:p1@h1:1,u:p2@h2:2",
+                "redis+cluster://u:***@h2:2",
+            ),
+            (
+                "redis+sentinel://h1/m?sentinel_username=s&sentinel_password=s3&cr3t",
+                "redis+sentinel://h1/m?sentinel_username=s&sentinel_password=***",
+            ),
+            (
+                "redis+sentinel://u:p@h/m?sentinel_password=x@y",
+                "redis+sentinel://u:***",
+            ),
+        ] {
+            assert_eq!(RedisUrl::new(url).to_string(), shown, "{url}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Whatever a password holds, in whichever host part or in
+        /// `sentinel_password=`, no part of it shows (it is framed by two
+        /// markers that must both be hidden).
+        #[test]
+        fn no_password_of_a_multi_host_url_shows(
+            password in "[ -~]{0,12}",
+            part in 0usize..3,
+            hosts in 1usize..4,
+            scheme in proptest::sample::select(vec!["redis+sentinel", "rediss+cluster", "redis"]),
+        ) {
+            let secret = format!("Sup3r{password}S3cret");
+            let mut parts: Vec<String> = (0..hosts).map(|i| format!("h{i}:{}", 7000 + i)).collect();
+            let part = part.min(hosts - 1);
+            let url = if part == 2 || (part == 1 && hosts == 1) {
+                format!("{scheme}://{}/m?sentinel_password={secret}", parts.join(","))
+            } else {
+                parts[part] = format!("app:{secret}@{}", parts[part]);
+                format!("{scheme}://{}/m", parts.join(","))
+            };
+            let url = RedisUrl::new(&url);
+            for shown in [url.to_string(), format!("{url:?}")] {
+                proptest::prop_assert!(!shown.contains("Sup3r"), "{}", shown);
+                proptest::prop_assert!(!shown.contains("S3cret"), "{}", shown);
+            }
+        }
     }
 
     #[test]

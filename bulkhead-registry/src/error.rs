@@ -88,13 +88,21 @@ pub enum RegistryError {
         resource: String,
     },
     /// A fleet resource's configuration cannot be used (REG-014): a Redis
-    /// URL that does not parse (shown without its password, whatever
-    /// characters it holds), a `rediss://` URL (TLS is not built in), a
-    /// user name or password with a `/`, `?` or `#` not percent-encoded,
-    /// a resource name or key prefix empty or with `{` or `}`, a lease
-    /// under 100 ms or over a day, a margin of zero or above half the
-    /// lease. From configuration, the message starts with the key
-    /// (`resources.db.lease`) or variable.
+    /// URL that does not parse (shown without its passwords, whatever
+    /// characters they hold); a TLS form (`rediss://`,
+    /// `rediss+sentinel://`, `rediss+cluster://`) without the feature
+    /// `tls` of bulkhead-fleet (`redis-tls` of bulkhead); a user name or
+    /// password with a `/`, `?` or `#` not percent-encoded (and, in the
+    /// Sentinel and Cluster forms, a `,`); for Sentinel and Cluster, no
+    /// address, a port not in 1-65535, an empty master name or one with
+    /// a `/`, a database under Cluster, an unknown parameter (a Sentinel
+    /// URL takes `sentinel_username` and `sentinel_password`), Cluster
+    /// nodes with different user information; a primary's AUTH or
+    /// database set in code for one Redis (they belong in its URL), a
+    /// negative database; a resource name or key prefix empty or with `{`
+    /// or `}`, a lease under 100 ms or over a day, a margin of zero or
+    /// above half the lease. From configuration, the message starts with
+    /// the key (`resources.db.lease`) or variable.
     #[error("REG-014: invalid fleet configuration: {message}")]
     FleetConfig {
         /// The resource, or empty when the configuration was checked on
