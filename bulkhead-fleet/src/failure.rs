@@ -42,7 +42,7 @@ pub(crate) fn message(error: &RedisError, url: &Topology) -> String {
         SENTINEL_NOPERM.to_owned()
     } else if code == "NOPERM" {
         "NOPERM: the Redis user may not run the fleet's scripts on its keys: \
-         grant it +evalsha +eval +info ~bulkhead:{<prefix>:*"
+         grant it +evalsha +eval +info ~bulkhead:{<prefix>:* (and +role under Sentinel)"
             .to_owned()
     } else if let Some(what) = not_a_primary(code) {
         format!("{code}: {what}")
