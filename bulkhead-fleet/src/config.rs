@@ -580,5 +580,7 @@ where
     if parsed.is_empty() {
         return Err("no address: give at least one host[:port]".to_owned());
     }
+    let addrs: Vec<topology::Addr> = parsed.iter().map(|(addr, _)| addr.clone()).collect();
+    topology::distinct(&addrs)?;
     Ok((parsed, tls.unwrap_or(false)))
 }

@@ -45,6 +45,22 @@ impl Driver {
                 "refused on this thread for a test (fleet::__testing)",
             ));
         }
+        // rustls picks its crypto provider by itself only when one is built
+        // in: an application whose other crates bring rustls's default
+        // provider (aws-lc-rs) as well as our `ring` would make every TLS
+        // connection panic inside redis-rs. Install ours as the process's
+        // default unless the application installed one.
+        #[cfg(feature = "tls")]
+        if rustls::crypto::CryptoProvider::get_default().is_none() {
+            // Another thread may install one meanwhile: theirs stays.
+            // rustls 0.23.48 deprecates `ring`'s provider for its lack of
+            // post-quantum key exchange; we keep it (see Cargo.toml: the
+            // alternative, aws-lc-rs, is a C build with cmake) until the
+            // feature can bring aws-lc-rs instead.
+            #[allow(deprecated)]
+            let provider = rustls::crypto::ring::default_provider();
+            let _ = provider.install_default();
+        }
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
@@ -131,6 +147,9 @@ async fn run(resource: Arc<Resource>, context: PolicyContext) {
                 resource.publish(&context, change, &status.lease);
             }
             members.apply(status.lease.grant);
+            if redis.switched() {
+                status.lease.retry_now(now);
+            }
             let bound = members.bound();
             let ceiling = members.ceiling();
             let demand = members.demand().clamp(1, ceiling.max(1));
@@ -144,27 +163,26 @@ async fn run(resource: Arc<Resource>, context: PolicyContext) {
         };
         // No lock is held while Redis answers; the bound cannot grow
         // meanwhile: only this task raises limits.
+        // F2: under Sentinel, a reply counts only if a majority still names
+        // the node that gave it. The confirmation runs within the same
+        // time as the request (`give_up` is before the lease's deadline):
+        // no wait may keep the process on its grant past the deadline.
+        let mut answered = false;
         let result = tokio::time::timeout_at(tokio::time::Instant::from_std(give_up), async {
-            let mut con = redis.connection().await?;
-            let reply = scripts
-                .acquire(&mut con, &keys, &resource.process_id, &request)
-                .await?;
-            Ok::<_, LinkError>(reply)
+            let reply = {
+                let mut con = redis.connection().await?;
+                scripts
+                    .acquire(&mut con, &keys, &resource.process_id, &request)
+                    .await?
+            };
+            answered = true;
+            Ok::<_, LinkError>((reply, redis.confirm().await))
         })
         .await;
-        // F2: under Sentinel, a reply counts only if a majority still names
-        // the node that gave it (within a response timeout of its own).
-        let confirmed = match &result {
-            Ok(Ok(_)) => {
-                let timeout = resource.status().lease.response_timeout();
-                match tokio::time::timeout(timeout, redis.confirm()).await {
-                    Ok(confirmed) => confirmed,
-                    Err(_) => Err(format!(
-                        "no Sentinel confirmed the primary within {timeout:?}"
-                    )),
-                }
-            }
-            _ => Ok(()),
+        let (result, confirmed) = match result {
+            Ok(Ok((reply, confirmed))) => (Ok(Ok(reply)), confirmed),
+            Ok(Err(error)) => (Ok(Err(error)), Ok(())),
+            Err(elapsed) => (Err(elapsed), Ok(())),
         };
         let received = Instant::now();
         let mut members = resource.members();
@@ -193,11 +211,13 @@ async fn run(resource: Arc<Resource>, context: PolicyContext) {
             }
             (Err(_), _) => {
                 let waited = give_up.saturating_duration_since(now);
-                failed(
-                    &resource,
-                    &mut status,
-                    format!("no reply within {waited:?}"),
-                );
+                let message = if answered {
+                    // REG-019: the reply came, its confirmation did not.
+                    format!("REG-019: no Sentinel confirmed the primary within {waited:?}")
+                } else {
+                    format!("no reply within {waited:?}")
+                };
+                failed(&resource, &mut status, message);
                 redis.drop_connection();
                 status.lease.on_error(received)
             }
@@ -504,6 +524,23 @@ impl Link {
                 ),
             },
             Link::Single { .. } | Link::Cluster { .. } => Ok(()),
+        }
+    }
+
+    /// Whether a `+switch-master` for the name came since the last call
+    /// (Sentinel only); if so the connection is dropped, so that the next
+    /// request looks the primary up again.
+    fn switched(&mut self) -> bool {
+        match self {
+            Link::Sentinel {
+                resolver,
+                connection,
+                ..
+            } if resolver.switched() => {
+                *connection = None;
+                true
+            }
+            _ => false,
         }
     }
 

@@ -342,6 +342,14 @@ impl Lease {
         (self.state == FleetState::Joining).then(|| self.fall_back())
     }
 
+    /// The primary changed (Sentinel's `+switch-master`) at `now`: the next
+    /// request goes at once, without waiting out the backoff of a failure
+    /// on the old primary.
+    pub(crate) fn retry_now(&mut self, now: Instant) {
+        self.next = self.next.min(now);
+        self.backoff_until = self.backoff_until.min(now);
+    }
+
     /// The process leaves: no slots any more. Returns the next request's
     /// number, for `leave`.
     pub(crate) fn leave(&mut self) -> (u64, Change) {

@@ -73,7 +73,8 @@
 //!
 //! - **Sentinel.** Every configured Sentinel is asked for the primary at
 //!   once; it is the node named at the highest `config-epoch`, by a
-//!   majority of them, at an epoch no lower than any seen before, and it
+//!   majority of them, at an epoch no lower than any seen before (unless
+//!   every one of them names one address at one epoch), and it
 //!   must say `role:master`. The connection is dropped, and the primary
 //!   looked up again, after an I/O error or a timeout, a `READONLY`,
 //!   `MASTERDOWN`, `LOADING` or `NOREPLICAS` reply, and on Sentinel's

@@ -407,13 +407,23 @@ fn a_reply_the_sentinels_do_not_confirm_is_not_applied() {
         fleet().state == FleetState::Joined
     });
 
-    // An epoch that went back confirms nothing.
+    // An epoch that went back confirms nothing (two Sentinels at the old
+    // epoch, the third one down)...
     set(primary, 1, "master", 3);
+    *answers[2].lock().unwrap() = master(primary, 1, "master,s_down");
     let seen = errors_until("unreachable", &|| fleet().state == FleetState::Unreachable);
     assert!(
         seen.iter()
             .any(|e| e.starts_with("REG-019: Sentinel config-epoch went back: 1 after 2")),
         "{seen:#?}"
+    );
+    // ... unless the whole set went back together (redeployed without its
+    // sentinel.conf): followed, not refused until a restart.
+    set(primary, 1, "master", 3);
+    wait(
+        "rejoined after the set's reset",
+        Duration::from_secs(5),
+        || fleet().state == FleetState::Joined,
     );
     drop(registry);
     drop(stubs);

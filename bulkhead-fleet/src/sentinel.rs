@@ -13,7 +13,10 @@
 //!   only if a majority of the *configured* Sentinels (n/2 + 1) name it at
 //!   that epoch, and that epoch is not below the highest this resolver has
 //!   accepted: a Sentinel set that went back (a stale or restored
-//!   Sentinel) confirms nothing.
+//!   Sentinel) confirms nothing, unless the whole set went back together
+//!   (every configured Sentinel answers, all naming one address at one
+//!   epoch: redeployed without its `sentinel.conf`), which is followed
+//!   rather than refused until the process restarts.
 //! - **Confirmation** (F2, [`Resolver::confirm`]). After each `acquire`,
 //!   a fresh lookup must name, by the same rule, the address the request
 //!   went to; otherwise its grant is not applied (REG-019).
@@ -85,9 +88,22 @@ pub(crate) fn choose(
         ));
     };
     if epoch < highest {
-        return Err(format!(
-            "Sentinel config-epoch went back: {epoch} after {highest}"
-        ));
+        // A lower epoch is a stale Sentinel, unless the whole set went
+        // back together (every Sentinel redeployed without its
+        // sentinel.conf, or the name removed and monitored again): then
+        // every configured Sentinel answers, and names one address at one
+        // epoch, and that is the primary (the promotion hold of the
+        // scripts covers its data). Otherwise a reset set would refuse
+        // every request until the process restarts.
+        let unanimous = answers.len() == configured
+            && answers
+                .iter()
+                .all(|a| a.valid && a.epoch == epoch && a.addr == answers[0].addr);
+        if !unanimous {
+            return Err(format!(
+                "Sentinel config-epoch went back: {epoch} after {highest}"
+            ));
+        }
     }
     // The address most named at that epoch (the first of them on a tie).
     let at_epoch: Vec<&Addr> = valid

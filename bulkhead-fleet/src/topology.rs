@@ -499,10 +499,28 @@ fn parse_hosts(hosts: &str, default_port: u16) -> Result<Vec<Addr>, String> {
     if hosts.is_empty() {
         return Err("no address: give at least one host[:port]".to_owned());
     }
-    hosts
+    let addrs = hosts
         .split(',')
         .map(|host| parse_addr(host, default_port))
-        .collect()
+        .collect::<Result<Vec<_>, _>>()?;
+    distinct(&addrs)?;
+    Ok(addrs)
+}
+
+/// Refuses an address given twice: a Sentinel listed twice would count
+/// twice toward the majority that names the primary.
+pub(crate) fn distinct(addrs: &[Addr]) -> Result<(), String> {
+    for (i, addr) in addrs.iter().enumerate() {
+        let twice = addrs[..i]
+            .iter()
+            .any(|a| a.port == addr.port && a.host.eq_ignore_ascii_case(&addr.host));
+        if twice {
+            return Err(format!(
+                "{addr} is given twice: each address must be another node (a Sentinel counts once toward the majority)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The address `host[:port]` or `[v6]:port`.

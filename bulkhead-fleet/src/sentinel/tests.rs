@@ -68,12 +68,28 @@ fn the_address_at_the_highest_epoch_is_the_only_candidate() {
 
 #[test]
 fn an_epoch_below_the_highest_accepted_is_refused() {
-    let answers = [up("o", 1), up("o", 1), up("o", 1)];
+    // A majority, not every Sentinel, at a lower epoch: stale ones.
+    let answers = [up("o", 1), up("o", 1)];
     assert_eq!(
         choose(&answers, 3, 2).unwrap_err(),
         "Sentinel config-epoch went back: 1 after 2"
     );
     assert!(choose(&answers, 3, 1).is_ok());
+    // Every Sentinel answers, but not all name one address at one epoch.
+    let split = [up("o", 1), up("o", 1), up("p", 0)];
+    assert!(choose(&split, 3, 2).is_err());
+    let mut flagged = [up("o", 1), up("o", 1), up("o", 1)];
+    flagged[2].valid = false;
+    assert!(choose(&flagged, 3, 2).is_err());
+}
+
+#[test]
+fn a_set_reset_as_a_whole_is_followed() {
+    // Every configured Sentinel redeployed without its sentinel.conf: all
+    // of them name one primary at epoch 0 again. Refusing it would refuse
+    // every request until the process restarts.
+    let answers = [up("p", 0), up("p", 0), up("p", 0)];
+    assert_eq!(choose(&answers, 3, 4), Ok((Addr::new("p", 6379), 0)));
 }
 
 #[test]
