@@ -11,6 +11,7 @@
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
 use std::time::{Duration, Instant};
 
+use bulkhead_core::BulkheadConfig;
 use bulkhead_fleet::{FleetConfig, OnUnreachable};
 use bulkhead_registry::Registry;
 use bulkhead_registry::fleet::FleetState;
@@ -240,6 +241,19 @@ fn sentinel_auth_in_code_and_wrong_passwords_say_which() {
     let registry = registry_on(config.clone(), |f| {
         f.state == FleetState::Joined && f.renewals >= 2
     });
+    // A call: its demand gets it a share.
+    let bulkhead = registry
+        .bulkhead_policy(
+            "call",
+            "test",
+            &BulkheadConfig::builder()
+                .max_concurrent(12)
+                .max_wait(Duration::from_secs(5))
+                .resource("db"),
+        )
+        .unwrap();
+    let permit = bulkhead.enter();
+    assert!(permit.is_ok(), "{:?}", registry.snapshot().fleets());
     let fleet = registry.snapshot().fleets()[0].clone();
     assert_eq!(fleet.state, FleetState::Joined, "{fleet:?}");
     assert!(fleet.share > 0 && fleet.renewals >= 2, "{fleet:?}");
@@ -255,6 +269,7 @@ fn sentinel_auth_in_code_and_wrong_passwords_say_which() {
     // It ran its scripts on the primary the Sentinels name.
     let primary = set.node(set.primary().unwrap());
     assert!(primary.script_calls() != (0, 0));
+    drop(permit);
     registry.leave_fleets();
     drop(registry);
 

@@ -77,9 +77,12 @@ impl Tls {
         server
             .distinguished_name
             .push(DnType::CommonName, "127.0.0.1");
-        server
-            .extended_key_usages
-            .push(ExtendedKeyUsagePurpose::ServerAuth);
+        // A server's, and a client's: a cluster node presents it on the
+        // bus, which always asks for one.
+        server.extended_key_usages = vec![
+            ExtendedKeyUsagePurpose::ServerAuth,
+            ExtendedKeyUsagePurpose::ClientAuth,
+        ];
         let key = KeyPair::generate().unwrap();
         let cert = server.signed_by(&key, &issuer).unwrap();
         let tls = Tls {
@@ -853,12 +856,28 @@ impl ClusterSet {
         if let Some(password) = &secure.password {
             cli.args(["--no-auth-warning", "-a", password]);
         }
-        let out = cli
+        // (It waits for ever for nodes that cannot meet: 30 s at most.)
+        let mut create = cli
             .args(["--cluster", "create"])
             .args(nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)))
             .args(["--cluster-replicas", "1", "--cluster-yes"])
-            .output()
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
             .expect("cannot run redis-cli");
+        let done = wait_for(Duration::from_secs(30), || {
+            create.try_wait().is_ok_and(|status| status.is_some())
+        });
+        if done.is_none() {
+            let _ = create.kill();
+        }
+        let out = create.wait_with_output().unwrap();
+        assert!(
+            done.is_some(),
+            "redis-cli --cluster create did not end within 30 s: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(
             out.status.success(),
             "redis-cli --cluster create failed: {}{}",
