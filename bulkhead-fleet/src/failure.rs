@@ -73,14 +73,33 @@ fn not_a_primary(code: &str) -> Option<&'static str> {
     })
 }
 
-/// What a Sentinel's `error` says, without passwords, `NOPERM` explained.
+/// What a Sentinel's missing password means (its `NOAUTH`).
+pub(crate) const SENTINEL_NOAUTH: &str = "NOAUTH: the Sentinel requires authentication, and the fleet gives it no password: \
+     give the Sentinels' own as sentinel_password=.. (and sentinel_username=..) in the URL, \
+     or as redis://user:password@host:port for each Sentinel's address in code";
+
+/// What a Sentinel's refusal of its user name or password means.
+pub(crate) const SENTINEL_WRONGPASS: &str = "WRONGPASS: the Sentinel refused the user name or password given for the Sentinels \
+     (sentinel_username and sentinel_password in the URL, or the user information of a Sentinel's \
+     address in code; the primary's own go before the hosts of the URL, or to primary_auth)";
+
+/// What a Sentinel's `error` says, without passwords, `NOAUTH`,
+/// `WRONGPASS` and `NOPERM` explained as the Sentinel's (the primary's
+/// are [`message`]'s).
 pub(crate) fn sentinel_message(error: &RedisError, topology: &Topology) -> String {
     let said = topology.scrub(&error.to_string());
-    if error.code() == Some("NOPERM") {
-        format!("{SENTINEL_NOPERM} (the Sentinel said: {said})")
+    let code = error.code().unwrap_or_default();
+    let detail = error.detail().unwrap_or_default();
+    let explained = if code == "NOPERM" {
+        SENTINEL_NOPERM
+    } else if code == "NOAUTH" || detail.contains("unauthenticated") {
+        SENTINEL_NOAUTH
+    } else if code == "WRONGPASS" || error.kind() == ErrorKind::AuthenticationFailed {
+        SENTINEL_WRONGPASS
     } else {
-        said
-    }
+        return said;
+    };
+    format!("{explained} (the Sentinel said: {said})")
 }
 
 /// The message for a request that failed on `link`'s side or Redis's.
@@ -201,8 +220,21 @@ mod tests {
         assert!(shown.starts_with("NOPERM: the Sentinel's user"), "{shown}");
         let wrong =
             server("-WRONGPASS invalid username-password pair or user is disabled. t0ps3cr3t");
-        assert!(!super::sentinel_message(&wrong, url).contains("t0ps3cr3t"));
+        let shown = super::sentinel_message(&wrong, url);
+        assert!(!shown.contains("t0ps3cr3t"), "{shown}");
+        assert!(shown.starts_with(super::SENTINEL_WRONGPASS), "{shown}");
         assert!(!message(&wrong, url).contains("t0ps3cr3t"));
+        // As redis-rs reports a refused AUTH when it connects.
+        let refused = RedisError::from((
+            ErrorKind::AuthenticationFailed,
+            "Password authentication failed",
+        ));
+        let shown = super::sentinel_message(&refused, url);
+        assert!(shown.starts_with(super::SENTINEL_WRONGPASS), "{shown}");
+        let noauth = server("-NOAUTH Authentication required.");
+        let shown = super::sentinel_message(&noauth, url);
+        assert!(shown.starts_with(super::SENTINEL_NOAUTH), "{shown}");
+        assert!(shown.contains("Authentication required"), "{shown}");
     }
 
     #[test]

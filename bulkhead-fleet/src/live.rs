@@ -13,7 +13,8 @@
 //! Sentinels.
 //!
 //! The multi-process proofs are in `tests/fleet/` (sentinel.rs,
-//! cluster.rs).
+//! cluster.rs; with passwords on the nodes and the Sentinels,
+//! sentinel_auth.rs; over TLS, tls.rs).
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -427,26 +428,4 @@ fn a_reply_the_sentinels_do_not_confirm_is_not_applied() {
     );
     drop(registry);
     drop(stubs);
-}
-
-/// TLS by hand: with the feature `tls`, joins the fleet at
-/// `$BULKHEAD_LIVE_TLS_URL` (`rediss://`, `rediss+sentinel://`,
-/// `rediss+cluster://`), the servers' CA given as `SSL_CERT_FILE`.
-#[cfg(feature = "tls")]
-#[test]
-#[ignore = "needs TLS servers started by hand; run by hand"]
-fn live_tls_is_joined() {
-    let url = std::env::var("BULKHEAD_LIVE_TLS_URL").unwrap();
-    let registry = Registry::new();
-    registry
-        .fleet_resource("db", 12, FleetConfig::redis(&url).unwrap())
-        .unwrap();
-    let fleet = || registry.snapshot().fleets()[0].clone();
-    let start = Instant::now();
-    while fleet().state != FleetState::Joined && start.elapsed() < Duration::from_secs(5) {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let f = fleet();
-    println!("{}: {:?} {:?}", f.redis, f.state, f.last_error);
-    assert_eq!(f.state, FleetState::Joined);
 }

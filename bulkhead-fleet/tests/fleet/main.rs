@@ -7,8 +7,10 @@
 //! stalled and answered late (`stall`), the whole fleet losing Redis with
 //! every `on_unreachable` (`outage`), passwords and authentication
 //! (`secrets`), a primary watched by Sentinels killed, restarted empty or
-//! demoted (`sentinel`), a cluster's slot failing over or moving
-//! (`cluster`), and Valkey in place of Redis (`valkey`).
+//! demoted (`sentinel`; with passwords on the nodes and the Sentinels:
+//! `sentinel_auth`), a cluster's slot failing over or moving
+//! (`cluster`), Valkey in place of Redis (`valkey`), and TLS to one
+//! server, a Sentinel set and a cluster (`tls`, with the feature `tls`).
 //!
 //! The tests start their own `redis-server` (and Sentinels, clusters,
 //! `valkey-server`) on free loopback ports; they fail, never pass, when
@@ -26,7 +28,10 @@ mod registry;
 mod scripts;
 mod secrets;
 mod sentinel;
+mod sentinel_auth;
 mod stall;
 mod support;
+#[cfg(feature = "tls")]
+mod tls;
 mod valkey;
 mod workers;

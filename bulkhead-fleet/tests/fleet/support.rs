@@ -21,6 +21,119 @@ pub(crate) struct RedisServer {
     dir: PathBuf,
     binary: PathBuf,
     args: Vec<OsString>,
+    /// Its `requirepass`: the test's own clients AUTH with it.
+    password: Option<String>,
+    /// The certificates it serves TLS with, on `port` (then only TLS).
+    tls: Option<Arc<Tls>>,
+}
+
+/// What a server (or a Sentinel set) asks of its clients: passwords, TLS.
+#[derive(Clone, Default)]
+pub(crate) struct Secure {
+    /// The nodes' `requirepass` (and `masterauth`, for their replication).
+    pub(crate) password: Option<String>,
+    /// The Sentinels' own `requirepass`.
+    pub(crate) sentinel_password: Option<String>,
+    /// TLS only (`--port 0 --tls-port <port>`), replication and Sentinels
+    /// included, with these certificates; clients need none of their own.
+    pub(crate) tls: Option<Arc<Tls>>,
+}
+
+/// A CA and a certificate for `127.0.0.1` that it signed (with their keys),
+/// generated in a directory of their own (by rcgen, so that no tool is
+/// needed), removed when dropped.
+#[cfg_attr(not(feature = "tls"), allow(dead_code))]
+pub(crate) struct Tls {
+    dir: PathBuf,
+    /// The CA's certificate (PEM): what a client trusts.
+    pub(crate) ca: PathBuf,
+    cert: PathBuf,
+    key: PathBuf,
+}
+
+// Without the feature `tls`, no test makes one.
+#[cfg_attr(not(feature = "tls"), allow(dead_code))]
+impl Tls {
+    pub(crate) fn generate() -> Arc<Self> {
+        use rcgen::{
+            BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer,
+            KeyPair,
+        };
+        static NEXT: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "bulkhead-tls-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut ca = CertificateParams::new(Vec::new()).unwrap();
+        ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+        ca.distinguished_name
+            .push(DnType::CommonName, "bulkhead fleet tests CA");
+        let ca_key = KeyPair::generate().unwrap();
+        let ca_cert = ca.self_signed(&ca_key).unwrap();
+        let issuer = Issuer::new(ca, ca_key);
+        let mut server = CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap();
+        server
+            .distinguished_name
+            .push(DnType::CommonName, "127.0.0.1");
+        // A server's, and a client's: a cluster node presents it on the
+        // bus, which always asks for one.
+        server.extended_key_usages = vec![
+            ExtendedKeyUsagePurpose::ServerAuth,
+            ExtendedKeyUsagePurpose::ClientAuth,
+        ];
+        let key = KeyPair::generate().unwrap();
+        let cert = server.signed_by(&key, &issuer).unwrap();
+        let tls = Tls {
+            ca: dir.join("ca.crt"),
+            cert: dir.join("server.crt"),
+            key: dir.join("server.key"),
+            dir,
+        };
+        std::fs::write(&tls.ca, ca_cert.pem()).unwrap();
+        std::fs::write(&tls.cert, cert.pem()).unwrap();
+        std::fs::write(&tls.key, key.serialize_pem()).unwrap();
+        Arc::new(tls)
+    }
+
+    /// A server's settings, as `(name, value)`: TLS on `port` only, for
+    /// clients and replication (a Sentinel's too).
+    fn settings(&self, port: u16) -> Vec<(&'static str, String)> {
+        vec![
+            ("port", "0".to_owned()),
+            ("tls-port", port.to_string()),
+            ("tls-cert-file", self.cert.display().to_string()),
+            ("tls-key-file", self.key.display().to_string()),
+            ("tls-ca-cert-file", self.ca.display().to_string()),
+            ("tls-auth-clients", "no".to_owned()),
+            ("tls-replication", "yes".to_owned()),
+        ]
+    }
+}
+
+impl Drop for Tls {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// `text` percent-encoded but for letters and digits: a password in a URL.
+pub(crate) fn encoded(text: &str) -> String {
+    text.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() {
+                char::from(b).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+/// `text` as a quoted string of a configuration file.
+fn quoted(text: &str) -> String {
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
 /// The `redis-server` binary: `$BULKHEAD_REDIS_SERVER`, or the one on the
@@ -132,55 +245,102 @@ impl RedisServer {
     /// `binary` (a `redis-server` or a `valkey-server`) on a free port,
     /// without persistence, with `extra` arguments.
     pub(crate) fn start_with(binary: &Path, extra: &[&str]) -> Self {
-        Self::start_on(binary, free_port(), extra)
+        Self::start_secure(binary, free_port(), extra, None, None)
     }
 
-    fn start_on(binary: &Path, port: u16, extra: &[&str]) -> Self {
+    /// `binary` on `port` (TLS only with `tls`) with `password` as its
+    /// `requirepass` and `masterauth`, without persistence, with `extra`
+    /// arguments.
+    pub(crate) fn start_secure(
+        binary: &Path,
+        port: u16,
+        extra: &[&str],
+        password: Option<&str>,
+        tls: Option<&Arc<Tls>>,
+    ) -> Self {
         let dir = Self::dir_for(port);
-        let mut args: Vec<OsString> = [
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--enable-debug-command",
-            "local",
-        ]
-        .iter()
-        .map(OsString::from)
-        .collect();
+        let listen = match tls {
+            Some(tls) => tls.settings(port),
+            None => vec![("port", port.to_string())],
+        };
+        let mut args: Vec<OsString> = listen
+            .into_iter()
+            .flat_map(|(name, value)| [format!("--{name}").into(), value.into()])
+            .collect();
+        if let Some(password) = password {
+            for name in ["--requirepass", "--masterauth"] {
+                args.push(name.into());
+                args.push(password.into());
+            }
+        }
+        args.extend(
+            [
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--enable-debug-command",
+                "local",
+            ]
+            .iter()
+            .map(OsString::from),
+        );
         args.push("--dir".into());
         args.push(dir.clone().into());
         args.extend(extra.iter().map(OsString::from));
-        Self::launch(binary, port, dir, args)
+        Self::launch(binary, port, dir, args, password, tls)
     }
 
     /// A Sentinel (`<binary> <conf> --sentinel`) on a free port, watching
-    /// `monitor` (the lines after `port`, `bind` and `dir`).
-    fn sentinel(binary: &Path, monitor: &str) -> Self {
+    /// `monitor` (the lines after `port`, `bind` and `dir`), with the
+    /// Sentinels' password and TLS of `secure` (the nodes' password is in
+    /// `monitor`).
+    fn sentinel(binary: &Path, monitor: &str, secure: &Secure) -> Self {
         let port = free_port();
         let dir = Self::dir_for(port);
         std::fs::create_dir_all(&dir).unwrap();
         let conf = dir.join("sentinel.conf");
-        std::fs::write(
-            &conf,
-            format!(
-                "port {port}\nbind 127.0.0.1\ndir {}\n{monitor}",
-                dir.display()
-            ),
+        let mut lines = match &secure.tls {
+            Some(tls) => tls.settings(port),
+            None => vec![("port", port.to_string())],
+        };
+        lines.push(("bind", "127.0.0.1".to_owned()));
+        lines.push(("dir", dir.display().to_string()));
+        if let Some(password) = &secure.sentinel_password {
+            // Its own, and what it gives the other Sentinels.
+            lines.push(("requirepass", quoted(password)));
+            lines.push(("sentinel sentinel-pass", quoted(password)));
+        }
+        let mut text: String = lines
+            .into_iter()
+            .map(|(name, value)| format!("{name} {value}\n"))
+            .collect();
+        text.push_str(monitor);
+        std::fs::write(&conf, text).unwrap();
+        Self::launch(
+            binary,
+            port,
+            dir,
+            vec![conf.into(), "--sentinel".into()],
+            secure.sentinel_password.as_deref(),
+            secure.tls.as_ref(),
         )
-        .unwrap();
-        Self::launch(binary, port, dir, vec![conf.into(), "--sentinel".into()])
     }
 
     fn dir_for(port: u16) -> PathBuf {
         std::env::temp_dir().join(format!("bulkhead-redis-{}-{port}", std::process::id()))
     }
 
-    fn launch(binary: &Path, port: u16, dir: PathBuf, args: Vec<OsString>) -> Self {
+    fn launch(
+        binary: &Path,
+        port: u16,
+        dir: PathBuf,
+        args: Vec<OsString>,
+        password: Option<&str>,
+        tls: Option<&Arc<Tls>>,
+    ) -> Self {
         std::fs::create_dir_all(&dir).unwrap();
         let mut server = RedisServer {
             child: None,
@@ -188,6 +348,8 @@ impl RedisServer {
             dir,
             binary: binary.to_owned(),
             args,
+            password: password.map(str::to_owned),
+            tls: tls.cloned(),
         };
         server.restart();
         server
@@ -205,7 +367,12 @@ impl RedisServer {
         self.child = Some(child);
         let start = Instant::now();
         while start.elapsed() < Duration::from_secs(5) {
-            if let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) {
+            // A server that asks for a password or TLS: through a client.
+            if self.password.is_some() || self.tls.is_some() {
+                if self.try_cmd::<String>(&["PING"]).is_ok_and(|p| p == "PONG") {
+                    return;
+                }
+            } else if let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) {
                 let _ = stream.write_all(b"PING\r\n");
                 let mut buf = [0u8; 7];
                 if stream.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n" {
@@ -239,8 +406,37 @@ impl RedisServer {
         self.child.is_some()
     }
 
+    /// `redis://127.0.0.1:<port>/0`, `rediss://` if it serves TLS, with
+    /// its password.
     pub(crate) fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/0", self.port)
+        let scheme = if self.tls.is_some() {
+            "rediss"
+        } else {
+            "redis"
+        };
+        let auth = self
+            .password
+            .as_deref()
+            .map_or(String::new(), |p| format!(":{}@", encoded(p)));
+        format!("{scheme}://{auth}127.0.0.1:{}/0", self.port)
+    }
+
+    /// A client of its own (AUTH with its password; over TLS trusting its
+    /// CA, whatever the system trusts).
+    pub(crate) fn client(&self) -> redis::RedisResult<redis::Client> {
+        match &self.tls {
+            None => redis::Client::open(self.url()),
+            #[cfg(feature = "tls")]
+            Some(tls) => redis::Client::build_with_tls(
+                self.url(),
+                redis::TlsCertificates {
+                    client_tls: None,
+                    root_cert: Some(std::fs::read(&tls.ca)?),
+                },
+            ),
+            #[cfg(not(feature = "tls"))]
+            Some(_) => panic!("a TLS server needs the feature `tls` of the tests"),
+        }
     }
 
     /// Runs one command.
@@ -251,7 +447,7 @@ impl RedisServer {
 
     /// Runs one command, on a connection that gives up after a second.
     pub(crate) fn try_cmd<T: redis::FromRedisValue>(&self, args: &[&str]) -> redis::RedisResult<T> {
-        let client = redis::Client::open(self.url())?;
+        let client = self.client()?;
         let mut con = client.get_connection_with_timeout(Duration::from_secs(1))?;
         con.set_read_timeout(Some(Duration::from_secs(1)))?;
         let mut cmd = redis::cmd(args[0]);
@@ -263,10 +459,7 @@ impl RedisServer {
 
     /// A connection of its own, for scripts.
     pub(crate) fn connection(&self) -> redis::Connection {
-        redis::Client::open(self.url())
-            .unwrap()
-            .get_connection()
-            .unwrap()
+        self.client().unwrap().get_connection().unwrap()
     }
 
     /// One field of `INFO <section>`.
@@ -356,6 +549,8 @@ pub(crate) struct SentinelSet {
     /// The first primary (`nodes[0]`) and its replica (`nodes[1]`).
     pub(crate) nodes: Vec<RedisServer>,
     pub(crate) sentinels: Vec<RedisServer>,
+    /// The passwords and TLS of the nodes and the Sentinels.
+    pub(crate) secure: Secure,
     switches: Arc<Mutex<Vec<(Instant, String)>>>,
     stop: Arc<AtomicBool>,
     listeners: Vec<std::thread::JoinHandle<()>>,
@@ -366,11 +561,24 @@ impl SentinelSet {
     /// runs as a Sentinel with `--sentinel`), once the replica is in sync
     /// and each Sentinel knows the other two and the replica.
     pub(crate) fn start(binary: &Path) -> Self {
+        Self::start_secure(binary, Secure::default())
+    }
+
+    /// The same with the passwords and TLS of `secure`: the nodes'
+    /// `requirepass` and `masterauth` (the Sentinels' `auth-pass`), the
+    /// Sentinels' own `requirepass`, TLS for all of them.
+    pub(crate) fn start_secure(binary: &Path, secure: Secure) -> Self {
         let started = Instant::now();
         let node = |extra: &[&str]| {
             let mut args = vec!["--repl-diskless-sync-delay", "0"];
             args.extend(extra);
-            RedisServer::start_with(binary, &args)
+            RedisServer::start_secure(
+                binary,
+                free_port(),
+                &args,
+                secure.password.as_deref(),
+                secure.tls.as_ref(),
+            )
         };
         let primary = node(&[]);
         let port = primary.port.to_string();
@@ -379,13 +587,19 @@ impl SentinelSet {
             replica.info("replication", "master_link_status").as_deref() == Some("up")
         })
         .expect("the replica did not sync within 10 s");
-        let monitor = format!(
+        let mut monitor = format!(
             "sentinel monitor {MASTER} 127.0.0.1 {port} 2\n\
              sentinel down-after-milliseconds {MASTER} 1000\n\
              sentinel failover-timeout {MASTER} 3000\n"
         );
+        if let Some(password) = &secure.password {
+            monitor.push_str(&format!(
+                "sentinel auth-pass {MASTER} {}\n",
+                quoted(password)
+            ));
+        }
         let sentinels: Vec<RedisServer> = (0..3)
-            .map(|_| RedisServer::sentinel(binary, &monitor))
+            .map(|_| RedisServer::sentinel(binary, &monitor, &secure))
             .collect();
         for sentinel in &sentinels {
             wait_for(Duration::from_secs(15), || {
@@ -407,13 +621,13 @@ impl SentinelSet {
         let listeners = sentinels
             .iter()
             .map(|sentinel| {
-                let (url, switches, stop, subscribed) = (
-                    sentinel.url(),
+                let (client, switches, stop, subscribed) = (
+                    sentinel.client().unwrap(),
                     switches.clone(),
                     stop.clone(),
                     subscribed.clone(),
                 );
-                std::thread::spawn(move || listen(&url, &switches, &stop, &subscribed))
+                std::thread::spawn(move || listen(&client, &switches, &stop, &subscribed))
             })
             .collect();
         for _ in 0..3 {
@@ -432,20 +646,41 @@ impl SentinelSet {
         SentinelSet {
             nodes: vec![primary, replica],
             sentinels,
+            secure,
             switches,
             stop,
             listeners,
         }
     }
 
-    /// `redis+sentinel://127.0.0.1:<p1>,127.0.0.1:<p2>,127.0.0.1:<p3>/mymaster`.
+    /// `redis+sentinel://127.0.0.1:<p1>,127.0.0.1:<p2>,127.0.0.1:<p3>/mymaster`
+    /// (`rediss+sentinel://` with TLS), with the nodes' password before
+    /// the hosts and the Sentinels' as `?sentinel_password=`, each
+    /// percent-encoded.
     pub(crate) fn url(&self) -> String {
         let hosts: Vec<String> = self
             .sentinels
             .iter()
             .map(|s| format!("127.0.0.1:{}", s.port))
             .collect();
-        format!("redis+sentinel://{}/{MASTER}", hosts.join(","))
+        let scheme = if self.secure.tls.is_some() {
+            "rediss+sentinel"
+        } else {
+            "redis+sentinel"
+        };
+        let auth = self
+            .secure
+            .password
+            .as_deref()
+            .map_or(String::new(), |p| format!(":{}@", encoded(p)));
+        let query = self
+            .secure
+            .sentinel_password
+            .as_deref()
+            .map_or(String::new(), |p| {
+                format!("?sentinel_password={}", encoded(p))
+            });
+        format!("{scheme}://{auth}{}/{MASTER}{query}", hosts.join(","))
     }
 
     /// The primary's port as each Sentinel names it (`None`: no answer).
@@ -544,14 +779,14 @@ pub(crate) fn sentinel_master(sentinel: &RedisServer) -> BTreeMap<String, String
         .collect()
 }
 
-/// Records every `+switch-master` the Sentinel at `url` publishes.
+/// Records every `+switch-master` the Sentinel of `client` publishes.
 fn listen(
-    url: &str,
+    client: &redis::Client,
     switches: &Mutex<Vec<(Instant, String)>>,
     stop: &AtomicBool,
     subscribed: &std::sync::mpsc::Sender<()>,
 ) {
-    let mut con = redis::Client::open(url).unwrap().get_connection().unwrap();
+    let mut con = client.get_connection().unwrap();
     let mut pubsub = con.as_pubsub();
     pubsub.subscribe("+switch-master").unwrap();
     pubsub
@@ -575,44 +810,81 @@ fn listen(
 /// each node in a directory of its own.
 pub(crate) struct ClusterSet {
     pub(crate) nodes: Vec<RedisServer>,
+    /// The nodes' password and TLS.
+    secure: Secure,
 }
 
 impl ClusterSet {
     /// Starts it with `binary` (`redis-server` or `valkey-server`), once
     /// every node says `cluster_state:ok` and every replica is in sync.
     pub(crate) fn start(binary: &Path) -> Self {
+        Self::start_secure(binary, Secure::default())
+    }
+
+    /// The same with the nodes' password (`requirepass`, `masterauth`) and
+    /// TLS (`tls-cluster yes`: the bus too) of `secure`.
+    pub(crate) fn start_secure(binary: &Path, secure: Secure) -> Self {
         let started = Instant::now();
+        let mut args = vec![
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            "nodes.conf",
+            "--cluster-node-timeout",
+            "1000",
+            "--repl-diskless-sync-delay",
+            "0",
+        ];
+        if secure.tls.is_some() {
+            args.extend(["--tls-cluster", "yes"]);
+        }
         let nodes: Vec<RedisServer> = (0..6)
             .map(|_| {
-                RedisServer::start_on(
+                RedisServer::start_secure(
                     binary,
                     free_cluster_port(),
-                    &[
-                        "--cluster-enabled",
-                        "yes",
-                        "--cluster-config-file",
-                        "nodes.conf",
-                        "--cluster-node-timeout",
-                        "1000",
-                        "--repl-diskless-sync-delay",
-                        "0",
-                    ],
+                    &args,
+                    secure.password.as_deref(),
+                    secure.tls.as_ref(),
                 )
             })
             .collect();
-        let out = Command::new(cli_binary())
+        let mut cli = Command::new(cli_binary());
+        if let Some(tls) = &secure.tls {
+            cli.arg("--tls").arg("--cacert").arg(&tls.ca);
+        }
+        if let Some(password) = &secure.password {
+            cli.args(["--no-auth-warning", "-a", password]);
+        }
+        // (It waits for ever for nodes that cannot meet: 30 s at most.)
+        let mut create = cli
             .args(["--cluster", "create"])
             .args(nodes.iter().map(|n| format!("127.0.0.1:{}", n.port)))
             .args(["--cluster-replicas", "1", "--cluster-yes"])
-            .output()
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
             .expect("cannot run redis-cli");
+        let done = wait_for(Duration::from_secs(30), || {
+            create.try_wait().is_ok_and(|status| status.is_some())
+        });
+        if done.is_none() {
+            let _ = create.kill();
+        }
+        let out = create.wait_with_output().unwrap();
+        assert!(
+            done.is_some(),
+            "redis-cli --cluster create did not end within 30 s: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(
             out.status.success(),
             "redis-cli --cluster create failed: {}{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
-        let set = ClusterSet { nodes };
+        let set = ClusterSet { nodes, secure };
         wait_for(Duration::from_secs(15), || {
             set.nodes.iter().all(|n| {
                 cluster_state(n).as_deref() == Some("ok")
@@ -638,14 +910,26 @@ impl ClusterSet {
         set
     }
 
-    /// `redis+cluster://127.0.0.1:<p1>,...` with every node.
+    /// `redis+cluster://127.0.0.1:<p1>,...` with every node
+    /// (`rediss+cluster://` with TLS), with the nodes' password
+    /// percent-encoded.
     pub(crate) fn url(&self) -> String {
         let hosts: Vec<String> = self
             .nodes
             .iter()
             .map(|n| format!("127.0.0.1:{}", n.port))
             .collect();
-        format!("redis+cluster://{}", hosts.join(","))
+        let scheme = if self.secure.tls.is_some() {
+            "rediss+cluster"
+        } else {
+            "redis+cluster"
+        };
+        let auth = self
+            .secure
+            .password
+            .as_deref()
+            .map_or(String::new(), |p| format!(":{}@", encoded(p)));
+        format!("{scheme}://{auth}{}", hosts.join(","))
     }
 
     pub(crate) fn node(&self, port: u16) -> &RedisServer {

@@ -37,6 +37,9 @@ const WORKER: &str = "BULKHEAD_FLEET_WORKER";
 /// `redis+cluster://..`) or else `REDIS`, with a budget of `BUDGET` and a
 /// lease of `LEASE_MS` when given ([`BUDGET`], [`LEASE`] otherwise). A
 /// configuration it cannot use prints `ERROR <name> <error>` and ends it.
+/// It prints its configuration's `Debug` once (`CONFIG <name> ..`), and
+/// the snapshot's `redis` once (`REDIS <name> ..`), for the tests of
+/// passwords.
 #[test]
 #[ignore = "a worker process of the multi-process tests, which run it"]
 fn fleet_worker() {
@@ -53,7 +56,8 @@ fn fleet_worker() {
     let config = match FleetConfig::redis(&fleet) {
         Ok(config) => config,
         Err(e) => {
-            println!("ERROR {name} {fleet}: {e}");
+            // (The error shows the URL, without its passwords.)
+            println!("ERROR {name} {e}");
             std::process::exit(2);
         }
     };
@@ -66,6 +70,7 @@ fn fleet_worker() {
                 "even_share" => OnUnreachable::EvenShare,
                 n => OnUnreachable::Slots(n.parse().unwrap()),
             });
+    println!("CONFIG {name} {config:?}");
     if let Err(e) = registry.fleet_resource("db", budget, config) {
         println!("ERROR {name} {e}");
         std::process::exit(2);
@@ -135,6 +140,9 @@ fn fleet_worker() {
         let snapshot = registry.snapshot();
         let fleet = &snapshot.fleets()[0];
         let now = (fleet.share, fleet.target, fleet.state, fleet.fallback);
+        if last.is_none() {
+            println!("REDIS {name} {}", fleet.redis);
+        }
         if last != Some(now) {
             println!(
                 "STATE {name} {} {} {} {} fallback {} demand {} in_flight {}",
@@ -195,6 +203,12 @@ pub(crate) struct Fleet {
     pub(crate) failures: Arc<Mutex<BTreeMap<String, Failures>>>,
     /// What workers said they could not start with (`ERROR` lines).
     errors: Arc<Mutex<Vec<String>>>,
+    /// Every line the workers printed, on stdout and stderr.
+    pub(crate) output: Arc<Mutex<Vec<String>>>,
+    /// Environment variables of the workers (`SSL_CERT_FILE`, say: the
+    /// test process's own `SSL_CERT_FILE` and `SSL_CERT_DIR` never reach
+    /// them).
+    pub(crate) env: Vec<(String, String)>,
     /// The workers' `fleet` string (`REDIS`'s URL when none).
     pub(crate) fleet: Option<String>,
     /// The workers' budget and lease.
@@ -237,6 +251,8 @@ impl Fleet {
             probes: Arc::default(),
             failures: Arc::default(),
             errors: Arc::default(),
+            output: Arc::default(),
+            env: Vec::new(),
             fleet: None,
             budget: BUDGET,
             lease: LEASE,
@@ -294,20 +310,35 @@ impl Fleet {
                 self.lease.as_millis().to_string(),
             )
             .envs(self.fleet.iter().map(|f| (format!("{WORKER}_FLEET"), f)))
+            .env_remove("SSL_CERT_FILE")
+            .env_remove("SSL_CERT_DIR")
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
         let out = child.stdout.take().unwrap();
-        let (seen, fell_back, probes, failures, errors) = (
+        let err = child.stderr.take().unwrap();
+        let (seen, fell_back, probes, failures, errors, output) = (
             self.seen.clone(),
             self.fell_back.clone(),
             self.probes.clone(),
             self.failures.clone(),
             self.errors.clone(),
+            self.output.clone(),
         );
+        {
+            let output = output.clone();
+            std::thread::spawn(move || {
+                for line in BufReader::new(err).lines().map_while(Result::ok) {
+                    eprintln!("{line}");
+                    output.lock().unwrap().push(line);
+                }
+            });
+        }
         std::thread::spawn(move || {
             for line in BufReader::new(out).lines().map_while(Result::ok) {
+                output.lock().unwrap().push(line.clone());
                 let f: Vec<&str> = line.split_whitespace().collect();
                 if std::env::var_os("FLEET_VERBOSE").is_some() {
                     println!("  {line}");
