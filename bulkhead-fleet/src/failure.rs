@@ -32,9 +32,20 @@ pub(crate) fn message(error: &RedisError, url: &Topology) -> String {
     let detail = error.detail().unwrap_or_default();
     let shown = url.to_string();
     let explained = if code == "NOAUTH" || detail.contains("unauthenticated") {
+        let how = match url {
+            Topology::Single { .. } => {
+                "redis://user:password@host:port/db or redis://:password@host:port/db"
+            }
+            Topology::Sentinel(_) => {
+                "redis+sentinel://user:password@host1,host2,host3/<master> (the primary's, before the Sentinels' hosts) or primary_auth in code"
+            }
+            Topology::Cluster(_) => {
+                "redis+cluster://user:password@host1:port,host2:port or primary_auth in code"
+            }
+        };
         format!(
             "NOAUTH: Redis requires authentication, and the fleet's URL {shown} gives no password: \
-             give one as redis://user:password@host:port/db or redis://:password@host:port/db"
+             give one as {how}"
         )
     } else if code == "WRONGPASS" || error.kind() == ErrorKind::AuthenticationFailed {
         format!("WRONGPASS: Redis refused the user name or password of the fleet's URL {shown}")

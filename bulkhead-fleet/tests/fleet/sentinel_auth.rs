@@ -320,7 +320,8 @@ fn sentinel_auth_in_code_and_wrong_passwords_say_which() {
     // The primary's: missing, then wrong (the Sentinels' right).
     let error = refused("no primary password", url(None, Some(SENTINEL_PASSWORD)));
     assert!(
-        error.starts_with("NOAUTH: Redis requires authentication"),
+        error.starts_with("NOAUTH: Redis requires authentication")
+            && error.contains("give one as redis+sentinel://user:password@"),
         "{error}"
     );
     let error = refused(
