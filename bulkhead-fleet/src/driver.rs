@@ -315,10 +315,7 @@ fn must_drop(error: &redis::RedisError) -> bool {
         || error.is_io_error()
         || error.is_timeout()
         || error.is_connection_dropped()
-        || matches!(
-            error.code(),
-            Some("READONLY" | "MASTERDOWN" | "LOADING" | "NOREPLICAS" | "CLUSTERDOWN" | "TRYAGAIN")
-        )
+        || error.code().and_then(failure::not_a_primary).is_some()
 }
 
 /// The connection of one request, whatever the topology.
@@ -462,9 +459,6 @@ impl Link {
                 config,
                 connection,
             } => {
-                if resolver.switched() {
-                    *connection = None;
-                }
                 let (addr, con) = match connection.take() {
                     Some(made) => made,
                     None => {

@@ -70,8 +70,9 @@ pub(crate) const SENTINEL_NOPERM: &str = "NOPERM: the Sentinel's user may not lo
 
 /// What the fleet makes of a reply with `code` from a node that is not, or
 /// not yet, a writable primary, or from a Cluster that cannot serve the
-/// slot; `None` for another code.
-fn not_a_primary(code: &str) -> Option<&'static str> {
+/// slot; `None` for another code. The driver drops the connection after
+/// each of these.
+pub(crate) fn not_a_primary(code: &str) -> Option<&'static str> {
     Some(match code {
         "READONLY" | "NOREPLICAS" => "the node is not a writable primary; looking it up again",
         "MASTERDOWN" => "the node is a replica that lost its primary; looking the primary up again",

@@ -1,16 +1,8 @@
-//! Checks by hand against real servers (`cargo test -p bulkhead-fleet
-//! --lib live -- --ignored --nocapture`), on free loopback ports in a
-//! temporary directory (`redis-server`, or `$BULKHEAD_REDIS_SERVER`;
-//! `redis-cli` for the Cluster), each killed at the end:
-//!
-//! - a primary, a replica and three Sentinels; a registry's fleet
-//!   resource on `redis+sentinel://`; the primary SIGKILLed, then
-//!   restarted empty at its address;
-//! - three Cluster primaries; a fleet resource on `redis+cluster://`.
-//!
-//! One runs with the unit tests, as it needs only `redis-server` (like
-//! `tests/fleet`, it fails without one): F2 in the driver, against stub
-//! Sentinels.
+//! F2 in the driver against real servers: a registry's fleet resource on
+//! a real `redis-server` (or `$BULKHEAD_REDIS_SERVER`, on a free loopback
+//! port in a temporary directory, killed at the end) that stub Sentinels
+//! name, and whose answers the test changes. It runs with the unit tests
+//! and, like `tests/fleet`, fails without `redis-server`.
 //!
 //! The multi-process proofs are in `tests/fleet/` (sentinel.rs,
 //! cluster.rs; with passwords on the nodes and the Sentinels,
@@ -51,7 +43,7 @@ fn free_port() -> u16 {
 }
 
 impl Servers {
-    fn redis(&mut self, port: u16, replica_of: Option<u16>) {
+    fn redis(&mut self, port: u16) {
         let dir = self.dir.join(format!("r{port}-{}", self.children.len()));
         std::fs::create_dir_all(&dir).unwrap();
         let mut command = Command::new(binary());
@@ -67,38 +59,7 @@ impl Servers {
             .args(["--repl-diskless-sync-delay", "0", "--dir"])
             .arg(&dir)
             .stdout(Stdio::null());
-        if let Some(primary) = replica_of {
-            command.args(["--replicaof", "127.0.0.1", &primary.to_string()]);
-        }
         self.children.push((port, command.spawn().unwrap()));
-    }
-
-    fn sentinel(&mut self, port: u16, primary: u16) {
-        let conf = self.dir.join(format!("sentinel{port}.conf"));
-        std::fs::write(
-            &conf,
-            format!(
-                "port {port}\nbind 127.0.0.1\ndir {}\nsentinel monitor mymaster 127.0.0.1 {primary} 2\n\
-                 sentinel down-after-milliseconds mymaster 1000\nsentinel failover-timeout mymaster 3000\n",
-                self.dir.display()
-            ),
-        )
-        .unwrap();
-        let child = Command::new(binary())
-            .arg(&conf)
-            .arg("--sentinel")
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        self.children.push((port, child));
-    }
-
-    fn kill(&mut self, port: u16) {
-        if let Some(i) = self.children.iter().position(|(p, _)| *p == port) {
-            let (_, mut child) = self.children.remove(i);
-            child.kill().unwrap();
-            child.wait().unwrap();
-        }
     }
 }
 
@@ -106,14 +67,6 @@ fn query(port: u16, cmd: &mut redis::Cmd) -> redis::RedisResult<redis::Value> {
     let client = redis::Client::open(format!("redis://127.0.0.1:{port}"))?;
     let mut con = client.get_connection_with_timeout(Duration::from_millis(300))?;
     cmd.query(&mut con)
-}
-
-fn info(port: u16, section: &str) -> String {
-    match query(port, redis::cmd("INFO").arg(section)) {
-        Ok(redis::Value::BulkString(b)) => String::from_utf8_lossy(&b).into_owned(),
-        Ok(redis::Value::VerbatimString { text, .. }) => text,
-        _ => String::new(),
-    }
 }
 
 fn wait(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
@@ -130,209 +83,6 @@ fn dir() -> PathBuf {
     dir
 }
 
-fn evals(port: u16) -> u64 {
-    let stats = info(port, "commandstats");
-    ["cmdstat_evalsha:calls=", "cmdstat_eval:calls="]
-        .iter()
-        .filter_map(|key| {
-            let at = stats.find(key)? + key.len();
-            stats[at..].split(',').next()?.parse::<u64>().ok()
-        })
-        .sum()
-}
-
-#[test]
-#[ignore = "starts redis-server and three Sentinels; run by hand"]
-fn live_sentinel_failover_is_followed() {
-    let mut servers = Servers {
-        children: Vec::new(),
-        dir: dir(),
-    };
-    let (primary, replica) = (free_port(), free_port());
-    servers.redis(primary, None);
-    wait("the primary", Duration::from_secs(5), || {
-        query(primary, &mut redis::cmd("PING")).is_ok()
-    });
-    servers.redis(replica, Some(primary));
-    wait("the replica's link", Duration::from_secs(10), || {
-        info(replica, "replication").contains("master_link_status:up")
-    });
-    let sentinels: Vec<u16> = (0..3).map(|_| free_port()).collect();
-    for &port in &sentinels {
-        servers.sentinel(port, primary);
-    }
-    wait("the Sentinels", Duration::from_secs(15), || {
-        sentinels.iter().all(|&port| {
-            let info = info(port, "sentinel");
-            info.contains("slaves=1") && info.contains("sentinels=3")
-        })
-    });
-    let url = format!(
-        "redis+sentinel://{}/mymaster",
-        sentinels
-            .iter()
-            .map(|p| format!("127.0.0.1:{p}"))
-            .collect::<Vec<_>>()
-            .join(",")
-    );
-    let registry = Registry::new();
-    let config = FleetConfig::redis(&url)
-        .unwrap()
-        .lease(Duration::from_secs(2))
-        .on_unreachable(OnUnreachable::Closed);
-    registry.fleet_resource("db", 12, config).unwrap();
-    let fleet = || registry.snapshot().fleets()[0].clone();
-    wait("joined", Duration::from_secs(5), || {
-        fleet().state == FleetState::Joined
-    });
-    println!("joined on {primary}: {:?}", fleet().share);
-
-    let killed = Instant::now();
-    servers.kill(primary);
-    let mut last = String::new();
-    let mut switched = None;
-    wait(
-        "the fleet on the promoted replica",
-        Duration::from_secs(20),
-        || {
-            let f = fleet();
-            let now = format!("{:?} share {} error {:?}", f.state, f.share, f.last_error);
-            if now != last {
-                println!("{:>6} ms: {now}", killed.elapsed().as_millis());
-                last = now;
-            }
-            if switched.is_none() && info(replica, "replication").contains("role:master") {
-                switched = Some(killed.elapsed());
-                println!(
-                    "{:>6} ms: the replica says role:master",
-                    killed.elapsed().as_millis()
-                );
-            }
-            switched.is_some()
-                && f.state == FleetState::Joined
-                && f.last_error.is_none()
-                && evals(replica) > 0
-        },
-    );
-    println!(
-        "{:>6} ms: joined on the promoted replica ({} scripts run there)",
-        killed.elapsed().as_millis(),
-        evals(replica)
-    );
-
-    // The old primary, restarted empty at its address: never trusted.
-    servers.redis(primary, None);
-    let restarted = Instant::now();
-    while restarted.elapsed() < Duration::from_secs(4) {
-        let f = fleet();
-        let now = format!("{:?} share {} error {:?}", f.state, f.share, f.last_error);
-        if now != last {
-            println!(
-                "{:>6} ms after the restart: {now}",
-                restarted.elapsed().as_millis()
-            );
-            last = now;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert_eq!(
-        evals(primary),
-        0,
-        "a script ran on the restarted old primary"
-    );
-    assert_eq!(fleet().state, FleetState::Joined);
-    println!("no script ran on the restarted old primary; the fleet stayed joined");
-    drop(registry);
-}
-
-#[test]
-#[ignore = "starts three redis-server Cluster nodes; run by hand"]
-fn live_cluster_is_joined() {
-    let mut servers = Servers {
-        children: Vec::new(),
-        dir: dir(),
-    };
-    let ports: Vec<u16> = (0..3).map(|_| free_port()).filter(|p| *p < 55535).collect();
-    assert_eq!(ports.len(), 3, "ports for the cluster bus (+10000)");
-    for &port in &ports {
-        let dir = servers.dir.join(format!("c{port}"));
-        std::fs::create_dir_all(&dir).unwrap();
-        let child = Command::new(binary())
-            .args([
-                "--port",
-                &port.to_string(),
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-            ])
-            .args(["--cluster-enabled", "yes", "--cluster-node-timeout", "1000"])
-            .arg("--dir")
-            .arg(&dir)
-            .stdout(Stdio::null())
-            .spawn()
-            .unwrap();
-        servers.children.push((port, child));
-    }
-    for &port in &ports {
-        wait("a node", Duration::from_secs(5), || {
-            query(port, &mut redis::cmd("PING")).is_ok()
-        });
-    }
-    let status = Command::new("redis-cli")
-        .args(["--cluster", "create"])
-        .args(ports.iter().map(|p| format!("127.0.0.1:{p}")))
-        .args(["--cluster-replicas", "0", "--cluster-yes"])
-        .stdout(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    wait("cluster_state:ok", Duration::from_secs(10), || {
-        ports
-            .iter()
-            .all(|&p| info_cluster(p).contains("cluster_state:ok"))
-    });
-    let url = format!("redis+cluster://127.0.0.1:{}", ports[0]);
-    let registry = Registry::new();
-    registry
-        .fleet_resource(
-            "db",
-            12,
-            FleetConfig::redis(&url)
-                .unwrap()
-                .lease(Duration::from_secs(2))
-                .on_unreachable(OnUnreachable::Closed),
-        )
-        .unwrap();
-    let fleet = || registry.snapshot().fleets()[0].clone();
-    wait("joined", Duration::from_secs(5), || {
-        fleet().state == FleetState::Joined
-    });
-    let f = fleet();
-    println!("joined {}: {:?} {:?}", f.redis, f.state, f.last_error);
-    let owner: Vec<u16> = ports.iter().copied().filter(|&p| evals(p) > 0).collect();
-    println!("scripts ran on {owner:?}");
-    assert_eq!(
-        owner.len(),
-        1,
-        "the resource's keys are in one slot, on one node"
-    );
-    drop(registry);
-}
-
-fn info_cluster(port: u16) -> String {
-    match query(port, redis::cmd("CLUSTER").arg("INFO")) {
-        Ok(redis::Value::BulkString(b)) => String::from_utf8_lossy(&b).into_owned(),
-        Ok(redis::Value::VerbatimString { text, .. }) => text,
-        _ => String::new(),
-    }
-}
-
-/// F2 through the driver: one real primary, three stub Sentinels whose
-/// answers the test changes. A reply from a node the Sentinels no longer
-/// name by a majority, or named at an epoch that went back, is not
-/// applied: REG-019 in `last_error`, no renewal counted, the share falls
-/// back at its deadline; the fleet rejoins once they name it again.
 #[test]
 fn a_reply_the_sentinels_do_not_confirm_is_not_applied() {
     use std::sync::{Arc, Mutex};
@@ -344,7 +94,7 @@ fn a_reply_the_sentinels_do_not_confirm_is_not_applied() {
         dir: dir(),
     };
     let primary = free_port();
-    servers.redis(primary, None);
+    servers.redis(primary);
     wait("the primary", Duration::from_secs(5), || {
         query(primary, &mut redis::cmd("PING")).is_ok()
     });
