@@ -42,12 +42,11 @@ pub(crate) fn slot_failover(binary: &Path) {
         ),
         Some(Duration::ZERO),
     );
-    fleet.until(
+    let renewed = fleet.until_renewed_on(
         &format!("[{name}] every worker renewed on the promoted replica {replica}"),
-        Duration::from_secs(10),
-        |seen| fleet.renewed_on(seen, set.node(replica), before),
+        set.node(replica),
+        before,
     );
-    let renewed = Instant::now();
     fleet.converge(
         &format!("[{name}] shares back on the promoted replica"),
         Duration::from_secs(10),
@@ -116,12 +115,11 @@ fn cluster_moved() {
         ),
         Some(Duration::ZERO),
     );
-    fleet.until(
+    let renewed = fleet.until_renewed_on(
         &format!("[{name}] every worker renewed on the new owner {target}"),
-        Duration::from_secs(10),
-        |seen| fleet.renewed_on(seen, set.node(target), before),
+        set.node(target),
+        before,
     );
-    let renewed = Instant::now();
     fleet.converge(&format!("[{name}] shares kept"), Duration::from_secs(10));
     let after: String = set.node(target).cmd(&["HGET", META, "epoch"]);
     let stats: String = set.node(target).cmd(&["INFO", "commandstats"]);

@@ -107,12 +107,11 @@ pub(crate) fn kill(binary: &Path, on_unreachable: &str) {
         ),
         Some(Duration::ZERO),
     );
-    fleet.until(
+    let renewed = fleet.until_renewed_on(
         &format!("[{name}] every worker renewed on the new primary {new}"),
-        Duration::from_secs(10),
-        |seen| fleet.renewed_on(seen, set.node(new), before),
+        set.node(new),
+        before,
     );
-    let renewed = Instant::now();
     fleet.converge(
         &format!("[{name}] shares back on the new primary"),
         Duration::from_secs(10),
@@ -281,12 +280,11 @@ fn demoted_primary_readonly_is_followed() {
     let (switched, _) = set
         .switch_after(started, Duration::from_secs(15))
         .expect("no +switch-master within 15 s");
-    fleet.until(
+    let renewed = fleet.until_renewed_on(
         &format!("[{name}] every worker renewed on the new primary {new}"),
-        Duration::from_secs(10),
-        |seen| fleet.renewed_on(seen, set.node(new), before),
+        set.node(new),
+        before,
     );
-    let renewed = Instant::now();
     let demoted = wait_role(set.node(old), "slave", Duration::from_secs(15))
         .expect("the old primary was not demoted within 15 s");
     fleet.converge(
@@ -366,12 +364,11 @@ fn sentinel_long_lease_no_outage() {
         .expect("no +switch-master within 15 s");
     // A renewal on the new primary: its record expires a lease after the
     // kill (a renewal period is lease/3).
-    fleet.until(
+    let renewed = fleet.until_renewed_on(
         &format!("[{name}] every worker renewed on the new primary {new}"),
-        Duration::from_secs(10),
-        |seen| fleet.renewed_on(seen, set.node(new), before),
+        set.node(new),
+        before,
     );
-    let renewed = Instant::now();
     let outages = service.outages_after(killed);
     println!(
         "REPORT sentinel kill with a 10 s lease ({}): +switch-master {} ms, every worker renewed \

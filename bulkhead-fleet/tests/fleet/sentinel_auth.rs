@@ -9,7 +9,7 @@
 //! none.
 
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bulkhead_core::BulkheadConfig;
 use bulkhead_fleet::{FleetConfig, OnUnreachable};
@@ -81,12 +81,11 @@ pub(crate) fn follow_one_failover(set: &mut SentinelSet, fleet: &Fleet, name: &s
         .switch_after(killed, Duration::from_secs(15))
         .expect("no +switch-master within 15 s");
     assert!(message.ends_with(&new.to_string()), "{message}");
-    fleet.until(
+    let renewed = fleet.until_renewed_on(
         &format!("[{name}] every worker renewed on the new primary {new}"),
-        Duration::from_secs(10),
-        |seen| fleet.renewed_on(seen, set.node(new), before),
+        set.node(new),
+        before,
     );
-    let renewed = Instant::now();
     fleet.converge(
         &format!("[{name}] shares back on the new primary"),
         Duration::from_secs(10),

@@ -9,7 +9,7 @@
 //! cluster followed through its slot's failover (`rediss+cluster://`).
 
 use std::sync::atomic::Ordering::Acquire;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::cluster::META;
 use crate::sentinel::{BUDGET, LEASE, SLACK, WORKERS, ms, service_back};
@@ -137,12 +137,11 @@ fn rediss_cluster_follows_a_slot_failover() {
     let before = set.node(replica).now_ms();
     let promoted = wait_role(set.node(replica), "master", Duration::from_secs(15))
         .expect("the replica was not promoted within 15 s");
-    fleet.until(
+    let renewed = fleet.until_renewed_on(
         &format!("[{name}] every worker renewed on the promoted replica {replica}"),
-        Duration::from_secs(10),
-        |seen| fleet.renewed_on(seen, set.node(replica), before),
+        set.node(replica),
+        before,
     );
-    let renewed = Instant::now();
     fleet.converge(
         &format!("[{name}] shares back on the promoted replica"),
         Duration::from_secs(10),

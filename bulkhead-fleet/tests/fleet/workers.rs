@@ -493,6 +493,16 @@ impl Fleet {
         assert!(errors.is_empty(), "a worker could not start: {errors:?}");
     }
 
+    /// Waits (up to 10 s) until every live worker renewed its lease on
+    /// `node` after `ms` on its clock ([`Fleet::renewed_on`]); when they
+    /// had.
+    pub(crate) fn until_renewed_on(&self, phase: &str, node: &RedisServer, ms: u64) -> Instant {
+        self.until(phase, Duration::from_secs(10), |seen| {
+            self.renewed_on(seen, node, ms)
+        });
+        Instant::now()
+    }
+
     /// Whether every live worker renewed its lease on `node` after `ms`
     /// on its clock: its record there expires more than a lease later.
     /// (`seen`: what they last said, as [`Fleet::until`] gives it.)
