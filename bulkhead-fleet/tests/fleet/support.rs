@@ -289,6 +289,9 @@ impl RedisServer {
         );
         args.push("--dir".into());
         args.push(dir.clone().into());
+        // What a failing test prints (`log_tail`).
+        args.push("--logfile".into());
+        args.push(dir.join("server.log").into());
         args.extend(extra.iter().map(OsString::from));
         Self::launch(binary, port, dir, args, password, tls)
     }
@@ -308,6 +311,7 @@ impl RedisServer {
         };
         lines.push(("bind", "127.0.0.1".to_owned()));
         lines.push(("dir", dir.display().to_string()));
+        lines.push(("logfile", dir.join("server.log").display().to_string()));
         if let Some(password) = &secure.sentinel_password {
             // Its own, and what it gives the other Sentinels.
             lines.push(("requirepass", quoted(password)));
@@ -386,6 +390,13 @@ impl RedisServer {
             self.binary.display(),
             self.port
         );
+    }
+
+    /// The last `lines` lines of its log (it appends across restarts).
+    pub(crate) fn log_tail(&self, lines: usize) -> String {
+        let log = std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default();
+        let all: Vec<&str> = log.lines().collect();
+        all[all.len().saturating_sub(lines)..].join("\n")
     }
 
     /// Starts it again on its port, empty (anything it saved removed).
@@ -732,6 +743,46 @@ impl SentinelSet {
             .find(|n| n.port == port)
             .unwrap()
             .cmd(args)
+    }
+
+    /// Every `+switch-master` recorded so far: when, and what it said.
+    pub(crate) fn switches(&self) -> Vec<(Instant, String)> {
+        self.switches.lock().unwrap().clone()
+    }
+
+    /// Sets `down-after-milliseconds` on every Sentinel: a test that must
+    /// see one failover only raises it once that one is done, so that a
+    /// loaded machine (a server or a Sentinel not scheduled for a second)
+    /// does not start a second one.
+    pub(crate) fn set_down_after(&self, after: Duration) {
+        let ms = after.as_millis().to_string();
+        for sentinel in &self.sentinels {
+            let _: String =
+                sentinel.cmd(&["SENTINEL", "SET", MASTER, "down-after-milliseconds", &ms]);
+        }
+    }
+
+    /// What a failing test prints: the `+switch-master` messages (ms after
+    /// `since`) and the tail of each server's and Sentinel's log.
+    pub(crate) fn diagnosis(&self, since: Instant) -> String {
+        let mut text = String::from("+switch-master messages (ms after the test's start):\n");
+        for (at, payload) in self.switches() {
+            let ms = at.saturating_duration_since(since).as_millis();
+            text.push_str(&format!("  {ms:>6} {payload}\n"));
+        }
+        for server in self.nodes.iter().chain(&self.sentinels) {
+            let kind = if self.sentinels.iter().any(|s| s.port == server.port) {
+                "Sentinel"
+            } else {
+                "node"
+            };
+            text.push_str(&format!(
+                "--- {kind} {} (last 40 lines) ---\n{}\n",
+                server.port,
+                server.log_tail(40)
+            ));
+        }
+        text
     }
 
     /// The first `+switch-master` after `since` (any Sentinel's), waiting up
