@@ -30,7 +30,7 @@
 //! | a sync call's overrun (`Overrun` event) | `recent` | within 5 ms (about 1 ms typically) |
 //! | a breaker's slow calls, if `slow_call_threshold` is at least 100 ms (else `now`) | `recent` | within 5 ms (about 1 ms typically) |
 //! | a time window's second | `recent` | within 5 ms |
-//! | a rate limiter's period of 10 ms or more | `recent`, and `now` within 5 ms of a period's end, for refusals and for reservations | exact (see [`RateLimiter`](crate::RateLimiter)) |
+//! | a rate limiter's period of 20 ms or more | `recent`, and `now` within 5 ms of a period's end, for refusals and for reservations | exact (see [`RateLimiter`](crate::RateLimiter)) |
 //! | a rate limiter's shorter period | on the `SystemClock`, the processor's invariant time-stamp counter where there is one (x86_64); else as above (`now` on every call if the period is no longer than the resolution) | exact, on the counter's time line (see [`RateLimiter`](crate::RateLimiter)) |
 //! | a bulkhead's hold times when sizing is tracked or it adapts its limit | `recent` | within 5 ms (about 1 ms typically) |
 //! | an adaptive bulkhead's windows and probes | `recent` | within 5 ms |

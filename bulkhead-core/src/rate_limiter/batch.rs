@@ -40,14 +40,14 @@
 //! thread that called in the current period, and only at short periods).
 //! Other threads see them as taken too: near the limit, a thread can be
 //! refused while another holds a few of the cycle's permits it will not
-//! use, for what is left of a period of at most 10 ms.
+//! use, for what is left of a period of under 20 ms.
 //!
 //! ## Where
 //!
 //! Only on a limiter that counts on the time-stamp counter (a period
-//! shorter than 10 ms on the `SystemClock`, see `mod.rs`, *Readings of the
+//! shorter than 20 ms on the `SystemClock`, see `mod.rs`, *Readings of the
 //! clock*): its readings are precise (no `margin`), the periods are short,
-//! so that an unspent batch lapses within 10 ms, and its calls are the
+//! so that an unspent batch lapses within 20 ms, and its calls are the
 //! frequent ones. A limiter on recent readings or on another clock (the
 //! `ManualClock` of the tests, whose counts stay exact) takes each permit
 //! with its own compare-exchange, as before. Under loom there is no counter,

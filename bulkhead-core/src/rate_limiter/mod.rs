@@ -16,8 +16,8 @@
 //!
 //! # Readings of the clock
 //!
-//! With a `refresh_period` of at least twice the clock's
-//! [`resolution`](crate::Clock::resolution) (10 ms on the `SystemClock`),
+//! With a `refresh_period` of at least four times the clock's
+//! [`resolution`](crate::Clock::resolution) (20 ms on the `SystemClock`),
 //! a permit is taken on a [`recent`](crate::Clock::recent) reading of the
 //! clock (an atomic load on the `SystemClock`) when that reading is more
 //! than the resolution before the end of its period: the real time is then
@@ -301,7 +301,7 @@ impl RateLimiter {
     /// periods are reserved by waiting (or cancelled) callers. Reads the
     /// clock.
     ///
-    /// At a period shorter than 10 ms on the system clock, the permits
+    /// At a period shorter than 20 ms on the system clock, the permits
     /// threads have claimed in batches and not used yet count as taken (at
     /// most 7 per thread that called in this period; see *Batches of
     /// permits*).
@@ -320,12 +320,16 @@ impl RateLimiter {
 policy_getters!(RateLimiter: RateLimiterConfig);
 
 /// The shortest period, in resolutions of the clock, that counts on recent
-/// readings (10 ms on the `SystemClock`): at most half its calls then read
-/// the clock precisely (those in the last resolution of a period), which
-/// cost less on average than the counter on every call: a 10 ms period
-/// added 14 ns to a call on recent readings, 20 on the counter (Intel Xeon,
-/// BENCHMARKS.md, *At every refresh period*).
-const RECENT_PERIODS: u64 = 2;
+/// readings (20 ms on the `SystemClock`): at most a quarter of its calls
+/// then read the clock precisely (those in the last resolution of a
+/// period). A 10 ms period reads it precisely on half its calls, which cost
+/// more than the counter and its per-thread batches (`batch.rs`) on every
+/// call: on an AMD EPYC, 10 ms added 11.8 ns to a call on recent readings
+/// and 8.8 on the counter, 20 ms on recent readings 7.0 (BENCHMARKS.md,
+/// *Issue 33 on an AMD EPYC*); on an Intel Xeon, 10 ms on recent readings
+/// added 15.5 ns and 1 ms on the counter 13.0. Before the batches the
+/// counter cost more (20 ns on the Xeon) and the bound was two resolutions.
+const RECENT_PERIODS: u64 = 4;
 
 impl Shared {
     /// A precise reading: the clock's `now` and the time since the first

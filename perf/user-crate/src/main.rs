@@ -903,6 +903,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rl_default = limited("rl-default", Some(Duration::ZERO))?;
     let rl_1ms = limited("rl-1ms", Some(Duration::from_millis(1)))?;
     let rl_10ms = limited("rl-10ms", Some(Duration::from_millis(10)))?;
+    let rl_20ms = limited("rl-20ms", Some(Duration::from_millis(20)))?;
+    let rl_50ms = limited("rl-50ms", Some(Duration::from_millis(50)))?;
     let rl_1s = limited("rl-1s", Some(Duration::from_secs(1)))?;
     let rl_1h = limited("rl-1h", Some(Duration::from_secs(3600)))?;
     let governor_limiter =
@@ -1032,6 +1034,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "rate_limiter_10ms",
             "issue 33: + rate limiter, 10 ms period",
             |n| pipeline_execute(n, &rl_10ms),
+        ),
+        Case::new(
+            "rate_limiter_20ms",
+            "issue 33: + rate limiter, 20 ms period (the shortest on recent readings)",
+            |n| pipeline_execute(n, &rl_20ms),
+        ),
+        Case::new(
+            "rate_limiter_50ms",
+            "issue 33: + rate limiter, 50 ms period",
+            |n| pipeline_execute(n, &rl_50ms),
         ),
         Case::new(
             "rate_limiter_1s",
