@@ -83,7 +83,7 @@ impl<'a> Future for Enter<'a> {
 impl<'a> Enter<'a> {
     /// [`poll`](Future::poll), for a call through `Policies` if `in_call`
     /// (see [`EnterInCall`]).
-    #[inline]
+    #[inline(always)]
     fn poll_in(
         &mut self,
         cx: &mut Context<'_>,
