@@ -117,6 +117,10 @@ pub(super) struct Shared {
     /// The clock's time when the breaker was created.
     origin: Instant,
     tracks_slow_calls: bool,
+    /// `slow_call_threshold` in nanoseconds (`u64::MAX` if it holds more):
+    /// the composition's durations are nanoseconds, and comparing those
+    /// spares each timed call a `Duration` built and compared.
+    slow_nanos: u64,
     /// Held by every transition and by half-open records.
     pub(super) transitions: Mutex<Transitions>,
 }
@@ -146,6 +150,7 @@ impl Shared {
             not_permitted: AtomicU64::new(0),
             origin: context.clock().now(),
             tracks_slow_calls: config.tracks_slow_calls(),
+            slow_nanos: u64::try_from(config.slow_call_threshold().as_nanos()).unwrap_or(u64::MAX),
             transitions: Mutex::new(Transitions::default()),
             config,
             context,
@@ -232,6 +237,28 @@ impl Shared {
             return;
         }
         self.record_out_of_line(ticket, outcome, duration, at);
+    }
+
+    /// [`record`](Self::record) of a call that took `took` nanoseconds
+    /// (`None`: not measured), as the composition measures them. The same
+    /// decision: a duration of `u64` nanoseconds is over the threshold
+    /// exactly when that many nanoseconds are over `slow_nanos`.
+    #[inline]
+    pub(super) fn record_nanos(
+        &self,
+        ticket: Ticket,
+        outcome: BreakerOutcome,
+        took: Option<u64>,
+        at: Option<u64>,
+    ) {
+        if outcome == BreakerOutcome::Success
+            && let Kind::Closed(epoch) = ticket.kind()
+            && took.is_none_or(|took| took <= self.slow_nanos)
+            && self.window.holds_only_successes(epoch)
+        {
+            return;
+        }
+        self.record_out_of_line(ticket, outcome, took.map(Duration::from_nanos), at);
     }
 
     /// Whether a call that took `duration` (`None`: not measured) was slow.
@@ -503,9 +530,11 @@ mod fast_path_tests {
                 .build()
                 .unwrap();
             let closed_minimum = config.closed_minimum();
-            // `new` goes through the fast path, `old` around it.
+            // `new` goes through the fast path, `old` around it, `ns`
+            // through the composition's (durations in nanoseconds).
             let (new, new_clock, mut new_events) = breaker(config);
             let (old, old_clock, mut old_events) = breaker(config);
+            let (ns, ns_clock, mut ns_events) = breaker(config);
             let mut tickets: Vec<Ticket> = Vec::new();
             let mut model: VecDeque<(bool, bool)> = VecDeque::new();
             for step in 0..300 {
@@ -515,6 +544,7 @@ mod fast_path_tests {
                     0..=5 => {
                         let (a, b) = (new.shared.try_acquire(), old.shared.try_acquire());
                         assert_eq!(a.is_ok(), b.is_ok(), "seed {seed} step {step}");
+                        assert_eq!(a, ns.shared.try_acquire(), "seed {seed} step {step}");
                         if let (Ok(a), Ok(b)) = (a, b) {
                             assert_eq!(a, b, "seed {seed} step {step}");
                             tickets.push(a);
@@ -533,10 +563,12 @@ mod fast_path_tests {
                             7 | 8 => BreakerOutcome::Failure,
                             _ => BreakerOutcome::Ignored,
                         };
-                        let duration = match rng.below(6) {
+                        let duration = match rng.below(7) {
                             0 => None,
                             1 => Some(Duration::from_secs(2)),
                             2 => Some(Duration::from_secs(1)),
+                            // Just over the threshold.
+                            3 => Some(Duration::from_nanos(1_000_000_001)),
                             _ => Some(Duration::from_millis(3)),
                         };
                         let slow = duration.is_some_and(|d| d > Duration::from_secs(1));
@@ -554,6 +586,8 @@ mod fast_path_tests {
                         new.shared.record(ticket, outcome, duration, None);
                         old.shared
                             .record_out_of_line(ticket, outcome, duration, None);
+                        let took = duration.map(|d| u64::try_from(d.as_nanos()).unwrap());
+                        ns.shared.record_nanos(ticket, outcome, took, None);
                         // The model: an outcome of the current closed state.
                         if let Kind::Closed(epoch) = ticket.kind()
                             && before.is(CircuitState::Closed, epoch)
@@ -575,6 +609,7 @@ mod fast_path_tests {
                         let ticket = tickets.swap_remove(rng.below(tickets.len() as u64) as usize);
                         new.shared.cancel(ticket);
                         old.shared.cancel(ticket);
+                        ns.shared.cancel(ticket);
                     }
                     17 => {
                         let to = match rng.below(6) {
@@ -585,17 +620,23 @@ mod fast_path_tests {
                         };
                         new.shared.transition(to);
                         old.shared.transition(to);
+                        ns.shared.transition(to);
                     }
                     _ => {
                         new_clock.advance(WAIT);
                         old_clock.advance(WAIT);
+                        ns_clock.advance(WAIT);
                     }
                 }
                 let after = word(&new);
                 assert_eq!(after, word(&old), "seed {seed} step {step}");
+                assert_eq!(after, word(&ns), "seed {seed} step {step}");
                 let (metrics, old_metrics) = (new.metrics(), old.metrics());
                 assert_eq!(metrics, old_metrics, "seed {seed} step {step}");
-                assert_eq!(kinds(&mut new_events), kinds(&mut old_events));
+                assert_eq!(metrics, ns.metrics(), "seed {seed} step {step}");
+                let new_kinds = kinds(&mut new_events);
+                assert_eq!(new_kinds, kinds(&mut old_events));
+                assert_eq!(new_kinds, kinds(&mut ns_events));
                 if after.epoch() != before.epoch() && after.state() == CircuitState::Closed {
                     model.clear();
                 }
@@ -619,6 +660,7 @@ mod fast_path_tests {
                 }
                 new.shared.assert_consistent();
                 old.shared.assert_consistent();
+                ns.shared.assert_consistent();
             }
         }
         // Both kinds of skip were exercised.

@@ -65,22 +65,19 @@ impl<'a> BreakerPermit<'a> {
     /// succeeded or failed. Recording a call admitted before the breaker
     /// last changed state does nothing: it belongs to a state that is gone.
     #[inline]
-    pub fn record(self, outcome: BreakerOutcome, duration: Option<Duration>) {
-        self.record_at(outcome, duration, None);
+    pub fn record(mut self, outcome: BreakerOutcome, duration: Option<Duration>) {
+        let ticket = std::mem::replace(&mut self.ticket, Ticket::FREE);
+        self.shared.record(ticket, outcome, duration, None);
     }
 
-    /// [`record`](Self::record), with the time the call ended on the
-    /// breaker's clock, in nanoseconds since the breaker was created, if the
-    /// caller has read it (the composition shares its readings).
+    /// [`record`](Self::record) of a call that took `took` nanoseconds,
+    /// with the time it ended on the breaker's clock, in nanoseconds since
+    /// the breaker was created, if the caller has read it (the composition
+    /// shares its readings).
     #[inline]
-    pub(crate) fn record_at(
-        mut self,
-        outcome: BreakerOutcome,
-        duration: Option<Duration>,
-        at: Option<u64>,
-    ) {
+    pub(crate) fn record_at(mut self, outcome: BreakerOutcome, took: Option<u64>, at: Option<u64>) {
         let ticket = std::mem::replace(&mut self.ticket, Ticket::FREE);
-        self.shared.record(ticket, outcome, duration, at);
+        self.shared.record_nanos(ticket, outcome, took, at);
     }
 
     fn into_ticket(mut self) -> Ticket {

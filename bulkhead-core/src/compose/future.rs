@@ -12,7 +12,6 @@
 //! expanded in every place that needs it.
 
 use std::future::Future;
-use std::time::Duration;
 
 use super::one_task::OneTask;
 use super::record::NOT_RECORDED;
@@ -170,9 +169,9 @@ macro_rules! attempt {
                     match (permit, &policies.circuit_breaker) {
                         (Some(permit), Some(breaker)) => {
                             let ended = started.map(|_| policies.read(&policies.clock));
-                            let took = started.zip(ended).map(|(started, ended)| {
-                                Duration::from_nanos(ended.saturating_sub(started))
-                            });
+                            let took = started
+                                .zip(ended)
+                                .map(|(started, ended)| ended.saturating_sub(started));
                             let at = (ended.filter(|_| policies.shares_clock))
                                 .map(|at| since(at, policies.breaker_origin));
                             policies

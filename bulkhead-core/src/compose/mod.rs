@@ -413,7 +413,7 @@ impl Policies {
         permit: BreakerPermit<'_>,
         result: Result<T, CallError<E>>,
         classify: &Classifier<'_, E>,
-        took: Option<Duration>,
+        took: Option<u64>,
         at: Option<u64>,
         hedge: bool,
         cut: bool,

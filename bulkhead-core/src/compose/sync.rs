@@ -1,6 +1,6 @@
 //! Calls on the caller's thread: waits block it.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use super::record::{NoRec, Rec};
 use super::{Classifier, Policies, failure, retry_after};
@@ -182,9 +182,10 @@ impl Policies {
         let mut moment = started;
         let result = self.limited(call, &mut moment, deadline, rec);
         let ended = started.map(|_| moment.unwrap_or_else(|| self.read(&self.clock)));
+        // In nanoseconds: the breaker compares them as they are.
         let took = started
             .zip(ended)
-            .map(|(started, ended)| Duration::from_nanos(ended.saturating_sub(started)));
+            .map(|(started, ended)| ended.saturating_sub(started));
         // The end also gives a time window its second, on the same clock.
         let at = (ended.filter(|_| self.shares_clock)).map(|at| since(at, self.breaker_origin));
         // A sync call is not cut while it runs: a `DeadlineExceeded` here
