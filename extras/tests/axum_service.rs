@@ -14,6 +14,10 @@
 //! The same flood is checked in the metrics exported by `bulkhead::observe`
 //! to a test recorder (the Prometheus scrape of `/metrics` is
 //! `tests/grafana_dashboard.rs`'s).
+//!
+//! With the feature `dashboard` (on in CI, which tests every feature), the
+//! example's whole service serves the live page at `/dashboard` and a
+//! sample of every policy of its registry at `/dashboard/snapshot.json`.
 
 #[allow(dead_code)]
 #[path = "../../examples/axum_service.rs"]
@@ -575,4 +579,83 @@ async fn a_failing_reports_backend_answers_500_and_keeps_no_slot() {
         .await
         .expect("the server answers");
     assert_eq!(report.status(), StatusCode::OK);
+}
+
+/// The ids of the policies a dashboard sample lists under `list`, sorted.
+#[cfg(feature = "dashboard")]
+fn listed(sample: &Value, list: &str) -> Vec<String> {
+    let mut ids: Vec<String> = sample[list]
+        .as_array()
+        .unwrap_or_else(|| panic!("no list {list}: {sample}"))
+        .iter()
+        .map(|policy| policy["instance"].as_str().expect("an id").to_owned())
+        .collect();
+    ids.sort();
+    ids
+}
+
+/// The ids of `policies`, sorted.
+#[cfg(feature = "dashboard")]
+fn ids<'p>(policies: impl IntoIterator<Item = &'p String>) -> Vec<String> {
+    let mut ids: Vec<String> = policies.into_iter().cloned().collect();
+    ids.sort();
+    ids
+}
+
+/// The example's whole service (`example::service`, as `serve` runs it)
+/// mounts the live page of its registry at `/dashboard` (feature
+/// `dashboard`): the page, and one sample of every policy it declared.
+#[cfg(feature = "dashboard")]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_service_serves_the_dashboard_of_its_policies() {
+    let clock = ManualClock::new();
+    let registry = Registry::builder().clock(clock.clone()).build();
+    let (app, _exporter) = example::service(&registry, example::Directory, Duration::from_secs(60))
+        .expect("a fresh registry");
+    let server = serve_app(registry, clock, app).await;
+
+    let page = server
+        .client
+        .get(format!("{}/dashboard", server.base))
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(page.status(), StatusCode::OK);
+    assert_eq!(
+        page.headers()[header::CONTENT_TYPE],
+        "text/html; charset=utf-8"
+    );
+    let html = page.text().await.expect("a body");
+    assert!(
+        html.contains("<title>bulkhead dashboard</title>"),
+        "not the dashboard: {}",
+        html.chars().take(200).collect::<String>()
+    );
+
+    let answer = server
+        .client
+        .get(format!("{}/dashboard/snapshot.json", server.base))
+        .send()
+        .await
+        .expect("the server answers");
+    assert_eq!(answer.status(), StatusCode::OK);
+    assert_eq!(answer.headers()[header::CONTENT_TYPE], "application/json");
+    let sample: Value = serde_json::from_str(&answer.text().await.expect("a body")).expect("JSON");
+    let policies = server.registry.snapshot();
+    let bulkheads = listed(&sample, "bulkheads");
+    assert_eq!(bulkheads, ["checkout", "reports", "users"]);
+    assert_eq!(
+        bulkheads,
+        ids(policies.bulkheads().iter().map(|b| &b.instance))
+    );
+    let breakers = listed(&sample, "circuit_breakers");
+    assert_eq!(breakers, ["users"]);
+    assert_eq!(
+        breakers,
+        ids(policies.circuit_breakers().iter().map(|c| &c.instance))
+    );
+    assert_eq!(
+        listed(&sample, "rate_limiters"),
+        ids(policies.rate_limiters().iter().map(|r| &r.instance))
+    );
 }

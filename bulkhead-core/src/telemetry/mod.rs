@@ -6,7 +6,9 @@
 //! [`TelemetryHub`] starts with recording off, and what reads it (the
 //! registry's `metrics` and OpenTelemetry exporters, its dashboard, an
 //! [`AttemptHook`]) turns it on. While it is off, a composition's call
-//! pays two dependent loads and a branch for it. While it is on,
+//! pays one load of a process-wide flag and a branch for it, and two
+//! dependent loads more (its instance's telemetry, then whether it
+//! records) once any hub of the process records. While it is on,
 //! each call reads the precise clock (`Clock::now`) at its start, at each
 //! attempt's end, and around a wait for a bulkhead slot, and adds each
 //! sample to a histogram of atomic buckets ([`HistogramSnapshot`]): one
@@ -54,7 +56,8 @@ impl Outcome {
 
     /// Its label: `success`, `error`, or the rejection kind in snake case
     /// (`bulkhead_full`, `circuit_open`, `timeout`, `rate_limited`,
-    /// `injected`, `deadline_exceeded`).
+    /// `injected`, `deadline_exceeded`; `rejected` for a kind added after
+    /// these).
     pub const fn label(self) -> &'static str {
         match self {
             Outcome::Success => "success",

@@ -153,7 +153,7 @@
 //! | `bulkhead_chaos_injections_total` | counter | count | `instance`, `kind` | event | what the chaos policy injected: `kind` is `fault`, `panic` or `latency` |
 //! | `bulkhead_chaos_latency_microseconds_total` | counter | microseconds | `instance` | event | the latency the chaos policy injected, in total |
 //! | `bulkhead_observer_events_lost_total` | counter | count | none | event | events the exporter lost by falling behind: the event counters undercount by as much |
-//! | `bulkhead_call_duration_seconds` | histogram | seconds | `instance`, `outcome` | histogram | calls through the instance's policies (a `Pipeline`, an attribute's wrapper), from their start to their result: every attempt and the retry's delays; `outcome` is `success`, `error` (the call's own), or the rejection of the last attempt: `bulkhead_full` (a keyed pipeline's key refusal too), `circuit_open`, `timeout`, `rate_limited`, `injected`, `deadline_exceeded`; the outcome before any fallback (a call the fallback answered keeps its last attempt's) |
+//! | `bulkhead_call_duration_seconds` | histogram | seconds | `instance`, `outcome` | histogram | calls through the instance's policies (a `Pipeline`, an attribute's wrapper), from their start to their result: every attempt and the retry's delays; `outcome` is `success`, `error` (the call's own), or the rejection of the last attempt: `bulkhead_full` (a keyed pipeline's key refusal too), `circuit_open`, `timeout`, `rate_limited`, `injected`, `deadline_exceeded`, or `rejected` for a kind of rejection added after these; the outcome before any fallback (a call the fallback answered keeps its last attempt's) |
 //! | `bulkhead_attempt_duration_seconds` | histogram | seconds | `instance`, `outcome` | histogram | each attempt of those calls (a round of hedges counts as one), from before the circuit breaker to its result, waits for a rate-limiter permit and a bulkhead slot included; `outcome` as above |
 //! | `bulkhead_slot_wait_seconds` | histogram | seconds | `instance`, `outcome` | histogram | how long those calls waited for a slot of their bulkhead: a call admitted or refused at once adds a sample to the first bucket (0 for a sync call, under 1.024 µs for an async one; replayed to the recorder as 1.024 µs); `outcome` is `admitted`, `rejected` (full, at once or after `max_wait`) or `abandoned` (a timeout or the call's deadline ended the wait, or the caller dropped an async call waiting under a timeout); a keyed pipeline's wait for its key's slot is not one of them (it is in the attempt) |
 //!
@@ -230,7 +230,8 @@
 //! - `resilience.outcome`: how a failed attempt or call ended: `error` (its
 //!   own error) or the rejection kind in snake case (`bulkhead_full`,
 //!   `circuit_open`, `timeout`, `rate_limited`, `injected`,
-//!   `deadline_exceeded`), where `metrics` labels `cause` (`BulkheadFull`,
+//!   `deadline_exceeded`; `rejected` for a kind of rejection added after
+//!   these), where `metrics` labels `cause` (`BulkheadFull`,
 //!   ...);
 //! - `resilience.retry.result`, `resilience.hedge.result`,
 //!   `resilience.chaos.injection`, `resilience.keyed_bulkhead.reason`,
@@ -316,7 +317,7 @@
 //! | `resilience.instance` | always | the composition's instance id, as the histograms' |
 //! | `resilience.attempt.number` | always | the attempt's number in its call, from 1 |
 //! | `resilience.outcome` | always | `success`, `error`, or the rejection kind in snake case |
-//! | `resilience.rejection.kind` | a policy refused the attempt | why: `bulkhead_full`, `circuit_open`, `timeout`, `rate_limited`, `injected`, `deadline_exceeded` |
+//! | `resilience.rejection.kind` | a policy refused the attempt | why: `bulkhead_full`, `circuit_open`, `timeout`, `rate_limited`, `injected`, `deadline_exceeded` (`rejected` for a kind added after these) |
 //! | `error.type` | the attempt failed | the rejection kind, or `_OTHER` for the call's own error |
 //!
 //! A failed attempt's status is `Error` (its description the outcome). The

@@ -37,7 +37,7 @@ pub(crate) fn cause(rejection: Option<RejectionKind>) -> &'static str {
 /// (`resilience.outcome`) and the histograms label it: `error` for the
 /// call's own error, else the rejection kind in snake case
 /// (`bulkhead_full`, `circuit_open`, `timeout`, `rate_limited`, `injected`,
-/// `deadline_exceeded`).
+/// `deadline_exceeded`; `rejected` for a kind added after these).
 #[cfg(feature = "opentelemetry")]
 pub(crate) fn outcome(rejection: Option<RejectionKind>) -> &'static str {
     rejection

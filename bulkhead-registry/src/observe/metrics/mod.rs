@@ -3,6 +3,8 @@
 mod events;
 pub(super) mod names;
 mod samples;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashMap;
 use std::io;

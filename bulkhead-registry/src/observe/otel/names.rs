@@ -369,7 +369,7 @@ mod tests {
     fn the_two_exporters_export_the_same_things() {
         use std::collections::BTreeSet;
         let metrics: BTreeSet<&str> = crate::observe::metrics::names::all()
-            .map(|(name, ..)| *name)
+            .map(|metric| metric.name)
             .collect();
         let twins: BTreeSet<&str> = INSTRUMENTS
             .iter()
