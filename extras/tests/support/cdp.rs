@@ -195,6 +195,9 @@ fn http_get(host: &str, path: &str) -> String {
 pub(crate) struct Page {
     stream: TcpStream,
     next_id: u64,
+    /// The events received while waiting for replies, oldest first (a
+    /// domain sends them once enabled, such as `Network.enable`).
+    events: Vec<Value>,
 }
 
 impl Page {
@@ -223,11 +226,15 @@ impl Page {
         }
         let head = String::from_utf8_lossy(&head);
         assert!(head.starts_with("HTTP/1.1 101"), "no WebSocket: {head}");
-        Page { stream, next_id: 0 }
+        Page {
+            stream,
+            next_id: 0,
+            events: Vec::new(),
+        }
     }
 
     /// Sends a command and returns its `result` (events in between are
-    /// skipped).
+    /// kept, for [`take_events`](Self::take_events)).
     pub(crate) fn call(&mut self, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
@@ -241,7 +248,20 @@ impl Page {
                 }
                 return reply["result"].clone();
             }
+            if reply.get("method").is_some() {
+                self.events.push(reply);
+            }
         }
+    }
+
+    /// The events named `method` received so far (`{"method", "params"}`
+    /// each), taken out of those kept; the others stay.
+    pub(crate) fn take_events(&mut self, method: &str) -> Vec<Value> {
+        let (taken, kept) = std::mem::take(&mut self.events)
+            .into_iter()
+            .partition(|event| event["method"] == method);
+        self.events = kept;
+        taken
     }
 
     /// Evaluates `expression` in the page and returns its value.

@@ -16,7 +16,7 @@
 //!
 //! | route | what |
 //! |---|---|
-//! | `GET /` | the page: one HTML document, its CSS and script inline; it loads nothing else, from the network or the application |
+//! | `GET /` | the page: one HTML document, its CSS and script inline; it loads nothing else, from the network or the application, and its `Content-Security-Policy` header forbids the browser any other load: `default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'` (its only connections, to its stream, are on its own origin) |
 //! | `GET /events` | the stream the page reads: server-sent events, one `snapshot` event each interval (1 s by default), its `data` the JSON below, its `id` the sample's `seq`; the first event of a stream also sets the browser's `retry` delay |
 //! | `GET /snapshot.json` | one sample, the same JSON (its rates `null`) |
 //!
@@ -26,10 +26,19 @@
 //! at the default interval, which is how an adaptive limit moves), its calls held and shed by priority class; a
 //! keyed bulkhead's totals and busiest keys; a circuit breaker's state and
 //! refusals; a rate limiter's permits and refusals; a fleet resource's
-//! share. When the stream breaks, the page says it is reconnecting, keeps
+//! share. Per class, the refusals shown are the calls *shed*, refused by
+//! their class's share of the limit (key `shed_at`), as the snapshot counts
+//! them (`classes[c].shed`); a call refused because the bulkhead was full
+//! is in the bulkhead's refusals per second, not in its class's (the
+//! bulkhead does not count those by class: the refusal of a full bulkhead
+//! does not read the call's class), and the table's caption says so.
+//! When the stream breaks, the page says it is reconnecting, keeps
 //! what it has drawn, and goes on when a stream answers again (the
 //! browser's `EventSource` retries on its own; the page opens a new one if
-//! the browser gives up, after an error status for instance).
+//! the browser gives up, after an error status for instance). A stream
+//! that stays open but sends no sample for three intervals and a second
+//! is taken as broken too: the page says it is reconnecting, closes it and
+//! opens a new one (again after each such silence).
 //! Every value sits in an element with `data-instance` and `data-field`
 //! attributes (`[data-instance="checkout"][data-field="in_flight"]`), for
 //! scripts and tests.
@@ -247,8 +256,22 @@ impl Shared {
     }
 }
 
+/// The page's `Content-Security-Policy`: its inline script and styles run,
+/// it may connect to its own origin (its stream), and the browser loads
+/// nothing else for it: no script, style, image, font, frame or connection
+/// elsewhere, no `<base>` and no form target.
+const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; \
+     script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; \
+     base-uri 'none'; form-action 'none'";
+
 async fn page() -> impl IntoResponse {
-    ([(header::CACHE_CONTROL, "no-cache")], Html(PAGE))
+    (
+        [
+            (header::CACHE_CONTROL, "no-cache"),
+            (header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
+        ],
+        Html(PAGE),
+    )
 }
 
 async fn snapshot(State(shared): State<Arc<Shared>>) -> impl IntoResponse {

@@ -7,8 +7,8 @@ const base = location.pathname.replace(/\/$/, "");
 const history = new Map(); // "kind/instance" -> [{t, limit, flight, refused}]
 let source = null;
 let connections = 0;
-let lastSample = 0;
 let interval = 1000;
+let heard = Date.now(); // the last sample, or the last stream opened here
 
 const $ = (id) => document.getElementById(id);
 
@@ -184,11 +184,17 @@ function renderBulkheads(list, t) {
 }
 
 // Priority classes, shown once calls of two classes were held at once or
-// a class was shed.
+// a class was shed. The registry counts per class only the calls refused
+// by their class's share (shed); a call refused because the bulkhead was
+// full counts in the card's refused/s, not in a class: the caption says so.
 function renderClasses(table, b) {
   const used = b.classes.filter((c) => c.held > 0).length > 1 || b.classes.some((c) => c.shed_total > 0);
   if (!used) { table.replaceChildren(); return; }
-  const rows = [el("tr", {}, ["class", "held", "threshold", "shed/s", "shed"].map((h) => el("th", {}, [h])))];
+  const rows = [
+    el("caption", {}, ["shed: refused by the class's share of the limit (shed_at); " +
+      "calls refused by a full bulkhead count in refused/s only"]),
+    el("tr", {}, ["class", "held", "threshold", "shed/s", "shed"].map((h) => el("th", {}, [h]))),
+  ];
   for (const c of b.classes) {
     const cell = (name, value, text) => {
       const td = el("td", { "data-kind": "bulkhead", "data-instance": b.instance, "data-class": c.class, "data-field": name });
@@ -276,7 +282,6 @@ function renderFleets(list) {
 }
 
 function render(sample) {
-  lastSample = Date.now();
   interval = sample.interval_ms || interval;
   const lists = [sample.bulkheads, sample.keyed_bulkheads, sample.circuit_breakers, sample.rate_limiters, sample.fleets];
   $("empty").textContent = lists.some((list) => list.length) ? "" : "The registry has no policies yet.";
@@ -293,23 +298,36 @@ function render(sample) {
 
 // The browser's EventSource reopens a stream that ended or broke on its
 // own (after the server's `retry`), but gives up for good after an error
-// status or a wrong content type: then a new one is opened here.
+// status or a wrong content type: then a new one is opened here. A stream
+// that stays open but says nothing for SILENCE sample intervals (and a
+// second) is as good as broken: it is closed and a new one opened.
+const SILENCE = 3;
+
 function connect() {
-  source = new EventSource(base + "/events");
-  source.addEventListener("open", () => {
+  if (source) source.close();
+  const mine = (source = new EventSource(base + "/events"));
+  heard = Date.now();
+  mine.addEventListener("open", () => {
     connections += 1;
     setValue($("connections"), connections);
   });
-  source.addEventListener("snapshot", (event) => render(JSON.parse(event.data)));
-  source.addEventListener("error", () => {
+  mine.addEventListener("snapshot", (event) => {
+    heard = Date.now();
+    render(JSON.parse(event.data));
+  });
+  mine.addEventListener("error", () => {
     setStatus("reconnecting");
-    if (source.readyState === EventSource.CLOSED) setTimeout(connect, Math.max(interval, 1000));
+    if (mine.readyState === EventSource.CLOSED) {
+      setTimeout(() => { if (source === mine) connect(); }, Math.max(interval, 1000));
+    }
   });
 }
 
-// A stream that stays open but says nothing is as good as broken.
 setInterval(() => {
-  if (lastSample && Date.now() - lastSample > 3 * interval + 1000) setStatus("reconnecting");
+  if (Date.now() - heard > SILENCE * interval + 1000) {
+    setStatus("reconnecting");
+    connect();
+  }
 }, 500);
 
 connect();

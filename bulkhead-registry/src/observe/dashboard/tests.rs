@@ -265,6 +265,37 @@ async fn the_routes_nest() {
     assert_eq!(find(&json, "bulkheads", "nested")["limit"], 2);
 }
 
+/// The page's `Content-Security-Policy` lets its inline script and styles
+/// run and its stream connect on its own origin, and forbids every other
+/// load (extras/tests/dashboard_browser.rs checks in a browser that the
+/// page works under it and loads nothing elsewhere).
+#[tokio::test]
+async fn the_page_forbids_the_browser_every_load_but_its_stream() {
+    let (registry, _clock) = registry(false);
+    let app = axum::Router::new().nest("/dashboard", dashboard(&registry));
+    let page = get(app, "/dashboard").await;
+    assert_eq!(page.status(), StatusCode::OK);
+    let policy = page
+        .headers()
+        .get(header::CONTENT_SECURITY_POLICY)
+        .expect("a Content-Security-Policy")
+        .to_str()
+        .expect("ASCII");
+    let directives: Vec<&str> = policy.split(';').map(str::trim).collect();
+    assert_eq!(
+        directives,
+        [
+            "default-src 'none'",
+            "script-src 'unsafe-inline'",
+            "style-src 'unsafe-inline'",
+            "connect-src 'self'",
+            "base-uri 'none'",
+            "form-action 'none'",
+        ],
+        "{policy}"
+    );
+}
+
 #[tokio::test]
 async fn the_stream_sends_a_sample_each_interval_and_the_retry_first() {
     let (registry, _clock) = registry(false);
