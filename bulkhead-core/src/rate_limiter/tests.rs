@@ -444,6 +444,88 @@ fn many_threads_at_the_default_period_get_at_most_the_limit_per_period() {
     assert!(refused.load(SeqCst) > 0, "1.6 M calls exceed 2 per 500 ns");
 }
 
+/// Threads hammering a limiter of a 15 ms period, which counts on the
+/// time-stamp counter with its batches where there is one (periods under
+/// 20 ms do; under 10 ms did), counted against `Instant`: each grant in
+/// the period (from the limiter's origin) that both readings around its
+/// call fall in, at least `GUARD` from either end of it, more than the
+/// counter's periods can be off `Instant`'s over the run (the two origins'
+/// readings, and the calibration's error, NTP's slew of up to 500 ppm
+/// included); a call that straddles such a bound is left out, and a
+/// refused thread idles until the next period is well under way, so that
+/// each period's grants are all counted. No period counts more than
+/// `limit_for_period`, which the threads use up early in each period (a
+/// limit that is not a multiple of the runs of 8: a run that overran its
+/// period would show).
+#[test]
+fn many_threads_at_a_15_ms_period_get_at_most_the_limit_per_period() {
+    use std::collections::HashMap;
+    use std::time::Instant;
+    const THREADS: usize = 8;
+    const LIMIT: u32 = 5_003;
+    const GUARD: u128 = 100_000;
+    let period = Duration::from_millis(15);
+    let run = 8 * period;
+    let limiter = system(LIMIT, period, Duration::ZERO);
+    let origin = limiter.shared.origin;
+    let nanos = period.as_nanos();
+    // The period both ends fall in, away from its bounds.
+    let period_of = |before: Instant, after: Instant| {
+        let (from, to) = (
+            before.duration_since(origin).as_nanos(),
+            after.duration_since(origin).as_nanos(),
+        );
+        (from / nanos == to / nanos && from % nanos >= GUARD && to % nanos <= nanos - GUARD)
+            .then_some(from / nanos)
+    };
+    let barrier = Barrier::new(THREADS);
+    let counts = Mutex::new(HashMap::<u128, u64>::new());
+    let refused = AtomicUsize::new(0);
+    thread::scope(|s| {
+        for _ in 0..THREADS {
+            s.spawn(|| {
+                let mut mine = HashMap::<u128, u64>::new();
+                let mut not = 0;
+                barrier.wait();
+                loop {
+                    let before = Instant::now();
+                    let granted = limiter.try_acquire().is_ok();
+                    let after = Instant::now();
+                    let since = after.duration_since(origin);
+                    if since > run {
+                        break;
+                    }
+                    if granted {
+                        if let Some(at) = period_of(before, after) {
+                            *mine.entry(at).or_default() += 1;
+                        }
+                    } else {
+                        // Nothing left: idle until the next period is
+                        // `2 * GUARD` in, so that no grant is left out
+                        // for being near its start.
+                        not += 1;
+                        let next = (since.as_nanos() / nanos + 1) * nanos + 2 * GUARD;
+                        let next = Duration::from_nanos(u64::try_from(next).unwrap());
+                        thread::sleep(next.saturating_sub(since));
+                    }
+                }
+                refused.fetch_add(not, SeqCst);
+                let mut counts = counts.lock().unwrap();
+                for (at, n) in mine {
+                    *counts.entry(at).or_default() += n;
+                }
+            });
+        }
+    });
+    let counts = counts.into_inner().unwrap();
+    let (busiest, most) = counts.iter().max_by_key(|(_, n)| **n).unwrap();
+    assert!(
+        *most <= u64::from(LIMIT),
+        "{most} permits in period {busiest} of {period:?}, limit {LIMIT}: {counts:?}"
+    );
+    assert!(refused.load(SeqCst) > 0, "the limit was reached");
+}
+
 #[test]
 fn a_reserved_permit_of_a_short_period_is_not_used_before_it_starts() {
     let period = Duration::from_millis(8);
