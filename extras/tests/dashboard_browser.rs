@@ -443,18 +443,34 @@ fn say(text: &str) {
     let _ = writeln!(std::io::stderr(), "{text}");
 }
 
-#[test]
-fn the_dashboard_in_a_real_browser() {
+/// One browser at a time: the tests of this file would otherwise run
+/// side by side on a 2-core machine, and the first bounds what the page
+/// shows within 2 s.
+fn one_browser() -> std::sync::MutexGuard<'static, ()> {
+    static ONE: Mutex<()> = Mutex::new(());
+    ONE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Chromium, or `None` (said on the terminal) when `BULKHEAD_SKIP_BROWSER=1`.
+fn chromium() -> Option<std::path::PathBuf> {
     if std::env::var_os("BULKHEAD_SKIP_BROWSER").is_some_and(|skip| skip == "1") {
         say("SKIPPED: the dashboard's browser test, as BULKHEAD_SKIP_BROWSER=1 asks");
-        return;
+        return None;
     }
-    let chromium = cdp::find_chromium().unwrap_or_else(|| {
+    Some(cdp::find_chromium().unwrap_or_else(|| {
         panic!(
             "no chromium on PATH (the Debian package `chromium`; or set BULKHEAD_CHROMIUM): \
              set BULKHEAD_SKIP_BROWSER=1 to skip this test"
         )
-    });
+    }))
+}
+
+#[test]
+fn the_dashboard_in_a_real_browser() {
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    let _one = one_browser();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -945,4 +961,88 @@ fn the_dashboard_in_a_real_browser() {
             .all(|status| *status == StatusCode::OK)
     );
     assert!(statuses.contains(&StatusCode::SERVICE_UNAVAILABLE));
+}
+
+/// A stream that breaks is the browser's to reopen, after the `retry` the
+/// server gave (`Dashboard::retry`): the page says it is reconnecting and
+/// opens no stream of its own meanwhile, even once the stream has been
+/// silent for longer than its bound for a silent open stream (three
+/// intervals and a second, 1.6 s here), and is live again once the
+/// browser has reopened it.
+#[test]
+fn a_broken_stream_is_reopened_after_the_server_s_retry() {
+    let Some(chromium) = chromium() else {
+        return;
+    };
+    let _one = one_browser();
+    const RETRY: Duration = Duration::from_secs(12);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let registry = Registry::new();
+    let _inventory = registry
+        .bulkhead_policy(
+            "inventory",
+            SOURCE,
+            &BulkheadConfig::builder().max_concurrent(INVENTORY_SLOTS),
+        )
+        .expect("a bulkhead");
+    let breaker = Breaker {
+        cut: watch::channel(0).0,
+        refusing: Arc::new(AtomicBool::new(false)),
+        silent: Arc::new(AtomicU64::new(0)),
+        streams: Arc::new(AtomicU64::new(0)),
+        silenced: Arc::new(AtomicU64::new(0)),
+    };
+    let page = Dashboard::new(&registry)
+        .interval(Duration::from_millis(200))
+        .retry(RETRY)
+        .router()
+        .layer(middleware::from_fn_with_state(breaker.clone(), breakable));
+    let app: Router = Router::new().nest("/dashboard", page);
+    let listener = runtime
+        .block_on(TcpListener::bind("127.0.0.1:0"))
+        .expect("a free port");
+    let base = format!("http://{}", listener.local_addr().expect("its address"));
+    runtime.spawn(async move { axum::serve(listener, app).await });
+
+    let browser = Browser::launch(&chromium, &format!("{base}/dashboard"));
+    let mut page = browser.page();
+    let mut status = || {
+        page.eval(
+            r#"(() => { const s = document.getElementById("status");
+                        return s ? s.dataset.state : "loading"; })()"#,
+        )
+    };
+    wait_until("the page is live", Duration::from_secs(60), || {
+        (status() == "live").then_some(())
+    });
+    let streams = breaker.streams.load(Ordering::SeqCst);
+    let cut = Instant::now();
+    breaker.cut.send_modify(|generation| *generation += 1);
+    wait_until(
+        "the page says it is reconnecting",
+        Duration::from_secs(10),
+        || (status() == "reconnecting").then_some(()),
+    );
+    // Past the page's bound for a silent open stream, within the retry.
+    std::thread::sleep(Duration::from_secs(5).saturating_sub(cut.elapsed()));
+    assert!(cut.elapsed() < RETRY, "the test itself was too slow");
+    assert_eq!(
+        breaker.streams.load(Ordering::SeqCst),
+        streams,
+        "the page opened a stream of its own within {:?} of the cut, before the browser's \
+         retry ({RETRY:?})",
+        cut.elapsed()
+    );
+    assert_eq!(status(), "reconnecting");
+    // The browser reopens it.
+    wait_until(
+        "the page is live again after the retry",
+        RETRY + Duration::from_secs(30),
+        || (status() == "live").then_some(()),
+    );
+    assert_eq!(breaker.streams.load(Ordering::SeqCst), streams + 1);
 }
