@@ -37,8 +37,10 @@
 //! browser's `EventSource` retries on its own; the page opens a new one if
 //! the browser gives up, after an error status for instance). A stream
 //! that stays open but sends no sample for three intervals and a second
-//! is taken as broken too: the page says it is reconnecting, closes it and
-//! opens a new one (again after each such silence).
+//! (since it opened or last sent one) is taken as broken too: the page
+//! says it is reconnecting, closes it and opens a new one (again after
+//! each such silence). A stream the browser is reopening is left to it,
+//! for the [`retry`](Dashboard::retry) delay, however long.
 //! Every value sits in an element with `data-instance` and `data-field`
 //! attributes (`[data-instance="checkout"][data-field="in_flight"]`), for
 //! scripts and tests.

@@ -300,7 +300,8 @@ function render(sample) {
 // own (after the server's `retry`), but gives up for good after an error
 // status or a wrong content type: then a new one is opened here. A stream
 // that stays open but says nothing for SILENCE sample intervals (and a
-// second) is as good as broken: it is closed and a new one opened.
+// second after it opened or last spoke) is as good as broken: it is
+// closed and a new one opened.
 const SILENCE = 3;
 
 function connect() {
@@ -308,6 +309,7 @@ function connect() {
   const mine = (source = new EventSource(base + "/events"));
   heard = Date.now();
   mine.addEventListener("open", () => {
+    heard = Date.now();
     connections += 1;
     setValue($("connections"), connections);
   });
@@ -323,8 +325,11 @@ function connect() {
   });
 }
 
+// Only an open stream: one the browser is reopening (CONNECTING) waits
+// for the server's `retry` first, however long that is, and is left to it.
 setInterval(() => {
-  if (Date.now() - heard > SILENCE * interval + 1000) {
+  if (source && source.readyState === EventSource.OPEN &&
+      Date.now() - heard > SILENCE * interval + 1000) {
     setStatus("reconnecting");
     connect();
   }
