@@ -29,16 +29,20 @@ pub(crate) fn ms(t0: Instant, t: Instant) -> u128 {
 
 /// The failovers among the `+switch-master` messages `switches` after the
 /// one that made the node on `new` the primary, announced at `switched`:
-/// their payloads (`<master> <old ip> <old port> <new ip> <new port>`).
+/// the payloads (`<master> <old ip> <old port> <new ip> <new port>`) of
+/// the switches away from `new`. Not the other Sentinels' announcements
+/// of the switch to `new`, however late they come.
 pub(crate) fn failovers_after(
     switches: &[(Instant, String)],
     switched: Instant,
     new: u16,
 ) -> Vec<String> {
-    let _ = new;
+    let new = new.to_string();
     switches
         .iter()
-        .filter(|(at, _)| *at > switched + SLACK)
+        .filter(|(at, payload)| {
+            *at >= switched && payload.split_whitespace().nth(2) == Some(new.as_str())
+        })
         .map(|(_, payload)| payload.clone())
         .collect()
 }
