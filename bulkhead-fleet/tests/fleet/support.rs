@@ -754,11 +754,21 @@ impl SentinelSet {
     /// see one failover only raises it once that one is done, so that a
     /// loaded machine (a server or a Sentinel not scheduled for a second)
     /// does not start a second one.
+    /// Each Sentinel is asked again (the setting is idempotent) until it
+    /// says `OK`, for up to 10 s: a loaded machine may take longer than one
+    /// command's 1 s timeout (`SENTINEL SET` rewrites its config file).
     pub(crate) fn set_down_after(&self, after: Duration) {
         let ms = after.as_millis().to_string();
         for sentinel in &self.sentinels {
-            let _: String =
-                sentinel.cmd(&["SENTINEL", "SET", MASTER, "down-after-milliseconds", &ms]);
+            let args = ["SENTINEL", "SET", MASTER, "down-after-milliseconds", &ms];
+            let mut last = None;
+            wait_for(Duration::from_secs(10), || {
+                let reply = sentinel.try_cmd::<String>(&args);
+                let done = reply.as_deref().is_ok_and(|ok| ok == "OK");
+                last = Some(reply);
+                done
+            })
+            .unwrap_or_else(|| panic!("{args:?} on Sentinel {}: {last:?}", sentinel.port));
         }
     }
 
