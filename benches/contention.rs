@@ -1071,8 +1071,13 @@ fn main() {
 
     print!("{}", report(&points, spins));
     if let Ok(path) = std::env::var("BULKHEAD_CONTENTION_CSV") {
+        // A relative path is the workspace's (cargo runs a bench in its
+        // package's directory, `extras/`).
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(path);
         std::fs::write(&path, csv(&points)).expect("the CSV is writable");
-        eprintln!("wrote {path}");
+        eprintln!("wrote {}", path.display());
     }
 }
 
