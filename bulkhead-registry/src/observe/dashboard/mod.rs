@@ -16,7 +16,7 @@
 //!
 //! | route | what |
 //! |---|---|
-//! | `GET /` | the page: one HTML document, its CSS and script inline; it loads nothing else, from the network or the application, and its `Content-Security-Policy` header forbids the browser any other load: `default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'` (its only connections, to its stream, are on its own origin) |
+//! | `GET /` | the page: one HTML document, its CSS and script inline; it loads nothing else, from the network or the application, and its `Content-Security-Policy` header forbids the browser any other load: `default-src 'none'; script-src 'sha256-<its script's hash>'; style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'` (no other inline script or event handler runs) (its only connections, to its stream, are on its own origin) |
 //! | `GET /events` | the stream the page reads: server-sent events, one `snapshot` event each interval (1 s by default), its `data` the JSON below, its `id` the sample's `seq`; the first event of a stream also sets the browser's `retry` delay |
 //! | `GET /snapshot.json` | one sample, the same JSON (its rates `null`) |
 //!
@@ -151,11 +151,23 @@ use tokio::time::MissedTickBehavior;
 use crate::registry::Registry;
 use sample::Sampler;
 
+/// The page's script, as its `<script>` element holds it (what its hash in
+/// [`CONTENT_SECURITY_POLICY`] is of).
+macro_rules! script {
+    () => {
+        concat!("\n", include_str!("page.js"))
+    };
+}
+
+/// The text of the page's `<script>` element.
+#[cfg(test)]
+const SCRIPT: &str = script!();
+
 /// The page: its HTML, then its script.
 const PAGE: &str = concat!(
     include_str!("page.html"),
-    "<script>\n",
-    include_str!("page.js"),
+    "<script>",
+    script!(),
     "</script>\n</body>\n</html>\n"
 );
 
@@ -258,13 +270,16 @@ impl Shared {
     }
 }
 
-/// The page's `Content-Security-Policy`: its inline script and styles run,
-/// it may connect to its own origin (its stream), and the browser loads
-/// nothing else for it: no script, style, image, font, frame or connection
-/// elsewhere, no `<base>` and no form target.
+/// The page's `Content-Security-Policy`: its own script runs (named by its
+/// SHA-256, so no other inline script or event handler does), its inline
+/// styles apply, it may connect to its own origin (its stream), and the
+/// browser loads nothing else for it: no script, style, image, font, frame
+/// or connection elsewhere, no `<base>` and no form target. A test checks
+/// the hash against `page.js` (and says the new one when the script
+/// changes).
 const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; \
-     script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; \
-     base-uri 'none'; form-action 'none'";
+     script-src 'sha256-1EE5lml08LqJzmO5SLcvZ0WDnmikV+r/Yho/7P1c7vE='; \
+     style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'";
 
 async fn page() -> impl IntoResponse {
     (

@@ -265,6 +265,25 @@ async fn the_routes_nest() {
     assert_eq!(find(&json, "bulkheads", "nested")["limit"], 2);
 }
 
+/// The SHA-256 of the page's script, base64: what its
+/// `Content-Security-Policy` must name (`script-src`).
+fn script_hash() -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    base64::engine::general_purpose::STANDARD.encode(sha2::Sha256::digest(super::SCRIPT))
+}
+
+/// The page holds its script exactly as the hash is taken of it.
+#[test]
+fn the_page_holds_the_script_its_policy_names() {
+    assert!(super::PAGE.contains(&format!("<script>{}</script>", super::SCRIPT)));
+    assert!(
+        super::CONTENT_SECURITY_POLICY.contains(&format!("'sha256-{}'", script_hash())),
+        "page.js changed: put 'sha256-{}' in CONTENT_SECURITY_POLICY's script-src",
+        script_hash()
+    );
+}
+
 /// The page's `Content-Security-Policy` lets its inline script and styles
 /// run and its stream connect on its own origin, and forbids every other
 /// load (extras/tests/dashboard_browser.rs checks in a browser that the
@@ -286,7 +305,7 @@ async fn the_page_forbids_the_browser_every_load_but_its_stream() {
         directives,
         [
             "default-src 'none'",
-            "script-src 'unsafe-inline'",
+            &*format!("script-src 'sha256-{}'", script_hash()),
             "style-src 'unsafe-inline'",
             "connect-src 'self'",
             "base-uri 'none'",
