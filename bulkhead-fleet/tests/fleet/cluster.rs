@@ -12,7 +12,7 @@ use std::path::Path;
 use std::sync::atomic::Ordering::{Acquire, Release};
 use std::time::{Duration, Instant};
 
-use crate::sentinel::{BUDGET, LEASE, SLACK, WORKERS, ms, service_back, start_fleet};
+use crate::sentinel::{BUDGET, LEASE, WORKERS, ms, service_back, start_fleet, within_a_lease};
 use crate::support::{ClusterSet, Service, binary, serial, wait_role};
 
 pub(crate) const META: &str = "bulkhead:{proof:db}:meta";
@@ -65,14 +65,7 @@ pub(crate) fn slot_failover(binary: &Path) {
         fleet.db.max.load(Acquire),
     );
     assert!(evalsha + eval > 0, "no script ran on the promoted replica");
-    if let Some(back) = back {
-        assert!(
-            back <= promoted + LEASE + SLACK,
-            "service back {} ms after the kill, the promotion at {} ms",
-            ms(killed, back),
-            ms(killed, promoted)
-        );
-    }
+    within_a_lease("service back", back, "the promotion", promoted, killed);
     fleet.report(&format!("[{name}] done"), Some(Duration::ZERO));
 }
 

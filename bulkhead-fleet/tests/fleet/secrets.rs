@@ -9,7 +9,7 @@ use bulkhead_fleet::FleetConfig;
 use bulkhead_registry::{Registry, RegistryError};
 
 use crate::registry::LEASE;
-use crate::support::{RedisServer, wait_for};
+use crate::support::{RedisServer, encoded, quoted, wait_for};
 
 /// Every character with a meaning in a URL, and a few more.
 const SPECIAL: &str = ":/?#[]@!$&'()*+,;=% \"<>\\^`{|}~";
@@ -22,24 +22,6 @@ fn passwords() -> Vec<String> {
         .map(|c| format!("Sup3r{c}S3cret"))
         .chain([format!("Sup3r{SPECIAL}S3cret")])
         .collect()
-}
-
-/// `text` percent-encoded but for letters and digits.
-fn encoded(text: &str) -> String {
-    text.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() {
-                char::from(b).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect()
-}
-
-/// A TOML basic string holding `text`.
-fn toml_string(text: &str) -> String {
-    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
 #[track_caller]
@@ -130,7 +112,7 @@ fn no_character_of_a_password_lets_it_show_anywhere() {
             // (A configuration that loads gives the same `FleetConfig` as
             // the code above: what a registry shows of it is checked there.)
             for loaded in [
-                Registry::builder().config_toml(&toml(&toml_string(&url))),
+                Registry::builder().config_toml(&toml(&quoted(&url))),
                 Registry::builder().config_toml(&toml(&format!("\"{url}\""))),
                 Registry::builder().config_vars("BULKHEAD_", vars),
             ] {

@@ -12,7 +12,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::support::{RedisServer, SentinelSet, Service, binary, serial, wait_for, wait_role};
+use crate::support::{
+    Killed, RedisServer, SentinelSet, Service, binary, serial, wait_for, wait_role,
+};
 use crate::workers::Fleet;
 
 /// The numbers.
@@ -119,6 +121,26 @@ pub(crate) fn service_back(service: &Service, since: Instant) -> (Option<Instant
     (outages.last().and_then(|(_, end)| *end), text)
 }
 
+/// Asserts that `what` (at `at`, if it happened) came within a lease and
+/// the slack of `event` (at `from`); the message gives both in ms after
+/// the kill.
+pub(crate) fn within_a_lease(
+    what: &str,
+    at: Option<Instant>,
+    event: &str,
+    from: Instant,
+    killed: Instant,
+) {
+    if let Some(at) = at {
+        assert!(
+            at <= from + LEASE + SLACK,
+            "{what} {} ms after the kill, {event} at {} ms",
+            ms(killed, at),
+            ms(killed, from)
+        );
+    }
+}
+
 /// The primary SIGKILLed while the workers are busy.
 pub(crate) fn kill(binary: &Path, on_unreachable: &str) {
     let _serial = serial();
@@ -128,12 +150,12 @@ pub(crate) fn kill(binary: &Path, on_unreachable: &str) {
     let service = Service::watch(&fleet.db);
     std::thread::sleep(LEASE);
 
-    let old = set.primary().expect("the Sentinels agree on a primary");
-    let new = set.other(old).port;
-    let (_, killed) = set.kill_primary();
-    // The new primary's clock once nothing replicates to it any more: a
-    // record there that expires more than a lease later was renewed there.
-    let before = set.node(new).now_ms();
+    let Killed {
+        old,
+        new,
+        at: killed,
+        new_clock_ms: before,
+    } = set.kill_primary();
     fleet.report(
         &format!("[{name}] primary {old} SIGKILLed"),
         Some(Duration::ZERO),
@@ -176,22 +198,10 @@ pub(crate) fn kill(binary: &Path, on_unreachable: &str) {
     if on_unreachable == "closed" {
         // Service comes back within one lease of the first script on the
         // new primary, which follows the switch (design §3.2).
-        if let Some(back) = back {
-            assert!(
-                back <= switched + LEASE + SLACK,
-                "service back {} ms after the kill, the switch at {} ms",
-                ms(killed, back),
-                ms(killed, switched)
-            );
-        }
+        within_a_lease("service back", back, "the switch", switched, killed);
     } else {
         // Nobody stuck on its fallback: all joined within a lease of the switch.
-        assert!(
-            renewed <= switched + LEASE + SLACK,
-            "renewed {} ms after the kill, the switch at {} ms",
-            ms(killed, renewed),
-            ms(killed, switched)
-        );
+        within_a_lease("renewed", Some(renewed), "the switch", switched, killed);
     }
     fleet.report(&format!("[{name}] done"), Some(Duration::ZERO));
 }
@@ -217,12 +227,12 @@ fn restarted_empty_old_primary_is_never_trusted() {
     let mut set = SentinelSet::start(&binary());
     let fleet = start_fleet(name, "closed", &binary(), set.url(), LEASE);
     std::thread::sleep(LEASE);
-    let old = set.primary().expect("the Sentinels agree on a primary");
-    let new = set.other(old).port;
-    let (_, killed) = set.kill_primary();
-    // The new primary's clock once nothing replicates to it any more: a
-    // record there that expires more than a lease later was renewed there.
-    let before = set.node(new).now_ms();
+    let Killed {
+        old,
+        new,
+        at: killed,
+        new_clock_ms: before,
+    } = set.kill_primary();
     let (switched, _) = set
         .switch_after(killed, Duration::from_secs(15))
         .expect("no +switch-master within 15 s");
@@ -421,12 +431,12 @@ fn sentinel_long_lease_no_outage() {
     fleet
         .fell_back
         .store(false, std::sync::atomic::Ordering::Release);
-    let old = set.primary().expect("the Sentinels agree on a primary");
-    let new = set.other(old).port;
-    let (_, killed) = set.kill_primary();
-    // The new primary's clock once nothing replicates to it any more: a
-    // record there that expires more than a lease later was renewed there.
-    let before = set.node(new).now_ms();
+    let Killed {
+        old: _,
+        new,
+        at: killed,
+        new_clock_ms: before,
+    } = set.kill_primary();
     let (switched, _) = set
         .switch_after(killed, Duration::from_secs(15))
         .expect("no +switch-master within 15 s");

@@ -131,8 +131,9 @@ pub(crate) fn encoded(text: &str) -> String {
         .collect()
 }
 
-/// `text` as a quoted string of a configuration file.
-fn quoted(text: &str) -> String {
+/// `text` as a quoted string of a configuration file (Redis's, or a TOML
+/// basic string: the same two escapes).
+pub(crate) fn quoted(text: &str) -> String {
     format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
 }
 
@@ -728,11 +729,19 @@ impl SentinelSet {
         self.nodes.iter().find(|n| n.port != port).unwrap()
     }
 
-    /// SIGKILLs the primary the Sentinels name; its port and when.
-    pub(crate) fn kill_primary(&mut self) -> (u16, Instant) {
-        let port = self.primary().expect("the Sentinels agree on a primary");
-        self.node_mut(port).kill();
-        (port, Instant::now())
+    /// SIGKILLs the primary the Sentinels name.
+    pub(crate) fn kill_primary(&mut self) -> Killed {
+        let old = self.primary().expect("the Sentinels agree on a primary");
+        let new = self.other(old).port;
+        self.node_mut(old).kill();
+        let at = Instant::now();
+        Killed {
+            old,
+            new,
+            at,
+            // Once nothing replicates to it any more.
+            new_clock_ms: self.node(new).now_ms(),
+        }
     }
 
     /// Runs one command on the node (or Sentinel) on `port`.
@@ -815,6 +824,18 @@ impl SentinelSet {
         });
         found
     }
+}
+
+/// What [`SentinelSet::kill_primary`] did.
+pub(crate) struct Killed {
+    /// The primary killed, and the replica left.
+    pub(crate) old: u16,
+    pub(crate) new: u16,
+    /// When.
+    pub(crate) at: Instant,
+    /// The replica's clock just after: a record there that expires more
+    /// than a lease later was renewed there.
+    pub(crate) new_clock_ms: u64,
 }
 
 impl Drop for SentinelSet {

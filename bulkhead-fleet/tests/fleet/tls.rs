@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering::Acquire;
 use std::time::Duration;
 
 use crate::cluster::META;
-use crate::sentinel::{BUDGET, LEASE, SLACK, WORKERS, ms, service_back};
+use crate::sentinel::{BUDGET, LEASE, WORKERS, ms, service_back, within_a_lease};
 use crate::sentinel_auth::{
     PRIMARY_PASSWORD, assert_hidden, follow_one_failover, passwords, start_workers,
     workers_show_no_password,
@@ -155,14 +155,7 @@ fn rediss_cluster_follows_a_slot_failover() {
         ms(killed, renewed),
         fleet.db.max.load(Acquire),
     );
-    if let Some(back) = back {
-        assert!(
-            back <= promoted + LEASE + SLACK,
-            "service back {} ms after the kill, the promotion at {} ms",
-            ms(killed, back),
-            ms(killed, promoted)
-        );
-    }
+    within_a_lease("service back", back, "the promotion", promoted, killed);
     fleet.report(&format!("[{name}] done"), Some(Duration::ZERO));
     let output = fleet.output.lock().unwrap().clone();
     for line in &output {
