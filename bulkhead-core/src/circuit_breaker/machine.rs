@@ -229,14 +229,8 @@ impl Shared {
         duration: Option<Duration>,
         at: Option<u64>,
     ) {
-        if outcome == BreakerOutcome::Success
-            && let Kind::Closed(epoch) = ticket.kind()
-            && !self.is_slow(duration)
-            && self.window.holds_only_successes(epoch)
-        {
-            return;
-        }
-        self.record_out_of_line(ticket, outcome, duration, at);
+        let slow = duration.is_some_and(|d| d > self.config.slow_call_threshold());
+        self.record_as(ticket, outcome, slow, at);
     }
 
     /// [`record`](Self::record) of a call that took `took` nanoseconds
@@ -251,20 +245,22 @@ impl Shared {
         took: Option<u64>,
         at: Option<u64>,
     ) {
+        let slow = took.is_some_and(|took| took > self.slow_nanos);
+        self.record_as(ticket, outcome, slow, at);
+    }
+
+    /// [`record`](Self::record) once the call is known `slow` or not: the
+    /// steady-state test inline, the rest out of line.
+    #[inline]
+    fn record_as(&self, ticket: Ticket, outcome: BreakerOutcome, slow: bool, at: Option<u64>) {
         if outcome == BreakerOutcome::Success
+            && !slow
             && let Kind::Closed(epoch) = ticket.kind()
-            && took.is_none_or(|took| took <= self.slow_nanos)
             && self.window.holds_only_successes(epoch)
         {
             return;
         }
-        self.record_out_of_line(ticket, outcome, took.map(Duration::from_nanos), at);
-    }
-
-    /// Whether a call that took `duration` (`None`: not measured) was slow.
-    #[inline]
-    fn is_slow(&self, duration: Option<Duration>) -> bool {
-        duration.is_some_and(|d| d > self.config.slow_call_threshold())
+        self.record_out_of_line(ticket, outcome, slow, at);
     }
 
     /// [`record`](Self::record) past its steady-state test.
@@ -273,7 +269,7 @@ impl Shared {
         &self,
         ticket: Ticket,
         outcome: BreakerOutcome,
-        duration: Option<Duration>,
+        slow: bool,
         at: Option<u64>,
     ) {
         let failed = match outcome {
@@ -281,7 +277,6 @@ impl Shared {
             BreakerOutcome::Failure => true,
             BreakerOutcome::Ignored => return self.cancel(ticket),
         };
-        let slow = self.is_slow(duration);
         match ticket.kind() {
             Kind::Closed(epoch) => self.record_closed(epoch, failed, slow, at),
             Kind::Trial(epoch) => self.record_trial(epoch, failed, slow),
@@ -584,8 +579,7 @@ mod fast_path_tests {
                             }
                         }
                         new.shared.record(ticket, outcome, duration, None);
-                        old.shared
-                            .record_out_of_line(ticket, outcome, duration, None);
+                        old.shared.record_out_of_line(ticket, outcome, slow, None);
                         let took = duration.map(|d| u64::try_from(d.as_nanos()).unwrap());
                         ns.shared.record_nanos(ticket, outcome, took, None);
                         // The model: an outcome of the current closed state.
