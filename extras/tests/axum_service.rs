@@ -85,6 +85,15 @@ async fn serve_app(registry: Registry, clock: ManualClock, app: Router) -> Serve
 }
 
 impl Server {
+    /// `GET <path>` on the server.
+    async fn get(&self, path: &str) -> reqwest::Response {
+        self.client
+            .get(format!("{}{path}", self.base))
+            .send()
+            .await
+            .expect("the server answers")
+    }
+
     /// `POST /reports/{action}` (`degrade`, `fail` or `recover`): a reload
     /// of chaos `reports`, answered 204.
     async fn reports_backend(&self, action: &str) {
@@ -141,15 +150,7 @@ impl Server {
     }
 
     async fn bulkheads(&self) -> Value {
-        let body = self
-            .client
-            .get(format!("{}/bulkheads", self.base))
-            .send()
-            .await
-            .expect("the server answers")
-            .text()
-            .await
-            .expect("a body");
+        let body = self.get("/bulkheads").await.text().await.expect("a body");
         serde_json::from_str(&body).expect("JSON")
     }
 }
@@ -551,12 +552,7 @@ async fn a_failing_reports_backend_answers_500_and_keeps_no_slot() {
     server.reports_backend("fail").await;
     assert!(server.registry.chaos("reports").unwrap().snapshot().enabled);
     for i in 0..2 * REPORTS_SLOTS {
-        let failed = server
-            .client
-            .get(format!("{}/reports/f-{i}", server.base))
-            .send()
-            .await
-            .expect("the server answers");
+        let failed = server.get(&format!("/reports/f-{i}")).await;
         assert_eq!(failed.status(), StatusCode::INTERNAL_SERVER_ERROR);
         assert!(failed.headers().get(header::RETRY_AFTER).is_none());
         assert_eq!(
@@ -572,12 +568,7 @@ async fn a_failing_reports_backend_answers_500_and_keeps_no_slot() {
     assert!(rejections(&mut events).is_empty(), "none was refused");
     server.reports_backend("recover").await;
     assert!(!server.registry.chaos("reports").unwrap().snapshot().enabled);
-    let report = server
-        .client
-        .get(format!("{}/reports/ok", server.base))
-        .send()
-        .await
-        .expect("the server answers");
+    let report = server.get("/reports/ok").await;
     assert_eq!(report.status(), StatusCode::OK);
 }
 
@@ -614,12 +605,7 @@ async fn the_service_serves_the_dashboard_of_its_policies() {
         .expect("a fresh registry");
     let server = serve_app(registry, clock, app).await;
 
-    let page = server
-        .client
-        .get(format!("{}/dashboard", server.base))
-        .send()
-        .await
-        .expect("the server answers");
+    let page = server.get("/dashboard").await;
     assert_eq!(page.status(), StatusCode::OK);
     assert_eq!(
         page.headers()[header::CONTENT_TYPE],
@@ -632,12 +618,7 @@ async fn the_service_serves_the_dashboard_of_its_policies() {
         html.chars().take(200).collect::<String>()
     );
 
-    let answer = server
-        .client
-        .get(format!("{}/dashboard/snapshot.json", server.base))
-        .send()
-        .await
-        .expect("the server answers");
+    let answer = server.get("/dashboard/snapshot.json").await;
     assert_eq!(answer.status(), StatusCode::OK);
     assert_eq!(answer.headers()[header::CONTENT_TYPE], "application/json");
     let sample: Value = serde_json::from_str(&answer.text().await.expect("a body")).expect("JSON");
